@@ -1,0 +1,35 @@
+import Link from "next/link";
+import { sql } from "drizzle-orm";
+import { getDb, queryRows } from "@/db";
+import { Providers } from "@/components/Providers";
+import { NavLinks } from "@/components/NavLinks";
+import { SignOutButton } from "@/components/SignOutButton";
+import { requirePageActor } from "@/lib/server/page-actor";
+
+/** Every dashboard page needs a session with an active membership; otherwise → /login. */
+export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
+  const actor = await requirePageActor();
+  const [tenant] = await queryRows<{ name: string }>(await getDb(), sql`select name from tenants where id = ${actor.tenantId}`);
+  return (
+    <Providers>
+      <div className="flex min-h-screen flex-col">
+        <header className="border-b border-neutral-200 bg-white">
+          <div className="mx-auto flex max-w-screen-2xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-2">
+            <Link href="/tasks" className="text-sm font-semibold tracking-tight">
+              Run Custody
+            </Link>
+            <NavLinks />
+            <div className="ml-auto flex items-center gap-3 text-sm text-neutral-600">
+              <span className="hidden sm:inline" title="Workspace">{tenant?.name}</span>
+              <span className="rounded bg-neutral-100 px-2 py-0.5 text-xs" data-testid="current-user">
+                {actor.email} · {actor.role}
+              </span>
+              <SignOutButton />
+            </div>
+          </div>
+        </header>
+        <main className="mx-auto w-full max-w-screen-2xl flex-1 px-4 py-5">{children}</main>
+      </div>
+    </Providers>
+  );
+}

@@ -1,0 +1,240 @@
+"use client";
+
+/**
+ * Reconcile an `unknown` side effect: ask the tool owner's lookup (evidence only), then record that the write
+ * completed (with the external operation id) or was not applied — with evidence. The server decides races;
+ * a conflict shows who settled it first.
+ */
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import { ApiError, apiFetch } from "@/lib/client/api";
+import type { SideEffectView } from "@/lib/client/types";
+import { SideEffectStatusBadge } from "@/components/ui/status";
+import { Time } from "@/components/ui/time";
+
+type LookupAnswer =
+  | { configured: false; message: string }
+  | {
+      configured: true;
+      url: string;
+      outcome: "found" | "not_found" | "ambiguous" | "timeout" | "error";
+      external_operation_id: string | null;
+      http_status: number | null;
+      message: string;
+      asked_at: string;
+    };
+
+type ReconcileResult = { name: string; status: string; audit_seq: number };
+
+const enc = encodeURIComponent;
+
+/** Modal dialog for one effect. */
+export function ReconcileDialog({
+  taskId,
+  name,
+  effect,
+  onClose,
+}: {
+  taskId: string;
+  name: string;
+  effect: SideEffectView;
+  onClose: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const qc = useQueryClient();
+  const [outcome, setOutcome] = useState<"completed" | "not_applied" | null>(null);
+  const [operationId, setOperationId] = useState("");
+  const [evidence, setEvidence] = useState("");
+  const [useLookup, setUseLookup] = useState(false);
+  const [lookup, setLookup] = useState<LookupAnswer | null>(null);
+
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+
+  const refresh = () => qc.invalidateQueries({ queryKey: ["task", taskId] });
+
+  const lookupM = useMutation({
+    mutationFn: () => apiFetch<LookupAnswer>(`/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/lookup`, { method: "POST", body: {} }),
+    onSuccess: (a) => {
+      setLookup(a);
+      if (a.configured && a.outcome === "found") {
+        setOutcome("completed");
+        setOperationId(a.external_operation_id ?? "");
+        setEvidence(`Lookup ${a.url} answered at ${a.asked_at}: write found, operation ${a.external_operation_id}.`);
+        setUseLookup(true);
+      } else if (a.configured && a.outcome === "not_found") {
+        setOutcome("not_applied");
+        setEvidence(`Lookup ${a.url} answered at ${a.asked_at}: no write under key ${effect.idempotency_key}.`);
+        setUseLookup(true);
+      }
+    },
+  });
+
+  const submit = useMutation({
+    mutationFn: () =>
+      apiFetch<ReconcileResult>(`/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/reconcile`, {
+        method: "POST",
+        body: {
+          outcome,
+          evidence,
+          ...(outcome === "completed" ? { external_operation_id: operationId.trim() } : {}),
+          ...(useLookup ? { use_lookup: true } : {}),
+        },
+      }),
+    onSuccess: refresh,
+    onError: (err) => {
+      if (err instanceof ApiError && err.status === 409) void refresh();
+    },
+  });
+
+  const fieldErrors =
+    submit.error instanceof ApiError && submit.error.status === 422
+      ? ((submit.error.details as { fields?: Array<{ path: string; message: string }> } | undefined)?.fields ?? [])
+      : [];
+  const errorFor = (path: string) => fieldErrors.find((f) => f.path === path)?.message;
+  const actionWord = outcome === "completed" ? "completed" : outcome === "not_applied" ? "not applied" : "…";
+
+  return (
+    <dialog
+      ref={ref}
+      onClose={onClose}
+      aria-labelledby="reconcile-title"
+      className="m-auto w-[min(40rem,calc(100vw-2rem))] rounded-lg border border-neutral-300 p-0 shadow-xl backdrop:bg-black/30"
+      data-testid="reconcile-dialog"
+    >
+      <div className="space-y-4 p-5">
+        <div className="flex items-start justify-between gap-3">
+          <div>
+            <h2 id="reconcile-title" className="text-base font-semibold">Reconcile {name}</h2>
+            <p className="text-sm text-neutral-600">
+              Task <span className="font-mono">{taskId}</span> · key <span className="font-mono">{effect.idempotency_key}</span>
+            </p>
+          </div>
+          <SideEffectStatusBadge status={effect.status} />
+        </div>
+
+        {submit.isSuccess ? (
+          <div className="space-y-3" role="status">
+            <p className="rounded-md border border-emerald-200 bg-emerald-50 p-3 text-sm text-emerald-900">
+              Recorded: {name} is now <strong>{submit.data.status.replace("_", " ")}</strong>. Audit entry #{submit.data.audit_seq} was written.
+              The resume gate re-evaluates on its next check.
+            </p>
+            <div className="flex justify-end">
+              <button type="button" autoFocus className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm text-white" onClick={() => ref.current?.close()}>
+                Done
+              </button>
+            </div>
+          </div>
+        ) : (
+          <form
+            className="space-y-4"
+            onSubmit={(e) => {
+              e.preventDefault();
+              submit.mutate();
+            }}
+          >
+            <p className="text-sm text-neutral-700">
+              The request may have reached the external system, but no receipt was recorded
+              {effect.intent_at ? <> (intent at <Time iso={effect.intent_at} />)</> : null}. Find out what happened before
+              the run is allowed to continue.
+            </p>
+
+            <div className="rounded-md border border-neutral-200 p-3">
+              <div className="flex flex-wrap items-center justify-between gap-2">
+                <span className="text-sm font-medium">Ask the tool owner</span>
+                <button
+                  type="button"
+                  className="rounded-md border border-neutral-300 px-2.5 py-1 text-sm hover:bg-neutral-50 disabled:opacity-50"
+                  onClick={() => lookupM.mutate()}
+                  disabled={lookupM.isPending}
+                >
+                  {lookupM.isPending ? "Asking…" : "Look up by idempotency key"}
+                </button>
+              </div>
+              {lookupM.error ? <p className="mt-2 text-sm text-red-700">{lookupM.error.message}</p> : null}
+              {lookup ? (
+                <p className="mt-2 text-sm" data-testid="lookup-answer" data-outcome={lookup.configured ? lookup.outcome : "not_configured"}>
+                  {lookup.message}
+                  {lookup.configured && lookup.outcome !== "found" && lookup.outcome !== "not_found"
+                    ? " Decide from other evidence."
+                    : ""}
+                </p>
+              ) : null}
+            </div>
+
+            <fieldset className="space-y-2">
+              <legend className="text-sm font-medium">What happened?</legend>
+              <label className="flex items-start gap-2 text-sm">
+                <input type="radio" name="outcome" value="completed" checked={outcome === "completed"} onChange={() => setOutcome("completed")} className="mt-1" />
+                <span><strong>It completed.</strong> The external system has the write; record its receipt. The runtime will replay the receipt instead of writing again.</span>
+              </label>
+              <label className="flex items-start gap-2 text-sm">
+                <input type="radio" name="outcome" value="not_applied" checked={outcome === "not_applied"} onChange={() => setOutcome("not_applied")} className="mt-1" />
+                <span><strong>It was not applied.</strong> The runtime may retry with the same idempotency key.</span>
+              </label>
+              {errorFor("outcome") ? <p className="text-sm text-red-700">{errorFor("outcome")}</p> : null}
+            </fieldset>
+
+            {outcome === "completed" ? (
+              <div>
+                <label htmlFor="operation-id" className="block text-sm font-medium">External operation id</label>
+                <input
+                  id="operation-id"
+                  value={operationId}
+                  onChange={(e) => setOperationId(e.target.value)}
+                  className="mt-1 w-full rounded-md border border-neutral-300 px-2 py-1.5 font-mono text-sm"
+                  placeholder="the receipt found in the external system"
+                  aria-invalid={Boolean(errorFor("external_operation_id"))}
+                />
+                {errorFor("external_operation_id") ? <p className="text-sm text-red-700">{errorFor("external_operation_id")}</p> : null}
+              </div>
+            ) : null}
+
+            <div>
+              <label htmlFor="evidence" className="block text-sm font-medium">Evidence</label>
+              <textarea
+                id="evidence"
+                value={evidence}
+                onChange={(e) => setEvidence(e.target.value)}
+                rows={3}
+                className="mt-1 w-full rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+                placeholder="How do you know? A lookup answer, a ticket, a log line."
+                aria-invalid={Boolean(errorFor("evidence"))}
+              />
+              {errorFor("evidence") ? <p className="text-sm text-red-700">{errorFor("evidence")}</p> : null}
+              {lookup?.configured ? (
+                <label className="mt-1 flex items-center gap-2 text-xs text-neutral-700">
+                  <input type="checkbox" checked={useLookup} onChange={(e) => setUseLookup(e.target.checked)} />
+                  Ask the lookup again when recording and keep its answer with the decision
+                </label>
+              ) : null}
+            </div>
+
+            {submit.error && !(submit.error instanceof ApiError && submit.error.status === 422) ? (
+              <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800" data-testid="reconcile-error">
+                {submit.error.message}
+              </p>
+            ) : fieldErrors.length && !fieldErrors.some((f) => ["outcome", "evidence", "external_operation_id"].includes(f.path)) ? (
+              <p role="alert" className="text-sm text-red-700">{submit.error?.message}</p>
+            ) : null}
+
+            <div className="flex flex-wrap justify-end gap-2">
+              <button type="button" className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm" onClick={() => ref.current?.close()}>
+                Cancel
+              </button>
+              <button
+                type="submit"
+                disabled={!outcome || submit.isPending}
+                className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:opacity-50"
+              >
+                {submit.isPending ? "Recording…" : `Record ${name} as ${actionWord}`}
+              </button>
+            </div>
+          </form>
+        )}
+      </div>
+    </dialog>
+  );
+}

@@ -1,0 +1,104 @@
+"use client";
+
+import { useEffect, useRef } from "react";
+import type { Role } from "@/db/schema/enums";
+import type { SideEffectView } from "@/lib/client/types";
+import { SideEffectStatusBadge } from "@/components/ui/status";
+import { Time } from "@/components/ui/time";
+
+/** Side effects with status, idempotency key, receipt and the Reconcile action on unknown ones. */
+export function SideEffectsTab({
+  sideEffects,
+  focus,
+  canReconcile,
+  role,
+  onReconcile,
+}: {
+  sideEffects: Record<string, SideEffectView>;
+  focus: string | null;
+  canReconcile: boolean;
+  role: Role;
+  onReconcile: (name: string) => void;
+}) {
+  const focusRef = useRef<HTMLTableRowElement | null>(null);
+  useEffect(() => {
+    focusRef.current?.scrollIntoView({ block: "nearest" });
+  }, [focus]);
+  const entries = Object.entries(sideEffects);
+  if (!entries.length) {
+    return (
+      <p className="p-4 text-sm text-neutral-600">
+        No side effects recorded. They appear when the task record declares them or the runtime registers an intent.
+      </p>
+    );
+  }
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm">
+        <thead className="text-xs uppercase tracking-wide text-neutral-600">
+          <tr>
+            <th scope="col" className="px-2 py-1.5">Effect</th>
+            <th scope="col" className="px-2 py-1.5">Status</th>
+            <th scope="col" className="px-2 py-1.5">Idempotency key</th>
+            <th scope="col" className="px-2 py-1.5">Receipt / reason</th>
+            <th scope="col" className="px-2 py-1.5">Updated</th>
+            <th scope="col" className="px-2 py-1.5"><span className="sr-only">Action</span></th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map(([name, e]) => (
+            <tr
+              key={name}
+              ref={focus === name ? focusRef : undefined}
+              className={`border-t border-neutral-100 align-top ${focus === name ? "bg-amber-50/60" : ""}`}
+              data-testid="side-effect-row"
+              data-name={name}
+              data-status={e.status}
+            >
+              <td className="px-2 py-2">
+                <div className="font-medium">{name}</div>
+                <div className="text-xs text-neutral-500">
+                  {e.action ?? e.tool ?? ""}{e.mutation ? " · mutation" : " · read"}
+                </div>
+              </td>
+              <td className="px-2 py-2"><SideEffectStatusBadge status={e.status} /></td>
+              <td className="px-2 py-2 font-mono text-xs break-all">{e.idempotency_key}</td>
+              <td className="px-2 py-2 text-xs text-neutral-700">
+                {e.receipt ? (
+                  <div>
+                    operation <span className="font-mono">{e.receipt.external_operation_id}</span>
+                    <div className="text-neutral-500">completed <Time iso={e.receipt.completed_at} /></div>
+                  </div>
+                ) : null}
+                {e.status_reason ? <div>{e.status_reason}</div> : null}
+                {e.last_reconcile ? (
+                  <div className="mt-1 text-neutral-600" data-testid="last-reconcile">
+                    Reconciled by {e.last_reconcile.by} (<Time iso={e.last_reconcile.at} />): {e.last_reconcile.outcome.replace("_", " ")} — “{e.last_reconcile.evidence}”
+                  </div>
+                ) : null}
+              </td>
+              <td className="px-2 py-2 text-xs text-neutral-600"><Time iso={e.updated_at} /></td>
+              <td className="px-2 py-2 text-right">
+                {e.status === "unknown" ? (
+                  canReconcile ? (
+                    <button
+                      type="button"
+                      onClick={() => onReconcile(name)}
+                      className="rounded-md bg-amber-600 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-700"
+                    >
+                      Reconcile
+                    </button>
+                  ) : (
+                    <span className="text-xs text-neutral-500" title={`Your role (${role}) cannot reconcile`}>
+                      A responder must reconcile
+                    </span>
+                  )
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

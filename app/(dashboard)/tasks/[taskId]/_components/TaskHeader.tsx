@@ -1,0 +1,73 @@
+"use client";
+
+import type { GateVerdict, TaskView } from "@/lib/client/types";
+import { CopyButton } from "@/components/ui/CopyButton";
+import { SignatureBadge, VerdictBadge } from "@/components/ui/status";
+
+/** Task id, principal, policy version, phase, checkpoint + signature, gate verdict, and the one next action. */
+export function TaskHeader({
+  task,
+  gate,
+  primaryAction,
+  live,
+  refreshing,
+}: {
+  task: TaskView;
+  gate: GateVerdict;
+  primaryAction: { label: string; onClick: () => void } | null;
+  live: boolean;
+  refreshing: boolean;
+}) {
+  return (
+    <header className="rounded-lg border border-neutral-200 bg-white p-4">
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <div className="min-w-0">
+          <p className="text-xs uppercase tracking-wide text-neutral-500">Task</p>
+          <div className="flex flex-wrap items-center gap-2">
+            <h1 className="break-all font-mono text-lg font-semibold" data-testid="task-id">{task.task_id}</h1>
+            <CopyButton value={task.task_id} label="Copy id" />
+            {live ? (
+              <span className="inline-flex items-center gap-1 rounded-full bg-sky-50 px-2 py-0.5 text-xs text-sky-800" title="Refreshing every few seconds">
+                <span aria-hidden="true" className={refreshing ? "animate-spin" : ""}>↻</span> live
+              </span>
+            ) : null}
+          </div>
+        </div>
+        <div className="flex flex-wrap items-center gap-3">
+          <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+          {primaryAction ? (
+            <button
+              type="button"
+              onClick={primaryAction.onClick}
+              className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-700"
+              data-testid="primary-action"
+            >
+              {primaryAction.label}
+            </button>
+          ) : null}
+        </div>
+      </div>
+      <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
+        <Field label="Principal"><span className="break-all font-mono text-xs">{task.principal ?? "—"}</span></Field>
+        <Field label="Policy version"><span className="font-mono text-xs">{task.policy_version ?? "—"}</span></Field>
+        <Field label="Phase"><span data-testid="task-phase">{task.phase}</span></Field>
+        <Field label="Checkpoint">
+          <span className="flex flex-wrap items-center gap-2">
+            {task.version ? `v${task.version}` : "none"}
+            <SignatureBadge valid={task.signature_valid} />
+          </span>
+        </Field>
+        <Field label="Sandbox attempt">{task.current_attempt || "—"}</Field>
+      </dl>
+    </header>
+  );
+}
+
+function Field({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div className="min-w-0">
+      <dt className="text-xs text-neutral-500">{label}</dt>
+      <dd className="mt-0.5">{children}</dd>
+    </div>
+  );
+}

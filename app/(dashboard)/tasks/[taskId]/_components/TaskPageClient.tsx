@@ -1,0 +1,157 @@
+"use client";
+
+/**
+ * The task page's client part: live data through react-query, selection and tab in the URL, and the
+ * header, gate panel, timeline and tabs below it.
+ */
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { useCallback, useMemo, useState } from "react";
+import type { Role } from "@/db/schema/enums";
+import type { GateVerdict, StoredEvent, TaskView } from "@/lib/client/types";
+import { useGate, useTask, useTimeline } from "@/lib/client/queries";
+import { TaskTimeline } from "@/components/timeline/TaskTimeline";
+import { TaskHeader } from "./TaskHeader";
+import { GatePanel } from "./GatePanel";
+import { SideEffectsTab } from "./SideEffectsTab";
+import { ArtifactsTab } from "./ArtifactsTab";
+import { CheckpointsTab } from "./CheckpointsTab";
+import { ReconcileDialog } from "./ReconcileDialog";
+
+const TERMINAL_PHASES = new Set(["done", "completed", "stopped", "failed", "cancelled"]);
+const LIVE_REFRESH_MS = 3000;
+
+const TABS = [
+  { id: "side-effects", label: "Side effects" },
+  { id: "artifacts", label: "Artifacts" },
+  { id: "checkpoints", label: "Checkpoints" },
+] as const;
+type TabId = (typeof TABS)[number]["id"];
+
+export type TaskPageClientProps = {
+  taskId: string;
+  initialTask: TaskView;
+  initialEvents: { events: StoredEvent[]; truncated: boolean };
+  initialGate: GateVerdict;
+  canReconcile: boolean;
+  role: Role;
+};
+
+/** Client shell of /tasks/[taskId]. */
+export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, role }: TaskPageClientProps) {
+  const router = useRouter();
+  const pathname = usePathname();
+  const params = useSearchParams();
+  const [reconciling, setReconciling] = useState<string | null>(null);
+
+  const live = !TERMINAL_PHASES.has(initialTask.phase);
+  const taskQ = useTask(taskId, initialTask, live ? LIVE_REFRESH_MS : false);
+  const task = taskQ.data ?? initialTask;
+  const isLive = !TERMINAL_PHASES.has(task.phase);
+  const refresh = isLive ? LIVE_REFRESH_MS : false;
+  const eventsQ = useTimeline(taskId, initialEvents, refresh);
+  const gateQ = useGate(taskId, initialGate, refresh);
+  const events = eventsQ.data?.events ?? initialEvents.events;
+  const gate = gateQ.data ?? initialGate;
+
+  const setParam = useCallback(
+    (updates: Record<string, string | null>) => {
+      const next = new URLSearchParams(params.toString());
+      for (const [k, v] of Object.entries(updates)) {
+        if (v === null) next.delete(k);
+        else next.set(k, v);
+      }
+      const qs = next.toString();
+      router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+    },
+    [params, pathname, router],
+  );
+
+  const selectedId = params.get("event");
+  const tabParam = params.get("tab");
+  const tab: TabId = TABS.some((t) => t.id === tabParam) ? (tabParam as TabId) : "side-effects";
+  const focusEffect = params.get("effect");
+
+  const unknownEffects = useMemo(
+    () => Object.entries(task.side_effects).filter(([, e]) => e.status === "unknown").map(([name]) => name),
+    [task.side_effects],
+  );
+  const primaryAction =
+    canReconcile && unknownEffects[0] ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) } : null;
+
+  return (
+    <div className="space-y-4">
+      <TaskHeader task={task} gate={gate} primaryAction={primaryAction} live={isLive} refreshing={taskQ.isFetching} />
+      <GatePanel gate={gate} error={gateQ.error} onRetry={() => gateQ.refetch()} />
+
+      <section aria-labelledby="timeline-heading" className="rounded-lg border border-neutral-200 bg-white p-3">
+        <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
+          <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
+          <p className="text-xs text-neutral-600">
+            {events.length} events{eventsQ.data?.truncated ? " (the oldest shown; more exist)" : ""} · attempt {task.current_attempt || "—"}
+            {eventsQ.error ? <span className="ml-2 text-red-700">Could not refresh: {eventsQ.error.message}</span> : null}
+          </p>
+        </div>
+        {events.length === 0 ? (
+          <p className="rounded border border-dashed border-neutral-300 p-6 text-center text-sm text-neutral-600">
+            No events yet. The runtime reports them with <code className="font-mono text-xs">POST /api/v1/events</code>.
+          </p>
+        ) : (
+          <TaskTimeline
+            events={events}
+            sideEffects={task.side_effects}
+            selectedId={selectedId}
+            onSelect={(id) => setParam({ event: id })}
+            now={isLive ? eventsQ.dataUpdatedAt : undefined}
+            sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
+          />
+        )}
+      </section>
+
+      <section className="rounded-lg border border-neutral-200 bg-white">
+        <div role="tablist" aria-label="Task details" className="flex gap-1 border-b border-neutral-200 px-2 pt-2">
+          {TABS.map((t) => (
+            <button
+              key={t.id}
+              role="tab"
+              type="button"
+              id={`tab-${t.id}`}
+              aria-selected={tab === t.id}
+              aria-controls={`panel-${t.id}`}
+              onClick={() => setParam({ tab: t.id })}
+              className={`rounded-t px-3 py-1.5 text-sm ${tab === t.id ? "border border-b-white border-neutral-200 bg-white font-semibold" : "text-neutral-600 hover:text-neutral-900"}`}
+            >
+              {t.label}
+              {t.id === "side-effects" && unknownEffects.length ? (
+                <span className="ml-1 rounded-full bg-amber-100 px-1.5 text-xs text-amber-900">{unknownEffects.length} unknown</span>
+              ) : null}
+            </button>
+          ))}
+        </div>
+        <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="p-3">
+          {tab === "side-effects" ? (
+            <SideEffectsTab
+              sideEffects={task.side_effects}
+              focus={focusEffect}
+              canReconcile={canReconcile}
+              role={role}
+              onReconcile={(name) => setReconciling(name)}
+            />
+          ) : tab === "artifacts" ? (
+            <ArtifactsTab taskId={taskId} refetchMs={refresh} />
+          ) : (
+            <CheckpointsTab taskId={taskId} refetchMs={refresh} />
+          )}
+        </div>
+      </section>
+
+      {reconciling && task.side_effects[reconciling] ? (
+        <ReconcileDialog
+          taskId={taskId}
+          name={reconciling}
+          effect={task.side_effects[reconciling]!}
+          onClose={() => setReconciling(null)}
+        />
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,54 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { getDb } from "@/db";
+import { getSigningKey } from "@/lib/config/signing-key";
+import { can } from "@/lib/domain/authz";
+import { DomainError } from "@/lib/domain/errors";
+import { askGate } from "@/lib/domain/gate/ask";
+import { getTaskView, getTimeline } from "@/lib/domain/tasks/read";
+import type { StoredEvent } from "@/lib/client/types";
+import { TIMELINE_EVENT_CAP } from "@/lib/client/limits";
+import { requirePageActor } from "@/lib/server/page-actor";
+import { TaskPageClient } from "./_components/TaskPageClient";
+
+type Props = { params: Promise<{ taskId: string }> };
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  const { taskId } = await params;
+  return { title: `Task ${decodeURIComponent(taskId)}` };
+}
+
+/** One task: header with signature status and gate verdict, four-lane timeline, side effects, artifacts, checkpoints. */
+export default async function TaskPage({ params }: Props) {
+  const { taskId: raw } = await params;
+  const taskId = decodeURIComponent(raw);
+  const actor = await requirePageActor();
+  const db = await getDb();
+  const key = getSigningKey();
+  let task;
+  try {
+    task = await getTaskView(db, actor, taskId, key);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "not_found") notFound();
+    throw err;
+  }
+  const events: StoredEvent[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await getTimeline(db, actor, taskId, { cursor, limit: 1000 });
+    events.push(...page.events);
+    cursor = page.next_cursor;
+  } while (cursor && events.length < TIMELINE_EVENT_CAP);
+  const gate = await askGate(db, actor, taskId, {}, key);
+
+  return (
+    <TaskPageClient
+      taskId={taskId}
+      initialTask={task}
+      initialEvents={{ events, truncated: Boolean(cursor) }}
+      initialGate={gate}
+      canReconcile={can(actor, "side_effects.reconcile")}
+      role={actor.role}
+    />
+  );
+}

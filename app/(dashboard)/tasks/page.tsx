@@ -1,0 +1,152 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { getDb } from "@/db";
+import { listTasksForActor } from "@/lib/domain/tasks/read";
+import { requirePageActor } from "@/lib/server/page-actor";
+import { Time } from "@/components/ui/time";
+import { DomainError } from "@/lib/domain/errors";
+
+export const metadata: Metadata = { title: "Tasks" };
+
+type SP = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : undefined);
+
+/** The tenant's tasks: search by task id, filter by phase or side-effect status, cursor pagination. */
+export default async function TasksPage({ searchParams }: { searchParams: Promise<SP> }) {
+  const actor = await requirePageActor();
+  const sp = await searchParams;
+  const q = one(sp.q) ?? "";
+  const status = one(sp.status) ?? "";
+  const cursor = one(sp.cursor);
+  let data;
+  let error: string | null = null;
+  try {
+    data = await listTasksForActor(await getDb(), actor, { q, status: status || null, cursor, limit: 50 });
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    error = err.message;
+  }
+  const filtered = Boolean(q || status);
+  const qs = (extra: Record<string, string>) => {
+    const p = new URLSearchParams();
+    if (q) p.set("q", q);
+    if (status) p.set("status", status);
+    for (const [k, v] of Object.entries(extra)) p.set(k, v);
+    return `/tasks?${p.toString()}`;
+  };
+
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 className="text-xl font-semibold">Tasks</h1>
+          <p className="text-sm text-neutral-600">Every run your runtimes reported, newest first.</p>
+        </div>
+        <form className="flex flex-wrap items-end gap-2" role="search" action="/tasks">
+          <div>
+            <label htmlFor="q" className="block text-xs font-medium text-neutral-700">Task id</label>
+            <input id="q" name="q" defaultValue={q} placeholder="Search by task id"
+              className="w-56 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+          </div>
+          <div>
+            <label htmlFor="status" className="block text-xs font-medium text-neutral-700">Side effects</label>
+            <select id="status" name="status" defaultValue={status} className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm">
+              <option value="">any</option>
+              <option value="unknown">with an unknown effect</option>
+              <option value="in_flight">with an effect in flight</option>
+              <option value="awaiting_approval">awaiting approval</option>
+              <option value="failed">with a failed effect</option>
+            </select>
+          </div>
+          <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Search</button>
+          {filtered ? <Link href="/tasks" className="px-2 py-1.5 text-sm text-neutral-700 underline">Clear</Link> : null}
+        </form>
+      </div>
+
+      {error ? (
+        <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
+          {error} <Link href="/tasks" className="underline">Start again</Link>
+        </p>
+      ) : !data || data.tasks.length === 0 ? (
+        filtered ? (
+          <div className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-700">
+            No task matches these filters. <Link href="/tasks" className="underline">Show all tasks</Link>.
+          </div>
+        ) : (
+          <EmptyState />
+        )
+      ) : (
+        <div className="overflow-x-auto rounded-lg border border-neutral-200 bg-white">
+          <table className="w-full text-left text-sm">
+            <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
+              <tr>
+                <th scope="col" className="px-3 py-2">Task</th>
+                <th scope="col" className="px-3 py-2">Phase</th>
+                <th scope="col" className="px-3 py-2">Principal</th>
+                <th scope="col" className="px-3 py-2">Policy</th>
+                <th scope="col" className="px-3 py-2 text-right">Events</th>
+                <th scope="col" className="px-3 py-2">Last activity</th>
+                <th scope="col" className="px-3 py-2">Attention</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.tasks.map((t) => (
+                <tr key={t.task_id} className="border-b border-neutral-100 last:border-0 hover:bg-neutral-50" data-testid="task-row">
+                  <td className="px-3 py-2 font-mono text-xs">
+                    <Link href={`/tasks/${encodeURIComponent(t.task_id)}`} className="text-sky-800 underline-offset-2 hover:underline">
+                      {t.task_id}
+                    </Link>
+                  </td>
+                  <td className="px-3 py-2">{t.phase}</td>
+                  <td className="max-w-64 truncate px-3 py-2 font-mono text-xs" title={t.principal ?? undefined}>{t.principal ?? "—"}</td>
+                  <td className="px-3 py-2 font-mono text-xs">{t.policy_version ?? "—"}</td>
+                  <td className="px-3 py-2 text-right tabular-nums">{t.event_count}</td>
+                  <td className="px-3 py-2 text-xs text-neutral-700"><Time iso={t.last_event_at} /></td>
+                  <td className="px-3 py-2 text-xs">
+                    {t.unknown_side_effects > 0 ? (
+                      <span className="inline-flex items-center gap-1 rounded-full border border-amber-300 bg-amber-50 px-2 py-0.5 font-medium text-amber-900">
+                        <span aria-hidden="true">?</span> {t.unknown_side_effects} unknown
+                      </span>
+                    ) : (
+                      <span className="text-neutral-500">—</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data && (cursor || data.next_cursor) ? (
+        <nav aria-label="Pagination" className="flex gap-3 text-sm">
+          {cursor ? <Link href={qs({})} className="underline">First page</Link> : null}
+          {data.next_cursor ? <Link href={qs({ cursor: data.next_cursor })} className="underline">Next page</Link> : null}
+        </nav>
+      ) : null}
+    </div>
+  );
+}
+
+function EmptyState() {
+  return (
+    <div className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-sm text-neutral-700" data-testid="tasks-empty">
+      <h2 className="text-base font-semibold text-neutral-900">No runs reported yet</h2>
+      <p className="mt-2">Connect an agent runtime and its tasks appear here:</p>
+      <ol className="mt-2 list-decimal space-y-1 pl-5">
+        <li>
+          An owner creates a runtime API key under <Link href="/settings" className="underline">Settings → Runtime API keys</Link>.
+        </li>
+        <li>
+          The runtime sends events with it:{" "}
+          <code className="rounded bg-neutral-100 px-1 font-mono text-xs">
+            POST /api/v1/events  Authorization: Bearer rck_…
+          </code>
+        </li>
+        <li>
+          and checkpoints its task record with <code className="rounded bg-neutral-100 px-1 font-mono text-xs">PUT /api/v1/tasks/&#123;task_id&#125;</code>.
+        </li>
+      </ol>
+      <p className="mt-2">The typed client in <code className="font-mono text-xs">lib/client/runtime-client.ts</code> does both.</p>
+    </div>
+  );
+}

@@ -1,0 +1,23 @@
+import { sql } from "drizzle-orm";
+import { NextResponse } from "next/server";
+import { getDb } from "@/db";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * GET /api/health → 200 `{"ok": true}` once the database is open and migrations are applied;
+ * 503 `{"ok": false, "error": {code, message}}` otherwise.
+ */
+export async function GET() {
+  try {
+    const db = await getDb();
+    await db.execute(sql`select 1`);
+    return NextResponse.json({ ok: true });
+  } catch (err) {
+    console.error("health check failed:", err instanceof Error ? err.message : err);
+    return NextResponse.json(
+      { ok: false, error: { code: "unavailable", message: "The database is not ready; see the server log." } },
+      { status: 503 },
+    );
+  }
+}

@@ -1,0 +1,15 @@
+import { getDb } from "@/db";
+import { ingestEvents } from "@/lib/domain/events/ingest";
+import { apiRoute, readJson } from "@/lib/server/route";
+
+/**
+ * POST /api/v1/events — body `{"events": [EventInput, … ≤ 1000]}` (≤ 1 MB).
+ * → 200 `{"results": [{"id", "status": "stored"|"duplicate"|"rejected", "error"?}]}` in input order.
+ * Errors: 400 invalid_json, 413 payload_too_large / too_many_events, 422 validation_failed (not an events
+ * envelope), 401, 403 (not a runtime key). Nothing is stored when the envelope is rejected.
+ * Source: DESIGN.md "Event"; the runtime API issue.
+ */
+export const POST = apiRoute(async ({ req, actor }) => {
+  const body = await readJson(req);
+  return ingestEvents(await getDb(), actor, body);
+});

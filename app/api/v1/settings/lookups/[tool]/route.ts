@@ -1,0 +1,14 @@
+import { getDb } from "@/db";
+import { deleteLookup, upsertLookup } from "@/lib/domain/settings/lookups";
+import { apiRoute, readJson } from "@/lib/server/route";
+
+/** PUT /api/v1/settings/lookups/{tool} body `{"url", "timeout_ms"?}` → the lookup. Owners and admins; 422 on a bad url. */
+export const PUT = apiRoute<{ tool: string }>(async ({ req, actor, params }) =>
+  upsertLookup(await getDb(), actor, params.tool, await readJson(req)),
+);
+
+/** DELETE /api/v1/settings/lookups/{tool} → `{"deleted": true}`. Owners and admins; 404 when none. */
+export const DELETE = apiRoute<{ tool: string }>(async ({ actor, params }) => {
+  await deleteLookup(await getDb(), actor, params.tool);
+  return { deleted: true };
+});

@@ -1,0 +1,6 @@
+import { getDb } from "@/db";
+import { listLookups } from "@/lib/domain/settings/lookups";
+import { apiRoute } from "@/lib/server/route";
+
+/** GET /api/v1/settings/lookups → `{"lookups": [{tool, url, timeout_ms, updated_at}]}`. */
+export const GET = apiRoute(async ({ actor }) => ({ lookups: await listLookups(await getDb(), actor) }));

@@ -1,0 +1,6 @@
+import { getDb } from "@/db";
+import { listPrincipals } from "@/lib/domain/settings/principals";
+import { apiRoute } from "@/lib/server/route";
+
+/** GET /api/v1/settings/principals → `{"principals": [{principal, task_count, revoked}]}`. */
+export const GET = apiRoute(async ({ actor }) => ({ principals: await listPrincipals(await getDb(), actor) }));

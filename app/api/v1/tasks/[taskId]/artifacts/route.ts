@@ -1,0 +1,11 @@
+import { getDb } from "@/db";
+import { getArtifacts } from "@/lib/domain/tasks/read";
+import { apiRoute } from "@/lib/server/route";
+
+/**
+ * GET /api/v1/tasks/{task_id}/artifacts → `{"artifacts": [{ref, sha256, size, media_type, first_version,
+ * created_at}]}`. Errors: 401, 404.
+ */
+export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => ({
+  artifacts: await getArtifacts(await getDb(), actor, params.taskId),
+}));

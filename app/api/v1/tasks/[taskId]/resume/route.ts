@@ -1,0 +1,15 @@
+import { getDb } from "@/db";
+import { getSigningKey } from "@/lib/config/signing-key";
+import { askGate } from "@/lib/domain/gate/ask";
+import { apiRoute, readOptionalJson } from "@/lib/server/route";
+
+/**
+ * POST /api/v1/tasks/{task_id}/resume — the resume gate. Optional body `{"tool_definitions": {name: sha256}}`
+ * (the tools the runtime would resume with). → 200 `{"verdict": "resume"|"replay"|"stop", "reasons": [{"code",
+ * "message", "target"}], "next_phase", "permitted_side_effects": [...]}`. Errors: 401, 404, 422.
+ * Source: DESIGN.md "Resume gate".
+ */
+export const POST = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
+  const body = await readOptionalJson(req);
+  return askGate(await getDb(), actor, params.taskId, body, getSigningKey());
+});

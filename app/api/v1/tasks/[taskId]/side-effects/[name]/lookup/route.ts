@@ -1,0 +1,13 @@
+import { getDb } from "@/db";
+import { lookupSideEffect } from "@/lib/domain/side-effects/lookup";
+import { apiRoute } from "@/lib/server/route";
+
+/**
+ * POST /api/v1/tasks/{task_id}/side-effects/{name}/lookup — asks the tool owner's registered lookup endpoint
+ * about this effect's idempotency key and returns its answer as evidence (`{configured, outcome: found |
+ * not_found | ambiguous | timeout | error, external_operation_id, answer, message, …}`). Settles nothing.
+ * People who may reconcile only. Errors: 403, 404.
+ */
+export const POST = apiRoute<{ taskId: string; name: string }>(async ({ actor, params }) =>
+  lookupSideEffect(await getDb(), actor, params.taskId, params.name),
+);

@@ -1,0 +1,19 @@
+import { getDb } from "@/db";
+import { listTasksForActor, pageSize } from "@/lib/domain/tasks/read";
+import { apiRoute } from "@/lib/server/route";
+
+/**
+ * GET /api/v1/tasks?cursor=&limit=&q=&phase=&status= → `{"tasks": [TaskListItem], "next_cursor"}`,
+ * newest first (keyset on created_at, task_id). `q` matches part of a task id; `status` filters to tasks with
+ * a side effect in that status. Errors: 400 (limit, cursor, status), 401.
+ */
+export const GET = apiRoute(async ({ req, actor }) => {
+  const url = new URL(req.url);
+  return listTasksForActor(await getDb(), actor, {
+    cursor: url.searchParams.get("cursor"),
+    limit: pageSize(url.searchParams.get("limit")),
+    q: url.searchParams.get("q"),
+    phase: url.searchParams.get("phase"),
+    status: url.searchParams.get("status"),
+  });
+});

@@ -1,0 +1,937 @@
+"use client";
+
+/**
+ * Four-lane timeline of one task (UX.md "Task page" → "Timeline"): Session, Environment, Tools & egress
+ * and Vault on one shared time axis, sandbox instances as bars, interruptions and restarts as rules
+ * across all lanes, events as marks shaped by kind and coloured by outcome, crowded marks binned.
+ */
+import { scaleTime, scaleUtc } from "d3-scale";
+import {
+  useEffect,
+  useId,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent as ReactKeyboardEvent,
+  type PointerEvent as ReactPointerEvent,
+  type ReactNode,
+} from "react";
+import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
+import { formatDate, formatDuration, formatInstant, formatTick, zoneSuffix, type TimeZoneMode } from "./format";
+import { useElementWidth, useHydrated } from "./hooks";
+import {
+  LANES,
+  assignLabelRows,
+  binMarks,
+  classifyOutcome,
+  deriveRules,
+  deriveSandboxBars,
+  ensureVisible,
+  fitDomain,
+  markShape,
+  matchesFilter,
+  neighbourId,
+  panDomain,
+  planeLabel,
+  sandboxBarLabel,
+  sideEffectNameOf,
+  sortEvents,
+  zoomDomain,
+  type BinnableMark,
+  type Domain,
+  type EventFilter,
+  type MarkBin,
+  type MarkShape,
+  type Outcome,
+  type RuleKind,
+  type SandboxBar,
+} from "./layout";
+import { MarkGlyph, OUTCOME_STYLE, OutcomeLabel, SHAPE_WORD, ShapePath, SideEffectStatusLabel } from "./parts";
+
+/** Props of `Timeline`. */
+export type TimelineProps = {
+  /** The task's events, in any order. */
+  events: StoredEvent[];
+  /** Id of the selected event, or null. */
+  selectedId: string | null;
+  /** Called with an event id when a mark is clicked or the arrow keys move, with null on Escape. */
+  onSelect: (id: string | null) => void;
+  /** The task's side effects by name; a side_effect.intent of an `unknown` effect is drawn amber. */
+  sideEffects?: Record<string, SideEffectView>;
+  /** Clock for axis labels and times (controlled). Without it the timeline keeps its own, starting at UTC. */
+  zone?: TimeZoneMode;
+  /** Called when the UTC / Local toggle is used. */
+  onZoneChange?: (zone: TimeZoneMode) => void;
+  /** Events failing this filter are dimmed and skipped by the arrow keys. */
+  filter?: EventFilter;
+  /** Epoch ms of "now" for a live run: open sandbox bars and the fitted window extend to it. */
+  now?: number;
+};
+
+const AXIS_H = 26;
+const RULE_ROW_H = 14;
+const MAX_RULE_ROWS = 3;
+const LANE_H = 36;
+const ENV_MARK_ROW = 26;
+const BAR_H = 14;
+const BAR_GAP = 4;
+const CAPTION_H = 14;
+const WIDE_MIN = 640;
+const LABEL_W = 128;
+const PAD_R = 14;
+const BIN_PX = 24;
+const MAX_PER_BUCKET = 3;
+const MIN_SPAN_MS = 5;
+const FALLBACK_WIDTH = 960;
+
+type MarkItem = BinnableMark & { shape: MarkShape; type: string };
+
+type Hover =
+  | { kind: "event"; id: string }
+  | { kind: "bin"; key: string }
+  | { kind: "bar"; environmentId: string }
+  | { kind: "rule"; eventId: string };
+
+type Drag = { pointerId: number; startX: number; startDomain: Domain; mode: "pan" | "brush"; moved: boolean };
+
+const RULE_STYLE: Record<RuleKind, { line: string; text: string; dash?: string; width: number; testId: string }> = {
+  interruption: {
+    line: "stroke-red-500 dark:stroke-red-400",
+    text: "fill-red-700 dark:fill-red-300",
+    dash: "4 3",
+    width: 1.5,
+    testId: "interruption-rule",
+  },
+  stop: { line: "stroke-red-700 dark:stroke-red-400", text: "fill-red-800 dark:fill-red-300", width: 2, testId: "stop-rule" },
+  restart: {
+    line: "stroke-emerald-600 dark:stroke-emerald-400",
+    text: "fill-emerald-800 dark:fill-emerald-300",
+    dash: "2 2",
+    width: 1.5,
+    testId: "restart-rule",
+  },
+  resume: {
+    line: "stroke-emerald-600 dark:stroke-emerald-400",
+    text: "fill-emerald-800 dark:fill-emerald-300",
+    width: 1.5,
+    testId: "restart-rule",
+  },
+};
+
+const RULE_WORD: Record<RuleKind, string> = {
+  interruption: "Interruption",
+  stop: "Run stopped",
+  restart: "Restart in a new sandbox",
+  resume: "Run resumed",
+};
+
+const BIN_STYLE: Record<Outcome, { rect: string; text: string }> = {
+  ok: { rect: "fill-neutral-700 dark:fill-neutral-300", text: "fill-white dark:fill-neutral-900" },
+  unknown: { rect: "fill-amber-400 stroke-amber-800", text: "fill-amber-950" },
+  denied: { rect: "fill-red-600", text: "fill-white" },
+  failed: { rect: "fill-red-600", text: "fill-white" },
+};
+
+/** Approximate width in px of a 10 px label (no DOM measurement needed for collision avoidance). */
+const labelWidth = (text: string) => text.length * 5.8 + 4;
+
+/**
+ * The four-lane timeline. Props: see `TimelineProps`. Renders a toolbar (zoom, Fit, UTC / Local), the
+ * focusable SVG (arrow keys step through events, Escape clears, + / − zoom, 0 fits), a tooltip and a
+ * legend. Width follows its container; height follows the content.
+ */
+export function Timeline({
+  events,
+  selectedId,
+  onSelect,
+  sideEffects,
+  zone: zoneProp,
+  onZoneChange,
+  filter,
+  now,
+}: TimelineProps) {
+  const [container, setContainer] = useState<HTMLDivElement | null>(null);
+  const width = useElementWidth(container, FALLBACK_WIDTH);
+  const svgRef = useRef<SVGSVGElement>(null);
+  const dragRef = useRef<Drag | null>(null);
+  const suppressClickRef = useRef(false);
+  const uid = useId().replace(/[^a-zA-Z0-9_-]/g, "");
+  const hydrated = useHydrated();
+
+  const [zoneState, setZoneState] = useState<TimeZoneMode>("utc");
+  const requestedZone = zoneProp ?? zoneState;
+  // Local times depend on the viewer's zone, unknown to the server: show them once hydrated.
+  const zone: TimeZoneMode = hydrated ? requestedZone : "utc";
+  const setZone = (z: TimeZoneMode) => {
+    setZoneState(z);
+    onZoneChange?.(z);
+  };
+
+  const [viewDomain, setViewDomain] = useState<Domain | null>(null);
+  const [hover, setHover] = useState<Hover | null>(null);
+  const [brush, setBrush] = useState<{ a: number; b: number } | null>(null);
+  const [dragging, setDragging] = useState(false);
+
+  /* ---- data ---------------------------------------------------------------------------------- */
+  const sorted = useMemo(() => sortEvents(events), [events]);
+  const byId = useMemo(() => new Map(sorted.map((te) => [te.event.id, te])), [sorted]);
+  const items = useMemo<MarkItem[]>(
+    () =>
+      sorted.map(({ event, t }) => ({
+        id: event.id,
+        plane: event.plane,
+        t,
+        outcome: classifyOutcome(event, sideEffects),
+        shape: markShape(event.type),
+        type: event.type,
+      })),
+    [sorted, sideEffects],
+  );
+  const itemById = useMemo(() => new Map(items.map((i) => [i.id, i])), [items]);
+  const countByPlane = useMemo(() => {
+    const counts: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
+    for (const i of items) counts[i.plane] += 1;
+    return counts;
+  }, [items]);
+  const lastT = sorted.at(-1)?.t;
+  const endOfData = Math.max(lastT ?? now ?? 0, now ?? -Infinity);
+  const bars = useMemo(() => deriveSandboxBars(sorted, endOfData), [sorted, endOfData]);
+  const rules = useMemo(() => deriveRules(sorted), [sorted]);
+  const fit = useMemo(
+    () => fitDomain([...sorted.map((s) => s.t), ...bars.map((b) => b.end), ...(now !== undefined ? [now] : [])], 0.03, now ?? 0),
+    [sorted, bars, now],
+  );
+  const maxSpan = Math.max((fit[1] - fit[0]) * 20, 3_600_000);
+  const domain = viewDomain ?? fit;
+  const accept = useMemo(
+    () => (filter ? (e: Pick<StoredEvent, "plane" | "type">) => matchesFilter(e, filter) : () => true),
+    [filter],
+  );
+
+  // Follow a selection made elsewhere (the event list): bring it into view, keeping the zoom level.
+  const [followed, setFollowed] = useState<string | null>(selectedId);
+  if (followed !== selectedId) {
+    setFollowed(selectedId);
+    const te = selectedId !== null ? byId.get(selectedId) : undefined;
+    if (te && viewDomain) {
+      const next = ensureVisible(viewDomain, te.t);
+      if (next !== viewDomain) setViewDomain(next);
+    }
+  }
+
+  /* ---- geometry ------------------------------------------------------------------------------ */
+  const wide = width >= WIDE_MIN;
+  const captionH = wide ? 0 : CAPTION_H;
+  const x0 = wide ? LABEL_W : 10;
+  const x1 = Math.max(x0 + 40, width - PAD_R);
+  const plotW = x1 - x0;
+  const scale = useMemo(
+    () =>
+      (zone === "utc" ? scaleUtc() : scaleTime())
+        .domain([new Date(domain[0]), new Date(domain[1])])
+        .range([x0, x1]),
+    [zone, domain, x0, x1],
+  );
+  const ticks = scale.ticks(Math.max(2, Math.floor(plotW / 96)));
+
+  const ruleLayout = useMemo(() => {
+    const placed = rules.map((rule) => {
+      const x = scale(new Date(rule.t));
+      const w = labelWidth(rule.label);
+      const flip = x + 3 + w > x1 + PAD_R;
+      return { rule, x, lx: flip ? x - 3 - w : x + 3, w, flip };
+    });
+    const rows = assignLabelRows(
+      placed.map((p) => ({ x: p.lx, width: p.w })),
+      MAX_RULE_ROWS,
+    );
+    return placed.map((p, i) => ({ ...p, row: rows[i] ?? 0 }));
+  }, [rules, scale, x1]);
+  const ruleRows = ruleLayout.reduce((m, r) => Math.max(m, r.row + 1), 0);
+  const ruleBandH = ruleRows > 0 ? ruleRows * RULE_ROW_H + 4 : 0;
+
+  const barRows = bars.reduce((m, b) => Math.max(m, b.row + 1), 0);
+  const laneBoxes = useMemo(() => {
+    const boxes: { lane: (typeof LANES)[number]; top: number; h: number; markY: number }[] = [];
+    for (const lane of LANES) {
+      const top = boxes.reduce((sum, b) => sum + b.h, AXIS_H + ruleBandH);
+      const env = lane.plane === "environment" && barRows > 0;
+      const h = env ? captionH + ENV_MARK_ROW + barRows * (BAR_H + BAR_GAP) + 4 : captionH + LANE_H;
+      boxes.push({ lane, top, h, markY: top + captionH + (env ? ENV_MARK_ROW / 2 : LANE_H / 2) });
+    }
+    return boxes;
+  }, [ruleBandH, barRows, captionH]);
+  const lanesTop = AXIS_H + ruleBandH;
+  const lanesBottom = laneBoxes.reduce((m, b) => Math.max(m, b.top + b.h), lanesTop);
+  const height = lanesBottom + 4;
+  const markY = (plane: Plane) => laneBoxes.find((b) => b.lane.plane === plane)?.markY ?? 0;
+  const envBox = laneBoxes.find((b) => b.lane.plane === "environment");
+  const barY = (row: number) => (envBox ? envBox.top + captionH + ENV_MARK_ROW + row * (BAR_H + BAR_GAP) : 0);
+
+  /* ---- binning ------------------------------------------------------------------------------- */
+  const binMs = (BIN_PX * (domain[1] - domain[0])) / plotW;
+  const { marks, bins } = useMemo(() => {
+    const visible = items.filter((i) => i.t >= domain[0] - binMs && i.t <= domain[1] + binMs);
+    return binMarks(visible, {
+      binMs,
+      maxPerBucket: MAX_PER_BUCKET,
+      keepIds: selectedId !== null ? new Set([selectedId]) : undefined,
+    });
+  }, [items, domain, binMs, selectedId]);
+  const binKey = (b: MarkBin) => `${b.plane}|${b.t0}`;
+  const accepted = (id: string) => {
+    const te = byId.get(id);
+    return te ? accept(te.event) : false;
+  };
+
+  /* ---- interaction --------------------------------------------------------------------------- */
+  useEffect(() => {
+    const svg = svgRef.current;
+    if (!svg) return;
+    const onWheel = (e: WheelEvent) => {
+      const rect = svg.getBoundingClientRect();
+      const px = e.clientX - rect.left;
+      if (px < x0 || px > x1 + PAD_R) return; // over the lane labels: let the page scroll
+      e.preventDefault();
+      const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? rect.height : 1;
+      const dx = e.deltaX * unit;
+      const dy = e.deltaY * unit;
+      setHover(null);
+      setViewDomain((prev) => {
+        const d = prev ?? fit;
+        const s = scaleUtc()
+          .domain([new Date(d[0]), new Date(d[1])])
+          .range([x0, x1]);
+        if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
+          const delta = Math.abs(dx) > Math.abs(dy) ? dx : dy;
+          return panDomain(d, s.invert(x0 + delta).getTime() - d[0]);
+        }
+        return zoomDomain(d, Math.exp(dy * 0.0015), s.invert(px).getTime(), MIN_SPAN_MS, maxSpan);
+      });
+    };
+    svg.addEventListener("wheel", onWheel, { passive: false });
+    return () => svg.removeEventListener("wheel", onWheel);
+  }, [x0, x1, fit, maxSpan]);
+
+  const localX = (e: { clientX: number }) => e.clientX - (svgRef.current?.getBoundingClientRect().left ?? 0);
+  const clampX = (x: number) => Math.min(x1, Math.max(x0, x));
+
+  const onPointerDown = (e: ReactPointerEvent<SVGSVGElement>) => {
+    suppressClickRef.current = false;
+    if (e.button !== 0) return;
+    const px = localX(e);
+    if (px < x0 - 4) return;
+    dragRef.current = { pointerId: e.pointerId, startX: px, startDomain: domain, mode: e.shiftKey ? "brush" : "pan", moved: false };
+  };
+  const onPointerMove = (e: ReactPointerEvent<SVGSVGElement>) => {
+    const drag = dragRef.current;
+    if (!drag || drag.pointerId !== e.pointerId) return;
+    const px = localX(e);
+    if (!drag.moved) {
+      if (Math.abs(px - drag.startX) < 4) return;
+      drag.moved = true;
+      e.currentTarget.setPointerCapture(e.pointerId);
+      setDragging(true);
+      setHover(null);
+    }
+    if (drag.mode === "brush") {
+      setBrush({ a: clampX(drag.startX), b: clampX(px) });
+    } else {
+      const s = scaleUtc()
+        .domain([new Date(drag.startDomain[0]), new Date(drag.startDomain[1])])
+        .range([x0, x1]);
+      setViewDomain(panDomain(drag.startDomain, s.invert(drag.startX).getTime() - s.invert(px).getTime()));
+    }
+  };
+  const endDrag = (e: ReactPointerEvent<SVGSVGElement>, commit: boolean) => {
+    const drag = dragRef.current;
+    dragRef.current = null;
+    if (!drag || drag.pointerId !== e.pointerId) return;
+    if (!drag.moved) return;
+    suppressClickRef.current = true;
+    if (e.currentTarget.hasPointerCapture(e.pointerId)) e.currentTarget.releasePointerCapture(e.pointerId);
+    setDragging(false);
+    if (drag.mode === "brush") {
+      const a = clampX(drag.startX);
+      const b = clampX(localX(e));
+      if (commit && Math.abs(b - a) >= 4) {
+        const t0 = scale.invert(Math.min(a, b)).getTime();
+        const t1 = scale.invert(Math.max(a, b)).getTime();
+        const mid = (t0 + t1) / 2;
+        const span = Math.max(t1 - t0, MIN_SPAN_MS);
+        setViewDomain([mid - span / 2, mid + span / 2]);
+      }
+      setBrush(null);
+    }
+  };
+
+  const select = (id: string) => {
+    if (suppressClickRef.current) {
+      suppressClickRef.current = false;
+      return;
+    }
+    onSelect(id);
+  };
+
+  const zoomBy = (factor: number) => {
+    const sel = selectedId !== null ? byId.get(selectedId) : undefined;
+    const anchor = sel && sel.t >= domain[0] && sel.t <= domain[1] ? sel.t : (domain[0] + domain[1]) / 2;
+    setViewDomain(zoomDomain(domain, factor, anchor, MIN_SPAN_MS, maxSpan));
+  };
+
+  const openBin = (bin: MarkBin) => {
+    if (suppressClickRef.current) {
+      suppressClickRef.current = false;
+      return;
+    }
+    const spread = bin.last - bin.first;
+    const span = spread > 0 ? Math.max(spread * 1.6, MIN_SPAN_MS) : Math.max((domain[1] - domain[0]) / 8, MIN_SPAN_MS);
+    const mid = (bin.first + bin.last) / 2;
+    setViewDomain([mid - span / 2, mid + span / 2]);
+    const first = bin.ids[0];
+    if (first !== undefined) onSelect(first);
+  };
+
+  const onKeyDown = (e: ReactKeyboardEvent<SVGSVGElement>) => {
+    setHover(null); // the tooltip follows the pointer; keyboard moves would leave it stale
+    switch (e.key) {
+      case "ArrowRight":
+      case "ArrowLeft": {
+        e.preventDefault();
+        const id = neighbourId(sorted, selectedId, e.key === "ArrowRight" ? 1 : -1, accept);
+        if (id !== null && id !== selectedId) onSelect(id);
+        break;
+      }
+      case "Home":
+      case "End": {
+        e.preventDefault();
+        const id = neighbourId(sorted, null, e.key === "Home" ? 1 : -1, accept);
+        if (id !== null && id !== selectedId) onSelect(id);
+        break;
+      }
+      case "Escape":
+        if (selectedId !== null) {
+          e.preventDefault();
+          onSelect(null);
+        }
+        break;
+      case "+":
+      case "=":
+        e.preventDefault();
+        zoomBy(0.5);
+        break;
+      case "-":
+      case "_":
+        e.preventDefault();
+        zoomBy(2);
+        break;
+      case "0":
+        e.preventDefault();
+        setViewDomain(null);
+        break;
+    }
+  };
+
+  /* ---- render helpers ------------------------------------------------------------------------ */
+  const x = (t: number) => scale(new Date(t));
+  const selected = selectedId !== null ? byId.get(selectedId) : undefined;
+  const selectedItem = selectedId !== null ? itemById.get(selectedId) : undefined;
+  const clipId = `tl-clip-${uid}`;
+  const hintId = `tl-hint-${uid}`;
+
+  const renderMark = (m: MarkItem) => {
+    const isSelected = m.id === selectedId;
+    const dim = !accepted(m.id);
+    const style = OUTCOME_STYLE[m.outcome];
+    return (
+      <g
+        key={m.id}
+        data-testid="timeline-mark"
+        data-kind="event"
+        data-plane={m.plane}
+        data-event-id={m.id}
+        data-outcome={m.outcome}
+        data-selected={isSelected ? "true" : undefined}
+        transform={`translate(${x(m.t)},${markY(m.plane)})`}
+        className={`cursor-pointer ${dim && !isSelected ? "opacity-25" : ""}`}
+        onClick={() => select(m.id)}
+        onPointerEnter={() => setHover({ kind: "event", id: m.id })}
+        onPointerLeave={() => setHover(null)}
+      >
+        <circle r={10} fill="transparent" />
+        {isSelected ? <circle r={10.5} className="fill-sky-100 stroke-neutral-900 dark:fill-sky-950 dark:stroke-white" strokeWidth={2} /> : null}
+        {m.outcome !== "ok" ? (
+          <circle
+            r={8.5}
+            fill="none"
+            className={style.ring}
+            strokeWidth={1}
+            strokeDasharray={m.outcome === "unknown" ? "2 1.5" : undefined}
+          />
+        ) : null}
+        <ShapePath shape={m.shape} className={style.mark} />
+      </g>
+    );
+  };
+
+  const renderBin = (bin: MarkBin) => {
+    const key = binKey(bin);
+    const label = bin.count < 1000 ? String(bin.count) : `${Math.floor(bin.count / 1000)}k`;
+    const small = label.length > 2;
+    const w = Math.max(16, label.length * (small ? 5.4 : 6.2) + 6);
+    const dim = !bin.ids.some(accepted);
+    const style = BIN_STYLE[bin.worst];
+    return (
+      <g
+        key={key}
+        data-testid="timeline-mark"
+        data-kind="bin"
+        data-plane={bin.plane}
+        data-event-id={bin.ids[0]}
+        data-bin-count={bin.count}
+        data-outcome={bin.worst}
+        transform={`translate(${x((bin.t0 + bin.t1) / 2)},${markY(bin.plane)})`}
+        className={`cursor-zoom-in ${dim ? "opacity-25" : ""}`}
+        onClick={() => openBin(bin)}
+        onPointerEnter={() => setHover({ kind: "bin", key })}
+        onPointerLeave={() => setHover(null)}
+      >
+        <rect x={-w / 2} y={-8} width={w} height={16} rx={8} className={style.rect} strokeWidth={1} />
+        <text textAnchor="middle" y={3.5} className={`${small ? "text-[9px]" : "text-[10px]"} font-semibold ${style.text}`}>
+          {label}
+        </text>
+      </g>
+    );
+  };
+
+  const renderBar = (bar: SandboxBar) => {
+    const bx0 = x(bar.start);
+    const bx1 = x(bar.end);
+    const bw = Math.max(2, bx1 - bx0);
+    const by = barY(bar.row);
+    const label = `${sandboxBarLabel(bar)}${bar.open ? " (no end recorded)" : ""}`;
+    const labelX = Math.max(bx0, x0) - bx0 + 4;
+    return (
+      <g
+        key={bar.environmentId}
+        data-testid="sandbox-bar"
+        data-environment-id={bar.environmentId}
+        data-attempt={bar.attempt ?? undefined}
+        data-open={bar.open ? "true" : "false"}
+        className={bar.createdEventId ? "cursor-pointer" : undefined}
+        onClick={() => (bar.createdEventId ? select(bar.createdEventId) : undefined)}
+        onPointerEnter={() => setHover({ kind: "bar", environmentId: bar.environmentId })}
+        onPointerLeave={() => setHover(null)}
+      >
+        <rect
+          x={bx0}
+          y={by}
+          width={bw}
+          height={BAR_H}
+          rx={3}
+          className={
+            bar.open
+              ? "fill-emerald-50 stroke-emerald-700 dark:fill-emerald-950 dark:stroke-emerald-400"
+              : "fill-neutral-200 stroke-neutral-500 dark:fill-neutral-700 dark:stroke-neutral-400"
+          }
+          strokeWidth={1}
+          strokeDasharray={bar.open ? "4 2" : undefined}
+        />
+        <svg x={bx0} y={by} width={bw} height={BAR_H} overflow="hidden">
+          <text x={labelX} y={10.5} className="fill-neutral-800 text-[10px] font-medium dark:fill-neutral-100">
+            {label}
+          </text>
+        </svg>
+      </g>
+    );
+  };
+
+  /* ---- tooltip ------------------------------------------------------------------------------- */
+  let tooltip: { x: number; y: number; body: ReactNode } | null = null;
+  if (hover?.kind === "event") {
+    const te = byId.get(hover.id);
+    const item = itemById.get(hover.id);
+    if (te && item) {
+      const seName = sideEffectNameOf(te.event);
+      const se = seName !== null && sideEffects && Object.hasOwn(sideEffects, seName) ? sideEffects[seName] : undefined;
+      tooltip = {
+        x: x(item.t),
+        y: markY(item.plane),
+        body: (
+          <>
+            <div className="font-mono font-semibold break-all">{te.event.type}</div>
+            <div className="mt-0.5 tabular-nums">{formatInstant(te.t, zone)}</div>
+            <div className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-0.5">
+              <span>{planeLabel(te.event.plane)}</span>
+              <span className="inline-flex items-center gap-1">
+                <MarkGlyph shape={item.shape} outcome={item.outcome} />
+                {SHAPE_WORD[item.shape]}
+              </span>
+              <OutcomeLabel outcome={item.outcome} />
+            </div>
+            {te.event.attempt !== null ? <div>attempt {te.event.attempt}</div> : null}
+            {se ? (
+              <div className="mt-1">
+                side effect <span className="font-mono">{seName}</span>: <SideEffectStatusLabel status={se.status} />
+              </div>
+            ) : null}
+            {te.event.redaction_count > 0 ? (
+              <div className="mt-1 text-amber-800 dark:text-amber-300">
+                {te.event.redaction_count} {te.event.redaction_count === 1 ? "value" : "values"} redacted
+              </div>
+            ) : null}
+          </>
+        ),
+      };
+    }
+  } else if (hover?.kind === "bin") {
+    const bin = bins.find((b) => binKey(b) === hover.key);
+    if (bin) {
+      const problems = (["failed", "denied", "unknown"] as const).filter((o) => bin.outcomes[o] > 0);
+      tooltip = {
+        x: x((bin.t0 + bin.t1) / 2),
+        y: markY(bin.plane),
+        body: (
+          <>
+            <div className="font-semibold">
+              {bin.count} events in {planeLabel(bin.plane)}
+            </div>
+            <div className="tabular-nums">
+              {formatInstant(bin.first, zone)}
+              {bin.last > bin.first ? ` + ${formatDuration(bin.last - bin.first)}` : ""}
+            </div>
+            <div className="mt-1 flex flex-wrap gap-x-2">
+              {problems.length === 0 ? (
+                <OutcomeLabel outcome="ok" />
+              ) : (
+                problems.map((o) => (
+                  <span key={o} className="inline-flex items-center gap-1">
+                    {bin.outcomes[o]} <OutcomeLabel outcome={o} />
+                  </span>
+                ))
+              )}
+            </div>
+            <div className="mt-1 text-neutral-500 dark:text-neutral-400">Click to zoom in.</div>
+          </>
+        ),
+      };
+    }
+  } else if (hover?.kind === "bar") {
+    const bar = bars.find((b) => b.environmentId === hover.environmentId);
+    if (bar) {
+      tooltip = {
+        x: Math.min(Math.max(x(bar.start), x0), x1),
+        y: barY(bar.row) + BAR_H / 2,
+        body: (
+          <>
+            <div className="font-semibold">Sandbox · {sandboxBarLabel(bar)}</div>
+            <div className="text-neutral-500 dark:text-neutral-400">sandbox id (pointer, not trusted)</div>
+            <div className="font-mono break-all">{bar.environmentId}</div>
+            <div className="mt-1 tabular-nums">
+              {bar.createdEventId ? "created" : "first seen"} {formatInstant(bar.start, zone)}
+            </div>
+            <div>
+              {bar.open
+                ? "no destroy or replace recorded"
+                : `${bar.endedBy} after ${formatDuration(bar.end - bar.start)}`}
+            </div>
+          </>
+        ),
+      };
+    }
+  } else if (hover?.kind === "rule") {
+    const placed = ruleLayout.find((r) => r.rule.eventId === hover.eventId);
+    const te = byId.get(hover.eventId);
+    if (placed && te) {
+      const reason = te.event.attrs.reason;
+      tooltip = {
+        x: placed.x,
+        y: AXIS_H + placed.row * RULE_ROW_H + 8,
+        body: (
+          <>
+            <div className="font-semibold">{RULE_WORD[placed.rule.kind]}</div>
+            <div className="font-mono">{te.event.type}</div>
+            <div className="tabular-nums">{formatInstant(te.t, zone)}</div>
+            {placed.rule.attempt !== null ? <div>attempt {placed.rule.attempt}</div> : null}
+            {typeof reason === "string" ? <div className="break-words">reason: {reason}</div> : null}
+          </>
+        ),
+      };
+    }
+  }
+
+  const tooltipAbove = tooltip !== null && tooltip.y > height - 90;
+
+  /* ---- render -------------------------------------------------------------------------------- */
+  return (
+    <section className="min-w-0 rounded-lg border border-neutral-200 bg-white dark:border-neutral-800 dark:bg-neutral-950">
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-2 border-b border-neutral-200 px-3 py-2 text-xs dark:border-neutral-800">
+        <span className="text-neutral-600 dark:text-neutral-300">
+          <span className="font-medium text-neutral-900 dark:text-neutral-100">{sorted.length}</span>{" "}
+          {sorted.length === 1 ? "event" : "events"}
+        </span>
+        <span className="text-neutral-500 tabular-nums dark:text-neutral-400">
+          {formatDate(domain[0], zone)} {zoneSuffix(domain[0], zone)} · window {formatDuration(domain[1] - domain[0])}
+        </span>
+        <div className="ml-auto flex flex-wrap items-center gap-2">
+          <div className="inline-flex overflow-hidden rounded-md border border-neutral-300 dark:border-neutral-700">
+            <button
+              type="button"
+              onClick={() => zoomBy(2)}
+              aria-label="Zoom out"
+              title="Zoom out (−)"
+              className="px-2 py-1 hover:bg-neutral-100 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 dark:hover:bg-neutral-800"
+            >
+              −
+            </button>
+            <button
+              type="button"
+              onClick={() => zoomBy(0.5)}
+              aria-label="Zoom in"
+              title="Zoom in (+)"
+              className="border-l border-neutral-300 px-2 py-1 hover:bg-neutral-100 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 dark:border-neutral-700 dark:hover:bg-neutral-800"
+            >
+              +
+            </button>
+            <button
+              type="button"
+              onClick={() => setViewDomain(null)}
+              title="Fit all events (0)"
+              className="border-l border-neutral-300 px-2 py-1 font-medium hover:bg-neutral-100 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 dark:border-neutral-700 dark:hover:bg-neutral-800"
+            >
+              Fit
+            </button>
+          </div>
+          <div
+            role="group"
+            aria-label="Time zone"
+            className="inline-flex overflow-hidden rounded-md border border-neutral-300 dark:border-neutral-700"
+          >
+            {(["utc", "local"] as const).map((z, i) => (
+              <button
+                key={z}
+                type="button"
+                aria-pressed={requestedZone === z}
+                onClick={() => setZone(z)}
+                className={`px-2 py-1 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 ${
+                  i > 0 ? "border-l border-neutral-300 dark:border-neutral-700" : ""
+                } ${
+                  requestedZone === z
+                    ? "bg-neutral-900 text-white dark:bg-neutral-100 dark:text-neutral-900"
+                    : "hover:bg-neutral-100 dark:hover:bg-neutral-800"
+                }`}
+              >
+                {z === "utc" ? "UTC" : "Local"}
+              </button>
+            ))}
+          </div>
+        </div>
+      </div>
+
+      <div ref={setContainer} className="relative w-full min-w-0 overflow-hidden">
+        <svg
+          ref={svgRef}
+          width={width}
+          height={height}
+          tabIndex={0}
+          role="group"
+          aria-roledescription="timeline"
+          aria-label={`Timeline of ${sorted.length} events in four lanes: Session, Environment, Tools & egress, Vault`}
+          aria-describedby={hintId}
+          className={`block touch-pan-y select-none focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 ${
+            dragging ? "cursor-grabbing" : "cursor-grab"
+          }`}
+          onKeyDown={onKeyDown}
+          onPointerDown={onPointerDown}
+          onPointerMove={onPointerMove}
+          onPointerUp={(e) => endDrag(e, true)}
+          onPointerCancel={(e) => endDrag(e, false)}
+        >
+          <defs>
+            <clipPath id={clipId}>
+              <rect x={x0 - 6} y={0} width={plotW + 6 + PAD_R} height={height} />
+            </clipPath>
+          </defs>
+
+          {laneBoxes.map(({ lane, top, h }, i) => (
+            <g key={lane.plane} data-testid="timeline-lane" data-plane={lane.plane}>
+              <rect
+                x={0}
+                y={top}
+                width={width}
+                height={h}
+                className={i % 2 === 0 ? "fill-white dark:fill-neutral-950" : "fill-neutral-50 dark:fill-neutral-900"}
+              />
+              {ticks.map((d) => (
+                <line
+                  key={d.getTime()}
+                  x1={scale(d)}
+                  x2={scale(d)}
+                  y1={top}
+                  y2={top + h}
+                  className="stroke-neutral-200 dark:stroke-neutral-800"
+                />
+              ))}
+              <line x1={0} x2={width} y1={top + h} y2={top + h} className="stroke-neutral-200 dark:stroke-neutral-800" />
+              {wide ? (
+                <>
+                  <text x={12} y={top + h / 2 - 1} className="fill-neutral-800 text-[12px] font-medium dark:fill-neutral-100">
+                    {lane.label}
+                  </text>
+                  <text x={12} y={top + h / 2 + 11} className="fill-neutral-500 text-[10px] dark:fill-neutral-400">
+                    {countByPlane[lane.plane]} {countByPlane[lane.plane] === 1 ? "event" : "events"}
+                  </text>
+                </>
+              ) : (
+                <text x={x0} y={top + 11} className="fill-neutral-800 text-[11px] font-medium dark:fill-neutral-100">
+                  {lane.label}
+                </text>
+              )}
+              <g clipPath={`url(#${clipId})`}>
+                {lane.plane === "environment" ? bars.map(renderBar) : null}
+                {bins.filter((b) => b.plane === lane.plane).map(renderBin)}
+                {marks.filter((m) => m.plane === lane.plane && m.id !== selectedId).map(renderMark)}
+                {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem) ? renderMark(selectedItem) : null}
+              </g>
+            </g>
+          ))}
+
+          {/* Selected instant, across all lanes */}
+          {selected && selected.t >= domain[0] && selected.t <= domain[1] ? (
+            <line
+              x1={x(selected.t)}
+              x2={x(selected.t)}
+              y1={lanesTop}
+              y2={lanesBottom}
+              className="stroke-neutral-900/40 dark:stroke-white/40"
+              strokeWidth={1}
+              pointerEvents="none"
+            />
+          ) : null}
+
+          {/* Interruptions, restarts, resumes and stops, across all lanes */}
+          <g clipPath={`url(#${clipId})`}>
+            {ruleLayout.map(({ rule, x: rx, lx, row }) => {
+              if (rx < x0 - 1 || rx > x1 + 1) return null;
+              const style = RULE_STYLE[rule.kind];
+              return (
+                <g key={rule.eventId} data-testid={style.testId} data-kind={rule.kind} data-event-id={rule.eventId}>
+                  <line
+                    x1={rx}
+                    x2={rx}
+                    y1={AXIS_H + row * RULE_ROW_H + 2}
+                    y2={lanesBottom}
+                    className={style.line}
+                    strokeWidth={style.width}
+                    strokeDasharray={style.dash}
+                    pointerEvents="none"
+                  />
+                  <text
+                    x={lx}
+                    y={AXIS_H + row * RULE_ROW_H + 12}
+                    className={`cursor-pointer text-[10px] font-semibold ${style.text}`}
+                    onClick={() => select(rule.eventId)}
+                    onPointerEnter={() => setHover({ kind: "rule", eventId: rule.eventId })}
+                    onPointerLeave={() => setHover(null)}
+                  >
+                    {rule.label}
+                  </text>
+                </g>
+              );
+            })}
+          </g>
+
+          {/* Axis */}
+          <g aria-hidden="true">
+            <rect x={0} y={0} width={width} height={AXIS_H} className="fill-white dark:fill-neutral-950" />
+            {wide ? (
+              <text x={12} y={AXIS_H - 9} className="fill-neutral-500 text-[10px] dark:fill-neutral-400">
+                {zoneSuffix(domain[0], zone)}
+              </text>
+            ) : null}
+            {ticks.map((d) => {
+              const tx = scale(d);
+              const anchor = tx < x0 + 18 ? "start" : tx > x1 - 18 ? "end" : "middle";
+              return (
+                <g key={d.getTime()}>
+                  <line x1={tx} x2={tx} y1={AXIS_H - 5} y2={AXIS_H} className="stroke-neutral-400 dark:stroke-neutral-600" />
+                  <text x={tx} y={AXIS_H - 9} textAnchor={anchor} className="fill-neutral-600 text-[10px] tabular-nums dark:fill-neutral-400">
+                    {formatTick(d, zone)}
+                  </text>
+                </g>
+              );
+            })}
+            <line x1={0} x2={width} y1={AXIS_H} y2={AXIS_H} className="stroke-neutral-300 dark:stroke-neutral-700" />
+          </g>
+
+          {brush ? (
+            <rect
+              x={Math.min(brush.a, brush.b)}
+              y={lanesTop}
+              width={Math.abs(brush.b - brush.a)}
+              height={lanesBottom - lanesTop}
+              className="fill-sky-500/15 stroke-sky-600"
+              strokeDasharray="3 2"
+              pointerEvents="none"
+            />
+          ) : null}
+        </svg>
+
+        {sorted.length === 0 ? (
+          <p className="pointer-events-none absolute inset-x-0 top-1/2 -translate-y-1/2 text-center text-sm text-neutral-500 dark:text-neutral-400">
+            No events recorded for this task yet.
+          </p>
+        ) : null}
+
+        {tooltip ? (
+          <div
+            role="tooltip"
+            className={`pointer-events-none absolute z-20 w-64 max-w-[calc(100%-8px)] rounded-md border border-neutral-200 bg-white p-2 text-xs text-neutral-800 shadow-lg dark:border-neutral-700 dark:bg-neutral-900 dark:text-neutral-100 ${
+              tooltipAbove ? "-translate-y-full" : ""
+            }`}
+            style={{
+              left: Math.max(4, Math.min(tooltip.x - 24, width - 264)),
+              top: tooltipAbove ? tooltip.y - 14 : tooltip.y + 14,
+            }}
+          >
+            {tooltip.body}
+          </div>
+        ) : null}
+      </div>
+
+      <Legend hintId={hintId} />
+
+      <p className="sr-only" aria-live="polite">
+        {selected && selectedItem
+          ? `Selected ${selected.event.type}, ${planeLabel(selected.event.plane)}, ${formatInstant(selected.t, zone)}, ${selectedItem.outcome}.`
+          : ""}
+      </p>
+    </section>
+  );
+}
+
+/** Shapes, outcomes and controls, in words (no colour-only meaning). */
+function Legend({ hintId }: { hintId: string }) {
+  return (
+    <div className="flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-neutral-200 px-3 py-2 text-[11px] text-neutral-600 dark:border-neutral-800 dark:text-neutral-400">
+      <span className="inline-flex flex-wrap items-center gap-x-3 gap-y-1">
+        {(["circle", "diamond", "square", "triangle"] as const).map((shape) => (
+          <span key={shape} className="inline-flex items-center gap-1">
+            <MarkGlyph shape={shape} outcome="ok" />
+            {SHAPE_WORD[shape]}
+          </span>
+        ))}
+      </span>
+      <span className="inline-flex flex-wrap items-center gap-x-3 gap-y-1">
+        <OutcomeLabel outcome="ok" />
+        <OutcomeLabel outcome="denied" />
+        <OutcomeLabel outcome="failed" />
+        <OutcomeLabel outcome="unknown" />
+      </span>
+      <span id={hintId} className="sm:ml-auto">
+        Scroll to zoom · drag to pan · Shift-drag to zoom to a range · ←/→ step through events · Esc clears
+      </span>
+    </div>
+  );
+}
+

@@ -1,0 +1,73 @@
+/**
+ * One status vocabulary everywhere (UX.md "Status language"): every status has a word and an icon, never
+ * colour alone.
+ */
+import type { SideEffectStatus } from "@/db/schema/enums";
+
+const SIDE_EFFECT: Record<SideEffectStatus, { label: string; icon: string; cls: string; hint: string }> = {
+  not_started: { label: "not started", icon: "○", cls: "bg-neutral-100 text-neutral-700 border-neutral-200", hint: "No intent recorded yet." },
+  awaiting_approval: { label: "awaiting approval", icon: "◔", cls: "bg-sky-50 text-sky-800 border-sky-200", hint: "Needs a fresh approval before it may run." },
+  approved: { label: "approved", icon: "✓", cls: "bg-sky-50 text-sky-800 border-sky-200", hint: "Approved; may run." },
+  in_flight: { label: "in flight", icon: "↻", cls: "bg-indigo-50 text-indigo-800 border-indigo-200", hint: "Intent recorded; waiting for the receipt." },
+  completed: { label: "completed", icon: "✔", cls: "bg-emerald-50 text-emerald-800 border-emerald-200", hint: "Receipt recorded." },
+  failed: { label: "failed", icon: "✕", cls: "bg-red-50 text-red-800 border-red-200", hint: "The write failed; it may be retried with the same key." },
+  unknown: { label: "unknown", icon: "?", cls: "bg-amber-50 text-amber-900 border-amber-300", hint: "Request sent, outcome not recorded." },
+};
+
+/** A side-effect status pill: icon + word, with the meaning as a tooltip. */
+export function SideEffectStatusBadge({ status }: { status: SideEffectStatus }) {
+  const s = SIDE_EFFECT[status];
+  return (
+    <span
+      className={`inline-flex items-center gap-1 rounded-full border px-2 py-0.5 text-xs font-medium ${s.cls}`}
+      title={s.hint}
+      data-status={status}
+    >
+      <span aria-hidden="true">{s.icon}</span>
+      {s.label}
+    </span>
+  );
+}
+
+/** The plain-words meaning of a side-effect status. */
+export function sideEffectHint(status: SideEffectStatus): string {
+  return SIDE_EFFECT[status].hint;
+}
+
+const VERDICT = {
+  resume: { label: "Resume", icon: "▶", cls: "bg-emerald-50 text-emerald-800 border-emerald-300" },
+  replay: { label: "Replay", icon: "↺", cls: "bg-amber-50 text-amber-900 border-amber-300" },
+  stop: { label: "Stop", icon: "■", cls: "bg-red-50 text-red-800 border-red-300" },
+} as const;
+
+/** Resume-gate verdict pill with the count of reasons. */
+export function VerdictBadge({ verdict, reasons }: { verdict: keyof typeof VERDICT; reasons: number }) {
+  const v = VERDICT[verdict];
+  return (
+    <span
+      className={`inline-flex items-center gap-1.5 rounded-md border px-2.5 py-1 text-sm font-semibold ${v.cls}`}
+      data-testid="gate-verdict"
+      data-verdict={verdict}
+    >
+      <span aria-hidden="true">{v.icon}</span>
+      {v.label}
+      {reasons > 0 ? <span className="font-normal">· {reasons} {reasons === 1 ? "reason" : "reasons"}</span> : null}
+    </span>
+  );
+}
+
+/** Signature status of the latest checkpoint. */
+export function SignatureBadge({ valid }: { valid: boolean | null }) {
+  if (valid === null) {
+    return <span className="text-xs text-neutral-600">no checkpoint yet</span>;
+  }
+  return valid ? (
+    <span className="inline-flex items-center gap-1 text-xs font-medium text-emerald-800" data-testid="signature-status">
+      <span aria-hidden="true">✔</span> signature verified
+    </span>
+  ) : (
+    <span className="inline-flex items-center gap-1 text-xs font-semibold text-red-800" data-testid="signature-status">
+      <span aria-hidden="true">✕</span> signature does not verify
+    </span>
+  );
+}

@@ -1,0 +1,83 @@
+/**
+ * The one place that picks the database: PostgreSQL through postgres.js when `DATABASE_URL` is set,
+ * otherwise embedded PGlite in `CUSTODY_DATA_DIR` (default `.data/`). Both get the same Drizzle schema
+ * and the same committed migrations, applied on first use.
+ */
+import path from "node:path";
+import fs from "node:fs";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { SQL } from "drizzle-orm";
+import * as schema from "./schema";
+import { dataDir, MIGRATIONS_DIR } from "./paths";
+
+export { dataDir, MIGRATIONS_DIR };
+
+export { schema };
+
+/** A Drizzle database or an open transaction; query helpers accept either. */
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+
+type Handle = { db: Db; close: () => Promise<void>; kind: "postgres" | "pglite" };
+
+const globalForDb = globalThis as unknown as { __custodyDb?: Promise<Handle> };
+
+
+/**
+ * Opens a database and applies migrations.
+ * @param url PostgreSQL URL; when absent, PGlite in `dir` (default {@link dataDir}).
+ */
+export async function openDatabase(opts: { url?: string; dir?: string; max?: number } = {}): Promise<Handle> {
+  if (opts.url) {
+    const { default: postgres } = await import("postgres");
+    const { drizzle } = await import("drizzle-orm/postgres-js");
+    const { migrate } = await import("drizzle-orm/postgres-js/migrator");
+    // Migrations run on their own single connection, serialized across processes by an advisory lock.
+    const migrationClient = postgres(opts.url, { max: 1, onnotice: () => {} });
+    try {
+      await migrationClient`select pg_advisory_lock(724201)`;
+      await migrate(drizzle(migrationClient), { migrationsFolder: MIGRATIONS_DIR });
+      await migrationClient`select pg_advisory_unlock(724201)`;
+    } finally {
+      await migrationClient.end();
+    }
+    const client = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    const db = drizzle(client, { schema }) as unknown as Db;
+    return { db, kind: "postgres", close: () => client.end() };
+  }
+  const dir = opts.dir ?? dataDir();
+  fs.mkdirSync(dir, { recursive: true });
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const { migrate } = await import("drizzle-orm/pglite/migrator");
+  const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
+  const pdb = drizzle(client, { schema });
+  await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
+  return { db: pdb as unknown as Db, kind: "pglite", close: () => client.close() };
+}
+
+/** The process-wide database (opened and migrated once). Throws if migrations fail. */
+export async function getDb(): Promise<Db> {
+  if (!globalForDb.__custodyDb) {
+    globalForDb.__custodyDb = openDatabase({ url: process.env.DATABASE_URL || undefined }).catch((err) => {
+      globalForDb.__custodyDb = undefined;
+      throw err;
+    });
+  }
+  return (await globalForDb.__custodyDb).db;
+}
+
+/** Which engine the process-wide database runs on. */
+export async function dbKind(): Promise<"postgres" | "pglite"> {
+  await getDb();
+  return (await globalForDb.__custodyDb!).kind;
+}
+
+/**
+ * Runs raw SQL and returns its rows, on either driver (postgres.js returns an array, PGlite `{rows}`).
+ */
+export async function queryRows<T = Record<string, unknown>>(db: Db, query: SQL): Promise<T[]> {
+  const res = (await db.execute(query)) as unknown;
+  if (Array.isArray(res)) return res as T[];
+  return ((res as { rows?: T[] }).rows ?? []) as T[];
+}

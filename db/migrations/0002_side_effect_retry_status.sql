@@ -1,0 +1,1 @@
+ALTER TABLE "side_effects" ADD COLUMN "retry_status" "side_effect_status";

@@ -1,0 +1,69 @@
+/**
+ * Side-effect reads and the lazy lease-expiry transition. SQL only; tenant id required.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "../index";
+import { isoUtc } from "./sql-helpers";
+import type { SideEffectReceipt, SideEffectReconcile, SideEffectStatus } from "../schema";
+
+export type SideEffectRow = {
+  name: string;
+  idempotency_key: string;
+  status: SideEffectStatus;
+  tool: string | null;
+  action: string | null;
+  mutation: boolean;
+  payload_digest: string | null;
+  intent_at: string | null;
+  intent_attempt: number | null;
+  lease_expires_at: string | null;
+  receipt: SideEffectReceipt | null;
+  last_reconcile: SideEffectReconcile | null;
+  status_reason: string | null;
+  updated_at: string;
+};
+
+const COLUMNS = sql`name, idempotency_key, status, tool, action, mutation, payload_digest,
+  ${isoUtc("intent_at")} as intent_at, intent_attempt, ${isoUtc("lease_expires_at")} as lease_expires_at,
+  receipt, last_reconcile, status_reason, ${isoUtc("updated_at")} as updated_at`;
+
+/** All side effects of a task, by name. */
+export async function listSideEffects(db: Db, tenantId: string, taskId: string): Promise<SideEffectRow[]> {
+  return queryRows<SideEffectRow>(
+    db,
+    sql`select ${COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} order by name`,
+  );
+}
+
+/** One side effect, optionally locked FOR UPDATE. */
+export async function findSideEffect(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  name: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SideEffectRow | undefined> {
+  const rows = await queryRows<SideEffectRow>(
+    db,
+    sql`select ${COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
+        ${opts.forUpdate ? sql`for update` : sql``}`,
+  );
+  return rows[0];
+}
+
+/**
+ * `in_flight` effects whose lease has expired become `unknown` (DESIGN.md "Side effect"). Guarded, so it is
+ * safe to call on every read. Returns how many changed.
+ */
+export async function expireLeases(db: Db, tenantId: string, taskId?: string): Promise<number> {
+  const rows = await queryRows(
+    db,
+    sql`update side_effects
+        set status = 'unknown', updated_at = now(),
+            status_reason = 'The lease expired before a receipt was recorded.'
+        where tenant_id = ${tenantId} ${taskId ? sql`and task_id = ${taskId}` : sql``}
+          and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
+        returning name`,
+  );
+  return rows.length;
+}

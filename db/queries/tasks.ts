@@ -1,0 +1,147 @@
+/**
+ * Task, checkpoint, artifact and timeline reads. SQL only; first argument db-or-transaction; tenant id required.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "../index";
+import { isoUtc, likeEscape } from "./sql-helpers";
+
+export type TaskRow = {
+  task_id: string;
+  principal: string | null;
+  phase: string;
+  policy_version: string | null;
+  latest_version: number;
+  current_attempt: number;
+  created_at: string;
+};
+
+/** One task of a tenant, or undefined. */
+export async function findTask(db: Db, tenantId: string, taskId: string): Promise<TaskRow | undefined> {
+  const rows = await queryRows<TaskRow>(
+    db,
+    sql`select task_id, principal, phase, policy_version, latest_version, current_attempt,
+               ${isoUtc("created_at")} as created_at
+        from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  return rows[0];
+}
+
+export type TaskListRow = TaskRow & {
+  created_cursor: string;
+  event_count: string | number;
+  last_event_at: string | null;
+  unknown_side_effects: string | number;
+};
+
+/** Newest tasks first, keyset-paginated on (created_at, task_id). */
+export async function listTasks(
+  db: Db,
+  tenantId: string,
+  opts: { limit: number; after?: { createdAt: string; taskId: string }; q?: string; phase?: string; status?: string },
+): Promise<TaskListRow[]> {
+  const conds = [sql`t.tenant_id = ${tenantId}`];
+  if (opts.after) conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
+  if (opts.q) conds.push(sql`t.task_id ilike ${"%" + likeEscape(opts.q) + "%"}`);
+  if (opts.phase) conds.push(sql`t.phase = ${opts.phase}`);
+  if (opts.status) {
+    conds.push(
+      sql`exists (select 1 from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = ${opts.status}::side_effect_status)`,
+    );
+  }
+  return queryRows<TaskListRow>(
+    db,
+    sql`select t.task_id, t.principal, t.phase, t.policy_version, t.latest_version, t.current_attempt,
+               ${isoUtc("t.created_at")} as created_at, ${isoUtc("t.created_at")} as created_cursor,
+               (select count(*) from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as event_count,
+               (select ${isoUtc("max(e.occurred_at)")} from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as last_event_at,
+               (select count(*) from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = 'unknown') as unknown_side_effects
+        from tasks t
+        where ${sql.join(conds, sql` and `)}
+        order by t.created_at desc, t.task_id desc
+        limit ${opts.limit}`,
+  );
+}
+
+export type CheckpointRow = {
+  version: number;
+  record: Record<string, unknown>;
+  digest: string;
+  signature: string;
+  key_id: string;
+  created_at: string;
+};
+
+/** The latest checkpoint of a task, or undefined before the first one. */
+export async function latestCheckpoint(db: Db, tenantId: string, taskId: string): Promise<CheckpointRow | undefined> {
+  const rows = await queryRows<CheckpointRow>(
+    db,
+    sql`select version, record, digest, signature, key_id, ${isoUtc("created_at")} as created_at
+        from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId}
+        order by version desc limit 1`,
+  );
+  return rows[0];
+}
+
+/** Every checkpoint of a task, newest first (at most `limit`). */
+export async function listCheckpoints(db: Db, tenantId: string, taskId: string, limit = 200): Promise<CheckpointRow[]> {
+  return queryRows<CheckpointRow>(
+    db,
+    sql`select version, record, digest, signature, key_id, ${isoUtc("created_at")} as created_at
+        from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId}
+        order by version desc limit ${limit}`,
+  );
+}
+
+export type ArtifactRow = {
+  object_ref: string;
+  sha256: string;
+  size_bytes: string | number | null;
+  media_type: string | null;
+  first_version: number;
+  created_at: string;
+};
+
+/** Artifacts listed by a task's checkpoints, newest first. */
+export async function listArtifacts(db: Db, tenantId: string, taskId: string): Promise<ArtifactRow[]> {
+  return queryRows<ArtifactRow>(
+    db,
+    sql`select object_ref, sha256, size_bytes, media_type, first_version, ${isoUtc("created_at")} as created_at
+        from artifacts where tenant_id = ${tenantId} and task_id = ${taskId}
+        order by first_version desc, object_ref`,
+  );
+}
+
+export type EventRow = {
+  event_id: string;
+  task_id: string;
+  plane: "session" | "environment" | "tools" | "vault";
+  type: string;
+  occurred_at: string;
+  received_at: string;
+  environment_id: string | null;
+  attempt: number | null;
+  actor: string | null;
+  attrs: Record<string, unknown>;
+  redaction_count: number;
+};
+
+/** A page of a task's events ordered by (occurred_at, event_id), after an optional keyset position. */
+export async function timelinePage(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  opts: { limit: number; after?: { occurredAt: string; eventId: string } },
+): Promise<EventRow[]> {
+  const after = opts.after
+    ? sql`and (occurred_at, event_id) > (${opts.after.occurredAt}::timestamptz, ${opts.after.eventId})`
+    : sql``;
+  return queryRows<EventRow>(
+    db,
+    sql`select event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
+               ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count
+        from events
+        where tenant_id = ${tenantId} and task_id = ${taskId} ${after}
+        order by occurred_at, event_id
+        limit ${opts.limit}`,
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * Append-only audit log: every human decision and every API mutation (DESIGN.md "Audit log").
+ * Each entry carries the hash of the previous entry of the same tenant; a trigger forbids UPDATE/DELETE.
+ */
+import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { actorKindEnum } from "./enums";
+
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    /** Position in the tenant's chain, 1-based. */
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    at: timestamp("at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    actorKind: actorKindEnum("actor_kind").notNull(),
+    actorId: text("actor_id").notNull(),
+    /** Display label of the actor (email or key name), for people reading the log. */
+    actorLabel: text("actor_label").notNull(),
+    action: text("action").notNull(),
+    target: text("target").notNull(),
+    details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
+    prevHash: text("prev_hash").notNull(),
+    hash: text("hash").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "audit_log_pkey", columns: [t.tenantId, t.seq] }),
+    index("audit_log_tenant_target_idx").on(t.tenantId, t.target),
+  ],
+);

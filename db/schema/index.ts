@@ -1,0 +1,5 @@
+export * from "./enums";
+export * from "./tenancy";
+export * from "./tasks";
+export * from "./audit";
+export * from "./settings";

@@ -1,0 +1,76 @@
+/**
+ * Tenants, people and their roles, and runtime API keys.
+ * Users are global (one login, many tenants); everything else leads with tenant_id (DESIGN.md "Scale").
+ */
+import { sql } from "drizzle-orm";
+import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { roleEnum } from "./enums";
+
+export const tenants = pgTable(
+  "tenants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    slug: text("slug").notNull(),
+    name: text("name").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("tenants_slug_key").on(t.slug)],
+);
+
+export const users = pgTable(
+  "users",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** Stored lower-cased. */
+    email: text("email").notNull(),
+    name: text("name").notNull(),
+    /** argon2id PHC string; never the password. */
+    passwordHash: text("password_hash").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("users_email_key").on(t.email)],
+);
+
+export const memberships = pgTable(
+  "memberships",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id),
+    role: roleEnum("role").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ name: "memberships_pkey", columns: [t.tenantId, t.userId] }),
+    index("memberships_user_idx").on(t.userId),
+  ],
+);
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    id: uuid("id").notNull().defaultRandom(),
+    name: text("name").notNull(),
+    /** First characters of the key, shown in lists so people can tell keys apart. */
+    displayPrefix: text("display_prefix").notNull(),
+    /** sha256 hex of the whole key; the key itself is shown once and never stored. */
+    keyHash: text("key_hash").notNull(),
+    createdBy: uuid("created_by"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ name: "api_keys_pkey", columns: [t.tenantId, t.id] }),
+    // Looked up before the tenant is known; api_keys is a small reference table (docs/decisions/0002-api-keys.md).
+    uniqueIndex("api_keys_hash_key").on(t.keyHash),
+    index("api_keys_tenant_created_idx").on(t.tenantId, sql`${t.createdAt} desc`),
+  ],
+);

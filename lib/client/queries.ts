@@ -1,0 +1,89 @@
+/**
+ * react-query keys and hooks for the dashboard.
+ */
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { apiFetch } from "./api";
+import { TIMELINE_EVENT_CAP } from "./limits";
+import type { ArtifactView, CheckpointSummary, GateVerdict, StoredEvent, TaskRecord, TaskView, TimelinePage } from "./types";
+
+/** Query-key factory: one place that names every cached query. */
+export const keys = {
+  task: (taskId: string) => ["task", taskId] as const,
+  timeline: (taskId: string) => ["task", taskId, "timeline"] as const,
+  checkpoints: (taskId: string) => ["task", taskId, "checkpoints"] as const,
+  artifacts: (taskId: string) => ["task", taskId, "artifacts"] as const,
+  gate: (taskId: string) => ["task", taskId, "gate"] as const,
+};
+
+
+const enc = encodeURIComponent;
+
+/** Fetches every timeline page (up to the cap). */
+export async function fetchAllEvents(taskId: string): Promise<{ events: StoredEvent[]; truncated: boolean }> {
+  const events: StoredEvent[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: TimelinePage = await apiFetch<TimelinePage>(
+      `/api/v1/tasks/${enc(taskId)}/timeline?limit=1000${cursor ? `&cursor=${enc(cursor)}` : ""}`,
+    );
+    events.push(...page.events);
+    cursor = page.next_cursor;
+  } while (cursor && events.length < TIMELINE_EVENT_CAP);
+  return { events, truncated: Boolean(cursor) };
+}
+
+/** The task view, refreshed every `refetchMs` while the run is live (pass false when it is not). */
+export function useTask(taskId: string, initialData: TaskView | undefined, refetchMs: number | false) {
+  return useQuery({
+    queryKey: keys.task(taskId),
+    queryFn: () => apiFetch<TaskView>(`/api/v1/tasks/${enc(taskId)}`),
+    initialData,
+    refetchInterval: refetchMs,
+  });
+}
+
+/** All events of the task, refreshed while live. */
+export function useTimeline(
+  taskId: string,
+  initialData: { events: StoredEvent[]; truncated: boolean } | undefined,
+  refetchMs: number | false,
+) {
+  return useQuery({
+    queryKey: keys.timeline(taskId),
+    queryFn: () => fetchAllEvents(taskId),
+    initialData,
+    refetchInterval: refetchMs,
+  });
+}
+
+/** Checkpoint history with records (newest first). */
+export function useCheckpoints(taskId: string, refetchMs: number | false) {
+  return useQuery({
+    queryKey: keys.checkpoints(taskId),
+    queryFn: async () =>
+      (await apiFetch<{ checkpoints: Array<CheckpointSummary & { record: TaskRecord }> }>(`/api/v1/tasks/${enc(taskId)}/checkpoints`))
+        .checkpoints,
+    refetchInterval: refetchMs,
+  });
+}
+
+/** Artifacts with sha256. */
+export function useArtifacts(taskId: string, refetchMs: number | false) {
+  return useQuery({
+    queryKey: keys.artifacts(taskId),
+    queryFn: async () => (await apiFetch<{ artifacts: ArtifactView[] }>(`/api/v1/tasks/${enc(taskId)}/artifacts`)).artifacts,
+    refetchInterval: refetchMs,
+  });
+}
+
+/** The resume-gate verdict as the runtime would get it now (asking the gate writes nothing). */
+export function useGate(taskId: string, initialData: GateVerdict | undefined, refetchMs: number | false) {
+  return useQuery({
+    queryKey: keys.gate(taskId),
+    queryFn: () => apiFetch<GateVerdict>(`/api/v1/tasks/${enc(taskId)}/resume`, { method: "POST", body: {} }),
+    initialData,
+    refetchInterval: refetchMs,
+  });
+}

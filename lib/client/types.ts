@@ -1,0 +1,154 @@
+/**
+ * JSON shapes of the runtime API v1 (DESIGN.md "Runtime API"). Types only: shared by the server's
+ * responses, the typed runtime client and the browser.
+ */
+import type { Plane, SideEffectStatus } from "@/db/schema/enums";
+
+export type { Plane, SideEffectStatus };
+
+export type ApiErrorBody = { error: { code: string; message: string; details?: unknown } };
+
+/** An event as a runtime sends it (`POST /api/v1/events`). Times are ISO 8601 with offset. */
+export type EventInput = {
+  id: string;
+  task_id: string;
+  plane: Plane;
+  type: string;
+  occurred_at: string;
+  environment_id?: string;
+  attempt?: number;
+  actor?: string;
+  attrs?: Record<string, unknown>;
+};
+
+export type EventResult = {
+  id: string;
+  status: "stored" | "duplicate" | "rejected";
+  error?: { code: string; message: string };
+};
+
+/** An event as stored (timeline). `attrs` are already redacted; `redaction_count` says how many values. */
+export type StoredEvent = {
+  id: string;
+  task_id: string;
+  plane: Plane;
+  type: string;
+  occurred_at: string;
+  received_at: string;
+  environment_id: string | null;
+  attempt: number | null;
+  actor: string | null;
+  attrs: Record<string, unknown>;
+  redaction_count: number;
+};
+
+export type TimelinePage = { events: StoredEvent[]; next_cursor: string | null };
+
+export type Receipt = { external_operation_id: string; result_digest?: string | null; completed_at: string };
+
+/** DESIGN.md "Task record": data only, never a container handle, shell state or credential value. */
+export type TaskRecord = {
+  task_id: string;
+  principal: string;
+  policy_version: string;
+  phase: string;
+  inputs: Array<{ ref: string; sha256: string }>;
+  decisions: Array<{ id: string; summary: string; at?: string; by?: string }>;
+  artifacts: Array<{ ref: string; sha256: string; size?: number; media_type?: string }>;
+  side_effects: Record<
+    string,
+    {
+      idempotency_key: string;
+      status: SideEffectStatus;
+      receipt?: Receipt | null;
+      action?: string;
+      tool?: string;
+      mutation?: boolean;
+    }
+  >;
+  approval?: Record<string, unknown> | null;
+  /** Tool name → sha256 of its definition at this checkpoint (feeds `tool_definition_changed`). */
+  tool_definitions?: Record<string, string>;
+};
+
+export type CheckpointResult = { task_id: string; version: number; digest: string; signature: string };
+
+export type TaskListItem = {
+  task_id: string;
+  principal: string | null;
+  phase: string;
+  policy_version: string | null;
+  version: number;
+  event_count: number;
+  last_event_at: string | null;
+  created_at: string;
+  unknown_side_effects: number;
+};
+
+export type TaskList = { tasks: TaskListItem[]; next_cursor: string | null };
+
+export type SideEffectView = {
+  idempotency_key: string;
+  status: SideEffectStatus;
+  receipt?: Receipt;
+  tool: string | null;
+  action: string | null;
+  mutation: boolean;
+  payload_digest: string | null;
+  status_reason: string | null;
+  intent_at: string | null;
+  lease_expires_at: string | null;
+  last_reconcile: {
+    outcome: "completed" | "not_applied";
+    evidence: string;
+    external_operation_id?: string | null;
+    by: string;
+    at: string;
+  } | null;
+  updated_at: string;
+};
+
+export type TaskView = {
+  task_id: string;
+  record: TaskRecord | null;
+  version: number;
+  digest: string | null;
+  signature_valid: boolean | null;
+  principal: string | null;
+  phase: string;
+  policy_version: string | null;
+  current_attempt: number;
+  created_at: string;
+  side_effects: Record<string, SideEffectView>;
+};
+
+export type CheckpointSummary = {
+  version: number;
+  digest: string;
+  key_id: string;
+  signature_valid: boolean;
+  phase: string;
+  created_at: string;
+};
+
+export type ArtifactView = {
+  ref: string;
+  sha256: string;
+  size: number | null;
+  media_type: string | null;
+  first_version: number;
+  created_at: string;
+};
+
+export type IntentResult =
+  | { decision: "go"; lease_expires_at: string }
+  | { decision: "replay"; receipt: Receipt };
+
+export type GateReason = { code: string; message: string; target: string };
+
+export type GateVerdict = {
+  verdict: "resume" | "replay" | "stop";
+  reasons: GateReason[];
+  next_phase: string;
+  permitted_side_effects: string[];
+};

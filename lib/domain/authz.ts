@@ -1,0 +1,101 @@
+/**
+ * Who may do what: the single table of permissions, checked first by every domain verb.
+ * Roles come from DESIGN.md "Tenant, principal, membership"; deciding (reconcile, approve) is for people only.
+ */
+import type { Role } from "@/db/schema/enums";
+import { DomainError } from "./errors";
+
+export type UserActor = {
+  kind: "user";
+  tenantId: string;
+  userId: string;
+  email: string;
+  role: Role;
+};
+
+export type ApiKeyActor = {
+  kind: "api_key";
+  tenantId: string;
+  keyId: string;
+  keyName: string;
+};
+
+export type SystemActor = { kind: "system"; tenantId: string; label: string };
+
+export type Actor = UserActor | ApiKeyActor | SystemActor;
+
+const ANY_ROLE: readonly Role[] = ["owner", "approver", "responder", "viewer", "admin"];
+
+/**
+ * Action → which actors may take it. `runtime` = a tenant API key; `roles` = signed-in people with one of
+ * these roles. System actors (seed scripts, maintenance) may do everything.
+ */
+export const PERMISSIONS = {
+  "events.write": { runtime: true, roles: [] },
+  "tasks.checkpoint": { runtime: true, roles: [] },
+  "tasks.read": { runtime: true, roles: ANY_ROLE },
+  "side_effects.intent": { runtime: true, roles: [] },
+  "side_effects.receipt": { runtime: true, roles: [] },
+  "side_effects.reconcile": { runtime: false, roles: ["responder", "owner", "admin"] },
+  "gate.ask": { runtime: true, roles: ANY_ROLE },
+  "api_keys.manage": { runtime: false, roles: ["owner", "admin"] },
+  "settings.read": { runtime: false, roles: ANY_ROLE },
+  "lookups.manage": { runtime: false, roles: ["owner", "admin"] },
+  "principals.manage": { runtime: false, roles: ["owner", "admin"] },
+  "audit.read": { runtime: false, roles: ANY_ROLE },
+} as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
+
+export type Action = keyof typeof PERMISSIONS;
+
+/** True when `actor` may take `action`. */
+export function can(actor: Actor, action: Action): boolean {
+  const rule = PERMISSIONS[action];
+  if (actor.kind === "system") return true;
+  if (actor.kind === "api_key") return rule.runtime;
+  return (rule.roles as readonly Role[]).includes(actor.role);
+}
+
+/**
+ * Throws `forbidden` unless `actor` may take `action`.
+ * @throws DomainError forbidden — with a message naming the roles that may.
+ */
+export function authorize(actor: Actor, action: Action): void {
+  if (can(actor, action)) return;
+  const rule = PERMISSIONS[action];
+  if (actor.kind !== "user") {
+    throw new DomainError("forbidden", `A runtime API key cannot ${describe(action)}; a signed-in person must.`);
+  }
+  const who = rule.roles.length ? `roles ${rule.roles.join(", ")}` : "runtime API keys";
+  throw new DomainError("forbidden", `Your role (${actor.role}) cannot ${describe(action)}; only ${who} can.`);
+}
+
+const PHRASES: Record<Action, string> = {
+  "events.write": "report events",
+  "tasks.checkpoint": "checkpoint task records",
+  "tasks.read": "read tasks",
+  "side_effects.intent": "register side-effect intents",
+  "side_effects.receipt": "record receipts",
+  "side_effects.reconcile": "reconcile side effects",
+  "gate.ask": "ask the resume gate",
+  "api_keys.manage": "manage runtime API keys",
+  "settings.read": "read settings",
+  "lookups.manage": "manage lookup endpoints",
+  "principals.manage": "revoke or restore principals",
+  "audit.read": "read the audit log",
+};
+
+function describe(action: Action): string {
+  return PHRASES[action];
+}
+
+/** A stable identifier for audit rows. */
+export function actorRef(actor: Actor): { kind: Actor["kind"]; id: string; label: string } {
+  switch (actor.kind) {
+    case "user":
+      return { kind: "user", id: actor.userId, label: actor.email };
+    case "api_key":
+      return { kind: "api_key", id: actor.keyId, label: `key:${actor.keyName}` };
+    case "system":
+      return { kind: "system", id: "system", label: actor.label };
+  }
+}

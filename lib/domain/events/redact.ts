@@ -1,0 +1,145 @@
+/**
+ * Secret detection and redaction for event attributes and task records (DESIGN.md "Event": secrets are
+ * redacted before storage and the redaction is counted).
+ *
+ * Two kinds of rule:
+ * - value patterns, matched inside any string: bearer tokens, OpenAI/Anthropic-style `sk-` keys, GitHub
+ *   tokens, Slack tokens, AWS access key ids, PEM private keys, JWTs;
+ * - field names whose value is a secret whatever it looks like (`password`, `client_secret`,
+ *   `aws_secret_access_key`, `authorization`, vault `placeholder` …). Names that merely contain such a word
+ *   (`token_count`, `secret_name`, `credential_id`) are kept.
+ */
+
+export const REDACTED = "[REDACTED]";
+
+type ValueRule = { kind: string; pattern: RegExp; replace: (match: string, ...groups: string[]) => string };
+
+const VALUE_RULES: ValueRule[] = [
+  {
+    kind: "pem_private_key",
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "jwt",
+    pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "bearer_token",
+    // A token has at least one digit: "Bearer authentication" is prose, "Bearer eyJ0eXAi…9" is a token.
+    pattern: /\b([Bb]earer|BEARER|Token)(\s+)(?!\[REDACTED\])(?=[A-Za-z0-9\-._~+/]*\d)[A-Za-z0-9\-._~+/]{12,}=*/g,
+    replace: (_m, word, space) => `${word}${space}${REDACTED}`,
+  },
+  {
+    kind: "api_key",
+    pattern: /\bsk-(?:[a-z]+-)*[A-Za-z0-9_-]{20,}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "github_token",
+    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "api_key",
+    pattern: /\brck_[A-Za-z0-9_-]{20,}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "slack_token",
+    pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "aws_access_key_id",
+    pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b/g,
+    replace: () => REDACTED,
+  },
+];
+
+/** Field names (case-insensitive, `-` and `_` equivalent) whose values are always secrets. */
+const SECRET_FIELD_NAMES = new Set(
+  [
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "client_secret",
+    "secret_value",
+    "api_key",
+    "apikey",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "session_token",
+    "auth_token",
+    "bearer_token",
+    "private_key",
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "set_cookie",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "placeholder",
+    "vault_placeholder",
+    "token",
+  ].map(normalizeName),
+);
+
+function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/-/g, "_");
+}
+
+export type Redaction = { path: string; kind: string };
+
+/** Redacts secrets in one string. Returns the new string and the kinds found (one entry per replacement). */
+export function redactString(input: string): { value: string; kinds: string[] } {
+  let value = input;
+  const kinds: string[] = [];
+  for (const rule of VALUE_RULES) {
+    value = value.replace(rule.pattern, (...args: unknown[]) => {
+      kinds.push(rule.kind);
+      const match = args[0] as string;
+      const groups = args.slice(1, -2).map((g) => (typeof g === "string" ? g : ""));
+      return rule.replace(match, ...groups);
+    });
+  }
+  return { value, kinds };
+}
+
+/**
+ * Returns a deep copy of a JSON value with secrets replaced by `[REDACTED]`, and where they were.
+ * @param value any JSON value (objects, arrays, strings, numbers, booleans, null).
+ */
+export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
+  const redactions: Redaction[] = [];
+  const walk = (node: unknown, path: string, fieldName: string | null): unknown => {
+    if (typeof node === "string") {
+      if (fieldName && SECRET_FIELD_NAMES.has(normalizeName(fieldName)) && node !== REDACTED && node.length > 0) {
+        redactions.push({ path, kind: "secret_field" });
+        return REDACTED;
+      }
+      const { value: out, kinds } = redactString(node);
+      for (const kind of kinds) redactions.push({ path, kind });
+      return out;
+    }
+    if (Array.isArray(node)) return node.map((item, i) => walk(item, `${path}[${i}]`, fieldName));
+    if (node && typeof node === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+        out[k] = walk(v, path ? `${path}.${k}` : k, k);
+      }
+      return out;
+    }
+    return node;
+  };
+  const out = walk(value, "", null) as T;
+  return { value: out, redactions };
+}
+
+/** Paths of values that look like credentials, without changing anything (used to reject task records). */
+export function findSecrets(value: unknown): Redaction[] {
+  return redactJson(value).redactions;
+}

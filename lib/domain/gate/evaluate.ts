@@ -1,0 +1,179 @@
+/**
+ * The resume gate (DESIGN.md "Resume gate"): a pure function from stored facts to a verdict.
+ *
+ * - `stop` when any blocking reason exists; every blocking reason is listed, in the fixed order of
+ *   {@link BLOCKING_CODES} (then by target), so the answer is stable;
+ * - `replay` when nothing blocks but a mutation may not start yet (another holder's intent is live, or there is
+ *   no checkpoint to resume from): safe reads may repeat;
+ * - `resume` otherwise.
+ * Approval and policy facts arrive with their own issues: {@link GateFacts.approvals} and {@link GateFacts.policy}
+ * are the seams (today they contribute no reasons unless given).
+ */
+import type { SideEffectStatus } from "@/db/schema/enums";
+import type { GateReason, GateVerdict } from "@/lib/client/types";
+
+/** Blocking codes in reporting order (DESIGN.md "Resume gate"). */
+export const BLOCKING_CODES = [
+  "record_signature_invalid",
+  "principal_revoked",
+  "policy_changed",
+  "approval_missing",
+  "approval_stale",
+  "side_effect_unknown",
+  "snapshot_unverified",
+  "credential_revoked",
+  "credential_expired",
+  "egress_policy_inconsistent",
+  "tool_definition_changed",
+] as const;
+export type BlockingCode = (typeof BLOCKING_CODES)[number];
+
+/** Non-blocking codes that turn `resume` into `replay`. */
+export const REPLAY_CODES = ["no_checkpoint", "side_effect_in_flight"] as const;
+export type ReplayCode = (typeof REPLAY_CODES)[number];
+
+export type GateFacts = {
+  now: Date;
+  task: { task_id: string; phase: string; principal: string | null; current_attempt: number };
+  /** Latest checkpoint; null before the first one. */
+  checkpoint: {
+    version: number;
+    phase: string;
+    signature_valid: boolean;
+    created_at: string;
+    tool_definitions: Record<string, string> | null;
+  } | null;
+  principal_revocation: { principal: string; reason: string; revoked_at: string } | null;
+  side_effects: Array<{ name: string; status: SideEffectStatus; status_reason: string | null; lease_expires_at: string | null }>;
+  /** Digests of `snapshot.saved` events of this task. */
+  snapshots_saved: string[];
+  /** `snapshot.restored` events that count for the current attempt. */
+  snapshots_restored: Array<{ event_id: string; digest: string | null; snapshot_id: string | null }>;
+  /** Latest instance of each credential the run holds (by credential_ref). */
+  credentials: Array<{
+    credential_ref: string;
+    credential_id: string | null;
+    revoked_at: string | null;
+    expired_at: string | null;
+    expires_at: string | null;
+  }>;
+  /** Tool name → definition digest the runtime has now (request body, then later `tool.definition_changed` events). */
+  tool_definitions_now: Record<string, string>;
+  /** Seam for the approvals issue: reasons it computes (approval_missing / approval_stale). */
+  approvals?: GateReason[];
+  /** Seam for the policy issue: reasons it computes (policy_changed / egress_policy_inconsistent). */
+  policy?: GateReason[];
+};
+
+const enc = encodeURIComponent;
+
+/** Evaluates the gate. Pure: same facts, same verdict. */
+export function evaluateGate(f: GateFacts): GateVerdict {
+  const blocking: GateReason[] = [];
+  const replay: GateReason[] = [];
+  const taskLink = `/tasks/${enc(f.task.task_id)}`;
+
+  if (f.checkpoint && !f.checkpoint.signature_valid) {
+    blocking.push({
+      code: "record_signature_invalid",
+      message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; write a new checkpoint from verified facts.`,
+      target: `${taskLink}?tab=checkpoints`,
+    });
+  }
+
+  if (f.principal_revocation) {
+    blocking.push({
+      code: "principal_revoked",
+      message: `The principal ${f.principal_revocation.principal} was revoked (${f.principal_revocation.reason}); the run no longer has anyone's authority to act.`,
+      target: "/settings#principals",
+    });
+  }
+
+  for (const r of [...(f.policy ?? []), ...(f.approvals ?? [])]) blocking.push(r);
+
+  const nowMs = f.now.getTime();
+  for (const e of f.side_effects) {
+    const leaseExpired = e.status === "in_flight" && e.lease_expires_at !== null && Date.parse(e.lease_expires_at) < nowMs;
+    if (e.status === "unknown" || leaseExpired) {
+      blocking.push({
+        code: "side_effect_unknown",
+        message: `${e.name}: the request may have been sent but no receipt was recorded${e.status_reason ? ` (${e.status_reason.replace(/\.$/, "")})` : ""}. Reconcile it before any retry.`,
+        target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
+      });
+    } else if (e.status === "in_flight") {
+      replay.push({
+        code: "side_effect_in_flight",
+        message: `${e.name}: another holder's intent is live${e.lease_expires_at ? ` until ${e.lease_expires_at}` : ""}; wait for its receipt before new writes.`,
+        target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
+      });
+    }
+  }
+
+  const saved = new Set(f.snapshots_saved);
+  for (const s of f.snapshots_restored) {
+    if (!s.digest || !saved.has(s.digest)) {
+      blocking.push({
+        code: "snapshot_unverified",
+        message: `Snapshot ${s.snapshot_id ?? ""}${s.snapshot_id ? " " : ""}was restored with digest ${s.digest ?? "(none)"}, which matches no snapshot this task saved. Treat its contents as untrusted; restore a verified snapshot or rebuild.`,
+        target: `${taskLink}?event=${enc(s.event_id)}`,
+      });
+    }
+  }
+
+  for (const c of f.credentials) {
+    const label = `${c.credential_ref}${c.credential_id ? ` (${c.credential_id})` : ""}`;
+    if (c.revoked_at) {
+      blocking.push({
+        code: "credential_revoked",
+        message: `Credential ${label} was revoked at ${c.revoked_at}; issue a fresh credential through the vault before resuming.`,
+        target: `${taskLink}?plane=vault`,
+      });
+    } else if (c.expired_at || (c.expires_at && Date.parse(c.expires_at) <= nowMs)) {
+      blocking.push({
+        code: "credential_expired",
+        message: `Credential ${label} expired at ${c.expired_at ?? c.expires_at}; issue a fresh credential before resuming.`,
+        target: `${taskLink}?plane=vault`,
+      });
+    }
+  }
+
+  const atCheckpoint = f.checkpoint?.tool_definitions ?? {};
+  for (const [tool, digest] of Object.entries(f.tool_definitions_now)) {
+    const before = atCheckpoint[tool];
+    if (before !== undefined && before !== digest) {
+      blocking.push({
+        code: "tool_definition_changed",
+        message: `Tool ${tool} changed since checkpoint v${f.checkpoint?.version}: its definition digest was ${before.slice(0, 12)}…, now ${digest.slice(0, 12)}…. Review the new definition and checkpoint again before resuming.`,
+        target: `${taskLink}?tab=checkpoints`,
+      });
+    }
+  }
+
+  if (!f.checkpoint) {
+    replay.push({
+      code: "no_checkpoint",
+      message: "No task record has been checkpointed yet: there is no verified state to resume from; start from the inputs (reads only) and checkpoint.",
+      target: taskLink,
+    });
+  }
+
+  const order = (code: string) => {
+    const i = (BLOCKING_CODES as readonly string[]).indexOf(code);
+    return i === -1 ? BLOCKING_CODES.length + (REPLAY_CODES as readonly string[]).indexOf(code) : i;
+  };
+  const sortReasons = (rs: GateReason[]) =>
+    [...rs].sort((a, b) => order(a.code) - order(b.code) || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
+
+  const next_phase = f.checkpoint?.phase ?? "start";
+  if (blocking.length) {
+    return { verdict: "stop", reasons: sortReasons(blocking), next_phase, permitted_side_effects: [] };
+  }
+  if (replay.length) {
+    return { verdict: "replay", reasons: sortReasons(replay), next_phase, permitted_side_effects: [] };
+  }
+  const permitted = f.side_effects
+    .filter((e) => e.status === "not_started" || e.status === "approved" || e.status === "failed")
+    .map((e) => e.name)
+    .sort();
+  return { verdict: "resume", reasons: [], next_phase, permitted_side_effects: permitted };
+}

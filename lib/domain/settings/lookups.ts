@@ -1,0 +1,67 @@
+/**
+ * Lookup endpoints per tool (issue "Side-effect custody", "Reconcile"): owners and admins register where the
+ * server may ask whether a write with a given idempotency key happened.
+ */
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { queryRows, type Db } from "@/db";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import { appendAudit } from "../audit/append";
+import { authorize, type Actor } from "../authz";
+import { notFound, validationError } from "../errors";
+
+export const TOOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
+export const lookupBodySchema = z.strictObject({
+  url: z
+    .url({ message: "url must be an absolute http(s) URL" })
+    .max(2000)
+    .refine((u) => /^https?:\/\//i.test(u), "url must start with http:// or https://")
+    .refine((u) => !new URL(u).username && !new URL(u).password, "url must not carry credentials"),
+  timeout_ms: z.number().int().min(100, "timeout_ms is at least 100").max(30_000, "timeout_ms is at most 30000").default(3000),
+});
+
+export type LookupView = { tool: string; url: string; timeout_ms: number; updated_at: string };
+
+/** Registered lookups of the tenant. @throws DomainError forbidden */
+export async function listLookups(db: Db, actor: Actor): Promise<LookupView[]> {
+  authorize(actor, "settings.read");
+  return queryRows<LookupView>(
+    db,
+    sql`select tool, url, timeout_ms, ${isoUtc("updated_at")} as updated_at from tool_lookups
+        where tenant_id = ${actor.tenantId} order by tool`,
+  );
+}
+
+/**
+ * Creates or replaces the lookup of a tool.
+ * @throws DomainError forbidden, validation_failed (tool name, url, timeout_ms).
+ */
+export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unknown): Promise<LookupView> {
+  authorize(actor, "lookups.manage");
+  if (!TOOL_NAME.test(tool)) {
+    throw validationError([{ path: ["tool"], message: "tool names are letters, digits, '.', '_', ':' or '-'" }]);
+  }
+  const parsed = lookupBodySchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  return db.transaction(async (tx) => {
+    const [row] = await queryRows<LookupView>(
+      tx,
+      sql`insert into tool_lookups (tenant_id, tool, url, timeout_ms) values (${actor.tenantId}, ${tool}, ${parsed.data.url}, ${parsed.data.timeout_ms})
+          on conflict (tenant_id, tool) do update set url = excluded.url, timeout_ms = excluded.timeout_ms, updated_at = now()
+          returning tool, url, timeout_ms, ${isoUtc("updated_at")} as updated_at`,
+    );
+    await appendAudit(tx, actor, { action: "lookup.set", target: `tool:${tool}`, details: { url: parsed.data.url, timeout_ms: parsed.data.timeout_ms } });
+    return row!;
+  });
+}
+
+/** Removes the lookup of a tool. @throws DomainError forbidden, not_found */
+export async function deleteLookup(db: Db, actor: Actor, tool: string): Promise<void> {
+  authorize(actor, "lookups.manage");
+  await db.transaction(async (tx) => {
+    const rows = await queryRows(tx, sql`delete from tool_lookups where tenant_id = ${actor.tenantId} and tool = ${tool} returning tool`);
+    if (!rows.length) throw notFound(`Lookup for tool ${tool}`);
+    await appendAudit(tx, actor, { action: "lookup.delete", target: `tool:${tool}` });
+  });
+}

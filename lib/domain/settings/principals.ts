@@ -1,0 +1,76 @@
+/**
+ * Principal revocation: withdrawing the authority a task acts under. The resume gate stops every task of a
+ * revoked principal (`principal_revoked`, DESIGN.md "Resume gate").
+ */
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { queryRows, type Db } from "@/db";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { DomainError, notFound, validationError } from "../errors";
+
+export type PrincipalView = {
+  principal: string;
+  task_count: number;
+  revoked: { reason: string; revoked_by: string; revoked_at: string } | null;
+};
+
+/** Principals seen on the tenant's tasks or revoked, with their task counts. @throws DomainError forbidden */
+export async function listPrincipals(db: Db, actor: Actor): Promise<PrincipalView[]> {
+  authorize(actor, "settings.read");
+  const rows = await queryRows<{ principal: string; task_count: string | number; reason: string | null; revoked_by: string | null; revoked_at: string | null }>(
+    db,
+    sql`with p as (
+          select principal, count(*) as task_count from tasks where tenant_id = ${actor.tenantId} and principal is not null group by principal
+        )
+        select coalesce(p.principal, r.principal) as principal, coalesce(p.task_count, 0) as task_count,
+               r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as revoked_at
+        from p full outer join (select * from principal_revocations where tenant_id = ${actor.tenantId}) r on r.principal = p.principal
+        order by 1 limit 500`,
+  );
+  return rows.map((r) => ({
+    principal: r.principal,
+    task_count: Number(r.task_count),
+    revoked: r.revoked_at ? { reason: r.reason ?? "", revoked_by: r.revoked_by ?? "", revoked_at: r.revoked_at } : null,
+  }));
+}
+
+const revokeSchema = z.strictObject({
+  principal: z.string().trim().min(1, "principal is required").max(500),
+  reason: z.string().trim().min(3, "reason is required: say why the authority is withdrawn").max(1000),
+});
+
+/** Revokes a principal. @throws DomainError forbidden, validation_failed, conflict (already revoked) */
+export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Promise<void> {
+  authorize(actor, "principals.manage");
+  const parsed = revokeSchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const { principal, reason } = parsed.data;
+  await db.transaction(async (tx) => {
+    const rows = await queryRows(
+      tx,
+      sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by)
+          values (${actor.tenantId}, ${principal}, ${reason}, ${actorRef(actor).label})
+          on conflict do nothing returning principal`,
+    );
+    if (!rows.length) throw new DomainError("conflict", `${principal} is already revoked.`);
+    await appendAudit(tx, actor, { action: "principal.revoke", target: `principal:${principal}`, details: { reason } });
+  });
+}
+
+/** Restores a revoked principal. @throws DomainError forbidden, not_found */
+export async function restorePrincipal(db: Db, actor: Actor, body: unknown): Promise<void> {
+  authorize(actor, "principals.manage");
+  const parsed = z.strictObject({ principal: z.string().trim().min(1).max(500) }).safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const { principal } = parsed.data;
+  await db.transaction(async (tx) => {
+    const rows = await queryRows(
+      tx,
+      sql`delete from principal_revocations where tenant_id = ${actor.tenantId} and principal = ${principal} returning principal`,
+    );
+    if (!rows.length) throw notFound(`Revocation of ${principal}`);
+    await appendAudit(tx, actor, { action: "principal.restore", target: `principal:${principal}` });
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * Asking a tool owner's lookup endpoint whether a write happened: `GET {url}?idempotency_key=…` with a timeout.
+ * The answer is evidence for a person; it never settles an effect by itself, and a timeout or an ambiguous
+ * answer settles nothing (issue "Side-effect custody", "Reconcile").
+ *
+ * Expected answer: HTTP 200 with JSON `{"found": true, "external_operation_id": "…", "result_digest"?, "completed_at"?}`
+ * or `{"found": false}`. Anything else is `ambiguous`.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { findSideEffect } from "@/db/queries/side-effects";
+import { findTask } from "@/db/queries/tasks";
+import { authorize, type Actor } from "../authz";
+import { notFound } from "../errors";
+import { checkEffectName } from "./intent";
+
+export type LookupAnswer =
+  | { configured: false; message: string }
+  | {
+      configured: true;
+      tool: string;
+      url: string;
+      outcome: "found" | "not_found" | "ambiguous" | "timeout" | "error";
+      http_status: number | null;
+      answer: unknown;
+      external_operation_id: string | null;
+      result_digest: string | null;
+      completed_at: string | null;
+      message: string;
+      asked_at: string;
+    };
+
+/** Largest lookup answer read, in bytes. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Interprets one HTTP answer of a lookup endpoint (pure; exported for tests).
+ */
+export function interpretLookup(status: number, body: unknown): Pick<
+  Extract<LookupAnswer, { configured: true }>,
+  "outcome" | "external_operation_id" | "result_digest" | "completed_at" | "message"
+> {
+  const none = { external_operation_id: null, result_digest: null, completed_at: null };
+  if (status !== 200 || !body || typeof body !== "object") {
+    return { outcome: "ambiguous", ...none, message: `The lookup answered HTTP ${status} without a usable JSON answer.` };
+  }
+  const b = body as Record<string, unknown>;
+  if (b.found === false) {
+    return { outcome: "not_found", ...none, message: "The tool owner has no write under this idempotency key." };
+  }
+  if (b.found === true && typeof b.external_operation_id === "string" && b.external_operation_id) {
+    return {
+      outcome: "found",
+      external_operation_id: b.external_operation_id,
+      result_digest: typeof b.result_digest === "string" ? b.result_digest : null,
+      completed_at: typeof b.completed_at === "string" ? b.completed_at : null,
+      message: `The tool owner reports the write was applied (operation ${b.external_operation_id}).`,
+    };
+  }
+  return { outcome: "ambiguous", ...none, message: "The lookup answer says neither found with an operation id nor not found." };
+}
+
+/**
+ * Queries the lookup endpoint registered for the effect's tool.
+ * @throws DomainError forbidden (only roles that may reconcile), not_found (task or effect).
+ */
+export async function lookupSideEffect(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  opts: { fetchImpl?: typeof fetch } = {},
+): Promise<LookupAnswer> {
+  authorize(actor, "side_effects.reconcile");
+  checkEffectName(name);
+  if (!(await findTask(db, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+  const effect = await findSideEffect(db, actor.tenantId, taskId, name);
+  if (!effect) throw notFound(`Side effect ${name} of task ${taskId}`);
+  const tool = effect.tool ?? name;
+  const [cfg] = await queryRows<{ url: string; timeout_ms: number }>(
+    db,
+    sql`select url, timeout_ms from tool_lookups where tenant_id = ${actor.tenantId} and tool = ${tool}`,
+  );
+  if (!cfg) {
+    return { configured: false, message: `No lookup endpoint is registered for tool "${tool}". An owner can add one under Settings.` };
+  }
+  const url = new URL(cfg.url);
+  url.searchParams.set("idempotency_key", effect.idempotency_key);
+  const askedAt = new Date().toISOString();
+  const base = { configured: true as const, tool, url: cfg.url, asked_at: askedAt };
+  const doFetch = opts.fetchImpl ?? fetch;
+  let res: Response;
+  try {
+    res = await doFetch(url, { signal: AbortSignal.timeout(cfg.timeout_ms), headers: { accept: "application/json" }, redirect: "error" });
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+    return {
+      ...base,
+      outcome: timedOut ? "timeout" : "error",
+      http_status: null,
+      answer: null,
+      external_operation_id: null,
+      result_digest: null,
+      completed_at: null,
+      message: timedOut
+        ? `The lookup did not answer within ${cfg.timeout_ms} ms; nothing was settled.`
+        : "The lookup endpoint could not be reached; nothing was settled.",
+    };
+  }
+  let body: unknown = null;
+  try {
+    const text = await res.text();
+    body = text.length <= MAX_ANSWER_BYTES ? (JSON.parse(text) as unknown) : null;
+  } catch {
+    body = null;
+  }
+  return { ...base, http_status: res.status, answer: body, ...interpretLookup(res.status, body) };
+}

@@ -1,0 +1,94 @@
+/**
+ * `POST /api/v1/tasks/{task_id}/side-effects/{name}/receipt` — record the receipt of a completed write
+ * (DESIGN.md "Side effect": stored once). An identical second receipt is a no-op; a different one is a conflict.
+ */
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { queryRows, type Db } from "@/db";
+import { findSideEffect } from "@/db/queries/side-effects";
+import { findTask } from "@/db/queries/tasks";
+import type { Receipt } from "@/lib/client/types";
+import { appendAudit } from "../audit/append";
+import { authorize, type Actor } from "../authz";
+import { DomainError, notFound } from "../errors";
+import { checkEffectName, parseKeyed } from "./intent";
+import { withRetry } from "../tx";
+
+export const receiptBodySchema = z.strictObject({
+  idempotency_key: z.string(),
+  external_operation_id: z.string().min(1, "external_operation_id is required").max(500),
+  result_digest: z.string().max(200).nullable().optional(),
+  completed_at: z.iso.datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" }),
+});
+
+export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: boolean };
+
+/** Two receipts are the same when operation id, result digest and completion instant agree. */
+export function sameReceipt(a: Receipt, b: Receipt): boolean {
+  return (
+    a.external_operation_id === b.external_operation_id &&
+    (a.result_digest ?? null) === (b.result_digest ?? null) &&
+    Date.parse(a.completed_at) === Date.parse(b.completed_at)
+  );
+}
+
+/**
+ * Records a receipt: `in_flight` or `unknown` → `completed`.
+ * @returns the stored receipt; `replayed: true` when it was already stored identically.
+ * @throws DomainError not_found (task or effect), bad_request (key), validation_failed,
+ *   idempotency_key_mismatch (422), no_intent (409: no intent was registered), receipt_conflict (409).
+ */
+export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: string, body: unknown): Promise<ReceiptOutcome> {
+  authorize(actor, "side_effects.receipt");
+  checkEffectName(name);
+  const input = parseKeyed(receiptBodySchema, body);
+  const receipt: Receipt = {
+    external_operation_id: input.external_operation_id,
+    result_digest: input.result_digest ?? null,
+    completed_at: new Date(input.completed_at).toISOString(),
+  };
+  const tenantId = actor.tenantId;
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      if (!(await findTask(tx, tenantId, taskId))) throw notFound(`Task ${taskId}`);
+      const effect = await findSideEffect(tx, tenantId, taskId, name);
+      if (!effect) throw notFound(`Side effect ${name} of task ${taskId}`);
+      if (effect.idempotency_key !== input.idempotency_key) {
+        throw new DomainError(
+          "idempotency_key_mismatch",
+          `This side effect is bound to idempotency key "${effect.idempotency_key}".`,
+        );
+      }
+      const updated = await queryRows(
+        tx,
+        sql`update side_effects
+            set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, lease_expires_at = null,
+                status_reason = null, updated_at = now()
+            where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
+              and idempotency_key = ${input.idempotency_key} and status in ('in_flight', 'unknown')
+            returning name`,
+      );
+      if (updated.length) {
+        await appendAudit(tx, actor, {
+          action: "side_effect.receipt",
+          target: `side_effect:${taskId}/${name}`,
+          details: { idempotency_key: input.idempotency_key, external_operation_id: receipt.external_operation_id, from: effect.status },
+        });
+        return { status: "completed" as const, receipt, replayed: false };
+      }
+      const now = await findSideEffect(tx, tenantId, taskId, name);
+      if (now?.status === "completed" && now.receipt) {
+        if (sameReceipt(now.receipt, receipt)) return { status: "completed" as const, receipt: now.receipt, replayed: true };
+        throw new DomainError(
+          "receipt_conflict",
+          `A different receipt is already stored (external operation ${now.receipt.external_operation_id}).`,
+          { stored: now.receipt },
+        );
+      }
+      throw new DomainError(
+        "no_intent",
+        `No intent is recorded for ${name} (status ${now?.status ?? "unknown"}); register an intent before the write.`,
+      );
+    }),
+  );
+}

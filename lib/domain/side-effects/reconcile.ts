@@ -1,0 +1,158 @@
+/**
+ * `POST /api/v1/tasks/{task_id}/side-effects/{name}/reconcile` — a person settles an `unknown` effect
+ * (DESIGN.md "Side effect", "Reconcile"): `completed` (with the external operation id found) or `not_applied`
+ * (back to the status it had before its intent, `approved` or `not_started`, safe to retry with the same key).
+ * Only responder, owner and admin may; a runtime key may not. One guarded UPDATE … WHERE status = 'unknown'
+ * decides a race; the audit row and a timeline event are written in the same transaction.
+ */
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { queryRows, type Db } from "@/db";
+import { findSideEffect } from "@/db/queries/side-effects";
+import { findTask } from "@/db/queries/tasks";
+import type { SideEffectReconcile } from "@/db/schema";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { DomainError, notFound, validationError } from "../errors";
+import { checkEffectName } from "./intent";
+import { lookupSideEffect, type LookupAnswer } from "./lookup";
+import { redactString } from "../events/redact";
+
+export const reconcileBodySchema = z
+  .strictObject({
+    outcome: z.enum(["completed", "not_applied"], { error: 'outcome must be "completed" or "not_applied"' }),
+    external_operation_id: z.string().trim().min(1).max(500).optional(),
+    result_digest: z.string().max(200).optional(),
+    /** When the external write happened, if known (defaults to the lookup's answer, else the time of the decision). */
+    completed_at: z.iso.datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" }).optional(),
+    evidence: z
+      .string({ error: "evidence is required: say how you know (a lookup answer, a ticket, a log line)" })
+      .trim()
+      .min(3, "evidence is required: say how you know (a lookup answer, a ticket, a log line)")
+      .max(4000),
+    /** Ask the tool owner's lookup endpoint now and keep its answer with the decision. */
+    use_lookup: z.boolean().optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.outcome === "completed" && !v.external_operation_id) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["external_operation_id"],
+        message: "external_operation_id is required when the outcome is completed (the receipt found in the external system)",
+      });
+    }
+  });
+
+export type ReconcileResult = {
+  name: string;
+  status: "completed" | "not_started" | "approved";
+  reconcile: SideEffectReconcile;
+  audit_seq: number;
+};
+
+/**
+ * Settles an unknown effect.
+ * @throws DomainError forbidden (role or runtime key), not_found, validation_failed (field named; e.g. evidence),
+ *   conflict (409: someone settled it first — message says who and when — or it is not unknown).
+ */
+export async function reconcileSideEffect(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  body: unknown,
+  opts: { fetchImpl?: typeof fetch } = {},
+): Promise<ReconcileResult> {
+  authorize(actor, "side_effects.reconcile");
+  checkEffectName(name);
+  const parsed = reconcileBodySchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  // Evidence is free text typed by a person: a pasted token must not reach the database.
+  const input = { ...parsed.data, evidence: redactString(parsed.data.evidence).value };
+
+  let lookup: LookupAnswer | undefined;
+  if (input.use_lookup) lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+
+  const by = actorRef(actor).label;
+  const at = new Date().toISOString();
+  const decision: SideEffectReconcile = {
+    outcome: input.outcome,
+    evidence: input.evidence,
+    external_operation_id: input.external_operation_id ?? null,
+    ...(lookup ? { lookup } : {}),
+    by,
+    at,
+  };
+
+  return db.transaction(async (tx) => {
+    if (!(await findTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+    const before = await findSideEffect(tx, actor.tenantId, taskId, name);
+    if (!before) throw notFound(`Side effect ${name} of task ${taskId}`);
+
+    // The receipt says when the external write happened: the person's value, else the lookup's answer when it
+    // names the same operation, else the time of this decision.
+    const found = lookup?.configured && lookup.outcome === "found" && lookup.external_operation_id === input.external_operation_id ? lookup : null;
+    const receipt =
+      input.outcome === "completed"
+        ? {
+            external_operation_id: input.external_operation_id!,
+            result_digest: input.result_digest ?? found?.result_digest ?? null,
+            completed_at: input.completed_at
+              ? new Date(input.completed_at).toISOString()
+              : found?.completed_at && !Number.isNaN(Date.parse(found.completed_at))
+                ? new Date(found.completed_at).toISOString()
+                : at,
+          }
+        : null;
+    const rows = await queryRows<{ status: "completed" | "not_started" | "approved" }>(
+      tx,
+      input.outcome === "completed"
+        ? sql`update side_effects
+              set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, lease_expires_at = null,
+                  status_reason = ${`Reconciled by ${by}: completed.`}, last_reconcile = ${JSON.stringify(decision)}::jsonb,
+                  updated_at = now()
+              where tenant_id = ${actor.tenantId} and task_id = ${taskId} and name = ${name} and status = 'unknown'
+              returning status`
+        : sql`update side_effects
+              set status = coalesce(retry_status, 'not_started'), lease_expires_at = null, intent_at = null,
+                  status_reason = ${`Reconciled by ${by}: not applied; safe to retry with the same key.`},
+                  last_reconcile = ${JSON.stringify(decision)}::jsonb, updated_at = now()
+              where tenant_id = ${actor.tenantId} and task_id = ${taskId} and name = ${name} and status = 'unknown'
+              returning status`,
+    );
+    const row = rows[0];
+    if (!row) {
+      // Lost a race or never unknown: read the committed state to say who settled it and what it is now.
+      const current = (await findSideEffect(tx, actor.tenantId, taskId, name)) ?? before;
+      const last = current.last_reconcile;
+      const status = current.status.replace("_", " ");
+      if (last && current.status !== "unknown") {
+        throw new DomainError(
+          "conflict",
+          `Already settled by ${last.by} at ${last.at} as ${last.outcome.replace("_", " ")}; it is now ${status}.`,
+          { current_status: current.status, settled_by: last.by, settled_at: last.at },
+        );
+      }
+      throw new DomainError("conflict", `Only an effect whose outcome is unknown can be reconciled; ${name} is ${status}.`, {
+        current_status: current.status,
+      });
+    }
+    const audit = await appendAudit(tx, actor, {
+      action: "side_effect.reconcile",
+      target: `side_effect:${taskId}/${name}`,
+      details: {
+        outcome: input.outcome,
+        evidence: input.evidence,
+        external_operation_id: input.external_operation_id ?? null,
+        lookup_outcome: lookup && lookup.configured ? lookup.outcome : null,
+        new_status: row.status,
+      },
+    });
+    await tx.execute(sql`
+      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
+      values (${actor.tenantId}, ${`custody:reconcile:${taskId}:${name}:${audit.seq}`}, ${taskId}, 'session',
+              'decision.recorded', ${at}::timestamptz, ${by},
+              ${JSON.stringify({ kind: "reconcile", side_effect: name, outcome: input.outcome, evidence: input.evidence, new_status: row.status, audit_seq: audit.seq })}::jsonb)`);
+    return { name, status: row.status, reconcile: decision, audit_seq: audit.seq };
+  });
+}

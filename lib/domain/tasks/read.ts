@@ -1,0 +1,224 @@
+/**
+ * Read verbs for tasks: list, one task's view, timeline, checkpoint history, artifacts.
+ * Each authorizes first and scopes by the actor's tenant; a task of another tenant is `not_found`.
+ */
+import type { Db } from "@/db";
+import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
+import { expireLeases, listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
+import * as q from "@/db/queries/tasks";
+import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
+import type {
+  ArtifactView,
+  CheckpointSummary,
+  SideEffectView,
+  StoredEvent,
+  TaskList,
+  TaskRecord,
+  TaskView,
+  TimelinePage,
+} from "@/lib/client/types";
+import { authorize, type Actor } from "../authz";
+import { verifyCanonical, type SigningKey } from "../crypto/signing";
+import { DomainError, notFound } from "../errors";
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 500;
+
+/** Clamps a requested page size (string or number) to 1..max; default when absent. @throws bad_request */
+export function pageSize(raw: string | null | undefined, max = MAX_PAGE, dflt = DEFAULT_PAGE): number {
+  if (raw === null || raw === undefined || raw === "") return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new DomainError("bad_request", `limit must be a whole number from 1 to ${max}.`);
+  return Math.min(n, max);
+}
+
+/**
+ * Tenant's tasks, newest first.
+ * @param opts.cursor opaque cursor from a previous page; `q` substring of task id; `phase`; `status` = side-effect status.
+ * @throws DomainError bad_request on a malformed cursor or status.
+ */
+export async function listTasksForActor(
+  db: Db,
+  actor: Actor,
+  opts: { cursor?: string | null; limit?: number; q?: string | null; phase?: string | null; status?: string | null },
+): Promise<TaskList> {
+  authorize(actor, "tasks.read");
+  const limit = opts.limit ?? DEFAULT_PAGE;
+  let after: { createdAt: string; taskId: string } | undefined;
+  if (opts.cursor) {
+    const parts = decodeCursor(opts.cursor, 2);
+    if (!parts) throw new DomainError("bad_request", "cursor is not valid; start again without it.");
+    after = { createdAt: String(parts[0]), taskId: String(parts[1]) };
+  }
+  if (opts.status && !(SIDE_EFFECT_STATUSES as readonly string[]).includes(opts.status)) {
+    throw new DomainError("bad_request", `status must be one of ${SIDE_EFFECT_STATUSES.join(", ")}.`);
+  }
+  const rows = await q.listTasks(db, actor.tenantId, {
+    limit: limit + 1,
+    after,
+    q: opts.q?.trim() || undefined,
+    phase: opts.phase || undefined,
+    status: opts.status || undefined,
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    tasks: page.map((r) => ({
+      task_id: r.task_id,
+      principal: r.principal,
+      phase: r.phase,
+      policy_version: r.policy_version,
+      version: r.latest_version,
+      event_count: Number(r.event_count),
+      last_event_at: r.last_event_at,
+      created_at: r.created_at,
+      unknown_side_effects: Number(r.unknown_side_effects),
+    })),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.created_cursor, last.task_id]) : null,
+  };
+}
+
+/** Shapes a side-effect row for the API (receipt only when present). */
+export function sideEffectView(r: SideEffectRow): SideEffectView {
+  return {
+    idempotency_key: r.idempotency_key,
+    status: r.status,
+    ...(r.receipt ? { receipt: r.receipt } : {}),
+    tool: r.tool,
+    action: r.action,
+    mutation: r.mutation,
+    payload_digest: r.payload_digest,
+    status_reason: r.status_reason,
+    intent_at: r.intent_at,
+    lease_expires_at: r.lease_expires_at,
+    last_reconcile: r.last_reconcile
+      ? {
+          outcome: r.last_reconcile.outcome,
+          evidence: r.last_reconcile.evidence,
+          external_operation_id: r.last_reconcile.external_operation_id ?? null,
+          by: r.last_reconcile.by,
+          at: r.last_reconcile.at,
+        }
+      : null,
+    updated_at: r.updated_at,
+  };
+}
+
+/**
+ * The latest record, whether its signature verifies, and the server's view of each side effect.
+ * @throws DomainError not_found when the tenant has no such task.
+ */
+export async function getTaskView(db: Db, actor: Actor, taskId: string, key: SigningKey): Promise<TaskView> {
+  authorize(actor, "tasks.read");
+  const task = await q.findTask(db, actor.tenantId, taskId);
+  if (!task) throw notFound(`Task ${taskId}`);
+  await expireLeases(db, actor.tenantId, taskId);
+  const [checkpoint, effects] = await Promise.all([
+    q.latestCheckpoint(db, actor.tenantId, taskId),
+    listSideEffects(db, actor.tenantId, taskId),
+  ]);
+  const side_effects: Record<string, SideEffectView> = {};
+  for (const e of effects) side_effects[e.name] = sideEffectView(e);
+  return {
+    task_id: task.task_id,
+    record: (checkpoint?.record as TaskRecord | undefined) ?? null,
+    version: checkpoint?.version ?? 0,
+    digest: checkpoint?.digest ?? null,
+    signature_valid: checkpoint ? checkpointVerifies(checkpoint, key) : null,
+    principal: task.principal,
+    phase: task.phase,
+    policy_version: task.policy_version,
+    current_attempt: task.current_attempt,
+    created_at: task.created_at,
+    side_effects,
+  };
+}
+
+/** True when a stored checkpoint's digest and Ed25519 signature match its record under the server key. */
+export function checkpointVerifies(c: { record: unknown; digest: string; signature: string; key_id: string }, key: SigningKey): boolean {
+  if (c.key_id !== key.kid) return false;
+  return verifyCanonical(c.record, c.signature, key.publicKey, c.digest);
+}
+
+/**
+ * A page of the task's events in time order.
+ * @throws DomainError not_found, bad_request (cursor).
+ */
+export async function getTimeline(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  opts: { cursor?: string | null; limit?: number },
+): Promise<TimelinePage> {
+  authorize(actor, "tasks.read");
+  const task = await q.findTask(db, actor.tenantId, taskId);
+  if (!task) throw notFound(`Task ${taskId}`);
+  const limit = opts.limit ?? 200;
+  let after: { occurredAt: string; eventId: string } | undefined;
+  if (opts.cursor) {
+    const parts = decodeCursor(opts.cursor, 2);
+    if (!parts) throw new DomainError("bad_request", "cursor is not valid; start again without it.");
+    after = { occurredAt: String(parts[0]), eventId: String(parts[1]) };
+  }
+  const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    events: page.map(storedEvent),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.occurred_at, last.event_id]) : null,
+  };
+}
+
+function storedEvent(r: q.EventRow): StoredEvent {
+  return {
+    id: r.event_id,
+    task_id: r.task_id,
+    plane: r.plane,
+    type: r.type,
+    occurred_at: r.occurred_at,
+    received_at: r.received_at,
+    environment_id: r.environment_id,
+    attempt: r.attempt,
+    actor: r.actor,
+    attrs: r.attrs,
+    redaction_count: r.redaction_count,
+  };
+}
+
+/** Checkpoint history, newest first, each with its signature check. @throws DomainError not_found */
+export async function getCheckpointHistory(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  key: SigningKey,
+): Promise<Array<CheckpointSummary & { record: TaskRecord }>> {
+  authorize(actor, "tasks.read");
+  const task = await q.findTask(db, actor.tenantId, taskId);
+  if (!task) throw notFound(`Task ${taskId}`);
+  const rows = await q.listCheckpoints(db, actor.tenantId, taskId);
+  return rows.map((c) => ({
+    version: c.version,
+    digest: c.digest,
+    key_id: c.key_id,
+    signature_valid: checkpointVerifies(c, key),
+    phase: String((c.record as { phase?: unknown }).phase ?? ""),
+    created_at: c.created_at,
+    record: c.record as TaskRecord,
+  }));
+}
+
+/** Artifacts of a task (object ref, sha256, size, media type). @throws DomainError not_found */
+export async function getArtifacts(db: Db, actor: Actor, taskId: string): Promise<ArtifactView[]> {
+  authorize(actor, "tasks.read");
+  const task = await q.findTask(db, actor.tenantId, taskId);
+  if (!task) throw notFound(`Task ${taskId}`);
+  const rows = await q.listArtifacts(db, actor.tenantId, taskId);
+  return rows.map((a) => ({
+    ref: a.object_ref,
+    sha256: a.sha256,
+    size: a.size_bytes === null ? null : Number(a.size_bytes),
+    media_type: a.media_type,
+    first_version: a.first_version,
+    created_at: a.created_at,
+  }));
+}

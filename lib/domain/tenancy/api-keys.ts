@@ -1,0 +1,121 @@
+/**
+ * Runtime API keys: tenant-scoped, stored as a sha256 hash, shown once, revocable.
+ * Generated keys look like `rck_<43 base64url chars>` (the prefix lets secret scanners and our redaction find
+ * them). A key is found by its hash alone; api_keys is small and can be a Citus reference table — see
+ * docs/decisions/0002-api-keys.md.
+ */
+import { randomBytes } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { appendAudit } from "../audit/append";
+import { authorize, type Actor, type ApiKeyActor } from "../authz";
+import { sha256Hex } from "../crypto/canonical";
+import { DomainError, notFound } from "../errors";
+import { isoUtc } from "@/db/queries/sql-helpers";
+
+/** A new random key (256 bits). */
+export function newApiKey(): string {
+  return `rck_${randomBytes(32).toString("base64url")}`;
+}
+
+/** Keys chosen by an operator (e.g. `CUSTODY_DEMO_API_KEY`) must be long printable tokens. */
+export function isAcceptableKey(key: string): boolean {
+  return /^[\x21-\x7e]{20,200}$/.test(key);
+}
+
+/** What lists show of a key: its first and last characters. */
+export function displayPrefix(key: string): string {
+  return `${key.slice(0, 8)}…${key.slice(-4)}`;
+}
+
+export type ApiKeyView = {
+  id: string;
+  name: string;
+  display_prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+};
+
+/**
+ * Creates a key. Returns the key once; only its hash is stored.
+ * @param opts.key a pre-chosen key (must be of this tenant's format), otherwise a random one.
+ * @throws DomainError forbidden (role), validation_failed (name, key format).
+ */
+export async function createApiKey(
+  db: Db,
+  actor: Actor,
+  opts: { name: string; key?: string },
+): Promise<{ id: string; key: string; name: string }> {
+  authorize(actor, "api_keys.manage");
+  const name = opts.name.trim();
+  if (!name || name.length > 100) {
+    throw new DomainError("validation_failed", "name: give the key a name of 1–100 characters (e.g. the runtime it is for).", {
+      fields: [{ path: "name", message: "1–100 characters" }],
+    });
+  }
+  const key = opts.key ?? newApiKey();
+  if (!isAcceptableKey(key)) {
+    throw new DomainError("validation_failed", "key: a chosen key must be 20–200 printable characters without spaces.");
+  }
+  return db.transaction(async (tx) => {
+    const [row] = await queryRows<{ id: string }>(
+      tx,
+      sql`insert into api_keys (tenant_id, name, display_prefix, key_hash, created_by)
+          values (${actor.tenantId}, ${name}, ${displayPrefix(key)}, ${sha256Hex(key)},
+                  ${actor.kind === "user" ? actor.userId : null})
+          returning id`,
+    );
+    await appendAudit(tx, actor, { action: "api_key.create", target: `api_key:${row!.id}`, details: { name } });
+    return { id: row!.id, key, name };
+  });
+}
+
+/** Lists a tenant's keys (never the key). @throws DomainError forbidden */
+export async function listApiKeys(db: Db, actor: Actor): Promise<ApiKeyView[]> {
+  authorize(actor, "settings.read");
+  return queryRows<ApiKeyView>(
+    db,
+    sql`select id, name, display_prefix, ${isoUtc("created_at")} as created_at,
+               ${isoUtc("last_used_at")} as last_used_at, ${isoUtc("revoked_at")} as revoked_at
+        from api_keys where tenant_id = ${actor.tenantId} order by created_at desc limit 200`,
+  );
+}
+
+/** Revokes a key; requests with it get 401 from then on. @throws DomainError forbidden, not_found, conflict */
+export async function revokeApiKey(db: Db, actor: Actor, keyId: string): Promise<void> {
+  authorize(actor, "api_keys.manage");
+  if (!/^[0-9a-f-]{36}$/.test(keyId)) throw notFound("API key");
+  await db.transaction(async (tx) => {
+    const rows = await queryRows<{ name: string }>(
+      tx,
+      sql`update api_keys set revoked_at = now()
+          where tenant_id = ${actor.tenantId} and id = ${keyId} and revoked_at is null returning name`,
+    );
+    if (!rows.length) {
+      const exists = await queryRows(tx, sql`select 1 from api_keys where tenant_id = ${actor.tenantId} and id = ${keyId}`);
+      if (!exists.length) throw notFound("API key");
+      throw new DomainError("conflict", "This key is already revoked.");
+    }
+    await appendAudit(tx, actor, { action: "api_key.revoke", target: `api_key:${keyId}`, details: { name: rows[0]!.name } });
+  });
+}
+
+/**
+ * Resolves a bearer key to its actor, or null when unknown or revoked. Touches `last_used_at` at most once a minute.
+ */
+export async function authenticateApiKey(db: Db, key: string): Promise<ApiKeyActor | null> {
+  if (!isAcceptableKey(key)) return null;
+  const rows = await queryRows<{ tenant_id: string; id: string; name: string; stale: boolean }>(
+    db,
+    sql`select tenant_id, id, name, (last_used_at is null or last_used_at < now() - interval '1 minute') as stale
+        from api_keys where key_hash = ${sha256Hex(key)} and revoked_at is null`,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const tenantId = row.tenant_id;
+  if (row.stale) {
+    await db.execute(sql`update api_keys set last_used_at = now() where tenant_id = ${tenantId} and id = ${row.id}`);
+  }
+  return { kind: "api_key", tenantId, keyId: row.id, keyName: row.name };
+}

@@ -1,0 +1,99 @@
+/**
+ * Tenants, users and memberships: creation (seed, settings), password check for sign-in, and the
+ * membership lookup that turns a session into an actor.
+ */
+import { hash, verify } from "@node-rs/argon2";
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import type { Role } from "@/db/schema/enums";
+import type { UserActor } from "../authz";
+
+/** argon2id hash (PHC string) with the library's defaults. */
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, { algorithm: 2 });
+}
+
+/** Creates a tenant, or returns the existing one with this slug. */
+export async function ensureTenant(db: Db, slug: string, name: string): Promise<string> {
+  await db.execute(sql`insert into tenants (slug, name) values (${slug}, ${name}) on conflict (slug) do nothing`);
+  const [row] = await queryRows<{ id: string }>(db, sql`select id from tenants where slug = ${slug}`);
+  return row!.id;
+}
+
+/** Creates a user or updates the password of an existing one (email is case-insensitive). */
+export async function ensureUser(db: Db, email: string, name: string, password: string): Promise<string> {
+  const passwordHash = await hashPassword(password);
+  const [row] = await queryRows<{ id: string }>(
+    db,
+    sql`insert into users (email, name, password_hash) values (${email.toLowerCase()}, ${name}, ${passwordHash})
+        on conflict (email) do update set password_hash = excluded.password_hash
+        returning id`,
+  );
+  return row!.id;
+}
+
+/** Grants (or re-grants, clearing a revocation) a role in a tenant. */
+export async function ensureMembership(db: Db, tenantId: string, userId: string, role: Role): Promise<void> {
+  await db.execute(sql`
+    insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role})
+    on conflict (tenant_id, user_id) do update set role = excluded.role, revoked_at = null`);
+}
+
+/** Revokes a membership (the person can no longer sign in to this tenant). */
+export async function revokeMembership(db: Db, tenantId: string, userId: string): Promise<void> {
+  await db.execute(sql`update memberships set revoked_at = now() where tenant_id = ${tenantId} and user_id = ${userId}`);
+}
+
+export type SignInResult =
+  | { ok: true; userId: string; email: string; name: string }
+  | { ok: false; reason: "bad_credentials" | "no_membership" };
+
+/**
+ * Checks an email + password and that the user still has an active membership somewhere.
+ * Always runs one argon2 verification (against a dummy hash when the email is unknown) to keep timing flat.
+ */
+export async function checkSignIn(db: Db, email: string, password: string): Promise<SignInResult> {
+  const rows = await queryRows<{ id: string; email: string; name: string; password_hash: string; active: number | string }>(
+    db,
+    sql`select u.id, u.email, u.name, u.password_hash,
+               (select count(*) from memberships m where m.user_id = u.id and m.revoked_at is null) as active
+        from users u where u.email = ${email.trim().toLowerCase()}`,
+  );
+  const user = rows[0];
+  const ok = await verify(user?.password_hash ?? DUMMY_HASH, password).catch(() => false);
+  if (!user || !ok) return { ok: false, reason: "bad_credentials" };
+  if (Number(user.active) === 0) return { ok: false, reason: "no_membership" };
+  return { ok: true, userId: user.id, email: user.email, name: user.name };
+}
+
+const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$T1bD4BFIvOVh/bSBebOKdA$ZIlGwRXRK16d27bKGwpP9Pl2grTuwfhOExsRotimSOU";
+
+/**
+ * The user's active membership as an actor (the preferred tenant if given and active, else the oldest).
+ * Returns null when the user has no active membership — sessions of revoked people stop working at once.
+ */
+export async function actorForUser(db: Db, userId: string, preferredTenantId?: string | null): Promise<UserActor | null> {
+  const rows = await queryRows<{ tenant_id: string; role: Role; email: string }>(
+    db,
+    sql`select m.tenant_id, m.role, u.email from memberships m join users u on u.id = m.user_id
+        where m.user_id = ${userId} and m.revoked_at is null
+        order by (m.tenant_id = ${preferredTenantId ?? "00000000-0000-0000-0000-000000000000"}::uuid) desc, m.created_at
+        limit 1`,
+  );
+  const m = rows[0];
+  if (!m) return null;
+  return { kind: "user", tenantId: m.tenant_id, userId, email: m.email, role: m.role };
+}
+
+/** Members of a tenant with their roles. */
+export async function listMembers(
+  db: Db,
+  tenantId: string,
+): Promise<Array<{ user_id: string; email: string; name: string; role: Role; revoked: boolean }>> {
+  return queryRows(
+    db,
+    sql`select u.id as user_id, u.email, u.name, m.role, (m.revoked_at is not null) as revoked
+        from memberships m join users u on u.id = m.user_id
+        where m.tenant_id = ${tenantId} order by m.revoked_at nulls first, u.email`,
+  );
+}

@@ -1,0 +1,39 @@
+/**
+ * Who is calling: a runtime API key (`Authorization: Bearer rck_…`) or a signed-in person (next-auth session).
+ * One place for authentication; authorization happens in the domain verbs.
+ */
+import { getServerSession } from "next-auth";
+import { getDb } from "@/db";
+import type { Actor, UserActor } from "@/lib/domain/authz";
+import { DomainError } from "@/lib/domain/errors";
+import { authenticateApiKey } from "@/lib/domain/tenancy/api-keys";
+import { actorForUser } from "@/lib/domain/tenancy/people";
+import { authOptions } from "./auth";
+
+/**
+ * The actor of an API request.
+ * @throws DomainError unauthorized — no credentials, an unknown or revoked key, or a revoked membership.
+ */
+export async function requireActor(req: Request): Promise<Actor> {
+  const header = req.headers.get("authorization");
+  if (header) {
+    const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
+    if (!m) throw new DomainError("unauthorized", "Authorization must be `Bearer <runtime API key>`.");
+    const actor = await authenticateApiKey(await getDb(), m[1]!);
+    if (!actor) {
+      throw new DomainError("unauthorized", "This API key is not valid or was revoked. Create a new one under Settings → Runtime API keys.");
+    }
+    return actor;
+  }
+  const user = await currentUser();
+  if (!user) throw new DomainError("unauthorized", "Sign in, or send a runtime API key as `Authorization: Bearer <key>`.");
+  return user;
+}
+
+/** The signed-in person as an actor, or null (no session, or no active membership any more). */
+export async function currentUser(): Promise<UserActor | null> {
+  const session = await getServerSession(authOptions());
+  const userId = (session?.user as { id?: string } | undefined)?.id;
+  if (!userId) return null;
+  return actorForUser(await getDb(), userId);
+}

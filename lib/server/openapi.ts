@@ -1,0 +1,145 @@
+/**
+ * The OpenAPI 3.1 description of the runtime API v1, with request bodies generated from the same zod schemas
+ * the routes validate with (DESIGN.md "Runtime API": "described by an OpenAPI document").
+ */
+import { z } from "zod";
+import { eventInputSchema } from "@/lib/domain/events/schema";
+import { resumeBodySchema } from "@/lib/domain/gate/ask";
+import { lookupBodySchema } from "@/lib/domain/settings/lookups";
+import { intentBodySchema } from "@/lib/domain/side-effects/intent";
+import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
+import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
+import { taskRecordSchema } from "@/lib/domain/tasks/record";
+
+const schema = (s: z.ZodType) => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+};
+
+const json = (ref: string) => ({ content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const errors = (...codes: number[]) =>
+  Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? "Error", ...json("Error") }]));
+const ERROR_TEXT: Record<number, string> = {
+  400: "Malformed request (not JSON, bad key, bad cursor)",
+  401: "No or invalid credentials",
+  403: "Not allowed for this caller",
+  404: "Unknown task or effect (also another tenant's)",
+  409: "Conflict with the current state",
+  413: "Body over 1 MB or more than 1000 events",
+  422: "Validation failed; the message names the field",
+};
+const taskId = { name: "task_id", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" } };
+const effect = { name: "name", in: "path", required: true, schema: { type: "string" } };
+const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
+
+/** Builds the document (cheap; called per request). */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Run Custody runtime API",
+      version: "1",
+      description:
+        "Agent runtimes report events and checkpoints, register side-effect intents and receipts, and ask the resume gate. " +
+        "Authenticate with a tenant API key: `Authorization: Bearer <key>`. Errors are `{error: {code, message, details?}}`.",
+    },
+    components: {
+      securitySchemes: { runtimeKey: { type: "http", scheme: "bearer" } },
+      schemas: {
+        Error: {
+          type: "object",
+          required: ["error"],
+          properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" }, details: {} } } },
+        },
+        Event: schema(eventInputSchema),
+        EventBatch: { type: "object", required: ["events"], properties: { events: { type: "array", maxItems: 1000, items: { $ref: "#/components/schemas/Event" } } } },
+        TaskRecord: schema(taskRecordSchema),
+        Intent: schema(intentBodySchema),
+        Receipt: schema(receiptBodySchema),
+        Reconcile: schema(reconcileBodySchema),
+        ResumeRequest: schema(resumeBodySchema),
+        Lookup: schema(lookupBodySchema),
+      },
+    },
+    security: [{ runtimeKey: [] }],
+    paths: {
+      "/api/health": { get: { summary: "Liveness once migrations are applied", security: [], responses: ok("`{ok: true}`") } },
+      "/api/v1/events": {
+        post: {
+          summary: "Report a batch of events (≤ 1000, ≤ 1 MB); idempotent by event id",
+          requestBody: { required: true, ...json("EventBatch") },
+          responses: { ...ok("`{results: [{id, status: stored|duplicate|rejected, error?}]}`"), ...errors(400, 401, 403, 413, 422) },
+        },
+      },
+      "/api/v1/tasks": {
+        get: {
+          summary: "Tasks, newest first",
+          parameters: ["cursor", "limit", "q", "phase", "status"].map((n) => ({ name: n, in: "query", schema: { type: "string" } })),
+          responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
+        },
+      },
+      "/api/v1/tasks/{task_id}": {
+        get: { summary: "Latest record, signature check, side-effect view", parameters: [taskId], responses: { ...ok("Task view"), ...errors(401, 404) } },
+        put: {
+          summary: "Checkpoint the task record (new signed version)",
+          parameters: [taskId],
+          requestBody: { required: true, ...json("TaskRecord") },
+          responses: { ...ok("`{task_id, version, digest, signature}`"), ...errors(400, 401, 403, 409, 413, 422) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/timeline": {
+        get: {
+          summary: "Events ordered by occurred_at, id (keyset pagination)",
+          parameters: [taskId, { name: "cursor", in: "query", schema: { type: "string" } }, { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000 } }],
+          responses: { ...ok("`{events, next_cursor}`"), ...errors(400, 401, 404) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/checkpoints": { get: { summary: "Checkpoint history", parameters: [taskId], responses: { ...ok("`{checkpoints}`"), ...errors(401, 404) } } },
+      "/api/v1/tasks/{task_id}/artifacts": { get: { summary: "Artifacts with sha256", parameters: [taskId], responses: { ...ok("`{artifacts}`"), ...errors(401, 404) } } },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
+        post: {
+          summary: "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal",
+          parameters: [taskId, effect],
+          requestBody: { required: true, ...json("Intent") },
+          responses: { ...ok("`{decision: go, lease_expires_at}` or `{decision: replay, receipt}`"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/receipt": {
+        post: {
+          summary: "Record the receipt of a completed write (an identical repeat is a no-op)",
+          parameters: [taskId, effect],
+          requestBody: { required: true, ...json("Receipt") },
+          responses: { ...ok("`{status: completed, receipt, replayed}`"), ...errors(400, 401, 404, 409, 422) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/reconcile": {
+        post: {
+          summary: "A person settles an unknown effect (runtime keys get 403)",
+          parameters: [taskId, effect],
+          requestBody: { required: true, ...json("Reconcile") },
+          responses: { ...ok("`{name, status, reconcile, audit_seq}`"), ...errors(401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/lookup": {
+        post: { summary: "Ask the tool owner's lookup endpoint (evidence only)", parameters: [taskId, effect], responses: { ...ok("Lookup answer"), ...errors(401, 403, 404) } },
+      },
+      "/api/v1/tasks/{task_id}/resume": {
+        post: {
+          summary: "Resume gate verdict",
+          parameters: [taskId],
+          requestBody: { required: false, ...json("ResumeRequest") },
+          responses: { ...ok("`{verdict, reasons, next_phase, permitted_side_effects}`"), ...errors(401, 404, 422) },
+        },
+      },
+      "/api/v1/signing-keys": { get: { summary: "Ed25519 public keys (JWK Set) that verify checkpoints", security: [], responses: ok("`{keys}`") } },
+      "/api/v1/settings/lookups/{tool}": {
+        put: {
+          summary: "Register a tool's lookup endpoint (owners, admins; signed-in)",
+          parameters: [{ name: "tool", in: "path", required: true, schema: { type: "string" } }],
+          requestBody: { required: true, ...json("Lookup") },
+          responses: { ...ok("The lookup"), ...errors(401, 403, 422) },
+        },
+      },
+    },
+  };
+}

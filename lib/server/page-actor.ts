@@ -1,0 +1,19 @@
+/**
+ * Session check for pages: the signed-in person with an active membership, else a redirect to /login that
+ * brings them back to the page they asked for (path from proxy.ts's `x-custody-path` header).
+ */
+import { headers } from "next/headers";
+import { redirect } from "next/navigation";
+import type { UserActor } from "@/lib/domain/authz";
+import { currentUser } from "./actor";
+
+/** @returns the user actor; redirects to `/login?callbackUrl=<path>` when there is none. */
+export async function requirePageActor(): Promise<UserActor> {
+  const user = await currentUser();
+  if (!user) {
+    const asked = (await headers()).get("x-custody-path");
+    const path = asked && asked.startsWith("/") && !asked.startsWith("//") ? asked : "/tasks";
+    redirect(`/login?callbackUrl=${encodeURIComponent(path)}`);
+  }
+  return user;
+}

@@ -1,0 +1,101 @@
+/**
+ * Route-handler wrapper: request id, authentication, JSON body reading with a size cap, and the one mapping
+ * from errors to `{error: {code, message, details?}}` responses. Unknown errors become a 500 that reveals
+ * nothing internal and are logged with the request id.
+ */
+import { randomUUID } from "node:crypto";
+import { NextResponse } from "next/server";
+import type { Actor } from "@/lib/domain/authz";
+import { DomainError, isDomainError } from "@/lib/domain/errors";
+import { requireActor } from "./actor";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export type RouteContext<P> = { req: Request; params: P; actor: Actor; requestId: string };
+
+/** JSON error response in the API's one error shape. */
+export function errorResponse(err: DomainError, requestId?: string): NextResponse {
+  return NextResponse.json(
+    { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) } },
+    { status: err.status, headers: requestId ? { "x-request-id": requestId } : undefined },
+  );
+}
+
+/**
+ * Wraps an authenticated API handler. The handler returns a Response or a JSON-able value (200).
+ */
+export function apiRoute<P = Record<string, string>>(
+  handler: (ctx: RouteContext<P>) => Promise<Response | unknown>,
+) {
+  return async (req: Request, context: { params: Promise<P> }): Promise<Response> => {
+    const requestId = randomUUID();
+    try {
+      const actor = await requireActor(req);
+      const params = context?.params ? await context.params : ({} as P);
+      const out = await handler({ req, params, actor, requestId });
+      if (out instanceof Response) {
+        out.headers.set("x-request-id", requestId);
+        return out;
+      }
+      return NextResponse.json(out, { headers: { "x-request-id": requestId } });
+    } catch (err) {
+      return handleError(err, requestId);
+    }
+  };
+}
+
+/** Maps any thrown value to a response; logs unexpected ones without request bodies. */
+export function handleError(err: unknown, requestId: string): Response {
+  if (isDomainError(err)) return errorResponse(err, requestId);
+  console.error(`[${requestId}] unhandled error:`, err instanceof Error ? err.stack ?? err.message : String(err));
+  return errorResponse(
+    new DomainError("internal", `Something went wrong on our side. Quote request id ${requestId} when reporting it.`),
+    requestId,
+  );
+}
+
+/**
+ * Reads a JSON body of at most `limit` bytes.
+ * @throws DomainError payload_too_large, invalid_json.
+ */
+export async function readJson(req: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const reader = req.body?.getReader();
+  if (!reader) throw new DomainError("invalid_json", "The request has no body; send a JSON document.");
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text.trim()) throw new DomainError("invalid_json", "The request body is empty; send a JSON document.");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new DomainError("invalid_json", "The request body is not valid JSON.");
+  }
+}
+
+/** Like {@link readJson}, but an empty body reads as `{}`. */
+export async function readOptionalJson(req: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const declared = req.headers.get("content-length");
+  if (!req.body || declared === "0") return {};
+  try {
+    return await readJson(req, limit);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "invalid_json" && /empty|no body/.test(err.message)) return {};
+    throw err;
+  }
+}
+
+function tooLarge(limit: number): DomainError {
+  return new DomainError("payload_too_large", `The body is larger than ${Math.round(limit / 1024)} KiB; send smaller batches.`);
+}

@@ -1,0 +1,87 @@
+/**
+ * Playwright: end-to-end tests in Debian's Chromium against the production build (`next build`, then
+ * `next start` here) on the PostgreSQL test database (TEST_DATABASE_URL, else DATABASE_URL, else
+ * postgres://postgres@127.0.0.1:5432/custody_test). e2e/global-setup.ts creates and migrates that database
+ * before the first test; specs seed their own tenants through e2e/fixtures.ts.
+ *
+ * Env: E2E_PORT (default 3390), NEXT_DIST_DIR (build directory, default .next), CHROMIUM_PATH
+ * (default /usr/bin/chromium).
+ */
+import { defineConfig, devices } from "@playwright/test";
+import { assertBuilt, serverEnv, testDatabaseUrl, testServerSecrets } from "./tests/support/env";
+
+const port = Number(process.env.E2E_PORT || 3390);
+const baseURL = `http://localhost:${port}`;
+
+// One signing key and session secret per run. Set on process.env so that the workers, which load this file
+// again, see the same values as the server.
+if (!process.env.E2E_SIGNING_KEY || !process.env.E2E_NEXTAUTH_SECRET) {
+  const secrets = testServerSecrets();
+  process.env.E2E_SIGNING_KEY = secrets.signingKeyPem;
+  process.env.E2E_NEXTAUTH_SECRET = secrets.nextauthSecret;
+}
+const databaseUrl = testDatabaseUrl();
+process.env.E2E_BASE_URL = baseURL;
+process.env.E2E_DATABASE_URL = databaseUrl;
+
+const webServerEnv = Object.fromEntries(
+  Object.entries(
+    serverEnv({
+      port,
+      databaseUrl,
+      signingKeyPem: process.env.E2E_SIGNING_KEY,
+      nextauthSecret: process.env.E2E_NEXTAUTH_SECRET,
+    }),
+  ).filter((e): e is [string, string] => typeof e[1] === "string"),
+);
+
+assertBuilt();
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results/e2e",
+  globalSetup: "./e2e/global-setup.ts",
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  workers: 1,
+  fullyParallel: false,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: [["list"], ["html", { open: "never", outputFolder: "playwright-report" }]],
+  use: {
+    baseURL,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    video: "off",
+  },
+  projects: [
+    {
+      name: "chromium",
+      use: {
+        ...devices["Desktop Chrome"],
+        launchOptions: {
+          executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+          args: [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+          ],
+        },
+      },
+    },
+  ],
+  webServer: {
+    command: `node_modules/.bin/next start -p ${port}`,
+    // Ready when the port accepts connections; global-setup then creates and migrates the database and waits
+    // for /api/health (Playwright starts the web server before the global setup runs).
+    port,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: webServerEnv,
+  },
+});

@@ -1,0 +1,162 @@
+/**
+ * `npm run bench [-- <name> …] [--options]` — throughput benchmarks against real PostgreSQL and a real
+ * `next start` (a script, not a timed test).
+ *
+ * Benchmarks (no name: all of them):
+ *   ingest   events per second through `POST /api/v1/events` — by default 200,000 events in batches of
+ *            1,000 from 4 concurrent senders, 30% duplicates (re-deliveries and ids racing in concurrent
+ *            batches), over 200 tasks and all four planes — against `COPY` of the same unique rows into a
+ *            scratch copy of the events table. Prints both rates and their ratio (target ≥ 0.5), then
+ *            checks that each event is stored exactly once and was answered `stored` exactly once.
+ *
+ * What it does: creates the database named by `DATABASE_URL` if missing (default
+ * postgres://postgres@127.0.0.1:5432/custody_bench) and applies the migrations; builds the app into
+ * `NEXT_DIST_DIR` (default `.next-bench`, so the main `.next` build is never touched) when its BUILD_ID is
+ * missing; starts `next start` on a free port (3400–3499 unless `--port-from/--port-to`) with a generated
+ * signing key and next-auth secret; waits for /api/health; runs the benchmarks, each on a fresh tenant;
+ * stops the server. Results are printed as a table and written to `bench-results/<name>.json`.
+ *
+ * Reading the figures: "stored events/s" is unique events stored ÷ wall time of the posting phase;
+ * "posted events/s" counts duplicates too. The COPY rate is PostgreSQL's bulk-load ceiling for the same rows
+ * on the same machine; the ratio is the headline. The load generator, the Next server and PostgreSQL share
+ * the machine's cores, so each phase also reports the CPU seconds of each party (from /proc) and of
+ * everything else ("other"); "events per server CPU s" divides by server + database CPU only, which is
+ * comparable across machines with more cores.
+ *
+ * Options: --events N --batch N --senders N --dup R --tasks N --seed N (ingest workload), --keep-data
+ * (keep the benchmark tenant's rows), --rebuild (build even if BUILD_ID exists), --strict (exit 1 when
+ * a target is missed), --cpu-prof (the server writes a V8 .cpuprofile to bench-results/profiles/ when it
+ * stops; open it in Chrome DevTools or speedscope). Exit status 1 when a check fails (or a target is missed with --strict).
+ */
+import path from "node:path";
+import { parseArgs } from "node:util";
+import {
+  buildIfMissing,
+  closeApiClients,
+  DEFAULT_DATABASE_URL,
+  DEFAULT_DIST_DIR,
+  DEFAULT_PORT_RANGE,
+  log,
+  openBenchDb,
+  startServer,
+  type BenchDb,
+  type BenchServer,
+  type Benchmark,
+  type BenchOutcome,
+} from "./bench/harness";
+import { ingestBenchmark } from "./bench/ingest";
+import { writeResult } from "./bench/report";
+
+/** Every benchmark the CLI knows, in the order `npm run bench` runs them. */
+export const BENCHMARKS: Benchmark[] = [ingestBenchmark];
+
+let server: BenchServer | null = null;
+let db: BenchDb | null = null;
+
+async function cleanup(): Promise<void> {
+  const s = server;
+  server = null;
+  if (s) await s.stop();
+  const d = db;
+  db = null;
+  if (d) await d.close().catch(() => {});
+  closeApiClients();
+}
+
+function usage(): string {
+  return [
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
+    "benchmarks:",
+    ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
+    "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
+  ].join("\n");
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      events: { type: "string" },
+      batch: { type: "string" },
+      senders: { type: "string" },
+      dup: { type: "string" },
+      tasks: { type: "string" },
+      seed: { type: "string" },
+      "port-from": { type: "string" },
+      "port-to": { type: "string" },
+      "keep-data": { type: "boolean" },
+      rebuild: { type: "boolean" },
+      strict: { type: "boolean" },
+      "cpu-prof": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(usage());
+    return 0;
+  }
+  const unknown = positionals.filter((p) => !BENCHMARKS.some((b) => b.name === p));
+  if (unknown.length) {
+    console.error(`unknown benchmark: ${unknown.join(", ")}\n${usage()}`);
+    return 2;
+  }
+  const selected = positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b.name)) : BENCHMARKS;
+
+  const root = process.cwd();
+  const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const distDir = process.env.NEXT_DIST_DIR || DEFAULT_DIST_DIR;
+  const ports: [number, number] = [
+    Number(values["port-from"] ?? DEFAULT_PORT_RANGE[0]),
+    Number(values["port-to"] ?? DEFAULT_PORT_RANGE[1]),
+  ];
+
+  log(`database ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}; applying migrations …`);
+  db = await openBenchDb(databaseUrl);
+  buildIfMissing(root, distDir, values.rebuild === true);
+  const cpuProfileDir = values["cpu-prof"] ? path.join(root, "bench-results", "profiles") : undefined;
+  server = await startServer({ root, distDir, databaseUrl, ports, cpuProfileDir });
+  if (cpuProfileDir) log(`the server writes a V8 CPU profile to ${cpuProfileDir} when it stops`);
+  log(`server up at ${server.baseUrl} (pid ${server.pid}, dist dir ${distDir})`);
+
+  const outcomes: BenchOutcome[] = [];
+  for (const bench of selected) {
+    log(`running ${bench.name} …`);
+    const outcome = await bench.run({ root, db, server, options: values });
+    outcomes.push(outcome);
+    const file = writeResult(root, bench.name, { ...outcome.figures, checks: outcome.checks });
+    log(`wrote ${file}`);
+  }
+  await cleanup();
+
+  let status = 0;
+  for (const o of outcomes) {
+    const bad = o.checks.filter((c) => !c.ok);
+    for (const c of bad) console.error(`[bench] ${o.name}: check failed — ${c.name}: ${c.detail}`);
+    if (bad.length) status = 1;
+    if (values.strict && o.figures.meets_target === false) {
+      console.error(`[bench] ${o.name}: below target (--strict)`);
+      status = 1;
+    }
+  }
+  if (status === 0) log("all checks passed");
+  return status;
+}
+
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    log(`${sig}: stopping the server …`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+main()
+  .then(async (code) => {
+    await cleanup();
+    process.exit(code);
+  })
+  .catch(async (err) => {
+    console.error("[bench] failed:", err instanceof Error ? err.stack ?? err.message : err);
+    if (server) console.error(`[bench] server log (last lines):\n${server.logTail()}`);
+    await cleanup();
+    process.exit(1);
+  });

@@ -1,0 +1,177 @@
+/**
+ * `npm run demo`: the whole demo on the embedded database, with nothing to set up.
+ *
+ * 1. builds the app when `.next` is missing or older than the sources;
+ * 2. opens PGlite in `CUSTODY_DATA_DIR` (default `.data/`), applies migrations, seeds the demo tenant,
+ *    its four people and the runtime API key (`CUSTODY_DEMO_API_KEY`, else a saved or generated one);
+ * 3. starts the dashboard (`next start`) on `PORT` (default 3000) and the demo records service;
+ * 4. runs the reference scenario through the public HTTP API (`scripts/demo-runtime.ts`) unless this data
+ *    directory already holds it, and prints the URL and the logins; runs until Ctrl-C.
+ *
+ * Env: PORT, CUSTODY_DATA_DIR, CUSTODY_DEMO_PASSWORD, CUSTODY_DEMO_API_KEY, CUSTODY_RECORDS_PORT.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { openDatabase } from "@/db";
+import { loadOrCreateKeyFile } from "@/lib/config/signing-key";
+import { seedTenant } from "@/lib/domain/tenancy/seed";
+import { DEMO_TENANT_NAME, DEMO_TENANT_SLUG, DEMO_USERS, loadDemoSecrets, saveDemoSecrets } from "./lib/demo-config";
+import { seedDemoSettings } from "./lib/demo-settings";
+
+const root = process.cwd();
+const port = Number(process.env.PORT || 3000);
+const dataDir = path.resolve(process.env.CUSTODY_DATA_DIR || ".data");
+const recordsPort = Number(process.env.CUSTODY_RECORDS_PORT || port + 1);
+const children: ChildProcess[] = [];
+
+function log(msg: string) {
+  console.log(`[demo] ${msg}`);
+}
+
+/** Newest modification time under the given paths (files only). */
+function newestMtime(paths: string[]): number {
+  let newest = 0;
+  const walk = (p: string) => {
+    if (!fs.existsSync(p)) return;
+    const st = fs.statSync(p);
+    if (st.isDirectory()) {
+      for (const entry of fs.readdirSync(p)) walk(path.join(p, entry));
+    } else if (st.mtimeMs > newest) newest = st.mtimeMs;
+  };
+  paths.forEach(walk);
+  return newest;
+}
+
+function buildIfNeeded() {
+  const buildId = path.join(root, ".next", "BUILD_ID");
+  const sources = ["app", "components", "lib", "db", "public", "next.config.ts", "package-lock.json", "postcss.config.mjs"].map((p) =>
+    path.join(root, p),
+  );
+  if (fs.existsSync(buildId) && fs.statSync(buildId).mtimeMs >= newestMtime(sources)) {
+    log("using the existing build (.next)");
+    return;
+  }
+  log("building the dashboard (next build; about a minute on first run) …");
+  const res = spawnSync(path.join(root, "node_modules", ".bin", "next"), ["build"], {
+    stdio: "inherit",
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: "" },
+  });
+  if (res.status !== 0) {
+    console.error("[demo] next build failed; see the output above.");
+    process.exit(1);
+  }
+}
+
+async function seed(): Promise<{ password: string; apiKey: string; nextauthSecret: string }> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const secrets = loadDemoSecrets(dataDir);
+  const password = process.env.CUSTODY_DEMO_PASSWORD || secrets.password;
+  const wantedKey = process.env.CUSTODY_DEMO_API_KEY || secrets.apiKey;
+  loadOrCreateKeyFile(path.join(dataDir, "signing-key.pem"));
+  log(`opening the embedded database in ${dataDir} and applying migrations …`);
+  const handle = await openDatabase({ dir: dataDir });
+  try {
+    const seeded = await seedTenant(handle.db, {
+      slug: DEMO_TENANT_SLUG,
+      name: DEMO_TENANT_NAME,
+      users: DEMO_USERS,
+      password,
+      apiKey: wantedKey,
+      apiKeyName: "demo runtime",
+    });
+    await seedDemoSettings(handle.db, seeded.tenantId, { recordsUrl: `http://127.0.0.1:${recordsPort}` });
+    if (!process.env.CUSTODY_DEMO_API_KEY) saveDemoSecrets(dataDir, { ...secrets, apiKey: seeded.apiKey });
+    return { password, apiKey: seeded.apiKey, nextauthSecret: secrets.nextauthSecret };
+  } finally {
+    await handle.close();
+  }
+}
+
+function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const prefix = (chunk: Buffer) =>
+    chunk
+      .toString()
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => (l.startsWith(`[${name}]`) ? l : `[${name}] ${l}`))
+      .join("\n");
+  child.stdout?.on("data", (c: Buffer) => console.log(prefix(c)));
+  child.stderr?.on("data", (c: Buffer) => console.error(prefix(c)));
+  children.push(child);
+  return child;
+}
+
+async function waitForHealth(url: string, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the dashboard did not answer ${url}/api/health within ${timeoutMs / 1000}s`);
+}
+
+function shutdown(code = 0) {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
+  setTimeout(() => process.exit(code), 500).unref();
+}
+
+async function main() {
+  buildIfNeeded();
+  const { password, apiKey, nextauthSecret } = await seed();
+  const baseUrl = `http://localhost:${port}`;
+  const serverEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: "",
+    CUSTODY_DATA_DIR: dataDir,
+    NEXTAUTH_SECRET: nextauthSecret,
+    NEXTAUTH_URL: baseUrl,
+    NEXT_TELEMETRY_DISABLED: "1",
+    PORT: String(port),
+  };
+  const records = start("records", process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/records-service.ts"], {
+    ...process.env,
+    RECORDS_PORT: String(recordsPort),
+    RECORDS_STATE_FILE: path.join(dataDir, "records-service.json"),
+  });
+  records.on("exit", (code) => code && log(`records service exited with ${code}`));
+  const server = start("dashboard", path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port)], serverEnv);
+  server.on("exit", (code) => {
+    log(`dashboard exited (${code}); stopping.`);
+    shutdown(code ?? 1);
+  });
+  await waitForHealth(baseUrl);
+
+  console.log(`
+  Run Custody demo is up: ${baseUrl}
+  Sign in as any of
+    owner@demo.test       (workflow owner)
+    approver@demo.test    (approver)
+    responder@demo.test   (incident responder: reconciles)
+    viewer@demo.test      (read only)
+  Password: ${password}${process.env.CUSTODY_DEMO_PASSWORD ? " (from CUSTODY_DEMO_PASSWORD)" : " (generated; kept in " + path.join(dataDir, "demo-secrets.json") + ")"}
+  Data: ${dataDir}   Ctrl-C stops everything.
+`);
+
+  const runtime = start("runtime", process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
+    ...process.env,
+    CUSTODY_URL: baseUrl,
+    CUSTODY_API_KEY: apiKey,
+    DEMO_WORK_DIR: path.join(dataDir, "demo-work"),
+    RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
+  });
+  runtime.on("exit", (code) => log(code ? `the demo runtime exited with ${code}` : "the demo runtime finished its story"));
+}
+
+process.on("SIGINT", () => shutdown(0));
+process.on("SIGTERM", () => shutdown(0));
+main().catch((err) => {
+  console.error("[demo] failed:", err instanceof Error ? err.message : err);
+  shutdown(1);
+});

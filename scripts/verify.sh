@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The one verification script (`npm test`): lint, typecheck, unit tests, production build, integration tests
+# (real PostgreSQL + the built server) and end-to-end tests (Playwright in Debian Chromium).
+#
+# Env:
+#   TEST_DATABASE_URL  PostgreSQL for the integration and e2e suites (default: DATABASE_URL, else
+#                      postgres://postgres@127.0.0.1:5432/custody_test; created if missing)
+#   NEXT_DIST_DIR      build directory (default .next)
+#   VERIFY_BUILD       "always" (default: rebuild only when a source is newer than the last build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export NEXT_TELEMETRY_DISABLED=1
+export TEST_DATABASE_URL="${TEST_DATABASE_URL:-${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/custody_test}}"
+DIST_DIR="${NEXT_DIST_DIR:-.next}"
+
+started=$(date +%s)
+current=""
+finish() {
+  local code=$?
+  local total=$(( $(date +%s) - started ))
+  if [ "$code" -eq 0 ]; then
+    printf '\n== verify: all steps passed in %ds\n' "$total"
+  else
+    printf '\n== verify: FAILED at step "%s" (exit %d) after %ds\n' "$current" "$code" "$total" >&2
+  fi
+}
+trap finish EXIT
+
+step() {
+  current="$1"
+  shift
+  local t0
+  t0=$(date +%s)
+  printf '\n== %s\n' "$current"
+  "$@"
+  printf -- '-- %s: ok (%ds)\n' "$current" "$(( $(date +%s) - t0 ))"
+}
+
+build_is_fresh() {
+  [ "${VERIFY_BUILD:-}" != "always" ] || return 1
+  [ -f "$DIST_DIR/BUILD_ID" ] || return 1
+  local newer
+  newer=$(find app components lib db public proxy.ts next.config.ts postcss.config.mjs package-lock.json tsconfig.json \
+    -type f -newer "$DIST_DIR/BUILD_ID" -print -quit 2>/dev/null || true)
+  [ -z "$newer" ]
+}
+
+build() {
+  if build_is_fresh; then
+    echo "$DIST_DIR/BUILD_ID is newer than every source file: using that build (VERIFY_BUILD=always rebuilds)."
+  else
+    npm run --silent build
+  fi
+}
+
+echo "== verify: test database $(node -e 'const u=new URL(process.argv[1]); if (u.password) u.password="***"; console.log(u.toString())' "$TEST_DATABASE_URL"), build dir $DIST_DIR"
+step "lint" npm run --silent lint
+step "typecheck" npm run --silent typecheck
+step "unit tests" npm run --silent test:unit
+step "build" build
+step "integration tests" npm run --silent test:integration
+step "end-to-end tests" npm run --silent test:e2e

@@ -1,0 +1,145 @@
+/**
+ * Helpers for integration tests: a fresh tenant per test, a small HTTP client for the started server,
+ * sign-in through the real next-auth HTTP flow, and a direct database handle for assertions.
+ * Every test makes its own tenant with random ids; nothing here is shared mutable state.
+ */
+import { sql } from "drizzle-orm";
+import { inject } from "vitest";
+import { openDatabase, queryRows, type Db } from "@/db";
+import type { EventResult } from "@/lib/client/types";
+
+export { makeEvent, makeRecord, newTaskId, rid } from "../support/factories";
+export { createTestTenant, type FullTestTenant, type TestTenant, type TestUser } from "../support/tenants";
+
+/** Base URL of the server started by global-setup.ts. */
+export function baseUrl(): string {
+  return inject("baseUrl");
+}
+
+type DbHandle = Awaited<ReturnType<typeof openDatabase>>;
+
+/** Opens a direct handle on the test database (migrations already applied). Close it in afterAll. */
+export async function openTestDb(): Promise<DbHandle> {
+  return openDatabase({ url: inject("databaseUrl"), max: 3 });
+}
+
+export type ApiResponse<T = unknown> = { status: number; body: T; headers: Headers; text: string };
+
+/** Credentials for {@link api}: a runtime API key, a session cookie header, or nothing. */
+export type Auth = string | { cookie: string } | undefined;
+
+function authHeaders(auth: Auth): Record<string, string> {
+  if (typeof auth === "string") return { authorization: `Bearer ${auth}` };
+  if (auth) return { cookie: auth.cookie };
+  return {};
+}
+
+/**
+ * A small fetch client for the started server.
+ * `body` parses JSON when the answer is JSON, else it is the text.
+ */
+export function api(auth?: Auth) {
+  const request = async <T = unknown>(
+    method: string,
+    path: string,
+    init: { json?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...authHeaders(auth), ...(init.headers ?? {}) };
+    let body: string | undefined;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers["content-type"] ??= "application/json";
+    } else if (init.raw !== undefined) {
+      body = init.raw;
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(`${baseUrl()}${path}`, { method, headers, body, redirect: "manual" });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get("content-type") ?? "").includes("application/json") && text) {
+      parsed = JSON.parse(text);
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers, text };
+  };
+  return {
+    request,
+    get: <T = unknown>(path: string) => request<T>("GET", path),
+    post: <T = unknown>(path: string, json: unknown) => request<T>("POST", path, { json }),
+    put: <T = unknown>(path: string, json: unknown) => request<T>("PUT", path, { json }),
+  };
+}
+
+/** Posts a batch of events with a runtime key; returns the response. */
+export function postEvents(apiKey: string, events: unknown[]): Promise<ApiResponse<{ results: EventResult[] }>> {
+  return api(apiKey).post<{ results: EventResult[] }>("/api/v1/events", { events });
+}
+
+/** Counts rows of a table for a tenant (optionally one task). */
+export async function countRows(
+  db: Db,
+  table: "events" | "tasks" | "task_checkpoints" | "side_effects" | "artifacts" | "audit_log",
+  tenantId: string,
+  taskId?: string,
+): Promise<number> {
+  const rows = await queryRows<{ n: string | number }>(
+    db,
+    taskId === undefined
+      ? sql`select count(*) as n from ${sql.identifier(table)} where tenant_id = ${tenantId}`
+      : sql`select count(*) as n from ${sql.identifier(table)} where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  return Number(rows[0]!.n);
+}
+
+/** Cookies from a response's Set-Cookie headers as `name → value` (expired ones removed). */
+function cookiesFrom(res: Response, jar: Map<string, string>): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(";");
+    const eq = pair!.indexOf("=");
+    const name = pair!.slice(0, eq).trim();
+    const value = pair!.slice(eq + 1).trim();
+    if (!value || /max-age=0/i.test(line)) jar.delete(name);
+    else jar.set(name, value);
+  }
+}
+
+function cookieHeader(jar: Map<string, string>): string {
+  return [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+}
+
+export type SignInAttempt = { cookie: string | null; url: string | null; status: number };
+
+/**
+ * Signs in through next-auth's HTTP flow: `GET /api/auth/csrf`, then a form-encoded
+ * `POST /api/auth/callback/credentials` (csrfToken, email, password, json=true).
+ * @returns the cookie header carrying the session token, or `cookie: null` when sign-in was refused
+ *   (`url` then holds next-auth's error redirect).
+ */
+export async function trySignIn(email: string, password: string): Promise<SignInAttempt> {
+  const jar = new Map<string, string>();
+  const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual" });
+  cookiesFrom(csrfRes, jar);
+  const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
+  const res = await fetch(`${baseUrl()}/api/auth/callback/credentials`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader(jar) },
+    body: new URLSearchParams({ csrfToken, email, password, json: "true", callbackUrl: `${baseUrl()}/tasks` }).toString(),
+  });
+  cookiesFrom(res, jar);
+  const text = await res.text();
+  let url: string | null = null;
+  try {
+    url = (JSON.parse(text) as { url?: string }).url ?? null;
+  } catch {
+    url = res.headers.get("location");
+  }
+  const hasSession = [...jar.keys()].some((k) => k.endsWith("next-auth.session-token"));
+  return { cookie: hasSession ? cookieHeader(jar) : null, url, status: res.status };
+}
+
+/** Signs in and returns the cookie header of the session. @throws Error when sign-in is refused. */
+export async function signIn(email: string, password: string): Promise<string> {
+  const attempt = await trySignIn(email, password);
+  if (!attempt.cookie) throw new Error(`sign-in of ${email} was refused (status ${attempt.status}, url ${attempt.url})`);
+  return attempt.cookie;
+}

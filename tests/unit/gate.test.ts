@@ -1,0 +1,170 @@
+/**
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^7 subsets
+ * of the facts that exist today), the fixed order of reasons, the seams for approvals and policy, and the
+ * replay conditions.
+ */
+import { describe, expect, it } from "vitest";
+import { BLOCKING_CODES, evaluateGate, type GateFacts } from "@/lib/domain/gate/evaluate";
+
+const NOW = new Date("2026-11-29T12:00:00Z");
+const SHA_A = "a".repeat(64);
+const SHA_B = "b".repeat(64);
+
+/** A task that may resume: verified checkpoint, effects settled, credentials fresh, tools unchanged. */
+function cleanFacts(): GateFacts {
+  return {
+    now: NOW,
+    task: { task_id: "case-918", phase: "writing_report", principal: "tenant/demo:user/olive", current_attempt: 2 },
+    checkpoint: { version: 3, phase: "writing_report", signature_valid: true, created_at: "2026-11-29T11:00:00.000000Z", tool_definitions: { update_record: SHA_A } },
+    principal_revocation: null,
+    side_effects: [
+      { name: "update_record", status: "completed", status_reason: null, lease_expires_at: null },
+      { name: "publish_report", status: "not_started", status_reason: null, lease_expires_at: null },
+    ],
+    snapshots_saved: [SHA_A],
+    snapshots_restored: [{ event_id: "e9", digest: SHA_A, snapshot_id: "snap-1" }],
+    credentials: [{ credential_ref: "records-api", credential_id: "c2", revoked_at: null, expired_at: null, expires_at: "2026-11-29T13:00:00Z" }],
+    tool_definitions_now: { update_record: SHA_A },
+  };
+}
+
+/** One way to make each of today's blocking conditions true. */
+const BREAKERS: Record<string, (f: GateFacts) => void> = {
+  record_signature_invalid: (f) => {
+    f.checkpoint!.signature_valid = false;
+  },
+  principal_revoked: (f) => {
+    f.principal_revocation = { principal: f.task.principal!, reason: "left the company", revoked_at: "2026-11-29T11:30:00Z" };
+  },
+  side_effect_unknown: (f) => {
+    f.side_effects[0] = { name: "update_record", status: "unknown", status_reason: "The run was interrupted.", lease_expires_at: null };
+  },
+  snapshot_unverified: (f) => {
+    f.snapshots_restored = [{ event_id: "e10", digest: SHA_B, snapshot_id: "snap-x" }];
+  },
+  credential_revoked: (f) => {
+    f.credentials[0]!.revoked_at = "2026-11-29T11:45:00Z";
+  },
+  credential_expired: (f) => {
+    f.credentials.push({ credential_ref: "storage", credential_id: "s1", revoked_at: null, expired_at: null, expires_at: "2026-11-29T11:59:59Z" });
+  },
+  tool_definition_changed: (f) => {
+    f.tool_definitions_now = { update_record: SHA_B };
+  },
+};
+const TODAY = Object.keys(BREAKERS);
+
+describe("evaluateGate", () => {
+  it("resumes a clean task and permits only effects that may start", () => {
+    const v = evaluateGate(cleanFacts());
+    expect(v).toEqual({ verdict: "resume", reasons: [], next_phase: "writing_report", permitted_side_effects: ["publish_report"] });
+  });
+
+  it.each(TODAY)("stops for %s alone, with exactly that reason", (code) => {
+    const f = cleanFacts();
+    BREAKERS[code]!(f);
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("stop");
+    expect(v.reasons.map((r) => r.code)).toEqual([code]);
+    expect(v.permitted_side_effects).toEqual([]);
+    expect(v.reasons[0]!.message.length).toBeGreaterThan(20);
+    expect(v.reasons[0]!.target).toMatch(/^\//);
+  });
+
+  it("lists every reason of every combination, in the documented order", () => {
+    let combos = 0;
+    for (let mask = 0; mask < 1 << TODAY.length; mask++) {
+      const chosen = TODAY.filter((_, i) => mask & (1 << i));
+      const f = cleanFacts();
+      for (const c of chosen) BREAKERS[c]!(f);
+      const v = evaluateGate(f);
+      const expected = BLOCKING_CODES.filter((c) => chosen.includes(c));
+      expect(v.reasons.map((r) => r.code)).toEqual(expected);
+      expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
+      combos++;
+    }
+    expect(combos).toBe(128);
+  });
+
+  it("reports several reasons of one code, ordered by target", () => {
+    const f = cleanFacts();
+    f.side_effects = [
+      { name: "zeta", status: "unknown", status_reason: null, lease_expires_at: null },
+      { name: "alpha", status: "unknown", status_reason: null, lease_expires_at: null },
+    ];
+    const v = evaluateGate(f);
+    expect(v.reasons.map((r) => r.target)).toEqual([
+      "/tasks/case-918?tab=side-effects&effect=alpha",
+      "/tasks/case-918?tab=side-effects&effect=zeta",
+    ]);
+  });
+
+  it("treats an in-flight effect whose lease expired as unknown", () => {
+    const f = cleanFacts();
+    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T11:59:00Z" };
+    expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+  });
+
+  it("answers replay while another holder's lease is live, and lets no mutation start", () => {
+    const f = cleanFacts();
+    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T12:05:00Z" };
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("replay");
+    expect(v.reasons.map((r) => r.code)).toEqual(["side_effect_in_flight"]);
+    expect(v.permitted_side_effects).toEqual([]);
+  });
+
+  it("answers replay without any checkpoint, and stop wins over replay", () => {
+    const f = cleanFacts();
+    f.checkpoint = null;
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("replay");
+    expect(v.next_phase).toBe("start");
+    expect(v.reasons.map((r) => r.code)).toEqual(["no_checkpoint"]);
+    BREAKERS.side_effect_unknown!(f);
+    const w = evaluateGate(f);
+    expect(w.verdict).toBe("stop");
+    expect(w.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+  });
+
+  it("takes approval and policy reasons from their seams and places them in order", () => {
+    const f = cleanFacts();
+    BREAKERS.tool_definition_changed!(f);
+    BREAKERS.record_signature_invalid!(f);
+    f.approvals = [{ code: "approval_stale", message: "policy changed since approval", target: "/approvals/1" }];
+    f.policy = [{ code: "policy_changed", message: "policy v2 replaced v1", target: "/policies" }];
+    expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual([
+      "record_signature_invalid",
+      "policy_changed",
+      "approval_stale",
+      "tool_definition_changed",
+    ]);
+  });
+
+  it("does not flag a tool the checkpoint did not know, nor an unchanged one", () => {
+    const f = cleanFacts();
+    f.tool_definitions_now = { update_record: SHA_A, brand_new_tool: SHA_B };
+    expect(evaluateGate(f).verdict).toBe("resume");
+  });
+
+  it("counts a credential as expired exactly at its expiry instant", () => {
+    const f = cleanFacts();
+    f.credentials[0]!.expires_at = NOW.toISOString();
+    expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["credential_expired"]);
+    f.credentials[0]!.expires_at = new Date(NOW.getTime() + 1).toISOString();
+    expect(evaluateGate(f).verdict).toBe("resume");
+  });
+
+  it("prefers revoked over expired for one credential, and reports a restored snapshot without a digest", () => {
+    const f = cleanFacts();
+    f.credentials[0] = { credential_ref: "records-api", credential_id: "c2", revoked_at: "2026-11-29T11:00:00Z", expired_at: "2026-11-29T11:10:00Z", expires_at: null };
+    f.snapshots_restored = [{ event_id: "e11", digest: null, snapshot_id: null }];
+    expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["snapshot_unverified", "credential_revoked"]);
+  });
+
+  it("is pure: the same facts give the same verdict", () => {
+    const f = cleanFacts();
+    BREAKERS.principal_revoked!(f);
+    expect(evaluateGate(f)).toEqual(evaluateGate(structuredClone(f)));
+  });
+});

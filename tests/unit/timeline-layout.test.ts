@@ -1,0 +1,414 @@
+import { describe, expect, it } from "vitest";
+import { PLANES } from "../../db/schema/enums";
+import type { SideEffectView, StoredEvent } from "../../lib/client/types";
+import { formatClock, formatDuration, formatInstant, formatTick } from "../../components/timeline/format";
+import {
+  ALL_EVENTS_FILTER,
+  LANES,
+  assignLabelRows,
+  binMarks,
+  classifyOutcome,
+  countRedactedValues,
+  deriveRules,
+  deriveSandboxBars,
+  ensureVisible,
+  fitDomain,
+  laneIndex,
+  markShape,
+  matchesFilter,
+  neighbourId,
+  packRows,
+  panDomain,
+  planeLabel,
+  relatedSideEffectName,
+  sandboxBarLabel,
+  sortEvents,
+  summarizeAttrs,
+  worstOutcome,
+  zoomDomain,
+  type BinnableMark,
+} from "../../components/timeline/layout";
+
+const T0 = Date.UTC(2025, 2, 4, 12, 0, 0);
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+
+let seq = 0;
+function ev(partial: Partial<StoredEvent> & Pick<StoredEvent, "type" | "plane">, seconds: number): StoredEvent {
+  seq += 1;
+  return {
+    id: partial.id ?? `evt-${seq}`,
+    task_id: "task-1",
+    occurred_at: at(seconds),
+    received_at: at(seconds + 1),
+    environment_id: null,
+    attempt: null,
+    actor: null,
+    attrs: {},
+    redaction_count: 0,
+    ...partial,
+  };
+}
+
+function sideEffect(status: SideEffectView["status"]): SideEffectView {
+  return {
+    idempotency_key: "k-1",
+    status,
+    tool: "records",
+    action: "update",
+    mutation: true,
+    payload_digest: null,
+    status_reason: null,
+    intent_at: null,
+    lease_expires_at: null,
+    last_reconcile: null,
+    updated_at: at(0),
+  };
+}
+
+describe("lanes", () => {
+  it("has the four planes in PLANES order with their visible labels", () => {
+    expect(LANES.map((l) => l.plane)).toEqual([...PLANES]);
+    expect(LANES.map((l) => l.label)).toEqual(["Session", "Environment", "Tools & egress", "Vault"]);
+    expect(laneIndex("tools")).toBe(2);
+    expect(planeLabel("tools")).toBe("Tools & egress");
+  });
+});
+
+describe("sortEvents", () => {
+  it("orders by occurred_at, keeps input order for ties and drops unparseable times", () => {
+    const a = ev({ id: "a", type: "task.created", plane: "session" }, 5);
+    const b = ev({ id: "b", type: "tool.called", plane: "tools" }, 1);
+    const c = ev({ id: "c", type: "tool.completed", plane: "tools" }, 5);
+    const bad = { ...ev({ id: "bad", type: "x.noise", plane: "tools" }, 0), occurred_at: "not a time" };
+    const sorted = sortEvents([a, bad, b, c]);
+    expect(sorted.map((s) => s.event.id)).toEqual(["b", "a", "c"]);
+    expect(sorted[0]?.t).toBe(T0 + 1000);
+  });
+});
+
+describe("markShape and classifyOutcome", () => {
+  it("shapes marks by kind", () => {
+    expect(markShape("side_effect.intent")).toBe("diamond");
+    expect(markShape("credential.used")).toBe("square");
+    expect(markShape("egress.denied")).toBe("triangle");
+    expect(markShape("checkpoint.saved")).toBe("circle");
+  });
+
+  it("classifies denied, failed, unknown and ok", () => {
+    const effects = { update_record: sideEffect("unknown"), publish_report: sideEffect("completed") };
+    expect(classifyOutcome({ type: "egress.denied", attrs: {} })).toBe("denied");
+    expect(classifyOutcome({ type: "credential.denied", attrs: {} })).toBe("denied");
+    expect(classifyOutcome({ type: "tool.failed", attrs: {} })).toBe("failed");
+    expect(classifyOutcome({ type: "egress.allowed", attrs: {} })).toBe("ok");
+    expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "update_record" } }, effects)).toBe("unknown");
+    expect(classifyOutcome({ type: "side_effect.intent", attrs: { side_effect: "update_record" } }, effects)).toBe(
+      "unknown",
+    );
+    expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "publish_report" } }, effects)).toBe("ok");
+    // A receipt is not an intent; an intent without side-effect data is not guessed to be unknown.
+    expect(classifyOutcome({ type: "side_effect.receipt", attrs: { name: "update_record" } }, effects)).toBe("ok");
+    expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "update_record" } })).toBe("ok");
+    // Inherited object keys are not side effects.
+    expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "toString" } }, effects)).toBe("ok");
+  });
+
+  it("picks the most alarming outcome", () => {
+    expect(worstOutcome(["ok", "unknown", "ok"])).toBe("unknown");
+    expect(worstOutcome(["unknown", "denied"])).toBe("denied");
+    expect(worstOutcome(["ok", "failed", "denied"])).toBe("failed");
+    expect(worstOutcome([])).toBe("ok");
+  });
+
+  it("finds the side effect an event is about, only when known", () => {
+    const effects = { publish_report: sideEffect("awaiting_approval") };
+    expect(relatedSideEffectName({ type: "side_effect.receipt", attrs: { name: "publish_report" } }, effects)).toBe(
+      "publish_report",
+    );
+    expect(relatedSideEffectName({ type: "approval.invalidated", attrs: { side_effect: "publish_report" } }, effects)).toBe(
+      "publish_report",
+    );
+    expect(relatedSideEffectName({ type: "side_effect.intent", attrs: { name: "other" } }, effects)).toBeNull();
+    expect(relatedSideEffectName({ type: "tool.called", attrs: { name: "publish_report" } }, effects)).toBeNull();
+  });
+});
+
+describe("deriveSandboxBars", () => {
+  it("draws one bar per environment id from created to destroyed/replaced, open bars to the end of data", () => {
+    const events = [
+      ev({ type: "sandbox.created", plane: "environment", environment_id: "sbx-1", attempt: 1, id: "c1" }, 0),
+      ev({ type: "tool.called", plane: "tools", environment_id: "sbx-1", attempt: 1 }, 10),
+      ev({ type: "sandbox.replaced", plane: "environment", environment_id: "sbx-1", attempt: 1 }, 60),
+      ev({ type: "sandbox.created", plane: "environment", environment_id: "sbx-2", attempt: 2, id: "c2" }, 70),
+      ev({ type: "tool.called", plane: "tools", environment_id: "sbx-2", attempt: 2 }, 90),
+    ];
+    const bars = deriveSandboxBars(sortEvents(events), T0 + 120_000);
+    expect(bars).toHaveLength(2);
+    const [first, second] = bars;
+    expect(first).toMatchObject({
+      environmentId: "sbx-1",
+      attempt: 1,
+      start: T0,
+      end: T0 + 60_000,
+      open: false,
+      endedBy: "replaced",
+      createdEventId: "c1",
+      row: 0,
+    });
+    expect(second).toMatchObject({
+      environmentId: "sbx-2",
+      attempt: 2,
+      start: T0 + 70_000,
+      end: T0 + 120_000,
+      open: true,
+      endedBy: null,
+      createdEventId: "c2",
+      row: 0,
+    });
+    expect(sandboxBarLabel(second ?? { attempt: null })).toBe("attempt 2");
+  });
+
+  it("puts overlapping sandboxes on separate rows and infers a start without a creation event", () => {
+    const events = [
+      ev({ type: "snapshot.saved", plane: "environment", environment_id: "old", attempt: 3 }, 5),
+      ev({ type: "sandbox.created", plane: "environment", environment_id: "new", attempt: 4 }, 20),
+      ev({ type: "sandbox.destroyed", plane: "environment", environment_id: "old" }, 30),
+      ev({ type: "sandbox.destroyed", plane: "environment", environment_id: "new" }, 50),
+    ];
+    const bars = deriveSandboxBars(sortEvents(events), T0 + 50_000);
+    expect(bars.map((b) => [b.environmentId, b.row, b.createdEventId === null, b.attempt, b.endedBy])).toEqual([
+      ["old", 0, true, 3, "destroyed"],
+      ["new", 1, false, 4, "destroyed"],
+    ]);
+    expect(bars[0]?.start).toBe(T0 + 5_000);
+    expect(sandboxBarLabel({ attempt: null })).toBe("sandbox");
+  });
+
+  it("packs touching intervals on one row and overlapping ones on new rows", () => {
+    expect(
+      packRows([
+        { start: 0, end: 10 },
+        { start: 10, end: 20 },
+        { start: 5, end: 30 },
+        { start: 21, end: 40 },
+      ]),
+    ).toEqual([0, 0, 1, 0]);
+  });
+});
+
+describe("deriveRules", () => {
+  it("marks interruptions, restarts (attempt > 1), resumes and stops", () => {
+    const events = [
+      ev({ type: "sandbox.created", plane: "environment", attempt: 1, id: "s1" }, 0),
+      ev({ type: "run.interrupted", plane: "session", attempt: 1, id: "i1" }, 30),
+      ev({ type: "sandbox.created", plane: "environment", attempt: 2, id: "s2" }, 60),
+      ev({ type: "run.resumed", plane: "session", attempt: 2, id: "r2" }, 61),
+      ev({ type: "run.stopped", plane: "session", id: "x" }, 90),
+    ];
+    const rules = deriveRules(sortEvents(events));
+    expect(rules.map((r) => [r.eventId, r.kind, r.label])).toEqual([
+      ["i1", "interruption", "interrupted"],
+      ["s2", "restart", "restart · attempt 2"],
+      ["r2", "resume", "resumed · attempt 2"],
+      ["x", "stop", "stopped"],
+    ]);
+    expect(rules[0]?.t).toBe(T0 + 30_000);
+  });
+
+  it("stacks colliding labels on new rows, up to a maximum", () => {
+    const labels = [
+      { x: 0, width: 50 },
+      { x: 20, width: 50 },
+      { x: 30, width: 50 },
+      { x: 200, width: 50 },
+    ];
+    expect(assignLabelRows(labels, 3)).toEqual([0, 1, 2, 0]);
+    // With two rows only, the third label reuses the row that frees up first.
+    expect(assignLabelRows(labels, 2)).toEqual([0, 1, 0, 0]);
+  });
+});
+
+describe("binMarks", () => {
+  const mk = (id: string, plane: BinnableMark["plane"], t: number, outcome: BinnableMark["outcome"] = "ok") => ({
+    id,
+    plane,
+    t,
+    outcome,
+  });
+
+  it("keeps sparse marks and bins crowded buckets per lane with counts and the worst outcome", () => {
+    const crowded = Array.from({ length: 1000 }, (_, i) => mk(`c${i}`, "tools", 1000 + (i % 10), i === 7 ? "denied" : "ok"));
+    const items = [mk("s1", "session", 1005), mk("v1", "vault", 5000), ...crowded, mk("t-late", "tools", 9000)];
+    const { marks, bins } = binMarks(items, { binMs: 100, maxPerBucket: 2 });
+    expect(marks.map((m) => m.id)).toEqual(["s1", "v1", "t-late"]);
+    expect(bins).toHaveLength(1);
+    expect(bins[0]).toMatchObject({ plane: "tools", count: 1000, worst: "denied", first: 1000, last: 1009, t0: 1000, t1: 1100 });
+    expect(bins[0]?.outcomes).toEqual({ ok: 999, denied: 1, failed: 0, unknown: 0 });
+  });
+
+  it("does not bin across lanes and draws buckets at or under the limit mark by mark", () => {
+    const items = [mk("a", "session", 10), mk("b", "session", 20), mk("c", "tools", 15), mk("d", "vault", 12)];
+    const { marks, bins } = binMarks(items, { binMs: 100, maxPerBucket: 2 });
+    expect(bins).toEqual([]);
+    expect(marks).toHaveLength(4);
+  });
+
+  it("leaves kept ids out of bins and unbins a bucket left with one member", () => {
+    const items = [mk("a", "tools", 1), mk("b", "tools", 2), mk("c", "tools", 3), mk("d", "tools", 4)];
+    const kept = binMarks(items, { binMs: 10, maxPerBucket: 2, keepIds: new Set(["b"]) });
+    expect(kept.marks.map((m) => m.id)).toEqual(["b"]);
+    expect(kept.bins[0]?.ids).toEqual(["a", "c", "d"]);
+
+    const three = binMarks(items.slice(0, 3), { binMs: 10, maxPerBucket: 2, keepIds: new Set(["a", "b"]) });
+    expect(three.bins).toEqual([]);
+    expect(three.marks.map((m) => m.id)).toEqual(["a", "b", "c"]);
+  });
+
+  it("anchors buckets in time so panning does not regroup marks", () => {
+    const items = [mk("a", "tools", 95), mk("b", "tools", 99), mk("c", "tools", 101), mk("d", "tools", 105)];
+    const { bins } = binMarks(items, { binMs: 10, maxPerBucket: 1 });
+    expect(bins.map((b) => b.ids)).toEqual([
+      ["a", "b"],
+      ["c", "d"],
+    ]);
+  });
+
+  it("returns everything unbinned for a non-positive bucket width", () => {
+    const items = [mk("a", "tools", 1), mk("b", "tools", 1), mk("c", "tools", 1)];
+    expect(binMarks(items, { binMs: 0, maxPerBucket: 1 }).marks).toHaveLength(3);
+  });
+});
+
+describe("domain helpers", () => {
+  it("fits the data with padding, and a minute around a single instant", () => {
+    expect(fitDomain([1000, 2000], 0.1)).toEqual([900, 2100]);
+    expect(fitDomain([5000])).toEqual([5000 - 30_000, 5000 + 30_000]);
+    expect(fitDomain([], 0.03, 1_000_000)).toEqual([970_000, 1_030_000]);
+  });
+
+  it("zooms around an anchor and clamps the span", () => {
+    expect(zoomDomain([0, 100], 0.5, 50)).toEqual([25, 75]);
+    expect(zoomDomain([0, 100], 0.5, 0)).toEqual([0, 50]);
+    expect(zoomDomain([0, 100], 2, 100)).toEqual([-100, 100]);
+    expect(zoomDomain([0, 100], 0.001, 50, 10)).toEqual([45, 55]);
+    expect(zoomDomain([0, 100], 100, 50, 1, 400)).toEqual([-150, 250]);
+  });
+
+  it("pans and brings an instant into view without changing the span", () => {
+    expect(panDomain([0, 100], 30)).toEqual([30, 130]);
+    const d = [0, 100] as const;
+    expect(ensureVisible(d, 50)).toBe(d);
+    expect(ensureVisible(d, 500)).toEqual([450, 550]);
+    expect(ensureVisible(d, -10)).toEqual([-60, 40]);
+  });
+});
+
+describe("selection", () => {
+  const sorted = sortEvents([
+    ev({ id: "e1", type: "task.created", plane: "session" }, 1),
+    ev({ id: "e2", type: "egress.denied", plane: "tools" }, 2),
+    ev({ id: "e3", type: "credential.used", plane: "vault" }, 3),
+    ev({ id: "e4", type: "egress.allowed", plane: "tools" }, 4),
+  ]);
+
+  it("moves to the next and previous event in time, staying at the ends", () => {
+    expect(neighbourId(sorted, "e2", 1)).toBe("e3");
+    expect(neighbourId(sorted, "e2", -1)).toBe("e1");
+    expect(neighbourId(sorted, "e4", 1)).toBe("e4");
+    expect(neighbourId(sorted, "e1", -1)).toBe("e1");
+  });
+
+  it("starts at the first or last event with no selection", () => {
+    expect(neighbourId(sorted, null, 1)).toBe("e1");
+    expect(neighbourId(sorted, null, -1)).toBe("e4");
+    expect(neighbourId(sorted, "missing", 1)).toBe("e1");
+    expect(neighbourId([], null, 1)).toBeNull();
+  });
+
+  it("skips events the filter hides", () => {
+    const toolsOnly = (e: StoredEvent) => matchesFilter(e, { planes: ["tools"], typeQuery: "" });
+    expect(neighbourId(sorted, "e2", 1, toolsOnly)).toBe("e4");
+    expect(neighbourId(sorted, "e3", -1, toolsOnly)).toBe("e2");
+    expect(neighbourId(sorted, null, 1, toolsOnly)).toBe("e2");
+  });
+
+  it("filters by plane and by every term of the type query", () => {
+    const e = { plane: "tools" as const, type: "egress.denied" };
+    expect(matchesFilter(e, ALL_EVENTS_FILTER)).toBe(true);
+    expect(matchesFilter(e, { planes: ["session"], typeQuery: "" })).toBe(false);
+    expect(matchesFilter(e, { planes: ["tools"], typeQuery: "EGRESS" })).toBe(true);
+    expect(matchesFilter(e, { planes: ["tools"], typeQuery: "egress denied" })).toBe(true);
+    expect(matchesFilter(e, { planes: ["tools"], typeQuery: "egress allowed" })).toBe(false);
+  });
+});
+
+describe("summaries and redactions", () => {
+  it("summarizes preferred scalar attributes first and cuts long values", () => {
+    const long = "x".repeat(60);
+    expect(summarizeAttrs({ nested: { a: 1 }, zeta: 1, host: "api.example.com", outcome: "denied", note: long })).toBe(
+      "host=api.example.com · outcome=denied · zeta=1",
+    );
+    expect(summarizeAttrs({ note: long }, 1)).toBe(`note=${"x".repeat(39)}…`);
+    expect(summarizeAttrs({ list: [1, 2] })).toBe("");
+  });
+
+  it("counts redaction markers anywhere in a JSON value", () => {
+    expect(
+      countRedactedValues({
+        headers: { authorization: "[REDACTED]", cookie: "a=[REDACTED]; b=[REDACTED]" },
+        list: ["ok", "[REDACTED]"],
+        n: 3,
+      }),
+    ).toBe(4);
+    expect(countRedactedValues({ clean: "value" })).toBe(0);
+  });
+});
+
+describe("time formatting", () => {
+  it("formats instants, clocks and durations in UTC", () => {
+    const ms = Date.UTC(2025, 2, 4, 9, 5, 7, 42);
+    expect(formatInstant(ms, "utc")).toBe("2025-03-04 09:05:07.042 UTC");
+    expect(formatClock(ms, "utc")).toBe("09:05:07.042");
+    expect(formatInstant(Number.NaN, "utc")).toBe("invalid time");
+    expect(formatInstant(ms, "local")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.042 UTC[+-]\d{2}:\d{2}$/);
+    expect(formatDuration(850)).toBe("850 ms");
+    expect(formatDuration(12_400)).toBe("12.4 s");
+    expect(formatDuration(252_000)).toBe("4 min 12 s");
+    expect(formatDuration(3 * 3_600_000 + 5 * 60_000)).toBe("3 h 05 min");
+  });
+
+  it("labels axis ticks at the coarsest unit that is not a boundary", () => {
+    expect(formatTick(new Date(Date.UTC(2025, 2, 4, 9, 5, 7, 250)), "utc")).toBe(".250");
+    expect(formatTick(new Date(Date.UTC(2025, 2, 4, 9, 5, 30)), "utc")).toBe(":30");
+    expect(formatTick(new Date(Date.UTC(2025, 2, 4, 14, 5)), "utc")).toBe("14:05");
+    expect(formatTick(new Date(Date.UTC(2025, 2, 4, 18)), "utc")).toBe("18:00");
+    expect(formatTick(new Date(Date.UTC(2025, 2, 4)), "utc")).toBe("Mar 4");
+    expect(formatTick(new Date(Date.UTC(2025, 2, 1)), "utc")).toBe("Mar");
+    expect(formatTick(new Date(Date.UTC(2025, 0, 1)), "utc")).toBe("2025");
+  });
+});
+
+describe("deriveSandboxBars: a later attempt ends an open sandbox", () => {
+  it("ends attempt 1 where attempt 2 is created when attempt 1 has no end event", () => {
+    const mk = (id: string, type: string, t: number, env: string, attempt: number) => ({
+      t,
+      event: {
+        id,
+        task_id: "t",
+        plane: "environment" as const,
+        type,
+        occurred_at: new Date(t).toISOString(),
+        received_at: new Date(t).toISOString(),
+        environment_id: env,
+        attempt,
+        actor: null,
+        attrs: {},
+        redaction_count: 0,
+      },
+    });
+    const bars = deriveSandboxBars([mk("a", "sandbox.created", 1000, "sbx-1", 1), mk("b", "sandbox.created", 5000, "sbx-2", 2)], 9000);
+    const first = bars.find((b) => b.environmentId === "sbx-1")!;
+    const second = bars.find((b) => b.environmentId === "sbx-2")!;
+    expect(first).toMatchObject({ start: 1000, end: 5000, open: false, endedBy: "replaced" });
+    expect(second).toMatchObject({ start: 5000, end: 9000, open: true });
+  });
+});

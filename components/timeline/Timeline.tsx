@@ -103,6 +103,7 @@ const RULE_STYLE: Record<RuleKind, { line: string; text: string; dash?: string; 
     testId: "interruption-rule",
   },
   stop: { line: "stroke-red-700 dark:stroke-red-400", text: "fill-red-800 dark:fill-red-300", width: 2, testId: "stop-rule" },
+  finish: { line: "stroke-neutral-500 dark:stroke-neutral-400", text: "fill-neutral-700 dark:fill-neutral-300", width: 1.5, testId: "finish-rule" },
   restart: {
     line: "stroke-emerald-600 dark:stroke-emerald-400",
     text: "fill-emerald-800 dark:fill-emerald-300",
@@ -121,6 +122,7 @@ const RULE_STYLE: Record<RuleKind, { line: string; text: string; dash?: string; 
 const RULE_WORD: Record<RuleKind, string> = {
   interruption: "Interruption",
   stop: "Run stopped",
+  finish: "Run finished",
   restart: "Restart in a new sandbox",
   resume: "Run resumed",
 };

@@ -229,14 +229,15 @@ export function sandboxBarLabel(bar: Pick<SandboxBar, "attempt">): string {
 /* ------------------------------------------------------------------------------------------------ */
 
 /** Kind of vertical rule drawn across all lanes. */
-export type RuleKind = "interruption" | "restart" | "resume" | "stop";
+export type RuleKind = "interruption" | "restart" | "resume" | "stop" | "finish";
 
 /** A vertical rule across all lanes at one instant. */
 export type TimeRule = { eventId: string; kind: RuleKind; t: number; label: string; attempt: number | null };
 
 /**
  * Rules from time-ordered events: `run.interrupted` → interruption; `sandbox.created` with attempt > 1 →
- * restart; `run.resumed` → resume; `run.stopped` → stop (a visible stop is as important as an interruption).
+ * restart; `run.resumed` → resume; `run.stopped` → stop (a visible stop is as important as an interruption),
+ * or finish when its `reason` says the work completed.
  */
 export function deriveRules(sorted: readonly TimedEvent[]): TimeRule[] {
   const rules: TimeRule[] = [];
@@ -250,7 +251,10 @@ export function deriveRules(sorted: readonly TimedEvent[]): TimeRule[] {
     } else if (event.type === "run.resumed") {
       rules.push({ eventId: event.id, kind: "resume", t, label: `resumed${suffix}`, attempt });
     } else if (event.type === "run.stopped") {
-      rules.push({ eventId: event.id, kind: "stop", t, label: "stopped", attempt });
+      // A run that stopped because it finished its work is not an error stop.
+      const reason = typeof event.attrs.reason === "string" ? event.attrs.reason : "";
+      const finished = ["completed", "done", "finished", "success"].includes(reason);
+      rules.push({ eventId: event.id, kind: finished ? "finish" : "stop", t, label: finished ? "finished" : "stopped", attempt });
     }
   }
   return rules;

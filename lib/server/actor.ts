@@ -27,7 +27,26 @@ export async function requireActor(req: Request): Promise<Actor> {
   }
   const user = await currentUser();
   if (!user) throw new DomainError("unauthorized", "Sign in, or send a runtime API key as `Authorization: Bearer <key>`.");
+  if (!sameOrigin(req)) {
+    throw new DomainError("forbidden", "Cross-site requests cannot act with your session; use the dashboard or an API key.");
+  }
   return user;
+}
+
+/**
+ * Cookie-authenticated changes must come from our own pages: when a browser sends `Origin` on a non-GET request,
+ * it must match the host the request was sent to (defence in depth on top of SameSite=Lax session cookies).
+ */
+function sameOrigin(req: Request): boolean {
+  if (req.method === "GET" || req.method === "HEAD") return true;
+  const origin = req.headers.get("origin");
+  if (!origin) return true;
+  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
 }
 
 /** The signed-in person as an actor, or null (no session, or no active membership any more). */

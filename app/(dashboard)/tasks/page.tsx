@@ -76,7 +76,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
           <EmptyState />
         )
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-neutral-200 bg-white">
+        <div className="relative overflow-x-auto rounded-lg border border-neutral-200 bg-white">
           <table className="w-full text-left text-sm">
             <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
               <tr>

@@ -88,10 +88,13 @@ export async function gatherGateFacts(
 
   // Credentials: the latest issued instance per credential_ref, and whether it was revoked or expired since.
   const latest = new Map<string, GateFacts["credentials"][number] & { issued_at: string }>();
+  const refById = new Map<string, string>();
   for (const e of events) {
-    const ref = str(e.attrs.credential_ref) ?? str(e.attrs.credential_id);
-    if (!ref) continue;
     const id = str(e.attrs.credential_id);
+    // A revocation may name only the instance: find its credential_ref from the issue event.
+    const ref = str(e.attrs.credential_ref) ?? (id ? refById.get(id) : undefined) ?? id;
+    if (!ref) continue;
+    if (id && e.type === "credential.issued") refById.set(id, ref);
     if (e.type === "credential.issued") {
       latest.set(ref, { credential_ref: ref, credential_id: id, revoked_at: null, expired_at: null, expires_at: str(e.attrs.expires_at), issued_at: e.occurred_at });
       continue;

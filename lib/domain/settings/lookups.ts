@@ -17,7 +17,14 @@ export const lookupBodySchema = z.strictObject({
     .url({ message: "url must be an absolute http(s) URL" })
     .max(2000)
     .refine((u) => /^https?:\/\//i.test(u), "url must start with http:// or https://")
-    .refine((u) => !new URL(u).username && !new URL(u).password, "url must not carry credentials"),
+    .refine((u) => {
+      try {
+        const parsed = new URL(u);
+        return !parsed.username && !parsed.password;
+      } catch {
+        return true; // not a URL at all: the url check above already reports it
+      }
+    }, "url must not carry credentials"),
   timeout_ms: z.number().int().min(100, "timeout_ms is at least 100").max(30_000, "timeout_ms is at most 30000").default(3000),
 });
 

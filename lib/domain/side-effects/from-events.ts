@@ -60,10 +60,10 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
         const inserted = await queryRows(
           tx,
           sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, payload_digest,
-                                        intent_at, intent_attempt)
+                                        intent_at, intent_attempt, retry_status)
               values (${tenantId}, ${e.task_id}, ${attrs.name}, ${attrs.idempotency_key}, 'in_flight',
                       ${attrs.tool ?? attrs.name}, ${attrs.action ?? null}, ${attrs.payload_digest ?? null},
-                      ${e.occurred_at}::timestamptz, ${e.attempt ?? null})
+                      ${e.occurred_at}::timestamptz, ${e.attempt ?? null}, 'not_started')
               on conflict do nothing
               returning name`,
         );
@@ -71,6 +71,7 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
         await tx.execute(sql`
           update side_effects
           set status = 'in_flight', updated_at = now(), status_reason = null,
+              retry_status = case when status = 'approved' then 'approved'::side_effect_status else 'not_started'::side_effect_status end,
               intent_at = ${e.occurred_at}::timestamptz,
               intent_attempt = coalesce(${e.attempt ?? null}::integer, intent_attempt),
               payload_digest = coalesce(${attrs.payload_digest ?? null}::text, payload_digest),

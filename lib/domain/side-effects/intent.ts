@@ -87,12 +87,13 @@ export async function registerIntent(
   const input = parseKeyed(intentBodySchema, body);
   const tenantId = actor.tenantId;
   const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
+  // Committed on its own: an expired lease makes the effect unknown even when this intent is then refused.
+  await expireLeases(db, tenantId, taskId);
 
   return withRetry(() =>
     db.transaction(async (tx) => {
       const task = await findTask(tx, tenantId, taskId);
       if (!task) throw notFound(`Task ${taskId}`);
-      await expireLeases(tx, tenantId, taskId);
 
       const created = await queryRows<{ lease_expires_at: string }>(
         tx,

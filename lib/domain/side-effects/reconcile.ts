@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
-import { findSideEffect } from "@/db/queries/side-effects";
+import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
 import type { SideEffectReconcile } from "@/db/schema";
 import { appendAudit } from "../audit/append";
@@ -34,11 +34,11 @@ export const reconcileBodySchema = z
     use_lookup: z.boolean().optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.outcome === "completed" && !v.external_operation_id) {
+    if (v.outcome === "completed" && !v.external_operation_id && !v.use_lookup) {
       ctx.addIssue({
         code: "custom",
         path: ["external_operation_id"],
-        message: "external_operation_id is required when the outcome is completed (the receipt found in the external system)",
+        message: "external_operation_id is required when the outcome is completed (the receipt found in the external system), unless use_lookup finds it",
       });
     }
   });
@@ -68,10 +68,25 @@ export async function reconcileSideEffect(
   const parsed = reconcileBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   // Evidence is free text typed by a person: a pasted token must not reach the database.
-  const input = { ...parsed.data, evidence: redactString(parsed.data.evidence).value };
+  const input: typeof parsed.data = { ...parsed.data, evidence: redactString(parsed.data.evidence).value };
+
+  // An in-flight effect whose lease ran out is unknown: settle that first, in its own committed statement.
+  await expireLeases(db, actor.tenantId, taskId);
 
   let lookup: LookupAnswer | undefined;
   if (input.use_lookup) lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+  if (input.outcome === "completed" && !input.external_operation_id) {
+    if (lookup?.configured && lookup.outcome === "found" && lookup.external_operation_id) {
+      input.external_operation_id = lookup.external_operation_id;
+    } else {
+      throw validationError([
+        {
+          path: ["external_operation_id"],
+          message: `external_operation_id is required: the lookup did not find the write (${lookup && lookup.configured ? lookup.outcome : "no lookup registered"})`,
+        },
+      ]);
+    }
+  }
 
   const by = actorRef(actor).label;
   const at = new Date().toISOString();

@@ -24,7 +24,7 @@ export function ArtifactsTab({ taskId, refetchMs }: { taskId: string; refetchMs:
   }
   if (!q.data.length) return <p className="p-4 text-sm text-neutral-600">No artifacts yet. A checkpoint lists them with their sha256.</p>;
   return (
-    <div className="overflow-x-auto">
+    <div className="relative overflow-x-auto">
       <table className="w-full text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600">
           <tr>

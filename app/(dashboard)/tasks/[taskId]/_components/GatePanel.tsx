@@ -27,13 +27,28 @@ const SUMMARY = {
 } as const;
 
 /** The resume gate's verdict with each reason in plain words and a link to the thing to fix. */
-export function GatePanel({ gate, error, onRetry }: { gate: GateVerdict; error: Error | null; onRetry: () => void }) {
+export function GatePanel({
+  gate,
+  finishedPhase,
+  error,
+  onRetry,
+}: {
+  gate: GateVerdict;
+  /** The terminal phase when the run has ended (done, stopped …), else null. */
+  finishedPhase: string | null;
+  error: Error | null;
+  onRetry: () => void;
+}) {
   return (
     <section aria-labelledby="gate-heading" className="rounded-lg border border-neutral-200 bg-white p-4" data-testid="gate-panel">
       <div className="flex flex-wrap items-center gap-3">
         <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
         <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
-        <p className="text-sm text-neutral-700">{SUMMARY[gate.verdict]}</p>
+        <p className="text-sm text-neutral-700">
+          {finishedPhase
+            ? `The run has ended (phase ${finishedPhase}). ${gate.verdict === "resume" ? "Nothing blocks its record; a new run could start from its last checkpoint." : SUMMARY[gate.verdict]}`
+            : SUMMARY[gate.verdict]}
+        </p>
         {error ? (
           <p className="text-sm text-red-700">
             Could not refresh the verdict ({error.message}).{" "}

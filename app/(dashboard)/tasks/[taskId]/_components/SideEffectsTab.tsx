@@ -33,7 +33,7 @@ export function SideEffectsTab({
     );
   }
   return (
-    <div className="overflow-x-auto">
+    <div className="relative overflow-x-auto">
       <table className="w-full text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600">
           <tr>
@@ -70,7 +70,7 @@ export function SideEffectsTab({
                     <div className="text-neutral-500">completed <Time iso={e.receipt.completed_at} /></div>
                   </div>
                 ) : null}
-                {e.status_reason ? <div>{e.status_reason}</div> : null}
+                {e.status_reason && !(e.last_reconcile && e.status !== "unknown") ? <div>{e.status_reason}</div> : null}
                 {e.last_reconcile ? (
                   <div className="mt-1 text-neutral-600" data-testid="last-reconcile">
                     Reconciled by {e.last_reconcile.by} (<Time iso={e.last_reconcile.at} />): {e.last_reconcile.outcome.replace("_", " ")} — “{e.last_reconcile.evidence}”

@@ -81,7 +81,7 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
   return (
     <div className="space-y-4">
       <TaskHeader task={task} gate={gate} primaryAction={primaryAction} live={isLive} refreshing={taskQ.isFetching} />
-      <GatePanel gate={gate} error={gateQ.error} onRetry={() => gateQ.refetch()} />
+      <GatePanel gate={gate} finishedPhase={isLive ? null : task.phase} error={gateQ.error} onRetry={() => gateQ.refetch()} />
 
       <section aria-labelledby="timeline-heading" className="rounded-lg border border-neutral-200 bg-white p-3">
         <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
@@ -101,7 +101,6 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
             sideEffects={task.side_effects}
             selectedId={selectedId}
             onSelect={(id) => setParam({ event: id })}
-            now={isLive ? eventsQ.dataUpdatedAt : undefined}
             sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
           />
         )}

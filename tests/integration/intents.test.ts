@@ -1,0 +1,516 @@
+/**
+ * The intent and receipt API of side-effect custody (issue "Side-effect custody", "Runtime API" and "Bad input";
+ * DESIGN.md "Side effect"), on real PostgreSQL through the built server: go / replay / in_flight /
+ * reconcile_required / idempotency_key_mismatch answers, exactly one `go` among fifty concurrent intents, lease
+ * expiry, receipts stored once, one audit row per accepted call and nothing written by a refused one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiErrorBody, IntentResult } from "@/lib/client/types";
+import {
+  askGate,
+  auditRows,
+  checkpoint,
+  createTaskByEvent,
+  custodySnapshot,
+  effectRow,
+  errorCode,
+  getTask,
+  hex,
+  intentBody,
+  newKey,
+  postIntent,
+  postReceipt,
+  receiptBody,
+  sendEvents,
+  signInAs,
+  sleep,
+} from "./custody-helpers";
+import { createTestTenant, makeEvent, newTaskId, openTestDb, type TestTenant } from "./helpers";
+
+let handle: Awaited<ReturnType<typeof openTestDb>>;
+beforeAll(async () => {
+  handle = await openTestDb();
+});
+afterAll(async () => {
+  await handle?.close();
+});
+
+const EFFECT = "update_record";
+
+/** A tenant without people and a task created by a checkpoint with no declared side effects. */
+async function tenantWithTask(): Promise<{ t: TestTenant; taskId: string }> {
+  const t = await createTestTenant(handle.db, { roles: [] });
+  const taskId = newTaskId();
+  await checkpoint(t, taskId);
+  return { t, taskId };
+}
+
+/** Registers an intent that must answer `go`; returns its key. */
+async function go(t: TestTenant, taskId: string, name = EFFECT, key = newKey()): Promise<string> {
+  const res = await postIntent(t.apiKey, taskId, name, intentBody(key));
+  expect(res.status, res.text).toBe(200);
+  expect(res.body.decision).toBe("go");
+  return key;
+}
+
+function expectError(res: { status: number; body: unknown; text: string }, status: number, code: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect((res.body as ApiErrorBody).error).toMatchObject({ code, message: expect.any(String) });
+  expect((res.body as ApiErrorBody).error.message.length).toBeGreaterThan(0);
+}
+
+/** Fires `n` identical intents at once and returns their answers. */
+async function concurrentIntents(t: TestTenant, taskId: string, name: string, key: string, n = 50) {
+  const body = intentBody(key, { payload_digest: hex("c") });
+  return Promise.all(Array.from({ length: n }, () => postIntent(t.apiKey, taskId, name, body)));
+}
+
+describe("intent", () => {
+  it("answers go with a lease for the first intent and makes the effect in_flight (one audit row)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = newKey();
+    const before = Date.now();
+    const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { tool: "records-api" }));
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get("idempotent-replayed")).toBeNull();
+    const body = res.body as Extract<IntentResult, { decision: "go" }>;
+    expect(body.decision).toBe("go");
+    const lease = Date.parse(body.lease_expires_at);
+    // default lease: 300 s from now (server and tests share one clock)
+    expect(lease - before).toBeGreaterThan(290_000);
+    expect(lease - before).toBeLessThan(310_000);
+
+    const view = await getTask(t.apiKey, taskId);
+    expect(view.body.side_effects[EFFECT]).toMatchObject({
+      idempotency_key: key,
+      status: "in_flight",
+      payload_digest: hex("e"),
+      action: "records.update",
+      tool: "records-api",
+      mutation: true,
+    });
+    expect(Date.parse(view.body.side_effects[EFFECT]!.lease_expires_at!)).toBe(lease);
+
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.intent");
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ target: `side_effect:${taskId}/${EFFECT}`, actor_kind: "api_key" });
+    expect(audit[0]!.details).toMatchObject({ idempotency_key: key });
+  });
+
+  it("creates an effect the task record has not declared (tool defaults to the effect name)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    expect((await getTask(t.apiKey, taskId)).body.side_effects).toEqual({});
+    const key = await go(t, taskId, "send_email");
+    const view = await getTask(t.apiKey, taskId);
+    expect(Object.keys(view.body.side_effects)).toEqual(["send_email"]);
+    expect(view.body.side_effects["send_email"]).toMatchObject({ idempotency_key: key, status: "in_flight", tool: "send_email" });
+  });
+
+  it("answers 409 in_flight to a second identical intent while the lease is live, and changes nothing", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expectError(res, 409, "in_flight");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("replays a completed effect with the stored receipt and Idempotent-Replayed: true, writing nothing", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const stored = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "op-first" }));
+    expect(stored.status, stored.text).toBe(200);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+
+    for (let i = 0; i < 2; i++) {
+      const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+      expect(res.status, res.text).toBe(200);
+      expect(res.headers.get("idempotent-replayed")).toBe("true");
+      expect(res.body).toEqual({
+        decision: "replay",
+        receipt: { external_operation_id: "op-first", result_digest: hex("f"), completed_at: "2025-07-01T09:05:00.000Z" },
+      });
+    }
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("rejects the same key with another payload digest (422 idempotency_key_mismatch), in flight or completed", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    let snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const inFlight = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { payload_digest: hex("9") }));
+    expectError(inFlight, 422, "idempotency_key_mismatch");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+
+    expect((await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))).status).toBe(200);
+    snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const completed = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { payload_digest: hex("9") }));
+    expectError(completed, 422, "idempotency_key_mismatch");
+    expect(completed.headers.get("idempotent-replayed")).toBeNull();
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("rejects a key that belongs to another effect (422) and does not create the second effect", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId, "first_effect");
+    const otherTask = newTaskId();
+    await checkpoint(t, otherTask);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const snapOther = await custodySnapshot(handle.db, t.tenantId, otherTask);
+
+    const sameTask = await postIntent(t.apiKey, taskId, "second_effect", intentBody(key));
+    expectError(sameTask, 422, "idempotency_key_mismatch");
+    const crossTask = await postIntent(t.apiKey, otherTask, "first_effect", intentBody(key));
+    expectError(crossTask, 422, "idempotency_key_mismatch");
+
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect(await custodySnapshot(handle.db, t.tenantId, otherTask)).toEqual(snapOther);
+    expect(await effectRow(handle.db, t.tenantId, taskId, "second_effect")).toBeUndefined();
+  });
+
+  it("rejects an effect bound to another key (422) — an effect keeps its key", async () => {
+    const { t, taskId } = await tenantWithTask();
+    await go(t, taskId);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(newKey())), 422, "idempotency_key_mismatch");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("answers 400 to a missing or malformed key, whatever else the body holds, and writes nothing", async () => {
+    const { t, taskId } = await tenantWithTask();
+    await checkpoint(t, taskId, { side_effects: { declared: { idempotency_key: "declared-key-1", status: "not_started" } } });
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const { idempotency_key: _omit, ...noKey } = intentBody("unused-key");
+    const bodies: unknown[] = [
+      noKey,
+      { ...noKey, idempotency_key: null },
+      { ...noKey, idempotency_key: 12345678 },
+      { ...noKey, idempotency_key: "" },
+      { ...noKey, idempotency_key: "short" },
+      { ...noKey, idempotency_key: "has a space-in-it" },
+      { ...noKey, idempotency_key: "slash/is/not/allowed" },
+      { ...noKey, idempotency_key: "k".repeat(201) },
+      { idempotency_key: "bad key" }, // other fields missing too: the key is judged first
+      [],
+    ];
+    for (const name of [EFFECT, "declared"]) {
+      for (const body of bodies) {
+        const res = await postIntent(t.apiKey, taskId, name, body);
+        expect(res.status, `${JSON.stringify(body).slice(0, 80)} → ${res.text}`).toBe(400);
+        expect(errorCode(res)).toBe("bad_request");
+        expect(res.text).toContain("idempotency_key");
+      }
+    }
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("answers 422 naming the field when the key is fine but another field is not, and writes nothing", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const key = newKey();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [intentBody(key, { mutation: "yes" }), "mutation"],
+      [intentBody(key, { payload_digest: "" }), "payload_digest"],
+      [intentBody(key, { action: undefined }), "action"],
+      [intentBody(key, { lease_seconds: 4 }), "lease_seconds"],
+      [intentBody(key, { unexpected: 1 }), "unexpected"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await postIntent(t.apiKey, taskId, EFFECT, body);
+      expect(res.status, res.text).toBe(422);
+      expect(errorCode(res)).toBe("validation_failed");
+      expect(res.text).toContain(field);
+    }
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("answers 404 for an unknown task and for another tenant's task, and writes nothing there", async () => {
+    const { t } = await tenantWithTask();
+    const other = await createTestTenant(handle.db, { roles: [] });
+    const otherTaskId = newTaskId("other");
+    await checkpoint(other, otherTaskId);
+    const otherKey = await go(other, otherTaskId);
+
+    expectError(await postIntent(t.apiKey, newTaskId("missing"), EFFECT, intentBody(newKey())), 404, "not_found");
+
+    const snapOther = await custodySnapshot(handle.db, other.tenantId, otherTaskId);
+    expectError(await postIntent(t.apiKey, otherTaskId, "fresh_effect", intentBody(newKey())), 404, "not_found");
+    expectError(await postIntent(t.apiKey, otherTaskId, EFFECT, intentBody(otherKey)), 404, "not_found");
+    expectError(await postReceipt(t.apiKey, otherTaskId, EFFECT, receiptBody(otherKey)), 404, "not_found");
+    expect(await custodySnapshot(handle.db, other.tenantId, otherTaskId)).toEqual(snapOther);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent")).toHaveLength(0);
+  });
+
+  it("answers 404 for a malformed effect name", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const res = await postIntent(t.apiKey, taskId, "-starts-with-dash", intentBody(newKey()));
+    expectError(res, 404, "not_found");
+  });
+
+  it("refuses intents and receipts from a signed-in person (403), whatever the role", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner", "responder", "admin"] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId);
+    const key = await go(t, taskId);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    for (const role of ["owner", "responder", "admin"] as const) {
+      const person = await signInAs(t, role);
+      expectError(await postIntent(person, taskId, "by_person", intentBody(newKey())), 403, "forbidden");
+      expectError(await postReceipt(person, taskId, EFFECT, receiptBody(key)), 403, "forbidden");
+    }
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect(await effectRow(handle.db, t.tenantId, taskId, "by_person")).toBeUndefined();
+  });
+
+  it("answers 401 without credentials", async () => {
+    const { taskId } = await tenantWithTask();
+    const res = await postIntent(undefined, taskId, EFFECT, intentBody(newKey()));
+    expectError(res, 401, "unauthorized");
+  });
+
+  it("gives exactly one go to 50 concurrent identical intents on a new effect (49 × 409 in_flight)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = newKey();
+    const answers = await concurrentIntents(t, taskId, EFFECT, key);
+    const gos = answers.filter((r) => r.status === 200 && r.body.decision === "go");
+    const inFlight = answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight");
+    expect(gos).toHaveLength(1);
+    expect(inFlight).toHaveLength(49);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent")).toHaveLength(1);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
+  });
+
+  it("gives exactly one go to 50 concurrent identical intents on a declared, not started effect", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started" } } });
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("not_started");
+    const answers = await concurrentIntents(t, taskId, EFFECT, key);
+    expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
+    expect(answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight")).toHaveLength(49);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent")).toHaveLength(1);
+    const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
+    expect(row).toMatchObject({ status: "in_flight", payload_digest: hex("c"), retry_status: "not_started" });
+  });
+
+  it("gives exactly one go to 50 concurrent intents on a declared, approved effect (and keeps approved for a retry)", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved" } } });
+    const answers = await concurrentIntents(t, taskId, EFFECT, key);
+    expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
+    expect(answers.filter((r) => r.status === 409)).toHaveLength(49);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.retry_status).toBe("approved");
+  });
+
+  it("answers 403 approval_required for an effect awaiting approval, and writes nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "awaiting_approval" } } });
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key)), 403, "approval_required");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("answers 409 reconcile_required while the effect is unknown, and writes nothing", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString(), attrs: { reason: "test" } })]);
+    expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("unknown");
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expectError(res, 409, "reconcile_required");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("makes an effect unknown when its lease expires: task view, gate and intent all agree", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = newKey();
+    const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { lease_seconds: 5 }));
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as Extract<IntentResult, { decision: "go" }>;
+    expect(Date.parse(body.lease_expires_at) - Date.now()).toBeLessThanOrEqual(5_500);
+
+    // still live: the gate says replay (another holder's lease), a second intent is in_flight
+    const live = await askGate(t.apiKey, taskId);
+    expect(live.body.verdict).toBe("replay");
+    expect(live.body.reasons.map((r) => r.code)).toEqual(["side_effect_in_flight"]);
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key)), 409, "in_flight");
+
+    await sleep(Math.max(0, Date.parse(body.lease_expires_at) - Date.now()) + 1_000);
+
+    const view = await getTask(t.apiKey, taskId);
+    expect(view.body.side_effects[EFFECT]).toMatchObject({ status: "unknown" });
+    expect(view.body.side_effects[EFFECT]!.status_reason).toMatch(/lease/i);
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.status).toBe(200);
+    expect(gate.body.verdict).toBe("stop");
+    expect(gate.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+    expect(gate.body.permitted_side_effects).toEqual([]);
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key)), 409, "reconcile_required");
+  }, 20_000);
+
+  it("lets the intent API expire a lease by itself (no read in between)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = newKey();
+    const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { lease_seconds: 5 }));
+    expect(res.status).toBe(200);
+    await sleep(6_000);
+    // the refused intent rolls its transaction back (the lazy expiry included); the answer is what counts
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key)), 409, "reconcile_required");
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key)), 409, "reconcile_required");
+    expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("unknown");
+  }, 20_000);
+
+  it("accepts intents on a task known only from its events (no checkpoint yet)", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("evt");
+    await createTaskByEvent(t, taskId);
+    await go(t, taskId);
+    expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("in_flight");
+  });
+});
+
+describe("receipt", () => {
+  it("completes an effect after go, with the receipt stored and one audit row", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: "2025-07-01T11:05:00+02:00" }));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      status: "completed",
+      replayed: false,
+      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: "2025-07-01T09:05:00.000Z" },
+    });
+    const view = await getTask(t.apiKey, taskId);
+    expect(view.body.side_effects[EFFECT]).toMatchObject({
+      status: "completed",
+      lease_expires_at: null,
+      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: "2025-07-01T09:05:00.000Z" },
+    });
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
+    expect(audit).toHaveLength(1);
+    expect(audit[0]!.details).toMatchObject({ idempotency_key: key, external_operation_id: "op-771", from: "in_flight" });
+  });
+
+  it("treats an identical second receipt as a no-op (replayed: true, no write, no audit row)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    expect((await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))).status).toBe(200);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    // the same instant written with another offset is the same receipt
+    const again = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: "2025-07-01T10:05:00+01:00" }));
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ status: "completed", replayed: true, receipt: { external_operation_id: "op-771" } });
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
+  });
+
+  it("answers 409 receipt_conflict to a different receipt, keeping the stored one", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    expect((await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))).status).toBe(200);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const variants = [
+      { external_operation_id: "op-other" },
+      { result_digest: hex("0") },
+      { completed_at: "2025-07-01T09:06:00.000Z" },
+    ];
+    for (const over of variants) {
+      const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, over));
+      expectError(res, 409, "receipt_conflict");
+      expect(res.text).toContain("op-771");
+    }
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("answers 409 no_intent for a declared effect that never had an intent, and writes nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started" } } });
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
+    expectError(res, 409, "no_intent");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("not_started");
+  });
+
+  it("answers 404 for a receipt on an effect the task does not have", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    expectError(await postReceipt(t.apiKey, taskId, "never_declared", receiptBody(newKey())), 404, "not_found");
+    expectError(await postReceipt(t.apiKey, newTaskId("missing"), EFFECT, receiptBody(newKey())), 404, "not_found");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("answers 422 idempotency_key_mismatch for a receipt under another key, and 400 / 422 for bad bodies", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    expectError(await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(newKey())), 422, "idempotency_key_mismatch");
+    const { idempotency_key: _k, ...noKey } = receiptBody(key);
+    expectError(await postReceipt(t.apiKey, taskId, EFFECT, noKey), 400, "bad_request");
+    expectError(await postReceipt(t.apiKey, taskId, EFFECT, receiptBody("bad key!")), 400, "bad_request");
+    const noOp = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "" }));
+    expectError(noOp, 422, "validation_failed");
+    expect(noOp.text).toContain("external_operation_id");
+    const noZone = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: "2025-07-01 09:05" }));
+    expectError(noZone, 422, "validation_failed");
+    expect(noZone.text).toContain("completed_at");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
+  });
+
+  it("accepts a late receipt for an effect that became unknown (the receipt settles it)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
+    expect(res.status, res.text).toBe(200);
+    expect((await auditRows(handle.db, t.tenantId, "side_effect.receipt"))[0]!.details).toMatchObject({ from: "unknown" });
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
+  });
+
+  it("stores one of 20 concurrent identical receipts; the others are replayed no-ops (one audit row)", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(answers.filter((a) => a.body.replayed === false)).toHaveLength(1);
+    expect(answers.filter((a) => a.body.replayed === true)).toHaveLength(19);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
+  });
+
+  it("keeps the first of two concurrent, different receipts; the other gets 409 receipt_conflict", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const answers = await Promise.all([
+      postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "op-a" })),
+      postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "op-b" })),
+    ]);
+    const ok = answers.filter((a) => a.status === 200);
+    expect(ok).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 409 && errorCode(a) === "receipt_conflict")).toHaveLength(1);
+    const stored = (await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.receipt?.external_operation_id;
+    expect(stored).toBe(ok[0]!.body.receipt.external_operation_id);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
+  });
+
+  it("after a receipt the next intent replays, and after a replay a receipt is still a no-op", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    expect((await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))).status).toBe(200);
+    const replay = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expect(replay.body.decision).toBe("replay");
+    const again = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
+    expect(again.body).toMatchObject({ replayed: true });
+    const intents = await auditRows(handle.db, t.tenantId, "side_effect.intent");
+    const receipts = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
+    expect([intents.length, receipts.length]).toEqual([1, 1]);
+  });
+});

@@ -8,6 +8,11 @@
  *            batches), over 200 tasks and all four planes — against `COPY` of the same unique rows into a
  *            scratch copy of the events table. Prints both rates and their ratio (target ≥ 0.5), then
  *            checks that each event is stored exactly once and was answered `stored` exactly once.
+ *   intents  side-effect intents per second: --effects (2,000) keys, each raced by --contenders (8) identical
+ *            intents, --concurrency (16) in flight; exactly one `go` per key, the rest 409; then receipts and
+ *            replays (intents/s again), checked against the database.
+ *   gate     resume-gate latency p50/p95 on one task with --gate-effects (1,000) side effects, --asks (300)
+ *            sequential asks; every answer must be `stop` listing exactly the unknown effects.
  *
  * What it does: creates the database named by `DATABASE_URL` if missing (default
  * postgres://postgres@127.0.0.1:5432/custody_bench) and applies the migrations; builds the app into
@@ -26,7 +31,13 @@
  * Options: --events N --batch N --senders N --dup R --tasks N --seed N (ingest workload), --keep-data
  * (keep the benchmark tenant's rows), --rebuild (build even if BUILD_ID exists), --strict (exit 1 when
  * a target is missed), --cpu-prof (the server writes a V8 .cpuprofile to bench-results/profiles/ when it
- * stops; open it in Chrome DevTools or speedscope). Exit status 1 when a check fails (or a target is missed with --strict).
+ * stops; open it in Chrome DevTools or speedscope). Exit status 1 when a check fails (or a target is
+ * missed with --strict).
+ *
+ * Adding a benchmark: implement `Benchmark` (scripts/bench/harness.ts) in scripts/bench/<name>.ts — it gets
+ * the migrated database, the running server and the CLI options; seed a tenant with `seedBenchTenant`, talk
+ * to the API with `createApiClient`, measure CPU with `markCpu`/`spentSince` (cpu.ts) — and add it to
+ * BENCHMARKS below.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -44,11 +55,13 @@ import {
   type Benchmark,
   type BenchOutcome,
 } from "./bench/harness";
+import { gateBenchmark } from "./bench/gate";
 import { ingestBenchmark } from "./bench/ingest";
+import { intentsBenchmark } from "./bench/intents";
 import { writeResult } from "./bench/report";
 
 /** Every benchmark the CLI knows, in the order `npm run bench` runs them. */
-export const BENCHMARKS: Benchmark[] = [ingestBenchmark];
+export const BENCHMARKS: Benchmark[] = [ingestBenchmark, intentsBenchmark, gateBenchmark];
 
 let server: BenchServer | null = null;
 let db: BenchDb | null = null;
@@ -65,7 +78,7 @@ async function cleanup(): Promise<void> {
 
 function usage(): string {
   return [
-    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --asks N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
     "benchmarks:",
     ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
     "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
@@ -88,6 +101,12 @@ async function main(): Promise<number> {
       rebuild: { type: "boolean" },
       strict: { type: "boolean" },
       "cpu-prof": { type: "boolean" },
+      effects: { type: "string" },
+      contenders: { type: "string" },
+      concurrency: { type: "string" },
+      "intent-tasks": { type: "string" },
+      "gate-effects": { type: "string" },
+      asks: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -142,8 +161,11 @@ async function main(): Promise<number> {
   return status;
 }
 
+let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, () => {
+    if (stopping) return;
+    stopping = true;
     log(`${sig}: stopping the server …`);
     void cleanup().finally(() => process.exit(130));
   });

@@ -66,7 +66,7 @@ export async function openBenchDb(url: string, max = 4): Promise<BenchDb> {
     db: handle.db,
     sql,
     close: async () => {
-      await sql.end();
+      await sql.end({ timeout: 5 });
       await handle.close();
     },
   };

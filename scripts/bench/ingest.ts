@@ -107,8 +107,10 @@ function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chu
   return { chunks, redactions };
 }
 
+const COPY_TIMEOUT_MS = 180_000;
+
 /** Copies the chunks into a fresh scratch table `LIKE events INCLUDING ALL`; measures; drops the table. */
-async function copyPhase(sql: Sql, chunks: string[]): Promise<{ table: string; cpu: CpuSpent }> {
+async function copyPhase(sql: Sql, chunks: string[]): Promise<{ table: string; cpu: CpuSpent; rows: number }> {
   const table = `bench_events_copy_${randomBytes(4).toString("hex")}`;
   await sql.unsafe(`create table ${table} (like events including all)`);
   try {
@@ -117,9 +119,23 @@ async function copyPhase(sql: Sql, chunks: string[]): Promise<{ table: string; c
     try {
       const mark = await markCpu(sql, null);
       const writable = await reserved.unsafe(`copy ${table} (${COPY_COLUMNS}) from stdin`).writable();
-      await pipeline(Readable.from(chunks), writable);
+      // postgres.js does not surface an error raised by the server during COPY (the stream just never
+      // finishes), so a watchdog turns a stuck COPY into a failure instead of a hang.
+      let timer: NodeJS.Timeout | undefined;
+      const watchdog = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`COPY did not finish within ${COPY_TIMEOUT_MS / 1000} s; see the PostgreSQL log for the error`)),
+          COPY_TIMEOUT_MS,
+        );
+      });
+      try {
+        await Promise.race([pipeline(Readable.from(chunks), writable), watchdog]);
+      } finally {
+        clearTimeout(timer);
+      }
       const cpu = await spentSince(mark, sql, null);
-      return { table, cpu };
+      const [loaded] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)}`;
+      return { table, cpu, rows: loaded?.n ?? 0 };
     } finally {
       reserved.release();
     }
@@ -195,6 +211,7 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
     ok: failed.length === 0,
     detail: failed.length === 0 ? `${answers.length} requests` : `${failed.length} failed, e.g. HTTP ${failed[0]!.status}: ${failed[0]!.error}`,
   });
+  checks.push({ name: "COPY loaded every unique row", ok: copy.rows === uniqueIds.size, detail: `${fmt(copy.rows)} rows copied` });
   const storedCount = new Map<string, number>();
   let misaligned = 0;
   let rejected = 0;

@@ -94,8 +94,18 @@ function normalizeName(name: string): string {
 
 export type Redaction = { path: string; kind: string };
 
+/**
+ * A cheap superset test of every value rule: a string that does not match cannot contain a secret the rules
+ * would replace, so most strings (ids, digests, hosts) skip the eight rule scans. Keep in step with VALUE_RULES.
+ */
+const MAYBE_SECRET = /-----BEGIN|eyJ|bearer|token|sk-|gh[pousr]_|github_pat_|rck_|xox[abprs]-|AKIA|ASIA|AGPA|AIDA|AROA/i;
+/** Shorter than the shortest string any value rule matches ("xoxb-" + 10). */
+const MIN_SECRET_LENGTH = 15;
+const NO_KINDS: string[] = [];
+
 /** Redacts secrets in one string. Returns the new string and the kinds found (one entry per replacement). */
 export function redactString(input: string): { value: string; kinds: string[] } {
+  if (input.length < MIN_SECRET_LENGTH || !MAYBE_SECRET.test(input)) return { value: input, kinds: NO_KINDS };
   let value = input;
   const kinds: string[] = [];
   for (const rule of VALUE_RULES) {
@@ -110,32 +120,69 @@ export function redactString(input: string): { value: string; kinds: string[] } 
 }
 
 /**
- * Returns a deep copy of a JSON value with secrets replaced by `[REDACTED]`, and where they were.
+ * Field-name check, cached (the same attribute names repeat across events).
+ */
+const secretFieldCache = new Map<string, boolean>();
+function isSecretField(name: string): boolean {
+  let hit = secretFieldCache.get(name);
+  if (hit === undefined) {
+    hit = SECRET_FIELD_NAMES.has(normalizeName(name));
+    if (secretFieldCache.size < 10_000) secretFieldCache.set(name, hit);
+  }
+  return hit;
+}
+
+/**
+ * A JSON value with secrets replaced by `[REDACTED]`, and where they were. The input is never modified: changed
+ * objects and arrays are copied, unchanged subtrees are shared with the input.
  * @param value any JSON value (objects, arrays, strings, numbers, booleans, null).
  */
 export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
   const redactions: Redaction[] = [];
-  const walk = (node: unknown, path: string, fieldName: string | null): unknown => {
+  // Paths are built only when something is redacted; unchanged subtrees are returned as they are.
+  const segments: Array<string | number> = [];
+  const pathNow = () =>
+    segments.reduce<string>((p, s) => (typeof s === "number" ? `${p}[${s}]` : p ? `${p}.${s}` : s), "");
+  const walk = (node: unknown, fieldName: string | null): unknown => {
     if (typeof node === "string") {
-      if (fieldName && SECRET_FIELD_NAMES.has(normalizeName(fieldName)) && node !== REDACTED && node.length > 0) {
-        redactions.push({ path, kind: "secret_field" });
+      if (fieldName && node.length > 0 && node !== REDACTED && isSecretField(fieldName)) {
+        redactions.push({ path: pathNow(), kind: "secret_field" });
         return REDACTED;
       }
       const { value: out, kinds } = redactString(node);
-      for (const kind of kinds) redactions.push({ path, kind });
-      return out;
-    }
-    if (Array.isArray(node)) return node.map((item, i) => walk(item, `${path}[${i}]`, fieldName));
-    if (node && typeof node === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
-        out[k] = walk(v, path ? `${path}.${k}` : k, k);
+      if (kinds.length) {
+        const path = pathNow();
+        for (const kind of kinds) redactions.push({ path, kind });
       }
       return out;
     }
+    if (Array.isArray(node)) {
+      let copy: unknown[] | null = null;
+      for (let i = 0; i < node.length; i++) {
+        segments.push(i);
+        const v = walk(node[i], fieldName);
+        segments.pop();
+        if (v !== node[i] && !copy) copy = node.slice();
+        if (copy) copy[i] = v;
+      }
+      return copy ?? node;
+    }
+    if (node && typeof node === "object") {
+      let copy: Record<string, unknown> | null = null;
+      const obj = node as Record<string, unknown>;
+      for (const k in obj) {
+        if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
+        segments.push(k);
+        const v = walk(obj[k], k);
+        segments.pop();
+        if (v !== obj[k] && !copy) copy = { ...obj };
+        if (copy) copy[k] = v;
+      }
+      return copy ?? node;
+    }
     return node;
   };
-  const out = walk(value, "", null) as T;
+  const out = walk(value, null) as T;
   return { value: out, redactions };
 }
 

@@ -1,0 +1,156 @@
+/**
+ * The `intents` benchmark: side-effect intents per second through the API, with exactly-once checked.
+ *
+ * 1. seeds a fresh tenant and `--tasks` tasks (one `task.created` event each);
+ * 2. race phase: for each of `--effects` side effects (default 2,000), `--contenders` holders (default 8) send
+ *    the SAME intent at the same moment, `--concurrency` requests in flight (default 16); exactly one of them
+ *    must get `go`, every other one `409 in_flight`;
+ * 3. receipt phase: the winner posts the receipt;
+ * 4. replay phase: every effect's intent is sent once more and must come back `replay` with that receipt and
+ *    `Idempotent-Replayed: true`;
+ * 5. checks the database: one row per effect, all `completed`, one intent audit row per effect.
+ * Prints intents/s for the race and replay phases and the answer latencies.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { EventInput } from "@/lib/client/types";
+import { markCpu, spentSince } from "./cpu";
+import { createApiClient, log, seedBenchTenant, type BenchEnv, type BenchOutcome, type Benchmark } from "./harness";
+import { fmt, printTable, quantile } from "./report";
+
+type Options = { effects: number; contenders: number; concurrency: number; tasks: number };
+
+function readOptions(o: BenchEnv["options"]): Options {
+  const num = (key: string, dflt: number) => {
+    const v = o[key];
+    if (v === undefined || typeof v === "boolean") return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${key} must be a whole number ≥ 1`);
+    return n;
+  };
+  return { effects: num("effects", 2000), contenders: num("contenders", 8), concurrency: num("concurrency", 16), tasks: num("intent-tasks", 20) };
+}
+
+/** Runs `jobs` with at most `limit` in flight; returns their results in order. */
+async function pool<T>(jobs: Array<() => Promise<T>>, limit: number): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, jobs.length) }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
+  return out;
+}
+
+type Timed = { status: number; ms: number; body: Record<string, unknown>; replayed: boolean };
+
+export const intentsBenchmark: Benchmark = {
+  name: "intents",
+  summary: "side-effect intents/s with N holders racing per key; exactly one go per key, then replays",
+  async run(env: BenchEnv): Promise<BenchOutcome> {
+    const o = readOptions(env.options);
+    const tenant = await seedBenchTenant(env.db.db, "intents");
+    const client = createApiClient(env.server.baseUrl, tenant.apiKey, o.concurrency);
+    const run = randomBytes(4).toString("hex");
+    const taskIds = Array.from({ length: o.tasks }, (_, i) => `bench-intents-${run}-${i}`);
+    const now = new Date().toISOString();
+    const created: EventInput[] = taskIds.map((task_id, i) => ({ id: `${task_id}:created`, task_id, plane: "session", type: "task.created", occurred_at: now, attrs: { n: i } }));
+    const seeded = await client.post("/api/v1/events", { events: created });
+    if (seeded.status !== 200) throw new Error(`seeding tasks failed: HTTP ${seeded.status} ${seeded.text.slice(0, 200)}`);
+
+    const effects = Array.from({ length: o.effects }, (_, i) => {
+      const task = taskIds[i % taskIds.length]!;
+      const name = `write_${i}`;
+      const key = `bench:${run}:${i}`;
+      const digest = createHash("sha256").update(`${key}:payload`).digest("hex");
+      return { task, name, key, digest };
+    });
+    const call = async (path: string, body: unknown): Promise<Timed> => {
+      const t0 = performance.now();
+      const res = await client.post(path, body);
+      const ms = performance.now() - t0;
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = JSON.parse(res.text) as Record<string, unknown>;
+      } catch {
+        parsed = { raw: res.text.slice(0, 200) };
+      }
+      return { status: res.status, ms, body: parsed, replayed: res.text.includes('"decision":"replay"') };
+    };
+    const intentPath = (e: (typeof effects)[number], what: string) =>
+      `/api/v1/tasks/${encodeURIComponent(e.task)}/side-effects/${encodeURIComponent(e.name)}/${what}`;
+    const intentBody = (e: (typeof effects)[number]) => ({ idempotency_key: e.key, payload_digest: e.digest, action: "records.update", mutation: true });
+
+    // Race: all contenders of one effect are queued next to each other, so they are in flight together.
+    log(`intents: ${o.effects} effects × ${o.contenders} contenders, ${o.concurrency} in flight …`);
+    const raceJobs = effects.flatMap((e) => Array.from({ length: o.contenders }, () => () => call(intentPath(e, "intent"), intentBody(e))));
+    const cpu0 = await markCpu(env.db.sql, env.server.pid);
+    const t0 = performance.now();
+    const race = await pool(raceJobs, o.concurrency);
+    const raceWall = (performance.now() - t0) / 1000;
+    const raceCpu = await spentSince(cpu0, env.db.sql, env.server.pid);
+
+    const goPerEffect = effects.map((_, i) => race.slice(i * o.contenders, (i + 1) * o.contenders).filter((r) => r.status === 200 && r.body.decision === "go").length);
+    const otherAnswers = race.filter((r) => !(r.status === 200 && r.body.decision === "go") && !(r.status === 409 && (r.body.error as { code?: string } | undefined)?.code === "in_flight"));
+
+    log("intents: receipts …");
+    const receipts = await pool(
+      effects.map((e, i) => () =>
+        call(intentPath(e, "receipt"), { idempotency_key: e.key, external_operation_id: `op-${run}-${i}`, result_digest: e.digest, completed_at: new Date().toISOString() }),
+      ),
+      o.concurrency,
+    );
+
+    log("intents: replays …");
+    const t1 = performance.now();
+    const replays = await pool(effects.map((e) => () => call(intentPath(e, "intent"), intentBody(e))), o.concurrency);
+    const replayWall = (performance.now() - t1) / 1000;
+    const badReplays = replays.filter((r, i) => !(r.status === 200 && r.replayed && (r.body.receipt as { external_operation_id?: string } | undefined)?.external_operation_id === `op-${run}-${i}`));
+
+    const rows = await env.db.sql<{ n: string; completed: string }[]>`
+      select count(*) as n, count(*) filter (where status = 'completed') as completed from side_effects where tenant_id = ${tenant.tenantId}`;
+    const audits = await env.db.sql<{ n: string }[]>`
+      select count(*) as n from audit_log where tenant_id = ${tenant.tenantId} and action = 'side_effect.intent'`;
+    const raceMs = race.map((r) => r.ms);
+    const figures = {
+      effects: o.effects,
+      contenders_per_effect: o.contenders,
+      in_flight: o.concurrency,
+      race: {
+        requests: race.length,
+        wall_s: Number(raceWall.toFixed(3)),
+        intents_per_s: Math.round(race.length / raceWall),
+        go_per_s: Math.round(o.effects / raceWall),
+        latency_ms_p50: quantile(raceMs, 0.5),
+        latency_ms_p95: quantile(raceMs, 0.95),
+        cpu: raceCpu,
+      },
+      replay: { requests: replays.length, wall_s: Number(replayWall.toFixed(3)), intents_per_s: Math.round(replays.length / replayWall) },
+    };
+    printTable("intents — POST …/side-effects/{name}/intent, contenders racing per key", [
+      ["effects × contenders", `${fmt(o.effects)} × ${o.contenders} (${fmt(race.length)} requests, ${o.concurrency} in flight)`],
+      "race (first intents)",
+      ["  intents/s", fmt(figures.race.intents_per_s)],
+      ["  go decisions/s", fmt(figures.race.go_per_s)],
+      ["  latency p50 / p95", `${fmt(figures.race.latency_ms_p50, 1)} / ${fmt(figures.race.latency_ms_p95, 1)} ms`],
+      ["  CPU s", `gen ${raceCpu.load_generator_s} · next ${raceCpu.next_server_s ?? "n/a"} · pg ${raceCpu.postgres_backends_s} · other ${raceCpu.other_s ?? "n/a"}`],
+      "replay (after receipts)",
+      ["  intents/s", fmt(figures.replay.intents_per_s)],
+    ]);
+    return {
+      name: "intents",
+      figures,
+      checks: [
+        { name: "exactly one go per key", ok: goPerEffect.every((n) => n === 1), detail: `${goPerEffect.filter((n) => n !== 1).length} keys with ≠ 1 go` },
+        { name: "every other racer got 409 in_flight", ok: otherAnswers.length === 0, detail: `${otherAnswers.length} other answers${otherAnswers[0] ? ` (first: ${otherAnswers[0].status} ${JSON.stringify(otherAnswers[0].body).slice(0, 120)})` : ""}` },
+        { name: "every receipt stored", ok: receipts.every((r) => r.status === 200), detail: `${receipts.filter((r) => r.status !== 200).length} receipts refused` },
+        { name: "every replay returns the stored receipt", ok: badReplays.length === 0, detail: `${badReplays.length} bad replays` },
+        { name: "one completed row per effect", ok: Number(rows[0]!.n) === o.effects && Number(rows[0]!.completed) === o.effects, detail: `${rows[0]!.n} rows, ${rows[0]!.completed} completed` },
+        { name: "one intent audit row per effect", ok: Number(audits[0]!.n) === o.effects, detail: `${audits[0]!.n} audit rows` },
+      ],
+    };
+  },
+};

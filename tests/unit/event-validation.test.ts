@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { EVENT_TYPES, PLANES } from "@/db/schema/enums";
 import { DomainError } from "@/lib/domain/errors";
 import { MAX_EVENTS_PER_BATCH, prepareBatch } from "@/lib/domain/events/ingest";
-import { isKnownType, MAX_ATTRS_BYTES, validateEvent } from "@/lib/domain/events/schema";
+import { fastValidEvent, isKnownType, MAX_ATTRS_BYTES, validateEvent } from "@/lib/domain/events/schema";
 
 const base = {
   id: "ev-1",
@@ -192,5 +192,42 @@ describe("prepareBatch", () => {
     expect((caught as DomainError).code).toBe("too_many_events");
     expect((caught as DomainError).status).toBeGreaterThanOrEqual(400);
     expect((caught as DomainError).status).toBeLessThan(500);
+  });
+});
+
+describe("fastValidEvent (the ingest hot path) never accepts what the zod schema rejects", () => {
+  const base = {
+    id: "e-1",
+    task_id: "task-1",
+    plane: "tools",
+    type: "side_effect.intent",
+    occurred_at: "2026-11-29T10:00:00.000Z",
+    environment_id: "sbx-1",
+    attempt: 2,
+    actor: "agent",
+    attrs: { name: "update_record", idempotency_key: "k-12345678" },
+  } as Record<string, unknown>;
+  const mutations: Array<[string, unknown]> = [
+    ["id", ""], ["id", 5], ["id", "x".repeat(201)], ["task_id", "has space"], ["task_id", "/slash"], ["plane", "network"],
+    ["type", "tool.called"], ["type", "bogus"], ["type", "x.custom"], ["occurred_at", "2026-02-30T10:00:00Z"],
+    ["occurred_at", "2026-11-29 10:00:00"], ["occurred_at", "2026-11-29T10:00:00"], ["occurred_at", 1700000000],
+    ["environment_id", ""], ["environment_id", null], ["attempt", 0], ["attempt", 1.5], ["attempt", "2"], ["attempt", null],
+    ["actor", ""], ["attrs", []], ["attrs", null], ["attrs", "text"], ["attrs", {}], ["attrs", { name: "n" }],
+    ["attrs", { idempotency_key: "k" }], ["extra_field", 1], ["plane", "session"],
+  ];
+  it.each(mutations)("with %s = %j", (key, value) => {
+    const candidate = { ...base, [key]: value };
+    const fast = fastValidEvent(candidate);
+    const slow = validateEvent(candidate);
+    // Safety: the fast path may send a valid event on to zod, but must never pass an invalid one.
+    expect({ fastAccepts: fast !== null, zodAccepts: slow.ok }).not.toEqual({ fastAccepts: true, zodAccepts: false });
+    if (!slow.ok) expect(fast).toBeNull();
+  });
+  it("accepts the well-formed event without zod and returns the same fields", () => {
+    expect(fastValidEvent(base)).toEqual(base);
+    expect(validateEvent(base).ok).toBe(true);
+  });
+  it("rejects non-objects", () => {
+    for (const v of [null, 1, "e", [base]]) expect(fastValidEvent(v)).toBeNull();
   });
 });

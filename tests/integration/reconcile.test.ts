@@ -423,6 +423,21 @@ describe("lookup endpoints", () => {
     expect(await auditRows(handle.db, t.tenantId)).toHaveLength(0);
   });
 
+  it("refuses a lookup url that carries a credential (user info, a token in the query, a bearer-like key)", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const owner = await signInAs(t, "owner");
+    for (const url of [
+      "https://user:pw@records.example.com/lookup",
+      "https://records.example.com/lookup?token=abc123",
+      "https://records.example.com/lookup?api_key=sk-abcdefghijklmnopqrstuvwxyz012345",
+    ]) {
+      const res = await registerLookup(owner, TOOL, url);
+      expectError(res, 422, "validation_failed");
+      expect(fieldPaths(res)).toContain("url");
+    }
+    expect((await registerLookup(owner, TOOL, "https://records.example.com/lookup")).status).toBe(200);
+  });
+
   it("says when no lookup is registered for the effect's tool", async () => {
     const t = await createTestTenant(handle.db, { roles: ["responder"] });
     const { taskId, name } = await unknownEffect(t);

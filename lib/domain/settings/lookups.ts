@@ -9,6 +9,7 @@ import { isoUtc } from "@/db/queries/sql-helpers";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { notFound, validationError } from "../errors";
+import { redactString } from "../events/redact";
 
 export const TOOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -24,7 +25,10 @@ export const lookupBodySchema = z.strictObject({
       } catch {
         return true; // not a URL at all: the url check above already reports it
       }
-    }, "url must not carry credentials"),
+    }, "url must not carry credentials")
+    .refine((u) => redactString(u).kinds.length === 0 && !/[?&](token|key|api_key|apikey|secret|password|access_token)=/i.test(u), {
+      message: "url must not carry a credential (the lookup is called without secrets; put it behind a proxy that adds them)",
+    }),
   timeout_ms: z.number().int().min(100, "timeout_ms is at least 100").max(30_000, "timeout_ms is at most 30000").default(3000),
 });
 

@@ -9,6 +9,7 @@ import { isoUtc } from "@/db/queries/sql-helpers";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
+import { redactString } from "../events/redact";
 
 export type PrincipalView = {
   principal: string;
@@ -46,7 +47,9 @@ export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Prom
   authorize(actor, "principals.manage");
   const parsed = revokeSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  const { principal, reason } = parsed.data;
+  const { principal } = parsed.data;
+  // Free text typed by a person: a pasted token must not reach the database.
+  const reason = redactString(parsed.data.reason).value;
   await db.transaction(async (tx) => {
     const rows = await queryRows(
       tx,

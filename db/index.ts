@@ -47,13 +47,69 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
   }
   const dir = opts.dir ?? dataDir();
   fs.mkdirSync(dir, { recursive: true });
+  const releaseLock = lockDataDir(dir);
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
-  const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
-  const pdb = drizzle(client, { schema });
-  await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
-  return { db: pdb as unknown as Db, kind: "pglite", close: () => client.close() };
+  try {
+    const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
+    const pdb = drizzle(client, { schema });
+    await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
+    return {
+      db: pdb as unknown as Db,
+      kind: "pglite",
+      close: async () => {
+        await client.close();
+        releaseLock();
+      },
+    };
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+}
+
+/** The process holding an embedded data directory, or null when it is free (a stale lock does not count). */
+export function dataDirLockHolder(dir: string): number | null {
+  const file = path.join(/*turbopackIgnore: true*/ dir, "pgdata.lock");
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(file, "utf8").trim());
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes the data directory for this process: PGlite's files must be used by one process at a time, and a
+ * second writer would silently lose acknowledged writes. Returns the release function.
+ * @throws Error naming the process that holds it.
+ */
+function lockDataDir(dir: string): () => void {
+  const holder = dataDirLockHolder(dir);
+  if (holder !== null) {
+    throw new Error(
+      `The data directory ${dir} is in use by process ${holder} (another \`npm run demo\` or \`npm start\`?). Stop it, or set CUSTODY_DATA_DIR to another directory.`,
+    );
+  }
+  const file = path.join(/*turbopackIgnore: true*/ dir, "pgdata.lock");
+  fs.writeFileSync(file, String(process.pid), { mode: 0o600 });
+  const release = () => {
+    try {
+      if (fs.readFileSync(file, "utf8").trim() === String(process.pid)) fs.unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  };
+  process.once("exit", release);
+  return release;
 }
 
 /** The process-wide database (opened and migrated once). Throws if migrations fail. */

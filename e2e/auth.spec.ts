@@ -54,3 +54,16 @@ test("a person whose membership was revoked cannot sign in", async ({ page, tena
   await page.goto("/tasks");
   await expect(page).toHaveURL(/\/login/);
 });
+
+test("after sign-in a crafted callbackUrl never leads off the site", async ({ page, tenant, baseURL }) => {
+  const origin = new URL(baseURL!).origin;
+  for (const callbackUrl of ["//evil.example/x", "/\\evil.example", "https://evil.example/"]) {
+    await page.context().clearCookies();
+    await page.goto(`/login?callbackUrl=${encodeURIComponent(callbackUrl)}`);
+    await page.getByLabel("Email").fill(tenant.users.responder.email);
+    await page.getByLabel("Password").fill(tenant.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page).toHaveURL(/\/tasks$/);
+    expect(new URL(page.url()).origin).toBe(origin);
+  }
+});

@@ -13,7 +13,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { openDatabase } from "@/db";
+import { dataDirLockHolder, openDatabase } from "@/db";
 import { loadOrCreateKeyFile } from "@/lib/config/signing-key";
 import { seedTenant } from "@/lib/domain/tenancy/seed";
 import { DEMO_TENANT_NAME, DEMO_TENANT_SLUG, DEMO_USERS, loadDemoSecrets, saveDemoSecrets } from "./lib/demo-config";
@@ -89,7 +89,8 @@ async function seed(): Promise<{ password: string; apiKey: string; nextauthSecre
 }
 
 function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  // Own process group: Ctrl-C reaches only this script, which then stops the children in order.
+  const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const prefix = (chunk: Buffer) =>
     chunk
       .toString()
@@ -117,12 +118,49 @@ async function waitForHealth(url: string, timeoutMs = 120_000) {
   throw new Error(`the dashboard did not answer ${url}/api/health within ${timeoutMs / 1000}s`);
 }
 
+let stopping = false;
+let runtimeChild: ChildProcess | null = null;
+
+/**
+ * Stops the runtime first (it reports run.interrupted and sandbox.destroyed while the dashboard still
+ * listens), then the dashboard and the records service.
+ */
 function shutdown(code = 0) {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
-  setTimeout(() => process.exit(code), 500).unref();
+  if (stopping) return;
+  stopping = true;
+  const rest = () => {
+    const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+    let left = running.length;
+    if (left === 0) process.exit(code);
+    for (const c of running) {
+      c.once("exit", () => {
+        if (--left === 0) process.exit(code);
+      });
+      c.kill("SIGTERM");
+    }
+    setTimeout(() => process.exit(code), 15_000).unref();
+  };
+  const runtime = runtimeChild;
+  if (runtime && runtime.exitCode === null && runtime.signalCode === null) {
+    const timer = setTimeout(rest, 5000);
+    runtime.once("exit", () => {
+      clearTimeout(timer);
+      rest();
+    });
+    runtime.kill("SIGINT");
+  } else {
+    rest();
+  }
 }
 
 async function main() {
+  const holder = dataDirLockHolder(dataDir);
+  if (holder !== null) {
+    console.error(
+      `[demo] ${dataDir} is in use by process ${holder} (another demo?). Stop it first, or start this one with CUSTODY_DATA_DIR=<another directory> and another PORT.`,
+    );
+    process.exit(1);
+  }
   buildIfNeeded();
   const { password, apiKey, nextauthSecret } = await seed();
   const baseUrl = `http://localhost:${port}`;
@@ -143,6 +181,7 @@ async function main() {
   records.on("exit", (code) => code && log(`records service exited with ${code}`));
   const server = start("dashboard", path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port)], serverEnv);
   server.on("exit", (code) => {
+    if (stopping) return;
     log(`dashboard exited (${code}); stopping.`);
     shutdown(code ?? 1);
   });
@@ -159,16 +198,23 @@ async function main() {
   Data: ${dataDir}   Ctrl-C stops everything.
 `);
 
-  const runtime = start("runtime", process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
+  const runtime = (runtimeChild = start("runtime", process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
     ...process.env,
     CUSTODY_URL: baseUrl,
     CUSTODY_API_KEY: apiKey,
     DEMO_WORK_DIR: path.join(dataDir, "demo-work"),
     RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
+  }));
+  runtime.on("exit", (code, signal) => {
+    if (stopping) log("the demo runtime stopped (it reported the interruption; the next start continues the story)");
+    else log(code ? `the demo runtime exited with ${code}` : "the demo runtime finished its story");
+    void signal;
   });
-  runtime.on("exit", (code) => log(code ? `the demo runtime exited with ${code}` : "the demo runtime finished its story"));
 }
 
+process.on("exit", () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
 process.on("SIGINT", () => shutdown(0));
 process.on("SIGTERM", () => shutdown(0));
 main().catch((err) => {

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { getDb } from "@/db";
+import { can } from "@/lib/domain/authz";
 import { attentionQueue } from "@/lib/domain/tasks/attention";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
@@ -11,6 +12,7 @@ export const metadata: Metadata = { title: "Attention" };
 export default async function AttentionPage() {
   const actor = await requirePageActor();
   const items = await attentionQueue(await getDb(), actor);
+  const mayReconcile = can(actor, "side_effects.reconcile");
   return (
     <div className="space-y-4">
       <div>
@@ -35,9 +37,13 @@ export default async function AttentionPage() {
               <span className="text-xs text-neutral-500">since <Time iso={i.since} /></span>
               <Link
                 href={`/tasks/${encodeURIComponent(i.task_id)}?tab=side-effects&effect=${encodeURIComponent(i.side_effect)}`}
-                className="ml-auto rounded-md bg-amber-600 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-700"
+                className={
+                  mayReconcile
+                    ? "ml-auto rounded-md bg-amber-600 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-700"
+                    : "ml-auto rounded-md border border-neutral-300 px-2.5 py-1 text-xs text-neutral-800 hover:bg-neutral-50"
+                }
               >
-                Reconcile
+                {mayReconcile ? "Reconcile" : "Open (a responder reconciles)"}
               </Link>
             </li>
           ))}

@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   approval_required: 403,
+  principal_revoked: 403,
+  too_many_attempts: 429,
   not_found: 404,
   conflict: 409,
   in_flight: 409,
@@ -41,9 +43,10 @@ export class DomainError extends Error {
   }
 }
 
-/** Shorthand for the not-found answer that also hides other tenants' rows. */
+/** Shorthand for the not-found answer that also hides other tenants' rows. Long names are shortened. */
 export function notFound(what: string): DomainError {
-  return new DomainError("not_found", `${what} was not found.`);
+  const shown = what.length > 160 ? `${what.slice(0, 157)}…` : what;
+  return new DomainError("not_found", `${shown} was not found.`);
 }
 
 export function isDomainError(err: unknown): err is DomainError {

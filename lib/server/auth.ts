@@ -39,7 +39,9 @@ function buildOptions(): NextAuthOptions {
           throw new Error(
             result.reason === "no_membership"
               ? "Your access to every workspace has been revoked. Ask an owner to restore it."
-              : "Email or password is not right.",
+              : result.reason === "throttled"
+                ? "Too many failed sign-ins for this email. Wait 15 minutes, or ask an owner to check the account."
+                : "Email or password is not right.",
           );
         }
         return { id: result.userId, email: result.email, name: result.name };

@@ -5,6 +5,7 @@
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import type { UserActor } from "@/lib/domain/authz";
+import { safeLocalPath } from "@/lib/domain/web/safe-path";
 import { currentUser } from "./actor";
 
 /** @returns the user actor; redirects to `/login?callbackUrl=<path>` when there is none. */
@@ -12,7 +13,7 @@ export async function requirePageActor(): Promise<UserActor> {
   const user = await currentUser();
   if (!user) {
     const asked = (await headers()).get("x-custody-path");
-    const path = asked && asked.startsWith("/") && !asked.startsWith("//") ? asked : "/tasks";
+    const path = safeLocalPath(asked);
     redirect(`/login?callbackUrl=${encodeURIComponent(path)}`);
   }
   return user;

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
 import type { Actor } from "@/lib/domain/authz";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
+import { unstorableJson } from "@/lib/domain/events/redact";
 import { requireActor } from "./actor";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -55,10 +56,12 @@ export function handleError(err: unknown, requestId: string): Response {
 }
 
 /**
- * Reads a JSON body of at most `limit` bytes.
- * @throws DomainError payload_too_large, invalid_json.
+ * Reads a JSON body of at most `limit` bytes. Unless `perItem` is set (the events route checks each event on
+ * its own), a body PostgreSQL could not store — NUL characters, unpaired surrogates, nesting deeper than 32 —
+ * is refused whole.
+ * @throws DomainError payload_too_large, invalid_json, validation_failed.
  */
-export async function readJson(req: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJson(req: Request, limit = MAX_BODY_BYTES, opts: { perItem?: boolean } = {}): Promise<unknown> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const reader = req.body?.getReader();
@@ -77,11 +80,17 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES): Promise<un
   }
   const text = Buffer.concat(chunks).toString("utf8");
   if (!text.trim()) throw new DomainError("invalid_json", "The request body is empty; send a JSON document.");
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch {
     throw new DomainError("invalid_json", "The request body is not valid JSON.");
   }
+  if (!opts.perItem) {
+    const why = unstorableJson(parsed);
+    if (why) throw new DomainError("validation_failed", `The body ${why}.`);
+  }
+  return parsed;
 }
 
 /** Like {@link readJson}, but an empty body reads as `{}`. */

@@ -1,6 +1,7 @@
 /**
  * Tenant settings the demo needs: the records service registered as the lookup endpoint of the
- * `update_record` tool, so a responder can see the external system's answer when reconciling.
+ * `update_record` tool, so a responder can see the external system's answer when reconciling. Registered once:
+ * an owner's later edit under Settings is kept across restarts.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db";
@@ -9,5 +10,5 @@ export async function seedDemoSettings(db: Db, tenantId: string, opts: { records
   await db.execute(sql`
     insert into tool_lookups (tenant_id, tool, url, timeout_ms)
     values (${tenantId}, 'update_record', ${opts.recordsUrl + "/lookup"}, 3000)
-    on conflict (tenant_id, tool) do update set url = excluded.url, updated_at = now()`);
+    on conflict (tenant_id, tool) do nothing`);
 }

@@ -465,15 +465,24 @@ describe("receipt", () => {
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
   });
 
-  it("accepts a late receipt for an effect that became unknown (the receipt settles it)", async () => {
+  it("refuses a late receipt for an effect that became unknown: only a person settles it (API and event alike)", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);
     await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
     const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
-    expect(res.status, res.text).toBe(200);
-    expect((await auditRows(handle.db, t.tenantId, "side_effect.receipt"))[0]!.details).toMatchObject({ from: "unknown" });
-    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
+    expectError(res, 409, "reconcile_required");
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        occurred_at: new Date(Date.now() + 2000).toISOString(),
+        attrs: { name: EFFECT, idempotency_key: key, external_operation_id: "op-late" },
+      }),
+    ]);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(0);
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
   });
 
   it("stores one of 20 concurrent identical receipts; the others are replayed no-ops (one audit row)", async () => {

@@ -3,7 +3,7 @@
  * counted; look-alikes that are not secrets stay as they are.
  */
 import { describe, expect, it } from "vitest";
-import { findSecrets, REDACTED, redactJson, redactString } from "@/lib/domain/events/redact";
+import { findSecrets, REDACTED, redactJson, redactString, unstorableJson } from "@/lib/domain/events/redact";
 
 // Built from parts so the test file itself does not look like it holds secrets.
 const PEM_BODY = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuic"].join("\n");
@@ -123,5 +123,56 @@ describe("redactJson", () => {
     const value = { decisions: [{ summary: `called with ${JWT}` }] };
     expect(findSecrets(value)).toEqual([{ path: "decisions[0].summary", kind: "jwt" }]);
     expect(value.decisions[0]!.summary).toContain(JWT);
+  });
+});
+
+describe("more credential shapes, keys, and values PostgreSQL cannot store", () => {
+  it.each([
+    ["basic credentials", "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", "Authorization: Basic [REDACTED]"],
+    ["a password in a URL", "fetch https://svc:s3cret-pw@records.example.com/x", "fetch https://svc:[REDACTED]@records.example.com/x"],
+    ["a Stripe key", "key sk_live_4eC39HqLyjWDarjtT1zdp7dc", "key [REDACTED]"],
+    ["a Google API key", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "[REDACTED]"],
+    ["an assigned secret", "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1", "aws_secret_access_key=[REDACTED]"],
+    ["a vault placeholder", "token at vault://kv/records/api-token", "token at [REDACTED]"],
+  ])("redacts %s", (_kind, input, expected) => {
+    const out = redactJson({ note: input });
+    expect(out.value.note).toBe(expected);
+    expect(out.redactions.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    "Basic authentication is disabled",
+    "password: required",
+    "https://records.example.com/lookup?id=42",
+    "skip_live_tests",
+    "see vault docs",
+  ])("keeps the near miss %j", (input) => {
+    const out = redactJson({ note: input });
+    expect(out.value.note).toBe(input);
+    expect(out.redactions).toEqual([]);
+  });
+
+  it("renames an object key that is a secret, and reports it", () => {
+    const out = redactJson({ "Bearer abcdefghijklmnopqrstuvwxyz0123456789": "x", ok: 1 });
+    expect(Object.keys(out.value).sort()).toEqual(["Bearer [REDACTED]", "ok"]);
+    expect(JSON.stringify(out.value)).not.toContain("abcdefghijklmnop");
+    expect(out.redactions[0]!.kind).toBe("bearer_token_in_key");
+  });
+
+  it("keeps two secret keys apart instead of merging them", () => {
+    const out = redactJson({ "sk-aaaaaaaaaaaaaaaaaaaaaaaa1": 1, "sk-bbbbbbbbbbbbbbbbbbbbbbbb2": 2 });
+    expect(Object.values(out.value).sort()).toEqual([1, 2]);
+    expect(Object.keys(out.value).every((k) => k.startsWith("[REDACTED]"))).toBe(true);
+  });
+
+  it("names NUL characters, unpaired surrogates and deep nesting; accepts ordinary JSON", () => {
+    expect(unstorableJson({ a: "x\u0000y" })).toMatch(/NUL/);
+    expect(unstorableJson({ ["k\u0000"]: 1 })).toMatch(/NUL/);
+    expect(unstorableJson({ a: "\ud800" })).toMatch(/surrogate/);
+    expect(unstorableJson({ a: "emoji \ud83d\ude00 ok" })).toBeNull();
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 100; i++) deep = { d: deep };
+    expect(unstorableJson(deep)).toMatch(/nested deeper/);
+    expect(unstorableJson({ a: [1, { b: "c" }], n: null })).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { safeLocalPath } from "@/lib/domain/web/safe-path";
 import { LoginForm } from "./LoginForm";
 
 export const metadata: Metadata = { title: "Sign in" };
@@ -6,7 +7,7 @@ export const metadata: Metadata = { title: "Sign in" };
 /** Sign-in page: email + password. */
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
-  const callbackUrl = typeof sp.callbackUrl === "string" && sp.callbackUrl.startsWith("/") ? sp.callbackUrl : "/tasks";
+  const callbackUrl = safeLocalPath(sp.callbackUrl);
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-lg border border-neutral-200 bg-white p-6 shadow-sm">

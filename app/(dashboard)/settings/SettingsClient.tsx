@@ -106,7 +106,8 @@ function ApiKeys({ initial, canManage }: { initial: KeyView[]; canManage: boolea
           </div>
         </div>
       ) : null}
-      <table className="mt-3 w-full text-left text-sm">
+      <div className="relative mt-3 overflow-x-auto">
+      <table className="w-full min-w-[36rem] text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600">
           <tr><th className="py-1">Name</th><th className="py-1">Key</th><th className="py-1">Created</th><th className="py-1">Last used</th><th className="py-1">State</th><th /></tr>
         </thead>
@@ -139,6 +140,7 @@ function ApiKeys({ initial, canManage }: { initial: KeyView[]; canManage: boolea
           )}
         </tbody>
       </table>
+      </div>
       <ErrorLine error={revoke.error} />
     </Section>
   );
@@ -185,7 +187,8 @@ function Lookups({ initial, canManage }: { initial: LookupView[]; canManage: boo
         <p className="text-sm text-neutral-600">Owners and admins register lookups.</p>
       )}
       <ErrorLine error={save.error} />
-      <table className="mt-3 w-full text-left text-sm">
+      <div className="relative mt-3 overflow-x-auto">
+      <table className="w-full min-w-[36rem] text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600"><tr><th className="py-1">Tool</th><th className="py-1">URL</th><th className="py-1">Timeout</th><th /></tr></thead>
         <tbody>
           {q.data.length === 0 ? (
@@ -208,6 +211,7 @@ function Lookups({ initial, canManage }: { initial: LookupView[]; canManage: boo
           )}
         </tbody>
       </table>
+      </div>
       <ErrorLine error={remove.error} />
     </Section>
   );
@@ -217,6 +221,7 @@ function Principals({ initial, canManage }: { initial: PrincipalView[]; canManag
   const qc = useQueryClient();
   const q = useQuery({ queryKey: ["settings", "principals"], queryFn: async () => (await apiFetch<{ principals: PrincipalView[] }>("/api/v1/settings/principals")).principals, initialData: initial });
   const [reason, setReason] = useState<Record<string, string>>({});
+  const [missingReason, setMissingReason] = useState<string | null>(null);
   const revoke = useMutation({
     mutationFn: (p: string) => apiFetch("/api/v1/settings/principals/revoke", { method: "POST", body: { principal: p, reason: reason[p] ?? "" } }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ["settings", "principals"] }),
@@ -227,7 +232,8 @@ function Principals({ initial, canManage }: { initial: PrincipalView[]; canManag
   });
   return (
     <Section id="principals" title="Principals" hint="Whom tasks act for. Revoking a principal stops every one of its tasks at the resume gate (principal revoked).">
-      <table className="w-full text-left text-sm">
+      <div className="relative overflow-x-auto">
+      <table className="w-full min-w-[36rem] text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600"><tr><th className="py-1">Principal</th><th className="py-1">Tasks</th><th className="py-1">State</th><th /></tr></thead>
         <tbody>
           {q.data.length === 0 ? (
@@ -255,7 +261,14 @@ function Principals({ initial, canManage }: { initial: PrincipalView[]; canManag
                         <button
                           type="button"
                           className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-800"
-                          onClick={() => window.confirm(`Revoke ${p.principal}? Its ${p.task_count} task(s) will stop at the resume gate.`) && revoke.mutate(p.principal)}
+                          onClick={() => {
+                            if ((reason[p.principal] ?? "").trim().length < 3) {
+                              setMissingReason(p.principal);
+                              return;
+                            }
+                            setMissingReason(null);
+                            if (window.confirm(`Revoke ${p.principal}? Its ${p.task_count} task(s) will stop at the resume gate.`)) revoke.mutate(p.principal);
+                          }}
                         >
                           Revoke
                         </button>
@@ -268,6 +281,8 @@ function Principals({ initial, canManage }: { initial: PrincipalView[]; canManag
           )}
         </tbody>
       </table>
+      </div>
+      {missingReason ? <p role="alert" className="mt-2 text-sm text-red-700">Say why {missingReason} is revoked (at least 3 characters) before revoking.</p> : null}
       <ErrorLine error={revoke.error ?? restore.error} />
     </Section>
   );
@@ -276,7 +291,8 @@ function Principals({ initial, canManage }: { initial: PrincipalView[]; canManag
 function Members({ members }: { members: Member[] }) {
   return (
     <Section id="members" title="Members" hint="People in this workspace and their roles.">
-      <table className="w-full text-left text-sm">
+      <div className="relative overflow-x-auto">
+      <table className="w-full min-w-[36rem] text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600"><tr><th className="py-1">Name</th><th className="py-1">Email</th><th className="py-1">Role</th><th className="py-1">State</th></tr></thead>
         <tbody>
           {members.map((m) => (
@@ -289,6 +305,7 @@ function Members({ members }: { members: Member[] }) {
           ))}
         </tbody>
       </table>
+      </div>
     </Section>
   );
 }

@@ -15,7 +15,7 @@ import { queryRows, type Db } from "@/db";
 import { authorize, type Actor } from "../authz";
 import { DomainError } from "../errors";
 import { applyEventTransitions } from "../side-effects/from-events";
-import { redactJson } from "./redact";
+import { redactJson, redactString, unstorableJson } from "./redact";
 import { fastValidEvent, MAX_ATTRS_BYTES, validateEvent, type ValidEvent } from "./schema";
 import type { EventResult } from "@/lib/client/types";
 import { withRetry } from "../tx";
@@ -44,6 +44,12 @@ export function prepareBatch(body: unknown): { prepared: PreparedEvent[]; result
   const prepared: PreparedEvent[] = [];
   const seen = new Set<string>();
   for (const item of raw) {
+    const unstorable = unstorableJson(item);
+    if (unstorable) {
+      const id = item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" ? (item as { id: string }).id : "";
+      results.push({ id: unstorableJson(id) ? "" : id, status: "rejected", error: { code: "invalid_event", message: `the event ${unstorable}` } });
+      continue;
+    }
     let event = fastValidEvent(item);
     if (!event) {
       const v = validateEvent(item);
@@ -58,6 +64,17 @@ export function prepareBatch(body: unknown): { prepared: PreparedEvent[]; result
       continue;
     }
     const { value, redactions } = redactJson(event.attrs ?? {});
+    // Sandbox ids and actors are shown on the timeline: a credential pasted there is redacted too.
+    let redactionCount = redactions.length;
+    for (const field of ["environment_id", "actor"] as const) {
+      const v = event[field];
+      if (v === undefined) continue;
+      const r = redactString(v);
+      if (r.kinds.length) {
+        event = { ...event, [field]: r.value };
+        redactionCount += r.kinds.length;
+      }
+    }
     const attrsJson = JSON.stringify(value);
     if (attrsJson.length > MAX_ATTRS_BYTES / 3 && Buffer.byteLength(attrsJson) > MAX_ATTRS_BYTES) {
       results.push({
@@ -68,7 +85,7 @@ export function prepareBatch(body: unknown): { prepared: PreparedEvent[]; result
       continue;
     }
     seen.add(event.id);
-    prepared.push({ ...event, attrs: value, redaction_count: redactions.length, attrs_json: attrsJson });
+    prepared.push({ ...event, attrs: value, redaction_count: redactionCount, attrs_json: attrsJson });
     results.push({ id: event.id, status: "stored" });
   }
   return { prepared, results };

@@ -3,8 +3,9 @@
  * redacted before storage and the redaction is counted).
  *
  * Two kinds of rule:
- * - value patterns, matched inside any string: bearer tokens, OpenAI/Anthropic-style `sk-` keys, GitHub
- *   tokens, Slack tokens, AWS access key ids, PEM private keys, JWTs;
+ * - value patterns, matched inside any string (and any object key): bearer and basic credentials, OpenAI/
+ *   Anthropic-style `sk-` keys, Stripe keys, Google API keys, GitHub and Slack tokens, AWS access key ids, PEM
+ *   private keys, JWTs, passwords in URLs, `name=value` assignments of secret names, vault placeholders;
  * - field names whose value is a secret whatever it looks like (`password`, `client_secret`,
  *   `aws_secret_access_key`, `authorization`, vault `placeholder` …). Names that merely contain such a word
  *   (`token_count`, `secret_name`, `credential_id`) are kept.
@@ -49,6 +50,39 @@ const VALUE_RULES: ValueRule[] = [
   {
     kind: "slack_token",
     pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "basic_credentials",
+    // base64 of user:password always holds a digit, '+', '/' or '=' somewhere; "Basic authentication" does not.
+    pattern: /\b(Basic)(\s+)(?!\[REDACTED\])(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}/g,
+    replace: (_m, word, space) => `${word}${space}${REDACTED}`,
+  },
+  {
+    kind: "url_password",
+    pattern: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/:@]+):(?!\[REDACTED\])([^\s/@]+)@/gi,
+    replace: (_m, scheme, user) => `${scheme}${user}:${REDACTED}@`,
+  },
+  {
+    kind: "assigned_secret",
+    // password=…, client_secret: "…", aws_secret_access_key=… (the value has a digit: "password: required" stays)
+    pattern:
+      /\b((?:aws_)?secret_access_key|client_secret|password|passwd|api[_-]?key|access[_-]?token|refresh[_-]?token)(\s*[=:]\s*)(["']?)(?!\[REDACTED\])(?=[^\s"'&,;]*\d)[^\s"'&,;]{6,}/gi,
+    replace: (_m, name, sep, quote) => `${name}${sep}${quote}${REDACTED}`,
+  },
+  {
+    kind: "api_key",
+    pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "api_key",
+    pattern: /\bAIza[0-9A-Za-z_-]{35}/g,
+    replace: () => REDACTED,
+  },
+  {
+    kind: "vault_placeholder",
+    pattern: /\bvault:\/\/[^\s"'<>]+/g,
     replace: () => REDACTED,
   },
   {
@@ -98,9 +132,10 @@ export type Redaction = { path: string; kind: string };
  * A cheap superset test of every value rule: a string that does not match cannot contain a secret the rules
  * would replace, so most strings (ids, digests, hosts) skip the eight rule scans. Keep in step with VALUE_RULES.
  */
-const MAYBE_SECRET = /-----BEGIN|eyJ|bearer|token|sk-|gh[pousr]_|github_pat_|rck_|xox[abprs]-|AKIA|ASIA|AGPA|AIDA|AROA/i;
-/** Shorter than the shortest string any value rule matches ("xoxb-" + 10). */
-const MIN_SECRET_LENGTH = 15;
+const MAYBE_SECRET =
+  /-----BEGIN|eyJ|bearer|token|basic|:\/\/|sk-|[rs]k_|AIza|secret|passw|api[_-]?key|gh[pousr]_|github_pat_|rck_|xox[abprs]-|AKIA|ASIA|AGPA|AIDA|AROA/i;
+/** Shorter than the shortest string any value rule matches ("a://b:c@", "passwd=1xxxx" are longer). */
+const MIN_SECRET_LENGTH = 8;
 const NO_KINDS: string[] = [];
 
 /** Redacts secrets in one string. Returns the new string and the kinds found (one entry per replacement). */
@@ -174,9 +209,22 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
         if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
         segments.push(k);
         const v = walk(obj[k], k);
+        // A secret can arrive as a key too ({"Bearer abc…": "x"}): rename it.
+        const keyCheck = redactString(k);
+        let key = k;
+        if (keyCheck.kinds.length) {
+          for (const kind of keyCheck.kinds) redactions.push({ path: pathNow(), kind: `${kind}_in_key` });
+          key = keyCheck.value;
+          for (let n = 2; Object.prototype.hasOwnProperty.call(obj, key) || (copy && Object.prototype.hasOwnProperty.call(copy, key)); n++) {
+            key = `${keyCheck.value}#${n}`;
+          }
+        }
         segments.pop();
-        if (v !== obj[k] && !copy) copy = { ...obj };
-        if (copy) copy[k] = v;
+        if ((v !== obj[k] || key !== k) && !copy) copy = { ...obj };
+        if (copy) {
+          if (key !== k) delete copy[k];
+          copy[key] = v;
+        }
       }
       return copy ?? node;
     }
@@ -189,4 +237,38 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
 /** Paths of values that look like credentials, without changing anything (used to reject task records). */
 export function findSecrets(value: unknown): Redaction[] {
   return redactJson(value).redactions;
+}
+
+/** Largest nesting depth of JSON accepted in events and records. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Why a JSON value cannot be stored as PostgreSQL text/jsonb, or null when it can: NUL characters, unpaired
+ * UTF-16 surrogates, or nesting deeper than {@link MAX_JSON_DEPTH}. Checks keys and values.
+ */
+export function unstorableJson(value: unknown): string | null {
+  const bad = (s: string) =>
+    s.includes("\u0000")
+      ? "contains a NUL character (\\u0000), which cannot be stored"
+      : /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s)
+        ? "contains an unpaired UTF-16 surrogate, which is not valid Unicode"
+        : null;
+  const walk = (node: unknown, depth: number): string | null => {
+    if (typeof node === "string") return bad(node);
+    if (node === null || typeof node !== "object") return null;
+    if (depth > MAX_JSON_DEPTH) return `is nested deeper than ${MAX_JSON_DEPTH} levels`;
+    if (Array.isArray(node)) {
+      for (const item of node) {
+        const why = walk(item, depth + 1);
+        if (why) return why;
+      }
+      return null;
+    }
+    for (const k in node as Record<string, unknown>) {
+      const why = bad(k) ?? walk((node as Record<string, unknown>)[k], depth + 1);
+      if (why) return why;
+    }
+    return null;
+  };
+  return walk(value, 0);
 }

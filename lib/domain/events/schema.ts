@@ -13,12 +13,20 @@ export const taskIdSchema = z
 /** Largest serialized `attrs` object accepted per event, in bytes. */
 export const MAX_ATTRS_BYTES = 64 * 1024;
 
+/** Event times from before 2000 or more than a day ahead are clock errors, not history. */
+export function plausibleTime(iso: string): boolean {
+  const t = Date.parse(iso);
+  return t >= Date.UTC(2000, 0, 1) && t <= Date.now() + 24 * 60 * 60 * 1000;
+}
+
 export const eventInputSchema = z.strictObject({
   id: z.string().min(1, "id is required").max(200),
   task_id: taskIdSchema,
   plane: z.enum(PLANES, { error: `plane must be one of ${PLANES.join(", ")}` }),
   type: z.string().min(1).max(100),
-  occurred_at: z.iso.datetime({ offset: true, message: "occurred_at must be an ISO 8601 time with a zone" }),
+  occurred_at: z.iso
+    .datetime({ offset: true, message: "occurred_at must be an ISO 8601 time with a zone" })
+    .refine(plausibleTime, "occurred_at must lie between the year 2000 and one day from now (check the sender's clock)"),
   environment_id: z.string().min(1).max(200).optional(),
   attempt: z.number().int().min(1).max(1_000_000).optional(),
   actor: z.string().min(1).max(200).optional(),

@@ -12,7 +12,7 @@ import type { GateVerdict } from "@/lib/client/types";
 import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
-import { checkpointVerifies } from "../tasks/read";
+import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { evaluateGate, type GateFacts } from "./evaluate";
 
 export const resumeBodySchema = z.strictObject({
@@ -150,6 +150,7 @@ export async function gatherGateFacts(
  */
 export async function askGate(db: Db, actor: Actor, taskId: string, body: unknown, key: SigningKey): Promise<GateVerdict> {
   authorize(actor, "gate.ask");
+  checkTaskId(taskId);
   const parsed = resumeBodySchema.safeParse(body ?? {});
   if (!parsed.success) throw validationError(parsed.error.issues);
   const facts = await gatherGateFacts(db, actor.tenantId, taskId, key, parsed.data.tool_definitions ?? {});

@@ -1,7 +1,7 @@
 /**
  * Side-effect status driven by the events a runtime reports (issue "Runtime API v1", DESIGN.md "Side effect"):
  * - `side_effect.intent` → `in_flight` (a new effect, or one that was not_started / approved / failed);
- * - `side_effect.receipt` → `completed` (from in_flight or unknown) with the receipt;
+ * - `side_effect.receipt` → `completed` (from in_flight only: an `unknown` effect is settled by a person);
  * - `run.interrupted`, or `sandbox.created` with a higher attempt than any before → every `in_flight`
  *   effect whose intent came earlier becomes `unknown` (request sent, outcome not recorded).
  * Every transition is a guarded UPDATE … WHERE status = … so replays and races cannot regress a status.
@@ -94,7 +94,7 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
               receipt = ${JSON.stringify(receipt)}::jsonb
           where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name}
             and idempotency_key = ${attrs.idempotency_key}
-            and status in ('in_flight', 'unknown')`);
+            and status = 'in_flight'`);
         break;
       }
     }

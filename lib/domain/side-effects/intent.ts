@@ -17,6 +17,8 @@ import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { SIDE_EFFECT_NAME } from "../tasks/record";
+import { checkTaskId } from "../tasks/read";
+import { findSecrets } from "../events/redact";
 import { withRetry } from "../tx";
 
 /** Idempotency keys: 8–200 characters of letters, digits and `. _ : -`. */
@@ -55,6 +57,12 @@ export function parseKeyed<T extends { idempotency_key: string }>(schema: z.ZodT
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
+  const secrets = findSecrets(parsed.data);
+  if (secrets.length) {
+    throw validationError(
+      secrets.map((s) => ({ path: s.path.split("."), message: `looks like a credential value (${s.kind}); send references, never secrets` })),
+    );
+  }
   return parsed.data;
 }
 
@@ -73,7 +81,7 @@ function retryStatusFrom(status: SideEffectStatus): SideEffectStatus {
  * @returns `go` with the lease expiry (ISO), or `replay` with the stored receipt.
  * @throws DomainError not_found (task), bad_request (key), validation_failed, idempotency_key_mismatch (422),
  *   in_flight (409, another holder's lease is live), reconcile_required (409, effect unknown),
- *   approval_required (403, awaiting approval).
+ *   approval_required (403, awaiting approval), principal_revoked (403, a mutation for a revoked principal).
  */
 export async function registerIntent(
   db: Db,
@@ -83,6 +91,7 @@ export async function registerIntent(
   body: unknown,
 ): Promise<IntentOutcome> {
   authorize(actor, "side_effects.intent");
+  checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
   const tenantId = actor.tenantId;
@@ -94,6 +103,18 @@ export async function registerIntent(
     db.transaction(async (tx) => {
       const task = await findTask(tx, tenantId, taskId);
       if (!task) throw notFound(`Task ${taskId}`);
+      if (input.mutation && task.principal) {
+        const revoked = await queryRows<{ reason: string }>(
+          tx,
+          sql`select reason from principal_revocations where tenant_id = ${tenantId} and principal = ${task.principal}`,
+        );
+        if (revoked[0]) {
+          throw new DomainError(
+            "principal_revoked",
+            `The principal ${task.principal} was revoked (${revoked[0].reason}); no write may start on its authority.`,
+          );
+        }
+      }
 
       const created = await queryRows<{ lease_expires_at: string }>(
         tx,

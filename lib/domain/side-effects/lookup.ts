@@ -12,6 +12,7 @@ import { findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
 import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
+import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
 
 export type LookupAnswer =
@@ -60,6 +61,25 @@ export function interpretLookup(status: number, body: unknown): Pick<
   return { outcome: "ambiguous", ...none, message: "The lookup answer says neither found with an operation id nor not found." };
 }
 
+/** The body as text, or null when it is larger than `limit` bytes (reading stops there). */
+async function readCapped(res: Response, limit: number): Promise<string | null> {
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /**
  * Queries the lookup endpoint registered for the effect's tool.
  * @throws DomainError forbidden (only roles that may reconcile), not_found (task or effect).
@@ -72,6 +92,7 @@ export async function lookupSideEffect(
   opts: { fetchImpl?: typeof fetch } = {},
 ): Promise<LookupAnswer> {
   authorize(actor, "side_effects.reconcile");
+  checkTaskId(taskId);
   checkEffectName(name);
   if (!(await findTask(db, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
   const effect = await findSideEffect(db, actor.tenantId, taskId, name);
@@ -109,8 +130,8 @@ export async function lookupSideEffect(
   }
   let body: unknown = null;
   try {
-    const text = await res.text();
-    body = text.length <= MAX_ANSWER_BYTES ? (JSON.parse(text) as unknown) : null;
+    const text = await readCapped(res, MAX_ANSWER_BYTES);
+    body = text === null ? null : (JSON.parse(text) as unknown);
   } catch {
     body = null;
   }

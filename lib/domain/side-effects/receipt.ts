@@ -11,6 +11,7 @@ import type { Receipt } from "@/lib/client/types";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";
+import { checkTaskId } from "../tasks/read";
 import { checkEffectName, parseKeyed } from "./intent";
 import { withRetry } from "../tx";
 
@@ -33,13 +34,17 @@ export function sameReceipt(a: Receipt, b: Receipt): boolean {
 }
 
 /**
- * Records a receipt: `in_flight` or `unknown` → `completed`.
+ * Records a receipt: `in_flight` → `completed`. Once an effect is `unknown` (the run was interrupted, a new sandbox
+ * started, or the lease ran out) only a person may settle it (reconcile); a late receipt is refused with
+ * `reconcile_required` and belongs in the reconcile's evidence.
  * @returns the stored receipt; `replayed: true` when it was already stored identically.
  * @throws DomainError not_found (task or effect), bad_request (key), validation_failed,
- *   idempotency_key_mismatch (422), no_intent (409: no intent was registered), receipt_conflict (409).
+ *   idempotency_key_mismatch (422), no_intent (409: no intent was registered), receipt_conflict (409),
+ *   reconcile_required (409: the effect is unknown).
  */
 export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: string, body: unknown): Promise<ReceiptOutcome> {
   authorize(actor, "side_effects.receipt");
+  checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(receiptBodySchema, body);
   const receipt: Receipt = {
@@ -65,7 +70,7 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
             set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, lease_expires_at = null,
                 status_reason = null, updated_at = now()
             where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
-              and idempotency_key = ${input.idempotency_key} and status in ('in_flight', 'unknown')
+              and idempotency_key = ${input.idempotency_key} and status = 'in_flight'
             returning name`,
       );
       if (updated.length) {
@@ -83,6 +88,12 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
           "receipt_conflict",
           `A different receipt is already stored (external operation ${now.receipt.external_operation_id}).`,
           { stored: now.receipt },
+        );
+      }
+      if (now?.status === "unknown") {
+        throw new DomainError(
+          "reconcile_required",
+          `${name}'s outcome became unknown before this receipt arrived; a responder must reconcile it (quote operation ${receipt.external_operation_id} as evidence).`,
         );
       }
       throw new DomainError(

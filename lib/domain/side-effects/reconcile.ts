@@ -14,9 +14,10 @@ import type { SideEffectReconcile } from "@/db/schema";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
+import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
 import { lookupSideEffect, type LookupAnswer } from "./lookup";
-import { redactString } from "../events/redact";
+import { findSecrets, redactString } from "../events/redact";
 
 export const reconcileBodySchema = z
   .strictObject({
@@ -29,11 +30,18 @@ export const reconcileBodySchema = z
       .string({ error: "evidence is required: say how you know (a lookup answer, a ticket, a log line)" })
       .trim()
       .min(3, "evidence is required: say how you know (a lookup answer, a ticket, a log line)")
-      .max(4000),
+      .max(4000, "evidence is at most 4000 characters; link to longer material"),
     /** Ask the tool owner's lookup endpoint now and keep its answer with the decision. */
     use_lookup: z.boolean().optional(),
   })
   .superRefine((v, ctx) => {
+    if (v.outcome === "not_applied" && v.external_operation_id) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["external_operation_id"],
+        message: "an effect that was not applied has no external operation; leave external_operation_id out",
+      });
+    }
     if (v.outcome === "completed" && !v.external_operation_id && !v.use_lookup) {
       ctx.addIssue({
         code: "custom",
@@ -64,6 +72,7 @@ export async function reconcileSideEffect(
   opts: { fetchImpl?: typeof fetch } = {},
 ): Promise<ReconcileResult> {
   authorize(actor, "side_effects.reconcile");
+  checkTaskId(taskId);
   checkEffectName(name);
   const parsed = reconcileBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -75,6 +84,24 @@ export async function reconcileSideEffect(
 
   let lookup: LookupAnswer | undefined;
   if (input.use_lookup) lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+  if (
+    input.outcome === "completed" &&
+    input.external_operation_id &&
+    lookup?.configured &&
+    lookup.outcome === "found" &&
+    lookup.external_operation_id !== input.external_operation_id
+  ) {
+    throw validationError([
+      {
+        path: ["external_operation_id"],
+        message: `the lookup just found operation ${lookup.external_operation_id}, not ${input.external_operation_id}; check which one is right`,
+      },
+    ]);
+  }
+  const secrets = findSecrets({ external_operation_id: input.external_operation_id, result_digest: input.result_digest });
+  if (secrets.length) {
+    throw validationError(secrets.map((s) => ({ path: [s.path], message: `looks like a credential value (${s.kind})` })));
+  }
   if (input.outcome === "completed" && !input.external_operation_id) {
     if (lookup?.configured && lookup.outcome === "found" && lookup.external_operation_id) {
       input.external_operation_id = lookup.external_operation_id;

@@ -20,6 +20,24 @@ import type {
 import { authorize, type Actor } from "../authz";
 import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
+import { TASK_ID_PATTERN } from "../events/schema";
+
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** Decodes a keyset cursor `[time, id]` made by this module. @throws DomainError bad_request when it is not one. */
+function timeCursor(cursor: string): { at: string; id: string } {
+  const parts = decodeCursor(cursor, 2);
+  const [at, id] = parts ?? [];
+  if (typeof at !== "string" || !CURSOR_TIME.test(at) || Number.isNaN(Date.parse(at)) || typeof id !== "string" || id.length > 200) {
+    throw new DomainError("bad_request", "cursor is not valid; start again without it.");
+  }
+  return { at, id };
+}
+
+/** Task ids that cannot exist are not looked up (and never echoed back at length). @throws DomainError not_found */
+export function checkTaskId(taskId: string): void {
+  if (!TASK_ID_PATTERN.test(taskId)) throw new DomainError("not_found", "That task was not found.");
+}
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
@@ -46,9 +64,8 @@ export async function listTasksForActor(
   const limit = opts.limit ?? DEFAULT_PAGE;
   let after: { createdAt: string; taskId: string } | undefined;
   if (opts.cursor) {
-    const parts = decodeCursor(opts.cursor, 2);
-    if (!parts) throw new DomainError("bad_request", "cursor is not valid; start again without it.");
-    after = { createdAt: String(parts[0]), taskId: String(parts[1]) };
+    const c = timeCursor(opts.cursor);
+    after = { createdAt: c.at, taskId: c.id };
   }
   if (opts.status && !(SIDE_EFFECT_STATUSES as readonly string[]).includes(opts.status)) {
     throw new DomainError("bad_request", `status must be one of ${SIDE_EFFECT_STATUSES.join(", ")}.`);
@@ -110,6 +127,7 @@ export function sideEffectView(r: SideEffectRow): SideEffectView {
  */
 export async function getTaskView(db: Db, actor: Actor, taskId: string, key: SigningKey): Promise<TaskView> {
   authorize(actor, "tasks.read");
+  checkTaskId(taskId);
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   await expireLeases(db, actor.tenantId, taskId);
@@ -151,14 +169,14 @@ export async function getTimeline(
   opts: { cursor?: string | null; limit?: number },
 ): Promise<TimelinePage> {
   authorize(actor, "tasks.read");
+  checkTaskId(taskId);
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const limit = opts.limit ?? 200;
   let after: { occurredAt: string; eventId: string } | undefined;
   if (opts.cursor) {
-    const parts = decodeCursor(opts.cursor, 2);
-    if (!parts) throw new DomainError("bad_request", "cursor is not valid; start again without it.");
-    after = { occurredAt: String(parts[0]), eventId: String(parts[1]) };
+    const c = timeCursor(opts.cursor);
+    after = { occurredAt: c.at, eventId: c.id };
   }
   const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after });
   const page = rows.slice(0, limit);
@@ -193,6 +211,7 @@ export async function getCheckpointHistory(
   key: SigningKey,
 ): Promise<Array<CheckpointSummary & { record: TaskRecord }>> {
   authorize(actor, "tasks.read");
+  checkTaskId(taskId);
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const rows = await q.listCheckpoints(db, actor.tenantId, taskId);
@@ -210,6 +229,7 @@ export async function getCheckpointHistory(
 /** Artifacts of a task (object ref, sha256, size, media type). @throws DomainError not_found */
 export async function getArtifacts(db: Db, actor: Actor, taskId: string): Promise<ArtifactView[]> {
   authorize(actor, "tasks.read");
+  checkTaskId(taskId);
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const rows = await q.listArtifacts(db, actor.tenantId, taskId);

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
-import { findSecrets } from "../events/redact";
+import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
@@ -73,6 +73,8 @@ export type ParsedTaskRecord = z.infer<typeof taskRecordSchema>;
  *   from the URL, or a value looks like a credential.
  */
 export function parseTaskRecord(taskId: string, body: unknown): ParsedTaskRecord {
+  const unstorable = unstorableJson(body);
+  if (unstorable) throw new DomainError("validation_failed", `The task record ${unstorable}.`);
   const parsed = taskRecordSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const record = parsed.data;

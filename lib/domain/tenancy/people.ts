@@ -46,13 +46,37 @@ export async function revokeMembership(db: Db, tenantId: string, userId: string)
 
 export type SignInResult =
   | { ok: true; userId: string; email: string; name: string }
-  | { ok: false; reason: "bad_credentials" | "no_membership" };
+  | { ok: false; reason: "bad_credentials" | "no_membership" | "throttled" };
+
+/** Failed sign-ins allowed per email within {@link SIGN_IN_WINDOW_MINUTES} before further tries are refused. */
+export const MAX_SIGN_IN_FAILURES = 10;
+export const SIGN_IN_WINDOW_MINUTES = 15;
 
 /**
- * Checks an email + password and that the user still has an active membership somewhere.
- * Always runs one argon2 verification (against a dummy hash when the email is unknown) to keep timing flat.
+ * Checks an email + password and that the user still has an active membership somewhere. After
+ * {@link MAX_SIGN_IN_FAILURES} failures for one email within {@link SIGN_IN_WINDOW_MINUTES} minutes, further
+ * tries answer `throttled` without checking the password (the count lives in the database, so every server
+ * sees it). Always runs one argon2 verification otherwise (against a dummy hash when the email is unknown).
  */
 export async function checkSignIn(db: Db, email: string, password: string): Promise<SignInResult> {
+  const who = email.trim().toLowerCase().slice(0, 320);
+  const [recent] = await queryRows<{ n: string | number }>(
+    db,
+    sql`select count(*) as n from sign_in_failures
+        where email = ${who} and failed_at > now() - make_interval(mins => ${SIGN_IN_WINDOW_MINUTES})`,
+  );
+  if (Number(recent?.n ?? 0) >= MAX_SIGN_IN_FAILURES) return { ok: false, reason: "throttled" };
+  const result = await verifySignIn(db, who, password);
+  if (result.ok) {
+    await db.execute(sql`delete from sign_in_failures where email = ${who}`);
+  } else if (result.reason === "bad_credentials") {
+    await db.execute(sql`insert into sign_in_failures (email) values (${who})`);
+    await db.execute(sql`delete from sign_in_failures where failed_at < now() - interval '1 day'`);
+  }
+  return result;
+}
+
+async function verifySignIn(db: Db, email: string, password: string): Promise<SignInResult> {
   const rows = await queryRows<{ id: string; email: string; name: string; password_hash: string; active: number | string }>(
     db,
     sql`select u.id, u.email, u.name, u.password_hash,

@@ -10,6 +10,6 @@ import { apiRoute, readJson } from "@/lib/server/route";
  * Source: DESIGN.md "Event"; the runtime API issue.
  */
 export const POST = apiRoute(async ({ req, actor }) => {
-  const body = await readJson(req);
+  const body = await readJson(req, undefined, { perItem: true });
   return ingestEvents(await getDb(), actor, body);
 });

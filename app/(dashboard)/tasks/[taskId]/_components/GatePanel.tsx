@@ -46,7 +46,11 @@ export function GatePanel({
         <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
         <p className="text-sm text-neutral-700">
           {finishedPhase
-            ? `The run has ended (phase ${finishedPhase}). ${gate.verdict === "resume" ? "Nothing blocks its record; a new run could start from its last checkpoint." : SUMMARY[gate.verdict]}`
+            ? `The run has ended (phase ${finishedPhase}); nothing is waiting on the gate. ${
+                gate.verdict === "resume"
+                  ? "Its record would still let a run continue from the last checkpoint."
+                  : "If it were resumed now, these reasons would hold it (for example, credentials that have since expired):"
+              }`
             : SUMMARY[gate.verdict]}
         </p>
         {error ? (

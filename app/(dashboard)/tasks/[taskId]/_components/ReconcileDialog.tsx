@@ -95,6 +95,7 @@ export function ReconcileDialog({
       : [];
   const errorFor = (path: string) => fieldErrors.find((f) => f.path === path)?.message;
   const actionWord = outcome === "completed" ? "completed" : outcome === "not_applied" ? "not applied" : "…";
+  const conflicted = submit.error instanceof ApiError && submit.error.status === 409;
 
   return (
     <dialog
@@ -222,8 +223,9 @@ export function ReconcileDialog({
 
             <div className="flex flex-wrap justify-end gap-2">
               <button type="button" className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm" onClick={() => ref.current?.close()}>
-                Cancel
+                {conflicted ? "Close" : "Cancel"}
               </button>
+              {conflicted ? null : (
               <button
                 type="submit"
                 disabled={!outcome || submit.isPending}
@@ -231,6 +233,7 @@ export function ReconcileDialog({
               >
                 {submit.isPending ? "Recording…" : `Record ${name} as ${actionWord}`}
               </button>
+              )}
             </div>
           </form>
         )}

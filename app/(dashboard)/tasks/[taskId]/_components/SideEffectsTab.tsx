@@ -34,7 +34,7 @@ export function SideEffectsTab({
   }
   return (
     <div className="relative overflow-x-auto">
-      <table className="w-full text-left text-sm">
+      <table className="w-full min-w-[44rem] text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600">
           <tr>
             <th scope="col" className="px-2 py-1.5">Effect</th>

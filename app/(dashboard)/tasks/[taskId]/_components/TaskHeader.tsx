@@ -10,12 +10,15 @@ export function TaskHeader({
   gate,
   primaryAction,
   live,
+  finished,
   refreshing,
 }: {
   task: TaskView;
   gate: GateVerdict;
   primaryAction: { label: string; onClick: () => void } | null;
   live: boolean;
+  /** The run reached a terminal phase: show that instead of a verdict nobody will act on. */
+  finished: boolean;
   refreshing: boolean;
 }) {
   return (
@@ -34,7 +37,13 @@ export function TaskHeader({
           </div>
         </div>
         <div className="flex flex-wrap items-center gap-3">
-          <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+          {finished ? (
+            <span className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm font-semibold text-neutral-800" data-testid="run-finished">
+              <span aria-hidden="true">■</span> Run ended · {task.phase}
+            </span>
+          ) : (
+            <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+          )}
           {primaryAction ? (
             <button
               type="button"

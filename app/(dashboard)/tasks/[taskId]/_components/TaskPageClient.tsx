@@ -80,14 +80,14 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
 
   return (
     <div className="space-y-4">
-      <TaskHeader task={task} gate={gate} primaryAction={primaryAction} live={isLive} refreshing={taskQ.isFetching} />
+      <TaskHeader task={task} gate={gate} primaryAction={primaryAction} live={isLive} finished={!isLive} refreshing={taskQ.isFetching} />
       <GatePanel gate={gate} finishedPhase={isLive ? null : task.phase} error={gateQ.error} onRetry={() => gateQ.refetch()} />
 
       <section aria-labelledby="timeline-heading" className="rounded-lg border border-neutral-200 bg-white p-3">
         <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
           <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
           <p className="text-xs text-neutral-600">
-            {events.length} events{eventsQ.data?.truncated ? " (the oldest shown; more exist)" : ""} · attempt {task.current_attempt || "—"}
+            {events.length} {events.length === 1 ? "event" : "events"}{eventsQ.data?.truncated ? " (the oldest shown; more exist)" : ""} · attempt {task.current_attempt || "—"}
             {eventsQ.error ? <span className="ml-2 text-red-700">Could not refresh: {eventsQ.error.message}</span> : null}
           </p>
         </div>

@@ -1,0 +1,217 @@
+/**
+ * Inputs found by trying to break the service: values PostgreSQL cannot store, crafted cursors, secrets in
+ * unusual places, writes on a revoked principal's authority, a reconcile that contradicts its own lookup,
+ * guessing passwords, and two processes on one embedded data directory. Each must end in a clear 4xx (or a
+ * clear refusal) with nothing written.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "@/db";
+import type { ApiErrorBody, StoredEvent } from "@/lib/client/types";
+import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
+import {
+  checkpoint,
+  effectRow,
+
+  intentBody,
+  newKey,
+  postIntent,
+  postLookup,
+  postReconcile,
+  registerLookup,
+  sendEvents,
+  signInAs,
+  startTempRecords,
+} from "./custody-helpers";
+import { api, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, trySignIn } from "./helpers";
+
+let handle: Awaited<ReturnType<typeof openTestDb>>;
+beforeAll(async () => {
+  handle = await openTestDb();
+});
+afterAll(async () => {
+  await handle?.close();
+});
+
+const code = (res: { body: unknown }) => (res.body as ApiErrorBody).error?.code;
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+
+describe("values PostgreSQL cannot store", () => {
+  it("rejects only the event with a NUL, a lone surrogate or deep nesting; the rest of the batch is stored", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 200; i++) deep = { d: deep };
+    const good = makeEvent(taskId, { attrs: { note: "fine" } });
+    const res = await postEvents(t.apiKey, [
+      makeEvent(taskId, { attrs: { s: "a\u0000b" } }),
+      makeEvent(taskId, { attrs: { s: "\ud800" } }),
+      makeEvent(taskId, { attrs: { deep } }),
+      good,
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "stored"]);
+    expect(res.body.results[0]!.error!.message).toMatch(/NUL/);
+    const timeline = await api(t.apiKey).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${taskId}/timeline`);
+    expect(timeline.body.events.map((e) => e.id)).toEqual([good.id]);
+  });
+
+  it("answers 422 (not 500) to a task record or an intent carrying a NUL", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const put = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, { task_id: taskId, principal: "p\u0000", policy_version: "v1", phase: "x" });
+    expect(put.status, put.text).toBe(422);
+    await checkpoint(t, taskId);
+    const intent = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { action: "records\u0000update" }));
+    expect(intent.status, intent.text).toBe(422);
+    expect(await effectRow(handle.db, t.tenantId, taskId, "update_record")).toBeUndefined();
+  });
+
+  it("rejects event times that are clock errors (year 1, far future)", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const res = await postEvents(t.apiKey, [
+      makeEvent(taskId, { occurred_at: "0001-01-01T00:00:00Z" }),
+      makeEvent(taskId, { occurred_at: "9999-12-31T00:00:00Z" }),
+    ]);
+    expect(res.body.results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect(res.body.results[0]!.error!.message).toContain("occurred_at");
+  });
+});
+
+describe("cursors and ids that were never issued", () => {
+  it.each([["not-a-date", "x"], [1, 2], ["2026-13-45T00:00:00.000000Z", "x"], ["2026-01-01T00:00:00.000000Z", "x".repeat(500)]])(
+    "answers 400 to the crafted cursor %j on lists and timelines",
+    async (...parts) => {
+      const t = await createTestTenant(handle.db, { roles: [] });
+      const taskId = newTaskId();
+      await sendEvents(t, [makeEvent(taskId)]);
+      for (const url of [`/api/v1/tasks?cursor=${b64(parts)}`, `/api/v1/tasks/${taskId}/timeline?cursor=${b64(parts)}`]) {
+        const res = await api(t.apiKey).get(url);
+        expect(res.status, `${url}: ${res.text}`).toBe(400);
+        expect(code(res)).toBe("bad_request");
+      }
+    },
+  );
+
+  it("answers 404 without echoing an impossible task id back", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const long = "a".repeat(5000);
+    for (const id of [long, "case-918%00", encodeURIComponent("..\u0000")]) {
+      const res = await api(t.apiKey).get(`/api/v1/tasks/${id}`);
+      expect(res.status, res.text.slice(0, 200)).toBe(404);
+      expect(res.text.length).toBeLessThan(400);
+    }
+  });
+});
+
+describe("secrets in unusual places", () => {
+  it("redacts secrets in attribute keys, sandbox ids and actors, and counts them", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl";
+    await sendEvents(t, [
+      makeEvent(taskId, { environment_id: `sbx ${jwt}`, actor: jwt, attrs: { "Bearer abcdefghijklmnopqrstuvwxyz0123456789": "x" } }),
+    ]);
+    const timeline = await api(t.apiKey).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${taskId}/timeline`);
+    const text = JSON.stringify(timeline.body);
+    expect(text).not.toContain("eyJhbGciOiJIUzI1NiJ9");
+    expect(text).not.toContain("abcdefghijklmnopqrstuvwxyz0123456789");
+    expect(timeline.body.events[0]!.redaction_count).toBe(3);
+  });
+
+  it("refuses a task record with a credential as an object key", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const res = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, {
+      task_id: taskId,
+      principal: "tenant/acme:user/42",
+      policy_version: "v1",
+      phase: "x",
+      approval: { "sk-AbCdEfGhIjKlMnOpQrStUvWxYz012345": 1 },
+    });
+    expect(res.status, res.text).toBe(422);
+    const list = await api(t.apiKey).get(`/api/v1/tasks/${taskId}`);
+    expect(list.status).toBe(404);
+  });
+});
+
+describe("authority and evidence", () => {
+  it("refuses a mutation intent once the task's principal is revoked (403), and allows it after restore", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId, { principal: `tenant/acme:user/${taskId}` });
+    const owner = await signInAs(t, "owner");
+    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", { principal: `tenant/acme:user/${taskId}`, reason: "left the team" });
+    expect(revoke.status, revoke.text).toBe(200);
+    const refused = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()));
+    expect(refused.status, refused.text).toBe(403);
+    expect(code(refused)).toBe("principal_revoked");
+    expect(await effectRow(handle.db, t.tenantId, taskId, "update_record")).toBeUndefined();
+    const read = await postIntent(t.apiKey, taskId, "read_only", intentBody(newKey(), { mutation: false }));
+    expect(read.status, read.text).toBe(200);
+    await api(owner).post("/api/v1/settings/principals/restore", { principal: `tenant/acme:user/${taskId}` });
+    expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()))).status).toBe(200);
+  });
+
+  it("refuses a completed reconcile whose operation id contradicts the lookup it asked", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner", "responder"] });
+    const records = await startTempRecords();
+    try {
+      const owner = await signInAs(t, "owner");
+      expect((await registerLookup(owner, "update_record", `${records.url}/lookup`)).status).toBe(200);
+      const taskId = newTaskId();
+      await checkpoint(t, taskId);
+      const key = newKey();
+      expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(key))).status).toBe(200);
+      const put = await fetch(`${records.url}/records/R-1`, { method: "PUT", headers: { "idempotency-key": key, "content-type": "application/json" }, body: "{}" });
+      expect(put.status).toBe(200);
+      await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
+      const responder = await signInAs(t, "responder");
+      expect((await postLookup(responder, taskId, "update_record")).body).toMatchObject({ outcome: "found" });
+      const res = await postReconcile(responder, taskId, "update_record", {
+        outcome: "completed",
+        external_operation_id: "WRONG-OP-ID",
+        evidence: "typed by hand",
+        use_lookup: true,
+      });
+      expect(res.status, res.text).toBe(422);
+      expect(res.text).toContain("external_operation_id");
+      expect((await effectRow(handle.db, t.tenantId, taskId, "update_record"))?.status).toBe("unknown");
+    } finally {
+      await records.stop();
+    }
+  });
+});
+
+describe("guessing passwords", () => {
+  it(`refuses sign-in after ${MAX_SIGN_IN_FAILURES} failures for one email, even with the right password`, async () => {
+    const t = await createTestTenant(handle.db, { roles: ["viewer"] });
+    const email = t.users.viewer!.email;
+    for (let i = 0; i < MAX_SIGN_IN_FAILURES; i++) expect((await trySignIn(email, `wrong-${i}`)).cookie).toBeNull();
+    const locked = await trySignIn(email, t.password);
+    expect(locked.cookie).toBeNull();
+    expect(decodeURIComponent(locked.url ?? "")).toContain("Too many failed sign-ins");
+  });
+});
+
+describe("one process per embedded data directory", () => {
+  it("refuses to open a PGlite directory another live process holds, with a message naming it", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-lock-"));
+    try {
+      fs.writeFileSync(path.join(dir, "pgdata.lock"), String(process.ppid));
+      await expect(openDatabase({ dir })).rejects.toThrow(/in use by process/);
+      fs.writeFileSync(path.join(dir, "pgdata.lock"), "999999999");
+      const h = await openDatabase({ dir });
+      expect(fs.readFileSync(path.join(dir, "pgdata.lock"), "utf8")).toBe(String(process.pid));
+      await h.close();
+      expect(fs.existsSync(path.join(dir, "pgdata.lock"))).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+

@@ -325,12 +325,17 @@ describe("failure catalogue: the scripted story and duplicates", () => {
         occurred_at: at(1),
         attrs: { name: EFFECT, idempotency_key: key, payload_digest: hex("e"), action: "records.update" },
       }),
-      makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(2), attrs: { reason: "sandbox_lost" } }),
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        occurred_at: at(2),
+        attrs: { name: EFFECT, idempotency_key: key, external_operation_id: "op-dup", result_digest: hex("f") },
+      }),
     ];
     const first = await postEvents(t.apiKey, batch);
     expect(first.status).toBe(200);
     expect(first.body.results.map((r) => r.status)).toEqual(["stored", "stored", "stored"]);
-    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("completed");
     const count = await countRows(handle.db, "events", t.tenantId, taskId);
 
     const second = await postEvents(t.apiKey, batch);
@@ -338,15 +343,10 @@ describe("failure catalogue: the scripted story and duplicates", () => {
     expect(second.body.results).toEqual(batch.map((e) => ({ id: e.id, status: "duplicate" })));
     expect(await countRows(handle.db, "events", t.tenantId, taskId)).toBe(count);
 
-    // the receipt arrives; a third delivery of the old batch (intent + interruption) must not undo it
-    const receipt = makeEvent(taskId, {
-      plane: "tools",
-      type: "side_effect.receipt",
-      occurred_at: at(3),
-      attrs: { name: EFFECT, idempotency_key: key, external_operation_id: "op-dup", result_digest: hex("f") },
-    });
-    expect((await postEvents(t.apiKey, [receipt])).body.results[0]?.status).toBe("stored");
-    const third = await postEvents(t.apiKey, [...batch, receipt]);
+    // the sandbox is lost after the receipt; a third delivery of the old batch (with its intent) must not undo it
+    const lost = makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(3), attrs: { reason: "sandbox_lost" } });
+    expect((await postEvents(t.apiKey, [lost])).body.results[0]?.status).toBe("stored");
+    const third = await postEvents(t.apiKey, [...batch, lost]);
     expect(third.body.results.every((r) => r.status === "duplicate")).toBe(true);
     expect(await countRows(handle.db, "events", t.tenantId, taskId)).toBe(count + 1);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);

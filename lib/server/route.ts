@@ -8,6 +8,7 @@ import { NextResponse } from "next/server";
 import type { Actor } from "@/lib/domain/authz";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { unstorableJson } from "@/lib/domain/events/redact";
+import { readCappedText } from "@/lib/domain/web/read-capped";
 import { requireActor } from "./actor";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -64,21 +65,9 @@ export function handleError(err: unknown, requestId: string): Response {
 export async function readJson(req: Request, limit = MAX_BODY_BYTES, opts: { perItem?: boolean } = {}): Promise<unknown> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const reader = req.body?.getReader();
-  if (!reader) throw new DomainError("invalid_json", "The request has no body; send a JSON document.");
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  if (!req.body) throw new DomainError("invalid_json", "The request has no body; send a JSON document.");
+  const text = await readCappedText(req.body, limit);
+  if (text === null) throw tooLarge(limit);
   if (!text.trim()) throw new DomainError("invalid_json", "The request body is empty; send a JSON document.");
   let parsed: unknown;
   try {

@@ -14,6 +14,7 @@ import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
+import { readCappedText } from "../web/read-capped";
 
 export type LookupAnswer =
   | { configured: false; message: string }
@@ -59,25 +60,6 @@ export function interpretLookup(status: number, body: unknown): Pick<
     };
   }
   return { outcome: "ambiguous", ...none, message: "The lookup answer says neither found with an operation id nor not found." };
-}
-
-/** The body as text, or null when it is larger than `limit` bytes (reading stops there). */
-async function readCapped(res: Response, limit: number): Promise<string | null> {
-  const reader = res.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
@@ -130,7 +112,7 @@ export async function lookupSideEffect(
   }
   let body: unknown = null;
   try {
-    const text = await readCapped(res, MAX_ANSWER_BYTES);
+    const text = res.body ? await readCappedText(res.body, MAX_ANSWER_BYTES) : "";
     body = text === null ? null : (JSON.parse(text) as unknown);
   } catch {
     body = null;

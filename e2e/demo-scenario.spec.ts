@@ -9,7 +9,6 @@
  * process on a free port. Screenshots of the task page before and after reconciling, and of the reconcile dialog:
  * attached to the test and written to `e2e/artifacts/` (git-ignored).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +17,7 @@ import type { GateVerdict, TaskView } from "@/lib/client/types";
 import { startRecordsService, type LookupAnswer, type RecordsService, type StoredRecord } from "../scripts/records-service";
 import { seedDemoSettings } from "../scripts/lib/demo-settings";
 import { idempotencyKeyFor, recordIdFor } from "../scripts/demo-runtime/scenario";
+import { RuntimeProcess } from "../tests/support/runtime-process";
 import { createTestTenant, type FullTestTenant } from "../tests/support/tenants";
 import { expect, newTaskId, test } from "./fixtures";
 
@@ -30,109 +30,6 @@ const LANES = [
   { plane: "vault", label: "Vault" },
 ] as const;
 const EFFECT = "update_record";
-
-/** The demo runtime as a child process in its own process group, with its output kept line by line. */
-class RuntimeProcess {
-  readonly lines: string[] = [];
-  readonly exited: Promise<number | null>;
-  private waiters: Array<{ re: RegExp; resolve: (line: string) => void }> = [];
-  private exitCode: number | null | undefined = undefined;
-
-  constructor(private readonly child: ChildProcess) {
-    let buffered = "";
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString("utf8");
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        this.onLine(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    this.exited = new Promise((resolve) => {
-      child.on("exit", (code) => {
-        this.exitCode = code;
-        resolve(code);
-      });
-    });
-  }
-
-  /** Starts `scripts/demo-runtime.ts` with tsx. */
-  static start(env: Record<string, string>): RuntimeProcess {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
-      cwd: ROOT,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: process.env.HOME ?? os.tmpdir(),
-        TMPDIR: os.tmpdir(),
-        NODE_ENV: "production",
-        ...env,
-      },
-    });
-    return new RuntimeProcess(child);
-  }
-
-  private onLine(line: string) {
-    this.lines.push(line);
-    this.waiters = this.waiters.filter((w) => {
-      if (!w.re.test(line)) return true;
-      w.resolve(line);
-      return false;
-    });
-  }
-
-  /** Resolves with the first output line matching `re`; rejects on timeout or when the process exits first. */
-  waitForLine(re: RegExp, timeoutMs: number): Promise<string> {
-    const seen = this.lines.find((l) => re.test(l));
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no runtime line matched ${re} within ${timeoutMs} ms.\n${this.tail()}`)), timeoutMs);
-      this.waiters.push({
-        re,
-        resolve: (line) => {
-          clearTimeout(timer);
-          resolve(line);
-        },
-      });
-      void this.exited.then((code) => {
-        clearTimeout(timer);
-        reject(new Error(`the runtime exited (${code}) before printing ${re}.\n${this.tail()}`));
-      });
-    });
-  }
-
-  /** The exit code, waiting at most `timeoutMs`. @throws Error on timeout. */
-  async waitForExit(timeoutMs: number): Promise<number | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the runtime did not exit within ${timeoutMs} ms.\n${this.tail()}`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([this.exited, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Last lines of output, for failure messages. */
-  tail(n = 40): string {
-    return this.lines.slice(-n).join("\n");
-  }
-
-  /** Kills the whole process group (tsx and the node process it starts) if it still runs. */
-  async kill(): Promise<void> {
-    if (this.exitCode !== undefined || this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5_000))]);
-  }
-}
 
 /** Full-page screenshot: attached to the test, kept in its output folder and copied to e2e/artifacts/. */
 async function keepScreenshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {

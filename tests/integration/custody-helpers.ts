@@ -10,9 +10,10 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
+import { expect } from "vitest";
 import { queryRows, type Db } from "@/db";
 import type { Role } from "@/db/schema/enums";
-import type { CheckpointResult, GateVerdict, IntentResult, Receipt, TaskRecord, TaskView } from "@/lib/client/types";
+import type { ApiErrorBody, CheckpointResult, GateVerdict, IntentResult, Receipt, TaskRecord, TaskView } from "@/lib/client/types";
 import { ensureMembership, ensureUser } from "@/lib/domain/tenancy/people";
 import { startRecordsService, type RecordsService } from "@/scripts/records-service";
 import { api, makeEvent, makeRecord, postEvents, rid, signIn, type ApiResponse, type Auth, type TestTenant } from "./helpers";
@@ -277,4 +278,11 @@ export async function addPerson(db: Db, t: TestTenant, role: Role): Promise<stri
   const userId = await ensureUser(db, email, `Extra ${role}`, t.password);
   await ensureMembership(db, t.tenantId, userId, role);
   return email;
+}
+
+/** Asserts an answer is `status` with the API's error shape, a given code and a non-empty message. */
+export function expectError(res: { status: number; body: unknown; text: string }, status: number, code: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect((res.body as ApiErrorBody).error).toMatchObject({ code, message: expect.any(String) });
+  expect((res.body as ApiErrorBody).error.message.length).toBeGreaterThan(0);
 }

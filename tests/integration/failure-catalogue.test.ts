@@ -8,7 +8,6 @@
  * applied the update exactly once. Also: the normal scripted story (sandbox loss, stop, reconcile, finish),
  * a webhook batch delivered twice, an intent replayed after completion, and fifty concurrent intents.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,6 +33,7 @@ import {
   startTempRecords,
   waitFor,
 } from "./custody-helpers";
+import { RuntimeProcess } from "../support/runtime-process";
 import { api, baseUrl, countRows, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, type TestTenant } from "./helpers";
 
 let handle: Awaited<ReturnType<typeof openTestDb>>;
@@ -44,75 +44,21 @@ afterAll(async () => {
   await handle?.close();
 });
 
-const ROOT = process.cwd();
 const RUN_TIMEOUT_MS = 45_000;
 
 /** Children and servers of the running test; always stopped in afterEach. */
 const running: RuntimeProcess[] = [];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  while (running.length) running.pop()!.kill();
+  while (running.length) await running.pop()!.kill();
   while (cleanups.length) await cleanups.pop()!().catch(() => {});
 });
 
-/** One `scripts/demo-runtime.ts` process (tsx), its own process group, output kept for failure messages. */
-class RuntimeProcess {
-  readonly lines: string[] = [];
-  readonly exited: Promise<number | null>;
-
-  private constructor(private readonly child: ChildProcess) {
-    let buffered = "";
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString("utf8");
-      const parts = buffered.split("\n");
-      buffered = parts.pop() ?? "";
-      this.lines.push(...parts);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    this.exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
-  }
-
-  /** Starts the runtime with the given scenario environment (plus NODE_ENV/PATH/HOME/TMPDIR only). */
-  static start(env: Record<string, string>): RuntimeProcess {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
-      cwd: ROOT,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { NODE_ENV: "test", PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? os.tmpdir(), TMPDIR: os.tmpdir(), ...env },
-    });
-    const p = new RuntimeProcess(child);
-    running.push(p);
-    return p;
-  }
-
-  /** The exit code, waiting at most `timeoutMs`. @throws Error (with the output's tail) on timeout. */
-  async waitForExit(timeoutMs = RUN_TIMEOUT_MS): Promise<number | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the runtime did not exit within ${timeoutMs} ms.\n${this.tail()}`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([this.exited, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** The last output lines. */
-  tail(n = 40): string {
-    return this.lines.slice(-n).join("\n");
-  }
-
-  /** SIGKILLs the whole process group (tsx and its node child). */
-  kill(): void {
-    if (this.child.pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    try {
-      process.kill(-this.child.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+/** Starts the runtime and registers it for afterEach. */
+function startRuntime(env: Record<string, string>): RuntimeProcess {
+  const p = RuntimeProcess.start(env);
+  running.push(p);
+  return p;
 }
 
 type Scenario = {
@@ -234,15 +180,15 @@ describe("failure catalogue: kill the runtime at every state transition", () => 
   for (const c of CRASHES) {
     it(`${c.point}: gate ${c.gate}${c.lookup ? ` → reconcile (${c.lookup === "found" ? "completed" : "not applied"})` : ""} → done, one update`, async () => {
       const s = await scenario();
-      const first = RuntimeProcess.start({ ...s.env, DEMO_CRASH_AT: c.point });
-      expect(await first.waitForExit(), first.tail()).toBe(CRASH_EXIT_CODE);
+      const first = startRuntime({ ...s.env, DEMO_CRASH_AT: c.point });
+      expect(await first.waitForExit(RUN_TIMEOUT_MS), first.tail()).toBe(CRASH_EXIT_CODE);
       expect(first.lines.some((l) => l.includes(`CRASH at ${c.point}`)), first.tail()).toBe(true);
 
       // what the server knows right after the crash
       expect((await effectRow(handle.db, s.t.tenantId, s.taskId, EFFECT))?.status).toBe(c.afterCrash.status);
       expect(await updateCount(s)).toBe(c.afterCrash.updates);
 
-      const second = RuntimeProcess.start(s.env);
+      const second = startRuntime(s.env);
       const verdict = await runtimeVerdict(s, 2, second);
       expect(verdict.verdict, second.tail()).toBe(c.gate);
       if (c.gate === "stop") {
@@ -259,7 +205,7 @@ describe("failure catalogue: kill the runtime at every state transition", () => 
         expect(verdict.reasons).toEqual([]);
       }
 
-      expect(await second.waitForExit(), second.tail()).toBe(0);
+      expect(await second.waitForExit(RUN_TIMEOUT_MS), second.tail()).toBe(0);
       await expectFinished(s);
       if (c.point === "after_intent") {
         // the retry after "not applied" used the same key and wrote once
@@ -275,7 +221,7 @@ describe("failure catalogue: kill the runtime at every state transition", () => 
 describe("failure catalogue: the scripted story and duplicates", () => {
   it("sandbox loss: attempt 2 stops on side_effect_unknown, a responder reconciles via the lookup, the run finishes; a later intent replays", async () => {
     const s = await scenario();
-    const proc = RuntimeProcess.start(s.env);
+    const proc = startRuntime(s.env);
     const verdict = await runtimeVerdict(s, 2, proc);
     expect(verdict.verdict, proc.tail()).toBe("stop");
     expect(verdict.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
@@ -285,7 +231,7 @@ describe("failure catalogue: the scripted story and duplicates", () => {
     expect(before.body.phase).toBe("report_drafted");
 
     await recoverAsResponder(s, "found");
-    expect(await proc.waitForExit(), proc.tail()).toBe(0);
+    expect(await proc.waitForExit(RUN_TIMEOUT_MS), proc.tail()).toBe(0);
     await expectFinished(s);
     const effect = (await getTask(s.t.apiKey, s.taskId)).body.side_effects[EFFECT]!;
     expect(effect.last_reconcile).toMatchObject({ outcome: "completed", by: s.t.users.responder!.email });
@@ -305,8 +251,8 @@ describe("failure catalogue: the scripted story and duplicates", () => {
     // starting the runtime again on a finished task changes nothing
     const finished = (await getTask(s.t.apiKey, s.taskId)).body.version;
     expect(finished).toBeGreaterThan(before.body.version);
-    const again = RuntimeProcess.start(s.env);
-    expect(await again.waitForExit(), again.tail()).toBe(0);
+    const again = startRuntime(s.env);
+    expect(await again.waitForExit(RUN_TIMEOUT_MS), again.tail()).toBe(0);
     expect(await updateCount(s)).toBe(1);
     expect((await getTask(s.t.apiKey, s.taskId)).body.version).toBe(finished);
   }, 120_000);

@@ -5,7 +5,7 @@
  * expiry, receipts stored once, one audit row per accepted call and nothing written by a refused one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiErrorBody, IntentResult } from "@/lib/client/types";
+import type { IntentResult } from "@/lib/client/types";
 import {
   askGate,
   auditRows,
@@ -24,6 +24,7 @@ import {
   sendEvents,
   signInAs,
   sleep,
+  expectError,
 } from "./custody-helpers";
 import { createTestTenant, makeEvent, newTaskId, openTestDb, type TestTenant } from "./helpers";
 
@@ -53,11 +54,6 @@ async function go(t: TestTenant, taskId: string, name = EFFECT, key = newKey()):
   return key;
 }
 
-function expectError(res: { status: number; body: unknown; text: string }, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect((res.body as ApiErrorBody).error).toMatchObject({ code, message: expect.any(String) });
-  expect((res.body as ApiErrorBody).error.message.length).toBeGreaterThan(0);
-}
 
 /** Fires `n` identical intents at once and returns their answers. */
 async function concurrentIntents(t: TestTenant, taskId: string, name: string, key: string, n = 50) {

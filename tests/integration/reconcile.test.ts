@@ -32,6 +32,7 @@ import {
   sleep,
   startTempRecords,
   type LocalServer,
+  expectError,
 } from "./custody-helpers";
 import { api, createTestTenant, makeEvent, newTaskId, openTestDb, signIn, type FullTestTenant, type TestTenant } from "./helpers";
 
@@ -89,10 +90,6 @@ const notAppliedBody = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-function expectError(res: { status: number; body: unknown; text: string }, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect((res.body as ApiErrorBody).error).toMatchObject({ code, message: expect.any(String) });
-}
 
 function fieldPaths(res: { body: unknown }): string[] {
   const details = (res.body as ApiErrorBody).error.details as { fields?: Array<{ path: string }> } | undefined;

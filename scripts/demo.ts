@@ -17,6 +17,7 @@ import { dataDirLockHolder, openDatabase } from "@/db";
 import { loadOrCreateKeyFile } from "@/lib/config/signing-key";
 import { seedTenant } from "@/lib/domain/tenancy/seed";
 import { DEMO_TENANT_NAME, DEMO_TENANT_SLUG, DEMO_USERS, loadDemoSecrets, saveDemoSecrets } from "./lib/demo-config";
+import { newestSourceMtime } from "./lib/build-freshness";
 import { seedDemoSettings } from "./lib/demo-settings";
 
 const root = process.cwd();
@@ -29,26 +30,9 @@ function log(msg: string) {
   console.log(`[demo] ${msg}`);
 }
 
-/** Newest modification time under the given paths (files only). */
-function newestMtime(paths: string[]): number {
-  let newest = 0;
-  const walk = (p: string) => {
-    if (!fs.existsSync(p)) return;
-    const st = fs.statSync(p);
-    if (st.isDirectory()) {
-      for (const entry of fs.readdirSync(p)) walk(path.join(p, entry));
-    } else if (st.mtimeMs > newest) newest = st.mtimeMs;
-  };
-  paths.forEach(walk);
-  return newest;
-}
-
 function buildIfNeeded() {
   const buildId = path.join(root, ".next", "BUILD_ID");
-  const sources = ["app", "components", "lib", "db", "public", "next.config.ts", "package-lock.json", "postcss.config.mjs"].map((p) =>
-    path.join(root, p),
-  );
-  if (fs.existsSync(buildId) && fs.statSync(buildId).mtimeMs >= newestMtime(sources)) {
+  if (fs.existsSync(buildId) && fs.statSync(buildId).mtimeMs >= newestSourceMtime(root)) {
     log("using the existing build (.next)");
     return;
   }

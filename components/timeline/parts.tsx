@@ -3,6 +3,7 @@
  * outcome and side-effect status labels (always an icon and a word, never colour alone).
  */
 import type { SideEffectStatus } from "@/lib/client/types";
+import { SIDE_EFFECT_STATUS_WORD } from "@/components/ui/status";
 import { OUTCOME_WORD, type MarkShape, type Outcome } from "./layout";
 
 /** Tailwind classes per outcome: SVG fill/stroke for marks, the attention ring, text colour, a badge look. */
@@ -142,17 +143,6 @@ export function OutcomeLabel({ outcome, className = "" }: { outcome: Outcome; cl
     </span>
   );
 }
-
-/** Words for side-effect statuses (UX.md "Status language"). */
-export const SIDE_EFFECT_STATUS_WORD: Record<SideEffectStatus, string> = {
-  not_started: "not started",
-  awaiting_approval: "awaiting approval",
-  approved: "approved",
-  in_flight: "in flight",
-  completed: "completed",
-  failed: "failed",
-  unknown: "unknown",
-};
 
 const SIDE_EFFECT_STATUS_LOOK: Record<SideEffectStatus, { icon: IconName; className: string }> = {
   not_started: { icon: "clock", className: "text-neutral-600 dark:text-neutral-300" },

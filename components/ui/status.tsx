@@ -14,6 +14,11 @@ const SIDE_EFFECT: Record<SideEffectStatus, { label: string; icon: string; cls: 
   unknown: { label: "unknown", icon: "?", cls: "bg-amber-50 text-amber-900 border-amber-300", hint: "Request sent, outcome not recorded." },
 };
 
+/** The word for each side-effect status: the one vocabulary the pills, the timeline and its drawer share. */
+export const SIDE_EFFECT_STATUS_WORD = Object.fromEntries(
+  Object.entries(SIDE_EFFECT).map(([status, s]) => [status, s.label]),
+) as Record<SideEffectStatus, string>;
+
 /** A side-effect status pill: icon + word, with the meaning as a tooltip. */
 export function SideEffectStatusBadge({ status }: { status: SideEffectStatus }) {
   const s = SIDE_EFFECT[status];

@@ -13,6 +13,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { openDatabase, type Db } from "@/db";
 import { seedTenant } from "@/lib/domain/tenancy/seed";
+import { newestSourceMtime } from "../lib/build-freshness";
 
 export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/custody_bench";
 export const DEFAULT_DIST_DIR = ".next-bench";
@@ -107,22 +108,6 @@ export async function findFreePort(from: number, to: number): Promise<number> {
   throw new Error(`no free port in ${from}–${to}`);
 }
 
-/** Newest modification time (ms) of the files under `paths`. */
-function newestMtime(paths: string[]): number {
-  let newest = 0;
-  const walk = (p: string) => {
-    if (!fs.existsSync(p)) return;
-    const st = fs.statSync(p);
-    if (st.isDirectory()) {
-      for (const entry of fs.readdirSync(p)) walk(path.join(p, entry));
-    } else if (st.mtimeMs > newest) newest = st.mtimeMs;
-  };
-  paths.forEach(walk);
-  return newest;
-}
-
-const SOURCE_PATHS = ["app", "components", "lib", "db", "public", "next.config.ts", "package-lock.json", "proxy.ts"];
-
 /**
  * Builds the app into `distDir` when `<distDir>/BUILD_ID` is missing (or `force`). `next build` rewrites
  * `tsconfig.json` / `next-env.d.ts` to mention its dist dir; both are restored byte for byte afterwards so a
@@ -133,7 +118,7 @@ export function buildIfMissing(root: string, distDir: string, force = false): vo
   const buildId = path.join(root, distDir, "BUILD_ID");
   if (fs.existsSync(buildId) && !force) {
     const builtAt = fs.statSync(buildId).mtimeMs;
-    if (newestMtime(SOURCE_PATHS.map((p) => path.join(root, p))) > builtAt) {
+    if (newestSourceMtime(root) > builtAt) {
       log(`warning: ${distDir} is older than the sources; pass --rebuild to measure the current code`);
     } else {
       log(`using the existing build in ${distDir}`);
@@ -141,7 +126,7 @@ export function buildIfMissing(root: string, distDir: string, force = false): vo
     return;
   }
   const guarded = ["tsconfig.json", "next-env.d.ts"].map((f) => path.join(root, f));
-  const saved = guarded.map((f) => (fs.existsSync(f) ? fs.readFileSync(f) : null));
+  const saved = guarded.map((f) => (fs.existsSync(f) ? { bytes: fs.readFileSync(f), stat: fs.statSync(f) } : null));
   log(`building the app into ${distDir} (next build) …`);
   try {
     const res = spawnSync(path.join(root, "node_modules", ".bin", "next"), ["build"], {
@@ -154,7 +139,11 @@ export function buildIfMissing(root: string, distDir: string, force = false): vo
     guarded.forEach((f, i) => {
       const before = saved[i];
       if (before === null || before === undefined) return;
-      if (!fs.existsSync(f) || !fs.readFileSync(f).equals(before)) fs.writeFileSync(f, before);
+      if (!fs.existsSync(f) || !fs.readFileSync(f).equals(before.bytes)) {
+        fs.writeFileSync(f, before.bytes);
+        // The content is back as it was; so is its time, so the main build does not look stale.
+        fs.utimesSync(f, before.stat.atime, before.stat.mtime);
+      }
     });
   }
 }

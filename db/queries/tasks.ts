@@ -145,3 +145,12 @@ export async function timelinePage(
         limit ${opts.limit}`,
   );
 }
+
+/** How many events a task has (index-only scan of the timeline index). */
+export async function countEvents(db: Db, tenantId: string, taskId: string): Promise<number> {
+  const rows = await queryRows<{ n: string | number }>(
+    db,
+    sql`select count(*) as n from events where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  return Number(rows[0]?.n ?? 0);
+}

@@ -3,7 +3,7 @@
  */
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "./api";
 import { TIMELINE_EVENT_CAP } from "./limits";
 import type { ArtifactView, CheckpointSummary, GateVerdict, StoredEvent, TaskRecord, TaskView, TimelinePage } from "./types";
@@ -44,17 +44,21 @@ export function useTask(taskId: string, initialData: TaskView | undefined, refet
   });
 }
 
-/** All events of the task, refreshed while live. */
+/**
+ * All events of the task. Instead of polling the whole timeline, it is fetched again only when the task's
+ * event count (from the polled task view) changes; the previous events stay on screen meanwhile.
+ */
 export function useTimeline(
   taskId: string,
-  initialData: { events: StoredEvent[]; truncated: boolean } | undefined,
-  refetchMs: number | false,
+  eventCount: number,
+  initial: { eventCount: number; data: { events: StoredEvent[]; truncated: boolean } },
 ) {
   return useQuery({
-    queryKey: keys.timeline(taskId),
+    queryKey: [...keys.timeline(taskId), eventCount],
     queryFn: () => fetchAllEvents(taskId),
-    initialData,
-    refetchInterval: refetchMs,
+    initialData: eventCount === initial.eventCount ? initial.data : undefined,
+    placeholderData: keepPreviousData,
+    staleTime: Infinity,
   });
 }
 

@@ -119,6 +119,8 @@ export type TaskView = {
   policy_version: string | null;
   current_attempt: number;
   created_at: string;
+  /** Events stored for the task (the timeline refetches when this changes). */
+  event_count: number;
   side_effects: Record<string, SideEffectView>;
 };
 

@@ -131,9 +131,10 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   await expireLeases(db, actor.tenantId, taskId);
-  const [checkpoint, effects] = await Promise.all([
+  const [checkpoint, effects, eventCount] = await Promise.all([
     q.latestCheckpoint(db, actor.tenantId, taskId),
     listSideEffects(db, actor.tenantId, taskId),
+    q.countEvents(db, actor.tenantId, taskId),
   ]);
   const side_effects: Record<string, SideEffectView> = {};
   for (const e of effects) side_effects[e.name] = sideEffectView(e);
@@ -148,6 +149,7 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
     policy_version: task.policy_version,
     current_attempt: task.current_attempt,
     created_at: task.created_at,
+    event_count: eventCount,
     side_effects,
   };
 }

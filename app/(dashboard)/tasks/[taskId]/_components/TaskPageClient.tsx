@@ -48,7 +48,7 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
   const task = taskQ.data ?? initialTask;
   const isLive = !TERMINAL_PHASES.has(task.phase);
   const refresh = isLive ? LIVE_REFRESH_MS : false;
-  const eventsQ = useTimeline(taskId, initialEvents, refresh);
+  const eventsQ = useTimeline(taskId, task.event_count, { eventCount: initialTask.event_count, data: initialEvents });
   const gateQ = useGate(taskId, initialGate, refresh);
   const events = eventsQ.data?.events ?? initialEvents.events;
   const gate = gateQ.data ?? initialGate;

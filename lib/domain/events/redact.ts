@@ -133,10 +133,26 @@ export type Redaction = { path: string; kind: string };
  * would replace, so most strings (ids, digests, hosts) skip the eight rule scans. Keep in step with VALUE_RULES.
  */
 const MAYBE_SECRET =
-  /-----BEGIN|eyJ|bearer|token|basic|:\/\/|sk-|[rs]k_|AIza|secret|passw|api[_-]?key|gh[pousr]_|github_pat_|rck_|xox[abprs]-|AKIA|ASIA|AGPA|AIDA|AROA/i;
+  /-----BEGIN|eyJ|bearer|token(?:\s|\\[bfnrt]|\\u00)|(?:access|refresh)[_-]?token|basic|:\/\/[^\s/:@]+:[^\s/@]+@|vault:\/\/|(?:^|[^a-z0-9_]|\\[bfnrt]|\\u00[0-9a-f]{2})sk-|[rs]k_|AIza|secret|passw|api[_-]?key|gh[pousr]_|github_pat_|rck_|xox[abprs]-|AKIA|ASIA|AGPA|AIDA|AROA/i;
 /** Shorter than the shortest string any value rule matches ("a://b:c@", "passwd=1xxxx" are longer). */
 const MIN_SECRET_LENGTH = 8;
 const NO_KINDS: string[] = [];
+
+/**
+ * Field names as a superset pattern over serialized JSON: matches every key (`"name":`) that is one of the
+ * secret field names in any case (Unicode case folding, so a Kelvin sign counts as `k`) and with `-` or `_`.
+ */
+const SECRET_FIELD_TEXT = new RegExp(`"(?:${[...SECRET_FIELD_NAMES].map((n) => n.replace(/_/g, "[-_]")).join("|")})":`, "iu");
+
+/**
+ * A cheap superset test over the JSON text of a value (as `JSON.stringify` writes it): false means
+ * {@link redactJson} would change nothing in that value, so the caller can keep the text as it is. True means
+ * "maybe": run redactJson. Sound because every value rule and every field name contains a fixed word free of
+ * characters JSON escapes, and that word survives serialization unchanged.
+ */
+export function mayHoldSecret(jsonText: string): boolean {
+  return MAYBE_SECRET.test(jsonText) || SECRET_FIELD_TEXT.test(jsonText);
+}
 
 /** Redacts secrets in one string. Returns the new string and the kinds found (one entry per replacement). */
 export function redactString(input: string): { value: string; kinds: string[] } {

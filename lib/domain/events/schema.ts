@@ -59,7 +59,8 @@ export type EventValidation =
 
 const PLANE_SET: ReadonlySet<string> = new Set(PLANES);
 const EVENT_KEYS: ReadonlySet<string> = new Set(["id", "task_id", "plane", "type", "occurred_at", "environment_id", "attempt", "actor", "attrs"]);
-const occurredAtSchema = eventInputSchema.shape.occurred_at;
+/** The same ISO 8601 pattern `z.iso.datetime({ offset: true })` applies (a unit test keeps them equal). */
+export const OCCURRED_AT_PATTERN: RegExp = z.regexes.datetime({ offset: true });
 const isText = (v: unknown, max: number): v is string => typeof v === "string" && v.length >= 1 && v.length <= max;
 
 /**
@@ -75,7 +76,7 @@ export function fastValidEvent(raw: unknown): ValidEvent | null {
   if (!isText(e.id, 200) || typeof e.task_id !== "string" || !TASK_ID_PATTERN.test(e.task_id)) return null;
   if (typeof e.plane !== "string" || !PLANE_SET.has(e.plane) || !isText(e.type, 100)) return null;
   if (!isKnownType(e.plane as Plane, e.type)) return null;
-  if (typeof e.occurred_at !== "string" || !occurredAtSchema.safeParse(e.occurred_at).success) return null;
+  if (typeof e.occurred_at !== "string" || !OCCURRED_AT_PATTERN.test(e.occurred_at) || !plausibleTime(e.occurred_at)) return null;
   if (e.environment_id !== undefined && !isText(e.environment_id, 200)) return null;
   if (e.actor !== undefined && !isText(e.actor, 200)) return null;
   if (e.attempt !== undefined && !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)) return null;

@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   principal_revoked: 403,
   too_many_attempts: 429,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   in_flight: 409,
   reconcile_required: 409,

@@ -46,6 +46,31 @@ export function apiRoute<P = Record<string, string>>(
   };
 }
 
+/** The methods an API route can serve (HEAD and OPTIONS are answered by Next itself). */
+export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/**
+ * Handlers for the methods a route does not serve: 405 in the API's error shape with an `Allow` header
+ * (RFC 9110 §15.5.6), where Next would answer an empty 405. Export the ones the route lacks:
+ * `export const { PUT, PATCH, DELETE } = otherMethods("GET", "POST");`
+ * @param served the methods the route file exports itself, named in `Allow` and in the message.
+ */
+export function otherMethods(...served: HttpMethod[]): Record<HttpMethod, (req: Request) => Response> {
+  const allow = served.join(", ");
+  const handler = (req: Request): Response => {
+    const res = errorResponse(
+      new DomainError(
+        "method_not_allowed",
+        `${req.method} is not served at ${new URL(req.url).pathname}; use ${allow}. See /api/v1/openapi.json for the routes.`,
+      ),
+    );
+    res.headers.set("allow", allow);
+    return res;
+  };
+  return Object.fromEntries(HTTP_METHODS.map((m) => [m, handler])) as Record<HttpMethod, (req: Request) => Response>;
+}
+
 /** Maps any thrown value to a response; logs unexpected ones without request bodies. */
 export function handleError(err: unknown, requestId: string): Response {
   if (isDomainError(err)) return errorResponse(err, requestId);

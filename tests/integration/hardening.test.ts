@@ -25,7 +25,7 @@ import {
   signInAs,
   startTempRecords,
 } from "./custody-helpers";
-import { api, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, trySignIn } from "./helpers";
+import { api, countRows, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, trySignIn } from "./helpers";
 
 let handle: Awaited<ReturnType<typeof openTestDb>>;
 beforeAll(async () => {
@@ -215,3 +215,55 @@ describe("one process per embedded data directory", () => {
 });
 
 
+
+describe("methods a route does not serve", () => {
+  // Every route file under app/api, with its path made concrete, and the methods it exports.
+  const routes = (() => {
+    const root = path.join(process.cwd(), "app", "api");
+    const found: Array<{ url: string; served: string[] }> = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else if (entry.name === "route.ts") {
+          const rel = path.relative(root, dir).split(path.sep);
+          if (rel.some((s) => s.startsWith("[..."))) continue; // catch-alls: the JSON 404 and next-auth
+          const src = fs.readFileSync(full, "utf8");
+          const served = ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((m) =>
+            new RegExp(`^export (const|async function|function) ${m}\\b`, "m").test(src),
+          );
+          found.push({ url: "/api/" + rel.map((s) => (s.startsWith("[") ? "x1" : s)).join("/"), served });
+        }
+      }
+    };
+    walk(root);
+    return found;
+  })();
+
+  it("finds the API's routes", () => {
+    expect(routes.length).toBeGreaterThan(15);
+    expect(routes.find((r) => r.url === "/api/v1/events")?.served).toEqual(["POST"]);
+  });
+
+  const countRowsOf = async (tenantId: string) =>
+    Promise.all((["events", "tasks", "side_effects", "audit_log"] as const).map((table) => countRows(handle.db, table, tenantId)));
+
+  it("answers 405 in the error shape with Allow, and writes nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const before = await countRowsOf(t.tenantId);
+    const failures: string[] = [];
+    for (const route of routes) {
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((m) => !route.served.includes(m))) {
+        const res = await api(t.apiKey).request(method, route.url, method === "GET" || method === "DELETE" ? {} : { json: { events: [] } });
+        const ok =
+          res.status === 405 &&
+          code(res) === "method_not_allowed" &&
+          res.headers.get("allow") === route.served.join(", ") &&
+          (res.body as ApiErrorBody).error.message.includes(route.served[0]!);
+        if (!ok) failures.push(`${method} ${route.url} → ${res.status} ${res.text.slice(0, 120)} allow=${res.headers.get("allow")}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(await countRowsOf(t.tenantId)).toEqual(before);
+  });
+});

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { NextResponse } from "next/server";
 import { getDb } from "@/db";
+import { otherMethods } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
@@ -21,3 +22,6 @@ export async function GET() {
     );
   }
 }
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { ingestEvents } from "@/lib/domain/events/ingest";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/events — body `{"events": [EventInput, … ≤ 1000]}` (≤ 1 MB).
@@ -13,3 +13,6 @@ export const POST = apiRoute(async ({ req, actor }) => {
   const body = await readJson(req, undefined, { perItem: true });
   return ingestEvents(await getDb(), actor, body);
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

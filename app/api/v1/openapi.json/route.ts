@@ -1,5 +1,6 @@
 import { NextResponse } from "next/server";
 import { openApiDocument } from "@/lib/server/openapi";
+import { otherMethods } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
@@ -7,3 +8,6 @@ export const dynamic = "force-dynamic";
 export async function GET() {
   return NextResponse.json(openApiDocument());
 }
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

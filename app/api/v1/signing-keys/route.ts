@@ -1,6 +1,7 @@
 import { NextResponse } from "next/server";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { publicJwk } from "@/lib/domain/crypto/signing";
+import { otherMethods } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
@@ -11,3 +12,6 @@ export const dynamic = "force-dynamic";
 export async function GET() {
   return NextResponse.json({ keys: [publicJwk(getSigningKey())] });
 }
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { listTasksForActor, pageSize } from "@/lib/domain/tasks/read";
-import { apiRoute } from "@/lib/server/route";
+import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
  * GET /api/v1/tasks?cursor=&limit=&q=&phase=&status= → `{"tasks": [TaskListItem], "next_cursor"}`,
@@ -17,3 +17,6 @@ export const GET = apiRoute(async ({ req, actor }) => {
     status: url.searchParams.get("status"),
   });
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

@@ -1,7 +1,7 @@
 import { getDb } from "@/db";
 import { createApiKey, listApiKeys } from "@/lib/domain/tenancy/api-keys";
 import { DomainError } from "@/lib/domain/errors";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /** GET /api/v1/settings/api-keys → `{"keys": [{id, name, display_prefix, created_at, last_used_at, revoked_at}]}` (never the key). */
 export const GET = apiRoute(async ({ actor }) => ({ keys: await listApiKeys(await getDb(), actor) }));
@@ -19,3 +19,6 @@ export const POST = apiRoute(async ({ req, actor }) => {
   }
   return createApiKey(await getDb(), actor, { name: body.name });
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { PUT, PATCH, DELETE } = otherMethods("GET", "POST");

@@ -2,7 +2,7 @@ import { getDb } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { checkpointTask } from "@/lib/domain/tasks/checkpoint";
 import { getTaskView } from "@/lib/domain/tasks/read";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 type Params = { taskId: string };
 
@@ -25,3 +25,6 @@ export const PUT = apiRoute<Params>(async ({ req, actor, params }) => {
   const body = await readJson(req);
   return checkpointTask(await getDb(), actor, params.taskId, body, getSigningKey());
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PATCH, DELETE } = otherMethods("GET", "PUT");

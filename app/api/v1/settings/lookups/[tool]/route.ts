@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { deleteLookup, upsertLookup } from "@/lib/domain/settings/lookups";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /** PUT /api/v1/settings/lookups/{tool} body `{"url", "timeout_ms"?}` → the lookup. Owners and admins; 422 on a bad url. */
 export const PUT = apiRoute<{ tool: string }>(async ({ req, actor, params }) =>
@@ -12,3 +12,6 @@ export const DELETE = apiRoute<{ tool: string }>(async ({ actor, params }) => {
   await deleteLookup(await getDb(), actor, params.tool);
   return { deleted: true };
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, POST, PATCH } = otherMethods("PUT", "DELETE");

@@ -1,9 +1,12 @@
 import { getDb } from "@/db";
 import { restorePrincipal } from "@/lib/domain/settings/principals";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /** POST /api/v1/settings/principals/restore body `{"principal"}` → `{"restored": true}`. Owners/admins; 404 if not revoked. */
 export const POST = apiRoute(async ({ req, actor }) => {
   await restorePrincipal(await getDb(), actor, await readJson(req));
   return { restored: true };
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

@@ -1,9 +1,12 @@
 import { getDb } from "@/db";
 import { revokePrincipal } from "@/lib/domain/settings/principals";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /** POST /api/v1/settings/principals/revoke body `{"principal", "reason"}` → `{"revoked": true}`. Owners/admins; 409 if already revoked. */
 export const POST = apiRoute(async ({ req, actor }) => {
   await revokePrincipal(await getDb(), actor, await readJson(req));
   return { revoked: true };
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

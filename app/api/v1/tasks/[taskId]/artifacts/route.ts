@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { getArtifacts } from "@/lib/domain/tasks/read";
-import { apiRoute } from "@/lib/server/route";
+import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
  * GET /api/v1/tasks/{task_id}/artifacts → `{"artifacts": [{ref, sha256, size, media_type, first_version,
@@ -9,3 +9,6 @@ import { apiRoute } from "@/lib/server/route";
 export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => ({
   artifacts: await getArtifacts(await getDb(), actor, params.taskId),
 }));
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

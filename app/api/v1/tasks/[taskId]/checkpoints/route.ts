@@ -1,7 +1,7 @@
 import { getDb } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { getCheckpointHistory } from "@/lib/domain/tasks/read";
-import { apiRoute } from "@/lib/server/route";
+import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
  * GET /api/v1/tasks/{task_id}/checkpoints → `{"checkpoints": [{version, digest, key_id, signature_valid, phase,
@@ -10,3 +10,6 @@ import { apiRoute } from "@/lib/server/route";
 export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => ({
   checkpoints: await getCheckpointHistory(await getDb(), actor, params.taskId, getSigningKey()),
 }));
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

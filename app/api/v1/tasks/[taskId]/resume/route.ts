@@ -1,7 +1,7 @@
 import { getDb } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { askGate } from "@/lib/domain/gate/ask";
-import { apiRoute, readOptionalJson } from "@/lib/server/route";
+import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/tasks/{task_id}/resume — the resume gate. Optional body `{"tool_definitions": {name: sha256}}`
@@ -13,3 +13,6 @@ export const POST = apiRoute<{ taskId: string }>(async ({ req, actor, params }) 
   const body = await readOptionalJson(req);
   return askGate(await getDb(), actor, params.taskId, body, getSigningKey());
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

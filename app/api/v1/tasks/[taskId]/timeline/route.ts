@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { getTimeline, pageSize } from "@/lib/domain/tasks/read";
-import { apiRoute } from "@/lib/server/route";
+import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
  * GET /api/v1/tasks/{task_id}/timeline?cursor=&limit= (limit 1–1000, default 200)
@@ -14,3 +14,6 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) =
     limit: pageSize(url.searchParams.get("limit"), 1000, 200),
   });
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");

@@ -1,7 +1,7 @@
 import { NextResponse } from "next/server";
 import { getDb } from "@/db";
 import { registerIntent } from "@/lib/domain/side-effects/intent";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/tasks/{task_id}/side-effects/{name}/intent
@@ -18,3 +18,6 @@ export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, act
   const out = await registerIntent(await getDb(), actor, params.taskId, params.name, body);
   return NextResponse.json(out, out.decision === "replay" ? { headers: { "Idempotent-Replayed": "true" } } : undefined);
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { lookupSideEffect } from "@/lib/domain/side-effects/lookup";
-import { apiRoute } from "@/lib/server/route";
+import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/tasks/{task_id}/side-effects/{name}/lookup — asks the tool owner's registered lookup endpoint
@@ -11,3 +11,6 @@ import { apiRoute } from "@/lib/server/route";
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ actor, params }) =>
   lookupSideEffect(await getDb(), actor, params.taskId, params.name),
 );
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

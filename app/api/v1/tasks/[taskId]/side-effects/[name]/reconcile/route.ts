@@ -1,6 +1,6 @@
 import { getDb } from "@/db";
 import { reconcileSideEffect } from "@/lib/domain/side-effects/reconcile";
-import { apiRoute, readJson } from "@/lib/server/route";
+import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/tasks/{task_id}/side-effects/{name}/reconcile — a signed-in responder, owner or admin settles
@@ -13,3 +13,6 @@ export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, act
   const body = await readJson(req);
   return reconcileSideEffect(await getDb(), actor, params.taskId, params.name, body);
 });
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");

@@ -91,7 +91,6 @@ describe("resume gate: clean facts", () => {
         b_send: { idempotency_key: newKey(), status: "not_started" },
         a_publish: { idempotency_key: newKey(), status: "approved" },
         c_done: { idempotency_key: newKey(), status: "completed", receipt: { external_operation_id: "op-1", completed_at: "2025-07-01T09:00:00Z" } },
-        d_waiting: { idempotency_key: newKey(), status: "awaiting_approval" },
       },
     });
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);

@@ -14,23 +14,25 @@ afterAll(async () => {
   await handle?.close();
 });
 
-const at = (minute: number) => new Date(Date.UTC(2025, 6, 1, 9, minute, 0)).toISOString();
+/** Event times a few seconds apart, just before now: a reported intent's lease (5 minutes) is still live. */
+const T0 = Date.now() - 60_000;
+const at = (step: number) => new Date(T0 + step * 1000).toISOString();
 
-function intent(taskId: string, key: string, minute: number, over: Partial<EventInput> = {}): EventInput {
+function intent(taskId: string, key: string, step: number, over: Partial<EventInput> = {}): EventInput {
   return makeEvent(taskId, {
     plane: "tools",
     type: "side_effect.intent",
-    occurred_at: at(minute),
+    occurred_at: at(step),
     attrs: { name: "update_record", idempotency_key: key, payload_digest: "e".repeat(64), action: "records.update" },
     ...over,
   });
 }
 
-function receipt(taskId: string, key: string, minute: number): EventInput {
+function receipt(taskId: string, key: string, step: number): EventInput {
   return makeEvent(taskId, {
     plane: "tools",
     type: "side_effect.receipt",
-    occurred_at: at(minute),
+    occurred_at: at(step),
     attrs: { name: "update_record", idempotency_key: key, external_operation_id: "op-771", result_digest: "f".repeat(64) },
   });
 }
@@ -100,8 +102,8 @@ describe("side effects from events", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = `idem-${rid()}`;
-    const sandbox = (attempt: number, minute: number) =>
-      makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt, environment_id: `sbx-${attempt}`, occurred_at: at(minute) });
+    const sandbox = (attempt: number, step: number) =>
+      makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt, environment_id: `sbx-${attempt}`, occurred_at: at(step) });
     await send(t, [sandbox(1, 0)]);
     await send(t, [intent(taskId, key, 1, { attempt: 1 })]);
     // the same attempt again (a replayed creation) changes nothing

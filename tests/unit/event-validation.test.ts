@@ -41,7 +41,7 @@ describe("validateEvent", () => {
   it("accepts every listed type in its own plane and rejects it in the others", () => {
     for (const plane of PLANES) {
       for (const type of EVENT_TYPES[plane]) {
-        expect(validateEvent({ ...base, plane, type, attrs: { name: "n", idempotency_key: "k" } }).ok, `${plane}/${type}`).toBe(true);
+        expect(validateEvent({ ...base, plane, type, attrs: { name: "n", idempotency_key: "k", external_operation_id: "op" } }).ok, `${plane}/${type}`).toBe(true);
         for (const other of PLANES.filter((p) => p !== plane && !EVENT_TYPES[p].includes(type))) {
           expect(rejected({ ...base, plane: other, type }).error.code, `${other}/${type}`).toBe("unknown_type");
         }
@@ -96,7 +96,8 @@ describe("validateEvent", () => {
     const tools = { ...base, plane: "tools" };
 
     it.each(["side_effect.intent", "side_effect.receipt"])("%s needs name and idempotency_key", (type) => {
-      expect(validateEvent({ ...tools, type, attrs: { name: "update_record", idempotency_key: "rec-918" } }).ok).toBe(true);
+      const operation = type === "side_effect.receipt" ? { external_operation_id: "op-1" } : {};
+      expect(validateEvent({ ...tools, type, attrs: { name: "update_record", idempotency_key: "rec-918", ...operation } }).ok).toBe(true);
 
       const noAttrs = rejected({ ...tools, type });
       expect(noAttrs.error.code).toBe("invalid_event");
@@ -132,9 +133,18 @@ describe("validateEvent", () => {
       const bad = rejected({
         ...tools,
         type: "side_effect.receipt",
-        attrs: { name: "update_record", idempotency_key: "rec-918", completed_at: "soon" },
+        attrs: { name: "update_record", idempotency_key: "rec-918", external_operation_id: "op-1", completed_at: "soon" },
       });
       expect(bad.error.message).toContain("attrs.completed_at");
+    });
+
+    it("a receipt event must name the external operation (no receipt is made up); an intent need not", () => {
+      const attrs = { name: "update_record", idempotency_key: "rec-918" };
+      const receipt = { ...tools, type: "side_effect.receipt", attrs };
+      expect(rejected(receipt).error.message).toContain("attrs.external_operation_id");
+      expect(fastValidEvent(receipt)).toBeNull();
+      expect(rejected({ ...receipt, attrs: { ...attrs, external_operation_id: "" } }).error.message).toContain("external_operation_id");
+      expect(validateEvent({ ...tools, type: "side_effect.intent", attrs }).ok).toBe(true);
     });
 
     it("other tool events need no side-effect attributes", () => {

@@ -1,5 +1,5 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^7 subsets
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^8 subsets
  * of the facts that exist today), the fixed order of reasons, the seams for approvals and policy, and the
  * replay conditions.
  */
@@ -35,6 +35,9 @@ const BREAKERS: Record<string, (f: GateFacts) => void> = {
   },
   principal_revoked: (f) => {
     f.principal_revocation = { principal: f.task.principal!, reason: "left the company", revoked_at: "2026-11-29T11:30:00Z" };
+  },
+  approval_missing: (f) => {
+    f.side_effects.push({ name: "publish_report_final", status: "awaiting_approval", status_reason: null, lease_expires_at: null });
   },
   side_effect_unknown: (f) => {
     f.side_effects[0] = { name: "update_record", status: "unknown", status_reason: "The run was interrupted.", lease_expires_at: null };
@@ -83,7 +86,7 @@ describe("evaluateGate", () => {
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
     }
-    expect(combos).toBe(128);
+    expect(combos).toBe(256);
   });
 
   it("reports several reasons of one code, ordered by target", () => {
@@ -139,6 +142,18 @@ describe("evaluateGate", () => {
       "approval_stale",
       "tool_definition_changed",
     ]);
+  });
+
+  it("derives approval_missing from an effect awaiting approval only until the approvals seam answers", () => {
+    const f = cleanFacts();
+    BREAKERS.approval_missing!(f);
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("stop");
+    expect(v.reasons).toEqual([
+      expect.objectContaining({ code: "approval_missing", target: "/tasks/case-918?tab=side-effects&effect=publish_report_final" }),
+    ]);
+    f.approvals = [];
+    expect(evaluateGate(f).verdict).toBe("resume");
   });
 
   it("does not flag a tool the checkpoint did not know, nor an unchanged one", () => {

@@ -45,6 +45,18 @@ export const sideEffectEventAttrs = z.looseObject({
   completed_at: z.iso.datetime({ offset: true }).optional(),
 });
 
+/** A receipt event names the operation the external system gave the write: no receipt is made up. */
+export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
+  external_operation_id: z
+    .string({ error: "external_operation_id is required: the id the external system gave the write" })
+    .min(1, "external_operation_id is required: the id the external system gave the write")
+    .max(500),
+});
+
+function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") {
+  return type === "side_effect.receipt" ? sideEffectReceiptEventAttrs : sideEffectEventAttrs;
+}
+
 export type ValidEvent = z.infer<typeof eventInputSchema>;
 
 /** True when `type` is known for `plane`, or a sender extension (`x.` prefix). */
@@ -81,7 +93,7 @@ export function fastValidEvent(raw: unknown): ValidEvent | null {
   if (e.actor !== undefined && !isText(e.actor, 200)) return null;
   if (e.attempt !== undefined && !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)) return null;
   if (e.attrs !== undefined && (!e.attrs || typeof e.attrs !== "object" || Array.isArray(e.attrs))) return null;
-  if ((e.type === "side_effect.intent" || e.type === "side_effect.receipt") && !sideEffectEventAttrs.safeParse(e.attrs ?? {}).success) {
+  if ((e.type === "side_effect.intent" || e.type === "side_effect.receipt") && !sideEffectAttrsFor(e.type).safeParse(e.attrs ?? {}).success) {
     return null;
   }
   return e as ValidEvent;
@@ -114,7 +126,7 @@ export function validateEvent(raw: unknown): EventValidation {
     };
   }
   if (event.type === "side_effect.intent" || event.type === "side_effect.receipt") {
-    const attrs = sideEffectEventAttrs.safeParse(event.attrs ?? {});
+    const attrs = sideEffectAttrsFor(event.type).safeParse(event.attrs ?? {});
     if (!attrs.success) {
       const issue = attrs.error.issues[0]!;
       return {

@@ -90,6 +90,18 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   }
 
   for (const r of [...(f.policy ?? []), ...(f.approvals ?? [])]) blocking.push(r);
+  // Until approvals are recorded (their own issue), an effect waiting for one is missing it: the intent route
+  // refuses it with approval_required, and the gate must say the same.
+  if (f.approvals === undefined) {
+    for (const e of f.side_effects) {
+      if (e.status !== "awaiting_approval") continue;
+      blocking.push({
+        code: "approval_missing",
+        message: `${e.name} waits for an approver's decision and none is recorded; the write may not start until an approver approves it.`,
+        target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
+      });
+    }
+  }
 
   const nowMs = f.now.getTime();
   for (const e of f.side_effects) {

@@ -1,7 +1,11 @@
 /**
  * Side-effect status driven by the events a runtime reports (issue "Runtime API v1", DESIGN.md "Side effect"):
- * - `side_effect.intent` → `in_flight` (a new effect, or one that was not_started / approved / failed);
- * - `side_effect.receipt` → `completed` (from in_flight only: an `unknown` effect is settled by a person);
+ * - `side_effect.intent` → `in_flight` (a new effect, or one that was not_started / approved / failed), with the
+ *   default lease counted from the event's time, so a write whose receipt never comes turns `unknown`;
+ * - `side_effect.receipt` → `completed` (from in_flight only: an `unknown` effect is settled by a person), with
+ *   the receipt the event carries (validation requires its `external_operation_id`; nothing is made up).
+ * These are facts the runtime reports, kept as immutable events on the timeline: the runtime's authority is
+ * checked where it asks to write (the intent route), and the audit log keeps people's and routes' decisions.
  * - `run.interrupted`, or `sandbox.created` with a higher attempt than any before → every `in_flight`
  *   effect whose intent came earlier becomes `unknown` (request sent, outcome not recorded).
  * Every transition is a guarded UPDATE … WHERE status = … so replays and races cannot regress a status.
@@ -9,6 +13,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { PreparedEvent } from "../events/ingest";
+import { DEFAULT_LEASE_SECONDS } from "./intent";
 
 type Attrs = {
   name?: string;
@@ -60,10 +65,11 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
         const inserted = await queryRows(
           tx,
           sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, payload_digest,
-                                        intent_at, intent_attempt, retry_status)
+                                        intent_at, intent_attempt, lease_expires_at, retry_status)
               values (${tenantId}, ${e.task_id}, ${attrs.name}, ${attrs.idempotency_key}, 'in_flight',
                       ${attrs.tool ?? attrs.name}, ${attrs.action ?? null}, ${attrs.payload_digest ?? null},
-                      ${e.occurred_at}::timestamptz, ${e.attempt ?? null}, 'not_started')
+                      ${e.occurred_at}::timestamptz, ${e.attempt ?? null},
+                      ${e.occurred_at}::timestamptz + make_interval(secs => ${DEFAULT_LEASE_SECONDS}), 'not_started')
               on conflict do nothing
               returning name`,
         );
@@ -74,7 +80,8 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
               retry_status = case when status = 'approved' then 'approved'::side_effect_status else 'not_started'::side_effect_status end,
               intent_at = ${e.occurred_at}::timestamptz,
               intent_attempt = coalesce(${e.attempt ?? null}::integer, intent_attempt),
-              payload_digest = coalesce(${attrs.payload_digest ?? null}::text, payload_digest),
+              lease_expires_at = ${e.occurred_at}::timestamptz + make_interval(secs => ${DEFAULT_LEASE_SECONDS}),
+              payload_digest = coalesce(payload_digest, ${attrs.payload_digest ?? null}::text),
               action = coalesce(${attrs.action ?? null}::text, action)
           where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name}
             and idempotency_key = ${attrs.idempotency_key}
@@ -82,9 +89,9 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
         break;
       }
       case "side_effect.receipt": {
-        if (!attrs.name || !attrs.idempotency_key) break;
+        if (!attrs.name || !attrs.idempotency_key || !attrs.external_operation_id) break;
         const receipt = {
-          external_operation_id: attrs.external_operation_id ?? `event:${e.id}`,
+          external_operation_id: attrs.external_operation_id,
           result_digest: attrs.result_digest ?? null,
           completed_at: attrs.completed_at ?? e.occurred_at,
         };

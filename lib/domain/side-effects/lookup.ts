@@ -4,8 +4,11 @@
  * answer settles nothing (issue "Side-effect custody", "Reconcile").
  *
  * Expected answer: HTTP 200 with JSON `{"found": true, "external_operation_id": "…", "result_digest"?, "completed_at"?}`
- * or `{"found": false}`. Anything else is `ambiguous`.
+ * or `{"found": false}`. Anything else is `ambiguous`. Only those four fields of the answer are kept and shown
+ * (strings capped, secrets redacted): the lookup is evidence about one write, not a window onto the tool
+ * owner's network. Link-local targets (cloud metadata services) are never called.
  */
+import { BlockList, isIP } from "node:net";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
@@ -15,6 +18,8 @@ import { notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
 import { readCappedText } from "../web/read-capped";
+import { redactString } from "../events/redact";
+import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
 
 export type LookupAnswer =
   | { configured: false; message: string }
@@ -35,8 +40,46 @@ export type LookupAnswer =
 /** Largest lookup answer read, in bytes. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** Longest string kept from a lookup answer field. */
+const MAX_ANSWER_FIELD = 500;
+
 /**
- * Interprets one HTTP answer of a lookup endpoint (pure; exported for tests).
+ * The part of a lookup answer that is kept and shown: `found`, `external_operation_id`, `result_digest` and
+ * `completed_at` when present with the expected types, strings capped at 500 characters and redacted; null when the
+ * answer is not a JSON object. Pure; exported for tests.
+ */
+export function keptAnswer(body: unknown): Record<string, unknown> | null {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return null;
+  const b = body as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  if (typeof b.found === "boolean") kept.found = b.found;
+  for (const field of ["external_operation_id", "result_digest", "completed_at"] as const) {
+    const v = b[field];
+    if (typeof v === "string") kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD)).value;
+  }
+  return kept;
+}
+
+/** Link-local ranges: IPv4 169.254.0.0/16 and IPv6 fe80::/10 (node:net also matches IPv4-mapped IPv6 forms). */
+const LINK_LOCAL = new BlockList();
+LINK_LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
+LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
+
+/**
+ * True for targets no lookup may reach: link-local addresses (where cloud metadata services answer; the URL
+ * parser has already normalized decimal and hex IPv4 spellings) and the metadata host names clouds use.
+ */
+export function isLinkLocalTarget(url: URL): boolean {
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  const family = isIP(host);
+  if (family === 4) return LINK_LOCAL.check(host, "ipv4");
+  if (family === 6) return LINK_LOCAL.check(host, "ipv6");
+  return host === "metadata.google.internal" || host === "metadata";
+}
+
+/**
+ * Interprets one HTTP answer of a lookup endpoint (pure; exported for tests). A `completed_at` that is not an
+ * ISO time between 2000 and one day from now is dropped (a receipt time the clock could not have written).
  */
 export function interpretLookup(status: number, body: unknown): Pick<
   Extract<LookupAnswer, { configured: true }>,
@@ -55,7 +98,10 @@ export function interpretLookup(status: number, body: unknown): Pick<
       outcome: "found",
       external_operation_id: b.external_operation_id,
       result_digest: typeof b.result_digest === "string" ? b.result_digest : null,
-      completed_at: typeof b.completed_at === "string" ? b.completed_at : null,
+      completed_at:
+        typeof b.completed_at === "string" && OCCURRED_AT_PATTERN.test(b.completed_at) && plausibleTime(b.completed_at)
+          ? b.completed_at
+          : null,
       message: `The tool owner reports the write was applied (operation ${b.external_operation_id}).`,
     };
   }
@@ -92,6 +138,18 @@ export async function lookupSideEffect(
   const askedAt = new Date().toISOString();
   const base = { configured: true as const, tool, url: cfg.url, asked_at: askedAt };
   const doFetch = opts.fetchImpl ?? fetch;
+  if (isLinkLocalTarget(url)) {
+    return {
+      ...base,
+      outcome: "error",
+      http_status: null,
+      answer: null,
+      external_operation_id: null,
+      result_digest: null,
+      completed_at: null,
+      message: `The lookup URL points at a link-local address (${url.hostname}), where cloud metadata services answer; it is not called. An owner can register another URL under Settings.`,
+    };
+  }
   let res: Response;
   try {
     res = await doFetch(url, { signal: AbortSignal.timeout(cfg.timeout_ms), headers: { accept: "application/json" }, redirect: "error" });
@@ -117,5 +175,5 @@ export async function lookupSideEffect(
   } catch {
     body = null;
   }
-  return { ...base, http_status: res.status, answer: body, ...interpretLookup(res.status, body) };
+  return { ...base, http_status: res.status, answer: keptAnswer(body), ...interpretLookup(res.status, body) };
 }

@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
-import { findSideEffect } from "@/db/queries/side-effects";
+import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
 import type { Receipt } from "@/lib/client/types";
 import { appendAudit } from "../audit/append";
@@ -14,12 +14,15 @@ import { DomainError, notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName, parseKeyed } from "./intent";
 import { withRetry } from "../tx";
+import { plausibleTime } from "../events/schema";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
   external_operation_id: z.string().min(1, "external_operation_id is required").max(500),
   result_digest: z.string().max(200).nullable().optional(),
-  completed_at: z.iso.datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" }),
+  completed_at: z.iso
+    .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })
+    .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now (check the sender's clock)"),
 });
 
 export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: boolean };
@@ -53,6 +56,9 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
     completed_at: new Date(input.completed_at).toISOString(),
   };
   const tenantId = actor.tenantId;
+  // An in-flight effect whose lease ran out is unknown, however late its receipt: settle that first (committed on
+  // its own), so every late receipt gets the same answer whether or not someone looked in between.
+  await expireLeases(db, tenantId, taskId);
   return withRetry(() =>
     db.transaction(async (tx) => {
       if (!(await findTask(tx, tenantId, taskId))) throw notFound(`Task ${taskId}`);

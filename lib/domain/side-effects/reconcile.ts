@@ -18,6 +18,7 @@ import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
 import { lookupSideEffect, type LookupAnswer } from "./lookup";
 import { findSecrets, redactString } from "../events/redact";
+import { plausibleTime } from "../events/schema";
 
 export const reconcileBodySchema = z
   .strictObject({
@@ -25,7 +26,10 @@ export const reconcileBodySchema = z
     external_operation_id: z.string().trim().min(1).max(500).optional(),
     result_digest: z.string().max(200).optional(),
     /** When the external write happened, if known (defaults to the lookup's answer, else the time of the decision). */
-    completed_at: z.iso.datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" }).optional(),
+    completed_at: z.iso
+      .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })
+      .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now")
+      .optional(),
     evidence: z
       .string({ error: "evidence is required: say how you know (a lookup answer, a ticket, a log line)" })
       .trim()
@@ -60,7 +64,8 @@ export type ReconcileResult = {
 
 /**
  * Settles an unknown effect.
- * @throws DomainError forbidden (role or runtime key), not_found, validation_failed (field named; e.g. evidence),
+ * @throws DomainError forbidden (role or runtime key), not_found, validation_failed (field named; e.g. evidence, an
+ *   outcome or operation id the lookup in the same request contradicts, a completed_at outside 2000…now+1 day),
  *   conflict (409: someone settled it first — message says who and when — or it is not unknown).
  */
 export async function reconcileSideEffect(
@@ -95,6 +100,16 @@ export async function reconcileSideEffect(
       {
         path: ["external_operation_id"],
         message: `the lookup just found operation ${lookup.external_operation_id}, not ${input.external_operation_id}; check which one is right`,
+      },
+    ]);
+  }
+  if (input.outcome === "not_applied" && lookup?.configured && lookup.outcome === "found") {
+    // Clearing an applied write for a retry is how double writes happen: the person's evidence must not
+    // contradict the tool owner's answer given in the same request.
+    throw validationError([
+      {
+        path: ["outcome"],
+        message: `the lookup just found the write (operation ${lookup.external_operation_id}), so it was applied; reconcile it as completed, or have the tool owner correct the lookup before calling it not applied`,
       },
     ]);
   }

@@ -37,8 +37,9 @@ export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects
  * Stores a new checkpoint version of the record.
  * @param body the task record JSON.
  * @returns `{task_id, version, digest (sha256 hex of RFC 8785 JSON), signature (Ed25519, base64url)}`.
- * @throws DomainError forbidden, validation_failed (field named), conflict (a declared side effect is bound
- *   to another idempotency key, or the key belongs to another effect of the tenant).
+ * @throws DomainError forbidden, validation_failed (field named), conflict (the record names another principal
+ *   than the task's first checkpoint did; a declared side effect is bound to another idempotency key, or the key
+ *   belongs to another effect of the tenant).
  */
 export async function checkpointTask(
   db: Db,
@@ -61,9 +62,22 @@ export async function checkpointTask(
             set latest_version = latest_version + 1, principal = ${record.principal},
                 policy_version = ${record.policy_version}, phase = ${record.phase}, updated_at = now()
             where tenant_id = ${tenantId} and task_id = ${taskId}
+              and (principal is null or principal = ${record.principal})
             returning latest_version`,
       );
-      const version = task!.latest_version;
+      if (!task) {
+        // The principal is whose authority the run uses: changing it would slip past a revocation.
+        const [current] = await queryRows<{ principal: string }>(
+          tx,
+          sql`select principal from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+        );
+        throw new DomainError(
+          "conflict",
+          `Task ${taskId} acts for principal "${current?.principal}"; a checkpoint cannot change it to "${record.principal}". Start a new task to act for another principal.`,
+          { field: "principal", current: current?.principal ?? null },
+        );
+      }
+      const version = task.latest_version;
       await tx.execute(sql`
         insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id)
         values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid})`);

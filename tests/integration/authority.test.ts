@@ -1,0 +1,274 @@
+/**
+ * A run's authority and evidence cannot be bent (found by a reviewer trying to break the service), on real
+ * PostgreSQL through the built server:
+ * - a checkpoint cannot change the task's principal, so a revocation cannot be sidestepped;
+ * - a reconcile cannot call a write "not applied" when the lookup it asked found it;
+ * - a receipt event must carry the external operation id: no receipt is made up;
+ * - an intent reported as an event carries the default lease, so its effect turns unknown when no receipt comes,
+ *   and a later intent event does not rewrite the payload digest;
+ * - a late receipt after the lease ran out gets `reconcile_required` whether or not anyone looked in between;
+ * - an effect waiting for approval stops the gate with `approval_missing`, as the intent route refuses it;
+ * - receipt and reconcile times outside 2000…now+1 day are refused; a lookup's implausible time is dropped;
+ * - a lookup answer keeps only its four fields, and link-local targets are never called.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "@/db";
+import { DEFAULT_LEASE_SECONDS } from "@/lib/domain/side-effects/intent";
+import {
+  askGate,
+  auditRows,
+  checkpoint,
+  custodySnapshot,
+  effectRow,
+  expectError,
+  hex,
+  intentBody,
+  localServer,
+  newKey,
+  postIntent,
+  postLookup,
+  postReceipt,
+  postReconcile,
+  receiptBody,
+  registerLookup,
+  sendEvents,
+  signInAs,
+  sleep,
+} from "./custody-helpers";
+import { api, createTestTenant, makeEvent, makeRecord, newTaskId, openTestDb, postEvents, type TestTenant } from "./helpers";
+
+let handle: Awaited<ReturnType<typeof openTestDb>>;
+beforeAll(async () => {
+  handle = await openTestDb();
+});
+afterAll(async () => {
+  await handle?.close();
+});
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!().catch(() => {});
+});
+
+const EFFECT = "update_record";
+
+/** A checkpointed task whose effect went in flight and whose run was then interrupted. */
+async function unknownEffect(t: TestTenant, tool = EFFECT): Promise<{ taskId: string; key: string }> {
+  const taskId = newTaskId();
+  const key = newKey();
+  await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started", tool } } });
+  expect((await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { tool }))).body.decision).toBe("go");
+  await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
+  expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+  return { taskId, key };
+}
+
+describe("the principal of a task is fixed", () => {
+  it("refuses a checkpoint naming another principal (409), so a revocation keeps stopping the run", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    const principal = `tenant/acme:user/${taskId}`;
+    await checkpoint(t, taskId, { principal });
+    const owner = await signInAs(t, "owner");
+    expect((await api(owner).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status).toBe(200);
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+
+    const res = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, makeRecord(taskId, { principal: "tenant/acme:user/someone-else" }));
+    expectError(res, 409, "conflict");
+    expect(res.text).toContain(principal);
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.verdict).toBe("stop");
+    expect(gate.body.reasons.map((r) => r.code)).toContain("principal_revoked");
+    expectError(await postIntent(t.apiKey, taskId, "publish", intentBody(newKey())), 403, "principal_revoked");
+    // the same principal may checkpoint again
+    expect((await checkpoint(t, taskId, { principal })).version).toBe(2);
+  });
+});
+
+describe("reconcile against the lookup it asked", () => {
+  it("refuses not_applied when the lookup found the write (422) and settles nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner", "responder"] });
+    const server = await localServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ found: true, external_operation_id: "op-REAL-123" }));
+    });
+    cleanups.push(server.close);
+    expect((await registerLookup(await signInAs(t, "owner"), "publisher", `${server.url}/lookup`)).status).toBe(200);
+    const { taskId } = await unknownEffect(t, "publisher");
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const res = await postReconcile(await signInAs(t, "responder"), taskId, EFFECT, {
+      outcome: "not_applied",
+      evidence: "I think it did not go through",
+      use_lookup: true,
+    });
+    expectError(res, 422, "validation_failed");
+    expect(res.text).toContain("op-REAL-123");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(0);
+  });
+});
+
+describe("side-effect events", () => {
+  it("rejects a receipt event without external_operation_id and leaves the effect in flight", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    const intent = makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: EFFECT, idempotency_key: key } });
+    const receipt = makeEvent(taskId, { plane: "tools", type: "side_effect.receipt", attrs: { name: EFFECT, idempotency_key: key } });
+    const res = await postEvents(t.apiKey, [intent, receipt]);
+    expect(res.body.results.map((r) => r.status)).toEqual(["stored", "rejected"]);
+    expect(res.body.results[1]!.error!.message).toContain("attrs.external_operation_id");
+    const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
+    expect(row?.status).toBe("in_flight");
+    expect(row?.receipt ?? null).toBeNull();
+  });
+
+  it("gives a reported intent the default lease from its time; an old one without receipt stops the gate as unknown", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId);
+    const key = newKey();
+    const at = new Date(Date.now() - 2 * DEFAULT_LEASE_SECONDS * 1000);
+    await sendEvents(t, [
+      makeEvent(taskId, { plane: "tools", type: "side_effect.intent", occurred_at: at.toISOString(), attrs: { name: EFFECT, idempotency_key: key, payload_digest: hex("a") } }),
+    ]);
+    const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
+    expect(row?.status).toBe("in_flight");
+    const [lease] = await queryRows<{ ms: string }>(
+      handle.db,
+      sql`select (extract(epoch from lease_expires_at) * 1000)::bigint::text as ms from side_effects
+          where tenant_id = ${t.tenantId} and task_id = ${taskId} and name = ${EFFECT}`,
+    );
+    expect(Number(lease?.ms)).toBe(at.getTime() + DEFAULT_LEASE_SECONDS * 1000);
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.verdict).toBe("stop");
+    expect(gate.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+    // the intent route now sees an unknown effect, not a live holder
+    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { payload_digest: hex("a") })), 409, "reconcile_required");
+  });
+
+  it("does not let a later intent event rewrite the payload digest of an effect", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started" } } });
+    const intent = (digest: string, minute: number) =>
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.intent",
+        occurred_at: new Date(Date.now() - 60_000 + minute * 1000).toISOString(),
+        attrs: { name: EFFECT, idempotency_key: key, payload_digest: digest },
+      });
+    await sendEvents(t, [intent(hex("a"), 1)]);
+    // The write failed: a retry's intent may move the effect in flight again.
+    await handle.db.execute(sql`update side_effects set status = 'failed' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    await sendEvents(t, [intent(hex("b"), 2)]);
+    const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
+    expect(row?.status).toBe("in_flight");
+    expect(row?.payload_digest).toBe(hex("a"));
+  });
+});
+
+describe("late receipts", () => {
+  it("answers reconcile_required for a receipt after the lease ran out, whether or not the gate was asked first", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId);
+    const keys = [newKey(), newKey()];
+    for (const [i, key] of keys.entries()) {
+      expect((await postIntent(t.apiKey, taskId, `e${i}`, intentBody(key, { lease_seconds: 5 }))).body.decision).toBe("go");
+    }
+    await sleep(6_000);
+    expectError(await postReceipt(t.apiKey, taskId, "e0", receiptBody(keys[0]!)), 409, "reconcile_required");
+    await askGate(t.apiKey, taskId);
+    expectError(await postReceipt(t.apiKey, taskId, "e1", receiptBody(keys[1]!)), 409, "reconcile_required");
+    for (const name of ["e0", "e1"]) expect((await effectRow(handle.db, t.tenantId, taskId, name))?.status).toBe("unknown");
+  });
+});
+
+describe("approval waits", () => {
+  it("stop the gate with approval_missing, as the intent route refuses the write", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, {
+      side_effects: { publish: { idempotency_key: key, status: "awaiting_approval" }, send: { idempotency_key: newKey(), status: "not_started" } },
+    });
+    expectError(await postIntent(t.apiKey, taskId, "publish", intentBody(key)), 403, "approval_required");
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body).toMatchObject({ verdict: "stop", permitted_side_effects: [] });
+    expect(gate.body.reasons.map((r) => [r.code, r.target])).toEqual([["approval_missing", `/tasks/${taskId}?tab=side-effects&effect=publish`]]);
+  });
+});
+
+describe("times a clock could not have written", () => {
+  it("refuses a receipt or a reconcile completed in 2999 (422) and stores nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["responder"] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId);
+    const key = newKey();
+    await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: "2999-01-01T00:00:00Z" }));
+    expectError(res, 422, "validation_failed");
+    expect(res.text).toContain("completed_at");
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
+
+    const unknown = await unknownEffect(t);
+    const snap = await custodySnapshot(handle.db, t.tenantId, unknown.taskId);
+    const rec = await postReconcile(await signInAs(t, "responder"), unknown.taskId, EFFECT, {
+      outcome: "completed",
+      external_operation_id: "op-1",
+      completed_at: "2999-01-01T00:00:00Z",
+      evidence: "seen in the records system",
+    });
+    expectError(rec, 422, "validation_failed");
+    expect(await custodySnapshot(handle.db, t.tenantId, unknown.taskId)).toEqual(snap);
+  });
+});
+
+describe("what a lookup may reach and keep", () => {
+  it("keeps only found, external_operation_id, result_digest and completed_at, and drops an implausible time", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner", "responder"] });
+    const server = await localServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          found: true,
+          external_operation_id: "op-9",
+          completed_at: "2999-01-01T00:00:00Z",
+          internal: { db_password: "hunter2", hosts: ["10.0.0.5"] },
+        }),
+      );
+    });
+    cleanups.push(server.close);
+    expect((await registerLookup(await signInAs(t, "owner"), "records", `${server.url}/lookup`)).status).toBe(200);
+    const { taskId } = await unknownEffect(t, "records");
+    const responder = await signInAs(t, "responder");
+    const looked = await postLookup(responder, taskId, EFFECT);
+    expect(looked.body).toMatchObject({ outcome: "found", external_operation_id: "op-9", completed_at: null });
+    expect((looked.body as { answer: unknown }).answer).toEqual({ found: true, external_operation_id: "op-9", completed_at: "2999-01-01T00:00:00Z" });
+    expect(looked.text).not.toContain("hunter2");
+    const rec = await postReconcile(responder, taskId, EFFECT, { outcome: "completed", evidence: "lookup found it", use_lookup: true });
+    expect(rec.status, rec.text).toBe(200);
+    const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
+    expect(JSON.stringify(row)).not.toContain("hunter2");
+    expect(Date.parse(String(row?.receipt?.completed_at))).toBeLessThan(Date.now() + 60_000);
+  });
+
+  it.each(["http://169.254.169.254/latest/meta-data", "http://[fe80::1]/x", "http://0xA9FEA9FE/x"])(
+    "never calls the link-local target %s",
+    async (url) => {
+      const t = await createTestTenant(handle.db, { roles: ["owner", "responder"] });
+      expect((await registerLookup(await signInAs(t, "owner"), "meta", url)).status).toBe(200);
+      const { taskId } = await unknownEffect(t, "meta");
+      const started = Date.now();
+      const looked = await postLookup(await signInAs(t, "responder"), taskId, EFFECT);
+      expect(looked.status, looked.text).toBe(200);
+      expect(looked.body).toMatchObject({ configured: true, outcome: "error", http_status: null });
+      expect(looked.text).toContain("link-local");
+      expect(Date.now() - started).toBeLessThan(2_000); // refused before any connection attempt and its timeout
+    },
+  );
+});

@@ -2,6 +2,7 @@
  * Readability fixes from a review of the product in the browser:
  * - /audit at 420 px: rows stay about one line tall (the details column broke every character), the table
  *   scrolls inside its card (never the page) and the details open to the full JSON;
+ * - ids (task ids, idempotency keys) stay on one line, ellipsised with the whole id as the title, at 420 px;
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
@@ -58,5 +59,43 @@ test("the audit log at 420 px: short rows, the table scrolls inside its card, de
   await expect(details.locator("pre")).toBeVisible();
   const full = JSON.parse((await details.locator("pre").textContent()) ?? "null") as unknown;
   expect(full).toEqual(JSON.parse((await summary.getAttribute("title")) ?? "null"));
+  await expectNoPageScrollSideways(page);
+});
+
+test("ids stay on one line at 420 px: task list, task header, side effects, attention queue, reconcile dialog", async ({ page, tenant, runtime }) => {
+  await page.setViewportSize(NARROW);
+  const incident = await seedIncidentTask(runtime, newTaskId("case-918-with-a-rather-long-identifier"));
+  await loginAs(page, tenant.users.responder.email, tenant.password);
+
+  await page.goto("/tasks");
+  const link = page.getByTestId("task-row").getByRole("link", { name: incident.taskId });
+  await expect(link).toHaveAttribute("title", incident.taskId);
+  await expectOneLine(link, "the task id in the task list");
+
+  await page.goto(`/tasks/${incident.taskId}`);
+  const heading = page.getByTestId("task-id");
+  await expect(heading).toHaveText(incident.taskId);
+  await expect(heading).toHaveAttribute("title", incident.taskId);
+  await expectOneLine(heading, "the task id in the header");
+  const key = page.locator(`[data-testid=side-effect-row][data-name=${incident.effect}]`).getByTestId("idempotency-key");
+  await expect(key).toHaveText(incident.idempotencyKey);
+  await expect(key).toHaveAttribute("title", incident.idempotencyKey);
+  await expectOneLine(key, "the idempotency key");
+  await expectNoPageScrollSideways(page);
+
+  await page.getByRole("button", { name: `Reconcile ${incident.effect}`, exact: true }).click();
+  const dialog = page.getByTestId("reconcile-dialog");
+  for (const id of [incident.taskId, incident.idempotencyKey]) {
+    const el = dialog.locator(`[title="${id}"]`);
+    await expect(el).toHaveText(id);
+    await expectOneLine(el, `${id} in the reconcile dialog`);
+  }
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+
+  await page.goto("/");
+  const item = page.getByTestId("attention-item").filter({ hasText: incident.effect });
+  const id = item.locator(`[title="${incident.taskId}"]`);
+  await expect(id).toHaveText(incident.taskId);
+  await expectOneLine(id, "the task id in the attention queue");
   await expectNoPageScrollSideways(page);
 });

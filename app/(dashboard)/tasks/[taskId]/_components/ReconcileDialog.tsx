@@ -9,6 +9,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import type { SideEffectView } from "@/lib/client/types";
+import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";
 
@@ -107,10 +108,10 @@ export function ReconcileDialog({
     >
       <div className="space-y-4 p-5">
         <div className="flex items-start justify-between gap-3">
-          <div>
+          <div className="min-w-0">
             <h2 id="reconcile-title" className="text-base font-semibold">Reconcile {name}</h2>
             <p className="text-sm text-neutral-600">
-              Task <span className="font-mono">{taskId}</span> · key <span className="font-mono">{effect.idempotency_key}</span>
+              Task <Id value={taskId} inline /> · key <Id value={effect.idempotency_key} inline />
             </p>
           </div>
           <SideEffectStatusBadge status={effect.status} />

@@ -3,6 +3,7 @@
  * - /audit at 420 px: rows stay about one line tall (the details column broke every character), the table
  *   scrolls inside its card (never the page) and the details open to the full JSON;
  * - ids (task ids, idempotency keys) stay on one line, ellipsised with the whole id as the title, at 420 px;
+ * - the settings hint shows the Authorization header as code, not between literal backticks;
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
@@ -98,4 +99,12 @@ test("ids stay on one line at 420 px: task list, task header, side effects, atte
   await expect(id).toHaveText(incident.taskId);
   await expectOneLine(id, "the task id in the attention queue");
   await expectNoPageScrollSideways(page);
+});
+
+test("settings show the Authorization header as code, without literal backticks", async ({ page, tenant }) => {
+  await loginAs(page, tenant.users.owner.email, tenant.password);
+  await page.goto("/settings");
+  const section = page.locator("section#api-keys");
+  await expect(section.locator("code").filter({ hasText: "Authorization: Bearer <key>" })).toBeVisible();
+  await expect(page.locator("main")).not.toContainText("`");
 });

@@ -4,6 +4,7 @@
  *   scrolls inside its card (never the page) and the details open to the full JSON;
  * - ids (task ids, idempotency keys) stay on one line, ellipsised with the whole id as the title, at 420 px;
  * - the settings hint shows the Authorization header as code, not between literal backticks;
+ * - the reconcile dialog's submit button says what is still missing instead of "Record … as …".
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
@@ -107,4 +108,33 @@ test("settings show the Authorization header as code, without literal backticks"
   const section = page.locator("section#api-keys");
   await expect(section.locator("code").filter({ hasText: "Authorization: Bearer <key>" })).toBeVisible();
   await expect(page.locator("main")).not.toContainText("`");
+});
+
+test("the reconcile dialog's submit button says what is still missing", async ({ page, tenant, runtime }) => {
+  const incident = await seedIncidentTask(runtime, newTaskId("reconcile-form"));
+  await loginAs(page, tenant.users.responder.email, tenant.password);
+  await page.goto(`/tasks/${incident.taskId}`);
+  await page.getByRole("button", { name: `Reconcile ${incident.effect}`, exact: true }).click();
+  const dialog = page.getByTestId("reconcile-dialog");
+  const submit = dialog.locator("button[type=submit]");
+
+  await expect(submit).toBeDisabled();
+  await expect(submit).toHaveAccessibleName(`Record ${incident.effect}`);
+  await expect(submit).not.toContainText("…");
+  await expect(submit).toHaveAccessibleDescription("Choose an outcome and write the evidence to record it.");
+  await expect(dialog.getByTestId("reconcile-missing")).toBeVisible();
+
+  await dialog.getByRole("radio", { name: /It completed/ }).check();
+  await expect(submit).toHaveAccessibleName(`Record ${incident.effect} as completed`);
+  await expect(submit).toHaveAccessibleDescription("Enter the external operation id and write the evidence to record it.");
+  await dialog.getByLabel("External operation id").fill("op-123");
+  await expect(submit).toHaveAccessibleDescription("Write the evidence to record it.");
+  await expect(submit).toBeDisabled();
+
+  await dialog.getByRole("radio", { name: /It was not applied/ }).check();
+  await expect(submit).toHaveAccessibleName(`Record ${incident.effect} as not applied`);
+  await dialog.getByLabel("Evidence").fill("No such write in the records system (ticket OPS-1).");
+  await expect(submit).toBeEnabled();
+  await expect(dialog.getByTestId("reconcile-missing")).toHaveCount(0);
+  await expect(submit).toHaveAccessibleDescription("");
 });

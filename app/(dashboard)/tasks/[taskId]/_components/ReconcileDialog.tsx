@@ -80,7 +80,7 @@ export function ReconcileDialog({
         body: {
           outcome,
           evidence,
-          ...(outcome === "completed" ? { external_operation_id: operationId.trim() } : {}),
+          ...(outcome === "completed" && operationId.trim() ? { external_operation_id: operationId.trim() } : {}),
           ...(useLookup ? { use_lookup: true } : {}),
         },
       }),
@@ -95,8 +95,9 @@ export function ReconcileDialog({
       ? ((submit.error.details as { fields?: Array<{ path: string; message: string }> } | undefined)?.fields ?? [])
       : [];
   const errorFor = (path: string) => fieldErrors.find((f) => f.path === path)?.message;
-  const actionWord = outcome === "completed" ? "completed" : outcome === "not_applied" ? "not applied" : "…";
   const conflicted = submit.error instanceof ApiError && submit.error.status === 409;
+  const missing = missingForReconcile({ outcome, evidence, operationId, useLookup });
+  const submitLabel = outcome === null ? `Record ${name}` : `Record ${name} as ${outcome === "completed" ? "completed" : "not applied"}`;
 
   return (
     <dialog
@@ -222,18 +223,24 @@ export function ReconcileDialog({
               <p role="alert" className="text-sm text-red-700">{submit.error?.message}</p>
             ) : null}
 
-            <div className="flex flex-wrap justify-end gap-2">
+            <div className="flex flex-wrap items-center justify-end gap-2">
+              {!conflicted && missing.length ? (
+                <p id="reconcile-missing" className="mr-auto text-sm text-neutral-600" data-testid="reconcile-missing" aria-live="polite">
+                  {capitalized(sentence(missing))} to record it.
+                </p>
+              ) : null}
               <button type="button" className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm" onClick={() => ref.current?.close()}>
                 {conflicted ? "Close" : "Cancel"}
               </button>
               {conflicted ? null : (
-              <button
-                type="submit"
-                disabled={!outcome || submit.isPending}
-                className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:opacity-50"
-              >
-                {submit.isPending ? "Recording…" : `Record ${name} as ${actionWord}`}
-              </button>
+                <button
+                  type="submit"
+                  disabled={missing.length > 0 || submit.isPending}
+                  aria-describedby={missing.length ? "reconcile-missing" : undefined}
+                  className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:cursor-not-allowed disabled:opacity-50"
+                >
+                  {submit.isPending ? "Recording…" : submitLabel}
+                </button>
               )}
             </div>
           </form>
@@ -241,4 +248,32 @@ export function ReconcileDialog({
       </div>
     </dialog>
   );
+}
+
+/**
+ * What the form still lacks before the server would accept it (the same rules as the reconcile verb): an outcome,
+ * evidence of at least 3 characters, and for "completed" the external operation id unless the lookup is asked
+ * again when recording.
+ */
+function missingForReconcile(f: {
+  outcome: "completed" | "not_applied" | null;
+  evidence: string;
+  operationId: string;
+  useLookup: boolean;
+}): string[] {
+  const missing: string[] = [];
+  if (f.outcome === null) missing.push("choose an outcome");
+  if (f.outcome === "completed" && !f.operationId.trim() && !f.useLookup) missing.push("enter the external operation id");
+  if (f.evidence.trim().length < 3) missing.push("write the evidence");
+  return missing;
+}
+
+/** The text with its first letter in upper case. */
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** "a", "a and b", "a, b and c". */
+function sentence(parts: string[]): string {
+  return parts.length <= 1 ? (parts[0] ?? "") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }

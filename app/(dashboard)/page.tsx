@@ -4,6 +4,7 @@ import { getDb } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { attentionQueue } from "@/lib/domain/tasks/attention";
 import { requirePageActor } from "@/lib/server/page-actor";
+import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 
 export const metadata: Metadata = { title: "Attention" };
@@ -30,8 +31,8 @@ export default async function AttentionPage() {
               <span className="inline-flex items-center gap-1 rounded-full border border-amber-300 bg-amber-50 px-2 py-0.5 text-xs font-medium text-amber-900">
                 <span aria-hidden="true">?</span> unknown
               </span>
-              <span>
-                <strong>{i.side_effect}</strong> of task <span className="font-mono">{i.task_id}</span>: request sent, outcome not recorded.
+              <span className="min-w-0 max-w-full">
+                <strong>{i.side_effect}</strong> of task <Id value={i.task_id} inline />: request sent, outcome not recorded.
               </span>
               <span className="text-xs text-neutral-600">{i.reason}</span>
               <span className="text-xs text-neutral-500">since <Time iso={i.since} /></span>

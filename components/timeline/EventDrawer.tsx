@@ -6,6 +6,7 @@
  */
 import { useId, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from "react";
 import type { SideEffectView, StoredEvent } from "@/lib/client/types";
+import { Id } from "@/components/ui/Id";
 import { formatInstant } from "./format";
 import { useHydrated } from "./hooks";
 import { JsonTree } from "./JsonTree";
@@ -129,17 +130,17 @@ export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, class
           </Row>
           <Row term="sandbox id (pointer, not trusted)">
             {event.environment_id ? (
-              <span className="font-mono break-all">{event.environment_id}</span>
+              <Id value={event.environment_id} />
             ) : (
               <span className="text-neutral-500">none</span>
             )}
           </Row>
           <Row term="attempt">{event.attempt ?? <span className="text-neutral-500">—</span>}</Row>
           <Row term="actor">
-            {event.actor ? <span className="font-mono break-all">{event.actor}</span> : <span className="text-neutral-500">—</span>}
+            {event.actor ? <Id value={event.actor} /> : <span className="text-neutral-500">—</span>}
           </Row>
           <Row term="event id">
-            <span className="font-mono break-all">{event.id}</span>
+            <Id value={event.id} />
           </Row>
           <Row term="redactions">
             {event.redaction_count > 0 ? (

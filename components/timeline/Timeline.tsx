@@ -28,6 +28,8 @@ import {
   deriveSandboxBars,
   ensureVisible,
   fitDomain,
+  fitSandboxBarLabel,
+  labelWidth,
   markShape,
   matchesFilter,
   neighbourId,
@@ -75,7 +77,7 @@ const LANE_H = 36;
 const ENV_MARK_ROW = 26;
 const BAR_H = 14;
 const BAR_GAP = 4;
-const CAPTION_H = 14;
+const CAPTION_H = 18;
 const WIDE_MIN = 640;
 const LABEL_W = 128;
 const PAD_R = 14;
@@ -133,9 +135,6 @@ const BIN_STYLE: Record<Outcome, { rect: string; text: string }> = {
   denied: { rect: "fill-red-600", text: "fill-white" },
   failed: { rect: "fill-red-600", text: "fill-white" },
 };
-
-/** Approximate width in px of a 10 px label (no DOM measurement needed for collision avoidance). */
-const labelWidth = (text: string) => text.length * 5.8 + 4;
 
 /**
  * The four-lane timeline. Props: see `TimelineProps`. Renders a toolbar (zoom, Fit, UTC / Local), the
@@ -511,8 +510,13 @@ export function Timeline({
     const bx1 = x(bar.end);
     const bw = Math.max(2, bx1 - bx0);
     const by = barY(bar.row);
-    const label = `${sandboxBarLabel(bar)}${bar.open ? " (no end recorded)" : ""}`;
-    const labelX = Math.max(bx0, x0) - bx0 + 4;
+    const fullLabel = `${sandboxBarLabel(bar)}${bar.open ? " (no end recorded)" : ""}`;
+    // Only the part of the bar inside the plot can hold text; a label that does not fit whole is shortened or
+    // left out (the tooltip names the attempt), never cut off or drawn over the next bar.
+    const visibleX0 = Math.max(bx0, x0);
+    const room = Math.min(bx1, x1) - visibleX0 - 8;
+    const label = fitSandboxBarLabel(bar, room);
+    const labelX = visibleX0 - bx0 + 4;
     return (
       <g
         key={bar.environmentId}
@@ -520,6 +524,7 @@ export function Timeline({
         data-environment-id={bar.environmentId}
         data-attempt={bar.attempt ?? undefined}
         data-open={bar.open ? "true" : "false"}
+        data-label={fullLabel}
         className={bar.createdEventId ? "cursor-pointer" : undefined}
         onClick={() => (bar.createdEventId ? select(bar.createdEventId) : undefined)}
         onPointerEnter={() => setHover({ kind: "bar", environmentId: bar.environmentId })}
@@ -539,11 +544,18 @@ export function Timeline({
           strokeWidth={1}
           strokeDasharray={bar.open ? "4 2" : undefined}
         />
-        <svg x={bx0} y={by} width={bw} height={BAR_H} overflow="hidden">
-          <text x={labelX} y={10.5} className="fill-neutral-800 text-[10px] font-medium dark:fill-neutral-100">
-            {label}
-          </text>
-        </svg>
+        {label !== null ? (
+          <svg x={bx0} y={by} width={bw} height={BAR_H} overflow="hidden">
+            <text
+              x={labelX}
+              y={10.5}
+              className="fill-neutral-800 text-[10px] font-medium dark:fill-neutral-100"
+              data-testid="sandbox-bar-label"
+            >
+              {label}
+            </text>
+          </svg>
+        ) : null}
       </g>
     );
   };
@@ -784,17 +796,49 @@ export function Timeline({
                     {countByPlane[lane.plane]} {countByPlane[lane.plane] === 1 ? "event" : "events"}
                   </text>
                 </>
-              ) : (
-                <text x={x0} y={top + 11} className="fill-neutral-800 text-[11px] font-medium dark:fill-neutral-100">
-                  {lane.label}
-                </text>
-              )}
+              ) : null}
               <g clipPath={`url(#${clipId})`}>
                 {lane.plane === "environment" ? bars.map(renderBar) : null}
                 {bins.filter((b) => b.plane === lane.plane).map(renderBin)}
                 {marks.filter((m) => m.plane === lane.plane && m.id !== selectedId).map(renderMark)}
                 {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem) ? renderMark(selectedItem) : null}
+                {/* Narrow: the rules cross each lane here, under its name (wide: one line across all lanes, below). */}
+                {wide
+                  ? null
+                  : ruleLayout.map(({ rule, x: rx }) =>
+                      rx < x0 - 1 || rx > x1 + 1 ? null : (
+                        <line
+                          key={rule.eventId}
+                          x1={rx}
+                          x2={rx}
+                          y1={top}
+                          y2={top + h}
+                          className={RULE_STYLE[rule.kind].line}
+                          strokeWidth={RULE_STYLE[rule.kind].width}
+                          strokeDasharray={RULE_STYLE[rule.kind].dash}
+                          pointerEvents="none"
+                        />
+                      ),
+                    )}
               </g>
+              {wide ? null : (
+                // Narrow: the lane's name in a caption row above its marks, drawn after them and the rules with a
+                // halo in the lane's colour, so no mark, bin count, bar or rule can cover it.
+                <text
+                  x={x0}
+                  y={top + 12}
+                  data-testid="timeline-lane-label"
+                  paintOrder="stroke"
+                  strokeWidth={4}
+                  strokeLinejoin="round"
+                  pointerEvents="none"
+                  className={`fill-neutral-800 text-[11px] font-medium dark:fill-neutral-100 ${
+                    i % 2 === 0 ? "stroke-white dark:stroke-neutral-950" : "stroke-neutral-50 dark:stroke-neutral-900"
+                  }`}
+                >
+                  {lane.label}
+                </text>
+              )}
             </g>
           ))}
 
@@ -822,7 +866,7 @@ export function Timeline({
                     x1={rx}
                     x2={rx}
                     y1={AXIS_H + row * RULE_ROW_H + 2}
-                    y2={lanesBottom}
+                    y2={wide ? lanesBottom : lanesTop}
                     className={style.line}
                     strokeWidth={style.width}
                     strokeDasharray={style.dash}

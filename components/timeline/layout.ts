@@ -224,6 +224,31 @@ export function sandboxBarLabel(bar: Pick<SandboxBar, "attempt">): string {
   return bar.attempt === null ? "sandbox" : `attempt ${bar.attempt}`;
 }
 
+/** Approximate width in px of a 10 px timeline label (no DOM measurement needed for layout). */
+export function labelWidth(text: string): number {
+  return text.length * 5.8 + 4;
+}
+
+/**
+ * The text drawn inside a sandbox bar with `room` px free: the longest of `attempt N (no end recorded)` (open
+ * bars), `attempt N`, `#N` that fits whole, or null when none does. A label never spills out of its bar nor is
+ * cut mid-word (a cut "attempt 1" read as "at" next to the following bar's "attempt 2"); the full label stays in
+ * the bar's tooltip. `measure` defaults to {@link labelWidth}.
+ */
+export function fitSandboxBarLabel(
+  bar: Pick<SandboxBar, "attempt" | "open">,
+  room: number,
+  measure: (text: string) => number = labelWidth,
+): string | null {
+  const base = sandboxBarLabel(bar);
+  const candidates = [
+    ...(bar.open ? [`${base} (no end recorded)`] : []),
+    base,
+    ...(bar.attempt !== null ? [`#${bar.attempt}`] : []),
+  ];
+  return candidates.find((text) => measure(text) <= room) ?? null;
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Interruption and restart rules                                                                   */
 /* ------------------------------------------------------------------------------------------------ */

@@ -45,14 +45,21 @@ const VERDICT = {
   stop: { label: "Stop", icon: "■", cls: "bg-red-50 text-red-800 border-red-300" },
 } as const;
 
-/** Resume-gate verdict pill with the count of reasons. */
-export function VerdictBadge({ verdict, reasons }: { verdict: keyof typeof VERDICT; reasons: number }) {
+/** The neutral look of a verdict shown for information only (a run that has ended: nobody acts on it). */
+const MUTED_VERDICT_CLS = "bg-neutral-50 text-neutral-700 border-neutral-300 border-dashed";
+
+/**
+ * Resume-gate verdict pill with the count of reasons. `muted`: neutral colours instead of the verdict's own, for a
+ * verdict shown as information rather than as a call to act (e.g. on a run that has ended).
+ */
+export function VerdictBadge({ verdict, reasons, muted = false }: { verdict: keyof typeof VERDICT; reasons: number; muted?: boolean }) {
   const v = VERDICT[verdict];
   return (
     <span
-      className={`inline-flex items-center gap-1.5 rounded-md border px-2.5 py-1 text-sm font-semibold ${v.cls}`}
+      className={`inline-flex items-center gap-1.5 rounded-md border px-2.5 py-1 text-sm ${muted ? `font-medium ${MUTED_VERDICT_CLS}` : `font-semibold ${v.cls}`}`}
       data-testid="gate-verdict"
       data-verdict={verdict}
+      data-tone={muted ? "neutral" : "status"}
     >
       <span aria-hidden="true">{v.icon}</span>
       {v.label}

@@ -13,6 +13,8 @@ import {
   deriveSandboxBars,
   ensureVisible,
   fitDomain,
+  fitSandboxBarLabel,
+  labelWidth,
   laneIndex,
   markShape,
   matchesFilter,
@@ -181,6 +183,25 @@ describe("deriveSandboxBars", () => {
     ]);
     expect(bars[0]?.start).toBe(T0 + 5_000);
     expect(sandboxBarLabel({ attempt: null })).toBe("sandbox");
+  });
+
+  it("fits a sandbox bar's label whole into the bar, shortened, or not at all", () => {
+    const closed = { attempt: 1, open: false };
+    const open = { attempt: 2, open: true };
+    expect(fitSandboxBarLabel(closed, 500)).toBe("attempt 1");
+    expect(fitSandboxBarLabel(open, 500)).toBe("attempt 2 (no end recorded)");
+    expect(fitSandboxBarLabel(open, labelWidth("attempt 2"))).toBe("attempt 2");
+    expect(fitSandboxBarLabel(closed, labelWidth("attempt 1") - 1)).toBe("#1");
+    // A bar a few pixels wide (attempt 1 after "fit" on a long run) shows no text rather than "at".
+    expect(fitSandboxBarLabel(closed, 4)).toBeNull();
+    expect(fitSandboxBarLabel(closed, -20)).toBeNull();
+    expect(fitSandboxBarLabel({ attempt: null, open: false }, labelWidth("sandbox"))).toBe("sandbox");
+    expect(fitSandboxBarLabel({ attempt: null, open: false }, labelWidth("sandbox") - 1)).toBeNull();
+    // Whatever is chosen fits the room it was given.
+    for (let room = -10; room < 200; room += 3) {
+      const label = fitSandboxBarLabel(open, room);
+      if (label !== null) expect(labelWidth(label)).toBeLessThanOrEqual(room);
+    }
   });
 
   it("packs touching intervals on one row and overlapping ones on new rows", () => {

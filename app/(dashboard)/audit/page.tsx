@@ -41,29 +41,41 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       {page.entries.length === 0 ? (
         <p className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-600">No entries yet.</p>
       ) : (
-        <div className="relative overflow-x-auto rounded-lg border border-neutral-200 bg-white">
-          <table className="w-full text-left text-sm">
+        // On a narrow screen the table scrolls sideways inside its card (the page itself never does); every cell
+        // stays on one line, and the details show as one truncated line that expands to the full JSON.
+        <div className="relative overflow-x-auto rounded-lg border border-neutral-200 bg-white" data-testid="audit-table">
+          <table className="w-full min-w-[56rem] text-left text-sm">
             <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
               <tr>
-                <th className="px-3 py-2">#</th>
-                <th className="px-3 py-2">When</th>
-                <th className="px-3 py-2">Who</th>
-                <th className="px-3 py-2">Action</th>
-                <th className="px-3 py-2">Target</th>
-                <th className="px-3 py-2">Details</th>
+                <th scope="col" className="px-3 py-2">#</th>
+                <th scope="col" className="px-3 py-2">When</th>
+                <th scope="col" className="px-3 py-2">Who</th>
+                <th scope="col" className="px-3 py-2">Action</th>
+                <th scope="col" className="px-3 py-2">Target</th>
+                <th scope="col" className="px-3 py-2">Details</th>
               </tr>
             </thead>
             <tbody>
               {page.entries.map((e) => (
                 <tr key={e.seq} className="border-b border-neutral-100 align-top last:border-0" data-testid="audit-row">
                   <td className="px-3 py-2 tabular-nums" title={`hash ${e.hash}`}>{e.seq}</td>
-                  <td className="px-3 py-2 text-xs"><Time iso={e.at} /></td>
-                  <td className="px-3 py-2 text-xs">{e.actor_label}</td>
-                  <td className="px-3 py-2 font-mono text-xs">{e.action}</td>
-                  <td className="px-3 py-2 font-mono text-xs break-all">
-                    <Link href={`/audit?target=${encodeURIComponent(e.target)}`} className="underline-offset-2 hover:underline">{e.target}</Link>
+                  <td className="whitespace-nowrap px-3 py-2 text-xs"><Time iso={e.at} /></td>
+                  <td className="px-3 py-2 text-xs">
+                    <span className="block max-w-[14rem] truncate" title={e.actor_label}>{e.actor_label}</span>
                   </td>
-                  <td className="max-w-md px-3 py-2 font-mono text-xs break-all text-neutral-700">{JSON.stringify(e.details)}</td>
+                  <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">{e.action}</td>
+                  <td className="px-3 py-2 font-mono text-xs" data-testid="audit-target">
+                    <Link
+                      href={`/audit?target=${encodeURIComponent(e.target)}`}
+                      className="block max-w-[16rem] truncate underline-offset-2 hover:underline"
+                      title={e.target}
+                    >
+                      {e.target}
+                    </Link>
+                  </td>
+                  <td className="px-3 py-2 font-mono text-xs text-neutral-700">
+                    <AuditDetails details={e.details} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -77,5 +89,28 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         ) : null}
       </nav>
     </div>
+  );
+}
+
+/**
+ * An entry's details: one truncated line (the compact JSON) that opens, by click or keyboard, to the full JSON,
+ * wrapped inside the column.
+ */
+function AuditDetails({ details }: { details: Record<string, unknown> }) {
+  if (Object.keys(details).length === 0) return <span className="text-neutral-400">—</span>;
+  const compact = JSON.stringify(details);
+  return (
+    <details className="group w-[24rem] max-w-[24rem]" data-testid="audit-details">
+      <summary
+        className="block cursor-pointer list-none truncate rounded-sm hover:text-neutral-900 focus-visible:outline-2 focus-visible:outline-sky-600 [&::-webkit-details-marker]:hidden"
+        title={compact}
+      >
+        <span aria-hidden="true" className="mr-1 inline-block text-neutral-400 group-open:rotate-90">▸</span>
+        {compact}
+      </summary>
+      <pre className="mt-1 whitespace-pre-wrap rounded bg-neutral-50 p-2 text-[11px] [overflow-wrap:anywhere]">
+        {JSON.stringify(details, null, 2)}
+      </pre>
+    </details>
   );
 }

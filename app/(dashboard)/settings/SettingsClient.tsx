@@ -48,7 +48,12 @@ export function SettingsClient({
   );
 }
 
-function Section({ id, title, hint, children }: { id: string; title: string; hint: string; children: React.ReactNode }) {
+/** Inline code in a section's hint (a header, a URL template). */
+function Code({ children }: { children: React.ReactNode }) {
+  return <code className="rounded bg-neutral-100 px-1 py-0.5 font-mono text-xs text-neutral-800">{children}</code>;
+}
+
+function Section({ id, title, hint, children }: { id: string; title: string; hint: React.ReactNode; children: React.ReactNode }) {
   return (
     <section id={id} aria-labelledby={`${id}-h`} className="rounded-lg border border-neutral-200 bg-white p-4">
       <h2 id={`${id}-h`} className="text-base font-semibold">{title}</h2>
@@ -78,7 +83,16 @@ function ApiKeys({ initial, canManage }: { initial: KeyView[]; canManage: boolea
     onSuccess: () => qc.invalidateQueries({ queryKey: ["settings", "keys"] }),
   });
   return (
-    <Section id="api-keys" title="Runtime API keys" hint="Agent runtimes authenticate with a key as `Authorization: Bearer <key>`. A key is shown once; only its hash is stored.">
+    <Section
+      id="api-keys"
+      title="Runtime API keys"
+      hint={
+        <>
+          Agent runtimes authenticate with a key sent as <Code>Authorization: Bearer &lt;key&gt;</Code>. A key is shown
+          once; only its hash is stored.
+        </>
+      }
+    >
       {canManage ? (
         <form
           className="flex flex-wrap items-end gap-2"
@@ -168,7 +182,13 @@ function Lookups({ initial, canManage }: { initial: LookupView[]; canManage: boo
     <Section
       id="lookups"
       title="Lookup endpoints"
-      hint="When an effect's outcome is unknown, the server can ask the tool owner GET {url}?idempotency_key=… and show the answer to the responder. It never settles an effect by itself."
+      hint={
+        <>
+          When an effect&apos;s outcome is unknown, the server can ask the tool owner{" "}
+          <Code>GET {"{url}"}?idempotency_key=…</Code> and show the answer to the responder. It never settles an effect
+          by itself.
+        </>
+      }
     >
       {canManage ? (
         <form

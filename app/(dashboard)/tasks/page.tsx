@@ -92,8 +92,13 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
             <tbody>
               {data.tasks.map((t) => (
                 <tr key={t.task_id} className="border-b border-neutral-100 last:border-0 hover:bg-neutral-50" data-testid="task-row">
-                  <td className="max-w-[22rem] break-all px-3 py-2 font-mono text-xs">
-                    <Link href={`/tasks/${encodeURIComponent(t.task_id)}`} className="text-sky-800 underline-offset-2 hover:underline">
+                  <td className="px-3 py-2 font-mono text-xs">
+                    <Link
+                      href={`/tasks/${encodeURIComponent(t.task_id)}`}
+                      className="block max-w-[22rem] truncate text-sky-800 underline-offset-2 hover:underline"
+                      title={t.task_id}
+                      data-testid="task-link"
+                    >
                       {t.task_id}
                     </Link>
                   </td>

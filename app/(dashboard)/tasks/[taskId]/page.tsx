@@ -1,15 +1,17 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
+import { Suspense } from "react";
 import { getDb } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
-import { can } from "@/lib/domain/authz";
+import { can, type UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { askGate } from "@/lib/domain/gate/ask";
 import { getTaskView, getTimeline } from "@/lib/domain/tasks/read";
-import type { StoredEvent } from "@/lib/client/types";
+import type { StoredEvent, TaskView } from "@/lib/client/types";
 import { TIMELINE_EVENT_CAP } from "@/lib/client/limits";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { TaskPageClient } from "./_components/TaskPageClient";
+import { TaskSkeleton } from "./_components/TaskSkeleton";
 
 type Props = { params: Promise<{ taskId: string }> };
 
@@ -18,20 +20,35 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Task ${decodeURIComponent(taskId)}` };
 }
 
-/** One task: header with signature status and gate verdict, four-lane timeline, side effects, artifacts, checkpoints. */
+/**
+ * One task: header with signature status and gate verdict, four-lane timeline, side effects, artifacts, checkpoints.
+ *
+ * The task is looked up before anything is streamed, outside any Suspense boundary (so there is no loading.tsx
+ * here): an unknown id then answers a real 404 with not-found.tsx. A `notFound()` thrown after the shell was
+ * sent would render the same page under status 200. The timeline and the gate verdict load under Suspense.
+ */
 export default async function TaskPage({ params }: Props) {
   const { taskId: raw } = await params;
   const taskId = decodeURIComponent(raw);
   const actor = await requirePageActor();
   const db = await getDb();
-  const key = getSigningKey();
   let task;
   try {
-    task = await getTaskView(db, actor, taskId, key);
+    task = await getTaskView(db, actor, taskId, getSigningKey());
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;
   }
+  return (
+    <Suspense fallback={<TaskSkeleton />}>
+      <TaskPageBody actor={actor} taskId={taskId} task={task} />
+    </Suspense>
+  );
+}
+
+/** The timeline (up to the cap) and the gate verdict, then the client part of the page. */
+async function TaskPageBody({ actor, taskId, task }: { actor: UserActor; taskId: string; task: TaskView }) {
+  const db = await getDb();
   const events: StoredEvent[] = [];
   let cursor: string | null = null;
   do {
@@ -39,7 +56,7 @@ export default async function TaskPage({ params }: Props) {
     events.push(...page.events);
     cursor = page.next_cursor;
   } while (cursor && events.length < TIMELINE_EVENT_CAP);
-  const gate = await askGate(db, actor, taskId, {}, key);
+  const gate = await askGate(db, actor, taskId, {}, getSigningKey());
 
   return (
     <TaskPageClient

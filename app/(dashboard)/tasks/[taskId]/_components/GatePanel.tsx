@@ -26,7 +26,11 @@ const SUMMARY = {
   stop: "The runtime must not continue until every reason below is resolved.",
 } as const;
 
-/** The resume gate's verdict with each reason in plain words and a link to the thing to fix. */
+/**
+ * The resume gate's verdict with each reason in plain words and a link to the thing to fix. Once the run has ended
+ * nothing waits on the gate: the panel then says so in neutral colours, and the verdict the record would get is
+ * shown only as information (never as a green "Resume" that reads like an invitation to continue).
+ */
 export function GatePanel({
   gate,
   finishedPhase,
@@ -39,20 +43,34 @@ export function GatePanel({
   error: Error | null;
   onRetry: () => void;
 }) {
+  const ended = finishedPhase !== null;
   return (
-    <section aria-labelledby="gate-heading" className="rounded-lg border border-neutral-200 bg-white p-4" data-testid="gate-panel">
+    <section
+      aria-labelledby="gate-heading"
+      className="rounded-lg border border-neutral-200 bg-white p-4"
+      data-testid="gate-panel"
+      data-state={ended ? "ended" : "live"}
+    >
       <div className="flex flex-wrap items-center gap-3">
         <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
-        <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
-        <p className="text-sm text-neutral-700">
-          {finishedPhase
-            ? `The run has ended (phase ${finishedPhase}); nothing is waiting on the gate. ${
-                gate.verdict === "resume"
-                  ? "Its record would still let a run continue from the last checkpoint."
-                  : "If it were resumed now, these reasons would hold it (for example, credentials that have since expired):"
-              }`
-            : SUMMARY[gate.verdict]}
-        </p>
+        {ended ? (
+          <>
+            <span
+              className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-100 px-2.5 py-1 text-sm font-semibold text-neutral-800"
+              data-testid="gate-run-ended"
+            >
+              <span aria-hidden="true">■</span> Run ended
+            </span>
+            <p className="text-sm text-neutral-700">
+              The run has ended (phase <span className="font-mono">{finishedPhase}</span>); nothing is waiting on the gate.
+            </p>
+          </>
+        ) : (
+          <>
+            <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+            <p className="text-sm text-neutral-700">{SUMMARY[gate.verdict]}</p>
+          </>
+        )}
         {error ? (
           <p className="text-sm text-red-700">
             Could not refresh the verdict ({error.message}).{" "}
@@ -60,6 +78,17 @@ export function GatePanel({
           </p>
         ) : null}
       </div>
+      {ended ? (
+        <p className="mt-2 flex flex-wrap items-center gap-2 text-xs text-neutral-600">
+          <span>For information, the gate would answer</span>
+          <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} muted />
+          <span>
+            {gate.verdict === "resume"
+              ? "if a run asked to continue from the last checkpoint."
+              : "if the run were resumed now, for the reasons below (for example, credentials that have since expired)."}
+          </span>
+        </p>
+      ) : null}
       {gate.reasons.length ? (
         <ol className="mt-3 space-y-2">
           {gate.reasons.map((r, i) => (
@@ -72,7 +101,7 @@ export function GatePanel({
           ))}
         </ol>
       ) : null}
-      {gate.verdict === "resume" && gate.permitted_side_effects.length ? (
+      {!ended && gate.verdict === "resume" && gate.permitted_side_effects.length ? (
         <p className="mt-2 text-xs text-neutral-600">
           Writes it may start: {gate.permitted_side_effects.map((n) => <code key={n} className="mr-1 font-mono">{n}</code>)}
         </p>

@@ -9,6 +9,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import type { SideEffectView } from "@/lib/client/types";
+import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";
 
@@ -79,7 +80,7 @@ export function ReconcileDialog({
         body: {
           outcome,
           evidence,
-          ...(outcome === "completed" ? { external_operation_id: operationId.trim() } : {}),
+          ...(outcome === "completed" && operationId.trim() ? { external_operation_id: operationId.trim() } : {}),
           ...(useLookup ? { use_lookup: true } : {}),
         },
       }),
@@ -94,8 +95,9 @@ export function ReconcileDialog({
       ? ((submit.error.details as { fields?: Array<{ path: string; message: string }> } | undefined)?.fields ?? [])
       : [];
   const errorFor = (path: string) => fieldErrors.find((f) => f.path === path)?.message;
-  const actionWord = outcome === "completed" ? "completed" : outcome === "not_applied" ? "not applied" : "…";
   const conflicted = submit.error instanceof ApiError && submit.error.status === 409;
+  const missing = missingForReconcile({ outcome, evidence, operationId, useLookup });
+  const submitLabel = outcome === null ? `Record ${name}` : `Record ${name} as ${outcome === "completed" ? "completed" : "not applied"}`;
 
   return (
     <dialog
@@ -107,10 +109,10 @@ export function ReconcileDialog({
     >
       <div className="space-y-4 p-5">
         <div className="flex items-start justify-between gap-3">
-          <div>
+          <div className="min-w-0">
             <h2 id="reconcile-title" className="text-base font-semibold">Reconcile {name}</h2>
             <p className="text-sm text-neutral-600">
-              Task <span className="font-mono">{taskId}</span> · key <span className="font-mono">{effect.idempotency_key}</span>
+              Task <Id value={taskId} inline /> · key <Id value={effect.idempotency_key} inline />
             </p>
           </div>
           <SideEffectStatusBadge status={effect.status} />
@@ -221,18 +223,24 @@ export function ReconcileDialog({
               <p role="alert" className="text-sm text-red-700">{submit.error?.message}</p>
             ) : null}
 
-            <div className="flex flex-wrap justify-end gap-2">
+            <div className="flex flex-wrap items-center justify-end gap-2">
+              {!conflicted && missing.length ? (
+                <p id="reconcile-missing" className="mr-auto text-sm text-neutral-600" data-testid="reconcile-missing" aria-live="polite">
+                  {capitalized(sentence(missing))} to record it.
+                </p>
+              ) : null}
               <button type="button" className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm" onClick={() => ref.current?.close()}>
                 {conflicted ? "Close" : "Cancel"}
               </button>
               {conflicted ? null : (
-              <button
-                type="submit"
-                disabled={!outcome || submit.isPending}
-                className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:opacity-50"
-              >
-                {submit.isPending ? "Recording…" : `Record ${name} as ${actionWord}`}
-              </button>
+                <button
+                  type="submit"
+                  disabled={missing.length > 0 || submit.isPending}
+                  aria-describedby={missing.length ? "reconcile-missing" : undefined}
+                  className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:cursor-not-allowed disabled:opacity-50"
+                >
+                  {submit.isPending ? "Recording…" : submitLabel}
+                </button>
               )}
             </div>
           </form>
@@ -240,4 +248,32 @@ export function ReconcileDialog({
       </div>
     </dialog>
   );
+}
+
+/**
+ * What the form still lacks before the server would accept it (the same rules as the reconcile verb): an outcome,
+ * evidence of at least 3 characters, and for "completed" the external operation id unless the lookup is asked
+ * again when recording.
+ */
+function missingForReconcile(f: {
+  outcome: "completed" | "not_applied" | null;
+  evidence: string;
+  operationId: string;
+  useLookup: boolean;
+}): string[] {
+  const missing: string[] = [];
+  if (f.outcome === null) missing.push("choose an outcome");
+  if (f.outcome === "completed" && !f.operationId.trim() && !f.useLookup) missing.push("enter the external operation id");
+  if (f.evidence.trim().length < 3) missing.push("write the evidence");
+  return missing;
+}
+
+/** The text with its first letter in upper case. */
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** "a", "a and b", "a, b and c". */
+function sentence(parts: string[]): string {
+  return parts.length <= 1 ? (parts[0] ?? "") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }

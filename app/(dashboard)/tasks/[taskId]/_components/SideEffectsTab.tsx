@@ -3,6 +3,7 @@
 import { useEffect, useRef } from "react";
 import type { Role } from "@/db/schema/enums";
 import type { SideEffectView } from "@/lib/client/types";
+import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";
 
@@ -62,11 +63,13 @@ export function SideEffectsTab({
                 </div>
               </td>
               <td className="px-2 py-2"><SideEffectStatusBadge status={e.status} /></td>
-              <td className="px-2 py-2 font-mono text-xs break-all">{e.idempotency_key}</td>
+              <td className="px-2 py-2 text-xs">
+                <Id value={e.idempotency_key} className="max-w-[18rem]" data-testid="idempotency-key" />
+              </td>
               <td className="px-2 py-2 text-xs text-neutral-700">
                 {e.receipt ? (
                   <div>
-                    operation <span className="font-mono">{e.receipt.external_operation_id}</span>
+                    operation <Id value={e.receipt.external_operation_id} inline />
                     <div className="text-neutral-500">completed <Time iso={e.receipt.completed_at} /></div>
                   </div>
                 ) : null}

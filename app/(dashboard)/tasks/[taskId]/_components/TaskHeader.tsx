@@ -2,6 +2,7 @@
 
 import type { GateVerdict, TaskView } from "@/lib/client/types";
 import { CopyButton } from "@/components/ui/CopyButton";
+import { Id } from "@/components/ui/Id";
 import { SignatureBadge, VerdictBadge } from "@/components/ui/status";
 
 /** Task id, principal, policy version, phase, checkpoint + signature, gate verdict, and the one next action. */
@@ -24,10 +25,12 @@ export function TaskHeader({
   return (
     <header className="rounded-lg border border-neutral-200 bg-white p-4">
       <div className="flex flex-wrap items-start justify-between gap-3">
-        <div className="min-w-0">
+        <div className="min-w-0 max-w-full">
           <p className="text-xs uppercase tracking-wide text-neutral-500">Task</p>
           <div className="flex flex-wrap items-center gap-2">
-            <h1 className="break-all font-mono text-lg font-semibold" data-testid="task-id">{task.task_id}</h1>
+            <h1 className="min-w-0 max-w-full truncate font-mono text-lg font-semibold" title={task.task_id} data-testid="task-id">
+              {task.task_id}
+            </h1>
             <CopyButton value={task.task_id} label="Copy id" />
             {live ? (
               <span className="inline-flex items-center gap-1 rounded-full bg-sky-50 px-2 py-0.5 text-xs text-sky-800" title="Refreshing every few seconds">
@@ -57,7 +60,7 @@ export function TaskHeader({
         </div>
       </div>
       <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
-        <Field label="Principal"><span className="break-all font-mono text-xs">{task.principal ?? "—"}</span></Field>
+        <Field label="Principal">{task.principal ? <Id value={task.principal} className="text-xs" /> : "—"}</Field>
         <Field label="Policy version"><span className="font-mono text-xs">{task.policy_version ?? "—"}</span></Field>
         <Field label="Phase"><span data-testid="task-phase">{task.phase}</span></Field>
         <Field label="Checkpoint">

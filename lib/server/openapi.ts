@@ -6,6 +6,8 @@ import { z } from "zod";
 import { eventInputSchema } from "@/lib/domain/events/schema";
 import { resumeBodySchema } from "@/lib/domain/gate/ask";
 import { lookupBodySchema } from "@/lib/domain/settings/lookups";
+import { restorePrincipalBodySchema, revokePrincipalBodySchema } from "@/lib/domain/settings/principals";
+import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
 import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
@@ -59,6 +61,9 @@ export function openApiDocument(): Record<string, unknown> {
         Reconcile: schema(reconcileBodySchema),
         ResumeRequest: schema(resumeBodySchema),
         Lookup: schema(lookupBodySchema),
+        CreateApiKey: schema(createApiKeyBodySchema),
+        RevokePrincipal: schema(revokePrincipalBodySchema),
+        RestorePrincipal: schema(restorePrincipalBodySchema),
       },
     },
     security: [{ runtimeKey: [] }],
@@ -132,6 +137,38 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/signing-keys": { get: { summary: "Ed25519 public keys (JWK Set) that verify checkpoints", security: [], responses: ok("`{keys}`") } },
+      "/api/v1/settings/api-keys": {
+        get: { summary: "Runtime API keys of the tenant (never the key; signed-in)", responses: { ...ok("`{keys}`"), ...errors(401, 403) } },
+        post: {
+          summary: "Create a runtime API key, shown once (owners, admins; signed-in). Typed text: no control or bidi override characters",
+          requestBody: { required: true, ...json("CreateApiKey") },
+          responses: { ...ok("`{id, name, key}`"), ...errors(400, 401, 403, 422) },
+        },
+      },
+      "/api/v1/settings/principals/revoke": {
+        post: {
+          summary: "Revoke a principal; its tasks stop at the resume gate (owners, admins; signed-in)",
+          requestBody: { required: true, ...json("RevokePrincipal") },
+          responses: { ...ok("`{revoked: true}`"), ...errors(400, 401, 403, 409, 422) },
+        },
+      },
+      "/api/v1/settings/principals/restore": {
+        post: {
+          summary: "Restore a revoked principal (owners, admins; signed-in)",
+          requestBody: { required: true, ...json("RestorePrincipal") },
+          responses: { ...ok("`{restored: true}`"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
+      "/api/v1/settings/members": {
+        get: { summary: "Members with roles and sign-in lock `{failures, locked_until}` (signed-in)", responses: { ...ok("`{members}`"), ...errors(401, 403) } },
+      },
+      "/api/v1/settings/members/{user_id}/unlock": {
+        post: {
+          summary: "Forget a locked-out member's failed sign-ins so the right password works again (owners, admins; signed-in; audited)",
+          parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          responses: { ...ok("`{unlocked: true, user_id, email, failures, audit_seq}`"), ...errors(401, 403, 404, 409) },
+        },
+      },
       "/api/v1/settings/lookups/{tool}": {
         put: {
           summary: "Register a tool's lookup endpoint (owners, admins; signed-in)",

@@ -41,6 +41,8 @@ export const tasks = pgTable(
   (t) => [
     primaryKey({ name: "tasks_pkey", columns: [t.tenantId, t.taskId] }),
     index("tasks_tenant_created_idx").on(t.tenantId, sql`${t.createdAt} desc`, sql`${t.taskId} desc`),
+    // The attention queue's runs of a revoked principal (and the principal filter of the task list).
+    index("tasks_tenant_principal_idx").on(t.tenantId, t.principal),
   ],
 );
 

@@ -94,6 +94,14 @@ export const events = pgTable(
   (t) => [
     primaryKey({ name: "events_pkey", columns: [t.tenantId, t.eventId] }),
     index("events_timeline_idx").on(t.tenantId, t.taskId, t.occurredAt, t.eventId),
+    // Task search by sandbox id and by host (db/queries/tasks.ts listTasks): exact matches inside one tenant,
+    // answered from the index alone. Partial, so events without the value cost nothing here.
+    index("events_tenant_environment_idx")
+      .on(t.tenantId, t.environmentId, t.taskId)
+      .where(sql`${t.environmentId} is not null`),
+    index("events_tenant_host_idx")
+      .on(t.tenantId, sql`lower(${t.attrs} ->> 'host')`, t.taskId)
+      .where(sql`(${t.attrs} ->> 'host') is not null`),
   ],
 );
 

@@ -11,6 +11,7 @@ import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
 import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
+import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 
 const schema = (s: z.ZodType) => {
@@ -22,7 +23,7 @@ const json = (ref: string) => ({ content: { "application/json": { schema: { $ref
 const errors = (...codes: number[]) =>
   Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? "Error", ...json("Error") }]));
 const ERROR_TEXT: Record<number, string> = {
-  400: "Malformed request (not JSON, bad key, bad cursor)",
+  400: "Malformed request (not JSON, bad key, bad cursor, limit out of range)",
   401: "No or invalid credentials",
   403: "Not allowed for this caller",
   404: "Unknown task or effect (also another tenant's)",
@@ -78,8 +79,24 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks": {
         get: {
-          summary: "Tasks, newest first",
-          parameters: ["cursor", "limit", "q", "phase", "status"].map((n) => ({ name: n, in: "query", schema: { type: "string" } })),
+          summary: "Tasks, newest first (keyset pagination: pass next_cursor back as cursor)",
+          parameters: [
+            { name: "cursor", in: "query", schema: { type: "string" } },
+            {
+              name: "limit",
+              in: "query",
+              description: `Page size, 1–${MAX_PAGE} (default ${DEFAULT_PAGE}). A larger value is refused with 400, not capped.`,
+              schema: { type: "integer", minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
+            },
+            {
+              name: "q",
+              in: "query",
+              description: "Part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a host (an event's attrs.host, any case)",
+              schema: { type: "string" },
+            },
+            { name: "phase", in: "query", schema: { type: "string" } },
+            { name: "status", in: "query", description: "Tasks with a side effect in this status", schema: { type: "string" } },
+          ],
           responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
         },
       },

@@ -1,7 +1,7 @@
 /**
  * Roles in the browser: a viewer sees an unknown write but cannot settle it (no button, and the API says 403
  * even with their session); an owner creates a runtime API key on the settings page, sees it once, and
- * revokes it (the key then gets 401); the task list's empty state and its search by task id.
+ * revokes it (the key then gets 401); the task list's empty state and its search by task id and sandbox id.
  */
 import type { APIRequestContext } from "@playwright/test";
 import type { TaskView } from "@/lib/client/types";
@@ -118,7 +118,7 @@ test("an owner creates a runtime API key, sees it once, and revokes it; the key 
   expect((await request.get("/api/v1/tasks", { headers: { authorization: `Bearer ${tenant.apiKey}` } })).status()).toBe(200);
 });
 
-test("the task list: a new tenant's empty state says how to connect a runtime; search by task id filters", async ({ page, tenant, runtime }) => {
+test("the task list: a new tenant's empty state says how to connect a runtime; search by task id or sandbox id filters", async ({ page, tenant, runtime }) => {
   await loginAs(page, tenant.users.responder.email, tenant.password);
   await expect(page).toHaveURL(/\/tasks$/);
   const empty = page.getByTestId("tasks-empty");
@@ -138,21 +138,30 @@ test("the task list: a new tenant's empty state says how to connect a runtime; s
   await expect(page.getByTestId("tasks-empty")).toHaveCount(0);
   await expect(page.getByTestId("task-row")).toHaveCount(2);
 
-  await page.getByLabel("Task id").fill(alpha);
+  await page.getByLabel("Search tasks").fill(alpha);
   await page.getByRole("button", { name: "Search" }).click();
   await page.waitForURL((u) => u.searchParams.get("q") === alpha);
   await expect(page.getByTestId("task-row")).toHaveCount(1);
   await expect(page.getByTestId("task-row")).toContainText(alpha);
 
   // A part of the id is enough.
-  await page.getByLabel("Task id").fill(beta.slice(0, 10));
+  await page.getByLabel("Search tasks").fill(beta.slice(0, 10));
   await page.getByRole("button", { name: "Search" }).click();
   await page.waitForURL((u) => u.searchParams.get("q") === beta.slice(0, 10));
   await expect(page.getByTestId("task-row")).toHaveCount(1);
   await expect(page.getByTestId("task-row")).toContainText(beta);
 
+  // An exact sandbox id finds the task whose events ran in it.
+  const sandbox = `sbx-${rid(4)}`;
+  await runtime.postEvents([makeEvent(alpha, { plane: "environment", type: "sandbox.created", environment_id: sandbox, attempt: 1 })]);
+  await page.getByLabel("Search tasks").fill(sandbox);
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.waitForURL((u) => u.searchParams.get("q") === sandbox);
+  await expect(page.getByTestId("task-row")).toHaveCount(1);
+  await expect(page.getByTestId("task-row")).toContainText(alpha);
+
   // No match: a filtered-empty message, not the "connect a runtime" state.
-  await page.getByLabel("Task id").fill(`nothing-${rid(3)}`);
+  await page.getByLabel("Search tasks").fill(`nothing-${rid(3)}`);
   await page.getByRole("button", { name: "Search" }).click();
   await expect(page.getByTestId("task-row")).toHaveCount(0);
   await expect(page.getByText("No task matches these filters.")).toBeVisible();

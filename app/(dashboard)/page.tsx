@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { getDb } from "@/db";
 import { can } from "@/lib/domain/authz";
-import { attentionQueue } from "@/lib/domain/tasks/attention";
+import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
@@ -27,29 +27,62 @@ export default async function AttentionPage() {
       ) : (
         <ul className="divide-y divide-neutral-100 rounded-lg border border-neutral-200 bg-white">
           {items.map((i) => (
-            <li key={`${i.task_id}/${i.side_effect}`} className="flex flex-wrap items-center gap-x-4 gap-y-1 px-4 py-3 text-sm" data-testid="attention-item">
-              <span className="inline-flex items-center gap-1 rounded-full border border-amber-300 bg-amber-50 px-2 py-0.5 text-xs font-medium text-amber-900">
-                <span aria-hidden="true">?</span> unknown
+            <li
+              key={`${i.kind}/${i.task_id}/${"side_effect" in i ? i.side_effect : ""}`}
+              className="flex flex-wrap items-center gap-x-4 gap-y-1 px-4 py-3 text-sm"
+              data-testid="attention-item"
+              data-kind={i.kind}
+              data-task={i.task_id}
+            >
+              <KindBadge kind={i.kind} />
+              <span className="min-w-0 break-words">
+                <WithTaskId text={i.why} taskId={i.task_id} />
               </span>
-              <span className="min-w-0 max-w-full">
-                <strong>{i.side_effect}</strong> of task <Id value={i.task_id} inline />: request sent, outcome not recorded.
-              </span>
-              <span className="text-xs text-neutral-600">{i.reason}</span>
+              {i.kind === "side_effect_unknown" && i.reason ? <span className="text-xs text-neutral-600">{i.reason}</span> : null}
               <span className="text-xs text-neutral-500">since <Time iso={i.since} /></span>
               <Link
-                href={`/tasks/${encodeURIComponent(i.task_id)}?tab=side-effects&effect=${encodeURIComponent(i.side_effect)}`}
+                href={i.href}
                 className={
-                  mayReconcile
+                  i.kind === "side_effect_unknown" && mayReconcile
                     ? "ml-auto rounded-md bg-amber-600 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-700"
                     : "ml-auto rounded-md border border-neutral-300 px-2.5 py-1 text-xs text-neutral-800 hover:bg-neutral-50"
                 }
               >
-                {mayReconcile ? "Reconcile" : "Open (a responder reconciles)"}
+                {i.kind === "side_effect_unknown" ? (mayReconcile ? "Reconcile" : "Open (a responder reconciles)") : "Open task"}
               </Link>
             </li>
           ))}
         </ul>
       )}
     </div>
+  );
+}
+
+const KIND: Record<AttentionItem["kind"], { icon: string; label: string; cls: string }> = {
+  side_effect_unknown: { icon: "?", label: "unknown", cls: "border-amber-300 bg-amber-50 text-amber-900" },
+  principal_revoked: { icon: "✕", label: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" },
+  side_effect_awaiting_approval: { icon: "◔", label: "awaiting approval", cls: "border-sky-200 bg-sky-50 text-sky-800" },
+};
+
+/** Why an item is in the queue: icon and word (never colour alone). */
+function KindBadge({ kind }: { kind: AttentionItem["kind"] }) {
+  const k = KIND[kind];
+  return (
+    <span className={`inline-flex items-center gap-1 rounded-full border px-2 py-0.5 text-xs font-medium ${k.cls}`}>
+      <span aria-hidden="true">{k.icon}</span> {k.label}
+    </span>
+  );
+}
+
+/** The item's sentence with its task id shown as an id (one line, never broken mid-token). */
+function WithTaskId({ text, taskId }: { text: string; taskId: string }) {
+  const at = text.indexOf(taskId);
+  if (at < 0) return <>{text}</>;
+  return (
+    <>
+      {text.slice(0, at)}
+      <Id value={taskId} inline />
+      {text.slice(at + taskId.length)}
+    </>
   );
 }

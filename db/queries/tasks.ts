@@ -1,7 +1,7 @@
 /**
  * Task, checkpoint, artifact and timeline reads. SQL only; first argument db-or-transaction; tenant id required.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
 import { isoUtc, likeEscape } from "./sql-helpers";
 
@@ -33,24 +33,43 @@ export type TaskListRow = TaskRow & {
   unknown_side_effects: string | number;
 };
 
-/** Newest tasks first, keyset-paginated on (created_at, task_id). */
-export async function listTasks(
-  db: Db,
-  tenantId: string,
-  opts: { limit: number; after?: { createdAt: string; taskId: string }; q?: string; phase?: string; status?: string },
-): Promise<TaskListRow[]> {
+/**
+ * A task matches search text `q` when its id contains `q` (case-insensitive), or `q` is exactly one of its side
+ * effects' idempotency keys, a sandbox id (`environment_id`) of one of its events, or a host (`attrs.host`,
+ * case-insensitive) one of its egress or credential events names. The exact matches come from indexes that lead
+ * with the tenant id (side_effects_tenant_key_key, events_tenant_environment_idx, events_tenant_host_idx) and
+ * are evaluated once per query; the id match filters the tenant's tasks.
+ */
+function searchCondition(tenantId: string, q: string): SQL {
+  return sql`(t.task_id ilike ${"%" + likeEscape(q) + "%"} or t.task_id in (
+    select s.task_id from side_effects s where s.tenant_id = ${tenantId} and s.idempotency_key = ${q}
+    union
+    select e.task_id from events e where e.tenant_id = ${tenantId} and e.environment_id = ${q}
+    union
+    select e.task_id from events e
+      where e.tenant_id = ${tenantId} and (e.attrs ->> 'host') is not null and lower(e.attrs ->> 'host') = lower(${q})
+  ))`;
+}
+
+export type ListTasksOptions = { limit: number; after?: { createdAt: string; taskId: string }; q?: string; phase?: string; status?: string };
+
+/** Newest tasks first, keyset-paginated on (created_at, task_id); `q` as in {@link searchCondition}. */
+export async function listTasks(db: Db, tenantId: string, opts: ListTasksOptions): Promise<TaskListRow[]> {
+  return queryRows<TaskListRow>(db, listTasksQuery(tenantId, opts));
+}
+
+/** The statement {@link listTasks} runs (exported so a test can EXPLAIN it). */
+export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
   const conds = [sql`t.tenant_id = ${tenantId}`];
   if (opts.after) conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
-  if (opts.q) conds.push(sql`t.task_id ilike ${"%" + likeEscape(opts.q) + "%"}`);
+  if (opts.q) conds.push(searchCondition(tenantId, opts.q));
   if (opts.phase) conds.push(sql`t.phase = ${opts.phase}`);
   if (opts.status) {
     conds.push(
       sql`exists (select 1 from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = ${opts.status}::side_effect_status)`,
     );
   }
-  return queryRows<TaskListRow>(
-    db,
-    sql`select t.task_id, t.principal, t.phase, t.policy_version, t.latest_version, t.current_attempt,
+  return sql`select t.task_id, t.principal, t.phase, t.policy_version, t.latest_version, t.current_attempt,
                ${isoUtc("t.created_at")} as created_at, ${isoUtc("t.created_at")} as created_cursor,
                (select count(*) from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as event_count,
                (select ${isoUtc("max(e.occurred_at)")} from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as last_event_at,
@@ -58,8 +77,7 @@ export async function listTasks(
         from tasks t
         where ${sql.join(conds, sql` and `)}
         order by t.created_at desc, t.task_id desc
-        limit ${opts.limit}`,
-  );
+        limit ${opts.limit}`;
 }
 
 export type CheckpointRow = {

@@ -41,6 +41,8 @@ export const tasks = pgTable(
   (t) => [
     primaryKey({ name: "tasks_pkey", columns: [t.tenantId, t.taskId] }),
     index("tasks_tenant_created_idx").on(t.tenantId, sql`${t.createdAt} desc`, sql`${t.taskId} desc`),
+    // The attention queue's runs of a revoked principal (and the principal filter of the task list).
+    index("tasks_tenant_principal_idx").on(t.tenantId, t.principal),
   ],
 );
 
@@ -92,6 +94,14 @@ export const events = pgTable(
   (t) => [
     primaryKey({ name: "events_pkey", columns: [t.tenantId, t.eventId] }),
     index("events_timeline_idx").on(t.tenantId, t.taskId, t.occurredAt, t.eventId),
+    // Task search by sandbox id and by host (db/queries/tasks.ts listTasks): exact matches inside one tenant,
+    // answered from the index alone. Partial, so events without the value cost nothing here.
+    index("events_tenant_environment_idx")
+      .on(t.tenantId, t.environmentId, t.taskId)
+      .where(sql`${t.environmentId} is not null`),
+    index("events_tenant_host_idx")
+      .on(t.tenantId, sql`lower(${t.attrs} ->> 'host')`, t.taskId)
+      .where(sql`(${t.attrs} ->> 'host') is not null`),
   ],
 );
 

@@ -42,6 +42,7 @@ export const PERMISSIONS = {
   "settings.read": { runtime: false, roles: ANY_ROLE },
   "lookups.manage": { runtime: false, roles: ["owner", "admin"] },
   "principals.manage": { runtime: false, roles: ["owner", "admin"] },
+  "members.unlock": { runtime: false, roles: ["owner", "admin"] },
   "audit.read": { runtime: false, roles: ANY_ROLE },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
@@ -81,6 +82,7 @@ const PHRASES: Record<Action, string> = {
   "settings.read": "read settings",
   "lookups.manage": "manage lookup endpoints",
   "principals.manage": "revoke or restore principals",
+  "members.unlock": "unlock members locked out by failed sign-ins",
   "audit.read": "read the audit log",
 };
 

@@ -54,18 +54,44 @@ export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;
 }
 
-/** Turns a zod issue list into a `validation_failed` error naming each field path. */
-export function validationError(
-  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
-  prefix = "",
-): DomainError {
-  const fields = issues.map((i) => ({
-    path: [prefix, ...i.path.map(String)].filter(Boolean).join("."),
-    message: i.message,
-  }));
+/** A zod issue as {@link validationError} reads it (zod's own issue objects fit). */
+export type ValidationIssue = {
+  path: ReadonlyArray<PropertyKey>;
+  message: string;
+  code?: string;
+  expected?: unknown;
+  keys?: readonly string[];
+};
+
+/**
+ * Turns a zod issue list into a `validation_failed` error naming each field path. zod's generic messages
+ * ("Invalid input: expected string, received undefined", "Unrecognized key: …") are replaced by ones that name
+ * the field and say what to send; schema-specific messages are kept. A message that already starts with its
+ * field name is not prefixed with it again.
+ */
+export function validationError(issues: ReadonlyArray<ValidationIssue>, prefix = ""): DomainError {
+  const fields = issues.map((i) => {
+    const path = [prefix, ...i.path.map(String)].filter(Boolean).join(".");
+    return { path, message: humanIssueMessage(i, path) };
+  });
   const first = fields[0];
-  const message = first
-    ? `${first.path || "body"}: ${first.message}${fields.length > 1 ? ` (and ${fields.length - 1} more)` : ""}`
-    : "The request is not valid.";
+  const name = first?.path || "body";
+  const lead = first ? (first.message.startsWith(`${name} `) ? first.message : `${name}: ${first.message}`) : "";
+  const message = first ? `${lead}${fields.length > 1 ? ` (and ${fields.length - 1} more)` : ""}` : "The request is not valid.";
   return new DomainError("validation_failed", message, { fields });
+}
+
+function humanIssueMessage(issue: ValidationIssue, path: string): string {
+  const field = path || "body";
+  if (issue.code === "invalid_type" && issue.message.startsWith("Invalid input")) {
+    const received = /received (\w+)/.exec(issue.message)?.[1];
+    const expected = typeof issue.expected === "string" ? issue.expected : "a value";
+    if (received === "undefined") return `${field} is required (${expected})`;
+    return `${field} must be ${expected === "object" || expected === "array" ? `an ${expected}` : `a ${expected}`}${received ? `, not ${received}` : ""}`;
+  }
+  if (issue.code === "unrecognized_keys" && issue.keys?.length && issue.message.startsWith("Unrecognized key")) {
+    const names = issue.keys.map((k) => `"${k}"`).join(", ");
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${names}; remove ${issue.keys.length > 1 ? "them" : "it"} (the fields are listed in /api/v1/openapi.json)`;
+  }
+  return issue.message;
 }

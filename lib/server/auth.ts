@@ -40,7 +40,7 @@ function buildOptions(): NextAuthOptions {
             result.reason === "no_membership"
               ? "Your access to every workspace has been revoked. Ask an owner to restore it."
               : result.reason === "throttled"
-                ? "Too many failed sign-ins for this email. Wait 15 minutes, or ask an owner to check the account."
+                ? "Too many failed sign-ins for this email. Wait 15 minutes, or ask an owner to unlock the account under Settings → Members."
                 : "Email or password is not right.",
           );
         }

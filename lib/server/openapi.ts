@@ -6,9 +6,12 @@ import { z } from "zod";
 import { eventInputSchema } from "@/lib/domain/events/schema";
 import { resumeBodySchema } from "@/lib/domain/gate/ask";
 import { lookupBodySchema } from "@/lib/domain/settings/lookups";
+import { restorePrincipalBodySchema, revokePrincipalBodySchema } from "@/lib/domain/settings/principals";
+import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
 import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
+import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 
 const schema = (s: z.ZodType) => {
@@ -20,7 +23,7 @@ const json = (ref: string) => ({ content: { "application/json": { schema: { $ref
 const errors = (...codes: number[]) =>
   Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? "Error", ...json("Error") }]));
 const ERROR_TEXT: Record<number, string> = {
-  400: "Malformed request (not JSON, bad key, bad cursor)",
+  400: "Malformed request (not JSON, bad key, bad cursor, limit out of range)",
   401: "No or invalid credentials",
   403: "Not allowed for this caller",
   404: "Unknown task or effect (also another tenant's)",
@@ -59,6 +62,9 @@ export function openApiDocument(): Record<string, unknown> {
         Reconcile: schema(reconcileBodySchema),
         ResumeRequest: schema(resumeBodySchema),
         Lookup: schema(lookupBodySchema),
+        CreateApiKey: schema(createApiKeyBodySchema),
+        RevokePrincipal: schema(revokePrincipalBodySchema),
+        RestorePrincipal: schema(restorePrincipalBodySchema),
       },
     },
     security: [{ runtimeKey: [] }],
@@ -73,8 +79,24 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks": {
         get: {
-          summary: "Tasks, newest first",
-          parameters: ["cursor", "limit", "q", "phase", "status"].map((n) => ({ name: n, in: "query", schema: { type: "string" } })),
+          summary: "Tasks, newest first (keyset pagination: pass next_cursor back as cursor)",
+          parameters: [
+            { name: "cursor", in: "query", schema: { type: "string" } },
+            {
+              name: "limit",
+              in: "query",
+              description: `Page size, 1–${MAX_PAGE} (default ${DEFAULT_PAGE}). A larger value is refused with 400, not capped.`,
+              schema: { type: "integer", minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
+            },
+            {
+              name: "q",
+              in: "query",
+              description: "Part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a host (an event's attrs.host, any case)",
+              schema: { type: "string" },
+            },
+            { name: "phase", in: "query", schema: { type: "string" } },
+            { name: "status", in: "query", description: "Tasks with a side effect in this status", schema: { type: "string" } },
+          ],
           responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
         },
       },
@@ -132,6 +154,38 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/signing-keys": { get: { summary: "Ed25519 public keys (JWK Set) that verify checkpoints", security: [], responses: ok("`{keys}`") } },
+      "/api/v1/settings/api-keys": {
+        get: { summary: "Runtime API keys of the tenant (never the key; signed-in)", responses: { ...ok("`{keys}`"), ...errors(401, 403) } },
+        post: {
+          summary: "Create a runtime API key, shown once (owners, admins; signed-in). Typed text: no control or bidi override characters",
+          requestBody: { required: true, ...json("CreateApiKey") },
+          responses: { ...ok("`{id, name, key}`"), ...errors(400, 401, 403, 422) },
+        },
+      },
+      "/api/v1/settings/principals/revoke": {
+        post: {
+          summary: "Revoke a principal; its tasks stop at the resume gate (owners, admins; signed-in)",
+          requestBody: { required: true, ...json("RevokePrincipal") },
+          responses: { ...ok("`{revoked: true}`"), ...errors(400, 401, 403, 409, 422) },
+        },
+      },
+      "/api/v1/settings/principals/restore": {
+        post: {
+          summary: "Restore a revoked principal (owners, admins; signed-in)",
+          requestBody: { required: true, ...json("RestorePrincipal") },
+          responses: { ...ok("`{restored: true}`"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
+      "/api/v1/settings/members": {
+        get: { summary: "Members with roles and sign-in lock `{failures, locked_until}` (signed-in)", responses: { ...ok("`{members}`"), ...errors(401, 403) } },
+      },
+      "/api/v1/settings/members/{user_id}/unlock": {
+        post: {
+          summary: "Forget a locked-out member's failed sign-ins so the right password works again (owners, admins; signed-in; audited)",
+          parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          responses: { ...ok("`{unlocked: true, user_id, email, failures, audit_seq}`"), ...errors(401, 403, 404, 409) },
+        },
+      },
       "/api/v1/settings/lookups/{tool}": {
         put: {
           summary: "Register a tool's lookup endpoint (owners, admins; signed-in)",

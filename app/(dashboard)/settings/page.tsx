@@ -4,13 +4,13 @@ import { can } from "@/lib/domain/authz";
 import { listLookups } from "@/lib/domain/settings/lookups";
 import { listPrincipals } from "@/lib/domain/settings/principals";
 import { listApiKeys } from "@/lib/domain/tenancy/api-keys";
-import { listMembers } from "@/lib/domain/tenancy/people";
+import { listMembersForActor } from "@/lib/domain/tenancy/members";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { SettingsClient } from "./SettingsClient";
 
 export const metadata: Metadata = { title: "Settings" };
 
-/** Members and roles, runtime API keys, lookup endpoints per tool, principal revocation. */
+/** Members and roles (with sign-in locks), runtime API keys, lookup endpoints per tool, principal revocation. */
 export default async function SettingsPage() {
   const actor = await requirePageActor();
   const db = await getDb();
@@ -18,7 +18,7 @@ export default async function SettingsPage() {
     listApiKeys(db, actor),
     listLookups(db, actor),
     listPrincipals(db, actor),
-    listMembers(db, actor.tenantId),
+    listMembersForActor(db, actor),
   ]);
   return (
     <SettingsClient
@@ -27,6 +27,7 @@ export default async function SettingsPage() {
       canManageKeys={can(actor, "api_keys.manage")}
       canManageLookups={can(actor, "lookups.manage")}
       canManagePrincipals={can(actor, "principals.manage")}
+      canUnlockMembers={can(actor, "members.unlock")}
       role={actor.role}
     />
   );

@@ -11,7 +11,7 @@ export const metadata: Metadata = { title: "Tasks" };
 type SP = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : undefined);
 
-/** The tenant's tasks: search by task id, filter by phase or side-effect status, cursor pagination. */
+/** The tenant's tasks: search by task id, idempotency key, sandbox id or host; filter by side-effect status; cursor pagination. */
 export default async function TasksPage({ searchParams }: { searchParams: Promise<SP> }) {
   const actor = await requirePageActor();
   const sp = await searchParams;
@@ -44,9 +44,10 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
         </div>
         <form className="flex flex-wrap items-end gap-2" role="search" action="/tasks">
           <div>
-            <label htmlFor="q" className="block text-xs font-medium text-neutral-700">Task id</label>
-            <input id="q" name="q" defaultValue={q} placeholder="Search by task id"
-              className="w-56 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+            <label htmlFor="q" className="block text-xs font-medium text-neutral-700">Search tasks</label>
+            <input id="q" name="q" defaultValue={q} placeholder="Task id, idempotency key, sandbox id or host"
+              aria-describedby="q-hint" className="w-80 max-w-full rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+            <p id="q-hint" className="sr-only">Part of a task id, or an exact idempotency key, sandbox id or host.</p>
           </div>
           <div>
             <label htmlFor="status" className="block text-xs font-medium text-neutral-700">Side effects</label>

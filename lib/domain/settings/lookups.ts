@@ -10,6 +10,7 @@ import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { notFound, validationError } from "../errors";
 import { redactString } from "../events/redact";
+import { checkTypedText, UNSAFE_TEXT, unsafeTextReason } from "../typed-text";
 
 export const TOOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -26,6 +27,9 @@ export const lookupBodySchema = z.strictObject({
         return true; // not a URL at all: the url check above already reports it
       }
     }, "url must not carry credentials")
+    .refine((u) => !UNSAFE_TEXT.test(u), {
+      error: (iss) => `url ${unsafeTextReason(String(iss.input)) ?? "contains a character that cannot be shown"}`,
+    })
     .refine((u) => redactString(u).kinds.length === 0 && !/[?&](token|key|api_key|apikey|secret|password|access_token)=/i.test(u), {
       message: "url must not carry a credential (the lookup is called without secrets; put it behind a proxy that adds them)",
     }),
@@ -50,8 +54,10 @@ export async function listLookups(db: Db, actor: Actor): Promise<LookupView[]> {
  */
 export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unknown): Promise<LookupView> {
   authorize(actor, "lookups.manage");
+  const typed = checkTypedText("tool", tool, { max: 200 });
+  if (!typed.ok) throw validationError([{ path: ["tool"], message: typed.message }]);
   if (!TOOL_NAME.test(tool)) {
-    throw validationError([{ path: ["tool"], message: "tool names are letters, digits, '.', '_', ':' or '-'" }]);
+    throw validationError([{ path: ["tool"], message: "tool names are 1–200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" }]);
   }
   const parsed = lookupBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);

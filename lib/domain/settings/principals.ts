@@ -10,6 +10,7 @@ import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { redactString } from "../events/redact";
+import { typedText } from "../typed-text";
 
 export type PrincipalView = {
   principal: string;
@@ -37,15 +38,23 @@ export async function listPrincipals(db: Db, actor: Actor): Promise<PrincipalVie
   }));
 }
 
-const revokeSchema = z.strictObject({
-  principal: z.string().trim().min(1, "principal is required").max(500),
-  reason: z.string().trim().min(3, "reason is required: say why the authority is withdrawn").max(1000),
+const principalField = typedText("principal", { max: 500, hint: "the principal as tasks name it, e.g. tenant/acme:user/42" });
+
+export const revokePrincipalBodySchema = z.strictObject({
+  principal: principalField,
+  reason: typedText("reason", { min: 3, max: 1000, hint: "say why the authority is withdrawn" }),
 });
 
-/** Revokes a principal. @throws DomainError forbidden, validation_failed, conflict (already revoked) */
+export const restorePrincipalBodySchema = z.strictObject({ principal: principalField });
+
+/**
+ * Revokes a principal. The body is `{principal, reason}` (reason 3–1000 characters), nothing else; both are typed
+ * text (no control or bidi override characters).
+ * @throws DomainError forbidden, validation_failed (422, naming the field and the rule), conflict (already revoked)
+ */
 export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Promise<void> {
   authorize(actor, "principals.manage");
-  const parsed = revokeSchema.safeParse(body);
+  const parsed = revokePrincipalBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const { principal } = parsed.data;
   // Free text typed by a person: a pasted token must not reach the database.
@@ -62,10 +71,10 @@ export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Prom
   });
 }
 
-/** Restores a revoked principal. @throws DomainError forbidden, not_found */
+/** Restores a revoked principal; the body is `{principal}`. @throws DomainError forbidden, validation_failed, not_found */
 export async function restorePrincipal(db: Db, actor: Actor, body: unknown): Promise<void> {
   authorize(actor, "principals.manage");
-  const parsed = z.strictObject({ principal: z.string().trim().min(1).max(500) }).safeParse(body);
+  const parsed = restorePrincipalBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const { principal } = parsed.data;
   await db.transaction(async (tx) => {

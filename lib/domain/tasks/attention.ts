@@ -1,38 +1,108 @@
 /**
- * The attention queue (DESIGN.md "Pages" `/`): what needs a person now — side effects whose outcome is
- * unknown and writes whose lease has expired. Approvals and stopped runs join it with their issues.
+ * The attention queue (DESIGN.md "Pages" `/`): what needs a person now, each item saying what is wrong and
+ * where to act —
+ * - side effects whose outcome is unknown (writes whose lease expired become unknown first);
+ * - runs that have not ended (see {@link TERMINAL_PHASES}) whose principal was revoked: the resume gate stops them;
+ * - side effects of runs that have not ended waiting for a fresh approval (`awaiting_approval`).
+ * Approvals as records of their own and runs stopped for other reasons are not in it yet.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { expireLeases } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
+import { TERMINAL_PHASES } from "./phases";
 
-export type AttentionItem = {
-  kind: "side_effect_unknown";
+type Base = {
   task_id: string;
-  side_effect: string;
-  idempotency_key: string;
-  reason: string | null;
+  /** What is wrong, in plain words. */
+  why: string;
+  /** The dashboard page where a person acts on it. */
+  href: string;
+  /** Since when it waits (ISO 8601 UTC). */
   since: string;
 };
 
-/** Up to `limit` items, oldest first (the longest-waiting first). @throws DomainError forbidden */
+export type AttentionItem =
+  | (Base & { kind: "side_effect_unknown"; side_effect: string; idempotency_key: string; reason: string | null })
+  | (Base & { kind: "principal_revoked"; principal: string; phase: string; reason: string; revoked_by: string })
+  | (Base & { kind: "side_effect_awaiting_approval"; side_effect: string; idempotency_key: string; action: string | null });
+
+/** The order kinds are listed in: the most urgent first, then the longest-waiting first within a kind. */
+export const ATTENTION_KINDS = ["side_effect_unknown", "principal_revoked", "side_effect_awaiting_approval"] as const;
+
+const taskHref = (taskId: string) => `/tasks/${encodeURIComponent(taskId)}`;
+const effectHref = (taskId: string, name: string) => `${taskHref(taskId)}?tab=side-effects&effect=${encodeURIComponent(name)}`;
+
+/** Phase comparison for "the run has not ended" (phases are the runtime's words; compared lower-cased). */
+const notEnded = (column: string) =>
+  sql`lower(${sql.raw(column)}) not in (${sql.join(
+    TERMINAL_PHASES.map((p) => sql`${p}`),
+    sql`, `,
+  )})`;
+
+/**
+ * Up to `limit` items: unknown side effects, then runs of revoked principals, then effects awaiting approval,
+ * each kind oldest first. Every query leads with the tenant id. @throws DomainError forbidden
+ */
 export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise<AttentionItem[]> {
   authorize(actor, "tasks.read");
   await expireLeases(db, actor.tenantId);
-  const rows = await queryRows<{ task_id: string; name: string; idempotency_key: string; status_reason: string | null; since: string }>(
-    db,
-    sql`select task_id, name, idempotency_key, status_reason, ${isoUtc("updated_at")} as since
-        from side_effects where tenant_id = ${actor.tenantId} and status = 'unknown'
-        order by updated_at limit ${limit}`,
-  );
-  return rows.map((r) => ({
-    kind: "side_effect_unknown",
-    task_id: r.task_id,
-    side_effect: r.name,
-    idempotency_key: r.idempotency_key,
-    reason: r.status_reason,
-    since: r.since,
-  }));
+  const [unknown, revoked, awaiting] = await Promise.all([
+    queryRows<{ task_id: string; name: string; idempotency_key: string; status_reason: string | null; since: string }>(
+      db,
+      sql`select task_id, name, idempotency_key, status_reason, ${isoUtc("updated_at")} as since
+          from side_effects where tenant_id = ${actor.tenantId} and status = 'unknown'
+          order by updated_at, task_id, name limit ${limit}`,
+    ),
+    queryRows<{ task_id: string; principal: string; phase: string; reason: string; revoked_by: string; since: string }>(
+      db,
+      sql`select t.task_id, t.principal, t.phase, r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as since
+          from principal_revocations r
+          join tasks t on t.tenant_id = r.tenant_id and t.principal = r.principal
+          where r.tenant_id = ${actor.tenantId} and ${notEnded("t.phase")}
+          order by r.revoked_at, t.task_id limit ${limit}`,
+    ),
+    queryRows<{ task_id: string; name: string; idempotency_key: string; action: string | null; since: string }>(
+      db,
+      sql`select s.task_id, s.name, s.idempotency_key, s.action, ${isoUtc("s.updated_at")} as since
+          from side_effects s join tasks t on t.tenant_id = s.tenant_id and t.task_id = s.task_id
+          where s.tenant_id = ${actor.tenantId} and s.status = 'awaiting_approval' and ${notEnded("t.phase")}
+          order by s.updated_at, s.task_id, s.name limit ${limit}`,
+    ),
+  ]);
+  const items: AttentionItem[] = [
+    ...unknown.map((r) => ({
+      kind: "side_effect_unknown" as const,
+      task_id: r.task_id,
+      side_effect: r.name,
+      idempotency_key: r.idempotency_key,
+      reason: r.status_reason,
+      why: `${r.name} of task ${r.task_id}: request sent, outcome not recorded. Reconcile it before the run resumes.`,
+      href: effectHref(r.task_id, r.name),
+      since: r.since,
+    })),
+    ...revoked.map((r) => ({
+      kind: "principal_revoked" as const,
+      task_id: r.task_id,
+      principal: r.principal,
+      phase: r.phase,
+      reason: r.reason,
+      revoked_by: r.revoked_by,
+      why: `Task ${r.task_id} acts for ${r.principal}, whose authority was revoked by ${r.revoked_by} (“${r.reason}”). The run has not ended (phase ${r.phase}); the resume gate stops it until the principal is restored or the run is ended.`,
+      href: taskHref(r.task_id),
+      since: r.since,
+    })),
+    ...awaiting.map((r) => ({
+      kind: "side_effect_awaiting_approval" as const,
+      task_id: r.task_id,
+      side_effect: r.name,
+      idempotency_key: r.idempotency_key,
+      action: r.action,
+      why: `${r.name}${r.action ? ` (${r.action})` : ""} of task ${r.task_id} waits for a fresh approval before it may run.`,
+      href: effectHref(r.task_id, r.name),
+      since: r.since,
+    })),
+  ];
+  return items.slice(0, limit);
 }

@@ -42,17 +42,28 @@ export function checkTaskId(taskId: string): void {
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
 
-/** Clamps a requested page size (string or number) to 1..max; default when absent. @throws bad_request */
-export function pageSize(raw: string | null | undefined, max = MAX_PAGE, dflt = DEFAULT_PAGE): number {
+/**
+ * Reads a requested page size (string or number): the default when absent, else a whole number from 1 to `max`.
+ * Values above `max` are refused like 0 is, not silently capped, so a caller never mistakes a short page for the end.
+ * @throws DomainError bad_request naming the range.
+ */
+export function pageSize(raw: string | number | null | undefined, max = MAX_PAGE, dflt = DEFAULT_PAGE): number {
   if (raw === null || raw === undefined || raw === "") return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new DomainError("bad_request", `limit must be a whole number from 1 to ${max}.`);
-  return Math.min(n, max);
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    const shown = String(raw).length > 20 ? `${String(raw).slice(0, 20)}…` : String(raw);
+    throw new DomainError("bad_request", `limit must be a whole number from 1 to ${max} (got ${JSON.stringify(shown)}); follow next_cursor for more.`, {
+      fields: [{ path: "limit", message: `1 to ${max}` }],
+    });
+  }
+  return n;
 }
 
 /**
  * Tenant's tasks, newest first.
- * @param opts.cursor opaque cursor from a previous page; `q` substring of task id; `phase`; `status` = side-effect status.
+ * @param opts.cursor opaque cursor from a previous page; `q` search text: part of a task id, or exactly an
+ *   idempotency key, a sandbox id (`environment_id` of an event) or a host (`attrs.host` of an event, any case);
+ *   `phase`; `status` = side-effect status.
  * @throws DomainError bad_request on a malformed cursor or status.
  */
 export async function listTasksForActor(

@@ -6,11 +6,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor, type ApiKeyActor } from "../authz";
 import { sha256Hex } from "../crypto/canonical";
-import { DomainError, notFound } from "../errors";
+import { DomainError, notFound, validationError } from "../errors";
+import { typedText } from "../typed-text";
 import { isoUtc } from "@/db/queries/sql-helpers";
 
 /** A new random key (256 bits). */
@@ -37,23 +39,27 @@ export type ApiKeyView = {
   revoked_at: string | null;
 };
 
+/** Body of `POST /api/v1/settings/api-keys`: a name and nothing else (unknown fields are refused, as elsewhere). */
+export const createApiKeyBodySchema = z.strictObject({
+  name: typedText("name", { max: 100, hint: "give the key a name, e.g. the runtime it is for" }),
+});
+
 /**
- * Creates a key. Returns the key once; only its hash is stored.
+ * Creates a key from a request body `{name}`. Returns the key once; only its hash is stored.
  * @param opts.key a pre-chosen key (must be of this tenant's format), otherwise a random one.
- * @throws DomainError forbidden (role), validation_failed (name, key format).
+ * @throws DomainError forbidden (role), validation_failed (422: name missing, empty, too long, with control or
+ *   bidi override characters, unknown fields; key format).
  */
 export async function createApiKey(
   db: Db,
   actor: Actor,
-  opts: { name: string; key?: string },
+  body: unknown,
+  opts: { key?: string } = {},
 ): Promise<{ id: string; key: string; name: string }> {
   authorize(actor, "api_keys.manage");
-  const name = opts.name.trim();
-  if (!name || name.length > 100) {
-    throw new DomainError("validation_failed", "name: give the key a name of 1–100 characters (e.g. the runtime it is for).", {
-      fields: [{ path: "name", message: "1–100 characters" }],
-    });
-  }
+  const parsed = createApiKeyBodySchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const { name } = parsed.data;
   const key = opts.key ?? newApiKey();
   if (!isAcceptableKey(key)) {
     throw new DomainError("validation_failed", "key: a chosen key must be 20–200 printable characters without spaces.");

@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { Role } from "@/db/schema/enums";
 import type { UserActor } from "../authz";
+import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "./sign-in-limits";
 
 /** argon2id hash (PHC string) with the library's defaults. */
 export function hashPassword(password: string): Promise<string> {
@@ -48,9 +49,7 @@ export type SignInResult =
   | { ok: true; userId: string; email: string; name: string }
   | { ok: false; reason: "bad_credentials" | "no_membership" | "throttled" };
 
-/** Failed sign-ins allowed per email within {@link SIGN_IN_WINDOW_MINUTES} before further tries are refused. */
-export const MAX_SIGN_IN_FAILURES = 10;
-export const SIGN_IN_WINDOW_MINUTES = 15;
+export { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES };
 
 /**
  * Checks an email + password and that the user still has an active membership somewhere. After
@@ -107,17 +106,4 @@ export async function actorForUser(db: Db, userId: string, preferredTenantId?: s
   const m = rows[0];
   if (!m) return null;
   return { kind: "user", tenantId: m.tenant_id, userId, email: m.email, role: m.role };
-}
-
-/** Members of a tenant with their roles. */
-export async function listMembers(
-  db: Db,
-  tenantId: string,
-): Promise<Array<{ user_id: string; email: string; name: string; role: Role; revoked: boolean }>> {
-  return queryRows(
-    db,
-    sql`select u.id as user_id, u.email, u.name, m.role, (m.revoked_at is not null) as revoked
-        from memberships m join users u on u.id = m.user_id
-        where m.tenant_id = ${tenantId} order by m.revoked_at nulls first, u.email`,
-  );
 }

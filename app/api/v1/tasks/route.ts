@@ -4,8 +4,10 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
  * GET /api/v1/tasks?cursor=&limit=&q=&phase=&status= → `{"tasks": [TaskListItem], "next_cursor"}`,
- * newest first (keyset on created_at, task_id). `q` matches part of a task id; `status` filters to tasks with
- * a side effect in that status. Errors: 400 (limit, cursor, status), 401.
+ * newest first (keyset on created_at, task_id). `limit` is 1–500 (default 50; more is a 400, not a cap).
+ * `q` matches part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a
+ * host (an event's attrs.host, any case); `status` filters to tasks with a side effect in that status.
+ * Errors: 400 (limit, cursor, status), 401.
  */
 export const GET = apiRoute(async ({ req, actor }) => {
   const url = new URL(req.url);

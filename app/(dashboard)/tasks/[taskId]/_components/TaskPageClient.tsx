@@ -16,8 +16,8 @@ import { SideEffectsTab } from "./SideEffectsTab";
 import { ArtifactsTab } from "./ArtifactsTab";
 import { CheckpointsTab } from "./CheckpointsTab";
 import { ReconcileDialog } from "./ReconcileDialog";
+import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
-const TERMINAL_PHASES = new Set(["done", "completed", "stopped", "failed", "cancelled"]);
 const LIVE_REFRESH_MS = 3000;
 
 const TABS = [
@@ -43,10 +43,10 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
   const params = useSearchParams();
   const [reconciling, setReconciling] = useState<string | null>(null);
 
-  const live = !TERMINAL_PHASES.has(initialTask.phase);
+  const live = !isTerminalPhase(initialTask.phase);
   const taskQ = useTask(taskId, initialTask, live ? LIVE_REFRESH_MS : false);
   const task = taskQ.data ?? initialTask;
-  const isLive = !TERMINAL_PHASES.has(task.phase);
+  const isLive = !isTerminalPhase(task.phase);
   const refresh = isLive ? LIVE_REFRESH_MS : false;
   const eventsQ = useTimeline(taskId, task.event_count, { eventCount: initialTask.event_count, data: initialEvents });
   const gateQ = useGate(taskId, initialGate, refresh);

@@ -1,0 +1,1 @@
+CREATE INDEX "tasks_tenant_principal_idx" ON "tasks" USING btree ("tenant_id","principal");

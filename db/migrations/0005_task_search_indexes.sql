@@ -1,0 +1,2 @@
+CREATE INDEX IF NOT EXISTS "events_tenant_environment_idx" ON "events" USING btree ("tenant_id","environment_id","task_id") WHERE "events"."environment_id" is not null;--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "events_tenant_host_idx" ON "events" USING btree ("tenant_id",lower("attrs" ->> 'host'),"task_id") WHERE ("events"."attrs" ->> 'host') is not null;

@@ -1,0 +1,49 @@
+/**
+ * Settings → Members in the browser: a member locked out by failed sign-ins shows as locked (until when, after
+ * how many failures); an owner unlocks them after a confirmation, sees the audit entry, and the member signs in.
+ */
+import { sql } from "drizzle-orm";
+import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
+import { expect, loginAs, test } from "./fixtures";
+
+test("an owner sees a locked member and unlocks them; the member then signs in", async ({ page, browser, db, tenant }) => {
+  const viewer = tenant.users.viewer;
+  // What the sign-in throttle records after MAX_SIGN_IN_FAILURES wrong passwords (the integration suite goes
+  // through the sign-in flow itself).
+  for (let i = 0; i < MAX_SIGN_IN_FAILURES; i++) {
+    await db.db.execute(sql`insert into sign_in_failures (email, failed_at) values (${viewer.email}, now() - make_interval(secs => ${i}))`);
+  }
+
+  await loginAs(page, tenant.users.owner.email, tenant.password);
+  await page.goto("/settings");
+  const section = page.locator("section#members");
+  const row = section.locator(`[data-testid=member-row][data-email="${viewer.email}"]`);
+  await expect(row).toHaveAttribute("data-locked", "true");
+  await expect(row.getByTestId("member-lock")).toContainText(`locked out until`);
+  await expect(row.getByTestId("member-lock")).toContainText(`after ${MAX_SIGN_IN_FAILURES} failed sign-ins`);
+  await expect(section.locator(`[data-testid=member-row][data-email="${tenant.users.owner.email}"]`)).toContainText("active");
+
+  let question = "";
+  page.once("dialog", (d) => {
+    question = d.message();
+    void d.accept();
+  });
+  await row.getByRole("button", { name: "Unlock" }).click();
+  await expect(section.getByRole("status")).toContainText(`Unlocked ${viewer.email}`);
+  await expect(section.getByRole("status")).toContainText("audit log");
+  await expect(row).toHaveAttribute("data-locked", "false");
+  await expect(row).toContainText("active");
+  await expect(row.getByRole("button", { name: "Unlock" })).toHaveCount(0);
+  expect(question).toContain(viewer.email);
+
+  const viewerContext = await browser.newContext({ baseURL: test.info().project.use.baseURL });
+  try {
+    const viewerPage = await viewerContext.newPage();
+    await loginAs(viewerPage, viewer.email, tenant.password);
+    // A viewer sees the members but no unlock button.
+    await viewerPage.goto("/settings");
+    await expect(viewerPage.locator("section#members").getByRole("button", { name: "Unlock" })).toHaveCount(0);
+  } finally {
+    await viewerContext.close();
+  }
+});

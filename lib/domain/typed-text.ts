@@ -8,13 +8,16 @@ import { z } from "zod";
 
 /** The characters {@link typedText} refuses. */
 export const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** The same for free text of several lines (evidence, notes): tab, line feed and carriage return are allowed. */
+export const UNSAFE_MULTILINE_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * Why `value` cannot be shown as typed — naming the first offending character and its position — or null when it is
  * plain text. The sentence reads after a field name: `name contains a control character (U+0007) at …`.
+ * `multiline`: tab, line feed and carriage return are plain text too.
  */
-export function unsafeTextReason(value: string): string | null {
-  const m = UNSAFE_TEXT.exec(value);
+export function unsafeTextReason(value: string, opts: { multiline?: boolean } = {}): string | null {
+  const m = (opts.multiline ? UNSAFE_MULTILINE_TEXT : UNSAFE_TEXT).exec(value);
   if (!m) return null;
   const cp = m[0].codePointAt(0)!;
   const code = `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;

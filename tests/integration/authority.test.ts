@@ -9,7 +9,8 @@
  * - a late receipt after the lease ran out gets `reconcile_required` whether or not anyone looked in between;
  * - an effect waiting for approval stops the gate with `approval_missing`, as the intent route refuses it;
  * - receipt and reconcile times outside 2000…now+1 day are refused; a lookup's implausible time is dropped;
- * - a lookup answer keeps only its four fields, and link-local targets are never called.
+ * - a lookup answer keeps only its four fields, and link-local targets are never called;
+ * - reconcile evidence refuses control and bidirectional override characters (several lines are fine).
  */
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -107,6 +108,21 @@ describe("reconcile against the lookup it asked", () => {
     expect(res.text).toContain("op-REAL-123");
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
     expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(0);
+  });
+});
+
+describe("evidence is plain text", () => {
+  it("refuses evidence with a bidirectional override (422), keeps several lines", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["responder"] });
+    const { taskId } = await unknownEffect(t);
+    const responder = await signInAs(t, "responder");
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    const res = await postReconcile(responder, taskId, EFFECT, { outcome: "not_applied", evidence: "no write found \u202Edeificer" });
+    expectError(res, 422, "validation_failed");
+    expect(res.text).toContain("U+202E");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    const ok = await postReconcile(responder, taskId, EFFECT, { outcome: "not_applied", evidence: "checked the records system:\n\tno write under this key" });
+    expect(ok.status, ok.text).toBe(200);
   });
 });
 

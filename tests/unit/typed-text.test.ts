@@ -72,3 +72,12 @@ describe("validationError", () => {
     expect(validationError(s.safeParse({ url: "x" }).error!.issues).message).toBe("url: must be at least 5 characters");
   });
 });
+
+describe("unsafeTextReason for text of several lines", () => {
+  it("allows tab, line feed and carriage return, and still refuses other controls and bidi overrides", () => {
+    expect(unsafeTextReason("line one\r\n\tline two", { multiline: true })).toBeNull();
+    expect(unsafeTextReason("line one\nline two")).toContain("U+000A");
+    expect(unsafeTextReason("ok\u202eevil", { multiline: true })).toContain("U+202E");
+    expect(unsafeTextReason("bell\u0007", { multiline: true })).toContain("U+0007");
+  });
+});

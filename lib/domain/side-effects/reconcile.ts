@@ -19,6 +19,7 @@ import { checkEffectName } from "./intent";
 import { lookupSideEffect, type LookupAnswer } from "./lookup";
 import { findSecrets, redactString } from "../events/redact";
 import { plausibleTime } from "../events/schema";
+import { unsafeTextReason } from "../typed-text";
 
 export const reconcileBodySchema = z
   .strictObject({
@@ -34,7 +35,10 @@ export const reconcileBodySchema = z
       .string({ error: "evidence is required: say how you know (a lookup answer, a ticket, a log line)" })
       .trim()
       .min(3, "evidence is required: say how you know (a lookup answer, a ticket, a log line)")
-      .max(4000, "evidence is at most 4000 characters; link to longer material"),
+      .max(4000, "evidence is at most 4000 characters; link to longer material")
+      .refine((v) => unsafeTextReason(v, { multiline: true }) === null, {
+        error: (iss) => `evidence ${unsafeTextReason(String(iss.input), { multiline: true })}`,
+      }),
     /** Ask the tool owner's lookup endpoint now and keep its answer with the decision. */
     use_lookup: z.boolean().optional(),
   })

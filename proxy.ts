@@ -1,14 +1,38 @@
 import { NextResponse, type NextRequest } from "next/server";
 
 /**
- * Passes the requested path to server components as `x-custody-path`, so a session check in a layout can send
- * the person back to the page they asked for after signing in. Authentication itself happens on the server
- * (lib/server/page-actor.ts, lib/server/actor.ts), not here.
+ * Runs before every page and API route:
+ * - a path with a malformed %-escape (`/tasks/%E0%A4%A`) is answered 400 here, because Next would otherwise fail
+ *   decoding it with a bare 500: JSON in the API's error shape under /api, a short page elsewhere;
+ * - pages get the requested path as `x-custody-path`, so a session check in a layout can send the person back
+ *   to the page they asked for after signing in. Authentication itself happens on the server
+ *   (lib/server/page-actor.ts, lib/server/actor.ts), not here.
  */
 export function proxy(request: NextRequest) {
+  const path = request.nextUrl.pathname;
+  if (!decodes(path)) return badPath(path);
+  if (path.startsWith("/api/") || path === "/login" || path.startsWith("/login/")) return NextResponse.next();
   const headers = new Headers(request.headers);
-  headers.set("x-custody-path", request.nextUrl.pathname + request.nextUrl.search);
+  headers.set("x-custody-path", path + request.nextUrl.search);
   return NextResponse.next({ request: { headers } });
 }
 
-export const config = { matcher: ["/((?!api/|_next/|favicon.ico|login).*)"] };
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function badPath(path: string): NextResponse {
+  const message = "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8); check the link.";
+  if (path.startsWith("/api/")) return NextResponse.json({ error: { code: "bad_request", message } }, { status: 400 });
+  return new NextResponse(`<!doctype html><title>Bad address</title><p>${message}</p><p><a href="/tasks">Back to the tasks</a></p>`, {
+    status: 400,
+    headers: { "content-type": "text/html; charset=utf-8" },
+  });
+}
+
+export const config = { matcher: ["/((?!_next/|favicon.ico).*)"] };

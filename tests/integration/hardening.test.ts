@@ -267,3 +267,19 @@ describe("methods a route does not serve", () => {
     expect(await countRowsOf(t.tenantId)).toEqual(before);
   });
 });
+
+describe("malformed addresses", () => {
+  it.each(["/api/v1/tasks/%E0%A4%A", "/api/v1/tasks/%ZZ/timeline", "/api/v1/%"])("answers 400 in the error shape for %s (Next alone answered 500)", async (path) => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const res = await api(t.apiKey).get(path);
+    expect(res.status, res.text).toBe(400);
+    expect(code(res)).toBe("bad_request");
+    expect((res.body as ApiErrorBody).error.message).toContain("%-escape");
+  });
+
+  it("answers a 400 page for a page address with a broken escape", async () => {
+    const res = await api().get("/tasks/%E0%A4%A");
+    expect(res.status).toBe(400);
+    expect(res.text).toContain("malformed %-escape");
+  });
+});

@@ -44,7 +44,7 @@ function searchCondition(tenantId: string, q: string): SQL {
   return sql`(t.task_id ilike ${"%" + likeEscape(q) + "%"} or t.task_id in (
     select s.task_id from side_effects s where s.tenant_id = ${tenantId} and s.idempotency_key = ${q}
     union
-    select e.task_id from events e where e.tenant_id = ${tenantId} and e.environment_id = ${q}
+    select e.task_id from events e where e.tenant_id = ${tenantId} and e.plane = 'environment' and e.environment_id = ${q}
     union
     select e.task_id from events e
       where e.tenant_id = ${tenantId} and (e.attrs ->> 'host') is not null and lower(e.attrs ->> 'host') = lower(${q})

@@ -96,9 +96,11 @@ export const events = pgTable(
     index("events_timeline_idx").on(t.tenantId, t.taskId, t.occurredAt, t.eventId),
     // Task search by sandbox id and by host (db/queries/tasks.ts listTasks): exact matches inside one tenant,
     // answered from the index alone. Partial, so events without the value cost nothing here.
+    // Only environment-plane events (sandbox.created, snapshot.saved, …): every sandbox a runtime reports has them,
+    // and indexing every event's sandbox id cost about 12% of ingest throughput and 40% of COPY's.
     index("events_tenant_environment_idx")
       .on(t.tenantId, t.environmentId, t.taskId)
-      .where(sql`${t.environmentId} is not null`),
+      .where(sql`${t.plane} = 'environment' and ${t.environmentId} is not null`),
     index("events_tenant_host_idx")
       .on(t.tenantId, sql`lower(${t.attrs} ->> 'host')`, t.taskId)
       .where(sql`(${t.attrs} ->> 'host') is not null`),

@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS "events_tenant_environment_idx";--> statement-breakpoint
+CREATE INDEX "events_tenant_environment_idx" ON "events" USING btree ("tenant_id","environment_id","task_id") WHERE "events"."plane" = 'environment' and "events"."environment_id" is not null;

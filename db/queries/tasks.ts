@@ -31,6 +31,8 @@ export type TaskListRow = TaskRow & {
   event_count: string | number;
   last_event_at: string | null;
   unknown_side_effects: string | number;
+  awaiting_approval_side_effects: string | number;
+  principal_revoked: boolean;
 };
 
 /**
@@ -73,7 +75,9 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
                ${isoUtc("t.created_at")} as created_at, ${isoUtc("t.created_at")} as created_cursor,
                (select count(*) from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as event_count,
                (select ${isoUtc("max(e.occurred_at)")} from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as last_event_at,
-               (select count(*) from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = 'unknown') as unknown_side_effects
+               (select count(*) from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = 'unknown') as unknown_side_effects,
+               (select count(*) from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = 'awaiting_approval') as awaiting_approval_side_effects,
+               exists (select 1 from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as principal_revoked
         from tasks t
         where ${sql.join(conds, sql` and `)}
         order by t.created_at desc, t.task_id desc

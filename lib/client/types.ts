@@ -83,6 +83,10 @@ export type TaskListItem = {
   last_event_at: string | null;
   created_at: string;
   unknown_side_effects: number;
+  /** Side effects waiting for an approver's decision. */
+  awaiting_approval_side_effects: number;
+  /** The task's principal is revoked (the gate stops the run until it is restored). */
+  principal_revoked: boolean;
 };
 
 export type TaskList = { tasks: TaskListItem[]; next_cursor: string | null };

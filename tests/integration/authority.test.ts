@@ -10,7 +10,11 @@
  * - an effect waiting for approval stops the gate with `approval_missing`, as the intent route refuses it;
  * - receipt and reconcile times outside 2000…now+1 day are refused; a lookup's implausible time is dropped;
  * - a lookup answer keeps only its four fields, and link-local targets are never called;
- * - reconcile evidence refuses control and bidirectional override characters (several lines are fine).
+ * - reconcile evidence refuses control and bidirectional override characters (several lines are fine);
+ * and, from a second review: a receipt event that happened after the lease does not complete the write; an intent
+ * event on a revoked principal's task leaves the effect unknown; blank operation ids are refused; principals, phases
+ * and policy versions must be plain names a person can type; "not applied" always asks a registered lookup; a lookup
+ * answer with NUL or bidi characters is ambiguous; the task list reports approval waits and revoked principals.
  */
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -287,4 +291,141 @@ describe("what a lookup may reach and keep", () => {
       expect(Date.now() - started).toBeLessThan(2_000); // refused before any connection attempt and its timeout
     },
   );
+});
+
+describe("second review: the event path follows the route's rules", () => {
+  it("a receipt event that happened after the lease ran out does not complete the write; the gate stops on it", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId);
+    const key = newKey();
+    const old = new Date(Date.now() - 20 * 60_000).toISOString();
+    await sendEvents(t, [makeEvent(taskId, { plane: "tools", type: "side_effect.intent", occurred_at: old, attrs: { name: "pay", idempotency_key: key } })]);
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        occurred_at: new Date().toISOString(),
+        attrs: { name: "pay", idempotency_key: key, external_operation_id: "op-late" },
+      }),
+    ]);
+    const row = await effectRow(handle.db, t.tenantId, taskId, "pay");
+    expect(row?.status).not.toBe("completed");
+    expect(row?.receipt ?? null).toBeNull();
+    expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+  });
+
+  it("an intent event on a revoked principal's task leaves the effect unknown, and a receipt event cannot complete it", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    const principal = `tenant/acme:user/${taskId}`;
+    await checkpoint(t, taskId, { principal });
+    expect((await api(await signInAs(t, "owner")).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status).toBe(200);
+    const key = newKey();
+    await sendEvents(t, [
+      makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: "send", idempotency_key: key } }),
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        occurred_at: new Date(Date.now() + 1000).toISOString(),
+        attrs: { name: "send", idempotency_key: key, external_operation_id: "op-1" },
+      }),
+    ]);
+    const row = await effectRow(handle.db, t.tenantId, taskId, "send");
+    expect(row?.status).toBe("unknown");
+    expect(row?.status_reason).toContain("revoked");
+  });
+
+  it("refuses blank operation ids on the receipt route and in receipt events", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId);
+    const key = newKey();
+    await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expectError(await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "   " })), 422, "validation_failed");
+    const res = await postEvents(t.apiKey, [
+      makeEvent(taskId, { plane: "tools", type: "side_effect.receipt", attrs: { name: EFFECT, idempotency_key: key, external_operation_id: " " } }),
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        attrs: { name: EFFECT, idempotency_key: key, external_operation_id: "op-2", completed_at: "1970-01-01T00:00:00Z" },
+      }),
+    ]);
+    expect(res.body.results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
+  });
+});
+
+describe("second review: names a person must be able to revoke", () => {
+  it.each([
+    ["principal", "tenant/acme:user/mallory "],
+    ["principal", "tenant/acme:user/\u202eevil"],
+    ["principal", "tenant/acme:user/bell\u0007"],
+    ["phase", "drafting\u202e"],
+    ["policy_version", " pv-2"],
+  ])("refuses a checkpoint whose %s is %j (422) and stores nothing", async (field, value) => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const res = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, makeRecord(taskId, { [field]: value }));
+    expectError(res, 422, "validation_failed");
+    expect(res.text).toContain(field);
+    expect((await api(t.apiKey).get(`/api/v1/tasks/${taskId}`)).status).toBe(404);
+  });
+});
+
+describe("second review: not applied always asks a registered lookup", () => {
+  it("refuses not_applied without use_lookup when the lookup finds the write; keeps a not-found answer with the decision", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner", "responder"] });
+    let found = true;
+    const server = await localServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(found ? { found: true, external_operation_id: "op-found-1" } : { found: false }));
+    });
+    cleanups.push(server.close);
+    expect((await registerLookup(await signInAs(t, "owner"), "ledger", `${server.url}/lookup`)).status).toBe(200);
+    const responder = await signInAs(t, "responder");
+    const first = await unknownEffect(t, "ledger");
+    const refused = await postReconcile(responder, first.taskId, EFFECT, { outcome: "not_applied", evidence: "checked the logs" });
+    expectError(refused, 422, "validation_failed");
+    expect(refused.text).toContain("op-found-1");
+    expect((await effectRow(handle.db, t.tenantId, first.taskId, EFFECT))?.status).toBe("unknown");
+
+    found = false;
+    const second = await unknownEffect(t, "ledger");
+    const ok = await postReconcile(responder, second.taskId, EFFECT, { outcome: "not_applied", evidence: "checked the logs" });
+    expect(ok.status, ok.text).toBe(200);
+    const row = await effectRow(handle.db, t.tenantId, second.taskId, EFFECT);
+    expect((row?.last_reconcile as { lookup?: { outcome?: string } })?.lookup?.outcome).toBe("not_found");
+  });
+
+  it("treats a lookup answer with NUL or bidi characters in its operation id as ambiguous: a 422, not a 500", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner", "responder"] });
+    const server = await localServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ found: true, external_operation_id: "op\u202eevil\u0000x", result_digest: "d\u0000" }));
+    });
+    cleanups.push(server.close);
+    expect((await registerLookup(await signInAs(t, "owner"), "weird", `${server.url}/lookup`)).status).toBe(200);
+    const { taskId } = await unknownEffect(t, "weird");
+    const responder = await signInAs(t, "responder");
+    const looked = await postLookup(responder, taskId, EFFECT);
+    expect(looked.body).toMatchObject({ outcome: "ambiguous" });
+    expect(looked.text).not.toContain("\\u0000");
+    expect(looked.text).not.toContain("\\u202e");
+    const rec = await postReconcile(responder, taskId, EFFECT, { outcome: "completed", evidence: "lookup", use_lookup: true });
+    expectError(rec, 422, "validation_failed");
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+  });
+});
+
+describe("second review: the task list agrees with the attention queue", () => {
+  it("reports approval waits and a revoked principal per task", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    const principal = `tenant/acme:user/${taskId}`;
+    await checkpoint(t, taskId, { principal, side_effects: { publish: { idempotency_key: newKey(), status: "awaiting_approval" } } });
+    expect((await api(await signInAs(t, "owner")).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status).toBe(200);
+    const list = await api(t.apiKey).get<{ tasks: Array<Record<string, unknown>> }>(`/api/v1/tasks?q=${taskId}`);
+    expect(list.body.tasks[0]).toMatchObject({ task_id: taskId, awaiting_approval_side_effects: 1, principal_revoked: true, unknown_side_effects: 0 });
+  });
 });

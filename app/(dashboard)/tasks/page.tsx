@@ -5,6 +5,8 @@ import { listTasksForActor } from "@/lib/domain/tasks/read";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
 import { DomainError } from "@/lib/domain/errors";
+import type { TaskListItem } from "@/lib/client/types";
+import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
 export const metadata: Metadata = { title: "Tasks" };
 
@@ -109,13 +111,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                   <td className="px-3 py-2 text-right tabular-nums">{t.event_count}</td>
                   <td className="px-3 py-2 text-xs text-neutral-700"><Time iso={t.last_event_at} /></td>
                   <td className="px-3 py-2 text-xs">
-                    {t.unknown_side_effects > 0 ? (
-                      <span className="inline-flex items-center gap-1 rounded-full border border-amber-300 bg-amber-50 px-2 py-0.5 font-medium text-amber-900">
-                        <span aria-hidden="true">?</span> {t.unknown_side_effects} unknown
-                      </span>
-                    ) : (
-                      <span className="text-neutral-500">—</span>
-                    )}
+                    <AttentionBadges task={t} />
                   </td>
                 </tr>
               ))}
@@ -154,5 +150,32 @@ function EmptyState() {
       </ol>
       <p className="mt-2">The typed client in <code className="font-mono text-xs">lib/client/runtime-client.ts</code> does both.</p>
     </div>
+  );
+}
+
+/**
+ * What on this task waits for a person, in the attention queue's words: unknown writes, approval waits, and a
+ * revoked principal while the run has not ended. "—" when nothing does.
+ */
+function AttentionBadges({ task }: { task: TaskListItem }) {
+  const badges: Array<{ key: string; text: string; cls: string }> = [];
+  if (task.unknown_side_effects > 0) {
+    badges.push({ key: "unknown", text: `? ${task.unknown_side_effects} unknown`, cls: "border-amber-300 bg-amber-50 text-amber-900" });
+  }
+  if (task.awaiting_approval_side_effects > 0) {
+    badges.push({ key: "approval", text: `${task.awaiting_approval_side_effects} awaiting approval`, cls: "border-sky-300 bg-sky-50 text-sky-900" });
+  }
+  if (task.principal_revoked && !isTerminalPhase(task.phase)) {
+    badges.push({ key: "revoked", text: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" });
+  }
+  if (badges.length === 0) return <span className="text-neutral-500">—</span>;
+  return (
+    <span className="flex flex-wrap gap-1" data-testid="task-attention">
+      {badges.map((b) => (
+        <span key={b.key} className={`inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 font-medium ${b.cls}`}>
+          {b.text}
+        </span>
+      ))}
+    </span>
   );
 }

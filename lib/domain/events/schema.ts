@@ -49,8 +49,12 @@ export const sideEffectEventAttrs = z.looseObject({
 export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
   external_operation_id: z
     .string({ error: "external_operation_id is required: the id the external system gave the write" })
-    .min(1, "external_operation_id is required: the id the external system gave the write")
-    .max(500),
+    .max(500)
+    .refine((v) => v.trim().length > 0, "external_operation_id is required (not blank): the id the external system gave the write"),
+  completed_at: z.iso
+    .datetime({ offset: true })
+    .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now (check the sender's clock)")
+    .optional(),
 });
 
 function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") {

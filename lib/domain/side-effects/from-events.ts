@@ -2,8 +2,11 @@
  * Side-effect status driven by the events a runtime reports (issue "Runtime API v1", DESIGN.md "Side effect"):
  * - `side_effect.intent` → `in_flight` (a new effect, or one that was not_started / approved / failed), with the
  *   default lease counted from the event's time, so a write whose receipt never comes turns `unknown`;
- * - `side_effect.receipt` → `completed` (from in_flight only: an `unknown` effect is settled by a person), with
- *   the receipt the event carries (validation requires its `external_operation_id`; nothing is made up).
+ * - `side_effect.receipt` → `completed` (from in_flight only, and only when the receipt happened before the lease ran
+ *   out, by the events' clock — as the receipt route judges by the server's: an `unknown` or expired effect is
+ *   settled by a person), with the receipt the event carries (validation requires its `external_operation_id`;
+ *   nothing is made up);
+ * - an intent reported while the task's principal is revoked leaves the effect `unknown`: it had no authority.
  * These are facts the runtime reports, kept as immutable events on the timeline: the runtime's authority is
  * checked where it asks to write (the intent route), and the audit log keeps people's and routes' decisions.
  * - `run.interrupted`, or `sandbox.created` with a higher attempt than any before → every `in_flight`
@@ -73,7 +76,10 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
               on conflict do nothing
               returning name`,
         );
-        if (inserted.length) break;
+        if (inserted.length) {
+          await flagIfRevoked(tx, tenantId, e.task_id, attrs.name);
+          break;
+        }
         await tx.execute(sql`
           update side_effects
           set status = 'in_flight', updated_at = now(), status_reason = null,
@@ -86,6 +92,7 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
           where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name}
             and idempotency_key = ${attrs.idempotency_key}
             and status in ('not_started', 'approved', 'failed')`);
+        await flagIfRevoked(tx, tenantId, e.task_id, attrs.name);
         break;
       }
       case "side_effect.receipt": {
@@ -101,9 +108,24 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
               receipt = ${JSON.stringify(receipt)}::jsonb
           where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name}
             and idempotency_key = ${attrs.idempotency_key}
-            and status = 'in_flight'`);
+            and status = 'in_flight' and (lease_expires_at is null or lease_expires_at >= ${e.occurred_at}::timestamptz)`);
         break;
       }
     }
   }
+}
+
+/**
+ * A write reported while the task's principal is revoked had no authority: the effect is marked `unknown` (the
+ * intent route would have refused it with principal_revoked), so a person reconciles it and the gate stops.
+ */
+async function flagIfRevoked(tx: Db, tenantId: string, taskId: string, name: string): Promise<void> {
+  await tx.execute(sql`
+    update side_effects s
+    set status = 'unknown', updated_at = now(),
+        status_reason = 'An intent was reported while the task''s principal was revoked: the write had no authority.'
+    from tasks t, principal_revocations r
+    where s.tenant_id = ${tenantId} and s.task_id = ${taskId} and s.name = ${name} and s.status = 'in_flight'
+      and t.tenant_id = s.tenant_id and t.task_id = s.task_id
+      and r.tenant_id = t.tenant_id and r.principal = t.principal`);
 }

@@ -8,6 +8,7 @@
  * (strings capped, secrets redacted): the lookup is evidence about one write, not a window onto the tool
  * owner's network. Link-local targets (cloud metadata services) are never called.
  */
+import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
@@ -19,6 +20,7 @@ import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
 import { readCappedText } from "../web/read-capped";
 import { redactString } from "../events/redact";
+import { UNSAFE_TEXT } from "../typed-text";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
 
 export type LookupAnswer =
@@ -40,6 +42,10 @@ export type LookupAnswer =
 /** Largest lookup answer read, in bytes. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** NUL, other control and bidirectional override characters: never stored or shown from a lookup answer. */
+const UNSHOWABLE = UNSAFE_TEXT;
+const UNSHOWABLE_ALL = new RegExp(UNSAFE_TEXT.source, "g");
+
 /** Longest string kept from a lookup answer field. */
 const MAX_ANSWER_FIELD = 500;
 
@@ -55,26 +61,50 @@ export function keptAnswer(body: unknown): Record<string, unknown> | null {
   if (typeof b.found === "boolean") kept.found = b.found;
   for (const field of ["external_operation_id", "result_digest", "completed_at"] as const) {
     const v = b[field];
-    if (typeof v === "string") kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD)).value;
+    if (typeof v === "string") kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD).replace(UNSHOWABLE_ALL, "\ufffd")).value;
   }
   return kept;
 }
 
-/** Link-local ranges: IPv4 169.254.0.0/16 and IPv6 fe80::/10 (node:net also matches IPv4-mapped IPv6 forms). */
+/**
+ * Link-local ranges: IPv4 169.254.0.0/16, IPv6 fe80::/10, AWS's IPv6 metadata address fd00:ec2::254, and
+ * 169.254.0.0/16 behind the NAT64 prefix 64:ff9b::/96 (node:net also matches IPv4-mapped IPv6 forms).
+ */
 const LINK_LOCAL = new BlockList();
 LINK_LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
 LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
+LINK_LOCAL.addAddress("fd00:ec2::254", "ipv6");
+LINK_LOCAL.addSubnet("64:ff9b::a9fe:0", 112, "ipv6");
+
+/** True when a literal IP address (v4 or v6, brackets removed) is link-local. */
+function linkLocalAddress(address: string): boolean {
+  const family = isIP(address);
+  return family === 4 ? LINK_LOCAL.check(address, "ipv4") : family === 6 ? LINK_LOCAL.check(address, "ipv6") : false;
+}
 
 /**
  * True for targets no lookup may reach: link-local addresses (where cloud metadata services answer; the URL
  * parser has already normalized decimal and hex IPv4 spellings) and the metadata host names clouds use.
  */
 export function isLinkLocalTarget(url: URL): boolean {
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  const family = isIP(host);
-  if (family === 4) return LINK_LOCAL.check(host, "ipv4");
-  if (family === 6) return LINK_LOCAL.check(host, "ipv6");
-  return host === "metadata.google.internal" || host === "metadata";
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.+$/, "");
+  if (isIP(host)) return linkLocalAddress(host);
+  return host === "metadata.google.internal" || host === "metadata" || host === "instance-data" || host.startsWith("instance-data.");
+}
+
+/**
+ * True when the URL's host name resolves to a link-local address (a name pointing at a metadata service). A name
+ * that does not resolve is left to the call itself, which then fails as unreachable.
+ */
+async function resolvesToLinkLocal(url: URL): Promise<boolean> {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host)) return false;
+  try {
+    const addresses = await lookup(host, { all: true, verbatim: true });
+    return addresses.some((a) => linkLocalAddress(a.address));
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -93,11 +123,21 @@ export function interpretLookup(status: number, body: unknown): Pick<
   if (b.found === false) {
     return { outcome: "not_found", ...none, message: "The tool owner has no write under this idempotency key." };
   }
-  if (b.found === true && typeof b.external_operation_id === "string" && b.external_operation_id) {
+  if (b.found === true && typeof b.external_operation_id === "string" && UNSHOWABLE.test(b.external_operation_id)) {
+    return {
+      outcome: "ambiguous",
+      ...none,
+      message: "The lookup says found, but its operation id holds control or bidirectional characters; it cannot be recorded. Ask the tool owner.",
+    };
+  }
+  if (b.found === true && typeof b.external_operation_id === "string" && b.external_operation_id.trim() && b.external_operation_id.length <= MAX_ANSWER_FIELD) {
     return {
       outcome: "found",
       external_operation_id: b.external_operation_id,
-      result_digest: typeof b.result_digest === "string" ? b.result_digest : null,
+      result_digest:
+        typeof b.result_digest === "string" && b.result_digest.length <= 200 && !UNSHOWABLE.test(b.result_digest)
+          ? b.result_digest
+          : null,
       completed_at:
         typeof b.completed_at === "string" && OCCURRED_AT_PATTERN.test(b.completed_at) && plausibleTime(b.completed_at)
           ? b.completed_at
@@ -138,7 +178,7 @@ export async function lookupSideEffect(
   const askedAt = new Date().toISOString();
   const base = { configured: true as const, tool, url: cfg.url, asked_at: askedAt };
   const doFetch = opts.fetchImpl ?? fetch;
-  if (isLinkLocalTarget(url)) {
+  if (isLinkLocalTarget(url) || (await resolvesToLinkLocal(url))) {
     return {
       ...base,
       outcome: "error",

@@ -18,7 +18,7 @@ import { plausibleTime } from "../events/schema";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
-  external_operation_id: z.string().min(1, "external_operation_id is required").max(500),
+  external_operation_id: z.string().trim().min(1, "external_operation_id is required (not blank)").max(500),
   result_digest: z.string().max(200).nullable().optional(),
   completed_at: z.iso
     .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })

@@ -91,8 +91,11 @@ export async function reconcileSideEffect(
   // An in-flight effect whose lease ran out is unknown: settle that first, in its own committed statement.
   await expireLeases(db, actor.tenantId, taskId);
 
+  // Calling a write "not applied" clears it for a retry: when the tool owner has a lookup, it is always asked,
+  // whether or not the person ticked it, and its answer is kept with the decision.
   let lookup: LookupAnswer | undefined;
-  if (input.use_lookup) lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+  if (input.use_lookup || input.outcome === "not_applied") lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+  if (lookup && !lookup.configured && !input.use_lookup) lookup = undefined;
   if (
     input.outcome === "completed" &&
     input.external_operation_id &&

@@ -101,6 +101,8 @@ export async function listTasksForActor(
       last_event_at: r.last_event_at,
       created_at: r.created_at,
       unknown_side_effects: Number(r.unknown_side_effects),
+      awaiting_approval_side_effects: Number(r.awaiting_approval_side_effects),
+      principal_revoked: Boolean(r.principal_revoked),
     })),
     next_cursor: rows.length > limit && last ? encodeCursor([last.created_cursor, last.task_id]) : null,
   };

@@ -8,13 +8,28 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
+import { unsafeTextReason } from "../typed-text";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
 const shortText = z.string().min(1).max(500);
 const isoTime = z.iso.datetime({ offset: true });
 
+/**
+ * A name people read and match against (principal, phase, policy version): 1–`max` characters, no surrounding
+ * whitespace, no control or bidirectional override characters. A principal a person cannot type exactly could
+ * never be revoked, and one that displays unlike its bytes could be revoked by mistake.
+ */
+function plainName(field: string, max: number) {
+  return z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((v) => v === v.trim(), `${field} must not start or end with whitespace`)
+    .refine((v) => unsafeTextReason(v) === null, { error: (iss) => `${field} ${unsafeTextReason(String(iss.input))}` });
+}
+
 export const receiptSchema = z.strictObject({
-  external_operation_id: shortText,
+  external_operation_id: z.string().trim().min(1, "external_operation_id must not be blank").max(500),
   result_digest: z.string().max(200).nullable().optional(),
   completed_at: isoTime,
 });
@@ -32,9 +47,9 @@ export const SIDE_EFFECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export const taskRecordSchema = z.strictObject({
   task_id: taskIdSchema,
-  principal: shortText,
-  policy_version: z.string().min(1).max(100),
-  phase: z.string().min(1).max(100),
+  principal: plainName("principal", 500),
+  policy_version: plainName("policy_version", 100),
+  phase: plainName("phase", 100),
   inputs: z.array(z.strictObject({ ref: shortText, sha256 })).max(1000).default([]),
   decisions: z
     .array(

@@ -53,10 +53,11 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 /**
  * Handlers for the methods a route does not serve: 405 in the API's error shape with an `Allow` header
  * (RFC 9110 §15.5.6), where Next would answer an empty 405. Export the ones the route lacks:
- * `export const { PUT, PATCH, DELETE } = otherMethods("GET", "POST");`
+ * `export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET", "POST");` — OPTIONS answers 204 with the same
+ * `Allow` (plus HEAD with GET).
  * @param served the methods the route file exports itself, named in `Allow` and in the message.
  */
-export function otherMethods(...served: HttpMethod[]): Record<HttpMethod, (req: Request) => Response> {
+export function otherMethods(...served: HttpMethod[]): Record<HttpMethod | "OPTIONS", (req: Request) => Response> {
   const allow = served.join(", ");
   const handler = (req: Request): Response => {
     const res = errorResponse(
@@ -68,7 +69,11 @@ export function otherMethods(...served: HttpMethod[]): Record<HttpMethod, (req: 
     res.headers.set("allow", allow);
     return res;
   };
-  return Object.fromEntries(HTTP_METHODS.map((m) => [m, handler])) as Record<HttpMethod, (req: Request) => Response>;
+  // Next's own OPTIONS would list the 405 handlers above as allowed; this one names what the route serves.
+  const options = (): Response =>
+    new Response(null, { status: 204, headers: { allow: [...served, ...(served.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ") } });
+  const handlers = Object.fromEntries(HTTP_METHODS.map((m) => [m, handler])) as Record<HttpMethod, (req: Request) => Response>;
+  return { ...handlers, OPTIONS: options };
 }
 
 /** Maps any thrown value to a response; logs unexpected ones without request bodies. */

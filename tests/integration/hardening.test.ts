@@ -248,6 +248,16 @@ describe("methods a route does not serve", () => {
   const countRowsOf = async (tenantId: string) =>
     Promise.all((["events", "tasks", "side_effects", "audit_log"] as const).map((table) => countRows(handle.db, table, tenantId)));
 
+  it("answers OPTIONS with the methods each route serves", async () => {
+    const failures: string[] = [];
+    for (const route of routes) {
+      const res = await api().request("OPTIONS", route.url);
+      const want = [...route.served, ...(route.served.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+      if (res.status !== 204 || res.headers.get("allow") !== want) failures.push(`${route.url} → ${res.status} allow=${res.headers.get("allow")}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
   it("answers 405 in the error shape with Allow, and writes nothing", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const before = await countRowsOf(t.tenantId);

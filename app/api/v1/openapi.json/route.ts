@@ -10,4 +10,4 @@ export async function GET() {
 }
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

@@ -21,4 +21,4 @@ export const GET = apiRoute(async ({ req, actor }) => {
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

@@ -13,4 +13,4 @@ export const GET = apiRoute(async ({ actor }) => ({ keys: await listApiKeys(awai
 export const POST = apiRoute(async ({ req, actor }) => createApiKey(await getDb(), actor, await readJson(req)));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { PUT, PATCH, DELETE } = otherMethods("GET", "POST");
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET", "POST");

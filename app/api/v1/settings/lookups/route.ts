@@ -6,4 +6,4 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
 export const GET = apiRoute(async ({ actor }) => ({ lookups: await listLookups(await getDb(), actor) }));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

@@ -27,4 +27,4 @@ export const PUT = apiRoute<Params>(async ({ req, actor, params }) => {
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PATCH, DELETE } = otherMethods("GET", "PUT");
+export const { POST, PATCH, DELETE, OPTIONS } = otherMethods("GET", "PUT");

@@ -14,4 +14,4 @@ export const DELETE = apiRoute<{ tool: string }>(async ({ actor, params }) => {
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { GET, POST, PATCH } = otherMethods("PUT", "DELETE");
+export const { GET, POST, PATCH, OPTIONS } = otherMethods("PUT", "DELETE");

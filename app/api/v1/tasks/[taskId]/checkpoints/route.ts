@@ -12,4 +12,4 @@ export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => ({
 }));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

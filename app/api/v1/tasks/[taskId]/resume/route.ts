@@ -15,4 +15,4 @@ export const POST = apiRoute<{ taskId: string }>(async ({ req, actor, params }) 
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

@@ -16,4 +16,4 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) =
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PUT, PATCH, DELETE } = otherMethods("GET");
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

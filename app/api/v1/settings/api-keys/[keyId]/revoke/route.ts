@@ -9,4 +9,4 @@ export const POST = apiRoute<{ keyId: string }>(async ({ actor, params }) => {
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

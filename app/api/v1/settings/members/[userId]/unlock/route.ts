@@ -10,4 +10,4 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
 export const POST = apiRoute<{ userId: string }>(async ({ actor, params }) => unlockMember(await getDb(), actor, params.userId));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

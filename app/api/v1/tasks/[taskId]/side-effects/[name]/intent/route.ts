@@ -20,4 +20,4 @@ export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, act
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

@@ -13,4 +13,4 @@ export const POST = apiRoute<{ taskId: string; name: string }>(async ({ actor, p
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { GET, PUT, PATCH, DELETE } = otherMethods("POST");
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

@@ -124,6 +124,17 @@ export async function readOptionalJson(req: Request, limit = MAX_BODY_BYTES): Pr
   }
 }
 
+/**
+ * For actions that take no body (revoke, unlock): accepts none, or `{}`. Anything else is refused rather than
+ * ignored, so a client that thinks it is sending options learns they do nothing.
+ * @throws DomainError invalid_json (400), validation_failed (422: a non-empty body).
+ */
+export async function readNoBody(req: Request): Promise<void> {
+  const body = await readOptionalJson(req, 4 * 1024);
+  if (body && typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw new DomainError("validation_failed", "This action takes no body; send none or {}.");
+}
+
 function tooLarge(limit: number): DomainError {
   return new DomainError("payload_too_large", `The body is larger than ${Math.round(limit / 1024)} KiB; send smaller batches.`);
 }

@@ -293,3 +293,20 @@ describe("malformed addresses", () => {
     expect(res.text).toContain("malformed %-escape");
   });
 });
+
+describe("actions that take no body", () => {
+  it("refuse a body with fields (422) or one that is not JSON (400), and change nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const owner = await signInAs(t, "owner");
+    const created = await api(owner).post<{ id: string }>("/api/v1/settings/api-keys", { name: "ci runner" });
+    expect(created.status, created.text).toBe(200);
+    const revoke = `/api/v1/settings/api-keys/${created.body.id}/revoke`;
+    expect((await api(owner).post(revoke, { reason: "rotating" })).status).toBe(422);
+    expect((await api(owner).request("POST", revoke, { raw: "not json" })).status).toBe(400);
+    const keys = await api(owner).get<{ keys: Array<{ id: string; revoked_at: string | null }> }>("/api/v1/settings/api-keys");
+    expect(keys.body.keys.find((k) => k.id === created.body.id)?.revoked_at ?? null).toBeNull();
+    const unlock = await api(owner).post(`/api/v1/settings/members/${t.users.owner!.userId}/unlock`, { x: 1 });
+    expect(unlock.status, unlock.text).toBe(422);
+    expect((await api(owner).post(revoke, {})).status).toBe(200);
+  });
+});

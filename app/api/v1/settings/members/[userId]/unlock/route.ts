@@ -1,13 +1,16 @@
 import { getDb } from "@/db";
 import { unlockMember } from "@/lib/domain/tenancy/members";
-import { apiRoute, otherMethods } from "@/lib/server/route";
+import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
 
 /**
  * POST /api/v1/settings/members/{user_id}/unlock → `{"unlocked": true, user_id, email, failures, audit_seq}`:
  * forgets the member's failed sign-ins so the right password works again. Owners and admins (403 otherwise);
- * 404 when the tenant has no such active member; 409 when the member is not locked.
+ * 404 when the tenant has no such active member; 409 when the member is not locked; no body (or `{}`), else 400/422.
  */
-export const POST = apiRoute<{ userId: string }>(async ({ actor, params }) => unlockMember(await getDb(), actor, params.userId));
+export const POST = apiRoute<{ userId: string }>(async ({ req, actor, params }) => {
+  await readNoBody(req);
+  return unlockMember(await getDb(), actor, params.userId);
+});
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

@@ -3,19 +3,13 @@
  * that have not ended, and side effects awaiting approval — each saying what is wrong and linking to the task —
  * through the page's data source and the rendered page; a tenant with nothing to do sees the empty state.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { UserActor } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
 import { checkpoint, newKey, signInAs } from "./custody-helpers";
-import { api, baseUrl, createTestTenant, newTaskId, openTestDb, type TestTenant } from "./helpers";
+import { api, baseUrl, createTestTenant, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 function viewerOf(t: TestTenant): UserActor {
   const v = t.users.viewer!;

@@ -17,7 +17,7 @@
  * answer with NUL or bidi characters is ambiguous; the task list reports approval waits and revoked principals.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { DEFAULT_LEASE_SECONDS } from "@/lib/domain/side-effects/intent";
 import {
@@ -40,33 +40,18 @@ import {
   sendEvents,
   signInAs,
   sleep,
+  unknownEffect as makeUnknownEffect,
 } from "./custody-helpers";
-import { api, createTestTenant, makeEvent, makeRecord, newTaskId, openTestDb, postEvents, type TestTenant } from "./helpers";
+import { api, createTestTenant, makeEvent, makeRecord, newTaskId, postEvents, type TestTenant, cleanupsAfterEachTest, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!().catch(() => {});
-});
+const handle = testDbForFile();
+/** Servers started by a test; closed after it whatever happened. */
+const cleanups = cleanupsAfterEachTest();
 
 const EFFECT = "update_record";
 
-/** A checkpointed task whose effect went in flight and whose run was then interrupted. */
-async function unknownEffect(t: TestTenant, tool = EFFECT): Promise<{ taskId: string; key: string }> {
-  const taskId = newTaskId();
-  const key = newKey();
-  await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started", tool } } });
-  expect((await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { tool }))).body.decision).toBe("go");
-  await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
-  expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
-  return { taskId, key };
-}
+/** An unknown update_record effect of `tool` (see custody-helpers' unknownEffect). */
+const unknownEffect = (t: TestTenant, tool = EFFECT) => makeUnknownEffect(handle.db, t, { name: EFFECT, tool });
 
 describe("the principal of a task is fixed", () => {
   it("refuses a checkpoint naming another principal (409), so a revocation keeps stopping the run", async () => {

@@ -16,7 +16,7 @@ import type { Role } from "@/db/schema/enums";
 import type { ApiErrorBody, CheckpointResult, GateVerdict, IntentResult, Receipt, TaskRecord, TaskView } from "@/lib/client/types";
 import { ensureMembership, ensureUser } from "@/lib/domain/tenancy/people";
 import { startRecordsService, type RecordsService } from "@/scripts/records-service";
-import { api, makeEvent, makeRecord, postEvents, rid, signIn, type ApiResponse, type Auth, type TestTenant } from "./helpers";
+import { api, makeEvent, makeRecord, newTaskId, postEvents, rid, signIn, type ApiResponse, type Auth, type TestTenant } from "./helpers";
 
 /** A lower-case hex sha256-looking value made of one repeated character (for digests that only need to differ). */
 export const hex = (c: string): string => c.repeat(64);
@@ -150,6 +150,32 @@ export type EffectRow = {
   retry_status: string | null;
   updated_at: string;
 };
+
+/**
+ * A checkpointed task whose effect went in flight (intent → go) and whose run was then interrupted: the effect is
+ * `unknown`, ready to reconcile.
+ * @param opts `name` of the effect (default update_record), its `tool` (default the name), and the status it was
+ *   `declared` with before the intent (`not_started` or `approved`).
+ */
+export async function unknownEffect(
+  db: Db,
+  t: TestTenant,
+  opts: { name?: string; tool?: string; declared?: "not_started" | "approved" } = {},
+): Promise<{ taskId: string; key: string; name: string }> {
+  const taskId = newTaskId();
+  const key = newKey();
+  const name = opts.name ?? "update_record";
+  const tool = opts.tool ?? name;
+  await checkpoint(t, taskId, { side_effects: { [name]: { idempotency_key: key, status: opts.declared ?? "not_started", tool } } });
+  const go = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool }));
+  expect(go.status, go.text).toBe(200);
+  expect(go.body.decision).toBe("go");
+  await sendEvents(t, [
+    makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString(), attrs: { reason: "sandbox_lost" } }),
+  ]);
+  expect((await effectRow(db, t.tenantId, taskId, name))?.status).toBe("unknown");
+  return { taskId, key, name };
+}
 
 /** One side-effect row as stored (direct SQL, bypassing the API). */
 export async function effectRow(db: Db, tenantId: string, taskId: string, name: string): Promise<EffectRow | undefined> {

@@ -3,18 +3,12 @@
  * concurrent), per-event rejection, envelope limits, redaction, and tasks created by their first event.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { ApiErrorBody, EventInput, TaskList, TaskView, TimelinePage } from "@/lib/client/types";
-import { api, countRows, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, rid } from "./helpers";
+import { api, countRows, createTestTenant, makeEvent, newTaskId, postEvents, rid, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 function batchFor(taskId: string, n: number): EventInput[] {
   return Array.from({ length: n }, (_, i) =>

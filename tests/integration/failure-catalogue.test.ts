@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { ArtifactView, GateVerdict, IntentResult, StoredEvent, TimelinePage } from "@/lib/client/types";
 import { caseDocument, reportFirstHalf, reportSecondHalf, sha256Hex } from "@/scripts/demo-runtime/documents";
 import { CRASH_EXIT_CODE, EFFECT, idempotencyKeyFor, recordIdFor } from "@/scripts/demo-runtime/scenario";
@@ -34,15 +34,9 @@ import {
   waitFor,
 } from "./custody-helpers";
 import { RuntimeProcess } from "../support/runtime-process";
-import { api, baseUrl, countRows, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, type TestTenant } from "./helpers";
+import { api, baseUrl, countRows, createTestTenant, makeEvent, newTaskId, postEvents, type TestTenant, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 const RUN_TIMEOUT_MS = 45_000;
 

@@ -6,9 +6,9 @@
  * tenancy, who may ask, and bad bodies.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ApiErrorBody, CheckpointSummary, EventInput, GateVerdict, TaskRecord } from "@/lib/client/types";
-import { api, baseUrl, createTestTenant, makeEvent, newTaskId, openTestDb, type TestTenant } from "./helpers";
+import { api, baseUrl, createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 import {
   askGate,
   checkpoint,
@@ -23,13 +23,7 @@ import {
   signInAs,
 } from "./custody-helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 const PRINCIPAL = "tenant/acme:user/42";
 /** Reporting order of the blocking codes this issue can produce (DESIGN.md "Resume gate"). */

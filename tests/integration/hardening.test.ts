@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openDatabase } from "@/db";
 import type { ApiErrorBody, StoredEvent } from "@/lib/client/types";
 import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
@@ -25,15 +25,9 @@ import {
   signInAs,
   startTempRecords,
 } from "./custody-helpers";
-import { api, countRows, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, trySignIn } from "./helpers";
+import { api, countRows, createTestTenant, makeEvent, newTaskId, postEvents, trySignIn, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 const code = (res: { body: unknown }) => (res.body as ApiErrorBody).error?.code;
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");

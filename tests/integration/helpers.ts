@@ -4,7 +4,7 @@
  * Every test makes its own tenant with random ids; nothing here is shared mutable state.
  */
 import { sql } from "drizzle-orm";
-import { inject } from "vitest";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { openDatabase, queryRows, type Db } from "@/db";
 import type { EventResult } from "@/lib/client/types";
 
@@ -21,6 +21,35 @@ type DbHandle = Awaited<ReturnType<typeof openDatabase>>;
 /** Opens a direct handle on the test database (migrations already applied). Close it in afterAll. */
 export async function openTestDb(): Promise<DbHandle> {
   return openDatabase({ url: inject("databaseUrl"), max: 3 });
+}
+
+/**
+ * Opens a direct handle on the test database before the file's tests and closes it after them.
+ * @returns an object whose `db` is the handle's database (read it inside tests and hooks, not at import).
+ */
+export function testDbForFile(): { readonly db: Db } {
+  let handle: DbHandle | undefined;
+  beforeAll(async () => {
+    handle = await openTestDb();
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+  return {
+    get db(): Db {
+      if (!handle) throw new Error("the test database is open only inside tests and hooks");
+      return handle.db;
+    },
+  };
+}
+
+/** Stoppers (servers, children) registered by a test, all run after it whatever happened, last first. */
+export function cleanupsAfterEachTest(): Array<() => Promise<void>> {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!().catch(() => {});
+  });
+  return cleanups;
 }
 
 export type ApiResponse<T = unknown> = { status: number; body: T; headers: Headers; text: string };

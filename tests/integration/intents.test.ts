@@ -4,7 +4,7 @@
  * reconcile_required / idempotency_key_mismatch answers, exactly one `go` among fifty concurrent intents, lease
  * expiry, receipts stored once, one audit row per accepted call and nothing written by a refused one.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { IntentResult } from "@/lib/client/types";
 import {
   askGate,
@@ -26,15 +26,9 @@ import {
   sleep,
   expectError,
 } from "./custody-helpers";
-import { createTestTenant, makeEvent, newTaskId, openTestDb, type TestTenant } from "./helpers";
+import { createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 const EFFECT = "update_record";
 

@@ -4,20 +4,14 @@
  * tenant may unlock (wrong role → 403, another tenant → 404), and every unlock is in the audit log.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "@/lib/domain/tenancy/people";
 import type { MemberView } from "@/lib/domain/tenancy/members";
 import { auditRows, expectError, signInAs } from "./custody-helpers";
-import { api, baseUrl, createTestTenant, openTestDb, trySignIn, type FullTestTenant } from "./helpers";
+import { api, baseUrl, createTestTenant, trySignIn, type FullTestTenant, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 /** Fails sign-in for `email` until the throttle locks it, through the real sign-in flow. */
 async function lockOut(email: string): Promise<void> {

@@ -3,16 +3,10 @@
  * 404 (with the not-found page and a way back to the list) for a task id it does not have, including another
  * tenant's task.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, createTestTenant, makeRecord, newTaskId, openTestDb, signIn } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { api, createTestTenant, makeRecord, newTaskId, signIn, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 /**
  * A 404 with the task segment's not-found page. Next sends the error shell and the not-found tree in its RSC

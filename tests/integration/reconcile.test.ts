@@ -7,7 +7,7 @@
  * ambiguous answer settles nothing.
  */
 import http from "node:http";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiErrorBody, IntentResult, TimelinePage } from "@/lib/client/types";
 import { resultDigest, type RecordUpdateResult } from "@/scripts/records-service";
 import {
@@ -33,50 +33,21 @@ import {
   startTempRecords,
   type LocalServer,
   expectError,
+  unknownEffect as makeUnknownEffect,
 } from "./custody-helpers";
-import { api, createTestTenant, makeEvent, newTaskId, openTestDb, signIn, type FullTestTenant, type TestTenant } from "./helpers";
+import { api, createTestTenant, makeEvent, newTaskId, signIn, type FullTestTenant, type TestTenant, cleanupsAfterEachTest, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 /** Servers started by a test; closed after it whatever happened. */
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!().catch(() => {});
-});
+const cleanups = cleanupsAfterEachTest();
 
 const EFFECT = "update_record";
 const TOOL = "records-api";
 
-/**
- * A task whose effect went in flight and then the run was interrupted: the effect is `unknown`.
- * @param declared status the effect was declared with before the intent (`not_started` or `approved`).
- */
-async function unknownEffect(
-  t: TestTenant,
-  opts: { declared?: "not_started" | "approved"; name?: string } = {},
-): Promise<{ taskId: string; key: string; name: string }> {
-  const taskId = newTaskId();
-  const key = newKey();
-  const name = opts.name ?? EFFECT;
-  await checkpoint(t, taskId, {
-    side_effects: { [name]: { idempotency_key: key, status: opts.declared ?? "not_started", tool: TOOL } },
-  });
-  const go = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool: TOOL }));
-  expect(go.status, go.text).toBe(200);
-  expect(go.body.decision).toBe("go");
-  await sendEvents(t, [
-    makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString(), attrs: { reason: "sandbox_lost" } }),
-  ]);
-  const row = await effectRow(handle.db, t.tenantId, taskId, name);
-  expect(row?.status).toBe("unknown");
-  return { taskId, key, name };
-}
+/** An unknown effect of tool records-api (see custody-helpers' unknownEffect). */
+const unknownEffect = (t: TestTenant, opts: { declared?: "not_started" | "approved"; name?: string } = {}) =>
+  makeUnknownEffect(handle.db, t, { tool: TOOL, ...opts });
 
 const completedBody = (over: Record<string, unknown> = {}) => ({
   outcome: "completed",

@@ -2,17 +2,11 @@
  * Side-effect status driven by reported events (issue "Runtime API v1"): intent → in_flight, receipt →
  * completed, an interruption or a newer sandbox before the receipt → unknown, and replays never regress.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventInput, SideEffectView, TaskView } from "@/lib/client/types";
-import { api, createTestTenant, makeEvent, newTaskId, openTestDb, postEvents, rid, type TestTenant } from "./helpers";
+import { api, createTestTenant, makeEvent, newTaskId, postEvents, rid, type TestTenant, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 /** Event times a few seconds apart, just before now: a reported intent's lease (5 minutes) is still live. */
 const T0 = Date.now() - 60_000;

@@ -4,21 +4,15 @@
  * only, from indexes that lead with tenant_id. And page sizes: 1..max, anything else a 400 that names the max.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { listTasksQuery } from "@/db/queries/tasks";
 import type { TaskList } from "@/lib/client/types";
 import { MAX_PAGE } from "@/lib/domain/tasks/read";
 import { checkpoint, errorOf, expectError, newKey, sendEvents, signInAs } from "./custody-helpers";
-import { api, baseUrl, createTestTenant, makeEvent, newTaskId, openTestDb, rid, type TestTenant } from "./helpers";
+import { api, baseUrl, createTestTenant, makeEvent, newTaskId, rid, type TestTenant, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 async function search(t: TestTenant, q: string): Promise<string[]> {
   const res = await api(t.apiKey).get<TaskList>(`/api/v1/tasks?q=${encodeURIComponent(q)}`);

@@ -2,7 +2,7 @@
  * Task records over HTTP: signed checkpoints that verify with the published key, versioned history,
  * validation that writes nothing, task list and timeline pagination, artifacts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type {
   ApiErrorBody,
   ArtifactView,
@@ -15,15 +15,9 @@ import type {
 } from "@/lib/client/types";
 import { canonicalDigest } from "@/lib/domain/crypto/canonical";
 import { verifyCanonical, type PublicJwk } from "@/lib/domain/crypto/signing";
-import { api, countRows, createTestTenant, makeEvent, makeRecord, newTaskId, openTestDb, postEvents } from "./helpers";
+import { api, countRows, createTestTenant, makeEvent, makeRecord, newTaskId, postEvents, testDbForFile } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 type Checkpoints = { checkpoints: Array<CheckpointSummary & { record: TaskRecord }> };
 

@@ -3,7 +3,7 @@
  * revoked keys and memberships stop working, people read but do not report events, and anonymous calls get 401.
  */
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { ApiErrorBody, CheckpointResult, TaskList, TaskView } from "@/lib/client/types";
 import type { SystemActor } from "@/lib/domain/authz";
@@ -17,19 +17,13 @@ import {
   makeEvent,
   makeRecord,
   newTaskId,
-  openTestDb,
   postEvents,
   signIn,
   trySignIn,
+  testDbForFile,
 } from "./helpers";
 
-let handle: Awaited<ReturnType<typeof openTestDb>>;
-beforeAll(async () => {
-  handle = await openTestDb();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = testDbForFile();
 
 function expectErrorShape(body: unknown, code: string) {
   const b = body as ApiErrorBody;

@@ -42,6 +42,11 @@ function fewerBrackets(json: string, limit: number): boolean {
   return true;
 }
 
+/** An optional top-level string with nothing unusual and no secret in it. */
+function plainText(v: string | undefined): boolean {
+  return v === undefined || (!UNUSUAL_TEXT.test(v) && redactString(v).kinds.length === 0);
+}
+
 /**
  * The hot path for one event: a plainly valid event whose strings are ordinary and whose attrs, once
  * serialized, cannot hold a secret, an unstorable character or too deep nesting. Returns the event with its
@@ -52,9 +57,7 @@ export function fastPrepare(item: unknown): PreparedEvent | null {
   const e = fastValidEvent(item);
   if (!e) return null;
   if (UNUSUAL_TEXT.test(e.id)) return null;
-  for (const v of [e.environment_id, e.actor]) {
-    if (v !== undefined && (UNUSUAL_TEXT.test(v) || redactString(v).kinds.length)) return null;
-  }
+  if (!plainText(e.environment_id) || !plainText(e.actor)) return null;
   const attrs = e.attrs ?? {};
   const attrsJson = JSON.stringify(attrs);
   if (attrsJson.length > MAX_ATTRS_BYTES / 3) return null;

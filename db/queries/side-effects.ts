@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
 import { isoUtc } from "./sql-helpers";
-import type { SideEffectReceipt, SideEffectReconcile, SideEffectStatus } from "../schema";
+import type { SideEffectOrigin, SideEffectReceipt, SideEffectReconcile, SideEffectStatus } from "../schema";
 
 export type SideEffectRow = {
   name: string;
@@ -20,18 +20,28 @@ export type SideEffectRow = {
   receipt: SideEffectReceipt | null;
   last_reconcile: SideEffectReconcile | null;
   status_reason: string | null;
+  origin: SideEffectOrigin;
+  call_id: string | null;
   updated_at: string;
 };
 
 const COLUMNS = sql`name, idempotency_key, status, tool, action, mutation, payload_digest,
   ${isoUtc("intent_at")} as intent_at, intent_attempt, ${isoUtc("lease_expires_at")} as lease_expires_at,
-  receipt, last_reconcile, status_reason, ${isoUtc("updated_at")} as updated_at`;
+  receipt, last_reconcile, status_reason, origin, call_id, ${isoUtc("updated_at")} as updated_at`;
 
-/** All side effects of a task, by name. */
-export async function listSideEffects(db: Db, tenantId: string, taskId: string): Promise<SideEffectRow[]> {
+/** The side effects of a task by name: all of them, or only those in `statuses`. */
+export async function listSideEffects(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  opts: { statuses?: SideEffectStatus[] } = {},
+): Promise<SideEffectRow[]> {
+  const only = opts.statuses
+    ? sql`and status in (${sql.join(opts.statuses.map((st) => sql`${st}::side_effect_status`), sql`, `)})`
+    : sql``;
   return queryRows<SideEffectRow>(
     db,
-    sql`select ${COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} order by name`,
+    sql`select ${COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} ${only} order by name`,
   );
 }
 

@@ -12,6 +12,10 @@ export type TaskRow = {
   policy_version: string | null;
   latest_version: number;
   current_attempt: number;
+  /** bigint: postgres.js returns it as a string. */
+  clock_skew_ms: number | string | null;
+  clock_skew_at: string | null;
+  clock_skew_note: string | null;
   created_at: string;
 };
 
@@ -20,13 +24,14 @@ export async function findTask(db: Db, tenantId: string, taskId: string): Promis
   const rows = await queryRows<TaskRow>(
     db,
     sql`select task_id, principal, phase, policy_version, latest_version, current_attempt,
+               clock_skew_ms, ${isoUtc("clock_skew_at")} as clock_skew_at, clock_skew_note,
                ${isoUtc("created_at")} as created_at
         from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
   return rows[0];
 }
 
-export type TaskListRow = TaskRow & {
+export type TaskListRow = Omit<TaskRow, "clock_skew_ms" | "clock_skew_at" | "clock_skew_note"> & {
   created_cursor: string;
   event_count: string | number;
   last_event_at: string | null;
@@ -90,27 +95,36 @@ export type CheckpointRow = {
   digest: string;
   signature: string;
   key_id: string;
+  attempt: number | null;
   created_at: string;
 };
+
+const CHECKPOINT_COLUMNS = sql`version, record, digest, signature, key_id, attempt, ${isoUtc("created_at")} as created_at`;
 
 /** The latest checkpoint of a task, or undefined before the first one. */
 export async function latestCheckpoint(db: Db, tenantId: string, taskId: string): Promise<CheckpointRow | undefined> {
   const rows = await queryRows<CheckpointRow>(
     db,
-    sql`select version, record, digest, signature, key_id, ${isoUtc("created_at")} as created_at
+    sql`select ${CHECKPOINT_COLUMNS}
         from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId}
         order by version desc limit 1`,
   );
   return rows[0];
 }
 
-/** Every checkpoint of a task, newest first (at most `limit`). */
-export async function listCheckpoints(db: Db, tenantId: string, taskId: string, limit = 200): Promise<CheckpointRow[]> {
+/** A task's checkpoints, newest first: at most `limit`, optionally only versions below `beforeVersion` (keyset). */
+export async function listCheckpoints(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  opts: { limit: number; beforeVersion?: number },
+): Promise<CheckpointRow[]> {
   return queryRows<CheckpointRow>(
     db,
-    sql`select version, record, digest, signature, key_id, ${isoUtc("created_at")} as created_at
+    sql`select ${CHECKPOINT_COLUMNS}
         from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId}
-        order by version desc limit ${limit}`,
+          ${opts.beforeVersion !== undefined ? sql`and version < ${opts.beforeVersion}` : sql``}
+        order by version desc limit ${opts.limit}`,
   );
 }
 

@@ -33,8 +33,18 @@ export const tasks = pgTable(
     phase: text("phase").notNull().default("unknown"),
     /** Latest checkpoint version; 0 = no record yet. */
     latestVersion: integer("latest_version").notNull().default(0),
-    /** Highest sandbox attempt reported by `sandbox.created`. */
+    /**
+     * Highest sandbox attempt the server has seen on any path (`sandbox.created`, a checkpoint, an intent, a receipt):
+     * the fencing token. Writes that name an older attempt are refused (`stale_attempt`).
+     */
     currentAttempt: integer("current_attempt").notNull().default(0),
+    /**
+     * Largest difference seen between the runtime's clock and the server's (ms; positive = runtime ahead), with when
+     * and how it was detected. Null until a skew is detected.
+     */
+    clockSkewMs: bigint("clock_skew_ms", { mode: "number" }),
+    clockSkewAt: timestamp("clock_skew_at", { withTimezone: true }),
+    clockSkewNote: text("clock_skew_note"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -61,6 +71,8 @@ export const taskCheckpoints = pgTable(
     signature: text("signature").notNull(),
     /** JWK thumbprint (RFC 7638) of the signing key. */
     keyId: text("key_id").notNull(),
+    /** The sandbox attempt that wrote this checkpoint (`attempt` in the record); null for records from before fencing. */
+    attempt: integer("attempt"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -84,6 +96,8 @@ export const events = pgTable(
     type: text("type").notNull(),
     occurredAt: timestamp("occurred_at", { withTimezone: true, precision: 6 }).notNull(),
     receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
+    /** The server's receive order (increasing across batches): decisions about arrival order read this, never `occurred_at`. */
+    seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
     environmentId: text("environment_id"),
     attempt: integer("attempt"),
     actor: text("actor"),
@@ -104,6 +118,13 @@ export const events = pgTable(
     index("events_tenant_host_idx")
       .on(t.tenantId, sql`lower(${t.attrs} ->> 'host')`, t.taskId)
       .where(sql`(${t.attrs} ->> 'host') is not null`),
+    // The few event types the resume gate and the attempt rules read (lib/domain/gate/ask.ts, side-effects/attempts.ts):
+    // partial, so the frequent tool and credential-use traffic costs nothing here.
+    index("events_task_facts_idx")
+      .on(t.tenantId, t.taskId, t.type, t.seq)
+      .where(
+        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped')`,
+      ),
   ],
 );
 
@@ -111,7 +132,13 @@ export type SideEffectReceipt = {
   external_operation_id: string;
   result_digest?: string | null;
   completed_at: string;
+  /** What looked wrong when it was recorded, e.g. `completed_before_intent` (it claims to precede its intent). */
+  warnings?: string[];
 };
+
+/** Where a side effect came from. */
+export const SIDE_EFFECT_ORIGINS = ["intent", "event", "checkpoint", "tool_call"] as const;
+export type SideEffectOrigin = (typeof SIDE_EFFECT_ORIGINS)[number];
 
 export type SideEffectReconcile = {
   outcome: "completed" | "not_applied";
@@ -144,6 +171,13 @@ export const sideEffects = pgTable(
     lastReconcile: jsonb("last_reconcile").$type<SideEffectReconcile>(),
     /** Why the effect became `unknown` (interruption, new sandbox, lease expiry). */
     statusReason: text("status_reason"),
+    /**
+     * How the server learned of it: the intent route, a `side_effect.intent` event, a checkpoint's declaration, or a
+     * mutating `tool.called` whose attempt ended without an outcome (then `call_id` names the call and the idempotency
+     * key is one the server made up, since the runtime gave none).
+     */
+    origin: text("origin").$type<SideEffectOrigin>().notNull().default("intent"),
+    callId: text("call_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -151,6 +185,8 @@ export const sideEffects = pgTable(
     primaryKey({ name: "side_effects_pkey", columns: [t.tenantId, t.taskId, t.name] }),
     uniqueIndex("side_effects_tenant_key_key").on(t.tenantId, t.idempotencyKey),
     index("side_effects_tenant_status_idx").on(t.tenantId, t.status),
+    // Outcomes of tool calls that became effects (a late tool.completed is kept as evidence).
+    index("side_effects_tool_call_idx").on(t.tenantId, t.taskId, t.callId).where(sql`${t.origin} = 'tool_call'`),
     foreignKey({
       name: "side_effects_task_fk",
       columns: [t.tenantId, t.taskId],
@@ -179,5 +215,38 @@ export const artifacts = pgTable(
       columns: [t.tenantId, t.taskId],
       foreignColumns: [tasks.tenantId, tasks.taskId],
     }),
+  ],
+);
+
+/**
+ * Receipts (and tool outcomes) a runtime reported that did not complete an effect when they arrived: the effect was
+ * already `unknown`, its lease had run out, the report came from an older attempt, or no intent existed yet. They are
+ * kept as evidence for the person who reconciles; one that arrived before its intent (`no_intent`) completes the effect
+ * when the intent arrives (`applied_at` set), whichever order the batches came in.
+ */
+export const unappliedReceipts = pgTable(
+  "unapplied_receipts",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    id: uuid("id").notNull().defaultRandom(),
+    taskId: text("task_id").notNull(),
+    name: text("name").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    /** `route` (POST …/receipt) or `event` (a `side_effect.receipt` / `tool.completed` event). */
+    source: text("source").notNull(),
+    eventId: text("event_id"),
+    attempt: integer("attempt"),
+    externalOperationId: text("external_operation_id"),
+    resultDigest: text("result_digest"),
+    completedAt: timestamp("completed_at", { withTimezone: true, precision: 6 }),
+    /** Why it was not applied: `reconcile_required`, `lease_expired`, `stale_attempt`, `no_intent`, `receipt_conflict`, `late_outcome`. */
+    reason: text("reason").notNull(),
+    message: text("message").notNull(),
+    receivedAt: timestamp("received_at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    appliedAt: timestamp("applied_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ name: "unapplied_receipts_pkey", columns: [t.tenantId, t.id] }),
+    index("unapplied_receipts_effect_idx").on(t.tenantId, t.taskId, t.name),
   ],
 );

@@ -3,10 +3,10 @@
  */
 "use client";
 
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "./api";
 import { TIMELINE_EVENT_CAP } from "./limits";
-import type { ArtifactView, CheckpointSummary, GateVerdict, StoredEvent, TaskRecord, TaskView, TimelinePage } from "./types";
+import type { ArtifactView, CheckpointPage, GateVerdict, StoredEvent, TaskView, TimelinePage } from "./types";
 
 /** Query-key factory: one place that names every cached query. */
 export const keys = {
@@ -62,13 +62,14 @@ export function useTimeline(
   });
 }
 
-/** Checkpoint history with records (newest first). */
+/** Checkpoint history with records, newest first, one page of 50 at a time (`fetchNextPage` for older ones). */
 export function useCheckpoints(taskId: string, refetchMs: number | false) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: keys.checkpoints(taskId),
-    queryFn: async () =>
-      (await apiFetch<{ checkpoints: Array<CheckpointSummary & { record: TaskRecord }> }>(`/api/v1/tasks/${enc(taskId)}/checkpoints`))
-        .checkpoints,
+    queryFn: ({ pageParam }) =>
+      apiFetch<CheckpointPage>(`/api/v1/tasks/${enc(taskId)}/checkpoints?limit=50${pageParam ? `&cursor=${enc(pageParam)}` : ""}`),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
     refetchInterval: refetchMs,
   });
 }

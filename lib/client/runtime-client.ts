@@ -64,6 +64,8 @@ export type IntentInput = {
   mutation: boolean;
   /** Tool that performs the write (defaults to the side effect's name on the server). */
   tool?: string;
+  /** The sandbox attempt registering it (an older attempt than the task's current one is refused). */
+  attempt: number;
 };
 
 /** Body of `POST /api/v1/tasks/{id}/side-effects/{name}/receipt`. */
@@ -73,6 +75,8 @@ export type ReceiptInput = {
   result_digest: string;
   /** ISO 8601 time with offset. */
   completed_at: string;
+  /** The sandbox attempt reporting it. */
+  attempt: number;
 };
 
 /**
@@ -82,7 +86,7 @@ export type ReceiptInput = {
 export type ReceiptResult = { status?: SideEffectStatus; receipt?: Receipt } & Record<string, unknown>;
 
 /** Body of `POST /api/v1/tasks/{id}/resume`: the runtime's current tool definitions (name → sha256). */
-export type ResumeInput = { tool_definitions?: Record<string, string> };
+export type ResumeInput = { tool_definitions?: Record<string, string>; attempt?: number };
 
 export type CustodyClientOptions = {
   /** Server origin, e.g. `http://localhost:3000` (a trailing slash is ignored). */
@@ -123,6 +127,7 @@ type RequestOptions = {
   path: string;
   query?: Record<string, string | number | null | undefined>;
   body?: unknown;
+  headers?: Record<string, string>;
   /** Safe to send again after a transport failure or a 5xx. */
   retry: boolean;
 };
@@ -175,13 +180,21 @@ export class CustodyClient {
   }
 
   /**
-   * Checkpoints the task record (`PUT /api/v1/tasks/{id}`); every call adds a signed version.
-   * Not retried (a repeat would add another version).
-   * @returns version, RFC 8785 digest and Ed25519 signature of the stored record.
-   * @throws CustodyApiError 422 validation_failed (field named), 409 conflict, 403, 401.
+   * Checkpoints the task record (`PUT /api/v1/tasks/{id}`); every call adds a signed version. The record names the
+   * attempt writing it (`record.attempt`); `opts.baseVersion` sends `If-Match` so a write based on an older version is
+   * refused instead of overwriting a newer one. Not retried (a repeat would add another version).
+   * @returns version, RFC 8785 digest, Ed25519 signature and key id of the stored record.
+   * @throws CustodyApiError 409 stale_attempt (a newer attempt has started: stop this sandbox), 409 version_conflict
+   *   (another write came first; `details.current_version`), 422 validation_failed (field named), 409 conflict, 403, 401.
    */
-  async checkpoint(taskId: string, record: TaskRecord): Promise<CheckpointResult> {
-    const res = await this.request({ method: "PUT", path: `/api/v1/tasks/${enc(taskId)}`, body: record, retry: false });
+  async checkpoint(taskId: string, record: TaskRecord, opts: { baseVersion?: number } = {}): Promise<CheckpointResult> {
+    const res = await this.request({
+      method: "PUT",
+      path: `/api/v1/tasks/${enc(taskId)}`,
+      body: record,
+      retry: false,
+      headers: opts.baseVersion !== undefined ? { "if-match": `"${opts.baseVersion}"` } : undefined,
+    });
     return res.body as CheckpointResult;
   }
 
@@ -317,6 +330,7 @@ export class CustodyClient {
     }
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
     if (opts.body !== undefined) headers["content-type"] = "application/json";
+    Object.assign(headers, opts.headers);
     const res = await this.fetchImpl(url, {
       method: opts.method,
       headers,

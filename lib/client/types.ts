@@ -23,8 +23,13 @@ export type EventInput = {
 
 export type EventResult = {
   id: string;
-  status: "stored" | "duplicate" | "rejected";
+  /** duplicate: the id was received before with the same content; conflict: with other content (nothing stored). */
+  status: "stored" | "duplicate" | "conflict" | "rejected";
   error?: { code: string; message: string };
+  /** conflict: sha256 hex of the RFC 8785 JSON of the event stored under this id. */
+  stored_digest?: string;
+  /** For an event that moves a side effect: whether the move was applied, and if not, why (`code`, `message`). */
+  effect?: { name: string; applied: boolean; code?: string; message?: string };
 };
 
 /** An event as stored (timeline). `attrs` are already redacted; `redaction_count` says how many values. */
@@ -52,6 +57,8 @@ export type TaskRecord = {
   principal: string;
   policy_version: string;
   phase: string;
+  /** The sandbox attempt that writes this checkpoint (fencing: older attempts are refused). */
+  attempt: number;
   inputs: Array<{ ref: string; sha256: string }>;
   decisions: Array<{ id: string; summary: string; at?: string; by?: string }>;
   artifacts: Array<{ ref: string; sha256: string; size?: number; media_type?: string }>;
@@ -71,7 +78,15 @@ export type TaskRecord = {
   tool_definitions?: Record<string, string>;
 };
 
-export type CheckpointResult = { task_id: string; version: number; digest: string; signature: string };
+export type CheckpointResult = {
+  task_id: string;
+  version: number;
+  digest: string;
+  /** Ed25519 signature (base64url) over the RFC 8785 JSON of the record; verify with the key `key_id` names. */
+  signature: string;
+  key_id: string;
+  attempt: number;
+};
 
 export type TaskListItem = {
   task_id: string;
@@ -91,10 +106,37 @@ export type TaskListItem = {
 
 export type TaskList = { tasks: TaskListItem[]; next_cursor: string | null };
 
+/** A receipt (or tool outcome) the runtime reported that did not complete the effect, kept as evidence. */
+export type UnappliedReceiptView = {
+  source: "route" | "event";
+  event_id: string | null;
+  attempt: number | null;
+  external_operation_id: string | null;
+  result_digest: string | null;
+  completed_at: string | null;
+  /** reconcile_required | lease_expired | stale_attempt | no_intent | receipt_conflict | late_outcome */
+  reason: string;
+  message: string;
+  received_at: string;
+  /** When a `no_intent` receipt completed the effect as its intent arrived. */
+  applied_at: string | null;
+};
+
 export type SideEffectView = {
   idempotency_key: string;
   status: SideEffectStatus;
-  receipt?: Receipt;
+  receipt?: Receipt & { warnings?: string[] };
+  /**
+   * How the server learned of it: `intent` (the intent route), `event` (a side_effect.intent event), `checkpoint`
+   * (declared by a record) or `tool_call` (a mutating tool call whose attempt ended without an outcome; then `call_id`
+   * names it and the idempotency key is the server's own, as the runtime gave none).
+   */
+  origin: "intent" | "event" | "checkpoint" | "tool_call";
+  call_id: string | null;
+  /** The attempt whose intent put it in flight. */
+  intent_attempt: number | null;
+  /** Receipts reported that did not complete it (late, stale, conflicting), oldest first. */
+  unapplied_receipts: UnappliedReceiptView[];
   tool: string | null;
   action: string | null;
   mutation: boolean;
@@ -117,11 +159,16 @@ export type TaskView = {
   record: TaskRecord | null;
   version: number;
   digest: string | null;
+  /** Ed25519 signature (base64url) of the latest checkpoint and the id of the key that made it (offline verification). */
+  signature: string | null;
+  key_id: string | null;
   signature_valid: boolean | null;
   principal: string | null;
   phase: string;
   policy_version: string | null;
   current_attempt: number;
+  /** The largest difference detected between the runtime's clock and the server's (positive: runtime ahead). */
+  clock_skew: { ms: number; detected_at: string; note: string } | null;
   created_at: string;
   /** Events stored for the task (the timeline refetches when this changes). */
   event_count: number;
@@ -131,11 +178,17 @@ export type TaskView = {
 export type CheckpointSummary = {
   version: number;
   digest: string;
+  /** Ed25519 signature (base64url) over the RFC 8785 JSON of the record; `key_id` names the key in /api/v1/signing-keys. */
+  signature: string;
   key_id: string;
+  /** The sandbox attempt that wrote it (null for records from before fencing). */
+  attempt: number | null;
   signature_valid: boolean;
   phase: string;
   created_at: string;
 };
+
+export type CheckpointPage = { checkpoints: Array<CheckpointSummary & { record: TaskRecord }>; next_cursor: string | null };
 
 export type ArtifactView = {
   ref: string;

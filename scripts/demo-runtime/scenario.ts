@@ -60,6 +60,8 @@ type Attempt = {
   bufferReceipts: boolean;
   crashAt?: CrashPoint;
   finished: boolean;
+  /** The checkpoint version this attempt last read or wrote (sent as If-Match; null before any). */
+  version: number | null;
 };
 
 /** Record id in the records service for a task (its id made safe for a URL path segment). */
@@ -184,7 +186,7 @@ export class DemoRuntime {
     const record: TaskRecord = view?.record ? (JSON.parse(JSON.stringify(view.record)) as TaskRecord) : this.baseRecord();
     if (!record.side_effects[EFFECT]) record.side_effects[EFFECT] = this.declaredEffect();
     record.tool_definitions = { ...this.toolDefs };
-    const a = this.newAttempt(n, record, { bufferReceipts: false });
+    const a = this.newAttempt(n, record, { bufferReceipts: false, version: view?.version || null });
     this.log(`attempt ${n}: resuming from checkpoint v${view?.version ?? 0} (phase ${view?.phase ?? "unknown"})`);
 
     const previous = await this.lastEnvironment();
@@ -278,7 +280,7 @@ export class DemoRuntime {
     let lastKey = "";
     let lastLog = 0;
     for (;;) {
-      const v = await this.client.resume(this.cfg.taskId, { tool_definitions: this.toolDefs });
+      const v = await this.client.resume(this.cfg.taskId, { tool_definitions: this.toolDefs, attempt: a.n });
       const key = `${v.verdict}|${v.reasons.map((r) => `${r.code}:${r.target}`).join(",")}`;
       if (key !== lastKey) {
         lastKey = key;
@@ -334,10 +336,12 @@ export class DemoRuntime {
   }
 
   private toolCalled(a: Attempt, name: string, args: unknown, callId: string): number {
+    // update_record writes to the records service: a mutation, answered for by the declared side effect.
+    const write = name === "update_record" ? { mutation: true, side_effect: EFFECT, idempotency_key: idempotencyKeyFor(this.cfg.taskId) } : { mutation: false };
     a.rep.emit(
       "tools",
       "tool.called",
-      { tool: name, call_id: callId, arguments_digest: canonicalSha256(args), definition_digest: this.toolDefs[name] ?? null },
+      { tool: name, call_id: callId, arguments_digest: canonicalSha256(args), definition_digest: this.toolDefs[name] ?? null, ...write },
       { actor: AGENT, environmentId: a.sandbox.environmentId },
     );
     return Date.now();
@@ -390,6 +394,7 @@ export class DemoRuntime {
       action: EFFECT_ACTION,
       mutation: true,
       tool: "update_record",
+      attempt: a.n,
     });
     this.log(`attempt ${a.n}: intent ${EFFECT} → ${intent.decision}`);
     a.rep.emit(
@@ -465,9 +470,11 @@ export class DemoRuntime {
       external_operation_id: result.operation_id,
       result_digest: canonicalSha256(result),
       completed_at: result.applied_at,
+      attempt: a.n,
     };
     this.crashPoint(a, "after_external_write");
-    const receiptAttrs = { name: EFFECT, ...receipt };
+    const { attempt: _attempt, ...receiptFields } = receipt;
+    const receiptAttrs = { name: EFFECT, ...receiptFields };
     const completedAttrs = { external_operation_id: result.operation_id, http_status: res.status };
     if (a.bufferReceipts) {
       a.rep.emit("tools", "side_effect.receipt", receiptAttrs, { actor: AGENT, environmentId: a.sandbox.environmentId, hold: true });
@@ -525,7 +532,7 @@ export class DemoRuntime {
 
   // ---------------------------------------------------------------- helpers
 
-  private newAttempt(n: number, record: TaskRecord, opts: { bufferReceipts: boolean; crashAt?: CrashPoint }): Attempt {
+  private newAttempt(n: number, record: TaskRecord, opts: { bufferReceipts: boolean; crashAt?: CrashPoint; version?: number | null }): Attempt {
     const rep = new EventReporter(this.client, this.cfg.taskId, n, this.clock, (l) => this.log(`attempt ${n}: ${l}`));
     const a: Attempt = {
       n,
@@ -536,6 +543,7 @@ export class DemoRuntime {
       bufferReceipts: opts.bufferReceipts,
       crashAt: opts.crashAt,
       finished: false,
+      version: opts.version ?? null,
     };
     this.current = a;
     return a;
@@ -547,6 +555,7 @@ export class DemoRuntime {
       principal: PRINCIPAL,
       policy_version: POLICY_VERSION,
       phase: "started",
+      attempt: 1,
       inputs: [],
       decisions: [],
       artifacts: [],
@@ -636,7 +645,9 @@ export class DemoRuntime {
     a.record.phase = phase;
     a.record.tool_definitions = { ...this.toolDefs };
     if (from !== phase) a.rep.emit("session", "phase.changed", { from, to: phase }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
-    const res = await this.client.checkpoint(this.cfg.taskId, a.record);
+    a.record.attempt = a.n;
+    const res = await this.client.checkpoint(this.cfg.taskId, a.record, a.version !== null ? { baseVersion: a.version } : {});
+    a.version = res.version;
     a.rep.emit(
       "session",
       "checkpoint.saved",

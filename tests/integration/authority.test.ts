@@ -19,6 +19,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
+import type { TaskView } from "@/lib/client/types";
 import { DEFAULT_LEASE_SECONDS } from "@/lib/domain/side-effects/intent";
 import {
   askGate,
@@ -130,14 +131,15 @@ describe("side-effect events", () => {
     expect(row?.receipt ?? null).toBeNull();
   });
 
-  it("gives a reported intent the default lease from its time; an old one without receipt stops the gate as unknown", async () => {
+  it("gives a reported intent the default lease from the server's clock, whatever the runtime dates it", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     const key = newKey();
-    const at = new Date(Date.now() - 2 * DEFAULT_LEASE_SECONDS * 1000);
+    const dated = new Date(Date.now() - 2 * DEFAULT_LEASE_SECONDS * 1000);
+    const before = Date.now();
     await sendEvents(t, [
-      makeEvent(taskId, { plane: "tools", type: "side_effect.intent", occurred_at: at.toISOString(), attrs: { name: EFFECT, idempotency_key: key, payload_digest: hex("a") } }),
+      makeEvent(taskId, { plane: "tools", type: "side_effect.intent", occurred_at: dated.toISOString(), attrs: { name: EFFECT, idempotency_key: key, payload_digest: hex("a") } }),
     ]);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(row?.status).toBe("in_flight");
@@ -146,15 +148,18 @@ describe("side-effect events", () => {
       sql`select (extract(epoch from lease_expires_at) * 1000)::bigint::text as ms from side_effects
           where tenant_id = ${t.tenantId} and task_id = ${taskId} and name = ${EFFECT}`,
     );
-    expect(Number(lease?.ms)).toBe(at.getTime() + DEFAULT_LEASE_SECONDS * 1000);
+    expect(Number(lease?.ms)).toBeGreaterThanOrEqual(before + DEFAULT_LEASE_SECONDS * 1000 - 1000);
+    expect(Number(lease?.ms)).toBeLessThanOrEqual(Date.now() + DEFAULT_LEASE_SECONDS * 1000 + 1000);
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
+    // once the server's clock passes the lease, the gate stops and the intent route sees an unknown effect
+    await handle.db.execute(sql`update side_effects set lease_expires_at = now() - interval '1 second' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
     const gate = await askGate(t.apiKey, taskId);
     expect(gate.body.verdict).toBe("stop");
     expect(gate.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
-    // the intent route now sees an unknown effect, not a live holder
     expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { payload_digest: hex("a") })), 409, "reconcile_required");
   });
 
-  it("does not let a later intent event rewrite the payload digest of an effect", async () => {
+  it("does not let a later intent event rewrite the payload digest of an effect, and says so in the event's result", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = newKey();
@@ -167,12 +172,16 @@ describe("side-effect events", () => {
         attrs: { name: EFFECT, idempotency_key: key, payload_digest: digest },
       });
     await sendEvents(t, [intent(hex("a"), 1)]);
-    // The write failed: a retry's intent may move the effect in flight again.
+    // The write failed; a retry under the same key with another payload is what the intent route refuses (422).
     await handle.db.execute(sql`update side_effects set status = 'failed' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
-    await sendEvents(t, [intent(hex("b"), 2)]);
+    const res = await postEvents(t.apiKey, [intent(hex("b"), 2)]);
+    expect(res.body.results[0]).toMatchObject({ status: "stored", effect: { name: EFFECT, applied: false, code: "idempotency_key_mismatch" } });
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
-    expect(row?.status).toBe("in_flight");
+    expect(row?.status).toBe("failed");
     expect(row?.payload_digest).toBe(hex("a"));
+    // the same payload retries
+    await sendEvents(t, [intent(hex("a"), 3)]);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
   });
 });
 
@@ -279,25 +288,31 @@ describe("what a lookup may reach and keep", () => {
 });
 
 describe("second review: the event path follows the route's rules", () => {
-  it("a receipt event that happened after the lease ran out does not complete the write; the gate stops on it", async () => {
+  it("a receipt event that arrives after the lease ran out (by the server's clock) does not complete the write; it is kept as evidence", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     const key = newKey();
-    const old = new Date(Date.now() - 20 * 60_000).toISOString();
-    await sendEvents(t, [makeEvent(taskId, { plane: "tools", type: "side_effect.intent", occurred_at: old, attrs: { name: "pay", idempotency_key: key } })]);
-    await sendEvents(t, [
+    await sendEvents(t, [makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: "pay", idempotency_key: key } })]);
+    await handle.db.execute(sql`update side_effects set lease_expires_at = now() - interval '1 second' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    const res = await postEvents(t.apiKey, [
       makeEvent(taskId, {
         plane: "tools",
         type: "side_effect.receipt",
-        occurred_at: new Date().toISOString(),
+        // dated inside the lease by the runtime: the server's order decides
+        occurred_at: new Date(Date.now() - 60_000).toISOString(),
         attrs: { name: "pay", idempotency_key: key, external_operation_id: "op-late" },
       }),
     ]);
+    expect(res.body.results[0]).toMatchObject({ status: "stored", effect: { name: "pay", applied: false, code: "reconcile_required" } });
     const row = await effectRow(handle.db, t.tenantId, taskId, "pay");
-    expect(row?.status).not.toBe("completed");
+    expect(row?.status).toBe("unknown");
     expect(row?.receipt ?? null).toBeNull();
     expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+    const view = await api(t.apiKey).get<TaskView>(`/api/v1/tasks/${taskId}`);
+    expect(view.body.side_effects["pay"]!.unapplied_receipts).toEqual([
+      expect.objectContaining({ source: "event", external_operation_id: "op-late", reason: "reconcile_required" }),
+    ]);
   });
 
   it("an intent event on a revoked principal's task leaves the effect unknown, and a receipt event cannot complete it", async () => {

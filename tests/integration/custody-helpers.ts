@@ -28,7 +28,20 @@ export function newKey(prefix = "idem"): string {
 
 /** Body of an intent; any field can be overridden. */
 export function intentBody(key: string, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { idempotency_key: key, payload_digest: hex("e"), action: "records.update", mutation: true, ...over };
+  return { idempotency_key: key, payload_digest: hex("e"), action: "records.update", mutation: true, attempt: 1, ...over };
+}
+
+/**
+ * The default `completed_at` of {@link receiptBody}: a whole minute six hours ahead of when the tests started, so it
+ * is after every intent a test registers (a receipt dated before its intent is flagged) and within the plausible range.
+ */
+export const RECEIPT_AT = new Date(Math.ceil((Date.now() + 6 * 3_600_000) / 60_000) * 60_000).toISOString();
+
+/** `iso` written with a UTC offset of `hours` (the same instant), e.g. `…T11:05:00+02:00`. */
+export function withOffset(iso: string, hours: number): string {
+  const local = new Date(Date.parse(iso) + hours * 3_600_000).toISOString().slice(0, 19);
+  const sign = hours < 0 ? "-" : "+";
+  return `${local}${sign}${String(Math.abs(hours)).padStart(2, "0")}:00`;
 }
 
 /** Body of a receipt; any field can be overridden. */
@@ -37,7 +50,8 @@ export function receiptBody(key: string, over: Record<string, unknown> = {}): Re
     idempotency_key: key,
     external_operation_id: "op-771",
     result_digest: hex("f"),
-    completed_at: "2025-07-01T09:05:00.000Z",
+    completed_at: RECEIPT_AT,
+    attempt: 1,
     ...over,
   };
 }
@@ -167,6 +181,7 @@ export async function unknownEffect(
   const name = opts.name ?? "update_record";
   const tool = opts.tool ?? name;
   await checkpoint(t, taskId, { side_effects: { [name]: { idempotency_key: key, status: opts.declared ?? "not_started", tool } } });
+  if (opts.declared === "approved") await approveDirectly(db, t.tenantId, taskId, name);
   const go = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool }));
   expect(go.status, go.text).toBe(200);
   expect(go.body.decision).toBe("go");
@@ -175,6 +190,19 @@ export async function unknownEffect(
   ]);
   expect((await effectRow(db, t.tenantId, taskId, name))?.status).toBe("unknown");
   return { taskId, key, name };
+}
+
+/**
+ * Moves a declared effect from `awaiting_approval` to `approved` directly in the database. A checkpoint cannot approve
+ * an effect (only an approver's recorded decision does); this stands in for that decision in tests of what follows it.
+ */
+export async function approveDirectly(db: Db, tenantId: string, taskId: string, name: string): Promise<void> {
+  const rows = await queryRows(
+    db,
+    sql`update side_effects set status = 'approved' where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
+          and status = 'awaiting_approval' returning name`,
+  );
+  if (!rows.length) throw new Error(`${name} of ${taskId} was not awaiting approval`);
 }
 
 /** One side-effect row as stored (direct SQL, bypassing the API). */
@@ -205,7 +233,7 @@ export async function auditRows(db: Db, tenantId: string, action?: string): Prom
  * Everything the custody routes may write for one tenant and task, as one comparable value: the side-effect rows,
  * the audit log size, and the event and checkpoint counts. Two equal snapshots mean nothing was written.
  */
-export async function custodySnapshot(db: Db, tenantId: string, taskId: string): Promise<unknown> {
+export async function custodySnapshot(db: Db, tenantId: string, taskId: string): Promise<{ effects: unknown; counts: Record<string, string> }> {
   const effects = await queryRows(
     db,
     sql`select name, idempotency_key, status::text as status, payload_digest, receipt, last_reconcile,
@@ -214,12 +242,31 @@ export async function custodySnapshot(db: Db, tenantId: string, taskId: string):
   );
   const [counts] = await queryRows<{ audit: string; events: string; checkpoints: string; lookups: string }>(
     db,
-    sql`select (select count(*) from audit_log where tenant_id = ${tenantId}) as audit,
+    // Refused intents and receipts are audited and a refused receipt is kept as evidence, but neither changes the
+    // custody state: see refusals() for those.
+    sql`select (select count(*) from audit_log where tenant_id = ${tenantId} and not details ? 'refused') as audit,
                (select count(*) from events where tenant_id = ${tenantId} and task_id = ${taskId}) as events,
                (select count(*) from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId}) as checkpoints,
                (select count(*) from tool_lookups where tenant_id = ${tenantId}) as lookups`,
   );
-  return { effects, counts };
+  return { effects, counts: counts ?? {} };
+}
+
+/**
+ * What refusals left behind for a tenant's task: the audit rows of refused intents and receipts (`refused` = their
+ * codes, oldest first) and the receipts kept as evidence (`kept` = their reasons).
+ */
+export async function refusals(db: Db, tenantId: string, taskId: string): Promise<{ refused: string[]; kept: string[] }> {
+  const audit = await queryRows<{ code: string }>(
+    db,
+    sql`select details ->> 'refused' as code from audit_log
+        where tenant_id = ${tenantId} and details ? 'refused' and target like ${`side_effect:${taskId}/%`} order by seq`,
+  );
+  const kept = await queryRows<{ reason: string }>(
+    db,
+    sql`select reason from unapplied_receipts where tenant_id = ${tenantId} and task_id = ${taskId} order by received_at, id`,
+  );
+  return { refused: audit.map((r) => r.code), kept: kept.map((r) => r.reason) };
 }
 
 /** The `error` object of an error response (`{error: {code, message, details?}}`); an empty one when absent. */

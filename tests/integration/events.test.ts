@@ -44,13 +44,14 @@ describe("POST /api/v1/events", () => {
     expect(ids.map((r) => r.event_id)).toEqual(batch.map((e) => e.id).sort());
   });
 
-  it("stores an id repeated inside one batch once and reports the repeat as a duplicate", async () => {
+  it("stores an id repeated inside one batch once: the same content is a duplicate, other content a conflict", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const ev = makeEvent(newTaskId());
-    const res = await postEvents(t.apiKey, [ev, { ...ev, attrs: { changed: true } }]);
+    const res = await postEvents(t.apiKey, [ev, { ...ev }, { ...ev, attrs: { changed: true } }]);
     expect(res.body.results).toEqual([
       { id: ev.id, status: "stored" },
       { id: ev.id, status: "duplicate" },
+      { id: ev.id, status: "conflict", stored_digest: expect.stringMatching(/^[0-9a-f]{64}$/), error: expect.objectContaining({ code: "event_id_conflict" }) },
     ]);
     const rows = await queryRows<{ attrs: unknown }>(handle.db, sql`select attrs from events where tenant_id = ${t.tenantId}`);
     expect(rows).toEqual([{ attrs: ev.attrs }]);

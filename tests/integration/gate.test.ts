@@ -83,7 +83,7 @@ describe("resume gate: clean facts", () => {
     const { t, taskId } = await cleanTask({
       side_effects: {
         b_send: { idempotency_key: newKey(), status: "not_started" },
-        a_publish: { idempotency_key: newKey(), status: "approved" },
+        a_publish: { idempotency_key: newKey(), status: "failed" },
         c_done: { idempotency_key: newKey(), status: "completed", receipt: { external_operation_id: "op-1", completed_at: "2025-07-01T09:00:00Z" } },
       },
     });
@@ -105,23 +105,27 @@ describe("resume gate: clean facts", () => {
     expect(v.permitted_side_effects).toEqual([]);
   });
 
-  it("answers replay while another holder's lease is live, and resume after its receipt", async () => {
+  it("answers replay to a newer attempt while an older attempt's lease is live, and resume after its receipt", async () => {
     const { t, taskId } = await cleanTask();
     const key = newKey();
     const go = await postIntent(t.apiKey, taskId, "update_record", intentBody(key));
     expect(go.body.decision).toBe("go");
-    const v = await gate(t.apiKey, taskId);
+    // the attempt that holds the lease may keep writing side by side
+    expect((await gate(t.apiKey, taskId, { attempt: 1 })).verdict).toBe("resume");
+    const v = await gate(t.apiKey, taskId, { attempt: 2 });
     expect(v.verdict).toBe("replay");
     expect(codes(v)).toEqual(["side_effect_in_flight"]);
     expect(v.reasons[0]!.target).toContain("update_record");
+    expect(v.reasons[0]!.message).toContain("attempt 1");
     expect(v.permitted_side_effects).toEqual([]);
     const receipt = await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/update_record/receipt`, {
       idempotency_key: key,
       external_operation_id: "op-9",
       completed_at: new Date().toISOString(),
+      attempt: 1,
     });
     expect(receipt.status, receipt.text).toBe(200);
-    expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
+    expect((await gate(t.apiKey, taskId, { attempt: 2 })).verdict).toBe("resume");
   });
 });
 
@@ -289,18 +293,20 @@ describe("resume gate: each blocking reason", () => {
     expect(v.reasons[0]!.target).toBe(`/tasks/${taskId}?tab=checkpoints`);
   });
 
-  it("tool_definition_changed: a tool.definition_changed event after the checkpoint; a new checkpoint with the new digest clears it", async () => {
-    const { t, taskId } = await cleanTask({ tool_definitions: { update_record: hex("2") } });
-    // a change reported BEFORE the checkpoint is already part of it
-    await sendEvents(t, [ev(taskId, "tools", "tool.definition_changed", "2024-01-01T00:00:00.000Z", { tool: "update_record", definition_digest: hex("7") })]);
+  it("tool_definition_changed: a tool.definition_changed event received after the checkpoint; a new checkpoint with the new digest clears it", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("gate");
+    // a change the server received BEFORE the checkpoint is already part of it, however the runtime dates it
+    await sendEvents(t, [ev(taskId, "tools", "tool.definition_changed", new Date(Date.now() + 60_000).toISOString(), { tool: "update_record", definition_digest: hex("7") })]);
+    await checkpoint(t, taskId, { principal: PRINCIPAL, tool_definitions: { update_record: hex("2") } });
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
 
-    await sendEvents(t, [ev(taskId, "tools", "tool.definition_changed", new Date(Date.now() + 1_000).toISOString(), { tool: "update_record", definition_digest: hex("8") })]);
+    // one received after it counts, even dated long before it (the runtime's clock does not decide)
+    await sendEvents(t, [ev(taskId, "tools", "tool.definition_changed", "2024-01-01T00:00:00.000Z", { tool: "update_record", definition_digest: hex("8") })]);
     const v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["tool_definition_changed"]);
 
-    await new Promise((r) => setTimeout(r, 1_100));
     await checkpoint(t, taskId, { principal: PRINCIPAL, tool_definitions: { update_record: hex("8") } });
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
   });
@@ -341,9 +347,12 @@ describe("resume gate: several reasons", () => {
     });
     const owner = await signInAs(t, "owner");
     const now = clock();
-    // two unknown effects, named so that creation order and name order differ
-    await makeUnknown(t, taskId, "b_update");
-    await makeUnknown(t, taskId, "a_email");
+    // two unknown effects, named so that creation order and name order differ (both in flight before the interruption:
+    // once one is unknown the gate stops every new write)
+    for (const name of ["b_update", "a_email"]) expect((await postIntent(t.apiKey, taskId, name, intentBody(newKey()))).body.decision).toBe("go");
+    await sendEvents(t, [ev(taskId, "session", "run.interrupted", new Date(Date.now() + 500).toISOString(), { reason: "test" })]);
+    // a second checkpoint, so the altered one below is not the only one (the gate compares tools with the last that verifies)
+    await checkpoint(t, taskId, { principal: PRINCIPAL, phase: "record_updated", tool_definitions: { update_record: hex("2") } });
     await sendEvents(t, [
       ev(taskId, "environment", "snapshot.saved", now(), { digest: hex("a") }, 1),
       ev(taskId, "environment", "sandbox.created", now(), {}, 7),
@@ -385,9 +394,10 @@ describe("resume gate: several reasons", () => {
   it("a blocking reason wins over a replay reason (stop, not replay) and lists only blocking reasons", async () => {
     const { t, taskId } = await cleanTask();
     expect((await postIntent(t.apiKey, taskId, "live_one", intentBody(newKey()))).body.decision).toBe("go");
+    expect((await gate(t.apiKey, taskId, { attempt: 2 })).verdict).toBe("replay");
     const now = clock();
     await sendEvents(t, [ev(taskId, "vault", "credential.issued", now(), { credential_ref: "r", credential_id: "c", expires_at: "2020-01-01T00:00:00Z" })]);
-    const v = await gate(t.apiKey, taskId);
+    const v = await gate(t.apiKey, taskId, { attempt: 2 });
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["credential_expired"]);
   });

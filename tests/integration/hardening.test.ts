@@ -133,7 +133,7 @@ describe("secrets in unusual places", () => {
 });
 
 describe("authority and evidence", () => {
-  it("refuses a mutation intent once the task's principal is revoked (403), and allows it after restore", async () => {
+  it("refuses every intent once the task's principal is revoked (403), reads included, and allows them after restore", async () => {
     const t = await createTestTenant(handle.db, { roles: ["owner"] });
     const taskId = newTaskId();
     await checkpoint(t, taskId, { principal: `tenant/acme:user/${taskId}` });
@@ -145,9 +145,12 @@ describe("authority and evidence", () => {
     expect(code(refused)).toBe("principal_revoked");
     expect(await effectRow(handle.db, t.tenantId, taskId, "update_record")).toBeUndefined();
     const read = await postIntent(t.apiKey, taskId, "read_only", intentBody(newKey(), { mutation: false }));
-    expect(read.status, read.text).toBe(200);
+    expect(read.status, read.text).toBe(403);
+    expect(code(read)).toBe("principal_revoked");
+    expect(await effectRow(handle.db, t.tenantId, taskId, "read_only")).toBeUndefined();
     await api(owner).post("/api/v1/settings/principals/restore", { principal: `tenant/acme:user/${taskId}` });
     expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()))).status).toBe(200);
+    expect((await postIntent(t.apiKey, taskId, "read_only", intentBody(newKey(), { mutation: false }))).status).toBe(200);
   });
 
   it("refuses a completed reconcile whose operation id contradicts the lookup it asked", async () => {

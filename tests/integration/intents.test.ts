@@ -4,6 +4,7 @@
  * reconcile_required / idempotency_key_mismatch answers, exactly one `go` among fifty concurrent intents, lease
  * expiry, receipts stored once, one audit row per accepted call and nothing written by a refused one.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { IntentResult } from "@/lib/client/types";
 import {
@@ -20,8 +21,11 @@ import {
   newKey,
   postIntent,
   postReceipt,
+  RECEIPT_AT,
   receiptBody,
+  refusals,
   sendEvents,
+  withOffset,
   signInAs,
   sleep,
   expectError,
@@ -103,6 +107,8 @@ describe("intent", () => {
     const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
     expectError(res, 409, "in_flight");
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    // the refusal is audited, with what was asked
+    expect((await refusals(handle.db, t.tenantId, taskId)).refused).toEqual(["in_flight"]);
   });
 
   it("replays a completed effect with the stored receipt and Idempotent-Replayed: true, writing nothing", async () => {
@@ -118,7 +124,7 @@ describe("intent", () => {
       expect(res.headers.get("idempotent-replayed")).toBe("true");
       expect(res.body).toEqual({
         decision: "replay",
-        receipt: { external_operation_id: "op-first", result_digest: hex("f"), completed_at: "2025-07-01T09:05:00.000Z" },
+        receipt: { external_operation_id: "op-first", result_digest: hex("f"), completed_at: RECEIPT_AT },
       });
     }
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
@@ -266,7 +272,9 @@ describe("intent", () => {
     const inFlight = answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight");
     expect(gos).toHaveLength(1);
     expect(inFlight).toHaveLength(49);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent")).toHaveLength(1);
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.intent");
+    expect(audit.filter((a) => !("refused" in a.details))).toHaveLength(1);
+    expect(audit.filter((a) => a.details.refused === "in_flight")).toHaveLength(49);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
   });
 
@@ -279,16 +287,19 @@ describe("intent", () => {
     const answers = await concurrentIntents(t, taskId, EFFECT, key);
     expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
     expect(answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight")).toHaveLength(49);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent")).toHaveLength(1);
+    expect((await auditRows(handle.db, t.tenantId, "side_effect.intent")).filter((a) => !("refused" in a.details))).toHaveLength(1);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(row).toMatchObject({ status: "in_flight", payload_digest: hex("c"), retry_status: "not_started" });
   });
 
-  it("gives exactly one go to 50 concurrent intents on a declared, approved effect (and keeps approved for a retry)", async () => {
+  it("gives exactly one go to 50 concurrent intents on an approved effect (and keeps approved for a retry)", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = newKey();
     await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved" } } });
+    // A checkpoint cannot approve: the declared effect waits for an approver's decision, which stands in here.
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("awaiting_approval");
+    await handle.db.execute(sql`update side_effects set status = 'approved' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
     const answers = await concurrentIntents(t, taskId, EFFECT, key);
     expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
     expect(answers.filter((r) => r.status === 409)).toHaveLength(49);
@@ -324,8 +335,8 @@ describe("intent", () => {
     const body = res.body as Extract<IntentResult, { decision: "go" }>;
     expect(Date.parse(body.lease_expires_at) - Date.now()).toBeLessThanOrEqual(5_500);
 
-    // still live: the gate says replay (another holder's lease), a second intent is in_flight
-    const live = await askGate(t.apiKey, taskId);
+    // still live: a newer attempt asking the gate is told replay (an older attempt's lease), a second intent is in_flight
+    const live = await askGate(t.apiKey, taskId, { attempt: 2 });
     expect(live.body.verdict).toBe("replay");
     expect(live.body.reasons.map((r) => r.code)).toEqual(["side_effect_in_flight"]);
     expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key)), 409, "in_flight");
@@ -355,10 +366,16 @@ describe("intent", () => {
     expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("unknown");
   }, 20_000);
 
-  it("accepts intents on a task known only from its events (no checkpoint yet)", async () => {
+  it("refuses a mutation on a task known only from its events (gate replay: no checkpoint), lets a read go", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("evt");
     await createTaskByEvent(t, taskId);
+    const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(newKey()));
+    expectError(res, 409, "gate_replay");
+    expect((res.body as unknown as { error: { details: { reasons: Array<{ code: string }> } } }).error.details.reasons.map((r) => r.code)).toEqual(["no_checkpoint"]);
+    expect(await effectRow(handle.db, t.tenantId, taskId, EFFECT)).toBeUndefined();
+    expect((await postIntent(t.apiKey, taskId, "lookup", intentBody(newKey(), { mutation: false }))).body.decision).toBe("go");
+    await checkpoint(t, taskId);
     await go(t, taskId);
     expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("in_flight");
   });
@@ -368,18 +385,19 @@ describe("receipt", () => {
   it("completes an effect after go, with the receipt stored and one audit row", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);
-    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: "2025-07-01T11:05:00+02:00" }));
+    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: withOffset(RECEIPT_AT, 2) }));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
       status: "completed",
       replayed: false,
-      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: "2025-07-01T09:05:00.000Z" },
+      warnings: [],
+      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: RECEIPT_AT },
     });
     const view = await getTask(t.apiKey, taskId);
     expect(view.body.side_effects[EFFECT]).toMatchObject({
       status: "completed",
       lease_expires_at: null,
-      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: "2025-07-01T09:05:00.000Z" },
+      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: RECEIPT_AT },
     });
     const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
     expect(audit).toHaveLength(1);
@@ -392,7 +410,7 @@ describe("receipt", () => {
     expect((await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))).status).toBe(200);
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     // the same instant written with another offset is the same receipt
-    const again = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: "2025-07-01T10:05:00+01:00" }));
+    const again = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: withOffset(RECEIPT_AT, 1) }));
     expect(again.status, again.text).toBe(200);
     expect(again.body).toMatchObject({ status: "completed", replayed: true, receipt: { external_operation_id: "op-771" } });
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
@@ -407,7 +425,7 @@ describe("receipt", () => {
     const variants = [
       { external_operation_id: "op-other" },
       { result_digest: hex("0") },
-      { completed_at: "2025-07-01T09:06:00.000Z" },
+      { completed_at: new Date(Date.parse(RECEIPT_AT) + 60_000).toISOString() },
     ];
     for (const over of variants) {
       const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, over));
@@ -415,9 +433,11 @@ describe("receipt", () => {
       expect(res.text).toContain("op-771");
     }
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    // each conflicting receipt is kept as evidence and its refusal audited
+    expect(await refusals(handle.db, t.tenantId, taskId)).toEqual({ refused: Array(3).fill("receipt_conflict"), kept: Array(3).fill("receipt_conflict") });
   });
 
-  it("answers 409 no_intent for a declared effect that never had an intent, and writes nothing", async () => {
+  it("answers 409 no_intent for a declared effect that never had an intent, keeps the receipt, and its intent then replays it", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = newKey();
@@ -425,16 +445,24 @@ describe("receipt", () => {
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
     expectError(res, 409, "no_intent");
+    expect((res.body as unknown as { error: { details: unknown } }).error.details).toMatchObject({ kept_as_evidence: true });
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("not_started");
+    expect((await refusals(handle.db, t.tenantId, taskId)).kept).toEqual(["no_intent"]);
+    // the write happened: its intent is answered with the receipt, not a go
+    const replay = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body).toEqual({ decision: "replay", receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: RECEIPT_AT } });
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("completed");
   });
 
-  it("answers 404 for a receipt on an effect the task does not have", async () => {
+  it("keeps a receipt for an effect the task does not have yet (409 no_intent), and answers 404 for an unknown task", async () => {
     const { t, taskId } = await tenantWithTask();
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
-    expectError(await postReceipt(t.apiKey, taskId, "never_declared", receiptBody(newKey())), 404, "not_found");
+    expectError(await postReceipt(t.apiKey, taskId, "never_declared", receiptBody(newKey())), 409, "no_intent");
     expectError(await postReceipt(t.apiKey, newTaskId("missing"), EFFECT, receiptBody(newKey())), 404, "not_found");
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    expect((await refusals(handle.db, t.tenantId, taskId)).kept).toEqual(["no_intent"]);
   });
 
   it("answers 422 idempotency_key_mismatch for a receipt under another key, and 400 / 422 for bad bodies", async () => {
@@ -471,8 +499,14 @@ describe("receipt", () => {
       }),
     ]);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(0);
+    expect((await auditRows(handle.db, t.tenantId, "side_effect.receipt")).filter((a) => !("refused" in a.details))).toHaveLength(0);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
+    // both late receipts are kept as evidence for whoever reconciles
+    const kept = (await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]!.unapplied_receipts;
+    expect(kept.map((k) => [k.source, k.external_operation_id, k.reason])).toEqual([
+      ["route", "op-771", "reconcile_required"],
+      ["event", "op-late", "reconcile_required"],
+    ]);
   });
 
   it("stores one of 20 concurrent identical receipts; the others are replayed no-ops (one audit row)", async () => {
@@ -497,7 +531,8 @@ describe("receipt", () => {
     expect(answers.filter((a) => a.status === 409 && errorCode(a) === "receipt_conflict")).toHaveLength(1);
     const stored = (await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.receipt?.external_operation_id;
     expect(stored).toBe(ok[0]!.body.receipt.external_operation_id);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
+    expect(audit.map((a) => a.details.refused ?? "stored").sort()).toEqual(["receipt_conflict", "stored"]);
   });
 
   it("after a receipt the next intent replays, and after a replay a receipt is still a no-op", async () => {

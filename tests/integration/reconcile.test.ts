@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiErrorBody, IntentResult, TimelinePage } from "@/lib/client/types";
 import { resultDigest, type RecordUpdateResult } from "@/scripts/records-service";
 import {
+  approveDirectly,
   addPerson,
   askGate,
   auditRows,
@@ -264,6 +265,8 @@ describe("reconcile: outcomes", () => {
     const taskId = newTaskId();
     const key = newKey();
     await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", tool: TOOL } } });
+    // a checkpoint cannot approve (it waits for an approver); an approver's decision stands in here
+    await approveDirectly(handle.db, t.tenantId, taskId, EFFECT);
     const at = Date.now() + 1_000;
     await sendEvents(t, [
       makeEvent(taskId, {

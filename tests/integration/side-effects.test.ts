@@ -83,12 +83,23 @@ describe("side effects from events", () => {
     expect((await effect(t, taskId))?.status).toBe("unknown");
   });
 
-  it("an interruption reported earlier than the intent leaves it in_flight", async () => {
+  it("an interruption the runtime dates before the intent still makes it unknown: the server's receive order decides", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = `idem-${rid()}`;
     await send(t, [intent(taskId, key, 5)]);
-    await send(t, [makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(1) })]);
+    await send(t, [makeEvent(taskId, { plane: "session", type: "run.interrupted", attempt: 1, occurred_at: at(1) })]);
+    expect((await effect(t, taskId))?.status).toBe("unknown");
+  });
+
+  it("an interruption of an older attempt leaves the current attempt's write in flight", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const key = `idem-${rid()}`;
+    await send(t, [makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt: 2, occurred_at: at(0) })]);
+    await send(t, [intent(taskId, key, 1, { attempt: 2 })]);
+    // a late delivery of attempt 1's interruption
+    await send(t, [makeEvent(taskId, { plane: "session", type: "run.interrupted", attempt: 1, occurred_at: at(2) })]);
     expect((await effect(t, taskId))?.status).toBe("in_flight");
   });
 

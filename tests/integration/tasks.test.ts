@@ -40,6 +40,8 @@ describe("PUT /api/v1/tasks/{id}", () => {
       version: 1,
       digest: expect.stringMatching(/^[0-9a-f]{64}$/),
       signature: expect.stringMatching(/^[A-Za-z0-9_-]{86}$/),
+      key_id: expect.any(String),
+      attempt: 1,
     });
     expect(put1.body.digest).toBe(canonicalDigest(record1));
 

@@ -17,7 +17,13 @@ export function newTaskId(prefix = "task"): string {
 
 let eventSeq = 0;
 
-/** A valid session event for `taskId` with a random id; any field can be overridden. */
+/** Event types that must name their attempt (lib/domain/events/schema.ts ATTEMPT_REQUIRED_TYPES). */
+const NAMES_ATTEMPT = new Set(["side_effect.intent", "side_effect.receipt", "sandbox.created"]);
+
+/**
+ * A valid session event for `taskId` with a random id; any field can be overridden. Types that must name their
+ * attempt get attempt 1 unless `over` says otherwise.
+ */
 export function makeEvent(taskId: string, over: Partial<EventInput> = {}): EventInput {
   eventSeq += 1;
   return {
@@ -27,6 +33,7 @@ export function makeEvent(taskId: string, over: Partial<EventInput> = {}): Event
     type: "phase.changed",
     occurred_at: new Date(Date.UTC(2025, 0, 1, 12, 0, eventSeq % 60)).toISOString(),
     attrs: { from: "start", to: "reading" },
+    ...(over.type && NAMES_ATTEMPT.has(over.type) && !("attempt" in over) ? { attempt: 1 } : {}),
     ...over,
   };
 }
@@ -41,6 +48,7 @@ export function makeRecord(taskId: string, over: Partial<TaskRecord> = {}): Task
     principal: "tenant/acme:user/42",
     policy_version: "policy-v1",
     phase: "reading",
+    attempt: 1,
     inputs: [{ ref: "s3://inputs/case-918.pdf", sha256: "a".repeat(64) }],
     decisions: [{ id: "d1", summary: "Read the case file first.", at: "2025-01-01T12:00:00.000Z", by: "agent" }],
     artifacts: [{ ref: "s3://out/report.md", sha256: "b".repeat(64), size: 1234, media_type: "text/markdown" }],

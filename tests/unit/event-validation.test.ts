@@ -41,7 +41,10 @@ describe("validateEvent", () => {
   it("accepts every listed type in its own plane and rejects it in the others", () => {
     for (const plane of PLANES) {
       for (const type of EVENT_TYPES[plane]) {
-        expect(validateEvent({ ...base, plane, type, attrs: { name: "n", idempotency_key: "k", external_operation_id: "op" } }).ok, `${plane}/${type}`).toBe(true);
+        expect(
+          validateEvent({ ...base, plane, type, attempt: 1, attrs: { name: "n", idempotency_key: "key-12345678", external_operation_id: "op" } }).ok,
+          `${plane}/${type}`,
+        ).toBe(true);
         for (const other of PLANES.filter((p) => p !== plane && !EVENT_TYPES[p].includes(type))) {
           expect(rejected({ ...base, plane: other, type }).error.code, `${other}/${type}`).toBe("unknown_type");
         }
@@ -93,11 +96,11 @@ describe("validateEvent", () => {
   });
 
   describe("side_effect.* attributes", () => {
-    const tools = { ...base, plane: "tools" };
+    const tools = { ...base, plane: "tools", attempt: 1 };
 
     it.each(["side_effect.intent", "side_effect.receipt"])("%s needs name and idempotency_key", (type) => {
       const operation = type === "side_effect.receipt" ? { external_operation_id: "op-1" } : {};
-      expect(validateEvent({ ...tools, type, attrs: { name: "update_record", idempotency_key: "rec-918", ...operation } }).ok).toBe(true);
+      expect(validateEvent({ ...tools, type, attrs: { name: "update_record", idempotency_key: "rec-918-key", ...operation } }).ok).toBe(true);
 
       const noAttrs = rejected({ ...tools, type });
       expect(noAttrs.error.code).toBe("invalid_event");
@@ -107,7 +110,7 @@ describe("validateEvent", () => {
       expect(noKey.error).toMatchObject({ code: "invalid_event" });
       expect(noKey.error.message).toContain("attrs.idempotency_key");
 
-      const noName = rejected({ ...tools, type, attrs: { idempotency_key: "rec-918" } });
+      const noName = rejected({ ...tools, type, attrs: { idempotency_key: "rec-918-key" } });
       expect(noName.error.message).toContain("attrs.name");
 
       const emptyKey = rejected({ ...tools, type, attrs: { name: "update_record", idempotency_key: "" } });
@@ -117,13 +120,38 @@ describe("validateEvent", () => {
       expect(numericKey.error.message).toContain("attrs.idempotency_key");
     });
 
+    it.each(["side_effect.intent", "side_effect.receipt"])("%s names its attempt (fencing needs it)", (type) => {
+      const { attempt: _a, ...noAttempt } = tools;
+      const attrs = { name: "update_record", idempotency_key: "rec-918-key", external_operation_id: "op-1" };
+      const v = rejected({ ...noAttempt, type, attrs });
+      expect(v.error.message).toContain("attempt");
+      expect(fastValidEvent({ ...noAttempt, type, attrs })).toBeNull();
+    });
+
+    // The same name, key and typed-text rules as the intent route: a name or key it refuses could never be reconciled.
+    it.each([
+      ["a name with a space", { name: "has space" }, "attrs.name"],
+      ["a name with a slash", { name: "send/email" }, "attrs.name"],
+      ["a name with a right-to-left override", { name: "pay\u202Emoc.exe" }, "attrs.name"],
+      ["a name of 150 characters", { name: "n".repeat(150) }, "attrs.name"],
+      ["a key with a space", { idempotency_key: "has space 123" }, "attrs.idempotency_key"],
+      ["a key of 7 characters", { idempotency_key: "short-7" }, "attrs.idempotency_key"],
+      ["a key with a right-to-left override", { idempotency_key: "key\u202E12345678" }, "attrs.idempotency_key"],
+      ["an action with a control character", { action: "records\u0007update" }, "attrs.action"],
+      ["a tool with a bidi isolate", { tool: "update\u2066record" }, "attrs.tool"],
+    ])("refuses an intent event with %s, as the intent route would", (_what, change, mention) => {
+      const event = { ...tools, type: "side_effect.intent", attrs: { name: "update_record", idempotency_key: "rec-918-key", ...change } };
+      expect(rejected(event).error.message).toContain(mention);
+      expect(fastValidEvent(event)).toBeNull();
+    });
+
     it("checks the optional receipt fields' types and keeps extra attributes", () => {
       const ok = validateEvent({
         ...tools,
         type: "side_effect.receipt",
         attrs: {
           name: "update_record",
-          idempotency_key: "rec-918",
+          idempotency_key: "rec-918-key",
           external_operation_id: "op-1",
           completed_at: "2025-01-01T12:00:01Z",
           http_status: 200,
@@ -133,13 +161,13 @@ describe("validateEvent", () => {
       const bad = rejected({
         ...tools,
         type: "side_effect.receipt",
-        attrs: { name: "update_record", idempotency_key: "rec-918", external_operation_id: "op-1", completed_at: "soon" },
+        attrs: { name: "update_record", idempotency_key: "rec-918-key", external_operation_id: "op-1", completed_at: "soon" },
       });
       expect(bad.error.message).toContain("attrs.completed_at");
     });
 
     it("a receipt event must name the external operation (no receipt is made up); an intent need not", () => {
-      const attrs = { name: "update_record", idempotency_key: "rec-918" };
+      const attrs = { name: "update_record", idempotency_key: "rec-918-key" };
       const receipt = { ...tools, type: "side_effect.receipt", attrs };
       expect(rejected(receipt).error.message).toContain("attrs.external_operation_id");
       expect(fastValidEvent(receipt)).toBeNull();
@@ -154,17 +182,27 @@ describe("validateEvent", () => {
 });
 
 describe("prepareBatch", () => {
-  it("keeps input order, rejects bad events and reports repeated ids as duplicates", () => {
-    const good = { ...base, id: "a" };
+  it("keeps input order, rejects bad events, and tells a repeated id with the same content from one with other content", () => {
+    const good = { ...base, id: "a", attrs: { from: "x", to: "y" } };
     const { prepared, results } = prepareBatch({
-      events: [good, { ...base, id: "b", plane: "nope" }, { ...good, attrs: { changed: 1 } }, { ...base, id: "c", type: "x.ping" }],
+      events: [
+        good,
+        { ...base, id: "b", plane: "nope" },
+        { ...good, attrs: { to: "y", from: "x" } },
+        { ...good, attrs: { changed: 1 } },
+        { ...good, occurred_at: "2025-01-01T13:00:00+01:00" },
+        { ...base, id: "c", type: "x.ping" },
+      ],
     });
     expect(results.map((r) => [r.id, r.status, r.error?.code])).toEqual([
       ["a", "stored", undefined],
       ["b", "rejected", "invalid_event"],
       ["a", "duplicate", undefined],
+      ["a", "conflict", "event_id_conflict"],
+      ["a", "duplicate", undefined],
       ["c", "stored", undefined],
     ]);
+    expect(results[3]!.stored_digest).toMatch(/^[0-9a-f]{64}$/);
     expect(prepared.map((p) => p.id)).toEqual(["a", "c"]);
   });
 
@@ -217,13 +255,16 @@ describe("fastValidEvent (the ingest hot path) never accepts what the zod schema
     actor: "agent",
     attrs: { name: "update_record", idempotency_key: "k-12345678" },
   } as Record<string, unknown>;
+  // The mutations below include the attempt a side-effect event must name and the name and key rules.
   const mutations: Array<[string, unknown]> = [
     ["id", ""], ["id", 5], ["id", "x".repeat(201)], ["task_id", "has space"], ["task_id", "/slash"], ["plane", "network"],
     ["type", "tool.called"], ["type", "bogus"], ["type", "x.custom"], ["occurred_at", "2026-02-30T10:00:00Z"],
     ["occurred_at", "2026-11-29 10:00:00"], ["occurred_at", "2026-11-29T10:00:00"], ["occurred_at", 1700000000],
     ["environment_id", ""], ["environment_id", null], ["attempt", 0], ["attempt", 1.5], ["attempt", "2"], ["attempt", null],
     ["actor", ""], ["attrs", []], ["attrs", null], ["attrs", "text"], ["attrs", {}], ["attrs", { name: "n" }],
-    ["attrs", { idempotency_key: "k" }], ["extra_field", 1], ["plane", "session"],
+    ["attrs", { idempotency_key: "k" }], ["extra_field", 1], ["plane", "session"], ["attempt", undefined],
+    ["attrs", { name: "has space", idempotency_key: "k-12345678" }], ["attrs", { name: "update_record", idempotency_key: "k" }],
+    ["attrs", { name: "update_record", idempotency_key: "k-12345678", tool: " padded" }],
   ];
   it.each(mutations)("with %s = %j", (key, value) => {
     const candidate = { ...base, [key]: value };

@@ -4,7 +4,7 @@
  * replay conditions.
  */
 import { describe, expect, it } from "vitest";
-import { BLOCKING_CODES, evaluateGate, type GateFacts } from "@/lib/domain/gate/evaluate";
+import { BLOCKING_CODES, evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
 
 const NOW = new Date("2026-11-29T12:00:00Z");
 const SHA_A = "a".repeat(64);
@@ -31,7 +31,9 @@ function cleanFacts(): GateFacts {
 /** One way to make each of today's blocking conditions true. */
 const BREAKERS: Record<string, (f: GateFacts) => void> = {
   record_signature_invalid: (f) => {
-    f.checkpoint!.signature_valid = false;
+    // The latest record was altered; an earlier one still verifies (the gate resumes from that one).
+    f.verified_checkpoint = { ...f.checkpoint!, version: f.checkpoint!.version - 1 };
+    f.checkpoint = { ...f.checkpoint!, signature_valid: false, phase: "done" };
   },
   principal_revoked: (f) => {
     f.principal_revocation = { principal: f.task.principal!, reason: "left the company", revoked_at: "2026-11-29T11:30:00Z" };
@@ -108,13 +110,46 @@ describe("evaluateGate", () => {
     expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
   });
 
-  it("answers replay while another holder's lease is live, and lets no mutation start", () => {
+  it("answers replay while an older attempt's lease is live, and lets no mutation start", () => {
     const f = cleanFacts();
-    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T12:05:00Z" };
+    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T12:05:00Z", intent_attempt: 1 };
     const v = evaluateGate(f);
     expect(v.verdict).toBe("replay");
     expect(v.reasons.map((r) => r.code)).toEqual(["side_effect_in_flight"]);
+    expect(v.reasons[0]!.message).toContain("attempt 1");
     expect(v.permitted_side_effects).toEqual([]);
+  });
+
+  it("lets writes of the asking attempt run side by side; an asking newer attempt is held back by them", () => {
+    const f = cleanFacts();
+    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T12:05:00Z", intent_attempt: 2 };
+    expect(evaluateGate(f).verdict).toBe("resume");
+    f.asking_attempt = 2;
+    expect(evaluateGate(f).verdict).toBe("resume");
+    f.asking_attempt = 3;
+    expect(evaluateGate(f)).toMatchObject({ verdict: "replay", reasons: [expect.objectContaining({ code: "side_effect_in_flight" })] });
+  });
+
+  it("never takes next_phase or tool definitions from a checkpoint that does not verify", () => {
+    const f = cleanFacts();
+    f.checkpoint = { ...f.checkpoint!, version: 4, phase: "done", signature_valid: false, tool_definitions: { update_record: SHA_B } };
+    f.verified_checkpoint = { ...f.checkpoint, version: 3, phase: "writing_report", signature_valid: true, tool_definitions: { update_record: SHA_A } };
+    f.tool_definitions_now = { update_record: SHA_B };
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("stop");
+    expect(v.next_phase).toBe("writing_report");
+    expect(v.reasons.map((r) => r.code)).toEqual(["record_signature_invalid", "tool_definition_changed"]);
+    expect(v.reasons[0]!.message).toContain("v3");
+    f.verified_checkpoint = null;
+    expect(evaluateGate(f).next_phase).toBe("start");
+  });
+
+  it("words a stored reason inside the sentence without nesting brackets", () => {
+    const f = cleanFacts();
+    f.side_effects[0] = { name: "update_record", status: "unknown", status_reason: "The run was interrupted (event e-7) before a receipt was recorded.", lease_expires_at: null };
+    const message = evaluateGate(f).reasons[0]!.message;
+    expect(message).toContain("(event e-7)");
+    expect(message).not.toMatch(/\([^)]*\(/);
   });
 
   it("answers replay without any checkpoint, and stop wins over replay", () => {
@@ -175,6 +210,36 @@ describe("evaluateGate", () => {
     f.credentials[0] = { credential_ref: "records-api", credential_id: "c2", revoked_at: "2026-11-29T11:00:00Z", expired_at: "2026-11-29T11:10:00Z", expires_at: null };
     f.snapshots_restored = [{ event_id: "e11", digest: null, snapshot_id: null }];
     expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["snapshot_unverified", "credential_revoked"]);
+  });
+
+  describe("writePermission: the intent route's answer from the same verdict", () => {
+    it("lets a write go only on resume, and a read go unless the principal is revoked", () => {
+      const clean = evaluateGate(cleanFacts());
+      expect(writePermission(clean, true)).toEqual({ allowed: true });
+      const replay = cleanFacts();
+      replay.checkpoint = null;
+      expect(writePermission(evaluateGate(replay), true)).toMatchObject({ allowed: false, code: "gate_replay", reasons: [expect.objectContaining({ code: "no_checkpoint" })] });
+      expect(writePermission(evaluateGate(replay), false)).toEqual({ allowed: true });
+      for (const code of TODAY) {
+        const f = cleanFacts();
+        BREAKERS[code]!(f);
+        const verdict = evaluateGate(f);
+        const write = writePermission(verdict, true);
+        const read = writePermission(verdict, false);
+        expect(write.allowed, code).toBe(false);
+        if (!write.allowed) expect(write.code, code).toBe(code === "principal_revoked" ? "principal_revoked" : "gate_stop");
+        expect(read.allowed, code).toBe(code !== "principal_revoked");
+      }
+    });
+
+    it("never allows a write the gate would not permit, over every combination", () => {
+      for (let mask = 0; mask < 1 << TODAY.length; mask++) {
+        const f = cleanFacts();
+        TODAY.filter((_, i) => mask & (1 << i)).forEach((c) => BREAKERS[c]!(f));
+        const verdict = evaluateGate(f);
+        expect(writePermission(verdict, true).allowed).toBe(verdict.verdict === "resume");
+      }
+    });
   });
 
   it("is pure: the same facts give the same verdict", () => {

@@ -63,6 +63,10 @@ function sideEffect(status: SideEffectView["status"]): SideEffectView {
     intent_at: null,
     lease_expires_at: null,
     last_reconcile: null,
+    origin: "intent",
+    call_id: null,
+    intent_attempt: null,
+    unapplied_receipts: [],
     updated_at: at(0),
   };
 }

@@ -16,7 +16,10 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { authorize, type Actor } from "../authz";
 import { DomainError } from "../errors";
-import { applyEventTransitions } from "../side-effects/from-events";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import { canonicalJson, sha256Hex } from "../crypto/canonical";
+import type { SigningKey } from "../crypto/signing";
+import { applyEventTransitions, callsWithEffects, needsTransition, noteFutureClocks, type EffectNote } from "../side-effects/from-events";
 import { MAX_JSON_DEPTH, mayHoldSecret, redactJson, redactString, unstorableJson } from "./redact";
 import { fastValidEvent, MAX_ATTRS_BYTES, validateEvent, type ValidEvent } from "./schema";
 import type { EventResult } from "@/lib/client/types";
@@ -81,10 +84,16 @@ export function fastPrepare(item: unknown): PreparedEvent | null {
 /**
  * Validates the batch envelope and each event, and redacts what it stores.
  * @param body the parsed request body, expected `{events: EventInput[]}`.
- * @returns `prepared`: the events to store (first copy of each id), and `results` in input order.
+ * @returns `prepared`: the events to store (first copy of each id), and `results` in input order (a later copy of an
+ *   id in the same batch is `duplicate` when its content is the same, `conflict` when it differs).
  * @throws DomainError validation_failed when the body is not `{events: [...]}`; too_many_events above 1000.
  */
-export function prepareBatch(body: unknown): { prepared: PreparedEvent[]; results: EventResult[] } {
+export function prepareBatch(body: unknown): {
+  prepared: PreparedEvent[];
+  results: EventResult[];
+  /** Later copies of an id in the batch: the index of their result, and the copy. */
+  repeats: Array<{ index: number; event: PreparedEvent }>;
+} {
   const raw = body && typeof body === "object" && !Array.isArray(body) ? (body as { events?: unknown }).events : undefined;
   if (!Array.isArray(raw)) {
     throw new DomainError("validation_failed", 'The body must be a JSON object {"events": [ ... ]}.');
@@ -97,20 +106,79 @@ export function prepareBatch(body: unknown): { prepared: PreparedEvent[]; result
   }
   const results: EventResult[] = [];
   const prepared: PreparedEvent[] = [];
-  const seen = new Set<string>();
+  const repeats: Array<{ index: number; event: PreparedEvent }> = [];
+  const first = new Map<string, PreparedEvent>();
   for (const item of raw) {
     const outcome = fastPrepare(item) ?? prepareFully(item);
     if ("error" in outcome) {
       results.push(outcome);
-    } else if (seen.has(outcome.id)) {
-      results.push({ id: outcome.id, status: "duplicate" });
+      continue;
+    }
+    const earlier = first.get(outcome.id);
+    if (earlier) {
+      repeats.push({ index: results.length, event: outcome });
+      const digest = eventDigest(earlier);
+      results.push(
+        digest === eventDigest(outcome)
+          ? { id: outcome.id, status: "duplicate" }
+          : conflictResult(outcome.id, digest),
+      );
     } else {
-      seen.add(outcome.id);
+      first.set(outcome.id, outcome);
       prepared.push(outcome);
       results.push({ id: outcome.id, status: "stored" });
     }
   }
-  return { prepared, results };
+  return { prepared, results, repeats };
+}
+
+/** The content of an event as stored (attrs redacted), for comparing two events that share an id. */
+type EventContent = {
+  id: string;
+  task_id: string;
+  plane: string;
+  type: string;
+  occurred_at: string;
+  environment_id?: string | null;
+  attempt?: number | null;
+  actor?: string | null;
+  attrs: Record<string, unknown>;
+};
+
+/** sha256 hex of the RFC 8785 JSON of an event's content; times compared as instants (UTC, microseconds). */
+export function eventDigest(e: EventContent): string {
+  return sha256Hex(
+    canonicalJson({
+      id: e.id,
+      task_id: e.task_id,
+      plane: e.plane,
+      type: e.type,
+      occurred_at: isoMicros(e.occurred_at),
+      environment_id: e.environment_id ?? null,
+      attempt: e.attempt ?? null,
+      actor: e.actor ?? null,
+      attrs: e.attrs,
+    }),
+  );
+}
+
+/** An ISO 8601 time as UTC with six fractional digits (as PostgreSQL keeps it), so equal instants compare equal. */
+function isoMicros(iso: string): string {
+  const m = /\.(\d+)(?=Z|[+-]\d\d:?\d\d$)/i.exec(iso);
+  const micros = m ? m[1]!.padEnd(6, "0").slice(0, 6) : "000000";
+  return `${new Date(iso).toISOString().slice(0, 19)}.${micros}Z`;
+}
+
+function conflictResult(id: string, storedDigest: string): EventResult {
+  return {
+    id,
+    status: "conflict",
+    stored_digest: storedDigest,
+    error: {
+      code: "event_id_conflict",
+      message: `An event with id ${id} was already received with different content (stored digest ${storedDigest.slice(0, 12)}…); nothing was stored. Event ids are unique per tenant: give a new event a new id.`,
+    },
+  };
 }
 
 /** The full path for one event: precise rejection messages, redaction, the exact attrs size. */
@@ -148,57 +216,120 @@ export function prepareFully(item: unknown): PreparedEvent | (EventResult & { er
 /**
  * Stores a batch for the actor's tenant.
  * @param body parsed JSON body `{events: EventInput[]}`.
- * @returns `{results}` in input order: stored | duplicate | rejected (with `{code, message}`).
+ * @param key the server's signing key (the gate's facts include the checkpoint's signature check).
+ * @returns `{results}` in input order: stored | duplicate (same id, same content) | conflict (same id, other content;
+ *   with `stored_digest`) | rejected (with `{code, message}`); events that moved a side effect carry `effect`
+ *   `{name, applied, code?, message?}` saying what happened and, when not applied, why.
  * @throws DomainError forbidden (not a runtime key), validation_failed, too_many_events.
  */
-export async function ingestEvents(db: Db, actor: Actor, body: unknown): Promise<{ results: EventResult[] }> {
+export async function ingestEvents(db: Db, actor: Actor, body: unknown, key: SigningKey): Promise<{ results: EventResult[] }> {
   authorize(actor, "events.write");
-  const { prepared, results } = prepareBatch(body);
+  const { prepared, results, repeats } = prepareBatch(body);
   if (prepared.length === 0) return { results };
-  const stored = await storeEvents(db, actor.tenantId, prepared);
+  const outcome = await storeEvents(db, actor.tenantId, prepared, key);
+  const firstCopies = new Map(prepared.map((e) => [e.id, e]));
   for (const r of results) {
-    if (r.status === "stored" && !stored.has(r.id)) r.status = "duplicate";
+    if (r.status !== "stored") continue;
+    const o = outcome.get(r.id);
+    if (!o || o.status === "duplicate") r.status = "duplicate";
+    else if (o.status === "conflict") Object.assign(r, conflictResult(r.id, o.stored_digest!));
+    else if (o.effect) r.effect = o.effect;
+  }
+  // A later copy in the batch compares with what is stored under its id (the first copy, or an earlier event).
+  for (const { index, event } of repeats) {
+    const o = outcome.get(event.id);
+    const stored = o?.status === "conflict" ? o.stored_digest! : eventDigest(firstCopies.get(event.id)!);
+    results[index] = eventDigest(event) === stored ? { id: event.id, status: "duplicate" } : conflictResult(event.id, stored);
   }
   return { results };
 }
 
+type StoreOutcome = { status: "stored" | "duplicate" | "conflict"; stored_digest?: string; effect?: EffectNote };
+
 /**
- * Inserts prepared events in one statement (plus one for new tasks and, when needed, side-effect
- * transitions) inside one transaction. Returns the ids actually stored.
+ * Inserts prepared events in one statement — which also creates the tasks of the events it stored (never of refused
+ * or duplicate ones) and compares every id that was already taken with the stored event — then applies the
+ * side-effect transitions, all in one transaction.
+ * @returns per event id: stored, duplicate (same content) or conflict (other content, with the stored event's digest).
  */
-export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEvent[]): Promise<Set<string>> {
+export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEvent[], key: SigningKey): Promise<Map<string, StoreOutcome>> {
   const payload = batchDocument(prepared);
-  const taskIds = [...new Set(prepared.map((e) => e.task_id))].sort();
   return withRetry(() =>
     db.transaction(async (tx) => {
-      // One statement: the tasks an event names are created (in task-id order) alongside the event rows.
-      const inserted = await queryRows<{ event_id: string }>(
+      const rows = await queryRows<{ event_id: string; outcome: "stored" | "duplicate" | "conflict" }>(
         tx,
         sql`
-        with new_tasks as (
+        with x as (
+          select * from json_to_recordset(${payload}::json) as x(
+            event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
+            environment_id text, attempt integer, actor text, attrs json, redaction_count integer)),
+        ins as (
+          insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count)
+          select ${tenantId}::uuid, x.event_id, x.task_id, x.plane, x.type, x.occurred_at, x.environment_id, x.attempt, x.actor,
+                 coalesce(x.attrs::jsonb, '{}'::jsonb), x.redaction_count
+          from x
+          order by x.event_id
+          on conflict (tenant_id, event_id) do nothing
+          returning event_id, task_id),
+        new_tasks as (
           insert into tasks (tenant_id, task_id)
-          select ${tenantId}::uuid, t.task_id
-          from jsonb_array_elements_text(${JSON.stringify(taskIds)}::jsonb) as t(task_id)
-          order by t.task_id
+          select distinct ${tenantId}::uuid, i.task_id from ins i
+          order by 2
           on conflict do nothing)
-        insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count)
-        select ${tenantId}::uuid, x.event_id, x.task_id, x.plane, x.type, x.occurred_at, x.environment_id, x.attempt, x.actor,
-               coalesce(x.attrs::jsonb, '{}'::jsonb), x.redaction_count
-        from json_to_recordset(${payload}::json) as x(
-          event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
-          environment_id text, attempt integer, actor text, attrs json, redaction_count integer)
-        order by x.event_id
-        on conflict (tenant_id, event_id) do nothing
-        returning event_id`,
+        select i.event_id, 'stored' as outcome from ins i
+        union all
+        select x.event_id, ${sameContent} as outcome
+        from x join events e on e.tenant_id = ${tenantId} and e.event_id = x.event_id
+        where not exists (select 1 from ins i where i.event_id = x.event_id)`,
       );
-      const stored = new Set(inserted.map((r) => r.event_id));
-      const transitions = prepared.filter((e) => stored.has(e.id) && TRANSITION_TYPES.has(e.type));
-      if (transitions.length) await applyEventTransitions(tx, tenantId, transitions);
-      return stored;
+      const outcome = new Map<string, StoreOutcome>(rows.map((r) => [r.event_id, { status: r.outcome }]));
+      // An id another batch stored while this statement ran: compare with it now that it is visible.
+      const raced = prepared.filter((e) => !outcome.has(e.id));
+      if (raced.length) {
+        const again = await queryRows<{ event_id: string; outcome: "duplicate" | "conflict" }>(
+          tx,
+          sql`select x.event_id, ${sameContent} as outcome
+              from json_to_recordset(${batchDocument(raced)}::json) as x(
+                event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
+                environment_id text, attempt integer, actor text, attrs json, redaction_count integer)
+              join events e on e.tenant_id = ${tenantId} and e.event_id = x.event_id`,
+        );
+        for (const r of again) outcome.set(r.event_id, { status: r.outcome });
+      }
+      const conflicts = [...outcome].filter(([, o]) => o.status === "conflict").map(([id]) => id);
+      if (conflicts.length) {
+        for (const stored of await storedEvents(tx, tenantId, conflicts)) outcome.get(stored.id)!.stored_digest = eventDigest(stored);
+      }
+
+      const stored = prepared.filter((e) => outcome.get(e.id)?.status === "stored");
+      if (stored.length) await noteFutureClocks(tx, tenantId, stored);
+      const outcomes = stored.filter((e) => e.type === "tool.completed" || e.type === "tool.failed");
+      const callEffects = outcomes.length ? await callsWithEffects(tx, tenantId, outcomes) : new Set<string>();
+      const transitions = stored.filter((e) => needsTransition(e, callEffects));
+      if (transitions.length) {
+        const notes = await applyEventTransitions(tx, tenantId, transitions, key);
+        for (const [id, note] of notes) if (note.name) outcome.get(id)!.effect = note;
+      }
+      return outcome;
     }),
   );
 }
 
+/** SQL: 'duplicate' when the stored event `e` has the same content as the incoming `x`, else 'conflict'. */
+const sameContent = sql`case when e.task_id = x.task_id and e.plane = x.plane and e.type = x.type and e.occurred_at = x.occurred_at
+    and e.environment_id is not distinct from x.environment_id and e.attempt is not distinct from x.attempt
+    and e.actor is not distinct from x.actor and e.attrs = coalesce(x.attrs::jsonb, '{}'::jsonb)
+  then 'duplicate' else 'conflict' end`;
+
+/** Stored events by id, as {@link eventDigest} reads them. */
+async function storedEvents(tx: Db, tenantId: string, ids: string[]): Promise<EventContent[]> {
+  const rows = await queryRows<{ event_id: string; task_id: string; plane: string; type: string; occurred_at: string; environment_id: string | null; attempt: number | null; actor: string | null; attrs: Record<string, unknown> }>(
+    tx,
+    sql`select event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at, environment_id, attempt, actor, attrs
+        from events where tenant_id = ${tenantId} and event_id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`,
+  );
+  return rows.map(({ event_id, ...r }) => ({ id: event_id, ...r }));
+}
 /**
  * The batch as one JSON array for `json_to_recordset`, assembled from the attrs JSON made in prepareBatch (attrs
  * are not serialized twice). task_id, plane, type and occurred_at passed patterns that admit no character JSON
@@ -216,5 +347,3 @@ function batchDocument(prepared: PreparedEvent[]): string {
   }
   return `[${rows.join(",")}]`;
 }
-
-const TRANSITION_TYPES = new Set(["sandbox.created", "run.interrupted", "side_effect.intent", "side_effect.receipt"]);

@@ -3,6 +3,7 @@
  */
 import { z } from "zod";
 import { EVENT_TYPES, PLANES, type Plane } from "@/db/schema/enums";
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
 
 /** Task ids travel in URL paths: letters, digits and `. _ : -`, 1–200 characters. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -33,13 +34,17 @@ export const eventInputSchema = z.strictObject({
   attrs: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** `side_effect.intent` / `side_effect.receipt` events must name the effect and its idempotency key. */
+/**
+ * `side_effect.intent` / `side_effect.receipt` events must name the effect and its idempotency key, under the same
+ * rules as the intent and receipt routes (a name or key those refuse could never be reconciled).
+ */
 export const sideEffectEventAttrs = z.looseObject({
-  name: z.string().min(1, "name of the side effect is required").max(200),
-  idempotency_key: z.string().min(1, "idempotency_key is required").max(200),
-  payload_digest: z.string().max(200).optional(),
-  action: z.string().max(200).optional(),
-  tool: z.string().max(200).optional(),
+  name: z.string({ error: "name of the side effect is required" }).regex(SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE),
+  idempotency_key: z.string({ error: "idempotency_key is required" }).regex(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE),
+  payload_digest: z.string().min(1).max(200).optional(),
+  action: plainName("action", 200).optional(),
+  tool: plainName("tool", 200).optional(),
+  mutation: z.boolean({ error: "mutation must be true or false" }).optional(),
   external_operation_id: z.string().max(500).optional(),
   result_digest: z.string().max(200).optional(),
   completed_at: z.iso.datetime({ offset: true }).optional(),
@@ -61,6 +66,26 @@ function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") 
   return type === "side_effect.receipt" ? sideEffectReceiptEventAttrs : sideEffectEventAttrs;
 }
 
+/** A `task.created` event may name the principal the task acts for (used until its first checkpoint). */
+export const taskCreatedEventAttrs = z.looseObject({ principal: plainName("principal", 500).optional() });
+
+/** Event types that must name their attempt: they move side effects, and fencing needs the attempt. */
+export const ATTEMPT_REQUIRED_TYPES: ReadonlySet<string> = new Set(["side_effect.intent", "side_effect.receipt", "sandbox.created"]);
+
+/** Extra rules per type, beyond the envelope: a message for the first rule broken, or null. */
+function typeRuleViolation(type: string, attrs: Record<string, unknown> | undefined, attempt: unknown): string | null {
+  if (ATTEMPT_REQUIRED_TYPES.has(type) && attempt === undefined) {
+    return `attempt: a ${type} event must name the sandbox attempt (1, 2, …) it comes from`;
+  }
+  const schema =
+    type === "side_effect.intent" || type === "side_effect.receipt" ? sideEffectAttrsFor(type) : type === "task.created" ? taskCreatedEventAttrs : null;
+  if (!schema) return null;
+  const parsed = schema.safeParse(attrs ?? {});
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0]!;
+  return `attrs.${issue.path.map(String).join(".")}: ${issue.message}`;
+}
+
 export type ValidEvent = z.infer<typeof eventInputSchema>;
 
 /** True when `type` is known for `plane`, or a sender extension (`x.` prefix). */
@@ -78,6 +103,8 @@ const EVENT_KEYS: ReadonlySet<string> = new Set(["id", "task_id", "plane", "type
 /** The same ISO 8601 pattern `z.iso.datetime({ offset: true })` applies (a unit test keeps them equal). */
 export const OCCURRED_AT_PATTERN: RegExp = z.regexes.datetime({ offset: true });
 const isText = (v: unknown, max: number): v is string => typeof v === "string" && v.length >= 1 && v.length <= max;
+/** Types with rules of their own ({@link typeRuleViolation}). */
+const TYPE_RULES: ReadonlySet<string> = new Set([...ATTEMPT_REQUIRED_TYPES, "task.created"]);
 
 /**
  * The hot path of {@link validateEvent}: plain checks that accept only events the zod schema accepts too, so a
@@ -97,9 +124,7 @@ export function fastValidEvent(raw: unknown): ValidEvent | null {
   if (e.actor !== undefined && !isText(e.actor, 200)) return null;
   if (e.attempt !== undefined && !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)) return null;
   if (e.attrs !== undefined && (!e.attrs || typeof e.attrs !== "object" || Array.isArray(e.attrs))) return null;
-  if ((e.type === "side_effect.intent" || e.type === "side_effect.receipt") && !sideEffectAttrsFor(e.type).safeParse(e.attrs ?? {}).success) {
-    return null;
-  }
+  if (TYPE_RULES.has(e.type) && typeRuleViolation(e.type, e.attrs as Record<string, unknown> | undefined, e.attempt) !== null) return null;
   return e as ValidEvent;
 }
 
@@ -129,17 +154,8 @@ export function validateEvent(raw: unknown): EventValidation {
       },
     };
   }
-  if (event.type === "side_effect.intent" || event.type === "side_effect.receipt") {
-    const attrs = sideEffectAttrsFor(event.type).safeParse(event.attrs ?? {});
-    if (!attrs.success) {
-      const issue = attrs.error.issues[0]!;
-      return {
-        ok: false,
-        id,
-        error: { code: "invalid_event", message: `attrs.${issue.path.map(String).join(".")}: ${issue.message}` },
-      };
-    }
-  }
+  const violation = typeRuleViolation(event.type, event.attrs, event.attempt);
+  if (violation) return { ok: false, id, error: { code: "invalid_event", message: violation } };
   if (event.attrs && Buffer.byteLength(JSON.stringify(event.attrs)) > MAX_ATTRS_BYTES) {
     return {
       ok: false,

@@ -3,9 +3,12 @@
  *
  * - `stop` when any blocking reason exists; every blocking reason is listed, in the fixed order of
  *   {@link BLOCKING_CODES} (then by target), so the answer is stable;
- * - `replay` when nothing blocks but a mutation may not start yet (another holder's intent is live, or there is
- *   no checkpoint to resume from): safe reads may repeat;
+ * - `replay` when nothing blocks but a mutation may not start yet (an older attempt's intent is still live, or there
+ *   is no checkpoint to resume from): safe reads may repeat;
  * - `resume` otherwise.
+ * It is enforced, not advisory: {@link writePermission} turns the same verdict into the intent route's answer, so the
+ * gate and the intent route cannot disagree (DESIGN.md "Resume gate"). A checkpoint that does not verify never feeds
+ * the answer: `next_phase` and the tool definitions come from the latest checkpoint that verifies.
  * Approval and policy facts arrive with their own issues: {@link GateFacts.approvals} and {@link GateFacts.policy}
  * are the seams (today they contribute no reasons unless given).
  */
@@ -36,15 +39,26 @@ export type GateFacts = {
   now: Date;
   task: { task_id: string; phase: string; principal: string | null; current_attempt: number };
   /** Latest checkpoint; null before the first one. */
-  checkpoint: {
-    version: number;
-    phase: string;
-    signature_valid: boolean;
-    created_at: string;
-    tool_definitions: Record<string, string> | null;
-  } | null;
+  checkpoint: GateCheckpoint | null;
+  /**
+   * The latest checkpoint whose signature verifies (the one to resume from); null when none does. When absent, the
+   * latest checkpoint stands for it if it verifies.
+   */
+  verified_checkpoint?: GateCheckpoint | null;
+  /**
+   * The attempt asking (a runtime's own attempt, from the request); defaults to the task's current attempt. An intent
+   * still live from an attempt older than this holds new writes back.
+   */
+  asking_attempt?: number | null;
   principal_revocation: { principal: string; reason: string; revoked_at: string } | null;
-  side_effects: Array<{ name: string; status: SideEffectStatus; status_reason: string | null; lease_expires_at: string | null }>;
+  side_effects: Array<{
+    name: string;
+    status: SideEffectStatus;
+    status_reason: string | null;
+    lease_expires_at: string | null;
+    /** The attempt whose intent put it in flight (null when unknown). */
+    intent_attempt?: number | null;
+  }>;
   /** Digests of `snapshot.saved` events of this task. */
   snapshots_saved: string[];
   /** `snapshot.restored` events that count for the current attempt. */
@@ -65,7 +79,18 @@ export type GateFacts = {
   policy?: GateReason[];
 };
 
+export type GateCheckpoint = {
+  version: number;
+  phase: string;
+  signature_valid: boolean;
+  created_at: string;
+  tool_definitions: Record<string, string> | null;
+};
+
 const enc = encodeURIComponent;
+
+/** A stored reason as a clause: no final full stop, so it can sit inside a sentence without nesting brackets. */
+const clause = (text: string) => text.trim().replace(/\.$/, "");
 
 /** Evaluates the gate. Pure: same facts, same verdict. */
 export function evaluateGate(f: GateFacts): GateVerdict {
@@ -73,10 +98,11 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   const replay: GateReason[] = [];
   const taskLink = `/tasks/${enc(f.task.task_id)}`;
 
+  const verified = f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;
   if (f.checkpoint && !f.checkpoint.signature_valid) {
     blocking.push({
       code: "record_signature_invalid",
-      message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; write a new checkpoint from verified facts.`,
+      message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; ${verified ? `the latest checkpoint that verifies is v${verified.version}. ` : "no checkpoint of this task verifies. "}Write a new checkpoint from verified facts.`,
       target: `${taskLink}?tab=checkpoints`,
     });
   }
@@ -104,18 +130,21 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   }
 
   const nowMs = f.now.getTime();
+  const asking = Math.max(f.asking_attempt ?? 0, f.task.current_attempt);
   for (const e of f.side_effects) {
     const leaseExpired = e.status === "in_flight" && e.lease_expires_at !== null && Date.parse(e.lease_expires_at) < nowMs;
     if (e.status === "unknown" || leaseExpired) {
+      const why = e.status_reason ? clause(e.status_reason) : leaseExpired ? "its lease ran out" : "";
       blocking.push({
         code: "side_effect_unknown",
-        message: `${e.name}: the request may have been sent but no receipt was recorded${e.status_reason ? ` (${e.status_reason.replace(/\.$/, "")})` : ""}. Reconcile it before any retry.`,
+        message: `${e.name}: the request may have been sent but no receipt was recorded${why ? `. Why: ${why}` : ""}. Reconcile it before any retry.`,
         target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
       });
-    } else if (e.status === "in_flight") {
+    } else if (e.status === "in_flight" && (e.intent_attempt === null || e.intent_attempt === undefined || e.intent_attempt < asking)) {
+      // Writes of the asking attempt may run side by side; a live lease of an older attempt holds new writes back.
       replay.push({
         code: "side_effect_in_flight",
-        message: `${e.name}: another holder's intent is live${e.lease_expires_at ? ` until ${e.lease_expires_at}` : ""}; wait for its receipt before new writes.`,
+        message: `${e.name}: an intent of ${e.intent_attempt ? `attempt ${e.intent_attempt}` : "an earlier attempt"} is live${e.lease_expires_at ? ` until ${e.lease_expires_at}` : ""}; wait for its receipt, or for its lease to run out, before new writes.`,
         target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
       });
     }
@@ -149,13 +178,13 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     }
   }
 
-  const atCheckpoint = f.checkpoint?.tool_definitions ?? {};
+  const atCheckpoint = verified?.tool_definitions ?? {};
   for (const [tool, digest] of Object.entries(f.tool_definitions_now)) {
     const before = atCheckpoint[tool];
     if (before !== undefined && before !== digest) {
       blocking.push({
         code: "tool_definition_changed",
-        message: `Tool ${tool} changed since checkpoint v${f.checkpoint?.version}: its definition digest was ${before.slice(0, 12)}…, now ${digest.slice(0, 12)}…. Review the new definition and checkpoint again before resuming.`,
+        message: `Tool ${tool} changed since checkpoint v${verified?.version}: its definition digest was ${before.slice(0, 12)}…, now ${digest.slice(0, 12)}…. Review the new definition and checkpoint again before resuming.`,
         target: `${taskLink}?tab=checkpoints`,
       });
     }
@@ -176,7 +205,8 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   const sortReasons = (rs: GateReason[]) =>
     [...rs].sort((a, b) => order(a.code) - order(b.code) || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
 
-  const next_phase = f.checkpoint?.phase ?? "start";
+  // Never a phase read from a record that does not verify.
+  const next_phase = verified?.phase ?? "start";
   if (blocking.length) {
     return { verdict: "stop", reasons: sortReasons(blocking), next_phase, permitted_side_effects: [] };
   }
@@ -188,4 +218,37 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     .map((e) => e.name)
     .sort();
   return { verdict: "resume", reasons: [], next_phase, permitted_side_effects: permitted };
+}
+
+/** The intent route's answer for a new write, from the gate's verdict. */
+export type WritePermission =
+  | { allowed: true }
+  | { allowed: false; code: "principal_revoked" | "gate_stop" | "gate_replay"; reasons: GateReason[]; message: string };
+
+/**
+ * Whether a new write may start, decided from the same verdict the gate gives (DESIGN.md "Resume gate": enforced, not
+ * advisory). A revoked principal stops every intent, reads included; otherwise a read (`mutation: false`) may go, and a
+ * mutation may go only when the verdict is `resume`.
+ */
+export function writePermission(verdict: GateVerdict, mutation: boolean): WritePermission {
+  const revoked = verdict.reasons.filter((r) => r.code === "principal_revoked");
+  if (revoked.length) {
+    return { allowed: false, code: "principal_revoked", reasons: revoked, message: revoked[0]!.message };
+  }
+  if (!mutation || verdict.verdict === "resume") return { allowed: true };
+  const codes = verdict.reasons.map((r) => r.code).join(", ");
+  if (verdict.verdict === "stop") {
+    return {
+      allowed: false,
+      code: "gate_stop",
+      reasons: verdict.reasons,
+      message: `The resume gate says stop (${codes}): no new write may start until every reason is resolved. Ask POST /resume for the details.`,
+    };
+  }
+  return {
+    allowed: false,
+    code: "gate_replay",
+    reasons: verdict.reasons,
+    message: `The resume gate says replay (${codes}): safe reads may repeat, but no new write is permitted yet.`,
+  };
 }

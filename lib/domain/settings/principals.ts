@@ -10,6 +10,7 @@ import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { redactString } from "../events/redact";
+import { normalizePrincipal } from "../tasks/principal";
 import { typedText } from "../typed-text";
 
 export type PrincipalView = {
@@ -56,7 +57,8 @@ export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Prom
   authorize(actor, "principals.manage");
   const parsed = revokePrincipalBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  const { principal } = parsed.data;
+  // Compared as people read it (NFC), as tasks store it.
+  const principal = normalizePrincipal(parsed.data.principal);
   // Free text typed by a person: a pasted token must not reach the database.
   const reason = redactString(parsed.data.reason).value;
   await db.transaction(async (tx) => {
@@ -76,7 +78,7 @@ export async function restorePrincipal(db: Db, actor: Actor, body: unknown): Pro
   authorize(actor, "principals.manage");
   const parsed = restorePrincipalBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  const { principal } = parsed.data;
+  const principal = normalizePrincipal(parsed.data.principal);
   await db.transaction(async (tx) => {
     const rows = await queryRows(
       tx,

@@ -1,22 +1,39 @@
 /**
- * Side-effect status driven by the events a runtime reports (issue "Runtime API v1", DESIGN.md "Side effect"):
- * - `side_effect.intent` → `in_flight` (a new effect, or one that was not_started / approved / failed), with the
- *   default lease counted from the event's time, so a write whose receipt never comes turns `unknown`;
- * - `side_effect.receipt` → `completed` (from in_flight only, and only when the receipt happened before the lease ran
- *   out, by the events' clock — as the receipt route judges by the server's: an `unknown` or expired effect is
- *   settled by a person), with the receipt the event carries (validation requires its `external_operation_id`;
- *   nothing is made up);
- * - an intent reported while the task's principal is revoked leaves the effect `unknown`: it had no authority.
- * These are facts the runtime reports, kept as immutable events on the timeline: the runtime's authority is
- * checked where it asks to write (the intent route), and the audit log keeps people's and routes' decisions.
- * - `run.interrupted`, or `sandbox.created` with a higher attempt than any before → every `in_flight`
- *   effect whose intent came earlier becomes `unknown` (request sent, outcome not recorded).
- * Every transition is a guarded UPDATE … WHERE status = … so replays and races cannot regress a status.
+ * What runtime events change in custody state (DESIGN.md "Event", "Side effect", "Tool call"; issue "Custody
+ * guarantees"). Events are facts the runtime reports: they are stored as sent (redacted), and the state they move
+ * follows the same rules as the routes, whatever order batches arrive in:
+ * - `sandbox.created` / `sandbox.replaced` with a higher attempt → the current attempt rises and older attempts end
+ *   ({@link observeAttempt});
+ * - `run.interrupted`, `run.stopped`, `sandbox.destroyed` → the attempt they name (every attempt so far when they name
+ *   none) ends: its in-flight writes become `unknown`, and its mutating tool calls without an outcome become effects
+ *   whose outcome is `unknown` ({@link endAttempts});
+ * - `side_effect.intent` → `in_flight` (lease from the server's clock). It reports a write the runtime started: when the
+ *   intent route would have refused it for a revoked principal, a stop, a missing approval or a stale attempt, the
+ *   effect is `unknown` instead, so a person reconciles it; a receipt that arrived earlier completes it;
+ * - `side_effect.receipt` → {@link applyReceiptReport}, the receipt route's rule (kept as evidence when not applied);
+ * - a mutating `tool.called` of an attempt that has already ended, or a `tool.completed` / `tool.failed` for a call that
+ *   already became an unknown effect (kept as evidence);
+ * - `task.created` naming a `principal` sets the task's principal until its first checkpoint.
+ * Leases are expired by the server's clock before anything is applied, and the rows of the tasks involved are locked
+ * FOR UPDATE, so an intent's decision (which holds them FOR SHARE) never interleaves with these changes.
+ * Every transition is a guarded UPDATE … WHERE status = … or an INSERT … ON CONFLICT DO NOTHING: replays and races
+ * cannot regress a status. Each event that moves an effect gets a note for its per-event result.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
+import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import type { SigningKey } from "../crypto/signing";
 import type { PreparedEvent } from "../events/ingest";
+import { gatherGateFacts } from "../gate/ask";
+import { evaluateGate, writePermission } from "../gate/evaluate";
+import { normalizePrincipal } from "../tasks/principal";
+import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "./attempts";
 import { DEFAULT_LEASE_SECONDS } from "./intent";
+import { applyReceiptReport, keepUnappliedReceipt, takePendingReceipt } from "./receipts";
+
+/** What an event did to a side effect, for its per-event result. */
+export type EffectNote = { name: string; applied: boolean; code?: string; message?: string };
 
 type Attrs = {
   name?: string;
@@ -24,108 +41,310 @@ type Attrs = {
   payload_digest?: string;
   action?: string;
   tool?: string;
+  mutation?: boolean;
   external_operation_id?: string;
   result_digest?: string;
   completed_at?: string;
+  principal?: string;
+  call_id?: string;
 };
 
-/** Applies the transitions of newly stored events, in time order. */
-export async function applyEventTransitions(tx: Db, tenantId: string, events: PreparedEvent[]): Promise<void> {
+/** Event types whose transitions run on every stored event of the type. */
+const ALWAYS = new Set(["sandbox.created", "sandbox.replaced", "sandbox.destroyed", "run.interrupted", "run.stopped", "side_effect.intent", "side_effect.receipt", "task.created"]);
+
+/** Runtime clocks more than this far ahead of the server's, or behind it, are reported on the task. */
+const SKEW_TOLERANCE_MS = 60_000;
+
+/**
+ * The stored events of a batch whose transitions must run: side-effect, attempt and task events, mutating tool calls,
+ * and outcomes of calls that became effects (`toolCallEffects`: call ids of the batch's tasks that have one).
+ */
+export function needsTransition(e: PreparedEvent, toolCallEffects: ReadonlySet<string>): boolean {
+  if (ALWAYS.has(e.type)) return true;
+  const attrs = e.attrs as Attrs;
+  if (e.type === "tool.called") return attrs.mutation === true && typeof attrs.call_id === "string";
+  if (e.type === "tool.completed" || e.type === "tool.failed") return typeof attrs.call_id === "string" && toolCallEffects.has(`${e.task_id}\u0000${attrs.call_id}`);
+  return false;
+}
+
+/** Call ids (as `task \0 call`) among `outcomes` that already have an effect made from their call. One query. */
+export async function callsWithEffects(tx: Db, tenantId: string, outcomes: PreparedEvent[]): Promise<Set<string>> {
+  const pairs = outcomes
+    .map((e) => ({ task_id: e.task_id, call_id: (e.attrs as Attrs).call_id }))
+    .filter((p): p is { task_id: string; call_id: string } => typeof p.call_id === "string");
+  if (!pairs.length) return new Set();
+  const rows = await queryRows<{ task_id: string; call_id: string }>(
+    tx,
+    sql`select s.task_id, s.call_id from side_effects s
+        join json_to_recordset(${JSON.stringify(pairs)}::json) as p(task_id text, call_id text)
+          on s.task_id = p.task_id and s.call_id = p.call_id
+        where s.tenant_id = ${tenantId} and s.origin = 'tool_call'`,
+  );
+  return new Set(rows.map((r) => `${r.task_id}\u0000${r.call_id}`));
+}
+
+/**
+ * Applies the transitions of newly stored events (in the runtime's order of occurrence within the batch).
+ * @returns a note per event that moved or tried to move a side effect.
+ */
+export async function applyEventTransitions(tx: Db, tenantId: string, events: PreparedEvent[], key: SigningKey): Promise<Map<string, EffectNote>> {
+  const notes = new Map<string, EffectNote>();
+  const taskIds = [...new Set(events.map((e) => e.task_id))].sort();
+  await tx.execute(sql`
+    select task_id from tasks where tenant_id = ${tenantId}
+      and task_id in (${sql.join(taskIds.map((t) => sql`${t}`), sql`, `)})
+    order by task_id for update`);
+  for (const taskId of taskIds) await expireLeases(tx, tenantId, taskId);
+
   const ordered = [...events].sort((a, b) =>
     a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : Date.parse(a.occurred_at) - Date.parse(b.occurred_at),
   );
   for (const e of ordered) {
     const attrs = e.attrs as Attrs;
     switch (e.type) {
-      case "sandbox.created": {
-        if (!e.attempt) break;
-        const raised = await queryRows(
-          tx,
-          sql`update tasks set current_attempt = ${e.attempt}, updated_at = now()
-              where tenant_id = ${tenantId} and task_id = ${e.task_id} and current_attempt < ${e.attempt}
-              returning task_id`,
-        );
-        if (raised.length === 0) break;
-        await tx.execute(sql`
-          update side_effects
-          set status = 'unknown', updated_at = now(),
-              status_reason = ${`A new sandbox (attempt ${e.attempt}) started before a receipt was recorded.`}
-          where tenant_id = ${tenantId} and task_id = ${e.task_id} and status = 'in_flight'
-            and (intent_attempt < ${e.attempt} or (intent_attempt is null and intent_at < ${e.occurred_at}::timestamptz))`);
+      case "sandbox.created":
+      case "sandbox.replaced":
+        if (e.attempt) await observeAttempt(tx, tenantId, e.task_id, e.attempt, `A new sandbox`);
         break;
-      }
-      case "run.interrupted": {
-        await tx.execute(sql`
-          update side_effects
-          set status = 'unknown', updated_at = now(),
-              status_reason = ${`The run was interrupted (event ${e.id}) before a receipt was recorded.`}
-          where tenant_id = ${tenantId} and task_id = ${e.task_id} and status = 'in_flight'
-            and intent_at <= ${e.occurred_at}::timestamptz`);
+      case "run.interrupted":
+      case "run.stopped":
+      case "sandbox.destroyed":
+        await endFromEvent(tx, tenantId, e);
         break;
-      }
-      case "side_effect.intent": {
-        if (!attrs.name || !attrs.idempotency_key) break;
-        const inserted = await queryRows(
-          tx,
-          sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, payload_digest,
-                                        intent_at, intent_attempt, lease_expires_at, retry_status)
-              values (${tenantId}, ${e.task_id}, ${attrs.name}, ${attrs.idempotency_key}, 'in_flight',
-                      ${attrs.tool ?? attrs.name}, ${attrs.action ?? null}, ${attrs.payload_digest ?? null},
-                      ${e.occurred_at}::timestamptz, ${e.attempt ?? null},
-                      ${e.occurred_at}::timestamptz + make_interval(secs => ${DEFAULT_LEASE_SECONDS}), 'not_started')
-              on conflict do nothing
-              returning name`,
-        );
-        if (inserted.length) {
-          await flagIfRevoked(tx, tenantId, e.task_id, attrs.name);
-          break;
+      case "task.created":
+        if (attrs.principal) {
+          await tx.execute(sql`update tasks set principal = ${normalizePrincipal(attrs.principal)}, updated_at = now()
+                               where tenant_id = ${tenantId} and task_id = ${e.task_id} and principal is null`);
         }
-        await tx.execute(sql`
-          update side_effects
-          set status = 'in_flight', updated_at = now(), status_reason = null,
-              retry_status = case when status = 'approved' then 'approved'::side_effect_status else 'not_started'::side_effect_status end,
-              intent_at = ${e.occurred_at}::timestamptz,
-              intent_attempt = coalesce(${e.attempt ?? null}::integer, intent_attempt),
-              lease_expires_at = ${e.occurred_at}::timestamptz + make_interval(secs => ${DEFAULT_LEASE_SECONDS}),
-              payload_digest = coalesce(payload_digest, ${attrs.payload_digest ?? null}::text),
-              action = coalesce(${attrs.action ?? null}::text, action)
-          where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name}
-            and idempotency_key = ${attrs.idempotency_key}
-            and status in ('not_started', 'approved', 'failed')`);
-        await flagIfRevoked(tx, tenantId, e.task_id, attrs.name);
+        break;
+      case "side_effect.intent":
+        notes.set(e.id, await applyIntentEvent(tx, tenantId, e, attrs, key));
+        break;
+      case "side_effect.receipt":
+        notes.set(e.id, await applyReceiptEvent(tx, tenantId, e, attrs));
+        break;
+      case "tool.called": {
+        if (!(await attemptEnded(tx, tenantId, e.task_id, e.attempt ?? null))) break;
+        const flagged = await flagOrphanToolCalls(tx, tenantId, e.task_id, sql`true`, attrs.call_id!);
+        if (flagged[0]) {
+          notes.set(e.id, { name: flagged[0], applied: true, code: "unknown", message: "Its attempt had already ended with no outcome recorded: the write's outcome is unknown." });
+        }
         break;
       }
-      case "side_effect.receipt": {
-        if (!attrs.name || !attrs.idempotency_key || !attrs.external_operation_id) break;
-        const receipt = {
-          external_operation_id: attrs.external_operation_id,
-          result_digest: attrs.result_digest ?? null,
-          completed_at: attrs.completed_at ?? e.occurred_at,
-        };
-        await tx.execute(sql`
-          update side_effects
-          set status = 'completed', updated_at = now(), status_reason = null, lease_expires_at = null,
-              receipt = ${JSON.stringify(receipt)}::jsonb
-          where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name}
-            and idempotency_key = ${attrs.idempotency_key}
-            and status = 'in_flight' and (lease_expires_at is null or lease_expires_at >= ${e.occurred_at}::timestamptz)`);
+      case "tool.completed":
+      case "tool.failed":
+        notes.set(e.id, await keepLateOutcome(tx, tenantId, e, attrs));
         break;
-      }
+    }
+  }
+  return notes;
+}
+
+/** An attempt ends: its in-flight writes and open mutating calls become unknown; a clock far behind is noted. */
+async function endFromEvent(tx: Db, tenantId: string, e: PreparedEvent): Promise<void> {
+  const scope = e.attempt ? { through: e.attempt } : ("all" as const);
+  const why =
+    e.type === "sandbox.destroyed"
+      ? `The sandbox of attempt ${e.attempt ?? "unknown"} was destroyed (event ${e.id}) before a receipt was recorded.`
+      : e.type === "run.stopped"
+        ? `The run stopped (event ${e.id}) before a receipt was recorded.`
+        : `The run was interrupted (event ${e.id}) before a receipt was recorded.`;
+  // An end the runtime dates well before an intent the server registered in that same attempt: its clock is behind.
+  const [latest] = await queryRows<{ intent_at: string | null }>(
+    tx,
+    sql`select ${isoUtc("max(intent_at)")} as intent_at from side_effects
+        where tenant_id = ${tenantId} and task_id = ${e.task_id} and status = 'in_flight'
+          ${e.attempt ? sql`and intent_attempt = ${e.attempt}` : sql``}`,
+  );
+  if (latest?.intent_at) {
+    const behind = Date.parse(latest.intent_at) - Date.parse(e.occurred_at);
+    if (behind > SKEW_TOLERANCE_MS) {
+      await noteClockSkew(
+        tx,
+        tenantId,
+        e.task_id,
+        -behind,
+        `${e.type} (event ${e.id}) is dated ${e.occurred_at}, ${Math.round(behind / 1000)} s before the server registered an intent of the same attempt: the runtime's clock seems to be behind. Decisions follow the order the server received things in.`,
+      );
+    }
+  }
+  await endAttempts(tx, tenantId, e.task_id, scope, why);
+}
+
+/** Notes, on their tasks, events dated more than the tolerance ahead of the server's clock. */
+export async function noteFutureClocks(tx: Db, tenantId: string, events: PreparedEvent[]): Promise<void> {
+  const now = Date.now();
+  for (const e of events) {
+    const ahead = Date.parse(e.occurred_at) - now;
+    if (ahead > SKEW_TOLERANCE_MS) {
+      await noteClockSkew(
+        tx,
+        tenantId,
+        e.task_id,
+        ahead,
+        `Event ${e.id} is dated ${e.occurred_at}, ${Math.round(ahead / 1000)} s after the server received it: the runtime's clock seems to be ahead.`,
+      );
     }
   }
 }
 
 /**
- * A write reported while the task's principal is revoked had no authority: the effect is marked `unknown` (the
- * intent route would have refused it with principal_revoked), so a person reconciles it and the gate stops.
+ * Keeps the largest clock difference detected on a task (ms, positive = runtime ahead), with a sentence saying how it
+ * was detected. Shown on the task page.
  */
-async function flagIfRevoked(tx: Db, tenantId: string, taskId: string, name: string): Promise<void> {
+export async function noteClockSkew(tx: Db, tenantId: string, taskId: string, skewMs: number, note: string): Promise<void> {
   await tx.execute(sql`
-    update side_effects s
-    set status = 'unknown', updated_at = now(),
-        status_reason = 'An intent was reported while the task''s principal was revoked: the write had no authority.'
-    from tasks t, principal_revocations r
-    where s.tenant_id = ${tenantId} and s.task_id = ${taskId} and s.name = ${name} and s.status = 'in_flight'
-      and t.tenant_id = s.tenant_id and t.task_id = s.task_id
-      and r.tenant_id = t.tenant_id and r.principal = t.principal`);
+    update tasks set clock_skew_ms = ${Math.round(skewMs)}, clock_skew_at = now(), clock_skew_note = ${note}
+    where tenant_id = ${tenantId} and task_id = ${taskId}
+      and (clock_skew_ms is null or abs(clock_skew_ms) <= ${Math.abs(Math.round(skewMs))})`);
+}
+
+async function currentAttempt(tx: Db, tenantId: string, taskId: string): Promise<number> {
+  const [t] = await queryRows<{ current_attempt: number }>(
+    tx,
+    sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  return t?.current_attempt ?? 0;
+}
+
+/** Marks an effect unknown (creating it when the server had not heard of it) because of a reported write. */
+async function unknownFromReport(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs, reason: string): Promise<void> {
+  await tx.execute(sql`
+    insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
+                              intent_at, intent_attempt, retry_status, status_reason, origin)
+    values (${tenantId}, ${e.task_id}, ${attrs.name!}, ${attrs.idempotency_key!}, 'unknown', ${attrs.tool ?? attrs.name!},
+            ${attrs.action ?? null}, ${attrs.mutation ?? true}, ${attrs.payload_digest ?? null}, now(), ${e.attempt ?? null},
+            'not_started', ${reason}, 'event')
+    on conflict do nothing`);
+  await tx.execute(sql`
+    update side_effects set status = 'unknown', updated_at = now(), status_reason = ${reason},
+           intent_at = coalesce(intent_at, now()), intent_attempt = coalesce(intent_attempt, ${e.attempt ?? null}::integer)
+    where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name!}
+      and idempotency_key = ${attrs.idempotency_key!}
+      and status in ('not_started', 'approved', 'awaiting_approval', 'failed')`);
+}
+
+async function applyIntentEvent(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs, key: SigningKey): Promise<EffectNote> {
+  const name = attrs.name!;
+  const idemKey = attrs.idempotency_key!;
+  const attempt = e.attempt!;
+  const seen = await observeAttempt(tx, tenantId, e.task_id, attempt, "An intent from a new attempt");
+  const current = seen.current ?? 0;
+  const existing = await findSideEffect(tx, tenantId, e.task_id, name, { forUpdate: true });
+  if (existing && existing.idempotency_key !== idemKey) {
+    return { name, applied: false, code: "idempotency_key_mismatch", message: `${name} is bound to idempotency key "${existing.idempotency_key}"; nothing changed.` };
+  }
+  if (existing && existing.payload_digest && attrs.payload_digest && existing.payload_digest !== attrs.payload_digest) {
+    return { name, applied: false, code: "idempotency_key_mismatch", message: `${name} was registered with another payload_digest; nothing changed.` };
+  }
+  if (attempt < current) {
+    const reason = `Attempt ${attempt}, older than the current attempt ${current}, reported starting this write (event ${e.id}).`;
+    await unknownFromReport(tx, tenantId, e, attrs, reason);
+    return { name, applied: false, code: "stale_attempt", message: `${reason} A stale attempt may not write; the effect is unknown until reconciled unless it had already completed.` };
+  }
+  if (existing?.status === "completed" || existing?.status === "unknown" || existing?.status === "in_flight") {
+    const code = existing.status === "completed" ? "replay" : existing.status === "unknown" ? "reconcile_required" : "in_flight";
+    return { name, applied: false, code, message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.` };
+  }
+  const verdict = evaluateGate(await gatherGateFacts(tx, tenantId, e.task_id, key, {}, new Date(), attempt, { forWrite: true }));
+  const permission = writePermission(verdict, attrs.mutation ?? true);
+  const refusal =
+    existing?.status === "awaiting_approval"
+      ? { code: "approval_required", message: "it waits for an approver's decision" }
+      : !permission.allowed && permission.code !== "gate_replay"
+        ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
+        : null;
+  if (refusal) {
+    const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${refusal.message}.`;
+    await unknownFromReport(tx, tenantId, e, attrs, reason);
+    return { name, applied: false, code: refusal.code, message: `${reason} The effect is unknown until reconciled.` };
+  }
+
+  const pending = await takePendingReceipt(tx, tenantId, e.task_id, name, idemKey);
+  const status = pending ? "completed" : "in_flight";
+  const reason = pending ? "Its receipt arrived before its intent; the intent completed it with that receipt." : null;
+  const receiptJson = pending ? JSON.stringify(pending) : null;
+  const inserted = await queryRows(
+    tx,
+    sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
+                                  intent_at, intent_attempt, lease_expires_at, retry_status, receipt, status_reason, origin)
+        values (${tenantId}, ${e.task_id}, ${name}, ${idemKey}, ${status}::side_effect_status, ${attrs.tool ?? name},
+                ${attrs.action ?? null}, ${attrs.mutation ?? true}, ${attrs.payload_digest ?? null}, now(), ${attempt},
+                ${pending ? null : sql`now() + make_interval(secs => ${DEFAULT_LEASE_SECONDS})`}, 'not_started',
+                ${receiptJson}::jsonb, ${reason}, 'event')
+        on conflict do nothing
+        returning name`,
+  );
+  if (!inserted.length) {
+    const moved = await queryRows(
+      tx,
+      sql`update side_effects
+          set status = ${status}::side_effect_status, updated_at = now(), status_reason = ${reason},
+              retry_status = case when status = 'approved' then 'approved'::side_effect_status else 'not_started'::side_effect_status end,
+              intent_at = now(), intent_attempt = ${attempt},
+              lease_expires_at = ${pending ? null : sql`now() + make_interval(secs => ${DEFAULT_LEASE_SECONDS})`},
+              receipt = coalesce(${receiptJson}::jsonb, receipt),
+              payload_digest = coalesce(payload_digest, ${attrs.payload_digest ?? null}::text),
+              action = coalesce(${attrs.action ?? null}::text, action)
+          where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${name} and idempotency_key = ${idemKey}
+            and status in ('not_started', 'approved', 'failed')
+          returning name`,
+    );
+    if (!moved.length) {
+      return { name, applied: false, code: "idempotency_key_mismatch", message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.` };
+    }
+  }
+  if (pending) return { name, applied: true, code: "completed", message: reason! };
+  if (!permission.allowed) return { name, applied: true, code: permission.code, message: `Applied, but the gate said replay: ${permission.message}` };
+  return { name, applied: true };
+}
+
+async function applyReceiptEvent(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs): Promise<EffectNote> {
+  const name = attrs.name!;
+  await observeAttempt(tx, tenantId, e.task_id, e.attempt!, "A receipt from a new attempt");
+  const outcome = await applyReceiptReport(tx, tenantId, e.task_id, await currentAttempt(tx, tenantId, e.task_id), {
+    name,
+    idempotency_key: attrs.idempotency_key!,
+    attempt: e.attempt ?? null,
+    receipt: {
+      external_operation_id: attrs.external_operation_id!,
+      result_digest: attrs.result_digest ?? null,
+      completed_at: new Date(attrs.completed_at ?? e.occurred_at).toISOString(),
+    },
+    source: "event",
+    event_id: e.id,
+  });
+  if (outcome.applied) return { name, applied: true, ...(outcome.replayed ? { code: "replay" } : {}) };
+  return { name, applied: false, code: outcome.code, message: outcome.message };
+}
+
+/** A tool outcome for a call that already became an unknown effect: kept as evidence, the effect stays unknown. */
+async function keepLateOutcome(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs): Promise<EffectNote> {
+  const [effect] = await queryRows<{ name: string; idempotency_key: string }>(
+    tx,
+    sql`select name, idempotency_key from side_effects
+        where tenant_id = ${tenantId} and task_id = ${e.task_id} and origin = 'tool_call' and call_id = ${attrs.call_id!}`,
+  );
+  if (!effect) return { name: "", applied: false };
+  const message = `${e.type} for call ${attrs.call_id} arrived after its attempt ended and the call became an unknown effect; kept as evidence for whoever reconciles it.`;
+  await keepUnappliedReceipt(
+    tx,
+    tenantId,
+    e.task_id,
+    {
+      name: effect.name,
+      idempotency_key: effect.idempotency_key,
+      attempt: e.attempt ?? null,
+      receipt: {
+        external_operation_id: typeof attrs.external_operation_id === "string" ? attrs.external_operation_id : "",
+        result_digest: null,
+        completed_at: e.occurred_at,
+      },
+      source: "event",
+      event_id: e.id,
+    },
+    "late_outcome",
+    message,
+  );
+  return { name: effect.name, applied: false, code: "late_outcome", message };
 }

@@ -1,39 +1,57 @@
 /**
  * `POST /api/v1/tasks/{task_id}/side-effects/{name}/intent` — register the intent to make an external write
- * (DESIGN.md "Side effect"; issue "Side-effect custody").
+ * (DESIGN.md "Side effect", "Resume gate"; issue "Custody guarantees").
  *
- * Exactly one concurrent caller gets `go`: a new effect is created by `INSERT … ON CONFLICT DO NOTHING
- * RETURNING`, an existing one moves by `UPDATE … WHERE status = <observed> RETURNING`; whoever gets no row
- * back lost the race and re-reads the state. No check-then-write in JavaScript decides the winner.
+ * - Fencing: the intent names its `attempt`; one from an attempt older than the task's current one is refused
+ *   (`stale_attempt`); a newer one raises the current attempt first, which ends the older attempts (their in-flight
+ *   writes become `unknown`).
+ * - The gate is enforced: the answer for a new write comes from {@link writePermission} over the same verdict
+ *   `POST /resume` gives for the same facts, so the two cannot disagree. Writes of one attempt may run side by side.
+ * - Exactly one concurrent caller gets `go`: a new effect is created by `INSERT … ON CONFLICT DO NOTHING RETURNING`,
+ *   an existing one moves by `UPDATE … WHERE status = <observed> RETURNING`; whoever gets no row back lost the race and
+ *   re-reads the state. The task row is held FOR SHARE, so a transition that changes the gate's facts (which takes it
+ *   FOR UPDATE) is never interleaved with a decision.
+ * - Every refusal after the body parsed is audited, like every go.
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { expireLeases, findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
-import { findTask } from "@/db/queries/tasks";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { Receipt } from "@/lib/client/types";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
-import { DomainError, notFound, validationError } from "../errors";
-import { SIDE_EFFECT_NAME } from "../tasks/record";
-import { checkTaskId } from "../tasks/read";
+import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets } from "../events/redact";
+import { gatherGateFacts } from "../gate/ask";
+import { evaluateGate, writePermission } from "../gate/evaluate";
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME } from "../names";
+import type { SigningKey } from "../crypto/signing";
+import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
+import { observeAttempt } from "./attempts";
+import { takePendingReceipt } from "./receipts";
 
-/** Idempotency keys: 8–200 characters of letters, digits and `. _ : -`. */
-export const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{8,200}$/;
+export { IDEMPOTENCY_KEY };
 
 /** Default lease of an intent: how long the holder may take before the effect counts as `unknown`. */
 export const DEFAULT_LEASE_SECONDS = 300;
 
+/** The attempt field of intents and receipts: the sandbox attempt that makes the request. */
+export const attemptField = z
+  .number({ error: "attempt is required: the sandbox attempt (1, 2, …) making this request" })
+  .int("attempt must be a whole number")
+  .min(1, "attempt starts at 1")
+  .max(1_000_000);
+
 export const intentBodySchema = z.strictObject({
   idempotency_key: z.string(),
   payload_digest: z.string().min(1, "payload_digest is required").max(200),
-  action: z.string().min(1, "action is required").max(200),
+  action: plainName("action", 200),
   mutation: z.boolean({ error: "mutation must be true or false" }),
-  tool: z.string().min(1).max(200).optional(),
+  tool: plainName("tool", 200).optional(),
   lease_seconds: z.number().int().min(5).max(86_400).optional(),
+  attempt: attemptField,
 });
 
 export type IntentOutcome =
@@ -47,13 +65,9 @@ export type IntentOutcome =
 export function parseKeyed<T extends { idempotency_key: string }>(schema: z.ZodType<T>, body: unknown): T {
   const key = body && typeof body === "object" ? (body as { idempotency_key?: unknown }).idempotency_key : undefined;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
-    throw new DomainError(
-      "bad_request",
-      key === undefined
-        ? "idempotency_key is required."
-        : "idempotency_key must be 8–200 characters of letters, digits, '.', '_', ':' or '-'.",
-      { fields: [{ path: "idempotency_key", message: "missing or malformed" }] },
-    );
+    throw new DomainError("bad_request", key === undefined ? "idempotency_key is required." : `${IDEMPOTENCY_KEY_RULE}.`, {
+      fields: [{ path: "idempotency_key", message: "missing or malformed" }],
+    });
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -77,11 +91,53 @@ function retryStatusFrom(status: SideEffectStatus): SideEffectStatus {
 }
 
 /**
+ * Observes the request's attempt in its own committed transaction (an intent or receipt from attempt n proves attempt
+ * n exists, whatever is then answered), and refuses a stale one.
+ * @returns the task's current attempt.
+ * @throws DomainError not_found (task), stale_attempt.
+ */
+export async function fenceAttempt(db: Db, tenantId: string, taskId: string, attempt: number, cause: string): Promise<number> {
+  const current = await withRetry(() =>
+    db.transaction(async (tx) => {
+      const seen = await observeAttempt(tx, tenantId, taskId, attempt, cause);
+      if (seen.current === null) throw notFound(`Task ${taskId}`);
+      return seen.current;
+    }),
+  );
+  if (attempt < current) throw staleAttempt(attempt, current);
+  return current;
+}
+
+/** The refusal of a write from an older attempt. */
+export function staleAttempt(attempt: number, current: number): DomainError {
+  return new DomainError(
+    "stale_attempt",
+    `This request comes from attempt ${attempt}, but attempt ${current} has started since: a stale sandbox may not write. Stop this sandbox; the current attempt continues the task.`,
+    { attempt, current_attempt: current },
+  );
+}
+
+/** Refusals that are decisions about authority or custody (audited); bad input is not. */
+const AUDITED_REFUSALS = new Set([
+  "stale_attempt",
+  "principal_revoked",
+  "gate_stop",
+  "gate_replay",
+  "reconcile_required",
+  "in_flight",
+  "approval_required",
+  "idempotency_key_mismatch",
+]);
+
+/**
  * Registers an intent.
- * @returns `go` with the lease expiry (ISO), or `replay` with the stored receipt.
- * @throws DomainError not_found (task), bad_request (key), validation_failed, idempotency_key_mismatch (422),
- *   in_flight (409, another holder's lease is live), reconcile_required (409, effect unknown),
- *   approval_required (403, awaiting approval), principal_revoked (403, a mutation for a revoked principal).
+ * @param body `{idempotency_key, payload_digest, action, mutation, attempt, tool?, lease_seconds?}`.
+ * @returns `go` with the lease expiry (ISO), or `replay` with the stored receipt (also when a receipt for this key
+ *   arrived before its intent: the write already happened).
+ * @throws DomainError not_found (task), bad_request (key), validation_failed, stale_attempt (409),
+ *   idempotency_key_mismatch (422), in_flight (409, another holder's lease is live), reconcile_required (409, effect
+ *   unknown), approval_required (403, awaiting approval), principal_revoked (403, any intent of a revoked principal's
+ *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them).
  */
 export async function registerIntent(
   db: Db,
@@ -89,45 +145,81 @@ export async function registerIntent(
   taskId: string,
   name: string,
   body: unknown,
+  key: SigningKey,
 ): Promise<IntentOutcome> {
   authorize(actor, "side_effects.intent");
   checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
   const tenantId = actor.tenantId;
-  const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
-  // Committed on its own: an expired lease makes the effect unknown even when this intent is then refused.
-  await expireLeases(db, tenantId, taskId);
+  try {
+    // Committed on their own: an expired lease makes the effect unknown, and a new attempt ends the older ones, even
+    // when this intent is then refused.
+    await expireLeases(db, tenantId, taskId);
+    await fenceAttempt(db, tenantId, taskId, input.attempt, "An intent from a new attempt");
+    return await decideIntent(db, actor, taskId, name, input, key);
+  } catch (err) {
+    if (isDomainError(err) && AUDITED_REFUSALS.has(err.code)) {
+      await auditIntent(db, actor, taskId, name, {
+        idempotency_key: input.idempotency_key,
+        mutation: input.mutation,
+        attempt: input.attempt,
+        refused: err.code,
+        ...(err.code === "gate_stop" || err.code === "gate_replay"
+          ? { reasons: ((err.details as { reasons?: Array<{ code: string }> })?.reasons ?? []).map((r) => r.code) }
+          : {}),
+      }).catch(() => {});
+    }
+    throw err;
+  }
+}
 
+async function decideIntent(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  input: z.infer<typeof intentBodySchema>,
+  key: SigningKey,
+): Promise<IntentOutcome> {
+  const tenantId = actor.tenantId;
+  const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const task = await findTask(tx, tenantId, taskId);
+      const [task] = await queryRows<{ current_attempt: number }>(
+        tx,
+        sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
+      );
       if (!task) throw notFound(`Task ${taskId}`);
-      if (input.mutation && task.principal) {
-        const revoked = await queryRows<{ reason: string }>(
-          tx,
-          sql`select reason from principal_revocations where tenant_id = ${tenantId} and principal = ${task.principal}`,
-        );
-        if (revoked[0]) {
-          throw new DomainError(
-            "principal_revoked",
-            `The principal ${task.principal} was revoked (${revoked[0].reason}); no write may start on its authority.`,
-          );
-        }
+      if (input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
+
+      const existing = await findSideEffect(tx, tenantId, taskId, name);
+      const own = existing ? decideExisting(existing, input) : "try_go";
+      const verdict = evaluateGate(await gatherGateFacts(tx, tenantId, taskId, key, {}, new Date(), input.attempt, { forWrite: true }));
+      const permission = writePermission(verdict, input.mutation);
+      if (!permission.allowed && permission.code === "principal_revoked") {
+        throw new DomainError("principal_revoked", `${permission.message} No intent may be registered on its authority.`, {
+          reasons: permission.reasons,
+        });
       }
+      if (own !== "try_go") return own;
+      // A receipt for this key that arrived before its intent: the write already happened; replay it.
+      const pending = await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key);
+      if (pending) return completeFromPending(tx, actor, taskId, name, input, existing, pending);
+      if (!permission.allowed) throw new DomainError(permission.code, permission.message, { reasons: permission.reasons });
 
       const created = await queryRows<{ lease_expires_at: string }>(
         tx,
         sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
-                                      payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status)
+                                      payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin)
             values (${tenantId}, ${taskId}, ${name}, ${input.idempotency_key}, 'in_flight', ${input.tool ?? name},
-                    ${input.action}, ${input.mutation}, ${input.payload_digest}, now(), ${task.current_attempt || null},
-                    now() + make_interval(secs => ${leaseSeconds}), 'not_started')
+                    ${input.action}, ${input.mutation}, ${input.payload_digest}, now(), ${input.attempt},
+                    now() + make_interval(secs => ${leaseSeconds}), 'not_started', 'intent')
             on conflict do nothing
             returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
       );
       if (created[0]) {
-        await auditIntent(tx, actor, taskId, name, input.idempotency_key, "created");
+        await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: "created", mutation: input.mutation, attempt: input.attempt });
         return { decision: "go" as const, lease_expires_at: created[0].lease_expires_at };
       }
 
@@ -145,7 +237,7 @@ export async function registerIntent(
           tx,
           sql`update side_effects
               set status = 'in_flight', status_reason = null, updated_at = now(), intent_at = now(),
-                  intent_attempt = ${task.current_attempt || null}, payload_digest = ${input.payload_digest},
+                  intent_attempt = ${input.attempt}, payload_digest = ${input.payload_digest},
                   action = ${input.action}, mutation = ${input.mutation}, tool = coalesce(${input.tool ?? null}::text, tool),
                   lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
                   retry_status = ${retryStatusFrom(effect.status)}::side_effect_status
@@ -154,13 +246,55 @@ export async function registerIntent(
               returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
         );
         if (moved[0]) {
-          await auditIntent(tx, actor, taskId, name, input.idempotency_key, effect.status);
+          await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: effect.status, mutation: input.mutation, attempt: input.attempt });
           return { decision: "go" as const, lease_expires_at: moved[0].lease_expires_at };
         }
       }
       throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
     }),
   );
+}
+
+/** Completes the effect with a receipt that arrived before its intent, and answers a replay. */
+async function completeFromPending(
+  tx: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  input: z.infer<typeof intentBodySchema>,
+  existing: SideEffectRow | undefined,
+  receipt: Receipt,
+): Promise<IntentOutcome> {
+  const tenantId = actor.tenantId;
+  const reason = "Its receipt arrived before its intent; the intent completed it with that receipt instead of starting a second write.";
+  const rows = existing
+    ? await queryRows(
+        tx,
+        sql`update side_effects
+            set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, status_reason = ${reason}, updated_at = now(),
+                intent_at = now(), intent_attempt = ${input.attempt}, payload_digest = coalesce(payload_digest, ${input.payload_digest}),
+                action = ${input.action}, mutation = ${input.mutation}, lease_expires_at = null
+            where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name} and status = ${existing.status}::side_effect_status
+            returning name`,
+      )
+    : await queryRows(
+        tx,
+        sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
+                                      intent_at, intent_attempt, receipt, status_reason, retry_status, origin)
+            values (${tenantId}, ${taskId}, ${name}, ${input.idempotency_key}, 'completed', ${input.tool ?? name}, ${input.action},
+                    ${input.mutation}, ${input.payload_digest}, now(), ${input.attempt}, ${JSON.stringify(receipt)}::jsonb, ${reason},
+                    'not_started', 'intent')
+            on conflict do nothing returning name`,
+      );
+  if (!rows.length) throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
+  await auditIntent(tx, actor, taskId, name, {
+    idempotency_key: input.idempotency_key,
+    from: existing?.status ?? "created",
+    mutation: input.mutation,
+    attempt: input.attempt,
+    completed_by_pending_receipt: receipt.external_operation_id,
+  });
+  return { decision: "replay", receipt };
 }
 
 /**
@@ -186,7 +320,7 @@ export function decideExisting(
   }
   switch (effect.status) {
     case "completed":
-      return { decision: "replay", receipt: effect.receipt! };
+      return { decision: "replay", receipt: publicReceipt(effect.receipt!) };
     case "unknown":
       throw new DomainError(
         "reconcile_required",
@@ -204,10 +338,14 @@ export function decideExisting(
   }
 }
 
-async function auditIntent(tx: Db, actor: Actor, taskId: string, name: string, key: string, from: string) {
-  await appendAudit(tx, actor, {
-    action: "side_effect.intent",
-    target: `side_effect:${taskId}/${name}`,
-    details: { idempotency_key: key, from },
-  });
+/** A stored receipt as the API returns it (warnings stay on the server's view of the effect). */
+function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
+  return { external_operation_id: r.external_operation_id, result_digest: r.result_digest ?? null, completed_at: r.completed_at };
+}
+
+async function auditIntent(db: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
+  const write = (tx: Db) => appendAudit(tx, actor, { action: "side_effect.intent", target: `side_effect:${taskId}/${name}`, details });
+  // Inside the deciding transaction for a go; in a transaction of its own for a refusal (the deciding one rolled back).
+  if ("refused" in details) await db.transaction(async (tx) => void (await write(tx)));
+  else await write(db);
 }

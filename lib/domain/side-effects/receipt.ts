@@ -1,20 +1,24 @@
 /**
  * `POST /api/v1/tasks/{task_id}/side-effects/{name}/receipt` — record the receipt of a completed write
- * (DESIGN.md "Side effect": stored once). An identical second receipt is a no-op; a different one is a conflict.
+ * (DESIGN.md "Side effect": stored once). The rules are those of {@link applyReceiptReport}, shared with
+ * `side_effect.receipt` events; a receipt that is not applied is kept as evidence for the person who reconciles, and
+ * the answer says why it was not applied.
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
-import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
-import { findTask } from "@/db/queries/tasks";
+import { expireLeases } from "@/db/queries/side-effects";
 import type { Receipt } from "@/lib/client/types";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
-import { DomainError, notFound } from "../errors";
-import { checkTaskId } from "../tasks/read";
-import { checkEffectName, parseKeyed } from "./intent";
-import { withRetry } from "../tx";
+import { DomainError, isDomainError, notFound } from "../errors";
 import { plausibleTime } from "../events/schema";
+import { checkTaskId } from "../tasks/read";
+import { withRetry } from "../tx";
+import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
+import { applyReceiptReport } from "./receipts";
+
+export { sameReceipt } from "./receipts";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
@@ -23,27 +27,21 @@ export const receiptBodySchema = z.strictObject({
   completed_at: z.iso
     .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })
     .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now (check the sender's clock)"),
+  attempt: attemptField,
 });
 
-export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: boolean };
-
-/** Two receipts are the same when operation id, result digest and completion instant agree. */
-export function sameReceipt(a: Receipt, b: Receipt): boolean {
-  return (
-    a.external_operation_id === b.external_operation_id &&
-    (a.result_digest ?? null) === (b.result_digest ?? null) &&
-    Date.parse(a.completed_at) === Date.parse(b.completed_at)
-  );
-}
+export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: boolean; warnings: string[] };
 
 /**
- * Records a receipt: `in_flight` → `completed`. Once an effect is `unknown` (the run was interrupted, a new sandbox
- * started, or the lease ran out) only a person may settle it (reconcile); a late receipt is refused with
- * `reconcile_required` and belongs in the reconcile's evidence.
- * @returns the stored receipt; `replayed: true` when it was already stored identically.
- * @throws DomainError not_found (task or effect), bad_request (key), validation_failed,
- *   idempotency_key_mismatch (422), no_intent (409: no intent was registered), receipt_conflict (409),
- *   reconcile_required (409: the effect is unknown).
+ * Records a receipt: `in_flight` → `completed`. Once an effect is `unknown` (the run was interrupted, a new attempt
+ * started, or the lease ran out — leases are expired by the server's clock before anything else) only a person may
+ * settle it; a receipt refused for that or any other reason below is kept as evidence the reconciler sees.
+ * @param body `{idempotency_key, external_operation_id, completed_at, attempt, result_digest?}`.
+ * @returns the stored receipt; `replayed: true` when it was already stored identically; `warnings`
+ *   (`completed_before_intent` when it claims a time before the server registered the intent).
+ * @throws DomainError not_found (task), bad_request (key), validation_failed, idempotency_key_mismatch (422),
+ *   stale_attempt (409, kept), no_intent (409: no intent yet; kept, and it completes the effect when the intent
+ *   arrives), receipt_conflict (409, kept), reconcile_required (409: the effect is unknown; kept).
  */
 export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: string, body: unknown): Promise<ReceiptOutcome> {
   authorize(actor, "side_effects.receipt");
@@ -56,56 +54,56 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
     completed_at: new Date(input.completed_at).toISOString(),
   };
   const tenantId = actor.tenantId;
-  // An in-flight effect whose lease ran out is unknown, however late its receipt: settle that first (committed on
-  // its own), so every late receipt gets the same answer whether or not someone looked in between.
+  const report = { name, idempotency_key: input.idempotency_key, attempt: input.attempt, receipt, source: "route" as const };
   await expireLeases(db, tenantId, taskId);
+  try {
+    await fenceAttempt(db, tenantId, taskId, input.attempt, "A receipt from a new attempt");
+  } catch (err) {
+    // A stale attempt's receipt is still evidence: keep it before refusing.
+    if (isDomainError(err) && err.code === "stale_attempt") await recordIn(db, actor, taskId, report);
+    throw err;
+  }
+  const outcome = await recordIn(db, actor, taskId, report);
+  if (outcome.applied) {
+    const warnings = (outcome.receipt as { warnings?: string[] }).warnings ?? [];
+    const { warnings: _w, ...stored } = outcome.receipt as Receipt & { warnings?: string[] };
+    return { status: "completed", receipt: stored, replayed: outcome.replayed, warnings };
+  }
+  throw new DomainError(outcome.code, outcome.message, {
+    kept_as_evidence: outcome.kept,
+    ...(outcome.stored ? { stored: outcome.stored } : {}),
+  });
+}
+
+/** Applies the report in one transaction with its audit row (also when it is kept rather than applied). */
+function recordIn(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  report: Parameters<typeof applyReceiptReport>[4],
+): ReturnType<typeof applyReceiptReport> {
+  const tenantId = actor.tenantId;
   return withRetry(() =>
     db.transaction(async (tx) => {
-      if (!(await findTask(tx, tenantId, taskId))) throw notFound(`Task ${taskId}`);
-      const effect = await findSideEffect(tx, tenantId, taskId, name);
-      if (!effect) throw notFound(`Side effect ${name} of task ${taskId}`);
-      if (effect.idempotency_key !== input.idempotency_key) {
-        throw new DomainError(
-          "idempotency_key_mismatch",
-          `This side effect is bound to idempotency key "${effect.idempotency_key}".`,
-        );
-      }
-      const updated = await queryRows(
+      const [task] = await queryRows<{ current_attempt: number }>(
         tx,
-        sql`update side_effects
-            set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, lease_expires_at = null,
-                status_reason = null, updated_at = now()
-            where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
-              and idempotency_key = ${input.idempotency_key} and status = 'in_flight'
-            returning name`,
+        sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
       );
-      if (updated.length) {
-        await appendAudit(tx, actor, {
-          action: "side_effect.receipt",
-          target: `side_effect:${taskId}/${name}`,
-          details: { idempotency_key: input.idempotency_key, external_operation_id: receipt.external_operation_id, from: effect.status },
-        });
-        return { status: "completed" as const, receipt, replayed: false };
-      }
-      const now = await findSideEffect(tx, tenantId, taskId, name);
-      if (now?.status === "completed" && now.receipt) {
-        if (sameReceipt(now.receipt, receipt)) return { status: "completed" as const, receipt: now.receipt, replayed: true };
-        throw new DomainError(
-          "receipt_conflict",
-          `A different receipt is already stored (external operation ${now.receipt.external_operation_id}).`,
-          { stored: now.receipt },
-        );
-      }
-      if (now?.status === "unknown") {
-        throw new DomainError(
-          "reconcile_required",
-          `${name}'s outcome became unknown before this receipt arrived; a responder must reconcile it (quote operation ${receipt.external_operation_id} as evidence).`,
-        );
-      }
-      throw new DomainError(
-        "no_intent",
-        `No intent is recorded for ${name} (status ${now?.status ?? "unknown"}); register an intent before the write.`,
-      );
+      if (!task) throw notFound(`Task ${taskId}`);
+      const outcome = await applyReceiptReport(tx, tenantId, taskId, task.current_attempt, report);
+      if (outcome.applied && outcome.replayed) return outcome;
+      if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+      await appendAudit(tx, actor, {
+        action: "side_effect.receipt",
+        target: `side_effect:${taskId}/${report.name}`,
+        details: {
+          idempotency_key: report.idempotency_key,
+          external_operation_id: report.receipt.external_operation_id,
+          attempt: report.attempt,
+          ...(outcome.applied ? { from: outcome.from } : { refused: outcome.code, kept_as_evidence: true }),
+        },
+      });
+      return outcome;
     }),
   );
 }

@@ -24,7 +24,15 @@ type Base = {
 };
 
 export type AttentionItem =
-  | (Base & { kind: "side_effect_unknown"; side_effect: string; idempotency_key: string; reason: string | null })
+  | (Base & {
+      kind: "side_effect_unknown";
+      side_effect: string;
+      idempotency_key: string;
+      reason: string | null;
+      /** `tool_call`: a mutating tool call whose attempt ended without an outcome (no idempotency key was given). */
+      origin: string;
+      call_id: string | null;
+    })
   | (Base & { kind: "principal_revoked"; principal: string; phase: string; reason: string; revoked_by: string })
   | (Base & { kind: "side_effect_awaiting_approval"; side_effect: string; idempotency_key: string; action: string | null });
 
@@ -49,9 +57,9 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
   authorize(actor, "tasks.read");
   await expireLeases(db, actor.tenantId);
   const [unknown, revoked, awaiting] = await Promise.all([
-    queryRows<{ task_id: string; name: string; idempotency_key: string; status_reason: string | null; since: string }>(
+    queryRows<{ task_id: string; name: string; idempotency_key: string; status_reason: string | null; origin: string; call_id: string | null; tool: string | null; since: string }>(
       db,
-      sql`select task_id, name, idempotency_key, status_reason, ${isoUtc("updated_at")} as since
+      sql`select task_id, name, idempotency_key, status_reason, origin, call_id, tool, ${isoUtc("updated_at")} as since
           from side_effects where tenant_id = ${actor.tenantId} and status = 'unknown'
           order by updated_at, task_id, name limit ${limit}`,
     ),
@@ -78,7 +86,12 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
       side_effect: r.name,
       idempotency_key: r.idempotency_key,
       reason: r.status_reason,
-      why: `${r.name} of task ${r.task_id}: request sent, outcome not recorded. Reconcile it before the run resumes.`,
+      origin: r.origin,
+      call_id: r.call_id,
+      why:
+        r.origin === "tool_call"
+          ? `Tool call ${r.call_id} (${r.tool ?? "tool"}) of task ${r.task_id} was a write whose attempt ended with no outcome recorded; no idempotency key was given. Reconcile it before the run resumes.`
+          : `${r.name} of task ${r.task_id}: request sent, outcome not recorded. Reconcile it before the run resumes.`,
       href: effectHref(r.task_id, r.name),
       since: r.since,
     })),

@@ -1,7 +1,9 @@
 /**
  * `PUT /api/v1/tasks/{task_id}`: checkpoint the task record (DESIGN.md "Task record").
- * authorize → validate (zod, data-only, no credential values) → one transaction: bump the version under
- * the task's row lock, keep the signed checkpoint, declare side effects and artifacts, audit row.
+ * authorize → validate (zod, data-only, no credential values) → one transaction: one guarded UPDATE of the task row
+ * (principal unchanged, attempt not older than the current one, based on the current version when the writer says
+ * which) that bumps the version; the signed checkpoint; the declared side effects and artifacts, each set-based in one
+ * statement; the audit row.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
@@ -11,20 +13,24 @@ import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { signCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError } from "../errors";
+import { endAttempts } from "../side-effects/attempts";
 import { withRetry } from "../tx";
-import { parseTaskRecord, type ParsedTaskRecord } from "./record";
+import { normalizePrincipal } from "./principal";
+import { parseTaskRecord, splitCheckpointBody, type ParsedTaskRecord } from "./record";
 
 /**
- * Status a side effect gets when a checkpoint declares it for the first time. The server never saw an
- * intent for it, so a claimed in-flight write is recorded as `unknown`, and a claimed completion needs a receipt.
+ * Status a side effect gets when a checkpoint declares it for the first time. The server never saw an intent for it,
+ * so a claimed in-flight write is recorded as `unknown`, a claimed completion needs a receipt, and a claimed approval
+ * is `awaiting_approval`: only an approver's recorded decision approves (DESIGN.md "Approval").
  */
 export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects"][string]): SideEffectStatus {
   switch (declared.status) {
     case "not_started":
     case "awaiting_approval":
-    case "approved":
     case "failed":
       return declared.status;
+    case "approved":
+      return "awaiting_approval";
     case "completed":
       return declared.receipt ? "completed" : "unknown";
     case "in_flight":
@@ -33,13 +39,36 @@ export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects
   }
 }
 
+function statusReasonFor(declared: ParsedTaskRecord["side_effects"][string], status: SideEffectStatus): string | null {
+  if (status === "unknown") return "Declared by a checkpoint without a receipt; no intent was recorded here.";
+  if (declared.status === "approved") return "A checkpoint declared it approved; only an approver's recorded decision approves, so it waits for one.";
+  return null;
+}
+
+/**
+ * Reads `If-Match` (RFC 9110 §13.1.1) as a checkpoint version: `"3"`, `3` or `W/"3"`.
+ * @throws DomainError validation_failed when it names no version.
+ */
+export function versionFromIfMatch(header: string | null | undefined): number | null {
+  if (header === null || header === undefined || header.trim() === "") return null;
+  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
+  if (!m) {
+    throw new DomainError("validation_failed", 'If-Match must name the checkpoint version this write is based on, e.g. If-Match: "3".', {
+      fields: [{ path: "If-Match", message: "a version number" }],
+    });
+  }
+  return Number(m[1]);
+}
+
 /**
  * Stores a new checkpoint version of the record.
- * @param body the task record JSON.
- * @returns `{task_id, version, digest (sha256 hex of RFC 8785 JSON), signature (Ed25519, base64url)}`.
- * @throws DomainError forbidden, validation_failed (field named), conflict (the record names another principal
- *   than the task's first checkpoint did; a declared side effect is bound to another idempotency key, or the key
- *   belongs to another effect of the tenant).
+ * @param body the task record JSON, optionally with `base_version` (the version it is based on).
+ * @param opts.ifMatch the `If-Match` header: the same as base_version (both may be sent when they agree).
+ * @returns `{task_id, version, digest (sha256 hex of RFC 8785 JSON), signature (Ed25519, base64url), key_id, attempt}`.
+ * @throws DomainError forbidden; validation_failed (field named); stale_attempt (409: the record's attempt is older
+ *   than the task's current one; details `{attempt, current_attempt}`); version_conflict (409: based on another version
+ *   than the latest; details `{base_version, current_version}`); conflict (409: the record names another principal than
+ *   the task acts for, a declared side effect is bound to another idempotency key, or the key belongs to another effect).
  */
 export async function checkpointTask(
   db: Db,
@@ -47,81 +76,179 @@ export async function checkpointTask(
   taskId: string,
   body: unknown,
   key: SigningKey,
+  opts: { ifMatch?: string | null } = {},
 ): Promise<CheckpointResult> {
   authorize(actor, "tasks.checkpoint");
-  const record = parseTaskRecord(taskId, body);
+  const split = splitCheckpointBody(body);
+  const headerVersion = versionFromIfMatch(opts.ifMatch);
+  if (headerVersion !== null && split.baseVersion !== null && headerVersion !== split.baseVersion) {
+    throw new DomainError(
+      "validation_failed",
+      `If-Match names version ${headerVersion} but base_version is ${split.baseVersion}; send one, or the same in both.`,
+      { fields: [{ path: "base_version", message: "differs from If-Match" }] },
+    );
+  }
+  const baseVersion = headerVersion ?? split.baseVersion;
+  const record = parseTaskRecord(taskId, split.record);
+  const principal = normalizePrincipal(record.principal);
   const signed = signCanonical(record, key);
   const tenantId = actor.tenantId;
+
+  const declared = Object.entries(record.side_effects).map(([name, d]) => {
+    const status = initialStatusFromRecord(d);
+    return {
+      name,
+      idempotency_key: d.idempotency_key,
+      status,
+      tool: d.tool ?? name,
+      action: d.action ?? null,
+      mutation: d.mutation ?? true,
+      receipt: status === "completed" && d.receipt ? d.receipt : null,
+      status_reason: statusReasonFor(d, status),
+    };
+  });
 
   return withRetry(() =>
     db.transaction(async (tx) => {
       await tx.execute(sql`insert into tasks (tenant_id, task_id) values (${tenantId}, ${taskId}) on conflict do nothing`);
-      const [task] = await queryRows<{ latest_version: number }>(
+      // One guarded statement decides: principal unchanged, attempt not stale, version as the writer expects.
+      const [task] = await queryRows<{ latest_version: number; previous_attempt: number }>(
         tx,
-        sql`update tasks
-            set latest_version = latest_version + 1, principal = ${record.principal},
-                policy_version = ${record.policy_version}, phase = ${record.phase}, updated_at = now()
+        sql`with before as (
+              select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for update)
+            update tasks
+            set latest_version = latest_version + 1, principal = ${principal}, policy_version = ${record.policy_version},
+                phase = ${record.phase}, current_attempt = greatest(current_attempt, ${record.attempt}), updated_at = now()
             where tenant_id = ${tenantId} and task_id = ${taskId}
-              and (principal is null or principal = ${record.principal})
-            returning latest_version`,
+              and (principal is null or principal = ${principal})
+              and current_attempt <= ${record.attempt}
+              and (${baseVersion}::integer is null or latest_version = ${baseVersion}::integer)
+            returning latest_version, (select current_attempt from before) as previous_attempt`,
       );
-      if (!task) {
-        // The principal is whose authority the run uses: changing it would slip past a revocation.
-        const [current] = await queryRows<{ principal: string }>(
+      if (!task) await explainRefusal(tx, tenantId, taskId, principal, record.attempt, baseVersion);
+      const version = task!.latest_version;
+      if (task!.previous_attempt < record.attempt) {
+        await endAttempts(
           tx,
-          sql`select principal from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
-        );
-        throw new DomainError(
-          "conflict",
-          `Task ${taskId} acts for principal "${current?.principal}"; a checkpoint cannot change it to "${record.principal}". Start a new task to act for another principal.`,
-          { field: "principal", current: current?.principal ?? null },
+          tenantId,
+          taskId,
+          { before: record.attempt },
+          `A checkpoint from a new attempt (attempt ${record.attempt}) arrived before a receipt was recorded.`,
         );
       }
-      const version = task.latest_version;
       await tx.execute(sql`
-        insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id)
-        values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid})`);
+        insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id, attempt)
+        values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt})`);
 
-      for (const [name, declared] of Object.entries(record.side_effects)) {
-        const status = initialStatusFromRecord(declared);
-        await tx.execute(sql`
-          insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, receipt, status_reason)
-          values (${tenantId}, ${taskId}, ${name}, ${declared.idempotency_key}, ${status}::side_effect_status,
-                  ${declared.tool ?? name}, ${declared.action ?? null}, ${declared.mutation ?? true},
-                  ${status === "completed" && declared.receipt ? JSON.stringify(declared.receipt) : null}::jsonb,
-                  ${status === "unknown" ? "Declared by a checkpoint without a receipt; no intent was recorded here." : null})
-          on conflict do nothing`);
-        const [row] = await queryRows<{ idempotency_key: string }>(
-          tx,
-          sql`select idempotency_key from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}`,
-        );
-        if (!row) {
-          throw new DomainError(
-            "conflict",
-            `side_effects.${name}.idempotency_key is already used by another side effect of this tenant; use a key unique to this effect.`,
-          );
-        }
-        if (row.idempotency_key !== declared.idempotency_key) {
-          throw new DomainError(
-            "conflict",
-            `side_effects.${name} is bound to idempotency key "${row.idempotency_key}"; a checkpoint cannot change it.`,
-          );
-        }
-      }
-
-      for (const a of record.artifacts) {
+      if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
+      if (record.artifacts.length) {
         await tx.execute(sql`
           insert into artifacts (tenant_id, task_id, object_ref, sha256, size_bytes, media_type, first_version)
-          values (${tenantId}, ${taskId}, ${a.ref}, ${a.sha256}, ${a.size ?? null}, ${a.media_type ?? null}, ${version})
+          select ${tenantId}::uuid, ${taskId}, a.ref, a.sha256, a.size, a.media_type, ${version}
+          from json_to_recordset(${JSON.stringify(record.artifacts)}::json) as a(ref text, sha256 text, size bigint, media_type text)
+          order by a.ref, a.sha256
           on conflict do nothing`);
       }
 
       await appendAudit(tx, actor, {
         action: "task.checkpoint",
         target: `task:${taskId}`,
-        details: { version, digest: signed.digest, phase: record.phase },
+        details: { version, digest: signed.digest, phase: record.phase, attempt: record.attempt },
       });
-      return { task_id: taskId, version, digest: signed.digest, signature: signed.signature };
+      return {
+        task_id: taskId,
+        version,
+        digest: signed.digest,
+        signature: signed.signature,
+        key_id: signed.kid,
+        attempt: record.attempt,
+      };
     }),
   );
+}
+
+/** Why the guarded update changed nothing, as the error to answer. Reads the locked row. */
+async function explainRefusal(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  principal: string,
+  attempt: number,
+  baseVersion: number | null,
+): Promise<never> {
+  const [current] = await queryRows<{ principal: string | null; current_attempt: number; latest_version: number }>(
+    tx,
+    sql`select principal, current_attempt, latest_version from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  if (current && current.current_attempt > attempt) {
+    throw new DomainError(
+      "stale_attempt",
+      `This checkpoint comes from attempt ${attempt}, but attempt ${current.current_attempt} has started since: a stale sandbox may not overwrite the task's state. Stop this sandbox; the current attempt checkpoints.`,
+      { attempt, current_attempt: current.current_attempt },
+    );
+  }
+  if (current && baseVersion !== null && current.latest_version !== baseVersion) {
+    throw new DomainError(
+      "version_conflict",
+      `This checkpoint is based on version ${baseVersion}, but the latest is version ${current.latest_version}. Read the task again and checkpoint from the latest version.`,
+      { base_version: baseVersion, current_version: current.latest_version },
+    );
+  }
+  // The principal is whose authority the run uses: changing it would slip past a revocation.
+  throw new DomainError(
+    "conflict",
+    `Task ${taskId} acts for principal "${current?.principal}"; a checkpoint cannot change it to "${principal}". Start a new task to act for another principal.`,
+    { field: "principal", current: current?.principal ?? null },
+  );
+}
+
+type Declared = {
+  name: string;
+  idempotency_key: string;
+  status: SideEffectStatus;
+  tool: string;
+  action: string | null;
+  mutation: boolean;
+  receipt: unknown;
+  status_reason: string | null;
+};
+
+/**
+ * Inserts the effects a checkpoint declares for the first time (one statement, in name order) and checks that every
+ * declared one is bound to its key: the server's view of an existing effect is never changed by a checkpoint.
+ * @throws DomainError conflict when a declared key differs from the stored one, or belongs to another effect.
+ */
+async function declareSideEffects(tx: Db, tenantId: string, taskId: string, declared: Declared[]): Promise<void> {
+  const rows = await queryRows<{ name: string; idempotency_key: string; stored_key: string | null; inserted: boolean }>(
+    tx,
+    sql`with d as (
+          select * from json_to_recordset(${JSON.stringify(declared)}::json) as x(
+            name text, idempotency_key text, status side_effect_status, tool text, action text, mutation boolean,
+            receipt jsonb, status_reason text)),
+        ins as (
+          insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, receipt,
+                                    status_reason, origin)
+          select ${tenantId}::uuid, ${taskId}, d.name, d.idempotency_key, d.status, d.tool, d.action, d.mutation, d.receipt,
+                 d.status_reason, 'checkpoint'
+          from d order by d.name
+          on conflict do nothing
+          returning name)
+        select d.name, d.idempotency_key, s.idempotency_key as stored_key, (i.name is not null) as inserted
+        from d
+        left join ins i on i.name = d.name
+        left join side_effects s on s.tenant_id = ${tenantId} and s.task_id = ${taskId} and s.name = d.name
+        order by d.name`,
+  );
+  for (const r of rows) {
+    if (r.inserted) continue;
+    if (r.stored_key === null) {
+      throw new DomainError(
+        "conflict",
+        `side_effects.${r.name}.idempotency_key is already used by another side effect of this tenant; use a key unique to this effect.`,
+      );
+    }
+    if (r.stored_key !== r.idempotency_key) {
+      throw new DomainError("conflict", `side_effects.${r.name} is bound to idempotency key "${r.stored_key}"; a checkpoint cannot change it.`);
+    }
+  }
 }

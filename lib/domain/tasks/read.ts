@@ -9,6 +9,7 @@ import * as q from "@/db/queries/tasks";
 import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import type {
   ArtifactView,
+  CheckpointPage,
   CheckpointSummary,
   SideEffectView,
   StoredEvent,
@@ -21,6 +22,7 @@ import { authorize, type Actor } from "../authz";
 import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { TASK_ID_PATTERN } from "../events/schema";
+import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
 
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -108,12 +110,16 @@ export async function listTasksForActor(
   };
 }
 
-/** Shapes a side-effect row for the API (receipt only when present). */
-export function sideEffectView(r: SideEffectRow): SideEffectView {
+/** Shapes a side-effect row for the API (receipt only when present), with the receipts kept for it. */
+export function sideEffectView(r: SideEffectRow, unapplied: UnappliedReceiptRow[] = []): SideEffectView {
   return {
     idempotency_key: r.idempotency_key,
     status: r.status,
     ...(r.receipt ? { receipt: r.receipt } : {}),
+    origin: r.origin,
+    call_id: r.call_id,
+    intent_attempt: r.intent_attempt,
+    unapplied_receipts: unapplied,
     tool: r.tool,
     action: r.action,
     mutation: r.mutation,
@@ -144,23 +150,30 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   await expireLeases(db, actor.tenantId, taskId);
-  const [checkpoint, effects, eventCount] = await Promise.all([
+  const [checkpoint, effects, eventCount, unapplied] = await Promise.all([
     q.latestCheckpoint(db, actor.tenantId, taskId),
     listSideEffects(db, actor.tenantId, taskId),
     q.countEvents(db, actor.tenantId, taskId),
+    listUnappliedReceipts(db, actor.tenantId, taskId),
   ]);
   const side_effects: Record<string, SideEffectView> = {};
-  for (const e of effects) side_effects[e.name] = sideEffectView(e);
+  for (const e of effects) side_effects[e.name] = sideEffectView(e, unapplied.get(e.name) ?? []);
   return {
     task_id: task.task_id,
     record: (checkpoint?.record as TaskRecord | undefined) ?? null,
     version: checkpoint?.version ?? 0,
     digest: checkpoint?.digest ?? null,
+    signature: checkpoint?.signature ?? null,
+    key_id: checkpoint?.key_id ?? null,
     signature_valid: checkpoint ? checkpointVerifies(checkpoint, key) : null,
     principal: task.principal,
     phase: task.phase,
     policy_version: task.policy_version,
     current_attempt: task.current_attempt,
+    clock_skew:
+      task.clock_skew_ms !== null && task.clock_skew_at
+        ? { ms: Number(task.clock_skew_ms), detected_at: task.clock_skew_at, note: task.clock_skew_note ?? "" }
+        : null,
     created_at: task.created_at,
     event_count: eventCount,
     side_effects,
@@ -218,27 +231,54 @@ function storedEvent(r: q.EventRow): StoredEvent {
   };
 }
 
-/** Checkpoint history, newest first, each with its signature check. @throws DomainError not_found */
+export const DEFAULT_CHECKPOINT_PAGE = 50;
+export const MAX_CHECKPOINT_PAGE = 200;
+
+/**
+ * Checkpoint history, newest first, each with its signature, key id and signature check; keyset-paginated by version.
+ * @param opts.cursor `next_cursor` of the previous page; `limit` 1–200 (default 50).
+ * @returns `{checkpoints, next_cursor}` (null on the last page).
+ * @throws DomainError not_found, bad_request (cursor).
+ */
 export async function getCheckpointHistory(
   db: Db,
   actor: Actor,
   taskId: string,
   key: SigningKey,
-): Promise<Array<CheckpointSummary & { record: TaskRecord }>> {
+  opts: { cursor?: string | null; limit?: number } = {},
+): Promise<CheckpointPage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
-  const rows = await q.listCheckpoints(db, actor.tenantId, taskId);
-  return rows.map((c) => ({
+  const limit = opts.limit ?? DEFAULT_CHECKPOINT_PAGE;
+  let beforeVersion: number | undefined;
+  if (opts.cursor) {
+    const [v] = decodeCursor(opts.cursor, 1) ?? [];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw new DomainError("bad_request", "cursor is not valid; start again without it.");
+    beforeVersion = v;
+  }
+  const rows = await q.listCheckpoints(db, actor.tenantId, taskId, { limit: limit + 1, beforeVersion });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    checkpoints: page.map((c) => checkpointSummary(c, key)),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.version]) : null,
+  };
+}
+
+function checkpointSummary(c: q.CheckpointRow, key: SigningKey): CheckpointSummary & { record: TaskRecord } {
+  return {
     version: c.version,
     digest: c.digest,
+    signature: c.signature,
     key_id: c.key_id,
+    attempt: c.attempt,
     signature_valid: checkpointVerifies(c, key),
     phase: String((c.record as { phase?: unknown }).phase ?? ""),
     created_at: c.created_at,
     record: c.record as TaskRecord,
-  }));
+  };
 }
 
 /** Artifacts of a task (object ref, sha256, size, media type). @throws DomainError not_found */

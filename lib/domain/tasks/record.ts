@@ -8,25 +8,11 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
-import { unsafeTextReason } from "../typed-text";
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
 const shortText = z.string().min(1).max(500);
 const isoTime = z.iso.datetime({ offset: true });
-
-/**
- * A name people read and match against (principal, phase, policy version): 1–`max` characters, no surrounding
- * whitespace, no control or bidirectional override characters. A principal a person cannot type exactly could
- * never be revoked, and one that displays unlike its bytes could be revoked by mistake.
- */
-function plainName(field: string, max: number) {
-  return z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((v) => v === v.trim(), `${field} must not start or end with whitespace`)
-    .refine((v) => unsafeTextReason(v) === null, { error: (iss) => `${field} ${unsafeTextReason(String(iss.input))}` });
-}
 
 export const receiptSchema = z.strictObject({
   external_operation_id: z.string().trim().min(1, "external_operation_id must not be blank").max(500),
@@ -34,22 +20,34 @@ export const receiptSchema = z.strictObject({
   completed_at: isoTime,
 });
 
+export { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE };
+
+/** Tool and action names on effects: plain text a person reads (no control, bidi or surrounding whitespace). */
+export const effectLabel = (field: string) => plainName(field, 200);
+
+/** Most side effects one checkpoint may declare (each is a row the checkpoint writes). */
+export const MAX_RECORD_SIDE_EFFECTS = 500;
+
 export const recordSideEffectSchema = z.strictObject({
-  idempotency_key: z.string().min(8, "idempotency_key must be at least 8 characters").max(200),
+  idempotency_key: z.string().regex(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE),
   status: z.enum(SIDE_EFFECT_STATUSES),
   receipt: receiptSchema.nullable().optional(),
-  action: shortText.optional(),
-  tool: shortText.optional(),
+  action: effectLabel("action").optional(),
+  tool: effectLabel("tool").optional(),
   mutation: z.boolean().optional(),
 });
-
-export const SIDE_EFFECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export const taskRecordSchema = z.strictObject({
   task_id: taskIdSchema,
   principal: plainName("principal", 500),
   policy_version: plainName("policy_version", 100),
   phase: plainName("phase", 100),
+  /** The sandbox attempt that writes this checkpoint (the fencing token; DESIGN.md "Task record"). */
+  attempt: z
+    .number({ error: "attempt is required: the sandbox attempt (1, 2, …) that writes this checkpoint" })
+    .int("attempt must be a whole number")
+    .min(1, "attempt starts at 1")
+    .max(1_000_000),
   inputs: z.array(z.strictObject({ ref: shortText, sha256 })).max(1000).default([]),
   decisions: z
     .array(
@@ -74,13 +72,34 @@ export const taskRecordSchema = z.strictObject({
     .max(1000)
     .default([]),
   side_effects: z
-    .record(z.string().regex(SIDE_EFFECT_NAME, "side-effect names are letters, digits, '.', '_' or '-'"), recordSideEffectSchema)
+    .record(z.string().regex(SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE), recordSideEffectSchema)
+    .refine((v) => Object.keys(v).length <= MAX_RECORD_SIDE_EFFECTS, {
+      error: `a checkpoint declares at most ${MAX_RECORD_SIDE_EFFECTS} side effects; keep finished ones out of the record (their receipts stay on the server)`,
+    })
     .default({}),
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
   tool_definitions: z.record(z.string().min(1).max(200), sha256).optional(),
 });
 
 export type ParsedTaskRecord = z.infer<typeof taskRecordSchema>;
+
+/**
+ * Splits a checkpoint request body into the record and `base_version` (the version the writer based it on; a request
+ * field, never part of the signed record).
+ * @throws DomainError validation_failed when base_version is not a whole number ≥ 0.
+ */
+export function splitCheckpointBody(body: unknown): { record: unknown; baseVersion: number | null } {
+  if (!body || typeof body !== "object" || Array.isArray(body) || !Object.prototype.hasOwnProperty.call(body, "base_version")) {
+    return { record: body, baseVersion: null };
+  }
+  const { base_version: base, ...record } = body as Record<string, unknown>;
+  if (typeof base !== "number" || !Number.isInteger(base) || base < 0) {
+    throw new DomainError("validation_failed", "base_version must be the whole-number version this checkpoint is based on (0 before the first).", {
+      fields: [{ path: "base_version", message: "a whole number ≥ 0" }],
+    });
+  }
+  return { record, baseVersion: base };
+}
 
 /**
  * Parses a task record body for `taskId`.

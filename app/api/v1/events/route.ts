@@ -1,17 +1,21 @@
 import { getDb } from "@/db";
+import { getSigningKey } from "@/lib/config/signing-key";
 import { ingestEvents } from "@/lib/domain/events/ingest";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/events — body `{"events": [EventInput, … ≤ 1000]}` (≤ 1 MB).
- * → 200 `{"results": [{"id", "status": "stored"|"duplicate"|"rejected", "error"?}]}` in input order.
+ * → 200 `{"results": [{"id", "status": "stored"|"duplicate"|"conflict"|"rejected", "error"?, "stored_digest"?, "effect"?}]}`
+ * in input order: `duplicate` = the id was received before with the same content; `conflict` = with other content
+ * (nothing stored; `stored_digest` is the sha256 of the stored event's RFC 8785 JSON); `effect` = `{name, applied,
+ * code?, message?}` for events that move a side effect, saying whether the move was applied and why not.
  * Errors: 400 invalid_json, 413 payload_too_large / too_many_events, 422 validation_failed (not an events
  * envelope), 401, 403 (not a runtime key). Nothing is stored when the envelope is rejected.
  * Source: DESIGN.md "Event"; the runtime API issue.
  */
 export const POST = apiRoute(async ({ req, actor }) => {
   const body = await readJson(req, undefined, { perItem: true });
-  return ingestEvents(await getDb(), actor, body);
+  return ingestEvents(await getDb(), actor, body, getSigningKey());
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -29,7 +29,7 @@ export function CheckpointsTab({ taskId, refetchMs }: { taskId: string; refetchM
   const q = useCheckpoints(taskId, refetchMs);
   const [from, setFrom] = useState<number | null>(null);
   const [to, setTo] = useState<number | null>(null);
-  const list = useMemo(() => q.data ?? [], [q.data]);
+  const list = useMemo(() => q.data?.pages.flatMap((p) => p.checkpoints) ?? [], [q.data]);
   const newest = list[0]?.version ?? null;
   const a = list.find((c) => c.version === (from ?? (newest !== null ? newest - 1 : null)));
   const b = list.find((c) => c.version === (to ?? newest));
@@ -51,11 +51,26 @@ export function CheckpointsTab({ taskId, refetchMs }: { taskId: string; refetchM
           <li key={c.version} className="flex flex-wrap items-center gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm" data-testid="checkpoint-row">
             <span className="font-semibold">v{c.version}</span>
             <span>{c.phase}</span>
+            {c.attempt !== null && <span className="text-xs text-neutral-600">attempt {c.attempt}</span>}
             <SignatureBadge valid={c.signature_valid} />
-            <code className="font-mono text-xs text-neutral-500" title={c.digest}>{c.digest.slice(0, 12)}…</code>
-            <span className="text-xs text-neutral-500"><Time iso={c.created_at} /></span>
+            <code className="font-mono text-xs text-neutral-600" title={`sha256 ${c.digest}\nsignature ${c.signature}\nkey ${c.key_id}`}>{c.digest.slice(0, 12)}…</code>
+            <span className="text-xs text-neutral-600"><Time iso={c.created_at} /></span>
           </li>
         ))}
+        <li className="pt-1 text-xs text-neutral-600" data-testid="checkpoint-history-end">
+          {q.hasNextPage ? (
+            <button
+              type="button"
+              className="rounded border border-neutral-300 px-2 py-1 text-sm text-neutral-800 hover:bg-neutral-50 disabled:opacity-60"
+              onClick={() => q.fetchNextPage()}
+              disabled={q.isFetchingNextPage}
+            >
+              {q.isFetchingNextPage ? "Loading older checkpoints…" : `Load older checkpoints (${list.length} of v1–v${newest} shown)`}
+            </button>
+          ) : (
+            <>All {list.length} checkpoint{list.length === 1 ? "" : "s"} shown.</>
+          )}
+        </li>
       </ol>
       <div>
         {list.length < 2 ? (

@@ -1,3 +1,4 @@
+import { NextResponse } from "next/server";
 import { getDb } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { checkpointTask } from "@/lib/domain/tasks/checkpoint";
@@ -11,19 +12,25 @@ type Params = { taskId: string };
  * {"<name>": {"idempotency_key", "status", "receipt"?, …}}, …}`: the latest record and the server's view of
  * each side effect. 404 when the caller's tenant has no such task.
  */
-export const GET = apiRoute<Params>(async ({ actor, params }) =>
-  getTaskView(await getDb(), actor, params.taskId, getSigningKey()),
-);
+export const GET = apiRoute<Params>(async ({ actor, params }) => {
+  const view = await getTaskView(await getDb(), actor, params.taskId, getSigningKey());
+  return NextResponse.json(view, { headers: { etag: `"${view.version}"` } });
+});
 
 /**
- * PUT /api/v1/tasks/{task_id} — body: the task record (DESIGN.md "Task record").
- * → 200 `{"task_id", "version", "digest", "signature"}`; every PUT adds a checkpoint version.
- * Errors: 422 validation_failed (field path named; credential-looking values), 409 conflict (side-effect key),
+ * PUT /api/v1/tasks/{task_id} — body: the task record (DESIGN.md "Task record"), with `attempt` (the sandbox attempt
+ * writing it) and optionally `base_version`; or the version it is based on as `If-Match: "<version>"`.
+ * → 200 `{"task_id", "version", "digest", "signature", "key_id", "attempt"}` and `ETag: "<version>"`; every PUT adds
+ * a checkpoint version.
+ * Errors: 409 stale_attempt (an older attempt than the task's current one; `details.current_attempt`),
+ * 409 version_conflict (based on an older version; `details.current_version`), 409 conflict (principal or
+ * side-effect key), 422 validation_failed (field path named; credential-looking values; more than 500 side effects),
  * 400 invalid_json, 413, 401, 403 (people cannot checkpoint).
  */
 export const PUT = apiRoute<Params>(async ({ req, actor, params }) => {
   const body = await readJson(req);
-  return checkpointTask(await getDb(), actor, params.taskId, body, getSigningKey());
+  const out = await checkpointTask(await getDb(), actor, params.taskId, body, getSigningKey(), { ifMatch: req.headers.get("if-match") });
+  return NextResponse.json(out, { headers: { etag: `"${out.version}"` } });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,15 +1,21 @@
 import { getDb } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
-import { getCheckpointHistory } from "@/lib/domain/tasks/read";
+import { DEFAULT_CHECKPOINT_PAGE, getCheckpointHistory, MAX_CHECKPOINT_PAGE, pageSize } from "@/lib/domain/tasks/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
- * GET /api/v1/tasks/{task_id}/checkpoints → `{"checkpoints": [{version, digest, key_id, signature_valid, phase,
- * created_at, record}]}`, newest first. Errors: 401, 404.
+ * GET /api/v1/tasks/{task_id}/checkpoints?cursor=&limit= (limit 1–200, default 50)
+ * → `{"checkpoints": [{version, digest, signature, key_id, attempt, signature_valid, phase, created_at, record}],
+ * "next_cursor": string|null}`, newest first. Each signature verifies offline with the key `key_id` names in
+ * /api/v1/signing-keys (Ed25519 over the RFC 8785 JSON of `record`). Errors: 400 (limit, cursor), 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => ({
-  checkpoints: await getCheckpointHistory(await getDb(), actor, params.taskId, getSigningKey()),
-}));
+export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
+  const url = new URL(req.url);
+  return getCheckpointHistory(await getDb(), actor, params.taskId, getSigningKey(), {
+    cursor: url.searchParams.get("cursor"),
+    limit: pageSize(url.searchParams.get("limit"), MAX_CHECKPOINT_PAGE, DEFAULT_CHECKPOINT_PAGE),
+  });
+});
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

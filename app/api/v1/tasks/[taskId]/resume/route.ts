@@ -4,8 +4,9 @@ import { askGate } from "@/lib/domain/gate/ask";
 import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
 
 /**
- * POST /api/v1/tasks/{task_id}/resume — the resume gate. Optional body `{"tool_definitions": {name: sha256}}`
- * (the tools the runtime would resume with). → 200 `{"verdict": "resume"|"replay"|"stop", "reasons": [{"code",
+ * POST /api/v1/tasks/{task_id}/resume — the resume gate. Optional body `{"tool_definitions": {name: sha256},
+ * "attempt": n}` (the tools the runtime would resume with, and the sandbox attempt asking: a live intent of an older
+ * attempt then holds new writes back). The intent route answers new writes from the same verdict. → 200 `{"verdict": "resume"|"replay"|"stop", "reasons": [{"code",
  * "message", "target"}], "next_phase", "permitted_side_effects": [...]}`. Errors: 401, 404, 422.
  * Source: DESIGN.md "Resume gate".
  */

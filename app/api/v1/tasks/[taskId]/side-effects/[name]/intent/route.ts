@@ -1,21 +1,24 @@
 import { NextResponse } from "next/server";
 import { getDb } from "@/db";
+import { getSigningKey } from "@/lib/config/signing-key";
 import { registerIntent } from "@/lib/domain/side-effects/intent";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/tasks/{task_id}/side-effects/{name}/intent
- * body `{"idempotency_key", "payload_digest", "action", "mutation", "tool"?, "lease_seconds"?}` →
+ * body `{"idempotency_key", "payload_digest", "action", "mutation", "attempt", "tool"?, "lease_seconds"?}` →
  * - 200 `{"decision": "go", "lease_expires_at"}` — first intent; the effect is now in_flight;
  * - 200 `{"decision": "replay", "receipt"}` + header `Idempotent-Replayed: true` — completed, same digest;
- * - 409 in_flight (another holder's lease is live) · 409 reconcile_required (outcome unknown)
- * - 422 idempotency_key_mismatch (same key, other digest; or key bound elsewhere) · 403 approval_required
- * - 400 key missing or malformed · 404 unknown task.
+ * - 409 gate_stop / gate_replay (a mutation the resume gate does not permit; `details.reasons` as the gate gives them)
+ * - 409 stale_attempt (an older attempt than the task's current one) · 409 in_flight (another holder's lease is live)
+ * - 409 reconcile_required (outcome unknown) · 403 principal_revoked (any intent) · 403 approval_required
+ * - 422 idempotency_key_mismatch (same key, other digest; or key bound elsewhere) · 400 key missing or malformed
+ * - 404 unknown task.
  * Source: DESIGN.md "Side effect"; issue "Side-effect custody".
  */
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
   const body = await readJson(req);
-  const out = await registerIntent(await getDb(), actor, params.taskId, params.name, body);
+  const out = await registerIntent(await getDb(), actor, params.taskId, params.name, body, getSigningKey());
   return NextResponse.json(out, out.decision === "replay" ? { headers: { "Idempotent-Replayed": "true" } } : undefined);
 });
 

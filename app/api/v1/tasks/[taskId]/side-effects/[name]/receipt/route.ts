@@ -4,10 +4,13 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * POST /api/v1/tasks/{task_id}/side-effects/{name}/receipt
- * body `{"idempotency_key", "external_operation_id", "result_digest"?, "completed_at"}` →
- * 200 `{"status": "completed", "receipt", "replayed"}` (an identical second receipt is a no-op, replayed true).
- * Errors: 409 no_intent (no intent registered) · 409 receipt_conflict (a different receipt is stored) ·
- * 422 idempotency_key_mismatch / validation_failed · 400 key · 404 unknown task or effect.
+ * body `{"idempotency_key", "external_operation_id", "result_digest"?, "completed_at", "attempt"}` →
+ * 200 `{"status": "completed", "receipt", "replayed", "warnings"}` (an identical second receipt is a no-op, replayed
+ * true; `warnings: ["completed_before_intent"]` when it claims a time before the intent was registered).
+ * A receipt that is not applied is kept as evidence for the person who reconciles (`details.kept_as_evidence`):
+ * 409 reconcile_required (the effect is unknown) · 409 stale_attempt (an older attempt) · 409 no_intent (no intent yet;
+ * it completes the effect when the intent arrives) · 409 receipt_conflict (a different receipt is stored).
+ * Other errors: 422 idempotency_key_mismatch / validation_failed · 400 key · 404 unknown task.
  */
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
   const body = await readJson(req);

@@ -1,0 +1,194 @@
+/**
+ * Sandbox attempts: the fencing token of a task (DESIGN.md "Task record": a write from an attempt older than the
+ * task's current one is refused) and what happens to writes when an attempt ends.
+ *
+ * Every path that learns of an attempt calls {@link observeAttempt}: `sandbox.created` events, checkpoints, intents and
+ * receipts (route or event). When the current attempt rises, or an attempt ends (`run.interrupted`, `run.stopped`,
+ * `sandbox.destroyed`), {@link endAttempts} applies one rule whichever path got there first:
+ * - every `in_flight` effect whose intent came from an ended attempt becomes `unknown` (request sent, no receipt);
+ * - every mutating `tool.called` (`attrs.mutation === true`) of an ended attempt with no `tool.completed` /
+ *   `tool.failed` for its call id becomes an effect whose outcome is `unknown` — unless it belongs to a declared effect
+ *   (named by `attrs.side_effect` or `attrs.idempotency_key`, or the same tool with an intent from the same attempt),
+ *   in which case that effect answers for it.
+ * Decisions follow the attempt and the order the server received facts in, never the runtime's clock against the
+ * server's (DESIGN.md "Event").
+ */
+import { createHash } from "node:crypto";
+import { sql, type SQL } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { SIDE_EFFECT_NAME } from "../names";
+
+/** Which attempts an end applies to. `all`: every attempt so far (an interruption that names none). */
+export type AttemptScope = { through: number } | { before: number } | "all";
+
+function scopeCondition(column: string, scope: AttemptScope): SQL {
+  const col = sql.raw(column);
+  if (scope === "all") return sql`true`;
+  if ("through" in scope) return sql`(${col} is null or ${col} <= ${scope.through})`;
+  return sql`(${col} is null or ${col} < ${scope.before})`;
+}
+
+/**
+ * Records that `attempt` exists. When it is higher than the task's current attempt, the current attempt rises and
+ * every older attempt ends ({@link endAttempts}).
+ * @returns the task's current attempt afterwards and whether this call raised it; `current: null` when the task does
+ *   not exist.
+ */
+export async function observeAttempt(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  attempt: number,
+  cause: string,
+): Promise<{ current: number | null; raised: boolean }> {
+  const raised = await queryRows<{ current_attempt: number }>(
+    tx,
+    sql`update tasks set current_attempt = ${attempt}, updated_at = now()
+        where tenant_id = ${tenantId} and task_id = ${taskId} and current_attempt < ${attempt}
+        returning current_attempt`,
+  );
+  if (raised[0]) {
+    await endAttempts(tx, tenantId, taskId, { before: attempt }, `${cause} (attempt ${attempt}) started before a receipt was recorded.`);
+    return { current: raised[0].current_attempt, raised: true };
+  }
+  const rows = await queryRows<{ current_attempt: number }>(
+    tx,
+    sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  return { current: rows[0]?.current_attempt ?? null, raised: false };
+}
+
+/**
+ * Ends the attempts in `scope`: their in-flight writes become `unknown` with `reason`, and their mutating tool calls
+ * without an outcome become unknown effects. Guarded updates and inserts that do nothing on conflict: safe to repeat.
+ * @returns the names of effects that became unknown.
+ */
+export async function endAttempts(tx: Db, tenantId: string, taskId: string, scope: AttemptScope, reason: string): Promise<string[]> {
+  const moved = await queryRows<{ name: string }>(
+    tx,
+    sql`update side_effects
+        set status = 'unknown', updated_at = now(), status_reason = ${reason}
+        where tenant_id = ${tenantId} and task_id = ${taskId} and status = 'in_flight'
+          and ${scopeCondition("intent_attempt", scope)}
+        returning name`,
+  );
+  const orphans = await flagOrphanToolCalls(tx, tenantId, taskId, scopeCondition("c.attempt", scope), null);
+  return [...moved.map((r) => r.name), ...orphans];
+}
+
+/**
+ * True when the task's attempt `attempt` has ended as far as the server knows: a newer attempt exists, or the last
+ * of `run.interrupted` / `run.stopped` / `sandbox.destroyed` / `run.resumed` received for it (or for no attempt in
+ * particular) is an end, in the server's receive order.
+ */
+export async function attemptEnded(tx: Db, tenantId: string, taskId: string, attempt: number | null): Promise<boolean> {
+  const rows = await queryRows<{ ended: boolean }>(
+    tx,
+    sql`select (
+          ${attempt === null ? sql`false` : sql`${attempt} < t.current_attempt`}
+          or coalesce((
+            select e.type <> 'run.resumed' from events e
+            where e.tenant_id = t.tenant_id and e.task_id = t.task_id
+              and e.type in ('run.interrupted', 'run.stopped', 'sandbox.destroyed', 'run.resumed')
+              and ${attempt === null ? sql`true` : sql`(e.attempt is null or e.attempt = ${attempt})`}
+            order by e.seq desc limit 1), false)
+        ) as ended
+        from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
+  );
+  return rows[0]?.ended === true;
+}
+
+/**
+ * The effect name for a tool call that no declared effect answers for: `<tool>.<call id>`, reduced to the characters
+ * effect names allow; a short digest is added when that changed anything (so two calls never share a name).
+ */
+export function toolCallEffectName(tool: string, callId: string): string {
+  const raw = `${tool}.${callId}`;
+  let name = raw.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+  if (name !== raw || name.length > 100 || !SIDE_EFFECT_NAME.test(name)) {
+    const digest = createHash("sha256").update(raw).digest("hex").slice(0, 8);
+    name = `${(name || "call").slice(0, 90)}-${digest}`;
+  }
+  return name;
+}
+
+/** The idempotency key the server gives an effect made from a tool call (the runtime gave none). */
+export function toolCallIdempotencyKey(taskId: string, callId: string): string {
+  return `tool-call:${createHash("sha256").update(`${taskId}\u0000${callId}`).digest("hex").slice(0, 40)}`;
+}
+
+type OpenCall = {
+  event_id: string;
+  attempt: number | null;
+  tool: string | null;
+  call_id: string;
+  side_effect: string | null;
+  idempotency_key: string | null;
+  /** The declared effect this call belongs to, when one answers for it. */
+  effect_name: string | null;
+  effect_status: string | null;
+};
+
+/**
+ * Mutating tool calls without an outcome, among the calls matching `where` (or the one `callId`): each becomes an
+ * `unknown` effect, or — when it belongs to a declared effect that never registered an intent for it — makes that effect
+ * `unknown`. Calls pair with outcomes by call id, never by order.
+ * @returns the names of effects that became unknown.
+ */
+export async function flagOrphanToolCalls(tx: Db, tenantId: string, taskId: string, where: SQL, callId: string | null): Promise<string[]> {
+  const calls = await queryRows<OpenCall>(
+    tx,
+    sql`select c.event_id, c.attempt, c.attrs ->> 'tool' as tool, c.attrs ->> 'call_id' as call_id,
+               c.attrs ->> 'side_effect' as side_effect, c.attrs ->> 'idempotency_key' as idempotency_key,
+               s.name as effect_name, s.status as effect_status
+        from events c
+        left join lateral (
+          select s.name, s.status from side_effects s
+          where s.tenant_id = c.tenant_id and s.task_id = c.task_id and s.origin <> 'tool_call'
+            and (s.name = c.attrs ->> 'side_effect' or s.idempotency_key = c.attrs ->> 'idempotency_key'
+                 or (s.tool = c.attrs ->> 'tool' and s.intent_attempt is not distinct from c.attempt and s.intent_at is not null))
+          order by (s.name = c.attrs ->> 'side_effect') desc nulls last, (s.idempotency_key = c.attrs ->> 'idempotency_key') desc nulls last, s.name
+          limit 1) s on true
+        where c.tenant_id = ${tenantId} and c.task_id = ${taskId} and c.type = 'tool.called'
+          and (c.attrs ->> 'mutation') = 'true' and coalesce(c.attrs ->> 'call_id', '') <> ''
+          and ${callId === null ? sql`true` : sql`c.attrs ->> 'call_id' = ${callId}`}
+          and ${where}
+          and not exists (
+            select 1 from events o
+            where o.tenant_id = c.tenant_id and o.task_id = c.task_id and o.type in ('tool.completed', 'tool.failed')
+              and o.attrs ->> 'call_id' = c.attrs ->> 'call_id')
+        order by c.seq`,
+  );
+  const flagged: string[] = [];
+  for (const c of calls) {
+    const tool = c.tool && c.tool.trim() ? c.tool : "tool";
+    const why = `Tool call ${c.call_id} (${tool}, attempt ${c.attempt ?? "unknown"}) was a write and its attempt ended with no outcome recorded.`;
+    if (c.effect_name) {
+      // The declared effect answers for the call: when it never got an intent, the write was made without one.
+      if (c.effect_status === "not_started" || c.effect_status === "approved" || c.effect_status === "awaiting_approval" || c.effect_status === "failed") {
+        const rows = await queryRows<{ name: string }>(
+          tx,
+          sql`update side_effects set status = 'unknown', updated_at = now(),
+                status_reason = ${`${why} No intent was registered for it.`}
+              where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${c.effect_name}
+                and status = ${c.effect_status}::side_effect_status
+              returning name`,
+        );
+        flagged.push(...rows.map((r) => r.name));
+      }
+      continue;
+    }
+    const name = toolCallEffectName(tool, c.call_id);
+    const rows = await queryRows<{ name: string }>(
+      tx,
+      sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, mutation, intent_attempt,
+                                    retry_status, status_reason, origin, call_id)
+          values (${tenantId}, ${taskId}, ${name}, ${toolCallIdempotencyKey(taskId, c.call_id)}, 'unknown', ${tool}, true,
+                  ${c.attempt}, 'not_started', ${`${why} The runtime gave no idempotency key for it.`}, 'tool_call', ${c.call_id})
+          on conflict do nothing
+          returning name`,
+    );
+    flagged.push(...rows.map((r) => r.name));
+  }
+  return flagged;
+}

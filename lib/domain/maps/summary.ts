@@ -10,7 +10,7 @@
  */
 import type { AdoptionSummary, LayerRow, MapProgress } from "@/lib/client/map-types";
 import { LAYER_GUIDE } from "./layers";
-import { isPlaceholderName, splitEvidenceRequest } from "./rules";
+import { isPlaceholderName, splitEvidenceRequest } from "./names";
 
 const label = (r: Pick<LayerRow, "layer">) => LAYER_GUIDE[r.layer].label;
 

@@ -75,7 +75,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { CRASH_POINTS, DemoRuntime, type CrashPoint } from "./demo-runtime/scenario";
-import { isCrashPoint } from "./demo-runtime/points";
+import { isCrashPoint } from "@/lib/demo/interruption-points";
 import { TASK_ID_PATTERN } from "@/lib/domain/events/schema";
 
 function fail(message: string): never {

@@ -24,7 +24,7 @@ import { DEMO_TENANT_NAME, DEMO_TENANT_SLUG, DEMO_USERS, loadDemoSecrets, saveDe
 import { newestSourceMtime } from "./lib/build-freshness";
 import { seedDemoSettings } from "./lib/demo-settings";
 import { seedDemoMap } from "./lib/demo-map";
-import { CRASH_POINTS, isCrashPoint } from "./demo-runtime/points";
+import { CRASH_POINTS, isCrashPoint } from "@/lib/demo/interruption-points";
 import { TASK_ID_PATTERN } from "@/lib/domain/events/schema";
 
 const root = process.cwd();

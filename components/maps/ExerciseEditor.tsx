@@ -18,7 +18,7 @@ import { EXERCISE_OUTCOMES } from "@/db/schema/map-vocabulary";
 import { OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
 import { suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
-import { drillTaskId, isCrashPoint, POINT_GUIDE } from "@/scripts/demo-runtime/points";
+import { drillTaskId, isCrashPoint, POINT_GUIDE } from "@/lib/demo/interruption-points";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Time } from "@/components/ui/time";
 import { OutcomeBadge, StepStatusBadge, VerificationBadge } from "./badges";

@@ -11,7 +11,7 @@ import { fieldErrors, mapApi } from "@/lib/client/maps";
 import type { MapLayer } from "@/lib/client/map-types";
 import { defaultLayers, STEP_GUIDE } from "@/lib/domain/exercises/guide";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
-import { CRASH_POINTS, POINT_GUIDE } from "@/scripts/demo-runtime/points";
+import { CRASH_POINTS, POINT_GUIDE } from "@/lib/demo/interruption-points";
 
 const OTHER = "__other";
 

@@ -11,7 +11,7 @@ import { startRecordsService, type RecordUpdateResult } from "../records-service
 import { buildTools, runAgent, toolDefinitionDigests, type PlannedCall, type ReportPart, type ToolHost } from "./agent";
 import { caseDocument, reportFirstHalf, reportSecondHalf, sha256Hex } from "./documents";
 import { EventReporter, MonotonicClock } from "./reporter";
-import { CRASH_POINTS, type CrashPoint } from "./points";
+import { CRASH_POINTS, type CrashPoint } from "@/lib/demo/interruption-points";
 import { Sandbox, SandboxLostError, SnapshotStore, storeObject } from "./sandbox";
 
 export { CRASH_POINTS, type CrashPoint };

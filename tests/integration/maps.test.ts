@@ -376,7 +376,7 @@ describe("who may use the map routes", () => {
     doc = (await api(owner).get<CustodyMapJson>(`/api/v1/maps/${map.id}/export?format=json`)).body;
   });
 
-  const reads = () => [
+  const reads = (): Array<[string, string]> => [
     ["GET", "/api/v1/maps"],
     ["GET", `/api/v1/maps/${map.id}`],
     ["GET", `/api/v1/maps/${map.id}/export?format=json`],

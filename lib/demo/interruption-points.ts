@@ -1,7 +1,8 @@
 /**
- * The points of the demo runtime's first attempt where a run can be cut short (`DEMO_CRASH_AT` for a hard crash,
- * `--interrupt-at` / `DEMO_INTERRUPT_AT` for a lost sandbox), with what the server knows at each. Pure data with no
- * imports: the runtime (scenario.ts) and the interruption-exercise page (which shows the command for a point) share it.
+ * The points of the demo runtime's first attempt (scripts/demo-runtime) where a run can be cut short
+ * (`DEMO_CRASH_AT` for a hard crash, `--interrupt-at` / `DEMO_INTERRUPT_AT` for a lost sandbox), with what the
+ * server knows at each. Pure data with no imports: the runtime and the interruption-exercise page (which shows the
+ * command for a point) share it; it lives under lib/ because the dashboard's build includes it.
  */
 
 export const CRASH_POINTS = ["after_intent", "after_external_write", "after_receipt", "during_report", "after_checkpoint"] as const;

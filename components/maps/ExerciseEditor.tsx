@@ -21,6 +21,7 @@ import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { drillTaskId, isCrashPoint, POINT_GUIDE } from "@/lib/demo/interruption-points";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Time } from "@/components/ui/time";
+import { VerdictBadge } from "@/components/ui/status";
 import { OutcomeBadge, StepStatusBadge, VerificationBadge } from "./badges";
 
 type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "outcome" | "finding">;
@@ -259,6 +260,7 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
           {errors.steps}
         </p>
       ) : null}
+      <LinkedTasks tasks={linked} />
 
       <section aria-labelledby="outcome-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="outcome-section">
         <h2 id="outcome-h" className="text-sm font-semibold">Outcome</h2>
@@ -554,6 +556,42 @@ function TaskPicker({ idp, value, error, onPick }: { idp: string; value: string 
         </ul>
       ) : null}
     </div>
+  );
+}
+
+/** What the product knows now about each task the steps link. */
+function LinkedTasks({ tasks }: { tasks: ExerciseView["linked_tasks"] }) {
+  return (
+    <section aria-labelledby="linked-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="linked-tasks">
+      <h2 id="linked-h" className="text-sm font-semibold">What the product knows about the linked tasks</h2>
+      {tasks.length === 0 ? (
+        <p className="mt-1 text-sm text-neutral-700">No task linked yet. Find the disposable run&apos;s task in a step above; its checkpoints, unknown writes and gate verdict then appear here and as suggestions.</p>
+      ) : (
+        <ul className="mt-2 space-y-2">
+          {tasks.map((t) => {
+            const latest = t.checkpoints[0];
+            return (
+              <li key={t.task_id} className="flex flex-wrap items-center gap-x-4 gap-y-1 text-sm" data-testid="linked-task-facts">
+                <Link href={`/tasks/${encodeURIComponent(t.task_id)}`} className="font-mono text-sky-800 underline">
+                  {t.task_id}
+                </Link>
+                <span>phase {t.phase} · attempt {t.current_attempt}</span>
+                <span>
+                  {latest ? `checkpoint v${latest.version} (${latest.signature_valid ? "✔ signature verified" : "✕ signature does not verify"})` : "no checkpoint"}
+                </span>
+                <span>
+                  {t.unknown_side_effects.length ? `? unknown: ${t.unknown_side_effects.map((e) => e.name).join(", ")}` : "no unknown write"}
+                </span>
+                <span>{t.artifacts.length} artifacts</span>
+                <span className="inline-flex items-center gap-1">
+                  gate <VerdictBadge verdict={t.gate.verdict} reasons={t.gate.reasons.length} />
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </section>
   );
 }
 

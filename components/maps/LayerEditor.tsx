@@ -255,7 +255,7 @@ export function LayerEditor({
       ) : null}
 
       {canEdit ? (
-        <div className="grid gap-x-4 gap-y-3 p-3 md:grid-cols-2 xl:grid-cols-3">
+        <div className="grid gap-x-4 gap-y-3 p-3 md:grid-cols-2 xl:grid-cols-[1.3fr_1fr_1fr]">
           <fieldset className="min-w-0 space-y-1.5">
             <legend className="text-xs font-semibold text-neutral-900">Custodians</legend>
             <p className="text-xs text-neutral-700" id={`${idp}-cust-hint`}>{guide.custodiansHint} Name each team or service and its organization.</p>

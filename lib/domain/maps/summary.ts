@@ -13,6 +13,8 @@ import { LAYER_GUIDE } from "./layers";
 import { isPlaceholderName, splitEvidenceRequest } from "./names";
 
 const label = (r: Pick<LayerRow, "layer">) => LAYER_GUIDE[r.layer].label;
+/** Typed text as the end of a sentence: trimmed, without its own closing full stop. */
+const clause = (text: string) => text.trim().replace(/[.。]+$/u, "");
 
 /** "Tools", "Tools and Compute", "Tools, Compute and Export". */
 export function listWords(words: string[]): string {
@@ -49,10 +51,10 @@ export function adoptionSummary(layers: readonly LayerRow[]): AdoptionSummary {
 
   for (const r of requested) {
     const parts = splitEvidenceRequest(r.decision_note);
-    reasons.push(parts ? `${label(r)}: evidence requested — ${parts.what}, from ${parts.whom}.` : `${label(r)}: evidence requested.`);
+    reasons.push(parts ? `${label(r)}: evidence requested — ${clause(parts.what)}, from ${clause(parts.whom)}.` : `${label(r)}: evidence requested.`);
   }
   for (const r of acceptedButFailed) reasons.push(`${label(r)} is accepted, but its verification failed: reconsider it (constrain is suggested).`);
-  for (const r of constrained) reasons.push(`${label(r)}: constrained — ${r.decision_note.trim()}.`);
+  for (const r of constrained) reasons.push(`${label(r)}: constrained — ${clause(r.decision_note)}.`);
   if (acceptedUnverified.length) {
     reasons.push(`${listWords(acceptedUnverified.map(label))} ${acceptedUnverified.length === 1 ? "is" : "are"} accepted without verified evidence yet.`);
   }

@@ -4,7 +4,7 @@
 "use client";
 
 import { apiFetch } from "./api";
-import type { CustodyMapJson, ExerciseJson, ExerciseListItem, ExerciseView, LayerRow, MapLayer, MapView } from "./map-types";
+import type { ExerciseJson, ExerciseListItem, ExerciseView, LayerRow, MapLayer, MapView } from "./map-types";
 import type { TaskList } from "./types";
 
 const enc = encodeURIComponent;
@@ -46,11 +46,6 @@ export const mapApi = {
     ),
   searchTasks: async (q: string) => (await apiFetch<TaskList>(`/api/v1/tasks?limit=8&q=${enc(q)}`)).tasks,
 };
-
-/** The JSON export's shape from a map view (what the download holds). */
-export function exportShape(m: MapView): CustodyMapJson {
-  return { id: m.id, workflow: m.workflow, title: m.title, version: m.version, status: m.status, layers: m.layers };
-}
 
 /** `{path: message}` from a 422's `details.fields`, for showing each message next to its field. */
 export function fieldErrors(details: unknown): Record<string, string> {

@@ -189,3 +189,35 @@ for (const width of [420, 800]) {
     }
   });
 }
+
+test("an owner exports a map as JSON and imports it back; a bad file is refused naming the field", async ({ page, tenant, db }, testInfo) => {
+  const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
+  const map: MapView = await createMap(db.db, actor, { workflow: "claims", title: "Claims triage" });
+  await loginAs(page, tenant.users.owner.email, tenant.password);
+  await page.goto(`/maps/${map.id}`);
+  const md = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Export Markdown" }).click();
+  const mdFile = await (await md).path();
+  expect(fs.readFileSync(mdFile, "utf8")).toMatch(/^# Claims triage\n/);
+  const json = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Export JSON" }).click();
+  const download = await json;
+  expect(download.suggestedFilename()).toBe("custody-map-claims-v1.json");
+  const doc = JSON.parse(fs.readFileSync(await download.path(), "utf8")) as { layers: Array<{ custodians: unknown[] }> };
+
+  await page.getByRole("link", { name: "Custody maps" }).click();
+  const bad = testInfo.outputPath("bad-map.json");
+  doc.layers[3]!.custodians = [{ name: "everyone", organization: "Acme" }];
+  fs.writeFileSync(bad, JSON.stringify(doc));
+  await page.getByLabel("JSON file").setInputFiles(bad);
+  await expect(page.getByTestId("import-error")).toContainText("layers.3.custodians.0.name");
+  await expect(page.getByTestId("import-error")).toContainText("name both sides");
+
+  doc.layers[3]!.custodians = [{ name: "Sandbox operations", organization: "Acme" }];
+  const good = testInfo.outputPath("good-map.json");
+  fs.writeFileSync(good, JSON.stringify(doc));
+  await page.getByLabel("JSON file").setInputFiles(good);
+  await page.waitForURL((url) => /\/maps\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(map.id));
+  await expect(page.getByTestId("map-title")).toHaveText("Claims triage");
+  await expect(page.getByTestId("layer-compute").getByLabel("Team or service 1")).toHaveValue("Sandbox operations");
+});

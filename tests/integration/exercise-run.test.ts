@@ -72,4 +72,4 @@ it("a disposable run loses its sandbox at the chosen point, is linked to an exer
   expect((await askGate(t.apiKey, taskId)).body.verdict).not.toBe("stop");
   view = (await api(owner).get<ExerciseView>(`/api/v1/maps/${map.id}/exercises/${ex.id}`)).body;
   expect(view.linked_tasks[0]).toMatchObject({ task_id: taskId, phase: "done", unknown_side_effects: [] });
-});
+}, 150_000);

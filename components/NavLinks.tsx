@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/", label: "Attention" },
   { href: "/tasks", label: "Tasks" },
+  { href: "/maps", label: "Maps" },
   { href: "/audit", label: "Audit" },
   { href: "/settings", label: "Settings" },
 ];

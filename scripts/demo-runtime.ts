@@ -8,7 +8,12 @@
  * checkpoint).
  *
  * Usage:
- *   CUSTODY_URL=http://localhost:3000 CUSTODY_API_KEY=… npx tsx scripts/demo-runtime.ts
+ *   CUSTODY_URL=http://localhost:3000 CUSTODY_API_KEY=… npx tsx scripts/demo-runtime.ts [--interrupt-at <point>] [--task-id <id>]
+ * Options:
+ *   --interrupt-at <point>  an interruption exercise: attempt 1 loses its sandbox at <point> (one of the crash
+ *                           points below) instead of the scripted loss; the orchestrator reports the interruption
+ *                           and attempt 2 waits for the gate like the story does. Same as DEMO_INTERRUPT_AT.
+ *   --task-id <id>          the task id (same as DEMO_TASK_ID); give an exercise run its own, disposable one.
  * Env:
  *   CUSTODY_URL       Run Custody origin (default http://localhost:3000)
  *   CUSTODY_API_KEY   tenant runtime API key (required; never printed)
@@ -17,6 +22,7 @@
  *                     free port (RECORDS_PORT, if set) with its state in DEMO_WORK_DIR/records-service.json
  *   DEMO_TASK_ID      task id (default case-918)
  *   DEMO_CRASH_AT     crash point of attempt 1 (below); unset = the scripted sandbox loss
+ *   DEMO_INTERRUPT_AT a point (below) where attempt 1 loses its sandbox (as --interrupt-at)
  *   DEMO_POLL_MS      resume-gate polling interval while the verdict is stop (default 2000)
  * Exit codes: 0 the task is done (also when it already was), 1 an error, 2 bad configuration,
  * 137 a DEMO_CRASH_AT crash, 130/143 stopped by SIGINT/SIGTERM (after reporting run.interrupted).
@@ -67,20 +73,41 @@
  * one line per step, prefixed `[runtime]`; no secret is ever printed or sent in attrs.
  */
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { CRASH_POINTS, DemoRuntime, type CrashPoint } from "./demo-runtime/scenario";
+import { isCrashPoint } from "@/lib/demo/interruption-points";
+import { TASK_ID_PATTERN } from "@/lib/domain/events/schema";
 
 function fail(message: string): never {
   console.error(`[runtime] ${message}`);
   process.exit(2);
 }
 
+/** `--interrupt-at <point>` and `--task-id <id>`; anything else is refused with the usage. */
+function options(): { interruptAt?: string; taskId?: string } {
+  try {
+    const { values } = parseArgs({ options: { "interrupt-at": { type: "string" }, "task-id": { type: "string" } }, strict: true, allowPositionals: false });
+    return { interruptAt: values["interrupt-at"], taskId: values["task-id"] };
+  } catch (err) {
+    fail(`${err instanceof Error ? err.message : String(err)}. Usage: demo-runtime.ts [--interrupt-at <${CRASH_POINTS.join("|")}>] [--task-id <id>]`);
+  }
+}
+
 function config() {
   const apiKey = process.env.CUSTODY_API_KEY;
   if (!apiKey) fail("CUSTODY_API_KEY is required (a tenant runtime API key).");
+  const opts = options();
   const crash = process.env.DEMO_CRASH_AT || undefined;
   if (crash && !(CRASH_POINTS as readonly string[]).includes(crash)) {
     fail(`DEMO_CRASH_AT must be one of ${CRASH_POINTS.join(", ")}; got "${crash}".`);
   }
+  const interrupt = opts.interruptAt ?? (process.env.DEMO_INTERRUPT_AT || undefined);
+  if (interrupt !== undefined && !isCrashPoint(interrupt)) {
+    fail(`--interrupt-at (DEMO_INTERRUPT_AT) must be one of ${CRASH_POINTS.join(", ")}; got "${interrupt}".`);
+  }
+  if (interrupt && crash) fail("Set either DEMO_CRASH_AT (a hard crash) or --interrupt-at (a lost sandbox), not both.");
+  const taskId = opts.taskId ?? (process.env.DEMO_TASK_ID || "case-918");
+  if (!TASK_ID_PATTERN.test(taskId)) fail(`--task-id must be 1–200 letters, digits, '.', '_', ':' or '-'; got "${taskId.slice(0, 40)}".`);
   const pollMs = Number(process.env.DEMO_POLL_MS || 2000);
   if (!Number.isFinite(pollMs) || pollMs < 50) fail("DEMO_POLL_MS must be a number of milliseconds ≥ 50.");
   return {
@@ -89,8 +116,9 @@ function config() {
     workDir: path.resolve(process.env.DEMO_WORK_DIR || path.join(process.env.CUSTODY_DATA_DIR || ".data", "demo-work")),
     recordsUrl: process.env.RECORDS_URL || undefined,
     recordsPort: process.env.RECORDS_PORT ? Number(process.env.RECORDS_PORT) : undefined,
-    taskId: process.env.DEMO_TASK_ID || "case-918",
+    taskId,
     crashAt: crash as CrashPoint | undefined,
+    interruptAt: interrupt as CrashPoint | undefined,
     pollMs,
   };
 }

@@ -6,9 +6,13 @@
  *    its four people and the runtime API key (`CUSTODY_DEMO_API_KEY`, else a saved or generated one);
  * 3. starts the dashboard (`next start`) on `PORT` (default 3000) and the demo records service;
  * 4. runs the reference scenario through the public HTTP API (`scripts/demo-runtime.ts`) unless this data
- *    directory already holds it, and prints the URL and the logins; runs until Ctrl-C.
+ *    directory already holds it, and prints the URL and the logins; runs until Ctrl-C;
+ * 5. once the demo task has lost its first sandbox, seeds the custody map of its workflow through the API as the
+ *    owner (scripts/lib/demo-map.ts), unless the workspace has one.
  *
- * Env: PORT, CUSTODY_DATA_DIR, CUSTODY_DEMO_PASSWORD, CUSTODY_DEMO_API_KEY, CUSTODY_RECORDS_PORT.
+ * Env: PORT, CUSTODY_DATA_DIR, CUSTODY_DEMO_PASSWORD, CUSTODY_DEMO_API_KEY, CUSTODY_RECORDS_PORT;
+ * DEMO_INTERRUPT_AT=<point> also runs a disposable run (task DEMO_INTERRUPT_TASK_ID, else `drill-<point>-<random>`)
+ * that loses its sandbox at that point, for an interruption exercise (`--interrupt-at` of the demo runtime).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -19,6 +23,9 @@ import { seedTenant } from "@/lib/domain/tenancy/seed";
 import { DEMO_TENANT_NAME, DEMO_TENANT_SLUG, DEMO_USERS, loadDemoSecrets, saveDemoSecrets } from "./lib/demo-config";
 import { newestSourceMtime } from "./lib/build-freshness";
 import { seedDemoSettings } from "./lib/demo-settings";
+import { seedDemoMap } from "./lib/demo-map";
+import { CRASH_POINTS, isCrashPoint } from "@/lib/demo/interruption-points";
+import { TASK_ID_PATTERN } from "@/lib/domain/events/schema";
 
 const root = process.cwd();
 const port = Number(process.env.PORT || 3000);
@@ -104,6 +111,23 @@ async function waitForHealth(url: string, timeoutMs = 120_000) {
 
 let stopping = false;
 let runtimeChild: ChildProcess | null = null;
+let drillChild: ChildProcess | null = null;
+
+/** DEMO_INTERRUPT_AT and its task id, checked before anything starts. */
+function interruptionRun(): { point: string; taskId: string } | null {
+  const point = process.env.DEMO_INTERRUPT_AT;
+  if (!point) return null;
+  if (!isCrashPoint(point)) {
+    console.error(`[demo] DEMO_INTERRUPT_AT must be one of ${CRASH_POINTS.join(", ")}; got "${point}".`);
+    process.exit(2);
+  }
+  const taskId = process.env.DEMO_INTERRUPT_TASK_ID || `drill-${point.replace(/_/g, "-")}-${Date.now().toString(36)}`;
+  if (!TASK_ID_PATTERN.test(taskId)) {
+    console.error("[demo] DEMO_INTERRUPT_TASK_ID must be 1–200 letters, digits, '.', '_', ':' or '-'.");
+    process.exit(2);
+  }
+  return { point, taskId };
+}
 
 /**
  * Stops the runtime first (it reports run.interrupted and sandbox.destroyed while the dashboard still
@@ -124,6 +148,8 @@ function shutdown(code = 0) {
     }
     setTimeout(() => process.exit(code), 15_000).unref();
   };
+  const drill = drillChild;
+  if (drill && drill.exitCode === null && drill.signalCode === null) drill.kill("SIGINT");
   const runtime = runtimeChild;
   if (runtime && runtime.exitCode === null && runtime.signalCode === null) {
     const timer = setTimeout(rest, 5000);
@@ -145,6 +171,7 @@ async function main() {
     );
     process.exit(1);
   }
+  const drill = interruptionRun();
   buildIfNeeded();
   const { password, apiKey, nextauthSecret } = await seed();
   const baseUrl = `http://localhost:${port}`;
@@ -188,11 +215,38 @@ async function main() {
     CUSTODY_API_KEY: apiKey,
     DEMO_WORK_DIR: path.join(dataDir, "demo-work"),
     RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
+    // The story's run is never the exercise's: DEMO_INTERRUPT_AT is for the disposable run below.
+    DEMO_INTERRUPT_AT: "",
   }));
   runtime.on("exit", (code, signal) => {
     if (stopping) log("the demo runtime stopped (it reported the interruption; the next start continues the story)");
     else log(code ? `the demo runtime exited with ${code}` : "the demo runtime finished its story");
     void signal;
+  });
+
+  if (drill) {
+    log(`interruption exercise: task ${drill.taskId} loses its sandbox at ${drill.point}; link it to your exercise (Maps → the map → the exercise)`);
+    drillChild = start(
+      "drill",
+      process.execPath,
+      [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts", "--interrupt-at", drill.point, "--task-id", drill.taskId],
+      {
+        ...process.env,
+        CUSTODY_URL: baseUrl,
+        CUSTODY_API_KEY: apiKey,
+        DEMO_WORK_DIR: path.join(dataDir, "demo-work"),
+        RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
+        DEMO_CRASH_AT: "",
+      },
+    );
+    drillChild.on("exit", (code) => {
+      if (!stopping) log(code ? `the exercise run ${drill.taskId} exited with ${code}` : `the exercise run ${drill.taskId} finished`);
+    });
+  }
+
+  // The custody map of the demo workflow, with an exercise linked to the demo task (once per data directory).
+  seedDemoMap({ baseUrl, apiKey, email: "owner@demo.test", password, taskId: process.env.DEMO_TASK_ID || "case-918", log }).catch((err: unknown) => {
+    if (!stopping) log(`the demo custody map was not seeded: ${err instanceof Error ? err.message : String(err)}`);
   });
 }
 

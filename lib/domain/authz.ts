@@ -44,6 +44,9 @@ export const PERMISSIONS = {
   "principals.manage": { runtime: false, roles: ["owner", "admin"] },
   "members.unlock": { runtime: false, roles: ["owner", "admin"] },
   "audit.read": { runtime: false, roles: ANY_ROLE },
+  // Custody maps and interruption exercises (issue 9): workflow owners and admins fill and test them; everyone reads.
+  "maps.read": { runtime: false, roles: ANY_ROLE },
+  "maps.edit": { runtime: false, roles: ["owner", "admin"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -84,6 +87,8 @@ const PHRASES: Record<Action, string> = {
   "principals.manage": "revoke or restore principals",
   "members.unlock": "unlock members locked out by failed sign-ins",
   "audit.read": "read the audit log",
+  "maps.read": "read custody maps",
+  "maps.edit": "edit, publish or import custody maps or record interruption exercises",
 };
 
 function describe(action: Action): string {

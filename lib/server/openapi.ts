@@ -8,9 +8,12 @@ import { resumeBodySchema } from "@/lib/domain/gate/ask";
 import { lookupBodySchema } from "@/lib/domain/settings/lookups";
 import { restorePrincipalBodySchema, revokePrincipalBodySchema } from "@/lib/domain/settings/principals";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
+import { completeExerciseSchema, createExerciseSchema, updateExerciseSchema } from "@/lib/domain/exercises/rules";
+import { createMapSchema, layerPatchSchema, layerRowSchema, mapImportSchema } from "@/lib/domain/maps/rules";
 import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
+import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 
@@ -26,7 +29,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: "Malformed request (not JSON, bad key, bad cursor, limit out of range)",
   401: "No or invalid credentials",
   403: "Not allowed for this caller",
-  404: "Unknown task or effect (also another tenant's)",
+  404: "Unknown task, effect, map or exercise (also another tenant's)",
   409: "Conflict with the current state",
   413: "Body over 1 MB or more than 1000 events",
   422: "Validation failed; the message names the field",
@@ -34,6 +37,10 @@ const ERROR_TEXT: Record<number, string> = {
 const taskId = { name: "task_id", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" } };
 const effect = { name: "name", in: "path", required: true, schema: { type: "string" } };
 const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
+const mapId = { name: "map_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
+const exerciseId = { name: "exercise_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
+/** Custody maps are for people: a signed-in session (runtime keys get 403). */
+const session = [{ session: [] }];
 
 /** Builds the document (cheap; called per request). */
 export function openApiDocument(): Record<string, unknown> {
@@ -47,7 +54,10 @@ export function openApiDocument(): Record<string, unknown> {
         "Authenticate with a tenant API key: `Authorization: Bearer <key>`. Errors are `{error: {code, message, details?}}`.",
     },
     components: {
-      securitySchemes: { runtimeKey: { type: "http", scheme: "bearer" } },
+      securitySchemes: {
+        runtimeKey: { type: "http", scheme: "bearer" },
+        session: { type: "apiKey", in: "cookie", name: "next-auth.session-token", description: "A signed-in person's session (the dashboard)" },
+      },
       schemas: {
         Error: {
           type: "object",
@@ -65,6 +75,13 @@ export function openApiDocument(): Record<string, unknown> {
         CreateApiKey: schema(createApiKeyBodySchema),
         RevokePrincipal: schema(revokePrincipalBodySchema),
         RestorePrincipal: schema(restorePrincipalBodySchema),
+        CreateMap: schema(createMapSchema),
+        LayerRow: schema(layerRowSchema),
+        LayerPatch: schema(layerPatchSchema),
+        MapImport: schema(mapImportSchema),
+        CreateExercise: schema(createExerciseSchema),
+        UpdateExercise: schema(updateExerciseSchema),
+        CompleteExercise: schema(completeExerciseSchema),
       },
     },
     security: [{ runtimeKey: [] }],
@@ -184,6 +201,114 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "Forget a locked-out member's failed sign-ins so the right password works again (owners, admins; signed-in; audited)",
           parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
           responses: { ...ok("`{unlocked: true, user_id, email, failures, audit_seq}`"), ...errors(401, 403, 404, 409) },
+        },
+      },
+      "/api/v1/maps": {
+        get: {
+          summary: "The tenant's custody maps with progress and recommendation (any signed-in role)",
+          security: session,
+          parameters: [
+            { name: "q", in: "query", description: "Part of the workflow or title", schema: { type: "string" } },
+            { name: "status", in: "query", schema: { type: "string", enum: ["draft", "published"] } },
+            { name: "attention", in: "query", schema: { type: "string", enum: ["failed", "undecided", "evidence_requested", "unverified"] } },
+          ],
+          responses: { ...ok("`{maps: [{id, workflow, title, version, status, updated_at, progress, recommendation, exercises}]}`"), ...errors(400, 401, 403) },
+        },
+        post: {
+          summary: "Start a custody map: a draft with the eight layers and our worksheet text (owners, admins)",
+          security: session,
+          requestBody: { required: true, ...json("CreateMap") },
+          responses: { ...ok("The map `{id, workflow, title, version, status, layers, summary, progress, versions}`"), ...errors(400, 401, 403, 422) },
+        },
+      },
+      "/api/v1/maps/import": {
+        post: {
+          summary: "Import a map's JSON export as a new draft (owners, admins); 422 names every field path",
+          security: session,
+          requestBody: { required: true, ...json("MapImport") },
+          responses: { ...ok("The new map"), ...errors(400, 401, 403, 413, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}": {
+        get: {
+          summary: "One map (current draft or latest published; `version` = a published version as frozen)",
+          security: session,
+          parameters: [mapId, { name: "version", in: "query", schema: { type: "integer", minimum: 1 } }],
+          responses: { ...ok("`{id, workflow, title, version, status, layers: [LayerRow × 8], summary, progress, versions}`"), ...errors(400, 401, 403, 404) },
+        },
+      },
+      "/api/v1/maps/{map_id}/layers/{layer}": {
+        patch: {
+          summary: "Change one row with the revision it was based on (owners, admins); 409 with both versions when stale",
+          security: session,
+          parameters: [mapId, { name: "layer", in: "path", required: true, schema: { type: "string", enum: [...MAP_LAYERS] } }],
+          requestBody: { required: true, ...json("LayerPatch") },
+          responses: { ...ok("`{row: LayerRow, map: {id, version, status, new_draft}, summary, progress, changed}`"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/publish": {
+        post: {
+          summary: "Freeze the draft as a published version; the next change starts a new draft (owners, admins)",
+          security: session,
+          parameters: [mapId],
+          responses: { ...ok("The map, now published"), ...errors(401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/export": {
+        get: {
+          summary: "Download the map as Markdown or as the JSON that import takes back",
+          security: session,
+          parameters: [
+            mapId,
+            { name: "format", in: "query", required: true, schema: { type: "string", enum: ["md", "json"] } },
+            { name: "version", in: "query", schema: { type: "integer", minimum: 1 } },
+          ],
+          responses: {
+            "200": {
+              description: "`json`: `{id, workflow, title, version, status, layers}`; `md`: text/markdown",
+              content: { "application/json": { schema: { type: "object" } }, "text/markdown": { schema: { type: "string" } } },
+            },
+            ...errors(400, 401, 403, 404),
+          },
+        },
+      },
+      "/api/v1/maps/{map_id}/exercises": {
+        get: {
+          summary: "Interruption exercises of a map, newest first",
+          security: session,
+          parameters: [mapId],
+          responses: { ...ok("`{exercises: [{id, interruption_point, layers, status, outcome, finding, created_at, completed_at, updated_at}]}`"), ...errors(401, 403, 404) },
+        },
+        post: {
+          summary: "Start an interruption exercise: the interruption point and the layers it covers (owners, admins)",
+          security: session,
+          parameters: [mapId],
+          requestBody: { required: true, ...json("CreateExercise") },
+          responses: { ...ok("The exercise (in progress, six steps not done)"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/exercises/{exercise_id}": {
+        get: {
+          summary: "One exercise, with what the product knows about each linked task (checkpoints, unknown side effects, artifacts, gate verdict)",
+          security: session,
+          parameters: [mapId, exerciseId],
+          responses: { ...ok("`{id, map_id, interruption_point, layers, steps, status, outcome, finding, revision, map, linked_tasks}`"), ...errors(401, 403, 404) },
+        },
+        patch: {
+          summary: "Record progress: steps with status and evidence, layers, draft outcome and finding, with the revision (owners, admins)",
+          security: session,
+          parameters: [mapId, exerciseId],
+          requestBody: { required: true, ...json("UpdateExercise") },
+          responses: { ...ok("The exercise"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/exercises/{exercise_id}/complete": {
+        post: {
+          summary: "Complete an exercise: sets the covered layers' verification (failed for unsafe) with a link back (owners, admins)",
+          security: session,
+          parameters: [mapId, exerciseId],
+          requestBody: { required: true, ...json("CompleteExercise") },
+          responses: { ...ok("`{exercise, layers: [LayerRow], map: {id, version, status, new_draft}}`"), ...errors(400, 401, 403, 404, 409, 422) },
         },
       },
       "/api/v1/settings/lookups/{tool}": {

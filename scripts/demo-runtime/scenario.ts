@@ -11,10 +11,10 @@ import { startRecordsService, type RecordUpdateResult } from "../records-service
 import { buildTools, runAgent, toolDefinitionDigests, type PlannedCall, type ReportPart, type ToolHost } from "./agent";
 import { caseDocument, reportFirstHalf, reportSecondHalf, sha256Hex } from "./documents";
 import { EventReporter, MonotonicClock } from "./reporter";
+import { CRASH_POINTS, type CrashPoint } from "@/lib/demo/interruption-points";
 import { Sandbox, SandboxLostError, SnapshotStore, storeObject } from "./sandbox";
 
-export const CRASH_POINTS = ["after_intent", "after_external_write", "after_receipt", "during_report", "after_checkpoint"] as const;
-export type CrashPoint = (typeof CRASH_POINTS)[number];
+export { CRASH_POINTS, type CrashPoint };
 
 export type ScenarioConfig = {
   custodyUrl: string;
@@ -28,6 +28,11 @@ export type ScenarioConfig = {
   taskId: string;
   /** Exit hard at this point of attempt 1 instead of the scripted sandbox loss. */
   crashAt?: CrashPoint;
+  /**
+   * Lose the sandbox at this point of attempt 1 instead of the scripted loss (an interruption exercise): the
+   * orchestrator reports run.interrupted and sandbox.destroyed, and attempt 2 waits for the gate as usual.
+   */
+  interruptAt?: CrashPoint;
   /** Resume-gate polling interval while the verdict is `stop`. */
   pollMs: number;
   log?: (line: string) => void;
@@ -59,6 +64,7 @@ type Attempt = {
   /** Scripted story: the receipt sits in the sandbox's buffer and is lost with it. */
   bufferReceipts: boolean;
   crashAt?: CrashPoint;
+  interruptAt?: CrashPoint;
   finished: boolean;
   /** The checkpoint version this attempt last read or wrote (sent as If-Match; null before any). */
   version: number | null;
@@ -110,7 +116,8 @@ export class DemoRuntime {
     try {
       const task = await this.client.getTask(this.cfg.taskId);
       if (!task) {
-        this.log(`task ${this.cfg.taskId} is new: starting the scenario${this.cfg.crashAt ? ` (will crash ${this.cfg.crashAt})` : ""}`);
+        const cut = this.cfg.crashAt ? ` (will crash ${this.cfg.crashAt})` : this.cfg.interruptAt ? ` (will lose its sandbox ${this.cfg.interruptAt})` : "";
+        this.log(`task ${this.cfg.taskId} is new: starting the scenario${cut}`);
         await this.firstAttempt();
         return await this.continueAttempt(2);
       }
@@ -152,7 +159,11 @@ export class DemoRuntime {
   /** Attempt 1: the story up to the sandbox loss (or a hard crash at `crashAt`). */
   private async firstAttempt(): Promise<void> {
     const record = this.baseRecord();
-    const a = this.newAttempt(1, record, { bufferReceipts: !this.cfg.crashAt, crashAt: this.cfg.crashAt });
+    const a = this.newAttempt(1, record, {
+      bufferReceipts: !this.cfg.crashAt && !this.cfg.interruptAt,
+      crashAt: this.cfg.crashAt,
+      interruptAt: this.cfg.interruptAt,
+    });
     a.rep.emit(
       "session",
       "task.created",
@@ -248,7 +259,9 @@ export class DemoRuntime {
     const dropped = a.rep.dropHeld();
     a.finished = true;
     this.log(
-      `attempt ${a.n}: sandbox ${a.sandbox.environmentId} lost; ${dropped.length} buffered event(s) (the receipt of ${EFFECT}) were never sent`,
+      dropped.length
+        ? `attempt ${a.n}: sandbox ${a.sandbox.environmentId} lost; ${dropped.length} buffered event(s) (the receipt of ${EFFECT}) were never sent`
+        : `attempt ${a.n}: sandbox ${a.sandbox.environmentId} lost`,
     );
     a.rep.emit(
       "session",
@@ -505,9 +518,9 @@ export class DemoRuntime {
     const file = a.sandbox.file("report.md");
     const first = reportFirstHalf(this.cfg.taskId, documentSha);
     if (args.part === "first_half") {
-      if (a.crashAt === "during_report") {
+      if (a.crashAt === "during_report" || a.interruptAt === "during_report") {
         fs.writeFileSync(file, first.slice(0, Math.floor(first.length * 0.4)));
-        this.crash(a, "during_report");
+        this.crashPoint(a, "during_report");
       }
       fs.writeFileSync(file, first);
     } else {
@@ -532,7 +545,11 @@ export class DemoRuntime {
 
   // ---------------------------------------------------------------- helpers
 
-  private newAttempt(n: number, record: TaskRecord, opts: { bufferReceipts: boolean; crashAt?: CrashPoint; version?: number | null }): Attempt {
+  private newAttempt(
+    n: number,
+    record: TaskRecord,
+    opts: { bufferReceipts: boolean; crashAt?: CrashPoint; interruptAt?: CrashPoint; version?: number | null },
+  ): Attempt {
     const rep = new EventReporter(this.client, this.cfg.taskId, n, this.clock, (l) => this.log(`attempt ${n}: ${l}`));
     const a: Attempt = {
       n,
@@ -542,6 +559,7 @@ export class DemoRuntime {
       credentialId: "",
       bufferReceipts: opts.bufferReceipts,
       crashAt: opts.crashAt,
+      interruptAt: opts.interruptAt,
       finished: false,
       version: opts.version ?? null,
     };
@@ -711,8 +729,14 @@ export class DemoRuntime {
     return checkpointed && bytes.toString("utf8") === reportFirstHalf(this.cfg.taskId, documentSha);
   }
 
+  /** At a crash point: exit hard (DEMO_CRASH_AT), or lose the sandbox (an interruption exercise's `interruptAt`). */
   private crashPoint(a: Attempt, point: CrashPoint): void {
     if (a.crashAt === point) this.crash(a, point);
+    if (a.interruptAt === point) {
+      this.log(`attempt ${a.n}: INTERRUPT at ${point}: sandbox ${a.sandbox.environmentId} lost`);
+      a.sandbox.markLost();
+      throw new SandboxLostError(a.sandbox.environmentId);
+    }
   }
 
   /** A hard crash: nothing queued is sent, no interruption is reported. */

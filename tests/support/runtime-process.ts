@@ -37,10 +37,11 @@ export class RuntimeProcess {
 
   /**
    * Starts the runtime with tsx. The environment is `env` plus PATH, HOME, TMPDIR and NODE_ENV only, so the
-   * test's own settings (database URLs, secrets) never leak into it.
+   * test's own settings (database URLs, secrets) never leak into it. `args` go on the command line
+   * (e.g. `--interrupt-at after_intent --task-id …`).
    */
-  static start(env: Record<string, string>): RuntimeProcess {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
+  static start(env: Record<string, string>, args: string[] = []): RuntimeProcess {
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts", ...args], {
       cwd: ROOT,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,31 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { getDb } from "@/db";
+import { getSigningKey } from "@/lib/config/signing-key";
+import { can } from "@/lib/domain/authz";
+import { DomainError } from "@/lib/domain/errors";
+import { getExerciseView } from "@/lib/domain/exercises/read";
+import { requirePageActor } from "@/lib/server/page-actor";
+import { ExerciseEditor } from "@/components/maps/ExerciseEditor";
+
+type Props = { params: Promise<{ mapId: string; exerciseId: string }> };
+
+export const metadata: Metadata = { title: "Interruption exercise" };
+
+/**
+ * One interruption exercise: the point, the command that runs the demo runtime to that point, the six steps with
+ * evidence (tasks of this workspace picked by search, with what the product knows about them as suggestions), and
+ * the outcome. Completing it sets the covered layers' verification on the map.
+ */
+export default async function ExercisePage({ params }: Props) {
+  const { mapId, exerciseId } = await params;
+  const actor = await requirePageActor();
+  let view;
+  try {
+    view = await getExerciseView(await getDb(), actor, mapId, exerciseId, getSigningKey());
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "not_found") notFound();
+    throw err;
+  }
+  return <ExerciseEditor initial={view} canEdit={can(actor, "maps.edit")} role={actor.role} />;
+}

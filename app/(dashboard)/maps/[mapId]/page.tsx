@@ -1,0 +1,34 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { getDb } from "@/db";
+import { can } from "@/lib/domain/authz";
+import { DomainError } from "@/lib/domain/errors";
+import { listExercisesForActor } from "@/lib/domain/exercises/read";
+import { getMapView } from "@/lib/domain/maps/read";
+import { requirePageActor } from "@/lib/server/page-actor";
+import { MapWorksheet } from "@/components/maps/MapWorksheet";
+
+type Props = { params: Promise<{ mapId: string }> };
+
+export const metadata: Metadata = { title: "Custody map" };
+
+/**
+ * One custody map: the adoption summary, the eight-layer worksheet (autosaved for owners and admins, read-only for
+ * everyone else), its exercises, and its published versions with a comparison. An unknown id (or another
+ * tenant's) answers 404 with not-found.tsx, looked up before anything streams.
+ */
+export default async function MapPage({ params }: Props) {
+  const { mapId } = await params;
+  const actor = await requirePageActor();
+  const db = await getDb();
+  let map;
+  let exercises;
+  try {
+    map = await getMapView(db, actor, mapId);
+    exercises = (await listExercisesForActor(db, actor, mapId)).exercises;
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "not_found") notFound();
+    throw err;
+  }
+  return <MapWorksheet initial={map} exercises={exercises} canEdit={can(actor, "maps.edit")} role={actor.role} />;
+}

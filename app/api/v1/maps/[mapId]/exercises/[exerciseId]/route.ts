@@ -1,0 +1,27 @@
+import { getDb } from "@/db";
+import { getSigningKey } from "@/lib/config/signing-key";
+import { getExerciseView } from "@/lib/domain/exercises/read";
+import { updateExercise } from "@/lib/domain/exercises/update";
+import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
+
+/**
+ * GET /api/v1/maps/{id}/exercises/{exerciseId} → the exercise `{id, map_id, interruption_point, layers, steps: [six
+ * {step, status, task_id, artifact_digest, note}], status, outcome, finding, revision, …}` with its `map` and
+ * `linked_tasks` (per linked task: checkpoints, unknown side effects, artifacts, gate verdict — suggested evidence).
+ * Any signed-in role. Errors: 401, 403, 404.
+ *
+ * PATCH /api/v1/maps/{id}/exercises/{exerciseId} — any of `interruption_point`, `layers`, `steps`, `outcome`,
+ * `finding`, with the `revision` it was based on → the exercise. Owners and admins. Errors: 401, 403, 404,
+ * 409 (completed, or a stale revision: both versions in `details`), 422 (field path, e.g. `steps.2.task_id`).
+ */
+export const GET = apiRoute<{ mapId: string; exerciseId: string }>(async ({ actor, params }) =>
+  getExerciseView(await getDb(), actor, params.mapId, params.exerciseId, getSigningKey()),
+);
+
+export const PATCH = apiRoute<{ mapId: string; exerciseId: string }>(async ({ req, actor, params }) => {
+  const body = await readJson(req);
+  return updateExercise(await getDb(), actor, params.mapId, params.exerciseId, body);
+});
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, DELETE, OPTIONS } = otherMethods("GET", "PATCH");

@@ -1,0 +1,16 @@
+import { getDb } from "@/db";
+import { publishMap } from "@/lib/domain/maps/publish";
+import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
+
+/**
+ * POST /api/v1/maps/{id}/publish (no body, or `{}`) → the map, now `published`, with the frozen version listed in
+ * `versions`. The next row change starts a new draft at version + 1. Owners and admins.
+ * Errors: 401, 403, 404, 409 (already published and unchanged since), 422 (a body with fields).
+ */
+export const POST = apiRoute<{ mapId: string }>(async ({ req, actor, params }) => {
+  await readNoBody(req);
+  return publishMap(await getDb(), actor, params.mapId);
+});
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

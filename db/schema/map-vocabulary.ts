@@ -1,0 +1,63 @@
+/**
+ * The closed vocabularies of custody maps and interruption exercises, as plain `as const` arrays: the database
+ * enums (db/schema/maps.ts), the zod schemas and the browser all use these. No Drizzle import here, so the
+ * browser bundle can include it.
+ */
+
+/** The eight layers of a custody map, in their fixed order (DESIGN.md "Custody map"). */
+export const MAP_LAYERS = ["session_state", "compaction", "tools", "compute", "credentials", "artifacts", "recovery", "export"] as const;
+export type MapLayer = (typeof MAP_LAYERS)[number];
+
+/** `draft` while it can change; `published` once a version is frozen (the next edit starts a new draft). */
+export const MAP_STATUSES = ["draft", "published"] as const;
+export type MapStatus = (typeof MAP_STATUSES)[number];
+
+/** Verification of one layer: `unknown` until evidence is linked; `verified` / `failed` need that link. */
+export const VERIFICATIONS = ["unknown", "verified", "failed"] as const;
+export type Verification = (typeof VERIFICATIONS)[number];
+
+/** The adoption decision per layer (null = not decided yet). */
+export const DECISIONS = ["accept", "constrain", "request_evidence"] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** What kind of evidence a layer's verification links to. */
+export const EVIDENCE_KINDS = ["exercise", "task", "artifact", "document"] as const;
+export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
+
+/** The outcome of an interruption exercise (DESIGN.md "Interruption exercise"). */
+export const EXERCISE_OUTCOMES = ["safe_resume", "safe_replay", "visible_stop", "unsafe"] as const;
+export type ExerciseOutcome = (typeof EXERCISE_OUTCOMES)[number];
+
+export const EXERCISE_STATUSES = ["in_progress", "completed"] as const;
+export type ExerciseStatus = (typeof EXERCISE_STATUSES)[number];
+
+/** The six steps of an interruption exercise, in order (DESIGN.md "Interruption exercise"). */
+export const EXERCISE_STEPS = [
+  "define_expected_result",
+  "establish_checkpoint",
+  "interrupt",
+  "resume_and_reconcile",
+  "retrieve_and_export",
+  "test_revocation",
+] as const;
+export type ExerciseStep = (typeof EXERCISE_STEPS)[number];
+
+/** Where a step stands: not done yet, done as expected, done and not as expected, or could not be done. */
+export const STEP_STATUSES = ["pending", "passed", "failed", "blocked"] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** A named party holding a layer: a team or service, and its organization. */
+export type Custodian = { name: string; organization: string };
+
+/** The evidence a verification links to: an exercise id, a task id, an artifact sha256 or a document reference. */
+export type VerificationEvidence = { kind: EvidenceKind; ref: string; note?: string };
+
+/** One step of an exercise as stored. */
+export type ExerciseStepJson = {
+  step: ExerciseStep;
+  status: StepStatus;
+  task_id: string | null;
+  artifact_digest: string | null;
+  note: string;
+};
+

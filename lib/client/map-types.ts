@@ -1,0 +1,163 @@
+/**
+ * JSON shapes of custody maps and interruption exercises (issue 9, DESIGN.md "Custody map", "Interruption
+ * exercise"). Types only: shared by the route handlers, the domain verbs and the browser.
+ */
+import type {
+  Custodian,
+  Decision,
+  EvidenceKind,
+  ExerciseOutcome,
+  ExerciseStatus,
+  ExerciseStep,
+  MapLayer,
+  MapStatus,
+  StepStatus,
+  Verification,
+  VerificationEvidence,
+} from "@/db/schema/map-vocabulary";
+import type { GateVerdict } from "./types";
+
+export type {
+  Custodian,
+  Decision,
+  EvidenceKind,
+  ExerciseOutcome,
+  ExerciseStatus,
+  ExerciseStep,
+  MapLayer,
+  MapStatus,
+  StepStatus,
+  Verification,
+  VerificationEvidence,
+};
+
+/** One layer row, exactly as the API and the JSON export write it. */
+export type LayerRow = {
+  layer: MapLayer;
+  custodians: Custodian[];
+  handoff: string;
+  evidence: string;
+  recovery_path: string;
+  acceptance_question: string;
+  verification: Verification;
+  verification_evidence: VerificationEvidence | null;
+  decision: Decision | null;
+  decision_note: string;
+  /** Optimistic concurrency: send it back with a change; a stale one answers 409 with both versions. */
+  revision: number;
+};
+
+/** A map, exactly as the JSON export writes it: eight rows in the fixed order. */
+export type CustodyMapJson = {
+  id: string;
+  workflow: string;
+  title: string;
+  version: number;
+  status: MapStatus;
+  layers: LayerRow[];
+};
+
+/** Layers with a named custodian, verified, failed and decided, out of eight. */
+export type MapProgress = { total: number; custodians_named: number; verified: number; failed: number; decided: number };
+
+export type Recommendation = "not_ready" | "hold" | "adopt_with_constraints" | "adopt";
+
+/** The adoption summary at the top of a map. */
+export type AdoptionSummary = {
+  accepted: number;
+  constrained: number;
+  evidence_requested: number;
+  undecided: number;
+  recommendation: Recommendation;
+  /** One sentence: the overall recommendation in plain words. */
+  headline: string;
+  /** The facts behind it (which layers, which constraints, what is missing), one sentence each. */
+  reasons: string[];
+};
+
+export type MapVersionInfo = { version: number; published_at: string; published_by: string };
+
+/** `GET /api/v1/maps/{id}`: the map plus what the page shows around it. */
+export type MapView = CustodyMapJson & {
+  summary: AdoptionSummary;
+  progress: MapProgress;
+  /** Published versions, newest first. */
+  versions: MapVersionInfo[];
+  created_by: string;
+  updated_at: string;
+};
+
+export type MapListItem = {
+  id: string;
+  workflow: string;
+  title: string;
+  version: number;
+  status: MapStatus;
+  updated_at: string;
+  progress: MapProgress;
+  recommendation: Recommendation;
+  exercises: number;
+};
+
+/** The 409 of a stale row write: both versions, and who wrote the current one when. */
+export type LayerConflictDetails = {
+  layer: MapLayer;
+  current: LayerRow;
+  yours: Omit<LayerRow, "revision"> & { revision: number };
+  current_updated_by: string;
+  current_updated_at: string;
+};
+
+/** One step of an exercise. */
+export type ExerciseStepRow = {
+  step: ExerciseStep;
+  status: StepStatus;
+  /** A task of this tenant (picked by search). */
+  task_id: string | null;
+  /** sha256 of an artifact, lower-case hex. */
+  artifact_digest: string | null;
+  note: string;
+};
+
+export type ExerciseJson = {
+  id: string;
+  map_id: string;
+  interruption_point: string;
+  /** The layers whose verification the exercise sets when completed. */
+  layers: MapLayer[];
+  steps: ExerciseStepRow[];
+  status: ExerciseStatus;
+  outcome: ExerciseOutcome | null;
+  finding: string;
+  revision: number;
+  created_by: string;
+  created_at: string;
+  updated_by: string;
+  updated_at: string;
+  completed_at: string | null;
+  completed_map_version: number | null;
+};
+
+/** What the product knows about a task linked to an exercise: offered as suggested evidence. */
+export type LinkedTaskFacts = {
+  task_id: string;
+  phase: string;
+  current_attempt: number;
+  checkpoints: Array<{ version: number; phase: string; digest: string; signature_valid: boolean; created_at: string }>;
+  unknown_side_effects: Array<{ name: string; status_reason: string | null }>;
+  side_effects: Array<{ name: string; status: string }>;
+  artifacts: Array<{ ref: string; sha256: string }>;
+  gate: Pick<GateVerdict, "verdict" | "reasons">;
+};
+
+/** `GET /api/v1/maps/{id}/exercises/{exerciseId}`. */
+export type ExerciseView = ExerciseJson & {
+  map: { id: string; workflow: string; title: string; version: number; status: MapStatus };
+  /** Facts about each task linked from a step, in the order first linked. A task no longer found is left out. */
+  linked_tasks: LinkedTaskFacts[];
+};
+
+export type ExerciseListItem = Pick<
+  ExerciseJson,
+  "id" | "interruption_point" | "layers" | "status" | "outcome" | "finding" | "created_at" | "completed_at" | "updated_at"
+>;

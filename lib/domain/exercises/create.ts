@@ -1,0 +1,39 @@
+/**
+ * `POST /api/v1/maps/{id}/exercises` — an owner or admin starts an interruption exercise on a map: the
+ * interruption point, the layers it covers (default: every layer a step exercises) and six steps not done yet.
+ * One transaction with its audit row.
+ */
+import type { Db } from "@/db";
+import * as q from "@/db/queries/maps";
+import type { ExerciseJson } from "@/lib/client/map-types";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { notFound, validationError } from "../errors";
+import { checkMapId, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
+import { exerciseJson } from "./read";
+import { createExerciseSchema, defaultLayers, emptySteps } from "./rules";
+
+/**
+ * Starts an exercise. body `{"interruption_point", "layers"?: [layer…]}`.
+ * @returns the new exercise (status in_progress, revision 1).
+ * @throws DomainError forbidden, not_found (map), validation_failed (422 naming the field).
+ */
+export async function createExercise(db: Db, actor: Actor, mapId: string, body: unknown): Promise<ExerciseJson> {
+  authorize(actor, "maps.edit");
+  checkMapId(mapId);
+  const parsed = createExerciseSchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  if (looksLikeSecret(parsed.data.interruption_point)) throw validationError([{ path: ["interruption_point"], message: SECRET_MESSAGE }]);
+  const layers = parsed.data.layers ?? defaultLayers();
+  const by = actorRef(actor).label;
+  return db.transaction(async (tx) => {
+    if (!(await q.findMap(tx, actor.tenantId, mapId))) throw notFound("Custody map");
+    const row = await q.insertExercise(tx, actor.tenantId, { mapId, interruptionPoint: parsed.data.interruption_point, layers, steps: emptySteps(), by });
+    await appendAudit(tx, actor, {
+      action: "exercise.create",
+      target: `exercise:${row.id}`,
+      details: { map_id: mapId, interruption_point: row.interruption_point, layers },
+    });
+    return exerciseJson(row);
+  });
+}

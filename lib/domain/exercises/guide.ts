@@ -1,0 +1,83 @@
+/**
+ * The words of an interruption exercise — its six steps, step statuses and outcomes — and what each outcome does
+ * to the layers it covered. Pure data with no imports beyond the vocabulary, shared by the verbs and the browser.
+ */
+import {
+  EXERCISE_STEPS,
+  MAP_LAYERS,
+  type ExerciseOutcome,
+  type ExerciseStep,
+  type MapLayer,
+  type StepStatus,
+  type Verification,
+} from "@/db/schema/map-vocabulary";
+import type { ExerciseStepRow } from "@/lib/client/map-types";
+
+export type StepGuide = { label: string; hint: string; layers: MapLayer[] };
+
+/** What each step asks for, and the layers it mostly exercises (the default coverage is all of them). */
+export const STEP_GUIDE: Record<ExerciseStep, StepGuide> = {
+  define_expected_result: {
+    label: "Define the expected result",
+    hint: "Before anything runs, write down what a correct finish of this disposable run looks like: the files, each external write made exactly once, and the rules it must keep.",
+    layers: [],
+  },
+  establish_checkpoint: {
+    label: "Establish a checkpoint",
+    hint: "Record what the product holds before the interruption: the checkpoint version, artifact digests and receipts so far. Say what cannot be seen instead of guessing it.",
+    layers: ["session_state", "artifacts"],
+  },
+  interrupt: {
+    label: "Interrupt execution",
+    hint: "Take the disposable sandbox away at the chosen point, the way an outage would. Note whether a tool had already acted when it went.",
+    layers: ["compute"],
+  },
+  resume_and_reconcile: {
+    label: "Resume and reconcile",
+    hint: "Ask the resume gate, settle every write whose outcome is unknown against the other system, then continue. Check that nothing was written twice and that the run's constraints still applied.",
+    layers: ["recovery", "tools", "compaction"],
+  },
+  retrieve_and_export: {
+    label: "Retrieve the result and export",
+    hint: "Compare the files you got back with the expected result, and export the run. Note what another system could use and what only works here.",
+    layers: ["artifacts", "export"],
+  },
+  test_revocation: {
+    label: "Test revocation",
+    hint: "Revoke the run's test access, wait out the stated delay, then try a protected action on every path: each must be refused. Keep secret values out of the evidence.",
+    layers: ["credentials"],
+  },
+};
+
+/** Step statuses in words (with an icon; never colour alone). */
+export const STEP_STATUS_WORD: Record<StepStatus, { word: string; icon: string }> = {
+  pending: { word: "not done", icon: "○" },
+  passed: { word: "as expected", icon: "✔" },
+  failed: { word: "not as expected", icon: "✕" },
+  blocked: { word: "could not be done", icon: "⊘" },
+};
+
+/** Outcomes in words, and the verification each sets on the covered layers. */
+export const OUTCOME_GUIDE: Record<ExerciseOutcome, { word: string; icon: string; meaning: string; verification: Exclude<Verification, "unknown"> }> = {
+  safe_resume: { word: "Safe resume", icon: "▶", meaning: "The run continued from its checkpoint and no effect was repeated.", verification: "verified" },
+  safe_replay: { word: "Safe replay", icon: "↺", meaning: "Reads repeated safely; every write replayed its stored receipt instead of running again.", verification: "verified" },
+  visible_stop: { word: "Visible stop", icon: "■", meaning: "The run stopped and said why, instead of guessing; a person could settle it.", verification: "verified" },
+  unsafe: { word: "Unsafe", icon: "⚠", meaning: "The run could repeat or lose an effect, or act without valid authority, without anyone being told.", verification: "failed" },
+};
+
+/** The verification a completed exercise with `outcome` sets on the layers it covered. */
+export function verificationFor(outcome: ExerciseOutcome): Exclude<Verification, "unknown"> {
+  return OUTCOME_GUIDE[outcome].verification;
+}
+
+/** Six pending steps with no evidence. */
+export function emptySteps(): ExerciseStepRow[] {
+  return EXERCISE_STEPS.map((step) => ({ step, status: "pending", task_id: null, artifact_digest: null, note: "" }));
+}
+
+/** Every layer some step exercises, in the map's order (all eight today). */
+export function defaultLayers(): MapLayer[] {
+  const touched = new Set(Object.values(STEP_GUIDE).flatMap((g) => g.layers));
+  return MAP_LAYERS.filter((l) => touched.has(l));
+}
+

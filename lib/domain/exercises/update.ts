@@ -1,0 +1,106 @@
+/**
+ * `PATCH /api/v1/maps/{id}/exercises/{exerciseId}` — an owner or admin records progress on an exercise in progress
+ * (autosave): the interruption point, the layers covered, the six steps with their status and evidence, a draft
+ * outcome and finding. Optimistic concurrency like the map rows: the body names the `revision` it was based on;
+ * a stale one answers 409 with both versions. A completed exercise is a record and no longer changes.
+ */
+import type { Db } from "@/db";
+import * as q from "@/db/queries/maps";
+import { findTask } from "@/db/queries/tasks";
+import type { ExerciseJson, ExerciseStepRow } from "@/lib/client/map-types";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { canonicalJson } from "../crypto/canonical";
+import { DomainError, notFound, validationError, type ValidationIssue } from "../errors";
+import { checkExerciseId, checkMapId, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
+import { exerciseJson } from "./read";
+import { updateExerciseSchema } from "./rules";
+
+/** The fields an exercise in progress can change. */
+type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "outcome" | "finding">;
+
+/**
+ * Changes an exercise in progress.
+ * @param body any of `interruption_point`, `layers`, `steps` (all six, in order, each `{step, status, task_id,
+ *   artifact_digest, note}`), `outcome` (null or one of the four), `finding`, and the `revision` they are based on.
+ * @returns the exercise as stored.
+ * @throws DomainError forbidden, not_found, validation_failed (422 with the path, e.g. `steps.2.task_id` for a task
+ *   this tenant does not have), conflict (409: completed already, or the revision moved on — `details.current` and
+ *   `details.yours` hold both versions).
+ */
+export async function updateExercise(db: Db, actor: Actor, mapId: string, exerciseId: string, body: unknown): Promise<ExerciseJson> {
+  authorize(actor, "maps.edit");
+  checkMapId(mapId);
+  checkExerciseId(exerciseId);
+  const parsed = updateExerciseSchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const { revision, ...patch } = parsed.data;
+  const by = actorRef(actor).label;
+
+  return db.transaction(async (tx) => {
+    if (!(await q.findMap(tx, actor.tenantId, mapId))) throw notFound("Custody map");
+    const row = await q.findExercise(tx, actor.tenantId, mapId, exerciseId);
+    if (!row) throw notFound("Exercise");
+    const current = exerciseJson(row);
+    const next: Draft = {
+      interruption_point: patch.interruption_point ?? current.interruption_point,
+      layers: patch.layers ?? current.layers,
+      steps: (patch.steps as ExerciseStepRow[] | undefined) ?? current.steps,
+      outcome: patch.outcome === undefined ? current.outcome : patch.outcome,
+      finding: patch.finding ?? current.finding,
+    };
+    if (current.status === "completed") {
+      throw new DomainError("conflict", `This exercise was completed at ${current.completed_at} and is kept as recorded; start a new exercise to test again.`, {
+        current,
+      });
+    }
+    if (current.revision !== revision) throw stale(current, next, revision);
+
+    const issues: ValidationIssue[] = [];
+    for (const [i, s] of next.steps.entries()) {
+      if (s.task_id && !(await findTask(tx, actor.tenantId, s.task_id))) {
+        issues.push({ path: ["steps", i, "task_id"], message: `no task ${s.task_id} in this workspace; pick one from the search` });
+      }
+      if (looksLikeSecret(s.note)) issues.push({ path: ["steps", i, "note"], message: SECRET_MESSAGE });
+    }
+    if (looksLikeSecret(next.finding)) issues.push({ path: ["finding"], message: SECRET_MESSAGE });
+    if (looksLikeSecret(next.interruption_point)) issues.push({ path: ["interruption_point"], message: SECRET_MESSAGE });
+    if (issues.length) throw validationError(issues);
+
+    const before: Draft = { interruption_point: current.interruption_point, layers: current.layers, steps: current.steps, outcome: current.outcome, finding: current.finding };
+    if (canonicalJson(next) === canonicalJson(before)) return current;
+
+    const written = await q.updateExerciseGuarded(
+      tx,
+      actor.tenantId,
+      mapId,
+      exerciseId,
+      { interruptionPoint: next.interruption_point, layers: next.layers, steps: next.steps, finding: next.finding, outcome: next.outcome },
+      revision,
+      by,
+    );
+    if (!written) {
+      const now = await q.findExercise(tx, actor.tenantId, mapId, exerciseId);
+      throw stale(now ? exerciseJson(now) : current, next, revision);
+    }
+    await appendAudit(tx, actor, {
+      action: "exercise.update",
+      target: `exercise:${exerciseId}`,
+      details: {
+        map_id: mapId,
+        revision: written.revision,
+        fields: (Object.keys(next) as Array<keyof Draft>).filter((k) => canonicalJson(next[k]) !== canonicalJson(before[k])),
+        linked_tasks: [...new Set(next.steps.map((s) => s.task_id).filter(Boolean))],
+      },
+    });
+    return exerciseJson(written);
+  });
+}
+
+function stale(current: ExerciseJson, yours: Draft, basedOn: number): DomainError {
+  return new DomainError(
+    "conflict",
+    `${current.updated_by} saved this exercise at ${current.updated_at} (revision ${current.revision}); your change was based on revision ${basedOn}. Nothing was overwritten: compare both versions and save again.`,
+    { current, yours: { ...yours, revision: basedOn }, current_updated_by: current.updated_by, current_updated_at: current.updated_at },
+  );
+}

@@ -1,0 +1,53 @@
+/**
+ * `POST /api/v1/maps/import` — takes a map's JSON export back: validated whole (422 with the field path, e.g.
+ * `layers.2.custodians.0.name`, writing nothing), then stored as a new draft map of this tenant (its own id,
+ * version 1) with the document's workflow, title and eight rows — their revisions included — so exporting the
+ * imported map gives back the original document apart from id, version and status. Evidence links are kept as
+ * written (they may name tasks or exercises of the workspace the map came from).
+ */
+import type { Db } from "@/db";
+import * as q from "@/db/queries/maps";
+import type { MapView } from "@/lib/client/map-types";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { validationError, type ValidationIssue } from "../errors";
+import { mapImportSchema } from "./rules";
+import { looksLikeSecret, loadMapView, SECRET_MESSAGE, secretIssues } from "./shape";
+
+/**
+ * Imports a map.
+ * @param body the JSON export: `{"id"?, "workflow", "title", "version"?, "status"?, "layers": [eight rows in order]}`.
+ * @returns the new draft map.
+ * @throws DomainError forbidden, validation_failed (422, every problem with its path).
+ */
+export async function importMap(db: Db, actor: Actor, body: unknown): Promise<MapView> {
+  authorize(actor, "maps.edit");
+  const parsed = mapImportSchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const doc = parsed.data;
+  const secrets: ValidationIssue[] = doc.layers.flatMap((row, i) => secretIssues(row, ["layers", i]));
+  for (const f of ["workflow", "title"] as const) {
+    if (looksLikeSecret(doc[f])) secrets.push({ path: [f], message: SECRET_MESSAGE });
+  }
+  if (secrets.length) throw validationError(secrets);
+  const by = actorRef(actor).label;
+  return db.transaction(async (tx) => {
+    const map = await q.insertMap(tx, actor.tenantId, { workflow: doc.workflow, title: doc.title, createdBy: by });
+    await q.insertLayers(
+      tx,
+      actor.tenantId,
+      map.id,
+      doc.layers.map((row, position) => {
+        // Each row keeps its revision as exported, so the round trip gives back the same rows.
+        return { ...row, position };
+      }),
+      by,
+    );
+    await appendAudit(tx, actor, {
+      action: "map.import",
+      target: `map:${map.id}`,
+      details: { workflow: doc.workflow, title: doc.title, ...(doc.id ? { source_id: doc.id } : {}), ...(doc.version ? { source_version: doc.version } : {}) },
+    });
+    return loadMapView(tx, actor.tenantId, map);
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * `POST /api/v1/maps/{id}/publish` — freezes the current draft as a published version: the map JSON is stored as
+ * it is (`custody_map_versions`), and the map's status becomes `published`. The next change to any row starts a
+ * new draft at version + 1 (lib/domain/maps/update-layer.ts), so a published version never changes. The map row
+ * is locked and moved with a guarded `UPDATE … WHERE status = 'draft'`, so two publishes cannot both succeed.
+ */
+import type { Db } from "@/db";
+import * as q from "@/db/queries/maps";
+import type { MapView } from "@/lib/client/map-types";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { DomainError, notFound } from "../errors";
+import { checkMapId, loadMapView, mapJson } from "./shape";
+
+/**
+ * Publishes the draft.
+ * @returns the map view, now `published`, with the new version listed first in `versions`.
+ * @throws DomainError forbidden, not_found, conflict (409: already published and unchanged since — says which
+ *   version and when).
+ */
+export async function publishMap(db: Db, actor: Actor, mapId: string): Promise<MapView> {
+  authorize(actor, "maps.edit");
+  checkMapId(mapId);
+  const by = actorRef(actor).label;
+  return db.transaction(async (tx) => {
+    const map = await q.findMap(tx, actor.tenantId, mapId, { forUpdate: true });
+    if (!map) throw notFound("Custody map");
+    const version = await q.markPublished(tx, actor.tenantId, mapId);
+    if (version === undefined) {
+      const [latest] = await q.listVersions(tx, actor.tenantId, mapId);
+      throw new DomainError(
+        "conflict",
+        `Version ${map.version} is already published${latest ? ` (by ${latest.published_by} at ${latest.published_at})` : ""} and nothing changed since; edit a row to start a new draft.`,
+        { version: map.version, status: map.status },
+      );
+    }
+    const layers = await q.listLayers(tx, actor.tenantId, mapId);
+    const snapshot = mapJson({ ...map, version, status: "published" }, layers);
+    await q.insertVersion(tx, actor.tenantId, mapId, version, snapshot, by);
+    await appendAudit(tx, actor, { action: "map.publish", target: `map:${mapId}`, details: { version, workflow: map.workflow } });
+    const after = await q.findMap(tx, actor.tenantId, mapId);
+    return loadMapView(tx, actor.tenantId, after!);
+  });
+}

@@ -77,7 +77,7 @@ export async function linkedTaskFacts(db: Db, actor: Actor, taskId: string, key:
       task_id: view.task_id,
       phase: view.phase,
       current_attempt: view.current_attempt,
-      checkpoints: history.map((c) => ({ version: c.version, phase: c.phase, digest: c.digest, signature_valid: c.signature_valid, created_at: c.created_at })),
+      checkpoints: history.checkpoints.map((c) => ({ version: c.version, phase: c.phase, digest: c.digest, signature_valid: c.signature_valid, created_at: c.created_at })),
       unknown_side_effects: effects.filter(([, e]) => e.status === "unknown").map(([name, e]) => ({ name, status_reason: e.status_reason })),
       side_effects: effects.map(([name, e]) => ({ name, status: e.status })),
       artifacts: artifacts.map((a) => ({ ref: a.ref, sha256: a.sha256 })),

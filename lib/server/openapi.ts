@@ -91,7 +91,12 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           summary: "Report a batch of events (≤ 1000, ≤ 1 MB); idempotent by event id",
           requestBody: { required: true, ...json("EventBatch") },
-          responses: { ...ok("`{results: [{id, status: stored|duplicate|rejected, error?}]}`"), ...errors(400, 401, 403, 413, 422) },
+          responses: {
+            ...ok(
+              "`{results: [{id, status: stored|duplicate|conflict|rejected, error?, stored_digest?, effect?: {name, applied, code?, message?}}]}` — `duplicate`: the same id and content was received before; `conflict`: the same id with other content (nothing stored; `stored_digest` = sha256 of the stored event's RFC 8785 JSON); `effect`: whether a side-effect move was applied, and why not",
+            ),
+            ...errors(400, 401, 403, 413, 422),
+          },
         },
       },
       "/api/v1/tasks": {
@@ -118,12 +123,17 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/tasks/{task_id}": {
-        get: { summary: "Latest record, signature check, side-effect view", parameters: [taskId], responses: { ...ok("Task view"), ...errors(401, 404) } },
-        put: {
-          summary: "Checkpoint the task record (new signed version)",
+        get: {
+          summary: "Latest record with its signature and key id, signature check, side-effect view (ETag: the version)",
           parameters: [taskId],
+          responses: { ...ok("Task view"), ...errors(401, 404) },
+        },
+        put: {
+          summary:
+            "Checkpoint the task record (new signed version). The record names its `attempt`: an older attempt than the task's current one gets 409 stale_attempt. Send the version it is based on as `If-Match: \"n\"` or `base_version` to get 409 version_conflict instead of overwriting a newer one.",
+          parameters: [taskId, { name: "If-Match", in: "header", required: false, schema: { type: "string" }, description: 'The version this checkpoint is based on, e.g. "3"' }],
           requestBody: { required: true, ...json("TaskRecord") },
-          responses: { ...ok("`{task_id, version, digest, signature}`"), ...errors(400, 401, 403, 409, 413, 422) },
+          responses: { ...ok("`{task_id, version, digest, signature, key_id, attempt}`"), ...errors(400, 401, 403, 409, 413, 422) },
         },
       },
       "/api/v1/tasks/{task_id}/timeline": {
@@ -133,11 +143,18 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{events, next_cursor}`"), ...errors(400, 401, 404) },
         },
       },
-      "/api/v1/tasks/{task_id}/checkpoints": { get: { summary: "Checkpoint history", parameters: [taskId], responses: { ...ok("`{checkpoints}`"), ...errors(401, 404) } } },
+      "/api/v1/tasks/{task_id}/checkpoints": {
+        get: {
+          summary: "Checkpoint history, newest first, each with signature and key id (keyset pagination: pass next_cursor back as cursor)",
+          parameters: [taskId, { name: "cursor", in: "query", schema: { type: "string" } }, { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } }],
+          responses: { ...ok("`{checkpoints: [{version, digest, signature, key_id, attempt, signature_valid, phase, created_at, record}], next_cursor}`"), ...errors(400, 401, 404) },
+        },
+      },
       "/api/v1/tasks/{task_id}/artifacts": { get: { summary: "Artifacts with sha256", parameters: [taskId], responses: { ...ok("`{artifacts}`"), ...errors(401, 404) } } },
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
-          summary: "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal",
+          summary:
+            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent.",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Intent") },
           responses: { ...ok("`{decision: go, lease_expires_at}` or `{decision: replay, receipt}`"), ...errors(400, 401, 403, 404, 409, 422) },
@@ -145,10 +162,11 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks/{task_id}/side-effects/{name}/receipt": {
         post: {
-          summary: "Record the receipt of a completed write (an identical repeat is a no-op)",
+          summary:
+            "Record the receipt of a completed write (an identical repeat is a no-op). One that is not applied (effect unknown, older attempt, no intent yet, conflicting) answers 409 and is kept as evidence for whoever reconciles.",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Receipt") },
-          responses: { ...ok("`{status: completed, receipt, replayed}`"), ...errors(400, 401, 404, 409, 422) },
+          responses: { ...ok("`{status: completed, receipt, replayed, warnings}`"), ...errors(400, 401, 404, 409, 422) },
         },
       },
       "/api/v1/tasks/{task_id}/side-effects/{name}/reconcile": {

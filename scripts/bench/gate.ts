@@ -39,6 +39,7 @@ export const gateBenchmark: Benchmark = {
       principal: "tenant/bench:user/1",
       policy_version: "policy-v1",
       phase: "writing",
+      attempt: 1,
       inputs: [{ ref: "s3://bench/input.pdf", sha256: SHA("a") }],
       decisions: [],
       artifacts: [],

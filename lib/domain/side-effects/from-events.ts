@@ -23,6 +23,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
+import type { GateVerdict } from "@/lib/client/types";
 import type { SigningKey } from "../crypto/signing";
 import type { PreparedEvent } from "../events/ingest";
 import { gatherGateFacts } from "../gate/ask";
@@ -89,6 +90,9 @@ export async function callsWithEffects(tx: Db, tenantId: string, outcomes: Prepa
  */
 export async function applyEventTransitions(tx: Db, tenantId: string, events: PreparedEvent[], key: SigningKey): Promise<Map<string, EffectNote>> {
   const notes = new Map<string, EffectNote>();
+  // The gate's verdict per task and asking attempt, reused across a batch's intents: an intent applied as reported only
+  // adds a write of its own attempt, which changes no verdict for that attempt. Anything that could block clears it.
+  const verdicts: VerdictCache = new Map();
   const taskIds = [...new Set(events.map((e) => e.task_id))].sort();
   await tx.execute(sql`
     select task_id from tasks where tenant_id = ${tenantId}
@@ -104,11 +108,13 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
     switch (e.type) {
       case "sandbox.created":
       case "sandbox.replaced":
+        verdicts.delete(e.task_id);
         if (e.attempt) await observeAttempt(tx, tenantId, e.task_id, e.attempt, `A new sandbox`);
         break;
       case "run.interrupted":
       case "run.stopped":
       case "sandbox.destroyed":
+        verdicts.delete(e.task_id);
         await endFromEvent(tx, tenantId, e);
         break;
       case "task.created":
@@ -118,13 +124,14 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
         }
         break;
       case "side_effect.intent":
-        notes.set(e.id, await applyIntentEvent(tx, tenantId, e, attrs, key));
+        notes.set(e.id, await applyIntentEvent(tx, tenantId, e, attrs, key, verdicts));
         break;
       case "side_effect.receipt":
         notes.set(e.id, await applyReceiptEvent(tx, tenantId, e, attrs));
         break;
       case "tool.called": {
         if (!(await attemptEnded(tx, tenantId, e.task_id, e.attempt ?? null))) break;
+        verdicts.delete(e.task_id);
         const flagged = await flagOrphanToolCalls(tx, tenantId, e.task_id, sql`true`, attrs.call_id!);
         if (flagged[0]) {
           notes.set(e.id, { name: flagged[0], applied: true, code: "unknown", message: "Its attempt had already ended with no outcome recorded: the write's outcome is unknown." });
@@ -224,11 +231,21 @@ async function unknownFromReport(tx: Db, tenantId: string, e: PreparedEvent, att
       and status in ('not_started', 'approved', 'awaiting_approval', 'failed')`);
 }
 
-async function applyIntentEvent(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs, key: SigningKey): Promise<EffectNote> {
+type VerdictCache = Map<string, { attempt: number; verdict: GateVerdict }>;
+
+async function applyIntentEvent(
+  tx: Db,
+  tenantId: string,
+  e: PreparedEvent,
+  attrs: Attrs,
+  key: SigningKey,
+  verdicts: VerdictCache,
+): Promise<EffectNote> {
   const name = attrs.name!;
   const idemKey = attrs.idempotency_key!;
   const attempt = e.attempt!;
   const seen = await observeAttempt(tx, tenantId, e.task_id, attempt, "An intent from a new attempt");
+  if (seen.raised) verdicts.delete(e.task_id);
   const current = seen.current ?? 0;
   const existing = await findSideEffect(tx, tenantId, e.task_id, name, { forUpdate: true });
   if (existing && existing.idempotency_key !== idemKey) {
@@ -240,13 +257,19 @@ async function applyIntentEvent(tx: Db, tenantId: string, e: PreparedEvent, attr
   if (attempt < current) {
     const reason = `Attempt ${attempt}, older than the current attempt ${current}, reported starting this write (event ${e.id}).`;
     await unknownFromReport(tx, tenantId, e, attrs, reason);
+    verdicts.delete(e.task_id);
     return { name, applied: false, code: "stale_attempt", message: `${reason} A stale attempt may not write; the effect is unknown until reconciled unless it had already completed.` };
   }
   if (existing?.status === "completed" || existing?.status === "unknown" || existing?.status === "in_flight") {
     const code = existing.status === "completed" ? "replay" : existing.status === "unknown" ? "reconcile_required" : "in_flight";
     return { name, applied: false, code, message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.` };
   }
-  const verdict = evaluateGate(await gatherGateFacts(tx, tenantId, e.task_id, key, {}, new Date(), attempt, { forWrite: true }));
+  let cached = verdicts.get(e.task_id);
+  if (!cached || cached.attempt !== attempt) {
+    cached = { attempt, verdict: evaluateGate(await gatherGateFacts(tx, tenantId, e.task_id, key, {}, new Date(), attempt, { forWrite: true })) };
+    verdicts.set(e.task_id, cached);
+  }
+  const verdict = cached.verdict;
   const permission = writePermission(verdict, attrs.mutation ?? true);
   const refusal =
     existing?.status === "awaiting_approval"
@@ -257,6 +280,7 @@ async function applyIntentEvent(tx: Db, tenantId: string, e: PreparedEvent, attr
   if (refusal) {
     const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${refusal.message}.`;
     await unknownFromReport(tx, tenantId, e, attrs, reason);
+    verdicts.delete(e.task_id);
     return { name, applied: false, code: refusal.code, message: `${reason} The effect is unknown until reconciled.` };
   }
 

@@ -9,6 +9,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import type { SideEffectView } from "@/lib/client/types";
+import { KeptReceipts } from "./KeptReceipts";
 import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";
@@ -143,6 +144,8 @@ export function ReconcileDialog({
               {effect.intent_at ? <> (intent at <Time iso={effect.intent_at} />)</> : null}. Find out what happened before
               the run is allowed to continue.
             </p>
+
+            <KeptReceipts receipts={effect.unapplied_receipts} />
 
             <div className="rounded-md border border-neutral-200 p-3">
               <div className="flex flex-wrap items-center justify-between gap-2">

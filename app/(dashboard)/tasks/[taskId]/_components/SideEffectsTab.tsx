@@ -6,6 +6,7 @@ import type { SideEffectView } from "@/lib/client/types";
 import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";
+import { KeptReceipts } from "./KeptReceipts";
 
 /** Side effects with status, idempotency key, receipt and the Reconcile action on unknown ones. */
 export function SideEffectsTab({
@@ -58,9 +59,15 @@ export function SideEffectsTab({
             >
               <td className="px-2 py-2">
                 <div className="font-medium">{name}</div>
-                <div className="text-xs text-neutral-500">
+                <div className="text-xs text-neutral-600">
                   {e.action ?? e.tool ?? ""}{e.mutation ? " · mutation" : " · read"}
+                  {e.intent_attempt ? ` · attempt ${e.intent_attempt}` : ""}
                 </div>
+                {e.origin === "tool_call" ? (
+                  <div className="text-xs text-neutral-700" data-testid="tool-call-effect">
+                    Tool call <Id value={e.call_id ?? ""} inline /> · no idempotency key was given
+                  </div>
+                ) : null}
               </td>
               <td className="px-2 py-2"><SideEffectStatusBadge status={e.status} /></td>
               <td className="px-2 py-2 text-xs">
@@ -74,6 +81,10 @@ export function SideEffectsTab({
                   </div>
                 ) : null}
                 {e.status_reason && !(e.last_reconcile && e.status !== "unknown") ? <div>{e.status_reason}</div> : null}
+                {e.status === "unknown" ? <KeptReceipts receipts={e.unapplied_receipts} compact /> : null}
+                {e.receipt?.warnings?.includes("completed_before_intent") ? (
+                  <div className="mt-1 text-amber-900">⚠ The receipt claims a time before its intent was registered: check the runtime&apos;s clock.</div>
+                ) : null}
                 {e.last_reconcile ? (
                   <div className="mt-1 text-neutral-600" data-testid="last-reconcile">
                     Reconciled by {e.last_reconcile.by} (<Time iso={e.last_reconcile.at} />): {e.last_reconcile.outcome.replace("_", " ")} — “{e.last_reconcile.evidence}”

@@ -71,8 +71,23 @@ export function TaskHeader({
         </Field>
         <Field label="Sandbox attempt">{task.current_attempt || "—"}</Field>
       </dl>
+      {task.clock_skew ? (
+        <p className="mt-3 rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-950" data-testid="clock-skew">
+          <span aria-hidden="true">⚠ </span>
+          The runtime&apos;s clock differs from the server&apos;s by about {formatSkew(task.clock_skew.ms)} (
+          {task.clock_skew.ms > 0 ? "ahead" : "behind"}). {task.clock_skew.note}
+        </p>
+      ) : null}
     </header>
   );
+}
+
+/** A clock difference in words: "2 min 5 s", "45 s". */
+function formatSkew(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 120) return `${s} s`;
+  const m = Math.floor(s / 60);
+  return m < 120 ? `${m} min` : `${Math.round(m / 60)} h`;
 }
 
 function Field({ label, children }: { label: string; children: React.ReactNode }) {

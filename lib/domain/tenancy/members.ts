@@ -39,7 +39,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WINDOW = sql`make_interval(mins => ${SIGN_IN_WINDOW_MINUTES})`;
 /** A throttle row (alias `s`) that is locked now. */
 const LOCKED_ROW = sql`s.window_started_at > now() - ${WINDOW}
-  and s.failures >= case when s.source = ${ALL_SOURCES} then ${MAX_EMAIL_SIGN_IN_FAILURES} else ${MAX_SIGN_IN_FAILURES} end`;
+  and s.failures >= case when s.source = ${ALL_SOURCES} then ${MAX_EMAIL_SIGN_IN_FAILURES}::int else ${MAX_SIGN_IN_FAILURES}::int end`;
 
 /**
  * Members of the actor's tenant with their roles and sign-in lock, active ones first.
@@ -99,7 +99,7 @@ export async function unlockMember(db: Db, actor: Actor, userId: string): Promis
     if (!member) throw notFound("Member");
     const locked = await queryRows<{ failures: number; until: string }>(
       tx,
-      sql`select s.failures, ${isoUtc(sql`s.window_started_at + ${WINDOW}`)} as until
+      sql`select s.failures, ${isoUtc(sql`(s.window_started_at + ${WINDOW})`)} as until
           from sign_in_throttle s where s.email = ${member.email} and ${LOCKED_ROW}`,
     );
     if (!locked.length) {

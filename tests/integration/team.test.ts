@@ -28,7 +28,6 @@ import {
   testDbForFile,
   type Auth,
   type FullTestTenant,
-  type TestTenant,
 } from "./helpers";
 
 const handle = testDbForFile();
@@ -47,16 +46,6 @@ async function accept(token: string, body: unknown) {
     `/api/v1/invitations/${token}/accept`,
     body,
   );
-}
-
-/** Invites `email` with `role` as the tenant's owner and accepts with {@link PASSWORD}; returns the new person's session. */
-async function join(t: TestTenant, email: string, role: Role): Promise<{ cookie: string; userId: string }> {
-  const owner = await signInAs(t, "owner");
-  const inv = await invite(owner, email, role);
-  expect(inv.status, inv.text).toBe(200);
-  const ok = await accept(tokenOf(inv.body.invitation_url), { password: PASSWORD });
-  expect(ok.status, ok.text).toBe(200);
-  return { cookie: await signIn(email, PASSWORD), userId: ok.body.user_id };
 }
 
 async function members(auth: Auth): Promise<MembersBody> {

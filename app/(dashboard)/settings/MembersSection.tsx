@@ -232,18 +232,18 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
           invite.mutate();
         }}
       >
-        <label className="flex min-w-64 flex-col text-xs font-medium">
-          Email of the person to add
-          <input className={input} type="email" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="name@example.com" required />
-        </label>
-        <label className="flex flex-col text-xs font-medium">
-          Role
-          <select className={input} value={role} onChange={(e) => setRole(e.target.value as Role)}>
+        <div className="flex min-w-64 flex-col text-xs font-medium">
+          <label htmlFor="invite-email">Email of the person to add</label>
+          <input id="invite-email" className={input} type="email" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="name@example.com" required />
+        </div>
+        <div className="flex flex-col text-xs font-medium">
+          <label htmlFor="invite-role">Their role</label>
+          <select id="invite-role" className={input} value={role} onChange={(e) => setRole(e.target.value as Role)}>
             {roles.map((r) => (
               <option key={r} value={r}>{r}</option>
             ))}
           </select>
-        </label>
+        </div>
         <button className={primary} disabled={!email.trim() || invite.isPending}>Create invitation link</button>
       </form>
       {invite.error ? <p role="alert" className="mt-2 text-sm text-red-700">{invite.error.message}</p> : null}

@@ -26,7 +26,10 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         ) : (
           <div data-testid="setup-needed" className="mt-3 space-y-3 text-sm text-neutral-800">
             <p className="font-medium">This server has no workspace yet, so nobody can sign in.</p>
-            <p>Create the first workspace and its owner on the server, with the same database settings it runs with:</p>
+            <p>
+              Create the first workspace and its owner on the server, with the same database settings it runs with (on the
+              embedded database, stop the server first: one process uses a data directory at a time):
+            </p>
             <pre className="overflow-x-auto rounded-md bg-neutral-900 px-3 py-2 font-mono text-xs text-white" data-testid="setup-command">
               {SETUP_COMMAND}
             </pre>

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one verification script (`npm test`): lint, typecheck, unit tests, production build, integration tests
 # (real PostgreSQL + the built server) and end-to-end tests (Playwright in Debian Chromium).
+# First, scripts/provision.sh gets what the tests need when it is missing (Chromium, a running PostgreSQL, the test
+# database), saying so in one line before each action.
 #
 # Env:
 #   TEST_DATABASE_URL  PostgreSQL for the integration and e2e suites (default: DATABASE_URL, else
@@ -53,6 +55,9 @@ build() {
     npm run --silent build
   fi
 }
+
+# shellcheck source=scripts/provision.sh
+source scripts/provision.sh
 
 echo "== verify: test database $(node -e 'const u=new URL(process.argv[1]); if (u.password) u.password="***"; console.log(u.toString())' "$TEST_DATABASE_URL"), build dir $DIST_DIR"
 step "lint" npm run --silent lint

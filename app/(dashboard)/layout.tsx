@@ -1,15 +1,16 @@
 import Link from "next/link";
-import { sql } from "drizzle-orm";
-import { getDb, queryRows } from "@/db";
+import { getDb } from "@/db";
 import { Providers } from "@/components/Providers";
 import { NavLinks } from "@/components/NavLinks";
 import { SignOutButton } from "@/components/SignOutButton";
+import { WorkspaceSwitcher } from "@/components/WorkspaceSwitcher";
+import { listWorkspaces } from "@/lib/domain/tenancy/account";
 import { requirePageActor } from "@/lib/server/page-actor";
 
 /** Every dashboard page needs a session with an active membership; otherwise → /login. */
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const actor = await requirePageActor();
-  const [tenant] = await queryRows<{ name: string }>(await getDb(), sql`select name from tenants where id = ${actor.tenantId}`);
+  const workspaces = await listWorkspaces(await getDb(), actor.userId, actor.tenantId);
   return (
     <Providers>
       <div className="flex min-h-screen flex-col">
@@ -20,10 +21,10 @@ export default async function DashboardLayout({ children }: { children: React.Re
             </Link>
             <NavLinks />
             <div className="ml-auto flex items-center gap-3 text-sm text-neutral-600">
-              <span className="hidden sm:inline" title="Workspace">{tenant?.name}</span>
-              <span className="rounded bg-neutral-100 px-2 py-0.5 text-xs" data-testid="current-user">
+              <WorkspaceSwitcher workspaces={workspaces} />
+              <Link href="/account" className="rounded bg-neutral-100 px-2 py-0.5 text-xs hover:bg-neutral-200" data-testid="current-user" title="Your account">
                 {actor.email} · {actor.role}
-              </span>
+              </Link>
               <SignOutButton />
             </div>
           </div>

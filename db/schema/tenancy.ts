@@ -3,7 +3,7 @@
  * Users are global (one login, many tenants); everything else leads with tenant_id (DESIGN.md "Scale").
  */
 import { sql } from "drizzle-orm";
-import { bigserial, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { roleEnum } from "./enums";
 
 export const tenants = pgTable(
@@ -73,16 +73,4 @@ export const apiKeys = pgTable(
     uniqueIndex("api_keys_hash_key").on(t.keyHash),
     index("api_keys_tenant_created_idx").on(t.tenantId, sql`${t.createdAt} desc`),
   ],
-);
-
-/** Failed sign-ins per email, for throttling guessing (rows older than the window are ignored and pruned). */
-export const signInFailures = pgTable(
-  "sign_in_failures",
-  {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
-    /** Lower-cased email as typed (it may name no user). */
-    email: text("email").notNull(),
-    failedAt: timestamp("failed_at", { withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [index("sign_in_failures_email_idx").on(t.email, t.failedAt)],
 );

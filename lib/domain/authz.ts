@@ -11,6 +11,8 @@ export type UserActor = {
   userId: string;
   email: string;
   role: Role;
+  /** sha256 of the session id when the actor comes from a session (lib/domain/tenancy/sessions.ts). */
+  sessionHash?: string;
 };
 
 export type ApiKeyActor = {
@@ -47,6 +49,8 @@ export const PERMISSIONS = {
   // Custody maps and interruption exercises (issue 9): workflow owners and admins fill and test them; everyone reads.
   "maps.read": { runtime: false, roles: ANY_ROLE },
   "maps.edit": { runtime: false, roles: ["owner", "admin"] },
+  "members.manage": { runtime: false, roles: ["owner", "admin"] },
+  "account.manage": { runtime: false, roles: ANY_ROLE },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -89,6 +93,8 @@ const PHRASES: Record<Action, string> = {
   "audit.read": "read the audit log",
   "maps.read": "read custody maps",
   "maps.edit": "edit, publish or import custody maps or record interruption exercises",
+  "members.manage": "invite members, change their roles or remove them",
+  "account.manage": "change their own password or switch workspace",
 };
 
 function describe(action: Action): string {
@@ -105,4 +111,21 @@ export function actorRef(actor: Actor): { kind: Actor["kind"]; id: string; label
     case "system":
       return { kind: "system", id: "system", label: actor.label };
   }
+}
+
+/** One row of {@link permissionMatrix}. */
+export type PermissionRow = { action: Action; phrase: string; runtime: boolean; roles: readonly Role[] };
+
+/**
+ * The permissions table as rows people can read (Settings shows it): what each action is, whether a runtime API
+ * key may take it, and which roles may. Rules beyond the table (only an owner grants, changes or removes the owner
+ * role; the last owner stays) are in lib/domain/tenancy/member-roles.ts.
+ */
+export function permissionMatrix(): PermissionRow[] {
+  return (Object.keys(PERMISSIONS) as Action[]).map((action) => ({
+    action,
+    phrase: PHRASES[action],
+    runtime: PERMISSIONS[action].runtime,
+    roles: PERMISSIONS[action].roles,
+  }));
 }

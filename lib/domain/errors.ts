@@ -27,6 +27,10 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   too_many_events: 413,
   lookup_failed: 502,
+  last_owner: 409,
+  not_allowed: 403,
+  already_member: 409,
+  gone: 410,
   internal: 500,
 } as const;
 

@@ -1,18 +1,19 @@
 /**
- * Who is calling: a runtime API key (`Authorization: Bearer rck_…`) or a signed-in person (next-auth session).
- * One place for authentication; authorization happens in the domain verbs.
+ * Who is calling: a runtime API key (`Authorization: Bearer rck_…`) or a signed-in person (next-auth session
+ * cookie whose server-side session is live). One place for authentication; authorization happens in the domain verbs.
  */
 import { getServerSession } from "next-auth";
 import { getDb } from "@/db";
 import type { Actor, UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { authenticateApiKey } from "@/lib/domain/tenancy/api-keys";
-import { actorForUser } from "@/lib/domain/tenancy/people";
+import { actorForSession } from "@/lib/domain/tenancy/sessions";
 import { authOptions } from "./auth";
 
 /**
  * The actor of an API request.
- * @throws DomainError unauthorized — no credentials, an unknown or revoked key, or a revoked membership.
+ * @throws DomainError unauthorized — no credentials, an unknown or revoked key, or a session that ended (signed out,
+ *   removed from the workspace, expired).
  */
 export async function requireActor(req: Request): Promise<Actor> {
   const header = req.headers.get("authorization");
@@ -37,7 +38,7 @@ export async function requireActor(req: Request): Promise<Actor> {
  * Cookie-authenticated changes must come from our own pages: when a browser sends `Origin` on a non-GET request,
  * it must match the host the request was sent to (defence in depth on top of SameSite=Lax session cookies).
  */
-function sameOrigin(req: Request): boolean {
+export function sameOrigin(req: Request): boolean {
   if (req.method === "GET" || req.method === "HEAD") return true;
   const origin = req.headers.get("origin");
   if (!origin) return true;
@@ -49,10 +50,13 @@ function sameOrigin(req: Request): boolean {
   }
 }
 
-/** The signed-in person as an actor, or null (no session, or no active membership any more). */
+/**
+ * The signed-in person as an actor in their session's workspace, or null: no cookie, a cookie from before
+ * server-side sessions, or a session that ended or whose membership is no longer active.
+ */
 export async function currentUser(): Promise<UserActor | null> {
   const session = await getServerSession(authOptions());
-  const userId = (session?.user as { id?: string } | undefined)?.id;
-  if (!userId) return null;
-  return actorForUser(await getDb(), userId);
+  const sid = (session?.user as { sid?: string } | undefined)?.sid;
+  if (!sid) return null;
+  return actorForSession(await getDb(), sid);
 }

@@ -7,9 +7,12 @@ import { eventInputSchema } from "@/lib/domain/events/schema";
 import { resumeBodySchema } from "@/lib/domain/gate/ask";
 import { lookupBodySchema } from "@/lib/domain/settings/lookups";
 import { restorePrincipalBodySchema, revokePrincipalBodySchema } from "@/lib/domain/settings/principals";
+import { changePasswordBodySchema, switchWorkspaceBodySchema } from "@/lib/domain/tenancy/account";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
 import { completeExerciseSchema, createExerciseSchema, updateExerciseSchema } from "@/lib/domain/exercises/rules";
 import { createMapSchema, layerPatchSchema, layerRowSchema, mapImportSchema } from "@/lib/domain/maps/rules";
+import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitations";
+import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
 import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
@@ -82,6 +85,11 @@ export function openApiDocument(): Record<string, unknown> {
         CreateExercise: schema(createExerciseSchema),
         UpdateExercise: schema(updateExerciseSchema),
         CompleteExercise: schema(completeExerciseSchema),
+        Invite: schema(inviteBodySchema),
+        ChangeRole: schema(changeRoleBodySchema),
+        AcceptInvitation: schema(acceptBodySchema),
+        SwitchWorkspace: schema(switchWorkspaceBodySchema),
+        ChangePassword: schema(changePasswordBodySchema),
       },
     },
     security: [{ runtimeKey: [] }],
@@ -212,7 +220,66 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/settings/members": {
-        get: { summary: "Members with roles and sign-in lock `{failures, locked_until}` (signed-in)", responses: { ...ok("`{members}`"), ...errors(401, 403) } },
+        get: {
+          summary: "Members with roles and sign-in lock `{failures, locked_until}`, and open invitations (signed-in)",
+          responses: { ...ok("`{members, invitations}`"), ...errors(401, 403) },
+        },
+        post: {
+          summary: "Add a person: a one-time link (7 days) that sets their password and makes them a member (owners, admins; audited)",
+          requestBody: { required: true, ...json("Invite") },
+          responses: { ...ok("`{invitation_url, expires_at, invitation, audit_seq}`"), ...errors(400, 401, 403, 409, 422) },
+        },
+      },
+      "/api/v1/settings/members/{user_id}": {
+        patch: {
+          summary: "Change a member's role, effective on their next request (owners, admins; only owners touch the owner role: 403 not_allowed; 409 last_owner)",
+          parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          requestBody: { required: true, ...json("ChangeRole") },
+          responses: { ...ok("`{user_id, email, role, previous_role, changed, audit_seq}`"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+        delete: {
+          summary: "Remove a member: their sessions here end at once, past decisions keep their name (owners, admins; 403 not_allowed; 409 last_owner)",
+          parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          responses: { ...ok("`{removed: true, user_id, email, role, sessions_ended, audit_seq}`"), ...errors(401, 403, 404, 409) },
+        },
+      },
+      "/api/v1/settings/invitations": {
+        post: {
+          summary: "A one-time invitation link (7 days, single use; only its hash stored) for `{email, role}` (owners, admins; 409 already_member; audited)",
+          requestBody: { required: true, ...json("Invite") },
+          responses: { ...ok("`{invitation_url, expires_at, invitation, audit_seq}`"), ...errors(400, 401, 403, 409, 422) },
+        },
+      },
+      "/api/v1/invitations/{token}/accept": {
+        post: {
+          summary: "Use an invitation link: sets the new account's password (or checks an existing account's) and joins the workspace. No session needed; 410 when used, expired or withdrawn",
+          security: [],
+          parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" } }],
+          requestBody: { required: true, ...json("AcceptInvitation") },
+          responses: {
+            ...ok("`{user_id, email, role, workspace, account_created}`"),
+            ...errors(400, 403, 404, 409, 422),
+            "410": { description: "The link was used, expired or withdrawn (`details.reason`)", ...json("Error") },
+            "429": { description: "Too many password tries (sign-in throttle)", ...json("Error") },
+          },
+        },
+      },
+      "/api/v1/me": {
+        get: { summary: "The signed-in person, the workspace this session works in, and their workspaces (sessions only)", responses: { ...ok("`{user_id, email, name, role, workspace, workspaces}`"), ...errors(401, 403) } },
+      },
+      "/api/v1/me/workspace": {
+        put: {
+          summary: "Switch this session to another workspace of the person (by slug)",
+          requestBody: { required: true, ...json("SwitchWorkspace") },
+          responses: { ...ok("`{tenant_id, slug, name, role, current}`"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
+      "/api/v1/me/password": {
+        post: {
+          summary: "Change one's own password (current one required; other sessions end; audited)",
+          requestBody: { required: true, ...json("ChangePassword") },
+          responses: { ...ok("`{changed: true, sessions_ended, audit_seq}`"), ...errors(400, 401, 403, 422), "429": { description: "Too many password tries", ...json("Error") } },
+        },
       },
       "/api/v1/settings/members/{user_id}/unlock": {
         post: {

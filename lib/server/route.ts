@@ -46,6 +46,29 @@ export function apiRoute<P = Record<string, string>>(
   };
 }
 
+/**
+ * Wraps an API handler that needs no credentials (accepting an invitation: the link's token is the credential).
+ * Same request id, JSON answer and error mapping as {@link apiRoute}.
+ */
+export function publicRoute<P = Record<string, string>>(
+  handler: (ctx: { req: Request; params: P; requestId: string }) => Promise<Response | unknown>,
+) {
+  return async (req: Request, context: { params: Promise<P> }): Promise<Response> => {
+    const requestId = randomUUID();
+    try {
+      const params = context?.params ? await context.params : ({} as P);
+      const out = await handler({ req, params, requestId });
+      if (out instanceof Response) {
+        out.headers.set("x-request-id", requestId);
+        return out;
+      }
+      return NextResponse.json(out, { headers: { "x-request-id": requestId } });
+    } catch (err) {
+      return handleError(err, requestId);
+    }
+  };
+}
+
 /** The methods an API route can serve (HEAD and OPTIONS are answered by Next itself). */
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];

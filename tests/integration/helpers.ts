@@ -95,6 +95,8 @@ export function api(auth?: Auth) {
     get: <T = unknown>(path: string) => request<T>("GET", path),
     post: <T = unknown>(path: string, json: unknown) => request<T>("POST", path, { json }),
     put: <T = unknown>(path: string, json: unknown) => request<T>("PUT", path, { json }),
+    patch: <T = unknown>(path: string, json: unknown) => request<T>("PATCH", path, { json }),
+    delete: <T = unknown>(path: string) => request<T>("DELETE", path),
   };
 }
 
@@ -137,22 +139,28 @@ function cookieHeader(jar: Map<string, string>): string {
 
 export type SignInAttempt = { cookie: string | null; url: string | null; status: number };
 
+/** Options of {@link trySignIn}: the client address to claim (`x-forwarded-for`), the workspace (tenant id) to start in. */
+export type SignInOptions = { source?: string; workspace?: string };
+
 /**
  * Signs in through next-auth's HTTP flow: `GET /api/auth/csrf`, then a form-encoded
  * `POST /api/auth/callback/credentials` (csrfToken, email, password, json=true).
  * @returns the cookie header carrying the session token, or `cookie: null` when sign-in was refused
  *   (`url` then holds next-auth's error redirect).
  */
-export async function trySignIn(email: string, password: string): Promise<SignInAttempt> {
+export async function trySignIn(email: string, password: string, opts: SignInOptions = {}): Promise<SignInAttempt> {
   const jar = new Map<string, string>();
-  const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual" });
+  const source: Record<string, string> = opts.source ? { "x-forwarded-for": opts.source } : {};
+  const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual", headers: source });
   cookiesFrom(csrfRes, jar);
   const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
+  const form: Record<string, string> = { csrfToken, email, password, json: "true", callbackUrl: `${baseUrl()}/tasks` };
+  if (opts.workspace) form.workspace = opts.workspace;
   const res = await fetch(`${baseUrl()}/api/auth/callback/credentials`, {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader(jar) },
-    body: new URLSearchParams({ csrfToken, email, password, json: "true", callbackUrl: `${baseUrl()}/tasks` }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader(jar), ...source },
+    body: new URLSearchParams(form).toString(),
   });
   cookiesFrom(res, jar);
   const text = await res.text();
@@ -167,8 +175,29 @@ export async function trySignIn(email: string, password: string): Promise<SignIn
 }
 
 /** Signs in and returns the cookie header of the session. @throws Error when sign-in is refused. */
-export async function signIn(email: string, password: string): Promise<string> {
-  const attempt = await trySignIn(email, password);
+export async function signIn(email: string, password: string, opts: SignInOptions = {}): Promise<string> {
+  const attempt = await trySignIn(email, password, opts);
   if (!attempt.cookie) throw new Error(`sign-in of ${email} was refused (status ${attempt.status}, url ${attempt.url})`);
   return attempt.cookie;
+}
+
+/**
+ * Signs out through next-auth's HTTP flow (`GET /api/auth/csrf` with the session cookie, then a form-encoded
+ * `POST /api/auth/signout`), as the Sign out button does. The caller keeps its copy of the old cookie, so a test
+ * can show that the cookie no longer works.
+ * @returns the status of the sign-out request.
+ */
+export async function signOut(cookie: string): Promise<number> {
+  const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual", headers: { cookie } });
+  const jar = new Map(cookie.split("; ").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)] as [string, string]));
+  cookiesFrom(csrfRes, jar);
+  const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
+  const res = await fetch(`${baseUrl()}/api/auth/signout`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader(jar) },
+    body: new URLSearchParams({ csrfToken, json: "true", callbackUrl: `${baseUrl()}/login` }).toString(),
+  });
+  await res.text();
+  return res.status;
 }

@@ -1,26 +1,39 @@
 /**
- * Settings → Members: the sign-in throttle can lock a member out (anyone who knows the email can trigger it),
- * so an owner sees the lock and lifts it. The throttle itself stays; only owners and admins of the member's
- * tenant may unlock (wrong role → 403, another tenant → 404), and every unlock is in the audit log.
+ * Settings → Members: the sign-in throttle can lock a member out at an address (anyone who knows the email can
+ * trigger it there), so an owner sees the lock and lifts it. The throttle itself stays; only owners and admins of
+ * the member's tenant may unlock (wrong role → 403, another tenant → 404), and every unlock is in the audit log.
+ * (Growing delays and concurrency of the throttle itself: sessions.test.ts.)
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "@/lib/domain/tenancy/people";
+import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "@/lib/domain/tenancy/sign-in-limits";
 import type { MemberView } from "@/lib/domain/tenancy/members";
 import { auditRows, expectError, signInAs } from "./custody-helpers";
 import { api, baseUrl, createTestTenant, trySignIn, type FullTestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();
 
-/** Fails sign-in for `email` until the throttle locks it, through the real sign-in flow. */
+/** The address the lock-outs here come from (RFC 5737 documentation range). */
+const SOURCE = "192.0.2.44";
+const signInFrom = (email: string, password: string) => trySignIn(email, password, { source: SOURCE });
+
+/**
+ * Locks `email` out at {@link SOURCE}: the throttle's row as it stands after MAX_SIGN_IN_FAILURES - 1 failures whose
+ * waits have passed (written here, instead of waiting them out), then the last failure through the real sign-in flow.
+ */
 async function lockOut(email: string): Promise<void> {
-  for (let i = 0; i < MAX_SIGN_IN_FAILURES; i++) expect((await trySignIn(email, `wrong-${i}`)).cookie).toBeNull();
+  await handle.db.execute(sql`
+    insert into sign_in_throttle (email, source, failures, window_started_at, last_failure_at, next_allowed_at)
+    values (${email}, ${SOURCE}, ${MAX_SIGN_IN_FAILURES - 1}, now(), now(), now())
+    on conflict (email, source) do update set failures = excluded.failures, window_started_at = now(), next_allowed_at = now()`);
+  expect((await signInFrom(email, "wrong-last")).cookie).toBeNull();
 }
 
+/** Failures counted for `email` at {@link SOURCE} (0 when none). */
 async function failureRows(email: string): Promise<number> {
-  const [row] = await queryRows<{ n: string | number }>(handle.db, sql`select count(*) as n from sign_in_failures where email = ${email}`);
-  return Number(row!.n);
+  const [row] = await queryRows<{ failures: number }>(handle.db, sql`select failures from sign_in_throttle where email = ${email} and source = ${SOURCE}`);
+  return Number(row?.failures ?? 0);
 }
 
 const unlockPath = (userId: string) => `/api/v1/settings/members/${userId}/unlock`;
@@ -42,7 +55,7 @@ describe("unlocking a member locked out by failed sign-ins", () => {
     const owner = await signInAs(t, "owner");
     const before = Date.now();
     await lockOut(viewer.email);
-    expect((await trySignIn(viewer.email, t.password)).cookie, "locked: even the right password is refused").toBeNull();
+    expect((await signInFrom(viewer.email, t.password)).cookie, "locked: even the right password is refused").toBeNull();
 
     const listed = (await members(owner)).find((m) => m.user_id === viewer.userId)!;
     expect(listed.locked).toMatchObject({ failures: MAX_SIGN_IN_FAILURES });
@@ -72,11 +85,11 @@ describe("unlocking a member locked out by failed sign-ins", () => {
       details: { email: viewer.email, failures: MAX_SIGN_IN_FAILURES, locked_until: expect.any(String) },
     });
     expect((await members(owner)).find((m) => m.user_id === viewer.userId)!.locked).toBeNull();
-    expect((await trySignIn(viewer.email, t.password)).cookie, "the right password works again").not.toBeNull();
+    expect((await signInFrom(viewer.email, t.password)).cookie, "the right password works again").not.toBeNull();
 
     // The throttle stays: a fresh run of failures locks the account again.
     await lockOut(viewer.email);
-    expect((await trySignIn(viewer.email, t.password)).cookie).toBeNull();
+    expect((await signInFrom(viewer.email, t.password)).cookie).toBeNull();
     // Clean up for the next test in this tenant.
     expect((await api(owner).post(unlockPath(viewer.userId), {})).status).toBe(200);
   });
@@ -93,11 +106,11 @@ describe("unlocking a member locked out by failed sign-ins", () => {
     expectError(await api(t.apiKey).post(unlockPath(locked.userId), {}), 403, "forbidden");
     expect(await failureRows(locked.email)).toBe(MAX_SIGN_IN_FAILURES);
     expect((await auditRows(handle.db, t.tenantId)).length).toBe(auditBefore);
-    expect((await trySignIn(locked.email, t.password)).cookie).toBeNull();
+    expect((await signInFrom(locked.email, t.password)).cookie).toBeNull();
 
     // An admin may, like an owner.
     expect((await api(await signInAs(t, "admin")).post(unlockPath(locked.userId), {})).status).toBe(200);
-    expect((await trySignIn(locked.email, t.password)).cookie).not.toBeNull();
+    expect((await signInFrom(locked.email, t.password)).cookie).not.toBeNull();
   });
 
   it("answers 404 to another tenant's owner and leaves the lock in place", async () => {
@@ -120,7 +133,7 @@ describe("unlocking a member locked out by failed sign-ins", () => {
   it("answers 409 when the member is not locked, keeping the few failures recorded", async () => {
     const owner = await signInAs(t, "owner");
     const member = t.users.admin;
-    expect((await trySignIn(member.email, "wrong-once")).cookie).toBeNull();
+    expect((await signInFrom(member.email, "wrong-once")).cookie).toBeNull();
     const auditBefore = (await auditRows(handle.db, t.tenantId)).length;
     const res = await api(owner).post(unlockPath(member.userId), {});
     expectError(res, 409, "conflict");

@@ -10,19 +10,11 @@ import type { Role } from "@/db/schema/enums";
 import { apiFetch } from "@/lib/client/api";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Time } from "@/components/ui/time";
-import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "@/lib/domain/tenancy/sign-in-limits";
+import { MembersSection, type InvitationRow, type MemberRow } from "./MembersSection";
 
 type KeyView = { id: string; name: string; display_prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
 type LookupView = { tool: string; url: string; timeout_ms: number; updated_at: string };
 type PrincipalView = { principal: string; task_count: number; revoked: { reason: string; revoked_by: string; revoked_at: string } | null };
-type Member = {
-  user_id: string;
-  email: string;
-  name: string;
-  role: Role;
-  revoked: boolean;
-  locked: { failures: number; locked_until: string } | null;
-};
 
 const input = "rounded-md border border-neutral-300 px-2 py-1.5 text-sm";
 const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50";
@@ -30,6 +22,9 @@ const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-
 export function SettingsClient({
   initial,
   members,
+  invitations,
+  canManageMembers,
+  userId,
   canManageKeys,
   canManageLookups,
   canManagePrincipals,
@@ -37,7 +32,10 @@ export function SettingsClient({
   role,
 }: {
   initial: { keys: KeyView[]; lookups: LookupView[]; principals: PrincipalView[] };
-  members: Member[];
+  members: MemberRow[];
+  invitations: InvitationRow[];
+  canManageMembers: boolean;
+  userId: string;
   canManageKeys: boolean;
   canManageLookups: boolean;
   canManagePrincipals: boolean;
@@ -53,7 +51,7 @@ export function SettingsClient({
       <ApiKeys initial={initial.keys} canManage={canManageKeys} />
       <Lookups initial={initial.lookups} canManage={canManageLookups} />
       <Principals initial={initial.principals} canManage={canManagePrincipals} />
-      <Members initial={members} canUnlock={canUnlockMembers} />
+      <MembersSection initial={{ members, invitations }} canManage={canManageMembers} canUnlock={canUnlockMembers} me={{ userId, role }} />
     </div>
   );
 }
@@ -314,71 +312,6 @@ function Principals({ initial, canManage }: { initial: PrincipalView[]; canManag
       </div>
       {missingReason ? <p role="alert" className="mt-2 text-sm text-red-700">Say why {missingReason} is revoked (at least 3 characters) before revoking.</p> : null}
       <ErrorLine error={revoke.error ?? restore.error} />
-    </Section>
-  );
-}
-
-function Members({ initial, canUnlock }: { initial: Member[]; canUnlock: boolean }) {
-  const qc = useQueryClient();
-  const q = useQuery({ queryKey: ["settings", "members"], queryFn: async () => (await apiFetch<{ members: Member[] }>("/api/v1/settings/members")).members, initialData: initial });
-  const unlock = useMutation({
-    mutationFn: (m: Member) =>
-      apiFetch<{ email: string; failures: number; audit_seq: number }>(`/api/v1/settings/members/${encodeURIComponent(m.user_id)}/unlock`, { method: "POST", body: {} }),
-    onSettled: () => qc.invalidateQueries({ queryKey: ["settings", "members"] }),
-  });
-  const locked = q.data.filter((m) => m.locked).length;
-  return (
-    <Section
-      id="members"
-      title="Members"
-      hint={`People in this workspace and their roles. After ${MAX_SIGN_IN_FAILURES} failed sign-ins within ${SIGN_IN_WINDOW_MINUTES} minutes an email is locked out, even with the right password, until the window passes or an owner unlocks it.`}
-    >
-      {locked > 0 && !canUnlock ? <p className="mb-2 text-sm text-neutral-700">Owners and admins can unlock a locked member.</p> : null}
-      <div className="relative overflow-x-auto">
-      <table className="w-full min-w-[36rem] text-left text-sm">
-        <thead className="text-xs uppercase tracking-wide text-neutral-600"><tr><th className="py-1">Name</th><th className="py-1">Email</th><th className="py-1">Role</th><th className="py-1">State</th><th /></tr></thead>
-        <tbody>
-          {q.data.map((m) => (
-            <tr key={m.user_id} className="border-t border-neutral-100" data-testid="member-row" data-email={m.email} data-locked={m.locked ? "true" : "false"}>
-              <td className="py-1.5">{m.name}</td>
-              <td className="py-1.5 font-mono text-xs">{m.email}</td>
-              <td className="py-1.5">{m.role}</td>
-              <td className="py-1.5 text-xs">
-                {m.revoked ? (
-                  <span className="text-red-800">✕ revoked</span>
-                ) : m.locked ? (
-                  <span className="text-amber-900" data-testid="member-lock">
-                    <span aria-hidden="true">🔒</span> locked out until <Time iso={m.locked.locked_until} /> after {m.locked.failures} failed sign-ins
-                  </span>
-                ) : (
-                  <span className="text-emerald-800">✔ active</span>
-                )}
-              </td>
-              <td className="py-1.5 text-right">
-                {canUnlock && m.locked && !m.revoked ? (
-                  <button
-                    type="button"
-                    className="rounded border border-amber-400 px-2 py-0.5 text-xs text-amber-900 hover:bg-amber-50 disabled:opacity-50"
-                    disabled={unlock.isPending}
-                    onClick={() => {
-                      if (window.confirm(`Unlock ${m.email}? Their ${m.locked!.failures} failed sign-ins are forgotten and the right password works again at once.`)) unlock.mutate(m);
-                    }}
-                  >
-                    Unlock
-                  </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      </div>
-      {unlock.data ? (
-        <p role="status" className="mt-2 text-sm text-emerald-800">
-          Unlocked {unlock.data.email} ({unlock.data.failures} failed sign-ins forgotten). Recorded in the audit log as entry #{unlock.data.audit_seq}.
-        </p>
-      ) : null}
-      <ErrorLine error={unlock.error} />
     </Section>
   );
 }

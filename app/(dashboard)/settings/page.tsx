@@ -4,31 +4,43 @@ import { can } from "@/lib/domain/authz";
 import { listLookups } from "@/lib/domain/settings/lookups";
 import { listPrincipals } from "@/lib/domain/settings/principals";
 import { listApiKeys } from "@/lib/domain/tenancy/api-keys";
+import { listInvitations } from "@/lib/domain/tenancy/invitations";
 import { listMembersForActor } from "@/lib/domain/tenancy/members";
 import { requirePageActor } from "@/lib/server/page-actor";
+import { PermissionsTable } from "./PermissionsTable";
 import { SettingsClient } from "./SettingsClient";
 
 export const metadata: Metadata = { title: "Settings" };
 
-/** Members and roles (with sign-in locks), runtime API keys, lookup endpoints per tool, principal revocation. */
+/**
+ * Runtime API keys, lookup endpoints per tool, principal revocation, members (invitations, roles, removal, sign-in
+ * locks) and the permissions table, read-only.
+ */
 export default async function SettingsPage() {
   const actor = await requirePageActor();
   const db = await getDb();
-  const [keysList, lookups, principals, members] = await Promise.all([
+  const [keysList, lookups, principals, members, invitations] = await Promise.all([
     listApiKeys(db, actor),
     listLookups(db, actor),
     listPrincipals(db, actor),
     listMembersForActor(db, actor),
+    listInvitations(db, actor),
   ]);
   return (
-    <SettingsClient
-      initial={{ keys: keysList, lookups, principals }}
-      members={members}
-      canManageKeys={can(actor, "api_keys.manage")}
-      canManageLookups={can(actor, "lookups.manage")}
-      canManagePrincipals={can(actor, "principals.manage")}
-      canUnlockMembers={can(actor, "members.unlock")}
-      role={actor.role}
-    />
+    <div className="space-y-6">
+      <SettingsClient
+        initial={{ keys: keysList, lookups, principals }}
+        members={members}
+        invitations={invitations}
+        canManageMembers={can(actor, "members.manage")}
+        userId={actor.userId}
+        canManageKeys={can(actor, "api_keys.manage")}
+        canManageLookups={can(actor, "lookups.manage")}
+        canManagePrincipals={can(actor, "principals.manage")}
+        canUnlockMembers={can(actor, "members.unlock")}
+        role={actor.role}
+      />
+      <PermissionsTable />
+    </div>
   );
 }

@@ -2,17 +2,15 @@
  * Tenants, users and memberships: creation (seed, settings), password check for sign-in, and the
  * membership lookup that turns a session into an actor.
  */
-import { hash, verify } from "@node-rs/argon2";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { Role } from "@/db/schema/enums";
 import type { UserActor } from "../authz";
+import { hashPassword, verifyPassword } from "./passwords";
 import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "./sign-in-limits";
+import { claimSignInCheck, pruneSignInThrottle, recordSignInSuccess, throttleEmail, throttleMessage } from "./sign-in-throttle";
 
-/** argon2id hash (PHC string) with the library's defaults. */
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, { algorithm: 2 });
-}
+export { hashPassword };
 
 /** Creates a tenant, or returns the existing one with this slug. */
 export async function ensureTenant(db: Db, slug: string, name: string): Promise<string> {
@@ -47,30 +45,29 @@ export async function revokeMembership(db: Db, tenantId: string, userId: string)
 
 export type SignInResult =
   | { ok: true; userId: string; email: string; name: string }
-  | { ok: false; reason: "bad_credentials" | "no_membership" | "throttled" };
+  | { ok: false; reason: "bad_credentials" | "no_membership" }
+  | { ok: false; reason: "throttled"; message: string; retryAfterSeconds: number };
 
 export { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES };
 
 /**
- * Checks an email + password and that the user still has an active membership somewhere. After
- * {@link MAX_SIGN_IN_FAILURES} failures for one email within {@link SIGN_IN_WINDOW_MINUTES} minutes, further
- * tries answer `throttled` without checking the password (the count lives in the database, so every server
- * sees it). Always runs one argon2 verification otherwise (against a dummy hash when the email is unknown).
+ * Checks an email + password and that the user still has an active membership somewhere. Each try first claims a
+ * check from the sign-in throttle for this email and `source` (lib/domain/tenancy/sign-in-throttle.ts: one guarded
+ * statement, counted in the database so every server sees it); a refused claim answers `throttled` without
+ * verifying the password. Otherwise exactly one argon2 verification runs (against a dummy hash when the email is
+ * unknown), and a right password gives the claimed failure back.
+ * @param source the client address (lib/server/client-address.ts).
  */
-export async function checkSignIn(db: Db, email: string, password: string): Promise<SignInResult> {
-  const who = email.trim().toLowerCase().slice(0, 320);
-  const [recent] = await queryRows<{ n: string | number }>(
-    db,
-    sql`select count(*) as n from sign_in_failures
-        where email = ${who} and failed_at > now() - make_interval(mins => ${SIGN_IN_WINDOW_MINUTES})`,
-  );
-  if (Number(recent?.n ?? 0) >= MAX_SIGN_IN_FAILURES) return { ok: false, reason: "throttled" };
+export async function checkSignIn(db: Db, email: string, password: string, source = "unknown"): Promise<SignInResult> {
+  const who = throttleEmail(email);
+  const claim = await claimSignInCheck(db, who, source);
+  if (!claim.ok) return { ok: false, reason: "throttled", message: throttleMessage(claim), retryAfterSeconds: claim.retryAfterSeconds };
   const result = await verifySignIn(db, who, password);
-  if (result.ok) {
-    await db.execute(sql`delete from sign_in_failures where email = ${who}`);
-  } else if (result.reason === "bad_credentials") {
-    await db.execute(sql`insert into sign_in_failures (email) values (${who})`);
-    await db.execute(sql`delete from sign_in_failures where failed_at < now() - interval '1 day'`);
+  if (result.ok || result.reason === "no_membership") {
+    // The password was right: the try was not a guess.
+    await recordSignInSuccess(db, who, source);
+  } else {
+    await pruneSignInThrottle(db);
   }
   return result;
 }
@@ -80,16 +77,14 @@ async function verifySignIn(db: Db, email: string, password: string): Promise<Si
     db,
     sql`select u.id, u.email, u.name, u.password_hash,
                (select count(*) from memberships m where m.user_id = u.id and m.revoked_at is null) as active
-        from users u where u.email = ${email.trim().toLowerCase()}`,
+        from users u where u.email = ${email}`,
   );
   const user = rows[0];
-  const ok = await verify(user?.password_hash ?? DUMMY_HASH, password).catch(() => false);
+  const ok = await verifyPassword(user?.password_hash, password);
   if (!user || !ok) return { ok: false, reason: "bad_credentials" };
   if (Number(user.active) === 0) return { ok: false, reason: "no_membership" };
   return { ok: true, userId: user.id, email: user.email, name: user.name };
 }
-
-const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$T1bD4BFIvOVh/bSBebOKdA$ZIlGwRXRK16d27bKGwpP9Pl2grTuwfhOExsRotimSOU";
 
 /**
  * The user's active membership as an actor (the preferred tenant if given and active, else the oldest).

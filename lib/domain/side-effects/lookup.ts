@@ -44,7 +44,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** NUL, other control and bidirectional override characters: never stored or shown from a lookup answer. */
 const UNSHOWABLE = UNSAFE_TEXT;
-const UNSHOWABLE_ALL = new RegExp(UNSAFE_TEXT.source, "g");
+const UNSHOWABLE_ALL = new RegExp(UNSAFE_TEXT.source, `${UNSAFE_TEXT.flags}g`);
 
 /** Longest string kept from a lookup answer field. */
 const MAX_ANSWER_FIELD = 500;

@@ -14,15 +14,13 @@ import { DomainError, notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName, parseKeyed } from "./intent";
 import { withRetry } from "../tx";
-import { plausibleTime } from "../events/schema";
+import { isoTimeField } from "../time";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
   external_operation_id: z.string().trim().min(1, "external_operation_id is required (not blank)").max(500),
   result_digest: z.string().max(200).nullable().optional(),
-  completed_at: z.iso
-    .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })
-    .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now (check the sender's clock)"),
+  completed_at: isoTimeField("completed_at", { plausible: true }),
 });
 
 export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: boolean };

@@ -8,11 +8,12 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
+import { isoTimeText } from "../time";
 import { unsafeTextReason } from "../typed-text";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
 const shortText = z.string().min(1).max(500);
-const isoTime = z.iso.datetime({ offset: true });
+const isoTime = isoTimeText;
 
 /**
  * A name people read and match against (principal, phase, policy version): 1–`max` characters, no surrounding
@@ -31,7 +32,7 @@ function plainName(field: string, max: number) {
 export const receiptSchema = z.strictObject({
   external_operation_id: z.string().trim().min(1, "external_operation_id must not be blank").max(500),
   result_digest: z.string().max(200).nullable().optional(),
-  completed_at: isoTime,
+  completed_at: isoTime("completed_at"),
 });
 
 export const recordSideEffectSchema = z.strictObject({
@@ -56,7 +57,7 @@ export const taskRecordSchema = z.strictObject({
       z.strictObject({
         id: z.string().min(1).max(200),
         summary: z.string().min(1).max(2000),
-        at: isoTime.optional(),
+        at: isoTime("at").optional(),
         by: shortText.optional(),
       }),
     )

@@ -38,6 +38,9 @@ export const SECRET_ENDINGS: readonly (readonly string[])[] = [
   ["accountkey"],
   ["shared", "access", "key"],
   ["sharedaccesskey"],
+  // signed URLs: Azure SAS `sig=`, S3 presigned `X-Amz-Signature=`
+  ["sig"],
+  ["amz", "signature"],
 ];
 
 /** Header names whose whole value (to the end of the line) is a credential: `Cookie: a=1; b=2`. */
@@ -50,30 +53,25 @@ const NAME_TAIL = 64;
 export function nameWords(name: string): string[] {
   const tail = name.length > NAME_TAIL ? name.slice(name.length - NAME_TAIL) : name;
   const words: string[] = [];
-  let word = "";
-  const flush = () => {
-    if (word) words.push(word.toLowerCase());
-    word = "";
-  };
-  for (let i = 0; i < tail.length; i++) {
-    const c = tail.charCodeAt(i);
+  let start = 0;
+  for (let i = 0; i <= tail.length; i++) {
+    const c = i < tail.length ? tail.charCodeAt(i) : 32;
     if (c === 45 || c === 95 || c === 46 || c === 32) {
-      flush();
+      if (i > start) words.push(tail.slice(start, i).toLowerCase());
+      start = i + 1;
       continue;
     }
-    const upper = c >= 65 && c <= 90;
-    if (upper && word) {
+    if (c >= 65 && c <= 90 && i > start) {
       const prev = tail.charCodeAt(i - 1);
       const prevLower = (prev >= 97 && prev <= 122) || (prev >= 48 && prev <= 57);
       const next = i + 1 < tail.length ? tail.charCodeAt(i + 1) : 0;
-      const nextLower = next >= 97 && next <= 122;
-      const prevUpper = prev >= 65 && prev <= 90;
       // sessionToken → session|Token; APIKey → API|Key
-      if (prevLower || (prevUpper && nextLower)) flush();
+      if (prevLower || (prev >= 65 && prev <= 90 && next >= 97 && next <= 122)) {
+        words.push(tail.slice(start, i).toLowerCase());
+        start = i;
+      }
     }
-    word += tail[i];
   }
-  flush();
   return words;
 }
 
@@ -92,19 +90,24 @@ function endsWith(words: string[], endings: readonly (readonly string[])[]): boo
   return false;
 }
 
-const cache = new Map<string, boolean>();
-
-/** True when a field, header or parameter of this name holds a secret whatever its value looks like. */
-export function isSecretName(name: string): boolean {
+/** 0: not secret, 1: secret, 2: secret header (value to the end of the line). Cached: names repeat. */
+const cache = new Map<string, 0 | 1 | 2>();
+function classify(name: string): 0 | 1 | 2 {
   let hit = cache.get(name);
   if (hit === undefined) {
-    hit = endsWith(nameWords(name), SECRET_ENDINGS);
+    const words = nameWords(name);
+    hit = endsWith(words, SECRET_ENDINGS) ? (endsWith(words, SECRET_HEADER_ENDINGS) ? 2 : 1) : 0;
     if (cache.size < 10_000) cache.set(name, hit);
   }
   return hit;
 }
 
+/** True when a field, header or parameter of this name holds a secret whatever its value looks like. */
+export function isSecretName(name: string): boolean {
+  return classify(name) !== 0;
+}
+
 /** True for header names whose value is a credential from the separator to the end of the line. */
 export function isSecretHeaderName(name: string): boolean {
-  return endsWith(nameWords(name), SECRET_HEADER_ENDINGS);
+  return classify(name) === 2;
 }

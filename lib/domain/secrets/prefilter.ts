@@ -71,9 +71,17 @@ export const MAYBE_SECRET_NAME = new RegExp(
 /** JSON inside a JSON string that uses `\u` or `\/` escapes: the words it spells are not visible in the text. */
 const ESCAPED_EMBEDDED = /\\\\(?:u|\/)/;
 
+/** A JSON document's own text uses `\u` or `\/` escapes. */
+const ESCAPED_TEXT = /\\(?:u|\/)/;
+
 /** Superset test for one string: false when no value rule and no assignment can match in it. */
 export function maybeSecretText(text: string): boolean {
   return MAYBE_SECRET_VALUE.test(text) || MAYBE_SECRET_NAME.test(text);
+}
+
+/** Superset test for the raw text of a JSON document held in a string (its own escapes may spell any word). */
+export function mayHoldSecretInDocument(text: string): boolean {
+  return maybeSecretText(text) || ESCAPED_TEXT.test(text);
 }
 
 /**

@@ -18,7 +18,7 @@
 import { DomainError } from "../errors";
 import { checkJsonText, EMBEDDED_JSON_SEGMENT, formatPath } from "../json/text";
 import { isSecretName } from "./names";
-import { mayHoldSecret, maybeSecretText } from "./prefilter";
+import { mayHoldSecretInDocument, maybeSecretText } from "./prefilter";
 import { applySpans, findSecretSpans, REDACTED } from "./scan";
 
 export { REDACTED };
@@ -93,7 +93,7 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
       redactions.push({ path: pathNow(), kind: "secret_field" });
       return REDACTED;
     }
-    if (level < MAX_EMBEDDED_LEVELS && looksLikeJson(node) && mayHoldSecret(node)) {
+    if (level < MAX_EMBEDDED_LEVELS && looksLikeJson(node) && mayHoldSecretInDocument(node)) {
       const inner = embedded(node, level);
       if (inner !== null) return inner;
     }

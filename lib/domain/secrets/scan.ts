@@ -2,8 +2,8 @@
  * Finding credentials in text, in time linear in the length of the text (issue "Custody guarantees" §4: no
  * pattern run on untrusted text may take more than linear time; issue "Defence in depth": the shapes).
  *
- * How it stays linear (decision 0005): the only regular expressions are alternations of fixed words, which V8
- * runs in time proportional to the text times the number of words. Each word found is a *candidate* (`sk-`,
+ * How it stays linear (decision 0005): no regular expression looks at the text. A loop over the characters finds
+ * the fixed words rules start from, with a table of first characters. Each word found is a *candidate* (`sk-`,
  * `Bearer`, `://`, `=` …) and its rule is checked with a few lookups of "where does the run of characters of class C
  * starting (or ending) here stop": those run ends are memoized per class, so every character is walked at most
  * once per class, however densely candidates repeat (`apikey=apikey=…`, `sk-sk-sk-…`). A candidate inside a span
@@ -80,17 +80,53 @@ const URL_USER = notSpaceNor("/?#@:");
 const URL_PASS = notSpaceNor("/@");
 const VALUE = notSpaceNor(`"'&,;\\`);
 const VAULT = notSpaceNor(`"'<>`);
-const HEADER_VALUE: Cls = (c) => c !== 10 && c !== 13 && c !== 34 && c !== 39;
+const LINE: Cls = (c) => c !== 10 && c !== 13;
+const LINE_IN_DQUOTES: Cls = (c) => c !== 10 && c !== 13 && c !== 34;
+const LINE_IN_SQUOTES: Cls = (c) => c !== 10 && c !== 13 && c !== 39;
 const IN_DQUOTES: Cls = (c) => c !== 34 && c !== 92 && c !== 10 && c !== 13;
 const IN_SQUOTES: Cls = (c) => c !== 39 && c !== 92 && c !== 10 && c !== 13;
 const WEBHOOK_PATH = ascii(ALNUM + "/+_-");
 
 /**
- * Every word a rule starts from. Alternation of fixed words only (plus `[=:]`): linear in the text.
- * Keep in step with {@link candidateRule} and with the superset test in ./prefilter.ts.
+ * Every word a rule starts from, found by a loop over the characters with a table of first characters (no regular
+ * expression). Keep in step with {@link candidateRule} and with the superset regexes in ./prefilter.ts.
  */
-const CANDIDATES =
-  /-----BEGIN |eyJ|sk-|[sr]k_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt)-|rck_|xox[abprse]-|xapp-|AIza|A3T[A-Z0-9]|A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA)|npm_|hf_|SG\.|do[por]_v1_|shp(?:at|ca|pa|ss)_|hv[sbr]\.|ya29\.|AGE-SECRET-KEY-1|pypi-AgEIcHlwaS5vcmc|lin_api_|gsk_|dapi|SK|key-|[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc]|[Tt][Oo][Kk][Ee][Nn]|vault:\/\/|:\/\/|hooks\.slack\.com\/services\/|\/api\/webhooks\/|[=:]/g;
+const CANDIDATE_WORDS = [
+  "-----BEGIN ", "eyJ", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_",
+  "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glrt-", "glptt-", "gsk_",
+  "rck_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xapp-",
+  "AIza", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T", "AGE-SECRET-KEY-1",
+  "npm_", "hf_", "SG.", "SK", "dop_v1_", "doo_v1_", "dor_v1_", "dapi", "shpat_", "shpca_", "shppa_", "shpss_",
+  "hvs.", "hvb.", "hvr.", "ya29.", "pypi-AgEIcHlwaS5vcmc", "lin_api_", "key-",
+  "vault://", "://", "hooks.slack.com/services/", "/api/webhooks/", "=", ":",
+];
+/** Auth scheme words, matched in any case. */
+const SCHEME_WORDS = ["bearer", "basic", "token"];
+
+/** Candidate words by first character, longest first. */
+const BY_FIRST: Array<string[] | undefined> = (() => {
+  const table: Array<string[] | undefined> = new Array(128);
+  for (const w of [...CANDIDATE_WORDS].sort((a, b) => b.length - a.length)) (table[w.charCodeAt(0)] ??= []).push(w);
+  return table;
+})();
+
+/** The candidate word at `i`, or null. Constant time for each position. */
+function candidateAt(text: string, i: number): string | null {
+  const c = text.charCodeAt(i);
+  if (c >= 128) return null;
+  const words = BY_FIRST[c];
+  if (words) for (const w of words) if (text.startsWith(w, i)) return w;
+  const lower = c | 0x20;
+  if (lower === 98 || lower === 116) {
+    for (const w of SCHEME_WORDS) {
+      if (w.charCodeAt(0) !== lower || i + w.length > text.length) continue;
+      let same = true;
+      for (let k = 1; same && k < w.length; k++) same = (text.charCodeAt(i + k) | 0x20) === w.charCodeAt(k);
+      if (same) return w;
+    }
+  }
+  return null;
+}
 
 /** A token that starts with a fixed prefix: at least `min` characters of `cls` after it (exactly `exact`, then a boundary). */
 type PrefixRule = { kind: string; cls: Cls; min: number; exact?: boolean };
@@ -151,6 +187,8 @@ class Scan {
   private back = new Map<Cls, Int32Array>();
   private pemEndFrom = -1;
   private pemEndAt = -2;
+  /** Characters looked at by run lookups (for the linearity test). */
+  steps = 0;
 
   constructor(readonly text: string) {
     this.n = text.length;
@@ -170,6 +208,7 @@ class Scan {
     let q = p;
     let end = n;
     while (q < n) {
+      this.steps++;
       const known = memo[q]!;
       if (known !== 0) {
         end = known - 1;
@@ -196,6 +235,7 @@ class Scan {
     let k = p;
     let start = 0;
     while (k > 0) {
+      this.steps++;
       const known = memo[k]!;
       if (known !== 0) {
         start = known - 1;
@@ -233,6 +273,9 @@ class Scan {
     return -1;
   }
 }
+
+/** True when `[from, to)` is exactly the redaction marker (constant time). */
+const isRedacted = (s: Scan, from: number, to: number) => to - from === REDACTED.length && s.text.startsWith(REDACTED, from);
 
 const isWordAt = (s: Scan, i: number) => {
   const c = s.code(i);
@@ -313,7 +356,7 @@ function urlUserInfo(s: Scan, i: number): SecretSpan | null {
   const after = s.code(userEnd);
   if (after === 58) {
     const passEnd = s.runEnd(URL_PASS, userEnd + 1);
-    if (passEnd > userEnd + 1 && s.code(passEnd) === 64 && s.text.slice(userEnd + 1, passEnd) !== REDACTED) {
+    if (passEnd > userEnd + 1 && s.code(passEnd) === 64 && !isRedacted(s, userEnd + 1, passEnd)) {
       return { start: userEnd + 1, end: passEnd, kind: "url_password" };
     }
     return null;
@@ -358,7 +401,11 @@ function assignment(s: Scan, q: number): SecretSpan | null {
   if (!isSecretName(name)) return null;
   const sep = s.code(q);
   let v = s.runEnd(SPACE, q + 1);
-  if (sep === 58 && isSecretHeaderName(name)) return headerValue(s, v);
+  if (sep === 58 && isSecretHeaderName(name)) {
+    // A header line quoted as a whole ('Authorization: Bearer …' in a curl command) ends at that quote.
+    const before = s.code(nameStart - 1);
+    return headerValue(s, v, before === 34 ? LINE_IN_DQUOTES : before === 39 ? LINE_IN_SQUOTES : LINE);
+  }
   while (s.code(v) === 92) v++;
   const quote = s.code(v);
   if (quote === 34 || quote === 39) {
@@ -374,19 +421,19 @@ function assignment(s: Scan, q: number): SecretSpan | null {
   return { start: v, end, kind: "assigned_secret" };
 }
 
-function headerValue(s: Scan, from: number): SecretSpan | null {
-  let end = s.runEnd(HEADER_VALUE, from);
+function headerValue(s: Scan, from: number, line: Cls): SecretSpan | null {
+  let end = s.runEnd(line, from);
   while (end > from && isSpace(s.text.charCodeAt(end - 1))) end--;
   if (end <= from) return null;
   const wordEnd = s.runEnd(B62, from);
-  const word = s.text.slice(from, wordEnd).toLowerCase();
+  const word = wordEnd - from <= 6 ? s.text.slice(from, wordEnd).toLowerCase() : "";
   if ((word === "bearer" || word === "basic" || word === "token" || word === "digest") && isSpace(s.code(wordEnd))) {
     const credStart = s.runEnd(SPACE, wordEnd);
     if (s.text.startsWith(REDACTED, credStart)) return null;
     if (credStart >= end) return null;
     return { start: credStart, end, kind: word === "basic" ? "basic_credentials" : "bearer_token" };
   }
-  if (s.text.slice(from, end) === REDACTED) return null;
+  if (isRedacted(s, from, end)) return null;
   return { start: from, end, kind: "header_secret" };
 }
 
@@ -413,9 +460,8 @@ function candidateRule(s: Scan, i: number, word: string): SecretSpan | null {
   }
   const rule = PREFIX_RULES[word];
   if (rule) return prefixToken(s, i, word, rule);
-  if (AWS_PREFIXES.has(word) || (word.length === 4 && word.startsWith("A3T"))) return awsKeyId(s, i);
-  const lower = word.toLowerCase();
-  if (lower === "bearer" || lower === "basic" || lower === "token") return scheme(s, i, word);
+  if (AWS_PREFIXES.has(word) || (word === "A3T" && UPALNUM(s.code(i + 3)))) return awsKeyId(s, i);
+  if (word === "bearer" || word === "basic" || word === "token") return scheme(s, i, word);
   return null;
 }
 
@@ -424,20 +470,34 @@ function candidateRule(s: Scan, i: number, word: string): SecretSpan | null {
  * @param text any string (an attribute value, a key, free text).
  */
 export function findSecretSpans(text: string): SecretSpan[] {
+  return scanWithCost(text).spans;
+}
+
+/**
+ * {@link findSecretSpans} with what it cost: candidate words found, and characters looked at by the rules (each
+ * bounded by a constant times the text length: the linearity test counts them instead of timing).
+ */
+export function scanWithCost(text: string): { spans: SecretSpan[]; candidates: number; steps: number } {
   const spans: SecretSpan[] = [];
   const s = new Scan(text);
-  const re = new RegExp(CANDIDATES.source, "g");
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text))) {
-    const span = candidateRule(s, m.index, m[0]);
+  let candidates = 0;
+  let i = 0;
+  while (i < text.length) {
+    const word = candidateAt(text, i);
+    if (word === null) {
+      i++;
+      continue;
+    }
+    candidates++;
+    const span = candidateRule(s, i, word);
     if (span) {
       spans.push(span);
-      re.lastIndex = Math.max(span.end, m.index + 1);
+      i = Math.max(span.end, i + 1);
     } else {
-      re.lastIndex = m.index + 1;
+      i++;
     }
   }
-  return spans;
+  return { spans, candidates, steps: s.steps };
 }
 
 /** `text` with each span replaced by {@link REDACTED}. */

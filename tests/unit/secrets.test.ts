@@ -9,7 +9,7 @@ import { isSecretName } from "@/lib/domain/secrets/names";
 import { mayHoldSecret } from "@/lib/domain/secrets/prefilter";
 import { findSecrets, REDACTED, redactJson, redactString } from "@/lib/domain/secrets/redact";
 import { scanWithCost } from "@/lib/domain/secrets/scan";
-import { LOOK_ALIKES, MUST_REDACT, pem } from "../support/secret-corpus";
+import { LOOK_ALIKES, MUST_REDACT } from "../support/secret-corpus";
 
 describe("corpus: every shape comes out redacted", () => {
   it.each(MUST_REDACT)("%s", (_name, value, secret) => {

@@ -16,7 +16,7 @@ import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
-import { lookupSideEffect, type LookupAnswer } from "./lookup";
+import { lookupSideEffect, type LookupAnswer, type LookupOptions } from "./lookup";
 import { findSecrets, refuseSecrets } from "../events/redact";
 import { isoTimeField } from "../time";
 import { unsafeTextReason } from "../typed-text";
@@ -75,7 +75,7 @@ export async function reconcileSideEffect(
   taskId: string,
   name: string,
   body: unknown,
-  opts: { fetchImpl?: typeof fetch } = {},
+  opts: LookupOptions = {},
 ): Promise<ReconcileResult> {
   authorize(actor, "side_effects.reconcile");
   checkTaskId(taskId);

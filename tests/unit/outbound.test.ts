@@ -79,11 +79,13 @@ describe("outboundGet", () => {
 
   /** A resolver that answers `first` once, then `later` (a name rebinding between check and connect). */
   const rebinding = (first: string, later: string): Resolver & { calls: number } => {
-    const r = (async () => {
-      r.calls += 1;
-      return [{ address: r.calls === 1 ? first : later, family: 4 }];
-    }) as Resolver & { calls: number };
-    r.calls = 0;
+    const r = Object.assign(
+      async () => {
+        r.calls += 1;
+        return [{ address: r.calls === 1 ? first : later, family: 4 }];
+      },
+      { calls: 0 },
+    );
     return r;
   };
 

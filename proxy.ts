@@ -36,5 +36,6 @@ function badPath(path: string): NextResponse {
 }
 
 // Not for the events route: its path is fixed, and a proxy in front of it makes Next copy each (up to 1 MB)
-// body once more, which costs ingest throughput (`npm run bench -- ingest`).
-export const config = { matcher: ["/((?!_next/|favicon.ico|api/v1/events$).*)"] };
+// body once more, which costs ingest throughput (`npm run bench -- ingest`). Nor for the static files of public/
+// (favicon.ico, robots.txt): they are served to anyone, signed in or not.
+export const config = { matcher: ["/((?!_next/|favicon\\.ico$|robots\\.txt$|api/v1/events$).*)"] };

@@ -1,15 +1,31 @@
 /**
  * Text a person types that other people read back in Settings and the Audit log: API key names, revocation
  * reasons, principals, lookup tool names and URLs. One rule for all of it, so a name cannot disguise how it
- * displays: C0 and C1 control characters and the bidirectional embedding, override (U+202A–U+202E) and
- * isolate (U+2066–U+2069) characters are refused, and every message names the field and the rule.
+ * displays: control characters (C0, C1), bidirectional controls (embeddings, overrides, isolates, marks),
+ * invisible characters (zero-width space and joiners, word joiner, soft hyphen, byte order mark, variation
+ * selectors, fillers: Unicode's format and default-ignorable characters), line and paragraph separators and
+ * unpaired surrogates are refused; so is text that looks like a credential (it would be stored and shown for good).
+ * Every message names the field, the character (code point and position) or the credential kind, and the rule.
  */
 import { z } from "zod";
+import { redactString } from "./secrets/redact";
 
-/** The characters {@link typedText} refuses. */
-export const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** The characters {@link typedText} refuses (see the module comment). */
+export const UNSAFE_TEXT = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 /** The same for free text of several lines (evidence, notes): tab, line feed and carriage return are allowed. */
-export const UNSAFE_MULTILINE_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+export const UNSAFE_MULTILINE_TEXT = /(?![\t\n\r])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** How a message names the class of an unsafe character. */
+function characterKind(ch: string): string {
+  const cp = ch.codePointAt(0)!;
+  if (cp >= 0xd800 && cp <= 0xdfff) return "an unpaired UTF-16 surrogate (not valid Unicode)";
+  if (BIDI.test(ch)) return "a bidirectional control character";
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return "a control character";
+  if (cp === 0x2028 || cp === 0x2029) return "a line or paragraph separator";
+  return "an invisible character";
+}
 
 /**
  * Why `value` cannot be shown as typed — naming the first offending character and its position — or null when it is
@@ -21,8 +37,13 @@ export function unsafeTextReason(value: string, opts: { multiline?: boolean } = 
   if (!m) return null;
   const cp = m[0].codePointAt(0)!;
   const code = `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
-  const kind = cp >= 0x202a ? "a bidirectional override or isolate character" : "a control character";
-  return `contains ${kind} (${code}) at position ${[...value.slice(0, m.index)].length + 1}, which can disguise how it displays; type it as plain text without it`;
+  return `contains ${characterKind(m[0])} (${code}) at position ${[...value.slice(0, m.index)].length + 1}, which can disguise how it displays; type it as plain text without it`;
+}
+
+/** Why typed text may not be kept because it looks like a credential, or null. Reads after a field name. */
+export function credentialReason(value: string): string | null {
+  const kinds = redactString(value).kinds;
+  return kinds.length ? `looks like a credential value (${kinds[0]}); it would be stored and shown for good, so never paste secrets here` : null;
 }
 
 export type TypedTextRule = {
@@ -70,6 +91,8 @@ export function typedText(field: string, rule: TypedTextRule): z.ZodType<string,
       }
       const unsafe = unsafeTextReason(v);
       if (unsafe) ctx.issues.push({ code: "custom", input: v, message: `${field} ${unsafe}` });
+      const credential = n <= max ? credentialReason(v) : null;
+      if (credential) ctx.issues.push({ code: "custom", input: v, message: `${field} ${credential}` });
     });
 }
 

@@ -7,11 +7,18 @@ import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
 import type { Actor } from "@/lib/domain/authz";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
-import { unstorableJson } from "@/lib/domain/events/redact";
+import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
+import { checkJsonText } from "@/lib/domain/json/text";
 import { readCappedText } from "@/lib/domain/web/read-capped";
 import { requireActor } from "./actor";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Deepest nesting of a body read item by item (the events route): deeper events are refused one by one (32
+ * levels per event), and a body deeper than this is refused whole before anything recursive walks it.
+ */
+export const MAX_BODY_DEPTH = 512;
 
 export type RouteContext<P> = { req: Request; params: P; actor: Actor; requestId: string };
 
@@ -110,9 +117,11 @@ export function handleError(err: unknown, requestId: string): Response {
 }
 
 /**
- * Reads a JSON body of at most `limit` bytes. Unless `perItem` is set (the events route checks each event on
- * its own), a body PostgreSQL could not store — NUL characters, unpaired surrogates, nesting deeper than 32 —
- * is refused whole.
+ * Reads a JSON body of at most `limit` bytes (the size is checked before anything else looks at it). Every body
+ * is refused (422 naming the path) when it holds a number a double cannot carry exactly, the key `__proto__`, a
+ * key repeated in one object, or nesting deeper than 32 levels (512 with `perItem`). Unless `perItem` is set (the
+ * events route checks each event on its own), a body PostgreSQL could not store — NUL characters, unpaired
+ * surrogates — is refused whole too.
  * @throws DomainError payload_too_large, invalid_json, validation_failed.
  */
 export async function readJson(req: Request, limit = MAX_BODY_BYTES, opts: { perItem?: boolean } = {}): Promise<unknown> {
@@ -127,6 +136,13 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES, opts: { per
     parsed = JSON.parse(text) as unknown;
   } catch {
     throw new DomainError("invalid_json", "The request body is not valid JSON.");
+  }
+  // Before anything walks the value: nesting, numbers a double cannot carry, __proto__ and repeated keys.
+  const problem = checkJsonText(text, opts.perItem ? MAX_BODY_DEPTH : MAX_JSON_DEPTH);
+  if (problem) {
+    throw new DomainError("validation_failed", `${problem.path || "The body"} ${problem.message}.`, {
+      fields: [{ path: problem.path, message: problem.message }],
+    });
   }
   if (!opts.perItem) {
     const why = unstorableJson(parsed);

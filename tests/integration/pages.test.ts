@@ -4,7 +4,7 @@
  * tenant's task.
  */
 import { describe, expect, it } from "vitest";
-import { api, createTestTenant, makeRecord, newTaskId, signIn, testDbForFile } from "./helpers";
+import { api, baseUrl, createTestTenant, makeRecord, newTaskId, signIn, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();
 
@@ -37,5 +37,16 @@ describe("the task page", () => {
 
     expectTaskNotFound(await api(session).get("/tasks/nope"));
     expectTaskNotFound(await api(session).get(`/tasks/${theirs}`));
+  });
+});
+
+describe("static files of public/", () => {
+  it("serves the favicon and robots.txt to anyone, signed in or not, and asks crawlers to stay out", async () => {
+    const icon = await fetch(`${baseUrl()}/favicon.ico`, { redirect: "manual" });
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toMatch(/icon/);
+    const robots = await api().get("/robots.txt");
+    expect(robots.status).toBe(200);
+    expect(robots.text).toContain("Disallow: /");
   });
 });

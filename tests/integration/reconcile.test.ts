@@ -283,16 +283,20 @@ describe("reconcile: outcomes", () => {
     expect(res.body.status).toBe("approved");
   });
 
-  it("redacts a credential pasted into the evidence before it is stored", async () => {
+  it("refuses a credential pasted into the evidence (422 naming evidence): the audit chain would keep it for good", async () => {
     const t = await createTestTenant(handle.db, { roles: ["responder"] });
     const { taskId, name } = await unknownEffect(t);
     const responder = await signInAs(t, "responder");
     const token = `Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${"x".repeat(43)}`;
+    const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).length;
     const res = await postReconcile(responder, taskId, name, notAppliedBody({ evidence: `Checked with ${token} — nothing there.` }));
-    expect(res.status, res.text).toBe(200);
+    expect(res.status, res.text).toBe(422);
+    expect(res.text).toContain("evidence");
     const row = await effectRow(handle.db, t.tenantId, taskId, name);
-    expect(JSON.stringify(row?.last_reconcile)).not.toContain("eyJhbGciOiJIUzI1NiJ9");
+    expect(row?.status).toBe("unknown");
+    expect(JSON.stringify(row?.last_reconcile ?? null)).not.toContain("eyJhbGciOiJIUzI1NiJ9");
     const audit = await auditRows(handle.db, t.tenantId, "side_effect.reconcile");
+    expect(audit.length).toBe(auditBefore);
     expect(JSON.stringify(audit)).not.toContain("eyJhbGciOiJIUzI1NiJ9");
   });
 

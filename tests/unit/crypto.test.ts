@@ -4,7 +4,7 @@
  */
 import { createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalDigest, canonicalJson, sha256Hex } from "@/lib/domain/crypto/canonical";
+import { canonicalDigest, canonicalJson, MAX_CANONICAL_DEPTH, sha256Hex } from "@/lib/domain/crypto/canonical";
 import {
   generateSigningKey,
   publicJwk,
@@ -182,5 +182,17 @@ describe("Ed25519 over canonical JSON", () => {
   it("refuses a key that is not Ed25519", () => {
     const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "pkcs8" }).toString();
     expect(() => signingKeyFromString(ec)).toThrow(/Ed25519/);
+  });
+});
+
+describe("canonical JSON of deep values", () => {
+  it("refuses nesting past its limit before the recursive canonicalization, and accepts the limit", () => {
+    const nest = (levels: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = [v];
+      return v;
+    };
+    expect(() => canonicalJson(nest(100_000))).toThrow(/deeper than/);
+    expect(canonicalJson(nest(MAX_CANONICAL_DEPTH + 1))).toBe(`${"[".repeat(MAX_CANONICAL_DEPTH + 1)}1${"]".repeat(MAX_CANONICAL_DEPTH + 1)}`);
   });
 });

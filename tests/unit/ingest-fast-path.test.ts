@@ -10,6 +10,7 @@ import { fastPrepare, prepareBatch, prepareFully } from "@/lib/domain/events/ing
 import { mayHoldSecret, MAX_JSON_DEPTH, REDACTED, redactJson } from "@/lib/domain/events/redact";
 import { fastValidEvent, OCCURRED_AT_PATTERN, validateEvent } from "@/lib/domain/events/schema";
 import { buildWorkload } from "@/scripts/bench/ingest-workload";
+import { LOOK_ALIKES, MUST_REDACT } from "../support/secret-corpus";
 
 // Built from parts so the test file itself does not look like it holds secrets.
 const PEM = ["-----BEGIN PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "-----END PRIVATE KEY-----"].join("\n");
@@ -44,7 +45,7 @@ const SECRETS = [
 ];
 /** Characters in front of a secret that JSON writes as an escape (where a `\b` in a rule could be hidden). */
 const PREFIXES = ["", " ", "x", "\n", "\t", "\r", "\b", "\f", "\u0001", "\u001f", "\u007f", '"', "\\", "é", "\u2028"];
-const SECRET_FIELDS = ["password", "Client-Secret", "AUTHORIZATION", "api-key", "aws_secret_access_key", "cookie", "token", "to\u212Aen", "vault_placeholder"];
+const SECRET_FIELDS = ["password", "Client-Secret", "AUTHORIZATION", "api-key", "aws_secret_access_key", "cookie", "token", "to\u212Aen", "vault_placeholder", "X-Api-Key", "sessionToken", "Set-Cookie", "db__password", "APIKey", "sig"];
 
 describe("mayHoldSecret: a superset of what redactJson changes", () => {
   const shapes: Array<(s: string) => unknown> = [
@@ -52,8 +53,12 @@ describe("mayHoldSecret: a superset of what redactJson changes", () => {
     (s) => ({ [s]: 1 }),
     (s) => ({ list: [1, { deep: [s] }] }),
     (s) => ({ headers: { authorization_hint: `see ${s} here` } }),
+    // JSON held in a string (tool-call arguments), once and twice
+    (s) => ({ arguments: JSON.stringify({ query: s }) }),
+    (s) => ({ call: JSON.stringify({ arguments: JSON.stringify([s]) }) }),
   ];
-  const cases = SECRETS.flatMap((secret) => PREFIXES.flatMap((p) => shapes.map((shape) => shape(p + secret))));
+  const corpus = MUST_REDACT.map(([, value]) => value);
+  const cases = [...SECRETS, ...corpus].flatMap((secret) => PREFIXES.flatMap((p) => shapes.map((shape) => shape(p + secret))));
   it(`flags every one of ${cases.length} values that carry a secret value`, () => {
     const missed: string[] = [];
     let redacted = 0;
@@ -64,6 +69,29 @@ describe("mayHoldSecret: a superset of what redactJson changes", () => {
     }
     expect(missed).toEqual([]);
     expect(redacted).toBeGreaterThan(cases.length * 0.9);
+  });
+
+  it.each([
+    ["a secret field with a number", { password: 12345678 }],
+    ["a secret field with an object", { cookie: { sid: "abc" } }],
+    ["a header pair", { headers: [["Cookie", "sid=abc"], ["X-Api-Key", "9f8e7d6c"]] }],
+    ["a name/value header", { headers: [{ name: "Cookie", value: "sid=abc" }] }],
+    ["a key/value header", { headers: [{ key: "x-auth-token", value: 1234 }] }],
+    ["tool-call arguments", { arguments: '{"password": "Hunter2-Secret-99"}' }],
+    ["tool-call arguments with spaces and newlines", { arguments: '{\n  "api_key" :\t"plain"\n}' }],
+    ["a key spelled with \\u escapes", { arguments: '{"pass\\u0077ord": "plain words"}' }],
+    ["a value spelled with \\u escapes", { arguments: `["sk\\u002d${"a".repeat(24)}"]` }],
+    ["a value spelled with \\/ escapes", { arguments: '["vault:\\/\\/kv\\/x"]' }],
+    ["twice-embedded arguments", { call: JSON.stringify({ arguments: JSON.stringify({ client_secret: "x y z" }) }) }],
+    ["a header line", { raw: "GET / HTTP/1.1\r\nCookie: sid=abc\r\n" }],
+    ["a query parameter", { url: "https://x.example/?access_token=abc" }],
+  ])("flags %s", (_name, value) => {
+    expect(redactJson(value).redactions.length).toBeGreaterThan(0);
+    expect(mayHoldSecret(JSON.stringify(value))).toBe(true);
+  });
+
+  it.each(LOOK_ALIKES)("lets the look-alike through the full path unchanged: %s", (_name, value) => {
+    expect(redactJson(value).redactions).toEqual([]);
   });
 
   it.each(SECRET_FIELDS)("flags a secret field named %j", (field) => {

@@ -14,8 +14,34 @@ describe("unsafeTextReason", () => {
     }
   });
 
-  it("lets ordinary text through, accents, CJK, emoji and marks like U+200E included", () => {
-    for (const s of ["Läufer", "東京 runtime", "ok ✓ 🚀", "a\u200eb", "tenant/acme:user/42", "— · …"]) expect(unsafeTextReason(s), s).toBeNull();
+  it("lets ordinary text through: accents, CJK, emoji, combining marks, typographic punctuation", () => {
+    for (const s of ["Läufer", "José", "Jose\u0301", "東京 runtime", "ok ✓ 🚀", "tenant/acme:user/42", "— · … “quoted”", "Ελληνικά", "עברית"]) {
+      expect(unsafeTextReason(s), s).toBeNull();
+    }
+  });
+
+  it.each([
+    [0x200b, "invisible", "zero-width space"],
+    [0x200c, "invisible", "zero-width non-joiner"],
+    [0x200d, "invisible", "zero-width joiner"],
+    [0x2060, "invisible", "word joiner"],
+    [0xfeff, "invisible", "byte order mark"],
+    [0x00ad, "invisible", "soft hyphen"],
+    [0x034f, "invisible", "combining grapheme joiner"],
+    [0x180e, "invisible", "Mongolian vowel separator"],
+    [0x3164, "invisible", "Hangul filler"],
+    [0xfe0f, "invisible", "variation selector"],
+    [0xe0041, "invisible", "tag character"],
+    [0x200e, "bidirectional", "left-to-right mark"],
+    [0x200f, "bidirectional", "right-to-left mark"],
+    [0x061c, "bidirectional", "Arabic letter mark"],
+    [0x2028, "line or paragraph separator", "line separator"],
+    [0xd800, "unpaired UTF-16 surrogate", "lone surrogate"],
+  ])("refuses U+%s (%s: %s), naming it and its position", (cp, kind) => {
+    const reason = unsafeTextReason(`ab${String.fromCodePoint(cp)}cd`);
+    expect(reason).toContain(`U+${cp.toString(16).toUpperCase().padStart(4, "0")}`);
+    expect(reason).toContain(kind);
+    expect(reason).toContain("position 3");
   });
 
   it("counts the position in characters, not UTF-16 units", () => {
@@ -40,7 +66,12 @@ describe("typedText", () => {
     expect(msg("  ")).toEqual(["reason must not be empty: say why (3–10 characters)"]);
     expect(msg("x".repeat(11))).toEqual(["reason is too long (11 characters); at most 10 are allowed"]);
     expect(msg(5)).toEqual(["reason must be a string (3–10 characters), not number"]);
-    expect(msg("ab\u202ecd")![0]).toMatch(/^reason contains a bidirectional override or isolate character \(U\+202E\) at position 3/);
+    expect(msg("ab\u202ecd")![0]).toMatch(/^reason contains a bidirectional control character \(U\+202E\) at position 3/);
+    expect(msg("ab\u200bcd")![0]).toMatch(/^reason contains an invisible character \(U\+200B\) at position 3/);
+    expect(msg("AKIAIOSFODNN7EXAMPLE")).toEqual(["reason is too long (20 characters); at most 10 are allowed"]); // only the length is reported
+    expect(typedText("reason", { max: 100 }).safeParse("rotated AKIAIOSFODNN7EXAMPLE").error!.issues[0]!.message).toMatch(
+      /^reason looks like a credential value \(aws_access_key_id\)/,
+    );
   });
 
   it("checks values outside a body the same way", () => {

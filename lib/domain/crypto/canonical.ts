@@ -5,11 +5,30 @@
 import { createHash } from "node:crypto";
 import canonicalizeImpl from "canonicalize";
 
+/** Deepest nesting {@link canonicalJson} accepts: the `canonicalize` package recurses. */
+export const MAX_CANONICAL_DEPTH = 64;
+
+/** True when `value` nests containers deeper than `limit` levels (walked with an explicit stack, no recursion). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node as Record<string, unknown>)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 /**
  * RFC 8785 canonical JSON of a JSON value.
- * @throws TypeError when the value cannot be represented (undefined at top level, non-finite numbers).
+ * @throws TypeError when the value cannot be represented (undefined at top level, non-finite numbers, nesting deeper
+ *   than {@link MAX_CANONICAL_DEPTH}).
  */
 export function canonicalJson(value: unknown): string {
+  if (nestsDeeperThan(value, MAX_CANONICAL_DEPTH)) throw new TypeError(`value nests deeper than ${MAX_CANONICAL_DEPTH} levels`);
   const out = canonicalizeImpl(value);
   if (typeof out !== "string") throw new TypeError("value has no canonical JSON form");
   return out;

@@ -21,7 +21,7 @@ import { canonicalJson, sha256Hex } from "../crypto/canonical";
 import type { SigningKey } from "../crypto/signing";
 import { applyEventTransitions, callsWithEffects, needsTransition, noteFutureClocks, type EffectNote } from "../side-effects/from-events";
 import { MAX_JSON_DEPTH, mayHoldSecret, redactJson, redactString, unstorableJson } from "./redact";
-import { fastValidEvent, MAX_ATTRS_BYTES, validateEvent, type ValidEvent } from "./schema";
+import { attrsTooLarge, fastValidEvent, MAX_ATTRS_BYTES, secretInIdentity, validateEvent, type ValidEvent } from "./schema";
 import type { EventResult } from "@/lib/client/types";
 import { withRetry } from "../tx";
 
@@ -59,8 +59,7 @@ function plainText(v: string | undefined): boolean {
 export function fastPrepare(item: unknown): PreparedEvent | null {
   const e = fastValidEvent(item);
   if (!e) return null;
-  if (UNUSUAL_TEXT.test(e.id)) return null;
-  if (!plainText(e.environment_id) || !plainText(e.actor)) return null;
+  if (!plainText(`${e.id}\n${e.task_id}\n${e.type}`) || !plainText(e.environment_id) || !plainText(e.actor)) return null;
   const attrs = e.attrs ?? {};
   const attrsJson = JSON.stringify(attrs);
   if (attrsJson.length > MAX_ATTRS_BYTES / 3) return null;
@@ -194,6 +193,8 @@ export function prepareFully(item: unknown): PreparedEvent | (EventResult & { er
     if (!v.ok) return { id: v.id, status: "rejected", error: v.error };
     event = v.event;
   }
+  const refused = attrsTooLarge(event) ?? secretInIdentity(event);
+  if (refused) return { id: redactString(event.id).kinds.length ? "" : event.id, status: "rejected", error: refused };
   const { value, redactions } = redactJson(event.attrs ?? {});
   // Sandbox ids and actors are shown on the timeline: a credential pasted there is redacted too.
   let redactionCount = redactions.length;

@@ -4,6 +4,8 @@
 import { z } from "zod";
 import { EVENT_TYPES, PLANES, type Plane } from "@/db/schema/enums";
 import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
+import { redactString } from "../secrets/redact";
+import { ISO_TIME_PATTERN, isoTimeField, plausibleTime, withinMicroseconds } from "../time";
 
 /** Task ids travel in URL paths: letters, digits and `. _ : -`, 1–200 characters. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -14,20 +16,14 @@ export const taskIdSchema = z
 /** Largest serialized `attrs` object accepted per event, in bytes. */
 export const MAX_ATTRS_BYTES = 64 * 1024;
 
-/** Event times from before 2000 or more than a day ahead are clock errors, not history. */
-export function plausibleTime(iso: string): boolean {
-  const t = Date.parse(iso);
-  return t >= Date.UTC(2000, 0, 1) && t <= Date.now() + 24 * 60 * 60 * 1000;
-}
+export { plausibleTime };
 
 export const eventInputSchema = z.strictObject({
   id: z.string().min(1, "id is required").max(200),
   task_id: taskIdSchema,
   plane: z.enum(PLANES, { error: `plane must be one of ${PLANES.join(", ")}` }),
   type: z.string().min(1).max(100),
-  occurred_at: z.iso
-    .datetime({ offset: true, message: "occurred_at must be an ISO 8601 time with a zone" })
-    .refine(plausibleTime, "occurred_at must lie between the year 2000 and one day from now (check the sender's clock)"),
+  occurred_at: isoTimeField("occurred_at", { plausible: true }),
   environment_id: z.string().min(1).max(200).optional(),
   attempt: z.number().int().min(1).max(1_000_000).optional(),
   actor: z.string().min(1).max(200).optional(),
@@ -47,7 +43,7 @@ export const sideEffectEventAttrs = z.looseObject({
   mutation: z.boolean({ error: "mutation must be true or false" }).optional(),
   external_operation_id: z.string().max(500).optional(),
   result_digest: z.string().max(200).optional(),
-  completed_at: z.iso.datetime({ offset: true }).optional(),
+  completed_at: isoTimeField("completed_at").optional(),
 });
 
 /** A receipt event names the operation the external system gave the write: no receipt is made up. */
@@ -56,10 +52,7 @@ export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
     .string({ error: "external_operation_id is required: the id the external system gave the write" })
     .max(500)
     .refine((v) => v.trim().length > 0, "external_operation_id is required (not blank): the id the external system gave the write"),
-  completed_at: z.iso
-    .datetime({ offset: true })
-    .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now (check the sender's clock)")
-    .optional(),
+  completed_at: isoTimeField("completed_at", { plausible: true }).optional(),
 });
 
 function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") {
@@ -101,7 +94,7 @@ export type EventValidation =
 const PLANE_SET: ReadonlySet<string> = new Set(PLANES);
 const EVENT_KEYS: ReadonlySet<string> = new Set(["id", "task_id", "plane", "type", "occurred_at", "environment_id", "attempt", "actor", "attrs"]);
 /** The same ISO 8601 pattern `z.iso.datetime({ offset: true })` applies (a unit test keeps them equal). */
-export const OCCURRED_AT_PATTERN: RegExp = z.regexes.datetime({ offset: true });
+export const OCCURRED_AT_PATTERN: RegExp = ISO_TIME_PATTERN;
 const isText = (v: unknown, max: number): v is string => typeof v === "string" && v.length >= 1 && v.length <= max;
 /** Types with rules of their own ({@link typeRuleViolation}). */
 const TYPE_RULES: ReadonlySet<string> = new Set([...ATTEMPT_REQUIRED_TYPES, "task.created"]);
@@ -120,6 +113,7 @@ export function fastValidEvent(raw: unknown): ValidEvent | null {
   if (typeof e.plane !== "string" || !PLANE_SET.has(e.plane) || !isText(e.type, 100)) return null;
   if (!isKnownType(e.plane as Plane, e.type)) return null;
   if (typeof e.occurred_at !== "string" || !OCCURRED_AT_PATTERN.test(e.occurred_at) || !plausibleTime(e.occurred_at)) return null;
+  if (!withinMicroseconds(e.occurred_at)) return null;
   if (e.environment_id !== undefined && !isText(e.environment_id, 200)) return null;
   if (e.actor !== undefined && !isText(e.actor, 200)) return null;
   if (e.attempt !== undefined && !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)) return null;
@@ -154,14 +148,34 @@ export function validateEvent(raw: unknown): EventValidation {
       },
     };
   }
+  const tooLarge = attrsTooLarge(event);
+  if (tooLarge) return { ok: false, id, error: tooLarge };
   const violation = typeRuleViolation(event.type, event.attrs, event.attempt);
   if (violation) return { ok: false, id, error: { code: "invalid_event", message: violation } };
-  if (event.attrs && Buffer.byteLength(JSON.stringify(event.attrs)) > MAX_ATTRS_BYTES) {
-    return {
-      ok: false,
-      id,
-      error: { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes` },
-    };
-  }
   return { ok: true, event };
+}
+
+/** `attrs_too_large` when the serialized attrs exceed {@link MAX_ATTRS_BYTES}: checked before any scan of them. */
+export function attrsTooLarge(event: Pick<ValidEvent, "attrs">): { code: string; message: string } | null {
+  if (!event.attrs) return null;
+  const json = JSON.stringify(event.attrs);
+  if (json.length <= MAX_ATTRS_BYTES / 3 || Buffer.byteLength(json) <= MAX_ATTRS_BYTES) return null;
+  return { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes` };
+}
+
+/**
+ * An event whose id, task id or type looks like a credential is refused rather than redacted: these are keys
+ * (deduplication, URLs, filters), so a redacted copy would merge distinct events or tasks.
+ */
+export function secretInIdentity(event: Pick<ValidEvent, "id" | "task_id" | "type">): { code: string; message: string } | null {
+  for (const field of ["id", "task_id", "type"] as const) {
+    const found = redactString(event[field]).kinds;
+    if (found.length) {
+      return {
+        code: "invalid_event",
+        message: `${field} looks like a credential value (${found[0]}); ids and types are shown and kept for good: send a reference, never a secret`,
+      };
+    }
+  }
+  return null;
 }

@@ -8,8 +8,6 @@
  * (strings capped, secrets redacted): the lookup is evidence about one write, not a window onto the tool
  * owner's network. Link-local targets (cloud metadata services) are never called.
  */
-import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
@@ -18,7 +16,7 @@ import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
-import { readCappedText } from "../web/read-capped";
+import { outboundGet, blockedTargetReason, type Resolver } from "../web/outbound";
 import { redactString } from "../events/redact";
 import { UNSAFE_TEXT } from "../typed-text";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
@@ -44,7 +42,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** NUL, other control and bidirectional override characters: never stored or shown from a lookup answer. */
 const UNSHOWABLE = UNSAFE_TEXT;
-const UNSHOWABLE_ALL = new RegExp(UNSAFE_TEXT.source, "g");
+const UNSHOWABLE_ALL = new RegExp(UNSAFE_TEXT.source, `${UNSAFE_TEXT.flags}g`);
 
 /** Longest string kept from a lookup answer field. */
 const MAX_ANSWER_FIELD = 500;
@@ -67,45 +65,16 @@ export function keptAnswer(body: unknown): Record<string, unknown> | null {
 }
 
 /**
- * Link-local ranges: IPv4 169.254.0.0/16, IPv6 fe80::/10, AWS's IPv6 metadata address fd00:ec2::254, and
- * 169.254.0.0/16 behind the NAT64 prefix 64:ff9b::/96 (node:net also matches IPv4-mapped IPv6 forms).
- */
-const LINK_LOCAL = new BlockList();
-LINK_LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
-LINK_LOCAL.addSubnet("fe80::", 10, "ipv6");
-LINK_LOCAL.addAddress("fd00:ec2::254", "ipv6");
-LINK_LOCAL.addSubnet("64:ff9b::a9fe:0", 112, "ipv6");
-
-/** True when a literal IP address (v4 or v6, brackets removed) is link-local. */
-function linkLocalAddress(address: string): boolean {
-  const family = isIP(address);
-  return family === 4 ? LINK_LOCAL.check(address, "ipv4") : family === 6 ? LINK_LOCAL.check(address, "ipv6") : false;
-}
-
-/**
- * True for targets no lookup may reach: link-local addresses (where cloud metadata services answer; the URL
- * parser has already normalized decimal and hex IPv4 spellings) and the metadata host names clouds use.
+ * True for targets no lookup may reach as written: link-local addresses in any spelling (where cloud metadata
+ * services answer) and the metadata host names clouds use (lib/domain/web/outbound.ts). Names that resolve to such
+ * an address are refused when the call resolves them.
  */
 export function isLinkLocalTarget(url: URL): boolean {
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.+$/, "");
-  if (isIP(host)) return linkLocalAddress(host);
-  return host === "metadata.google.internal" || host === "metadata" || host === "instance-data" || host.startsWith("instance-data.");
+  return blockedTargetReason(url) !== null;
 }
 
-/**
- * True when the URL's host name resolves to a link-local address (a name pointing at a metadata service). A name
- * that does not resolve is left to the call itself, which then fails as unreachable.
- */
-async function resolvesToLinkLocal(url: URL): Promise<boolean> {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (isIP(host)) return false;
-  try {
-    const addresses = await lookup(host, { all: true, verbatim: true });
-    return addresses.some((a) => linkLocalAddress(a.address));
-  } catch {
-    return false;
-  }
-}
+/** Options for tests: the resolver the call uses (the system's by default). */
+export type LookupOptions = { resolve?: Resolver };
 
 /**
  * Interprets one HTTP answer of a lookup endpoint (pure; exported for tests). A `completed_at` that is not an
@@ -128,6 +97,13 @@ export function interpretLookup(status: number, body: unknown): Pick<
       outcome: "ambiguous",
       ...none,
       message: "The lookup says found, but its operation id holds control or bidirectional characters; it cannot be recorded. Ask the tool owner.",
+    };
+  }
+  if (b.found === true && typeof b.external_operation_id === "string" && redactString(b.external_operation_id).kinds.length) {
+    return {
+      outcome: "ambiguous",
+      ...none,
+      message: "The lookup says found, but its operation id looks like a credential; it cannot be recorded. Ask the tool owner.",
     };
   }
   if (b.found === true && typeof b.external_operation_id === "string" && b.external_operation_id.trim() && b.external_operation_id.length <= MAX_ANSWER_FIELD) {
@@ -157,7 +133,7 @@ export async function lookupSideEffect(
   actor: Actor,
   taskId: string,
   name: string,
-  opts: { fetchImpl?: typeof fetch } = {},
+  opts: LookupOptions = {},
 ): Promise<LookupAnswer> {
   authorize(actor, "side_effects.reconcile");
   checkTaskId(taskId);
@@ -177,41 +153,31 @@ export async function lookupSideEffect(
   url.searchParams.set("idempotency_key", effect.idempotency_key);
   const askedAt = new Date().toISOString();
   const base = { configured: true as const, tool, url: cfg.url, asked_at: askedAt };
-  const doFetch = opts.fetchImpl ?? fetch;
-  if (isLinkLocalTarget(url) || (await resolvesToLinkLocal(url))) {
+  const none = { http_status: null, answer: null, external_operation_id: null, result_digest: null, completed_at: null };
+  // Resolved once; the connection goes to the address that was checked (no DNS rebinding), redirects not followed.
+  const res = await outboundGet(url, { timeoutMs: cfg.timeout_ms, maxBytes: MAX_ANSWER_BYTES, resolve: opts.resolve, headers: { accept: "application/json" } });
+  if (res.kind === "refused") {
     return {
       ...base,
+      ...none,
       outcome: "error",
-      http_status: null,
-      answer: null,
-      external_operation_id: null,
-      result_digest: null,
-      completed_at: null,
-      message: `The lookup URL points at a link-local address (${url.hostname}), where cloud metadata services answer; it is not called. An owner can register another URL under Settings.`,
+      message: `The lookup URL points at a link-local or cloud metadata address (${res.reason}); it is not called. An owner can register another URL under Settings.`,
     };
   }
-  let res: Response;
-  try {
-    res = await doFetch(url, { signal: AbortSignal.timeout(cfg.timeout_ms), headers: { accept: "application/json" }, redirect: "error" });
-  } catch (err) {
-    const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+  if (res.kind !== "answer") {
     return {
       ...base,
-      outcome: timedOut ? "timeout" : "error",
-      http_status: null,
-      answer: null,
-      external_operation_id: null,
-      result_digest: null,
-      completed_at: null,
-      message: timedOut
-        ? `The lookup did not answer within ${cfg.timeout_ms} ms; nothing was settled.`
-        : "The lookup endpoint could not be reached; nothing was settled.",
+      ...none,
+      outcome: res.kind === "timeout" ? "timeout" : "error",
+      message:
+        res.kind === "timeout"
+          ? `The lookup did not answer within ${cfg.timeout_ms} ms; nothing was settled.`
+          : "The lookup endpoint could not be reached; nothing was settled.",
     };
   }
   let body: unknown = null;
   try {
-    const text = res.body ? await readCappedText(res.body, MAX_ANSWER_BYTES) : "";
-    body = text === null ? null : (JSON.parse(text) as unknown);
+    body = res.text === null ? null : (JSON.parse(res.text) as unknown);
   } catch {
     body = null;
   }

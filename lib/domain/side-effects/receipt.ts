@@ -12,21 +12,19 @@ import type { Receipt } from "@/lib/client/types";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound } from "../errors";
-import { plausibleTime } from "../events/schema";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
 import { applyReceiptReport } from "./receipts";
 
 export { sameReceipt } from "./receipts";
+import { isoTimeField } from "../time";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
   external_operation_id: z.string().trim().min(1, "external_operation_id is required (not blank)").max(500),
   result_digest: z.string().max(200).nullable().optional(),
-  completed_at: z.iso
-    .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })
-    .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now (check the sender's clock)"),
+  completed_at: isoTimeField("completed_at", { plausible: true }),
   attempt: attemptField,
 });
 

@@ -16,9 +16,9 @@ import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
-import { lookupSideEffect, type LookupAnswer } from "./lookup";
-import { findSecrets, redactString } from "../events/redact";
-import { plausibleTime } from "../events/schema";
+import { lookupSideEffect, type LookupAnswer, type LookupOptions } from "./lookup";
+import { findSecrets, refuseSecrets } from "../events/redact";
+import { isoTimeField } from "../time";
 import { unsafeTextReason } from "../typed-text";
 
 export const reconcileBodySchema = z
@@ -27,10 +27,7 @@ export const reconcileBodySchema = z
     external_operation_id: z.string().trim().min(1).max(500).optional(),
     result_digest: z.string().max(200).optional(),
     /** When the external write happened, if known (defaults to the lookup's answer, else the time of the decision). */
-    completed_at: z.iso
-      .datetime({ offset: true, message: "completed_at must be an ISO 8601 time with a zone" })
-      .refine(plausibleTime, "completed_at must lie between the year 2000 and one day from now")
-      .optional(),
+    completed_at: isoTimeField("completed_at", { plausible: true }).optional(),
     evidence: z
       .string({ error: "evidence is required: say how you know (a lookup answer, a ticket, a log line)" })
       .trim()
@@ -78,15 +75,16 @@ export async function reconcileSideEffect(
   taskId: string,
   name: string,
   body: unknown,
-  opts: { fetchImpl?: typeof fetch } = {},
+  opts: LookupOptions = {},
 ): Promise<ReconcileResult> {
   authorize(actor, "side_effects.reconcile");
   checkTaskId(taskId);
   checkEffectName(name);
   const parsed = reconcileBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  // Evidence is free text typed by a person: a pasted token must not reach the database.
-  const input: typeof parsed.data = { ...parsed.data, evidence: redactString(parsed.data.evidence).value };
+  // The decision and its evidence go into the audit chain, kept for good: a pasted credential is refused, not stored.
+  refuseSecrets(parsed.data, "The reconcile decision", "describe the evidence without the credential");
+  const input: typeof parsed.data = { ...parsed.data };
 
   // An in-flight effect whose lease ran out is unknown: settle that first, in its own committed statement.
   await expireLeases(db, actor.tenantId, taskId);

@@ -9,15 +9,16 @@ import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
 import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
+import { isoTimeText } from "../time";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
 const shortText = z.string().min(1).max(500);
-const isoTime = z.iso.datetime({ offset: true });
+const isoTime = isoTimeText;
 
 export const receiptSchema = z.strictObject({
   external_operation_id: z.string().trim().min(1, "external_operation_id must not be blank").max(500),
   result_digest: z.string().max(200).nullable().optional(),
-  completed_at: isoTime,
+  completed_at: isoTime("completed_at"),
 });
 
 export { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE };
@@ -54,7 +55,7 @@ export const taskRecordSchema = z.strictObject({
       z.strictObject({
         id: z.string().min(1).max(200),
         summary: z.string().min(1).max(2000),
-        at: isoTime.optional(),
+        at: isoTime("at").optional(),
         by: shortText.optional(),
       }),
     )

@@ -1,0 +1,108 @@
+/**
+ * Every route of the runtime API (app/api/v1) in one place, for suites that go over all of them (the fuzz suite
+ * now; an authorization matrix later). Adding a route is one line here: a test fails while a route file under
+ * app/api/v1 exports a method this list does not name.
+ *
+ * `body`: what the route reads — `json` (a JSON body, with the zod `schema` bodies are generated from, or a
+ * hand-written `arbitrary` for the events envelope), `optional` (JSON or nothing), `none` (no body; a GET, or an
+ * action that refuses one). `auth`: who may call it — a runtime API key, or a person signed in with that role.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { z } from "zod";
+import { eventInputSchema } from "@/lib/domain/events/schema";
+import { resumeBodySchema } from "@/lib/domain/gate/ask";
+import { lookupBodySchema } from "@/lib/domain/settings/lookups";
+import { restorePrincipalBodySchema, revokePrincipalBodySchema } from "@/lib/domain/settings/principals";
+import { intentBodySchema } from "@/lib/domain/side-effects/intent";
+import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
+import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
+import { taskRecordSchema } from "@/lib/domain/tasks/record";
+import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
+import { completeExerciseSchema, createExerciseSchema, updateExerciseSchema } from "@/lib/domain/exercises/rules";
+import { createMapSchema, layerPatchSchema, mapImportSchema } from "@/lib/domain/maps/rules";
+import { changePasswordBodySchema, switchWorkspaceBodySchema } from "@/lib/domain/tenancy/account";
+import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitations";
+import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
+
+/** `public`: no credentials (the invitation link's page). */
+export type RouteAuth = "runtime" | "owner" | "responder" | "viewer" | "public";
+
+export type RouteSpec = {
+  auth: RouteAuth;
+  body: "json" | "optional" | "none";
+  /** zod schema of the body (`json`/`optional`); the events envelope wraps {@link eventInputSchema}. */
+  schema?: z.ZodType;
+  /** The body is `{"events": [<schema>…]}`. */
+  envelope?: "events";
+};
+
+/** `METHOD /api/v1/…` with path parameters as in the file tree (`[taskId]`). */
+export const API_ROUTES: Record<string, RouteSpec> = {
+  "POST /api/v1/events": { auth: "runtime", body: "json", schema: eventInputSchema, envelope: "events" },
+  "GET /api/v1/openapi.json": { auth: "runtime", body: "none" },
+  "GET /api/v1/signing-keys": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]": { auth: "runtime", body: "none" },
+  "PUT /api/v1/tasks/[taskId]": { auth: "runtime", body: "json", schema: taskRecordSchema },
+  "GET /api/v1/tasks/[taskId]/timeline": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/checkpoints": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/artifacts": { auth: "runtime", body: "none" },
+  "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { auth: "runtime", body: "json", schema: intentBodySchema },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": { auth: "runtime", body: "json", schema: receiptBodySchema },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/reconcile": { auth: "responder", body: "json", schema: reconcileBodySchema },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/lookup": { auth: "responder", body: "none" },
+  "GET /api/v1/settings/api-keys": { auth: "owner", body: "none" },
+  "POST /api/v1/settings/api-keys": { auth: "owner", body: "json", schema: createApiKeyBodySchema },
+  "POST /api/v1/settings/api-keys/[keyId]/revoke": { auth: "owner", body: "none" },
+  "GET /api/v1/settings/lookups": { auth: "owner", body: "none" },
+  "PUT /api/v1/settings/lookups/[tool]": { auth: "owner", body: "json", schema: lookupBodySchema },
+  "DELETE /api/v1/settings/lookups/[tool]": { auth: "owner", body: "none" },
+  "GET /api/v1/settings/members": { auth: "owner", body: "none" },
+  "POST /api/v1/settings/members/[userId]/unlock": { auth: "owner", body: "none" },
+  "GET /api/v1/settings/principals": { auth: "owner", body: "none" },
+  "POST /api/v1/settings/principals/revoke": { auth: "owner", body: "json", schema: revokePrincipalBodySchema },
+  "POST /api/v1/settings/principals/restore": { auth: "owner", body: "json", schema: restorePrincipalBodySchema },
+  "POST /api/v1/settings/members": { auth: "owner", body: "json", schema: inviteBodySchema },
+  "PATCH /api/v1/settings/members/[userId]": { auth: "owner", body: "json", schema: changeRoleBodySchema },
+  "DELETE /api/v1/settings/members/[userId]": { auth: "owner", body: "none" },
+  "POST /api/v1/settings/invitations": { auth: "owner", body: "json", schema: inviteBodySchema },
+  "POST /api/v1/invitations/[token]/accept": { auth: "public", body: "json", schema: acceptBodySchema },
+  "GET /api/v1/me": { auth: "viewer", body: "none" },
+  "PUT /api/v1/me/workspace": { auth: "viewer", body: "json", schema: switchWorkspaceBodySchema },
+  "POST /api/v1/me/password": { auth: "viewer", body: "json", schema: changePasswordBodySchema },
+  "GET /api/v1/maps": { auth: "owner", body: "none" },
+  "POST /api/v1/maps": { auth: "owner", body: "json", schema: createMapSchema },
+  "POST /api/v1/maps/import": { auth: "owner", body: "json", schema: mapImportSchema },
+  "GET /api/v1/maps/[mapId]": { auth: "owner", body: "none" },
+  "PATCH /api/v1/maps/[mapId]/layers/[layer]": { auth: "owner", body: "json", schema: layerPatchSchema },
+  "POST /api/v1/maps/[mapId]/publish": { auth: "owner", body: "none" },
+  "GET /api/v1/maps/[mapId]/export": { auth: "owner", body: "none" },
+  "GET /api/v1/maps/[mapId]/exercises": { auth: "owner", body: "none" },
+  "POST /api/v1/maps/[mapId]/exercises": { auth: "owner", body: "json", schema: createExerciseSchema },
+  "GET /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "none" },
+  "PATCH /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "json", schema: updateExerciseSchema },
+  "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": { auth: "owner", body: "json", schema: completeExerciseSchema },
+};
+
+/** `METHOD /api/v1/…` for every method each route file under app/api/v1 exports itself (not its 405 handlers). */
+export function routeFileMethods(root = process.cwd()): string[] {
+  const base = path.join(root, "app", "api");
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name === "route.ts") {
+        const src = fs.readFileSync(full, "utf8");
+        const url = "/api/" + path.relative(base, dir).split(path.sep).join("/");
+        for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
+          if (new RegExp(`^export (const|async function|function) ${m}\\b`, "m").test(src)) found.push(`${m} ${url}`);
+        }
+      }
+    }
+  };
+  walk(path.join(base, "v1"));
+  return found.sort();
+}

@@ -3,3 +3,4 @@ export * from "./tenancy";
 export * from "./tasks";
 export * from "./audit";
 export * from "./settings";
+export * from "./gate";

@@ -13,6 +13,7 @@ import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
+import { recordGateAsk } from "./asks";
 import { evaluateGate, type GateFacts } from "./evaluate";
 
 export const resumeBodySchema = z.strictObject({
@@ -154,5 +155,5 @@ export async function askGate(db: Db, actor: Actor, taskId: string, body: unknow
   const parsed = resumeBodySchema.safeParse(body ?? {});
   if (!parsed.success) throw validationError(parsed.error.issues);
   const facts = await gatherGateFacts(db, actor.tenantId, taskId, key, parsed.data.tool_definitions ?? {});
-  return evaluateGate(facts);
+  return recordGateAsk(db, actor, facts.task, evaluateGate(facts));
 }

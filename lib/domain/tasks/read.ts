@@ -20,6 +20,7 @@ import type {
 import { authorize, type Actor } from "../authz";
 import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
+import { listGateAsks } from "../gate/asks";
 import { TASK_ID_PATTERN } from "../events/schema";
 
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -144,10 +145,11 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   await expireLeases(db, actor.tenantId, taskId);
-  const [checkpoint, effects, eventCount] = await Promise.all([
+  const [checkpoint, effects, eventCount, gateAsks] = await Promise.all([
     q.latestCheckpoint(db, actor.tenantId, taskId),
     listSideEffects(db, actor.tenantId, taskId),
     q.countEvents(db, actor.tenantId, taskId),
+    listGateAsks(db, actor.tenantId, taskId),
   ]);
   const side_effects: Record<string, SideEffectView> = {};
   for (const e of effects) side_effects[e.name] = sideEffectView(e);
@@ -164,6 +166,7 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
     created_at: task.created_at,
     event_count: eventCount,
     side_effects,
+    gate_asks: gateAsks,
   };
 }
 

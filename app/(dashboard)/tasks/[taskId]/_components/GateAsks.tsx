@@ -43,10 +43,9 @@ export function GateAsks({
   currentAttempt: number;
   live: boolean;
 }) {
-  // null until mounted: the server and the first client render show the age as read, then it ticks.
+  // null until the first tick: the server and the first client render show the age as read, then it ticks.
   const [now, setNow] = useState<number | null>(null);
   useEffect(() => {
-    setNow(Date.now());
     const id = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(id);
   }, []);

@@ -292,7 +292,7 @@ export function ReconcileDialog({
                   type="submit"
                   disabled={missing.length > 0 || submit.isPending}
                   aria-describedby={missing.length ? "reconcile-missing" : undefined}
-                  className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:cursor-not-allowed disabled:opacity-50"
+                  className="rounded-md bg-amber-700 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-800 disabled:cursor-not-allowed disabled:opacity-50"
                 >
                   {submit.isPending ? "Recording…" : submitLabel}
                 </button>

@@ -64,7 +64,7 @@ export function TaskHeader({
             <button
               type="button"
               onClick={primaryAction.onClick}
-              className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-700"
+              className="rounded-md bg-amber-700 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-800"
               data-testid="primary-action"
             >
               {primaryAction.label}

@@ -101,7 +101,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/tasks/{task_id}": {
-        get: { summary: "Latest record, signature check, side-effect view", parameters: [taskId], responses: { ...ok("Task view"), ...errors(401, 404) } },
+        get: { summary: "Latest record, signature check, side-effect view, the runtime's gate asks per attempt", parameters: [taskId], responses: { ...ok("Task view"), ...errors(401, 404) } },
         put: {
           summary: "Checkpoint the task record (new signed version)",
           parameters: [taskId],

@@ -191,7 +191,10 @@ export function Timeline({
   const byId = useMemo(() => new Map(sorted.map((te) => [te.event.id, te])), [sorted]);
   const lastT = sorted.at(-1)?.t;
   const endOfData = Math.max(lastT ?? now ?? 0, now ?? -Infinity);
-  const callBars = useMemo(() => deriveToolCallBars(sorted, endOfData, MAX_CALL_ROWS), [sorted, endOfData]);
+  const callBars = useMemo(
+    () => deriveToolCallBars(sorted, endOfData, MAX_CALL_ROWS, sideEffects),
+    [sorted, endOfData, sideEffects],
+  );
   const items = useMemo<MarkItem[]>(() => {
     // A call whose outcome is unknown marks its tool.called amber too, like the intent of an unknown effect.
     const unknownCalls = new Set(callBars.filter((b) => b.status === "unknown").map((b) => b.calledEventId));

@@ -23,6 +23,7 @@ const STYLE: Record<ToolCallStatus, { rect: string; text: string; dash?: string 
   failed: { rect: "fill-red-100 stroke-red-700 dark:fill-red-950 dark:stroke-red-400", text: "fill-red-900 dark:fill-red-200" },
   pending: { rect: "fill-white stroke-neutral-500 dark:fill-neutral-900 dark:stroke-neutral-400", text: "fill-neutral-800 dark:fill-neutral-100", dash: "4 2" },
   unknown: { rect: "fill-amber-100 stroke-amber-800 dark:fill-amber-950 dark:stroke-amber-300", text: "fill-amber-950 dark:fill-amber-100", dash: "3 2" },
+  reconciled: { rect: "fill-neutral-100 stroke-neutral-500 dark:fill-neutral-800 dark:stroke-neutral-400", text: "fill-neutral-800 dark:fill-neutral-100", dash: "3 2" },
   no_result: { rect: "fill-neutral-50 stroke-neutral-400 dark:fill-neutral-900 dark:stroke-neutral-500", text: "fill-neutral-700 dark:fill-neutral-300", dash: "2 2" },
 };
 
@@ -150,8 +151,15 @@ export function toolCallTooltip(bar: ToolCallBar, zone: TimeZoneMode): ReactNode
             ? `no outcome yet (running for ${duration})`
             : bar.status === "unknown"
               ? `a mutating call whose attempt ended ${duration} later without tool.completed or tool.failed: outcome unknown; the write may or may not have happened`
-              : `a read call whose attempt ended without a result: no result recorded (it blocks nothing)`}
+              : bar.status === "reconciled"
+                ? `its attempt ended without an outcome; a person has since reconciled ${bar.effect ?? "the write"}`
+                : `a read call whose attempt ended without a result: no result recorded (it blocks nothing)`}
       </div>
+      {bar.effect ? (
+        <div>
+          side effect <span className="font-mono">{bar.effect}</span>
+        </div>
+      ) : null}
     </>
   );
 }

@@ -257,10 +257,13 @@ export function fitSandboxBarLabel(
 
 /**
  * Where a tool call stands: `completed` / `failed` by its outcome event; without one, `pending` while its attempt
- * goes on, and once the attempt has ended `unknown` for a mutating call (`attrs.mutation === true`: the write may
- * or may not have happened) or `no_result` for a read (nothing to fear, nothing recorded).
+ * goes on, and once the attempt has ended `unknown` for a mutating call (the write may or may not have happened) or
+ * `no_result` for a read (nothing to fear, nothing recorded). A call is mutating when it says so
+ * (`attrs.mutation === true`) or when it is the call of a declared effect: a `side_effect.intent` of the same attempt,
+ * after the call, names its call id, or (naming none) its tool, and is not marked `mutation: false`. An unknown call
+ * of an effect a person has since reconciled (the effect is no longer `unknown`) is `reconciled`.
  */
-export type ToolCallStatus = "completed" | "failed" | "pending" | "unknown" | "no_result";
+export type ToolCallStatus = "completed" | "failed" | "pending" | "unknown" | "reconciled" | "no_result";
 
 /** One tool call drawn as a bar in the Tools lane, from `tool.called` to its outcome. */
 export type ToolCallBar = {
@@ -270,6 +273,8 @@ export type ToolCallBar = {
   attempt: number | null;
   environmentId: string | null;
   mutation: boolean;
+  /** The declared effect the call belongs to (its intent's `attrs.name`), or null. */
+  effect: string | null;
   status: ToolCallStatus;
   start: number;
   /** The outcome's time; without one, when the attempt ended (`unknown` / `no_result`) or the end of data (`pending`). */
@@ -288,6 +293,7 @@ export const TOOL_CALL_WORD: Record<ToolCallStatus, string> = {
   failed: "failed",
   pending: "no outcome yet",
   unknown: "outcome unknown",
+  reconciled: "outcome reconciled",
   no_result: "no result recorded",
 };
 
@@ -297,6 +303,7 @@ export const TOOL_CALL_OUTCOME: Record<ToolCallStatus, Outcome> = {
   failed: "failed",
   pending: "ok",
   unknown: "unknown",
+  reconciled: "ok",
   no_result: "ok",
 };
 
@@ -314,7 +321,12 @@ const sameAttempt = (a: number | null, b: number | null) => a === null || b === 
  * without a call id cannot be paired and get no bar (their marks stay). Rows: greedy packing, capped at `maxRows`
  * (further calls share the last row).
  */
-export function deriveToolCallBars(sorted: readonly TimedEvent[], endOfData: number, maxRows = 3): ToolCallBar[] {
+export function deriveToolCallBars(
+  sorted: readonly TimedEvent[],
+  endOfData: number,
+  maxRows = 3,
+  sideEffects?: Readonly<Record<string, Pick<SideEffectView, "status">>>,
+): ToolCallBar[] {
   const outcomes = new Map<string, TimedEvent[]>();
   for (const te of sorted) {
     if (te.event.type !== "tool.completed" && te.event.type !== "tool.failed") continue;
@@ -327,6 +339,15 @@ export function deriveToolCallBars(sorted: readonly TimedEvent[], endOfData: num
   const enders = sorted.filter((te) =>
     ["run.interrupted", "run.stopped", "sandbox.destroyed", "sandbox.replaced", "sandbox.created"].includes(te.event.type),
   );
+  const intents = sorted.filter((te) => te.event.type === "side_effect.intent");
+  /** The intent of the declared effect the call is of (see {@link ToolCallStatus}), if any. */
+  const intentOf = (call: TimedEvent, callId: string, tool: string | null) =>
+    intents.find((i) => {
+      const a = i.event.attrs;
+      if (i.t < call.t || a.mutation === false || !sameAttempt(call.event.attempt, i.event.attempt)) return false;
+      const intentCall = str(a.call_id);
+      return intentCall !== null ? intentCall === callId : tool !== null && str(a.tool) === tool;
+    });
   const claimed = new Set<string>();
   const bars: Omit<ToolCallBar, "row">[] = [];
   for (const te of sorted) {
@@ -336,12 +357,16 @@ export function deriveToolCallBars(sorted: readonly TimedEvent[], endOfData: num
     const attempt = te.event.attempt;
     const env = te.event.environment_id;
     const outcome = (outcomes.get(callId) ?? []).find((o) => !claimed.has(o.event.id) && sameAttempt(attempt, o.event.attempt));
+    const tool = str(te.event.attrs.tool) ?? str(te.event.attrs.name);
+    const intent = intentOf(te, callId, tool);
+    const effect = intent ? sideEffectNameOf(intent.event) : null;
     const base = {
       callId,
-      tool: str(te.event.attrs.tool) ?? str(te.event.attrs.name),
+      tool,
       attempt,
       environmentId: env,
-      mutation: te.event.attrs.mutation === true,
+      mutation: te.event.attrs.mutation === true || intent !== undefined,
+      effect,
       start: te.t,
       calledEventId: te.event.id,
     };
@@ -370,9 +395,10 @@ export function deriveToolCallBars(sorted: readonly TimedEvent[], endOfData: num
           return attempt !== null && ev.attempt !== null && ev.attempt > attempt;
       }
     });
+    const settled = effect !== null && sideEffects && Object.hasOwn(sideEffects, effect) && sideEffects[effect]?.status !== "unknown";
     bars.push({
       ...base,
-      status: ender ? (base.mutation ? "unknown" : "no_result") : "pending",
+      status: ender ? (base.mutation ? (settled ? "reconciled" : "unknown") : "no_result") : "pending",
       end: ender ? ender.t : Math.max(endOfData, te.t),
       outcomeEventId: null,
       endedByEventId: ender?.event.id ?? null,

@@ -589,6 +589,31 @@ describe("deriveToolCallBars", () => {
     expect(toolCallLabel(byCall.r1!)).toBe("read_document · no result recorded");
   });
 
+  it("treats the call of a declared effect as mutating: its intent names the call id, or (naming none) the tool", () => {
+    const a1 = { environment_id: "sbx-1", attempt: 1 };
+    const sorted = sortEvents([
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "by-tool", attrs: { tool: "update_record", call_id: "c1" } }, 1),
+      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "update_record", tool: "update_record" } }, 2),
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "by-id", attrs: { tool: "http", call_id: "c2" } }, 3),
+      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "notify", tool: "other", call_id: "c2" } }, 4),
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "read", attrs: { tool: "lookup", call_id: "c3" } }, 5),
+      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "peek", tool: "lookup", mutation: false } }, 6),
+      ev({ type: "run.interrupted", plane: "session", ...a1 }, 9),
+    ]);
+    const byCall = Object.fromEntries(deriveToolCallBars(sorted, T0 + 10_000).map((b) => [b.calledEventId, b]));
+    expect(byCall["by-tool"]).toMatchObject({ mutation: true, status: "unknown" });
+    expect(byCall["by-id"]).toMatchObject({ mutation: true, status: "unknown" });
+    expect(byCall.read).toMatchObject({ mutation: false, status: "no_result" });
+    expect(byCall["by-tool"]?.effect).toBe("update_record");
+    // Once a person has reconciled the effect, its call is no longer unknown.
+    const settled = deriveToolCallBars(sorted, T0 + 10_000, 3, { update_record: sideEffect("completed"), notify: sideEffect("unknown") });
+    expect(settled.map((b) => [b.calledEventId, b.status])).toEqual([
+      ["by-tool", "reconciled"],
+      ["by-id", "unknown"],
+      ["read", "no_result"],
+    ]);
+  });
+
   it("ends an attempt's open calls at a later attempt's sandbox or at its own sandbox's end", () => {
     const sorted = sortEvents([
       ev({ type: "tool.called", plane: "tools", environment_id: "s1", attempt: 1, attrs: { call_id: "k", mutation: true } }, 1),

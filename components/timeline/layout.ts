@@ -339,15 +339,24 @@ export function deriveToolCallBars(
   const enders = sorted.filter((te) =>
     ["run.interrupted", "run.stopped", "sandbox.destroyed", "sandbox.replaced", "sandbox.created"].includes(te.event.type),
   );
-  const intents = sorted.filter((te) => te.event.type === "side_effect.intent");
+  // Intents that may claim a call: by the call id they name, else by their tool (indexed: a task may have thousands).
+  const intentsByCall = new Map<string, TimedEvent[]>();
+  const intentsByTool = new Map<string, TimedEvent[]>();
+  for (const te of sorted) {
+    if (te.event.type !== "side_effect.intent" || te.event.attrs.mutation === false) continue;
+    const callId = str(te.event.attrs.call_id);
+    const tool = str(te.event.attrs.tool);
+    const [map, key] = callId !== null ? [intentsByCall, callId] : [intentsByTool, tool];
+    if (key === null) continue;
+    const list = map.get(key);
+    if (list) list.push(te);
+    else map.set(key, [te]);
+  }
   /** The intent of the declared effect the call is of (see {@link ToolCallStatus}), if any. */
   const intentOf = (call: TimedEvent, callId: string, tool: string | null) =>
-    intents.find((i) => {
-      const a = i.event.attrs;
-      if (i.t < call.t || a.mutation === false || !sameAttempt(call.event.attempt, i.event.attempt)) return false;
-      const intentCall = str(a.call_id);
-      return intentCall !== null ? intentCall === callId : tool !== null && str(a.tool) === tool;
-    });
+    [...(intentsByCall.get(callId) ?? []), ...(tool !== null ? (intentsByTool.get(tool) ?? []) : [])].find(
+      (i) => i.t >= call.t && sameAttempt(call.event.attempt, i.event.attempt),
+    );
   const claimed = new Set<string>();
   const bars: Omit<ToolCallBar, "row">[] = [];
   for (const te of sorted) {

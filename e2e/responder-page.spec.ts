@@ -16,6 +16,9 @@ import type { Page, TestInfo } from "@playwright/test";
 import type { EventInput } from "@/lib/client/types";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, rid, seedIncidentTask, test, type RuntimeApi } from "./fixtures";
 
+/** A runtime key's headers, on a fresh connection (see runtimeApi in e2e/fixtures.ts). */
+const runtimeHeaders = (apiKey: string) => ({ authorization: `Bearer ${apiKey}`, connection: "close" });
+
 async function keepScreenshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
   const file = testInfo.outputPath(name);
   await page.screenshot({ path: file, fullPage: true });
@@ -35,7 +38,7 @@ test("the gate panel shows when the runtime last asked the gate, live; people's 
 
   // The runtime (attempt 2 is the current one) asks twice.
   for (let i = 0; i < 2; i++) {
-    const res = await request.post(`/api/v1/tasks/${incident.taskId}/resume`, { headers: { authorization: `Bearer ${tenant.apiKey}` }, data: {} });
+    const res = await request.post(`/api/v1/tasks/${incident.taskId}/resume`, { headers: runtimeHeaders(tenant.apiKey), data: {} });
     expect(res.status()).toBe(200);
   }
   await expect(asks).toHaveAttribute("data-state", "asking", { timeout: 15_000 });
@@ -118,7 +121,7 @@ test("the Artifacts tab shows a report added by the final checkpoint without a r
   const report = { ref: `s3://out/report-${rid(3)}.md`, sha256: "e".repeat(64), size: 900, media_type: "text/markdown" };
   await runtime.putRecord(makeRecord(taskId, { phase: "writing_report", artifacts: [draft] }));
   await runtime.postEvents([makeEvent(taskId, { type: "task.created", attrs: { principal: "tenant/acme:user/42" } })]);
-  const before = await request.get(`/api/v1/tasks/${taskId}/artifacts`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+  const before = await request.get(`/api/v1/tasks/${taskId}/artifacts`, { headers: runtimeHeaders(tenant.apiKey) });
   expect(before.status()).toBe(200);
   const staleBody = await before.text();
 

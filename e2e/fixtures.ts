@@ -30,9 +30,7 @@ export type RuntimeApi = {
 
 /** Builds a {@link RuntimeApi} on Playwright's request context (uses the config's baseURL). */
 export function runtimeApi(request: APIRequestContext, apiKey: string): RuntimeApi {
-  // A fresh connection per call: a kept-alive socket the server closes after 5 s idle (while the test was busy in
-  // the browser) could be reused just as it closes, and the write would fail with ECONNRESET.
-  const headers = { authorization: `Bearer ${apiKey}`, connection: "close" };
+  const headers = { authorization: `Bearer ${apiKey}` };
   return {
     async putRecord(record) {
       const res = await request.put(`/api/v1/tasks/${encodeURIComponent(record.task_id)}`, { headers, data: record });

@@ -16,8 +16,8 @@ import type { Page, TestInfo } from "@playwright/test";
 import type { EventInput } from "@/lib/client/types";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, rid, seedIncidentTask, test, type RuntimeApi } from "./fixtures";
 
-/** A runtime key's headers, on a fresh connection (see runtimeApi in e2e/fixtures.ts). */
-const runtimeHeaders = (apiKey: string) => ({ authorization: `Bearer ${apiKey}`, connection: "close" });
+/** A runtime key's headers. */
+const runtimeHeaders = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
 
 async function keepScreenshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
   const file = testInfo.outputPath(name);

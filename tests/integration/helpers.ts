@@ -82,18 +82,7 @@ export function api(auth?: Auth) {
       body = init.raw;
       headers["content-type"] ??= "application/json";
     }
-    const send = () => fetch(`${baseUrl()}${path}`, { method, headers, body, redirect: "manual" });
-    let res: Response;
-    try {
-      res = await send();
-    } catch (err) {
-      // A test that blocks this process's event loop for a while (PGlite runs in-process) leaves a pooled keep-alive
-      // socket that the server has meanwhile closed; the next request on it fails before any answer. A request that
-      // changes nothing is sent again once; others are never repeated.
-      const code = (err as { cause?: { code?: string } }).cause?.code;
-      if (code !== "UND_ERR_SOCKET" || !["GET", "HEAD", "OPTIONS"].includes(method)) throw err;
-      res = await send();
-    }
+    const res = await fetch(`${baseUrl()}${path}`, { method, headers, body, redirect: "manual" });
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get("content-type") ?? "").includes("application/json") && text) {

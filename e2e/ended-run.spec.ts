@@ -5,6 +5,9 @@
  *   (the verdict the record would get is still there, marked as information).
  * - After "Fit", sandbox bar labels never spill out of their bar nor overlap (attempt 1's bar is a few pixels
  *   wide: it was drawn as "at" beside "attempt 2"); the full label is in the bar's tooltip.
+ * - After "Fit", the crash region stays readable (issue 7 §5): the two-minute wait is drawn as a narrow band that
+ *   says how long it lasted, so attempt 1's bar keeps room for its label instead of collapsing into the left edge;
+ *   switching the compression off gives a linear scale again.
  * - At 420 px the lane names are not covered by marks or bin counts.
  */
 import type { Locator, Page } from "@playwright/test";
@@ -119,9 +122,29 @@ for (const width of [1280, 420]) {
       await expect(first).toHaveAttribute("data-label", "attempt 1");
       await expect(second.getByTestId("sandbox-bar-label")).toHaveText("attempt 2");
       await expectBarLabelsInsideTheirBars(page);
+      // The crash region did not collapse into the left edge: attempt 1 keeps a readable bar with its label.
+      const firstBox = await box(first.locator("rect").first());
+      expect(firstBox.width, "attempt 1's bar after Fit").toBeGreaterThanOrEqual(width >= 640 ? 56 : 18);
+      await expect(first.getByTestId("sandbox-bar-label")).toHaveText(width >= 640 ? "attempt 1" : /^(attempt 1|#1)$/);
+      const gap = page.getByTestId("idle-gap");
+      await expect(gap).toHaveCount(1);
+      await expect(gap).toContainText("1 min 48 s");
+      expect(Number(await gap.getAttribute("data-duration-ms"))).toBeGreaterThan(100_000);
       await first.locator("rect").first().hover({ force: true });
       await expect(page.getByRole("tooltip")).toContainText("attempt 1");
       await page.mouse.move(0, 0);
+    });
+
+    await test.step("with the compression switched off the scale is linear: attempt 1 is a sliver again", async () => {
+      const toggle = page.getByRole("button", { name: "Compress idle time" });
+      await expect(toggle).toHaveAttribute("aria-pressed", "true");
+      await toggle.click();
+      await expect(toggle).toHaveAttribute("aria-pressed", "false");
+      await expect(page.getByTestId("idle-gap")).toHaveCount(0);
+      const first = page.locator("[data-testid=sandbox-bar][data-attempt='1']");
+      expect((await box(first.locator("rect").first())).width).toBeLessThan(width >= 640 ? 20 : 8);
+      await toggle.click();
+      await expect(page.getByTestId("idle-gap")).toHaveCount(1);
     });
 
     if (width < 640) {

@@ -44,7 +44,7 @@ export default async function AttentionPage() {
                 href={i.href}
                 className={
                   i.kind === "side_effect_unknown" && mayReconcile
-                    ? "ml-auto rounded-md bg-amber-600 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-700"
+                    ? "ml-auto rounded-md bg-amber-700 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-800"
                     : "ml-auto rounded-md border border-neutral-300 px-2.5 py-1 text-xs text-neutral-800 hover:bg-neutral-50"
                 }
               >

@@ -158,7 +158,7 @@ export function EventList({
                   className="size-3 accent-neutral-800 dark:accent-neutral-200"
                 />
                 {label}
-                <span className="tabular-nums text-neutral-500 dark:text-neutral-400">{countByPlane[plane]}</span>
+                <span className="tabular-nums text-neutral-600 dark:text-neutral-400" data-testid="plane-count">{countByPlane[plane]}</span>
               </label>
             );
           })}

@@ -5,7 +5,7 @@
  * and Vault on one shared time axis, sandbox instances as bars, interruptions and restarts as rules
  * across all lanes, events as marks shaped by kind and coloured by outcome, crowded marks binned.
  */
-import { scaleTime, scaleUtc } from "d3-scale";
+import { scaleLinear } from "d3-scale";
 import {
   useEffect,
   useId,
@@ -17,7 +17,7 @@ import {
   type ReactNode,
 } from "react";
 import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
-import { formatDate, formatDuration, formatInstant, formatTick, zoneSuffix, type TimeZoneMode } from "./format";
+import { formatClock, formatDate, formatDuration, formatInstant, formatTick, zoneSuffix, type TimeZoneMode } from "./format";
 import { useElementWidth, useHydrated } from "./hooks";
 import {
   LANES,
@@ -26,9 +26,11 @@ import {
   classifyOutcome,
   deriveRules,
   deriveSandboxBars,
+  deriveToolCallBars,
   ensureVisible,
-  fitDomain,
+  findIdleGaps,
   fitSandboxBarLabel,
+  frameTimeline,
   labelWidth,
   markShape,
   matchesFilter,
@@ -38,6 +40,8 @@ import {
   sandboxBarLabel,
   sideEffectNameOf,
   sortEvents,
+  warpedTicks,
+  warpedTimeScale,
   zoomDomain,
   type BinnableMark,
   type Domain,
@@ -47,7 +51,9 @@ import {
   type Outcome,
   type RuleKind,
   type SandboxBar,
+  type TimeWarp,
 } from "./layout";
+import { CALL_BAR_GAP, CALL_BAR_H, ToolCallBars, toolCallTooltip } from "./ToolCallBars";
 import { MarkGlyph, OUTCOME_STYLE, OutcomeLabel, SHAPE_WORD, ShapePath, SideEffectStatusLabel } from "./parts";
 
 /** Props of `Timeline`. */
@@ -75,6 +81,8 @@ const RULE_ROW_H = 14;
 const MAX_RULE_ROWS = 3;
 const LANE_H = 36;
 const ENV_MARK_ROW = 26;
+const TOOLS_MARK_ROW = 26;
+const MAX_CALL_ROWS = 3;
 const BAR_H = 14;
 const BAR_GAP = 4;
 const CAPTION_H = 18;
@@ -92,7 +100,9 @@ type Hover =
   | { kind: "event"; id: string }
   | { kind: "bin"; key: string }
   | { kind: "bar"; environmentId: string }
-  | { kind: "rule"; eventId: string };
+  | { kind: "rule"; eventId: string }
+  | { kind: "call"; calledEventId: string }
+  | { kind: "gap"; start: number };
 
 type Drag = { pointerId: number; startX: number; startDomain: Domain; mode: "pan" | "brush"; moved: boolean };
 
@@ -168,7 +178,10 @@ export function Timeline({
     onZoneChange?.(z);
   };
 
+  // The zoomed window in real time (null: fit). Kept in real time so that it means the same when the idle
+  // stretches change (new events on a live run) or their compression is switched off.
   const [viewDomain, setViewDomain] = useState<Domain | null>(null);
+  const [compressIdle, setCompressIdle] = useState(true);
   const [hover, setHover] = useState<Hover | null>(null);
   const [brush, setBrush] = useState<{ a: number; b: number } | null>(null);
   const [dragging, setDragging] = useState(false);
@@ -176,34 +189,42 @@ export function Timeline({
   /* ---- data ---------------------------------------------------------------------------------- */
   const sorted = useMemo(() => sortEvents(events), [events]);
   const byId = useMemo(() => new Map(sorted.map((te) => [te.event.id, te])), [sorted]);
-  const items = useMemo<MarkItem[]>(
-    () =>
-      sorted.map(({ event, t }) => ({
-        id: event.id,
-        plane: event.plane,
-        t,
-        outcome: classifyOutcome(event, sideEffects),
-        shape: markShape(event.type),
-        type: event.type,
-      })),
-    [sorted, sideEffects],
+  const lastT = sorted.at(-1)?.t;
+  const endOfData = Math.max(lastT ?? now ?? 0, now ?? -Infinity);
+  const callBars = useMemo(
+    () => deriveToolCallBars(sorted, endOfData, MAX_CALL_ROWS, sideEffects),
+    [sorted, endOfData, sideEffects],
   );
+  const items = useMemo<MarkItem[]>(() => {
+    // A call whose outcome is unknown marks its tool.called amber too, like the intent of an unknown effect.
+    const unknownCalls = new Set(callBars.filter((b) => b.status === "unknown").map((b) => b.calledEventId));
+    return sorted.map(({ event, t }) => ({
+      id: event.id,
+      plane: event.plane,
+      t,
+      outcome: unknownCalls.has(event.id) ? "unknown" : classifyOutcome(event, sideEffects),
+      shape: markShape(event.type),
+      type: event.type,
+    }));
+  }, [sorted, sideEffects, callBars]);
   const itemById = useMemo(() => new Map(items.map((i) => [i.id, i])), [items]);
   const countByPlane = useMemo(() => {
     const counts: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
     for (const i of items) counts[i.plane] += 1;
     return counts;
   }, [items]);
-  const lastT = sorted.at(-1)?.t;
-  const endOfData = Math.max(lastT ?? now ?? 0, now ?? -Infinity);
   const bars = useMemo(() => deriveSandboxBars(sorted, endOfData), [sorted, endOfData]);
   const rules = useMemo(() => deriveRules(sorted), [sorted]);
-  const fit = useMemo(
-    () => fitDomain([...sorted.map((s) => s.t), ...bars.map((b) => b.end), ...(now !== undefined ? [now] : [])], 0.03, now ?? 0),
+  const instants = useMemo(
+    () => [...sorted.map((s) => s.t), ...bars.map((b) => b.end), ...(now !== undefined ? [now] : [])],
     [sorted, bars, now],
   );
+  const hasIdle = useMemo(() => findIdleGaps(instants).length > 0, [instants]);
+  // Fit and zoom work in "virtual" time, where idle stretches are short (layout.ts explains why); `warp` maps both ways.
+  const { warp, fit } = useMemo(() => frameTimeline(instants, compressIdle, now ?? 0), [instants, compressIdle, now]);
   const maxSpan = Math.max((fit[1] - fit[0]) * 20, 3_600_000);
-  const domain = viewDomain ?? fit;
+  const domain = viewDomain ? toVirtualDomain(warp, viewDomain) : fit;
+  const setVirtualDomain = (d: Domain | null) => setViewDomain(d ? toRealDomain(warp, d) : null);
   const accept = useMemo(
     () => (filter ? (e: Pick<StoredEvent, "plane" | "type">) => matchesFilter(e, filter) : () => true),
     [filter],
@@ -215,8 +236,9 @@ export function Timeline({
     setFollowed(selectedId);
     const te = selectedId !== null ? byId.get(selectedId) : undefined;
     if (te && viewDomain) {
-      const next = ensureVisible(viewDomain, te.t);
-      if (next !== viewDomain) setViewDomain(next);
+      const current = toVirtualDomain(warp, viewDomain);
+      const next = ensureVisible(current, warp.toVirtual(te.t));
+      if (next !== current) setVirtualDomain(next);
     }
   }
 
@@ -226,14 +248,30 @@ export function Timeline({
   const x0 = wide ? LABEL_W : 10;
   const x1 = Math.max(x0 + 40, width - PAD_R);
   const plotW = x1 - x0;
-  const scale = useMemo(
+  const [d0, d1] = domain;
+  const scale = useMemo(() => warpedTimeScale(warp, [d0, d1], [x0, x1], zone), [warp, d0, d1, x0, x1, zone]);
+  /** Virtual time → px (linear): bins and the brush, which live in virtual time. */
+  const xv = useMemo(() => scaleLinear().domain([d0, d1]).range([x0, x1]), [d0, d1, x0, x1]);
+  const realStart = warp.toReal(d0);
+  const realSpan = warp.toReal(d1) - realStart;
+
+  // Idle stretches in view: a hatched band each, its length written in the axis row (ticks under the words go).
+  const gapBands = useMemo(
     () =>
-      (zone === "utc" ? scaleUtc() : scaleTime())
-        .domain([new Date(domain[0]), new Date(domain[1])])
-        .range([x0, x1]),
-    [zone, domain, x0, x1],
+      warp.gaps
+        .map((g) => {
+          const gx0 = Math.max(x0, scale(new Date(g.start)));
+          const gx1 = Math.min(x1, scale(new Date(g.end)));
+          const text = `⋯ ${formatDuration(g.end - g.start)} ⋯`;
+          return { gap: g, gx0, gx1, text, w: labelWidth(text) };
+        })
+        .filter((b) => b.gx1 > b.gx0),
+    [warp, scale, x0, x1],
   );
-  const ticks = scale.ticks(Math.max(2, Math.floor(plotW / 96)));
+  const ticks = warpedTicks(scale, warp.gaps, zone).filter((d) => {
+    const tx = scale(d);
+    return !gapBands.some((b) => Math.abs(tx - (b.gx0 + b.gx1) / 2) < b.w / 2 + 20);
+  });
 
   const ruleLayout = useMemo(() => {
     const placed = rules.map((rule) => {
@@ -252,33 +290,46 @@ export function Timeline({
   const ruleBandH = ruleRows > 0 ? ruleRows * RULE_ROW_H + 4 : 0;
 
   const barRows = bars.reduce((m, b) => Math.max(m, b.row + 1), 0);
+  const callRows = callBars.reduce((m, b) => Math.max(m, b.row + 1), 0);
   const laneBoxes = useMemo(() => {
     const boxes: { lane: (typeof LANES)[number]; top: number; h: number; markY: number }[] = [];
     for (const lane of LANES) {
       const top = boxes.reduce((sum, b) => sum + b.h, AXIS_H + ruleBandH);
       const env = lane.plane === "environment" && barRows > 0;
-      const h = env ? captionH + ENV_MARK_ROW + barRows * (BAR_H + BAR_GAP) + 4 : captionH + LANE_H;
-      boxes.push({ lane, top, h, markY: top + captionH + (env ? ENV_MARK_ROW / 2 : LANE_H / 2) });
+      const tools = lane.plane === "tools" && callRows > 0;
+      const h = env
+        ? captionH + ENV_MARK_ROW + barRows * (BAR_H + BAR_GAP) + 4
+        : tools
+          ? captionH + TOOLS_MARK_ROW + callRows * (CALL_BAR_H + CALL_BAR_GAP) + 4
+          : captionH + LANE_H;
+      const markOffset = env ? ENV_MARK_ROW / 2 : tools ? TOOLS_MARK_ROW / 2 : LANE_H / 2;
+      boxes.push({ lane, top, h, markY: top + captionH + markOffset });
     }
     return boxes;
-  }, [ruleBandH, barRows, captionH]);
+  }, [ruleBandH, barRows, callRows, captionH]);
   const lanesTop = AXIS_H + ruleBandH;
   const lanesBottom = laneBoxes.reduce((m, b) => Math.max(m, b.top + b.h), lanesTop);
   const height = lanesBottom + 4;
   const markY = (plane: Plane) => laneBoxes.find((b) => b.lane.plane === plane)?.markY ?? 0;
   const envBox = laneBoxes.find((b) => b.lane.plane === "environment");
   const barY = (row: number) => (envBox ? envBox.top + captionH + ENV_MARK_ROW + row * (BAR_H + BAR_GAP) : 0);
+  const toolsBox = laneBoxes.find((b) => b.lane.plane === "tools");
+  const callY = (row: number) => (toolsBox ? toolsBox.top + captionH + TOOLS_MARK_ROW + row * (CALL_BAR_H + CALL_BAR_GAP) : 0);
 
   /* ---- binning ------------------------------------------------------------------------------- */
-  const binMs = (BIN_PX * (domain[1] - domain[0])) / plotW;
+  // Binned in virtual time (buckets of BIN_PX on screen); bins keep virtual times, marks their real ones.
+  const binMs = (BIN_PX * (d1 - d0)) / plotW;
   const { marks, bins } = useMemo(() => {
-    const visible = items.filter((i) => i.t >= domain[0] - binMs && i.t <= domain[1] + binMs);
-    return binMarks(visible, {
+    const visible = items
+      .map((i) => ({ ...i, t: warp.toVirtual(i.t), item: i }))
+      .filter((i) => i.t >= d0 - binMs && i.t <= d1 + binMs);
+    const out = binMarks(visible, {
       binMs,
       maxPerBucket: MAX_PER_BUCKET,
       keepIds: selectedId !== null ? new Set([selectedId]) : undefined,
     });
-  }, [items, domain, binMs, selectedId]);
+    return { marks: out.marks.map((m) => m.item), bins: out.bins };
+  }, [items, warp, d0, d1, binMs, selectedId]);
   const binKey = (b: MarkBin) => `${b.plane}|${b.t0}`;
   const accepted = (id: string) => {
     const te = byId.get(id);
@@ -299,20 +350,18 @@ export function Timeline({
       const dy = e.deltaY * unit;
       setHover(null);
       setViewDomain((prev) => {
-        const d = prev ?? fit;
-        const s = scaleUtc()
-          .domain([new Date(d[0]), new Date(d[1])])
-          .range([x0, x1]);
+        const d = prev ? toVirtualDomain(warp, prev) : fit;
+        const s = scaleLinear().domain(d).range([x0, x1]);
         if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
           const delta = Math.abs(dx) > Math.abs(dy) ? dx : dy;
-          return panDomain(d, s.invert(x0 + delta).getTime() - d[0]);
+          return toRealDomain(warp, panDomain(d, s.invert(x0 + delta) - d[0]));
         }
-        return zoomDomain(d, Math.exp(dy * 0.0015), s.invert(px).getTime(), MIN_SPAN_MS, maxSpan);
+        return toRealDomain(warp, zoomDomain(d, Math.exp(dy * 0.0015), s.invert(px), MIN_SPAN_MS, maxSpan));
       });
     };
     svg.addEventListener("wheel", onWheel, { passive: false });
     return () => svg.removeEventListener("wheel", onWheel);
-  }, [x0, x1, fit, maxSpan]);
+  }, [x0, x1, fit, maxSpan, warp]);
 
   const localX = (e: { clientX: number }) => e.clientX - (svgRef.current?.getBoundingClientRect().left ?? 0);
   const clampX = (x: number) => Math.min(x1, Math.max(x0, x));
@@ -338,10 +387,8 @@ export function Timeline({
     if (drag.mode === "brush") {
       setBrush({ a: clampX(drag.startX), b: clampX(px) });
     } else {
-      const s = scaleUtc()
-        .domain([new Date(drag.startDomain[0]), new Date(drag.startDomain[1])])
-        .range([x0, x1]);
-      setViewDomain(panDomain(drag.startDomain, s.invert(drag.startX).getTime() - s.invert(px).getTime()));
+      const s = scaleLinear().domain(drag.startDomain).range([x0, x1]);
+      setVirtualDomain(panDomain(drag.startDomain, s.invert(drag.startX) - s.invert(px)));
     }
   };
   const endDrag = (e: ReactPointerEvent<SVGSVGElement>, commit: boolean) => {
@@ -356,11 +403,11 @@ export function Timeline({
       const a = clampX(drag.startX);
       const b = clampX(localX(e));
       if (commit && Math.abs(b - a) >= 4) {
-        const t0 = scale.invert(Math.min(a, b)).getTime();
-        const t1 = scale.invert(Math.max(a, b)).getTime();
+        const t0 = xv.invert(Math.min(a, b));
+        const t1 = xv.invert(Math.max(a, b));
         const mid = (t0 + t1) / 2;
         const span = Math.max(t1 - t0, MIN_SPAN_MS);
-        setViewDomain([mid - span / 2, mid + span / 2]);
+        setVirtualDomain([mid - span / 2, mid + span / 2]);
       }
       setBrush(null);
     }
@@ -376,8 +423,9 @@ export function Timeline({
 
   const zoomBy = (factor: number) => {
     const sel = selectedId !== null ? byId.get(selectedId) : undefined;
-    const anchor = sel && sel.t >= domain[0] && sel.t <= domain[1] ? sel.t : (domain[0] + domain[1]) / 2;
-    setViewDomain(zoomDomain(domain, factor, anchor, MIN_SPAN_MS, maxSpan));
+    const selV = sel ? warp.toVirtual(sel.t) : NaN;
+    const anchor = selV >= d0 && selV <= d1 ? selV : (d0 + d1) / 2;
+    setVirtualDomain(zoomDomain(domain, factor, anchor, MIN_SPAN_MS, maxSpan));
   };
 
   const openBin = (bin: MarkBin) => {
@@ -386,9 +434,9 @@ export function Timeline({
       return;
     }
     const spread = bin.last - bin.first;
-    const span = spread > 0 ? Math.max(spread * 1.6, MIN_SPAN_MS) : Math.max((domain[1] - domain[0]) / 8, MIN_SPAN_MS);
+    const span = spread > 0 ? Math.max(spread * 1.6, MIN_SPAN_MS) : Math.max((d1 - d0) / 8, MIN_SPAN_MS);
     const mid = (bin.first + bin.last) / 2;
-    setViewDomain([mid - span / 2, mid + span / 2]);
+    setVirtualDomain([mid - span / 2, mid + span / 2]);
     const first = bin.ids[0];
     if (first !== undefined) onSelect(first);
   };
@@ -439,6 +487,7 @@ export function Timeline({
   const selectedItem = selectedId !== null ? itemById.get(selectedId) : undefined;
   const clipId = `tl-clip-${uid}`;
   const hintId = `tl-hint-${uid}`;
+  const hatchId = `tl-hatch-${uid}`;
 
   const renderMark = (m: MarkItem) => {
     const isSelected = m.id === selectedId;
@@ -491,7 +540,7 @@ export function Timeline({
         data-event-id={bin.ids[0]}
         data-bin-count={bin.count}
         data-outcome={bin.worst}
-        transform={`translate(${x((bin.t0 + bin.t1) / 2)},${markY(bin.plane)})`}
+        transform={`translate(${xv((bin.t0 + bin.t1) / 2)},${markY(bin.plane)})`}
         className={`cursor-zoom-in ${dim ? "opacity-25" : ""}`}
         onClick={() => openBin(bin)}
         onPointerEnter={() => setHover({ kind: "bin", key })}
@@ -603,7 +652,7 @@ export function Timeline({
     if (bin) {
       const problems = (["failed", "denied", "unknown"] as const).filter((o) => bin.outcomes[o] > 0);
       tooltip = {
-        x: x((bin.t0 + bin.t1) / 2),
+        x: xv((bin.t0 + bin.t1) / 2),
         y: markY(bin.plane),
         body: (
           <>
@@ -611,8 +660,8 @@ export function Timeline({
               {bin.count} events in {planeLabel(bin.plane)}
             </div>
             <div className="tabular-nums">
-              {formatInstant(bin.first, zone)}
-              {bin.last > bin.first ? ` + ${formatDuration(bin.last - bin.first)}` : ""}
+              {formatInstant(warp.toReal(bin.first), zone)}
+              {bin.last > bin.first ? ` + ${formatDuration(warp.toReal(bin.last) - warp.toReal(bin.first))}` : ""}
             </div>
             <div className="mt-1 flex flex-wrap gap-x-2">
               {problems.length === 0 ? (
@@ -672,6 +721,31 @@ export function Timeline({
         ),
       };
     }
+  } else if (hover?.kind === "call") {
+    const bar = callBars.find((b) => b.calledEventId === hover.calledEventId);
+    if (bar) {
+      tooltip = {
+        x: Math.min(Math.max(x(bar.start), x0), x1),
+        y: callY(bar.row) + CALL_BAR_H / 2,
+        body: toolCallTooltip(bar, zone),
+      };
+    }
+  } else if (hover?.kind === "gap") {
+    const band = gapBands.find((b) => b.gap.start === hover.start);
+    if (band) {
+      tooltip = {
+        x: (band.gx0 + band.gx1) / 2,
+        y: AXIS_H - 4,
+        body: (
+          <>
+            <div className="font-semibold">No events for {formatDuration(band.gap.end - band.gap.start)}</div>
+            <div className="tabular-nums">from {formatInstant(band.gap.start, zone)}</div>
+            <div className="tabular-nums">to {formatInstant(band.gap.end, zone)}</div>
+            <div className="mt-1 text-neutral-600 dark:text-neutral-300">Drawn narrow so the rest of the run stays readable; zoom in to widen it.</div>
+          </>
+        ),
+      };
+    }
   }
 
   const tooltipAbove = tooltip !== null && tooltip.y > height - 90;
@@ -685,7 +759,8 @@ export function Timeline({
           {sorted.length === 1 ? "event" : "events"}
         </span>
         <span className="text-neutral-500 tabular-nums dark:text-neutral-400">
-          {formatDate(domain[0], zone)} {zoneSuffix(domain[0], zone)} · window {formatDuration(domain[1] - domain[0])}
+          {formatDate(realStart, zone)} {zoneSuffix(realStart, zone)} · window {formatDuration(realSpan)}
+          {warp.gaps.length ? ` (idle stretches compressed)` : ""}
         </span>
         <div className="ml-auto flex flex-wrap items-center gap-2">
           <div className="inline-flex overflow-hidden rounded-md border border-neutral-300 dark:border-neutral-700">
@@ -716,6 +791,21 @@ export function Timeline({
               Fit
             </button>
           </div>
+          {hasIdle ? (
+            <button
+              type="button"
+              aria-pressed={compressIdle}
+              onClick={() => setCompressIdle((c) => !c)}
+              title="Draw long stretches without events narrow, so the rest of the run stays readable"
+              className={`rounded-md border border-neutral-300 px-2 py-1 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 dark:border-neutral-700 ${
+                compressIdle
+                  ? "bg-neutral-900 text-white dark:bg-neutral-100 dark:text-neutral-900"
+                  : "hover:bg-neutral-100 dark:hover:bg-neutral-800"
+              }`}
+            >
+              Compress idle time
+            </button>
+          ) : null}
           <div
             role="group"
             aria-label="Time zone"
@@ -765,6 +855,9 @@ export function Timeline({
             <clipPath id={clipId}>
               <rect x={x0 - 6} y={0} width={plotW + 6 + PAD_R} height={height} />
             </clipPath>
+            <pattern id={hatchId} patternUnits="userSpaceOnUse" width={6} height={6} patternTransform="rotate(45)">
+              <line x1={0} y1={0} x2={0} y2={6} className="stroke-neutral-300 dark:stroke-neutral-700" strokeWidth={2} />
+            </pattern>
           </defs>
 
           {laneBoxes.map(({ lane, top, h }, i) => (
@@ -786,19 +879,43 @@ export function Timeline({
                   className="stroke-neutral-200 dark:stroke-neutral-800"
                 />
               ))}
+              {gapBands.map((b) => (
+                <rect
+                  key={b.gap.start}
+                  x={b.gx0}
+                  y={top}
+                  width={b.gx1 - b.gx0}
+                  height={h}
+                  fill={`url(#${hatchId})`}
+                  className="opacity-70"
+                  pointerEvents="none"
+                />
+              ))}
               <line x1={0} x2={width} y1={top + h} y2={top + h} className="stroke-neutral-200 dark:stroke-neutral-800" />
               {wide ? (
                 <>
                   <text x={12} y={top + h / 2 - 1} className="fill-neutral-800 text-[12px] font-medium dark:fill-neutral-100">
                     {lane.label}
                   </text>
-                  <text x={12} y={top + h / 2 + 11} className="fill-neutral-500 text-[10px] dark:fill-neutral-400">
+                  <text x={12} y={top + h / 2 + 11} className="fill-neutral-600 text-[10px] dark:fill-neutral-400" data-testid="lane-count">
                     {countByPlane[lane.plane]} {countByPlane[lane.plane] === 1 ? "event" : "events"}
                   </text>
                 </>
               ) : null}
               <g clipPath={`url(#${clipId})`}>
                 {lane.plane === "environment" ? bars.map(renderBar) : null}
+                {lane.plane === "tools" ? (
+                  <ToolCallBars
+                    bars={callBars}
+                    x={x}
+                    x0={x0}
+                    x1={x1}
+                    y={callY}
+                    selectedId={selectedId}
+                    onSelect={select}
+                    onHover={(id) => setHover(id === null ? null : { kind: "call", calledEventId: id })}
+                  />
+                ) : null}
                 {bins.filter((b) => b.plane === lane.plane).map(renderBin)}
                 {marks.filter((m) => m.plane === lane.plane && m.id !== selectedId).map(renderMark)}
                 {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem) ? renderMark(selectedItem) : null}
@@ -843,7 +960,7 @@ export function Timeline({
           ))}
 
           {/* Selected instant, across all lanes */}
-          {selected && selected.t >= domain[0] && selected.t <= domain[1] ? (
+          {selected && warp.toVirtual(selected.t) >= d0 && warp.toVirtual(selected.t) <= d1 ? (
             <line
               x1={x(selected.t)}
               x2={x(selected.t)}
@@ -892,21 +1009,43 @@ export function Timeline({
             <rect x={0} y={0} width={width} height={AXIS_H} className="fill-white dark:fill-neutral-950" />
             {wide ? (
               <text x={12} y={AXIS_H - 9} className="fill-neutral-500 text-[10px] dark:fill-neutral-400">
-                {zoneSuffix(domain[0], zone)}
+                {zoneSuffix(realStart, zone)}
               </text>
             ) : null}
-            {ticks.map((d) => {
+            {ticks.map((d, i) => {
               const tx = scale(d);
+              // The first tick after an idle stretch names the whole clock time (":29" alone would hide the jump).
+              const prev = i > 0 ? ticks[i - 1]!.getTime() : -Infinity;
+              const afterGap = warp.gaps.some((g) => g.end <= d.getTime() && g.end > prev);
               const anchor = tx < x0 + 18 ? "start" : tx > x1 - 18 ? "end" : "middle";
               return (
                 <g key={d.getTime()}>
                   <line x1={tx} x2={tx} y1={AXIS_H - 5} y2={AXIS_H} className="stroke-neutral-400 dark:stroke-neutral-600" />
                   <text x={tx} y={AXIS_H - 9} textAnchor={anchor} className="fill-neutral-600 text-[10px] tabular-nums dark:fill-neutral-400">
-                    {formatTick(d, zone)}
+                    {afterGap ? formatClock(d.getTime(), zone).replace(/\.000$/, "") : formatTick(d, zone)}
                   </text>
                 </g>
               );
             })}
+            {gapBands.map((b) => (
+              <g
+                key={b.gap.start}
+                data-testid="idle-gap"
+                data-duration-ms={b.gap.end - b.gap.start}
+                onPointerEnter={() => setHover({ kind: "gap", start: b.gap.start })}
+                onPointerLeave={() => setHover(null)}
+              >
+                <rect x={b.gx0} y={AXIS_H - 5} width={b.gx1 - b.gx0} height={5} fill={`url(#${hatchId})`} />
+                <text
+                  x={Math.min(Math.max((b.gx0 + b.gx1) / 2, x0 + b.w / 2), x1 + PAD_R - b.w / 2)}
+                  y={AXIS_H - 9}
+                  textAnchor="middle"
+                  className="fill-neutral-700 text-[10px] tabular-nums dark:fill-neutral-300"
+                >
+                  {b.text}
+                </text>
+              </g>
+            ))}
             <line x1={0} x2={width} y1={AXIS_H} y2={AXIS_H} className="stroke-neutral-300 dark:stroke-neutral-700" />
           </g>
 
@@ -974,6 +1113,20 @@ function Legend({ hintId }: { hintId: string }) {
         <OutcomeLabel outcome="failed" />
         <OutcomeLabel outcome="unknown" />
       </span>
+      <span className="inline-flex flex-wrap items-center gap-x-3 gap-y-1">
+        <span className="inline-flex items-center gap-1">
+          <svg width={22} height={10} aria-hidden="true">
+            <rect x={0.5} y={0.5} width={21} height={9} rx={2} className="fill-neutral-200 stroke-neutral-500" />
+          </svg>
+          tool call, call → outcome
+        </span>
+        <span className="inline-flex items-center gap-1">
+          <svg width={22} height={10} aria-hidden="true">
+            <rect x={0.5} y={0.5} width={21} height={9} rx={2} className="fill-amber-100 stroke-amber-800" strokeDasharray="3 2" />
+          </svg>
+          ? outcome unknown
+        </span>
+      </span>
       <span id={hintId} className="sm:ml-auto">
         Scroll to zoom · drag to pan · Shift-drag to zoom to a range · ←/→ step through events · Esc clears
       </span>
@@ -981,3 +1134,13 @@ function Legend({ hintId }: { hintId: string }) {
   );
 }
 
+
+/** A real-time window in virtual time. */
+function toVirtualDomain(warp: TimeWarp, d: Domain): Domain {
+  return [warp.toVirtual(d[0]), warp.toVirtual(d[1])];
+}
+
+/** A virtual-time window in real time. */
+function toRealDomain(warp: TimeWarp, d: Domain): Domain {
+  return [warp.toReal(d[0]), warp.toReal(d[1])];
+}

@@ -3,7 +3,9 @@
  * No React, no DOM: everything here is a function of events and numbers, unit-tested in
  * tests/unit/timeline-layout.test.ts.
  */
+import { scaleLinear, scaleTime, scaleUtc, type ScaleTime } from "d3-scale";
 import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
+import type { TimeZoneMode } from "./format";
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Lanes                                                                                            */
@@ -250,6 +252,336 @@ export function fitSandboxBarLabel(
 }
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Tool calls                                                                                       */
+/* ------------------------------------------------------------------------------------------------ */
+
+/**
+ * Where a tool call stands: `completed` / `failed` by its outcome event; without one, `pending` while its attempt
+ * goes on, and once the attempt has ended `unknown` for a mutating call (the write may or may not have happened) or
+ * `no_result` for a read (nothing to fear, nothing recorded). A call is mutating when it says so
+ * (`attrs.mutation === true`) or when it is the call of a declared effect: a `side_effect.intent` of the same attempt,
+ * after the call, names its call id, or (naming none) its tool, and is not marked `mutation: false`. An unknown call
+ * of an effect a person has since reconciled (the effect is no longer `unknown`) is `reconciled`.
+ */
+export type ToolCallStatus = "completed" | "failed" | "pending" | "unknown" | "reconciled" | "no_result";
+
+/** One tool call drawn as a bar in the Tools lane, from `tool.called` to its outcome. */
+export type ToolCallBar = {
+  callId: string;
+  /** `attrs.tool`, else `attrs.name`, else null. */
+  tool: string | null;
+  attempt: number | null;
+  environmentId: string | null;
+  mutation: boolean;
+  /** The declared effect the call belongs to (its intent's `attrs.name`), or null. */
+  effect: string | null;
+  status: ToolCallStatus;
+  start: number;
+  /** The outcome's time; without one, when the attempt ended (`unknown` / `no_result`) or the end of data (`pending`). */
+  end: number;
+  calledEventId: string;
+  outcomeEventId: string | null;
+  /** The event that ended the call's attempt, for a call left without an outcome. */
+  endedByEventId: string | null;
+  /** Sub-row inside the Tools lane (overlapping calls do not hide each other); at most `maxRows - 1`. */
+  row: number;
+};
+
+/** The words for a tool call's status (with the call's bar, its tooltip and the legend). */
+export const TOOL_CALL_WORD: Record<ToolCallStatus, string> = {
+  completed: "completed",
+  failed: "failed",
+  pending: "no outcome yet",
+  unknown: "outcome unknown",
+  reconciled: "outcome reconciled",
+  no_result: "no result recorded",
+};
+
+/** The outcome colour of a tool call's status (`no_result` and `pending` are neutral: they block nothing). */
+export const TOOL_CALL_OUTCOME: Record<ToolCallStatus, Outcome> = {
+  completed: "ok",
+  failed: "failed",
+  pending: "ok",
+  unknown: "unknown",
+  reconciled: "ok",
+  no_result: "ok",
+};
+
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+
+/** Two events belong to the same attempt unless both name one and they differ. */
+const sameAttempt = (a: number | null, b: number | null) => a === null || b === null || a === b;
+
+/**
+ * Tool-call bars from time-ordered events (DESIGN.md "Tool call"). A `tool.called` pairs with the
+ * `tool.completed` / `tool.failed` carrying the same `attrs.call_id` (and, when both name one, the same attempt),
+ * never with whichever outcome comes next: calls that overlap or finish out of order keep their own outcomes. A
+ * call's attempt has ended at the first later `run.interrupted` or `run.stopped` of that attempt (or naming none),
+ * `sandbox.destroyed` / `sandbox.replaced` of its sandbox, or `sandbox.created` of a higher attempt. Calls
+ * without a call id cannot be paired and get no bar (their marks stay). Rows: greedy packing, capped at `maxRows`
+ * (further calls share the last row).
+ */
+export function deriveToolCallBars(
+  sorted: readonly TimedEvent[],
+  endOfData: number,
+  maxRows = 3,
+  sideEffects?: Readonly<Record<string, Pick<SideEffectView, "status">>>,
+): ToolCallBar[] {
+  const outcomes = new Map<string, TimedEvent[]>();
+  for (const te of sorted) {
+    if (te.event.type !== "tool.completed" && te.event.type !== "tool.failed") continue;
+    const id = str(te.event.attrs.call_id);
+    if (id === null) continue;
+    const list = outcomes.get(id);
+    if (list) list.push(te);
+    else outcomes.set(id, [te]);
+  }
+  const enders = sorted.filter((te) =>
+    ["run.interrupted", "run.stopped", "sandbox.destroyed", "sandbox.replaced", "sandbox.created"].includes(te.event.type),
+  );
+  // Intents that may claim a call: by the call id they name, else by their tool (indexed: a task may have thousands).
+  const intentsByCall = new Map<string, TimedEvent[]>();
+  const intentsByTool = new Map<string, TimedEvent[]>();
+  for (const te of sorted) {
+    if (te.event.type !== "side_effect.intent" || te.event.attrs.mutation === false) continue;
+    const callId = str(te.event.attrs.call_id);
+    const tool = str(te.event.attrs.tool);
+    const [map, key] = callId !== null ? [intentsByCall, callId] : [intentsByTool, tool];
+    if (key === null) continue;
+    const list = map.get(key);
+    if (list) list.push(te);
+    else map.set(key, [te]);
+  }
+  /** The intent of the declared effect the call is of (see {@link ToolCallStatus}), if any. */
+  const intentOf = (call: TimedEvent, callId: string, tool: string | null) =>
+    [...(intentsByCall.get(callId) ?? []), ...(tool !== null ? (intentsByTool.get(tool) ?? []) : [])].find(
+      (i) => i.t >= call.t && sameAttempt(call.event.attempt, i.event.attempt),
+    );
+  const claimed = new Set<string>();
+  const bars: Omit<ToolCallBar, "row">[] = [];
+  for (const te of sorted) {
+    if (te.event.type !== "tool.called") continue;
+    const callId = str(te.event.attrs.call_id);
+    if (callId === null) continue;
+    const attempt = te.event.attempt;
+    const env = te.event.environment_id;
+    const outcome = (outcomes.get(callId) ?? []).find((o) => !claimed.has(o.event.id) && sameAttempt(attempt, o.event.attempt));
+    const tool = str(te.event.attrs.tool) ?? str(te.event.attrs.name);
+    const intent = intentOf(te, callId, tool);
+    const effect = intent ? sideEffectNameOf(intent.event) : null;
+    const base = {
+      callId,
+      tool,
+      attempt,
+      environmentId: env,
+      mutation: te.event.attrs.mutation === true || intent !== undefined,
+      effect,
+      start: te.t,
+      calledEventId: te.event.id,
+    };
+    if (outcome) {
+      claimed.add(outcome.event.id);
+      bars.push({
+        ...base,
+        status: outcome.event.type === "tool.failed" ? "failed" : "completed",
+        end: Math.max(outcome.t, te.t),
+        outcomeEventId: outcome.event.id,
+        endedByEventId: null,
+      });
+      continue;
+    }
+    const ender = enders.find((e) => {
+      if (e.t < te.t || e.event.id === te.event.id) return false;
+      const ev = e.event;
+      switch (ev.type) {
+        case "run.interrupted":
+        case "run.stopped":
+          return sameAttempt(attempt, ev.attempt);
+        case "sandbox.destroyed":
+        case "sandbox.replaced":
+          return env !== null && ev.environment_id === env;
+        default: // sandbox.created
+          return attempt !== null && ev.attempt !== null && ev.attempt > attempt;
+      }
+    });
+    const settled = effect !== null && sideEffects && Object.hasOwn(sideEffects, effect) && sideEffects[effect]?.status !== "unknown";
+    bars.push({
+      ...base,
+      status: ender ? (base.mutation ? (settled ? "reconciled" : "unknown") : "no_result") : "pending",
+      end: ender ? ender.t : Math.max(endOfData, te.t),
+      outcomeEventId: null,
+      endedByEventId: ender?.event.id ?? null,
+    });
+  }
+  const rows = packRows(bars);
+  return bars.map((b, i) => ({ ...b, row: Math.min(rows[i] ?? 0, Math.max(0, maxRows - 1)) }));
+}
+
+/** Label of a tool-call bar: `tool · status` (just the tool when it completed), or the call id without a tool name. */
+export function toolCallLabel(bar: Pick<ToolCallBar, "tool" | "callId" | "status">): string {
+  const name = bar.tool ?? bar.callId;
+  return bar.status === "completed" ? name : `${name} · ${TOOL_CALL_WORD[bar.status]}`;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Idle stretches: a time scale that compresses them                                                */
+/* ------------------------------------------------------------------------------------------------ */
+
+/*
+ * Why compress: a run that crashed after a second and then waited minutes for a person (the reference scenario)
+ * drew, once it finished, its whole crash region (attempt 1, the interruption, the restart) within a few pixels at
+ * the left edge: a linear scale spends the width on the wait. Instead, long stretches without any event are drawn
+ * narrow, as a hatched band that says how long it lasted, and the rest of the width goes to where things happened.
+ * Time is linear between bands, so durations between neighbouring events read true; a toolbar toggle turns the
+ * compression off. Zoom and pan work in "virtual" time (idle stretches shortened), so zooming into a band widens it
+ * smoothly.
+ */
+
+/** A stretch with no event, drawn narrow. Times are epoch ms. */
+export type IdleGap = { start: number; end: number };
+
+/** When a stretch counts as idle (see {@link findIdleGaps}) and how wide it is drawn (see {@link idleGapWidth}). */
+export const IDLE_DEFAULTS = {
+  /** A stretch shorter than this is never compressed. */
+  minIdleMs: 10_000,
+  /** …nor one shorter than this fraction of the whole span. */
+  minFraction: 0.15,
+  /** Compress only when the idle stretches together make up at least this fraction of the span. */
+  minTotalFraction: 0.4,
+  /** A compressed stretch lasts this fraction of the active (non-idle) time, in virtual time. */
+  gapFraction: 0.06,
+} as const;
+
+/**
+ * Idle stretches between consecutive instants (event times, sandbox bar ends, "now"): each at least
+ * `minIdleMs` long and at least `minFraction` of the whole span, and only when together they make up
+ * `minTotalFraction` of the span and some time is left outside them. Sorted, never overlapping.
+ */
+export function findIdleGaps(instants: readonly number[], opts: Partial<typeof IDLE_DEFAULTS> = {}): IdleGap[] {
+  const { minIdleMs, minFraction, minTotalFraction } = { ...IDLE_DEFAULTS, ...opts };
+  const ts = [...new Set(instants.filter((t) => Number.isFinite(t)))].sort((a, b) => a - b);
+  if (ts.length < 3) return [];
+  const span = ts[ts.length - 1]! - ts[0]!;
+  const min = Math.max(minIdleMs, span * minFraction);
+  const gaps: IdleGap[] = [];
+  for (let i = 1; i < ts.length; i++) {
+    const a = ts[i - 1]!;
+    const b = ts[i]!;
+    if (b - a >= min) gaps.push({ start: a, end: b });
+  }
+  const idle = gaps.reduce((n, g) => n + (g.end - g.start), 0);
+  if (idle < span * minTotalFraction || idle >= span) return [];
+  return gaps;
+}
+
+/** Virtual length of a compressed stretch: `gapFraction` of the active time, never longer than the stretch. */
+export function idleGapWidth(gaps: readonly IdleGap[], span: number, gapFraction: number = IDLE_DEFAULTS.gapFraction): number {
+  const idle = gaps.reduce((n, g) => n + (g.end - g.start), 0);
+  return Math.max((span - idle) * gapFraction, 1);
+}
+
+/** A monotone map between real time and virtual time (idle stretches shortened to `gapMs`). */
+export type TimeWarp = {
+  gaps: readonly IdleGap[];
+  toVirtual: (t: number) => number;
+  toReal: (v: number) => number;
+};
+
+/** The identity warp (nothing compressed). */
+export const NO_WARP: TimeWarp = { gaps: [], toVirtual: (t) => t, toReal: (v) => v };
+
+/**
+ * The warp that shortens each gap to `gapMs` (never lengthens one). Times before the first gap keep their value;
+ * slopes are 1 outside gaps, so durations between events outside gaps are unchanged. A d3 polylinear scale does
+ * the mapping and its inverse.
+ */
+export function makeTimeWarp(gaps: readonly IdleGap[], gapMs: number): TimeWarp {
+  if (gaps.length === 0) return NO_WARP;
+  const domain: number[] = [];
+  const range: number[] = [];
+  const push = (t: number, v: number) => {
+    if (domain.length && t <= domain[domain.length - 1]!) return;
+    domain.push(t);
+    range.push(v);
+  };
+  let shift = 0;
+  push(gaps[0]!.start - 1, gaps[0]!.start - 1);
+  for (const g of gaps) {
+    const len = Math.min(gapMs, g.end - g.start);
+    push(g.start, g.start - shift);
+    push(g.end, g.start - shift + len);
+    shift += g.end - g.start - len;
+  }
+  const last = gaps[gaps.length - 1]!;
+  push(last.end + 1, last.end + 1 - shift);
+  const s = scaleLinear().domain(domain).range(range);
+  return { gaps, toVirtual: (t) => s(t), toReal: (v) => s.invert(v) };
+}
+
+/**
+ * The pixel scale for a window `view` given in virtual time: a d3 time scale (UTC or local) whose domain is in
+ * real time, piecewise linear with a break at each gap edge inside the window. `scale(date)` and `scale.invert(px)`
+ * work as usual.
+ */
+export function warpedTimeScale(
+  warp: TimeWarp,
+  view: Domain,
+  range: readonly [number, number],
+  zone: TimeZoneMode,
+): ScaleTime<number, number> {
+  const [v0, v1] = view;
+  const px = scaleLinear().domain([v0, v1]).range(range);
+  const real: number[] = [warp.toReal(v0)];
+  for (const g of warp.gaps) {
+    for (const t of [g.start, g.end]) {
+      const v = warp.toVirtual(t);
+      if (v > v0 && v < v1 && t > real[real.length - 1]!) real.push(t);
+    }
+  }
+  const end = warp.toReal(v1);
+  if (end > real[real.length - 1]!) real.push(end);
+  const base = zone === "utc" ? scaleUtc() : scaleTime();
+  return base.domain(real.map((t) => new Date(t))).range(real.map((t) => px(warp.toVirtual(t))));
+}
+
+/**
+ * Axis ticks of a (possibly piecewise) time scale: each piece outside a gap gets ticks for its own width (about one
+ * per `pxPerTick`), then ticks closer than `minApart` px to the previous one are dropped. With no gap this is the
+ * scale's own `ticks` (at least two).
+ */
+export function warpedTicks(
+  scale: ScaleTime<number, number>,
+  gaps: readonly IdleGap[],
+  zone: TimeZoneMode,
+  pxPerTick = 96,
+  minApart = 48,
+): Date[] {
+  const dom = scale.domain().map((d) => d.getTime());
+  const rng = scale.range();
+  const pieces = dom.length - 1;
+  const out: Date[] = [];
+  for (let i = 0; i < pieces; i++) {
+    const a = dom[i]!;
+    const b = dom[i + 1]!;
+    if (gaps.some((g) => a >= g.start && b <= g.end)) continue;
+    const w = Math.abs(rng[i + 1]! - rng[i]!);
+    const sub = (zone === "utc" ? scaleUtc() : scaleTime()).domain([new Date(a), new Date(b)]).range([rng[i]!, rng[i + 1]!]);
+    const count = Math.max(pieces === 1 ? 2 : 1, Math.floor(w / pxPerTick));
+    for (const d of sub.ticks(count)) if (d.getTime() >= a && d.getTime() <= b) out.push(d);
+  }
+  out.sort((p, q) => p.getTime() - q.getTime());
+  const kept: Date[] = [];
+  let lastPx = -Infinity;
+  for (const d of out) {
+    const x = scale(d);
+    if (kept.length && (x - lastPx < minApart || d.getTime() === kept[kept.length - 1]!.getTime())) continue;
+    kept.push(d);
+    lastPx = x;
+  }
+  return kept;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Interruption and restart rules                                                                   */
 /* ------------------------------------------------------------------------------------------------ */
 
@@ -458,6 +790,21 @@ export function ensureVisible(domain: Domain, t: number, marginFraction = 0.02):
   const m = span * marginFraction;
   if (t >= d0 + m && t <= d1 - m) return domain;
   return [t - span / 2, t + span / 2];
+}
+
+/**
+ * The time frame of a timeline: the warp (idle stretches among `instants` compressed when `compress`, see
+ * {@link findIdleGaps}) and the fitted window in virtual time (all instants, 3% padding; a minute around
+ * `fallback` when there are none).
+ */
+export function frameTimeline(instants: readonly number[], compress: boolean, fallback = 0): { warp: TimeWarp; fit: Domain } {
+  const gaps = compress ? findIdleGaps(instants) : [];
+  let warp = NO_WARP;
+  if (gaps.length) {
+    const finite = instants.filter((t) => Number.isFinite(t));
+    warp = makeTimeWarp(gaps, idleGapWidth(gaps, Math.max(...finite) - Math.min(...finite)));
+  }
+  return { warp, fit: fitDomain(instants.map((t) => warp.toVirtual(t)), 0.03, fallback) };
 }
 
 /* ------------------------------------------------------------------------------------------------ */

@@ -5,3 +5,4 @@ export * from "./audit";
 export * from "./settings";
 export * from "./maps";
 export * from "./access";
+export * from "./gate";

@@ -34,13 +34,20 @@ export async function fetchAllEvents(taskId: string): Promise<{ events: StoredEv
   return { events, truncated: Boolean(cursor) };
 }
 
-/** The task view, refreshed every `refetchMs` while the run is live (pass false when it is not). */
-export function useTask(taskId: string, initialData: TaskView | undefined, refetchMs: number | false) {
+/**
+ * The task view, refreshed every `refetchMs` (false: not refreshed). `refetchMs` may be a function of the latest
+ * view, so that polling follows the task (e.g. stops once the run has ended and nothing waits on a person).
+ */
+export function useTask(
+  taskId: string,
+  initialData: TaskView | undefined,
+  refetchMs: number | false | ((task: TaskView | undefined) => number | false),
+) {
   return useQuery({
     queryKey: keys.task(taskId),
     queryFn: () => apiFetch<TaskView>(`/api/v1/tasks/${enc(taskId)}`),
     initialData,
-    refetchInterval: refetchMs,
+    refetchInterval: typeof refetchMs === "function" ? (query) => refetchMs(query.state.data) : refetchMs,
   });
 }
 
@@ -74,12 +81,16 @@ export function useCheckpoints(taskId: string, refetchMs: number | false) {
   });
 }
 
-/** Artifacts with sha256. */
-export function useArtifacts(taskId: string, refetchMs: number | false) {
+/**
+ * Artifacts with sha256 (checkpoints list them). Fetched again when the task's checkpoint `version` (from the polled
+ * task view) moves, like the timeline with the event count; the previous list stays on screen meanwhile.
+ */
+export function useArtifacts(taskId: string, version: number) {
   return useQuery({
-    queryKey: keys.artifacts(taskId),
+    queryKey: [...keys.artifacts(taskId), version],
     queryFn: async () => (await apiFetch<{ artifacts: ArtifactView[] }>(`/api/v1/tasks/${enc(taskId)}/artifacts`)).artifacts,
-    refetchInterval: refetchMs,
+    placeholderData: keepPreviousData,
+    staleTime: Infinity,
   });
 }
 

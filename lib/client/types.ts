@@ -173,6 +173,19 @@ export type TaskView = {
   /** Events stored for the task (the timeline refetches when this changes). */
   event_count: number;
   side_effects: Record<string, SideEffectView>;
+  /** The runtime's asks of the resume gate, one entry per sandbox attempt (people's page views are not counted). */
+  gate_asks: GateAskView[];
+};
+
+/** How often, and when last, a runtime API key asked the task's resume gate during one sandbox attempt. */
+export type GateAskView = {
+  attempt: number;
+  asks: number;
+  first_asked_at: string;
+  last_asked_at: string;
+  last_verdict: "resume" | "replay" | "stop";
+  /** Seconds from the last ask to when this view was read, on the server's clock. */
+  seconds_since_last_ask: number;
 };
 
 export type CheckpointSummary = {

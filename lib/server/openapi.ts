@@ -132,7 +132,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks/{task_id}": {
         get: {
-          summary: "Latest record with its signature and key id, signature check, side-effect view (ETag: the version)",
+          summary: "Latest record with its signature and key id, signature check, side-effect view, the runtime's gate asks per attempt (ETag: the version)",
           parameters: [taskId],
           responses: { ...ok("Task view"), ...errors(401, 404) },
         },

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { UserActor } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
-import { checkpoint, newKey, signInAs } from "./custody-helpers";
+import { checkpoint, newKey, signInAs, unknownEffect } from "./custody-helpers";
 import { api, baseUrl, createTestTenant, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();
@@ -121,5 +121,21 @@ describe("the attention queue", () => {
     // Restoring the principal takes its runs out of the queue.
     expect((await api(owner).post("/api/v1/settings/principals/restore", { principal: revoked })).status).toBe(200);
     expect((await attentionQueue(handle.db, viewerOf(t))).map((i) => i.kind)).toEqual(["side_effect_unknown", "side_effect_awaiting_approval"]);
+  });
+
+  it("keeps a run that ended (phase done) with an unknown write, and its page does not say nothing is waiting", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["viewer"] });
+    const { taskId, name } = await unknownEffect(handle.db, t);
+    await checkpoint(t, taskId, { phase: "done" });
+    const items = await attentionQueue(handle.db, viewerOf(t));
+    expect(items).toContainEqual(expect.objectContaining({ kind: "side_effect_unknown", task_id: taskId, side_effect: name }));
+    const viewer = await signInAs(t, "viewer");
+    expect(await page(viewer)).toContain(`data-task="${taskId}"`);
+
+    const taskPage = await api(viewer).get(`/tasks/${taskId}`);
+    expect(taskPage.status).toBe(200);
+    expect(taskPage.text).not.toContain("nothing is waiting on the gate");
+    expect(taskPage.text).toContain('data-state="ended-unresolved"');
+    expect(taskPage.text).toContain("whose outcome is unknown");
   });
 });

@@ -52,7 +52,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const log = fs.openSync(logFile, "w");
 
   const { signingKeyPem, nextauthSecret } = testServerSecrets();
-  const child = spawn(path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port)], {
+  const child = spawn(path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port), "--keepAliveTimeout", "600000"], {
     cwd: root,
     env: serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }),
     stdio: ["ignore", log, log],

@@ -11,6 +11,13 @@ import {
   countRedactedValues,
   deriveRules,
   deriveSandboxBars,
+  deriveToolCallBars,
+  findIdleGaps,
+  frameTimeline,
+  makeTimeWarp,
+  toolCallLabel,
+  warpedTicks,
+  warpedTimeScale,
   ensureVisible,
   fitDomain,
   fitSandboxBarLabel,
@@ -435,5 +442,200 @@ describe("deriveSandboxBars: a later attempt ends an open sandbox", () => {
     const second = bars.find((b) => b.environmentId === "sbx-2")!;
     expect(first).toMatchObject({ start: 1000, end: 5000, open: false, endedBy: "replaced" });
     expect(second).toMatchObject({ start: 5000, end: 9000, open: true });
+  });
+});
+
+/** The reference scenario once it finished: attempt 1 lost after about a second, attempt 2 waits ~2 min and ends. */
+function endedRun(): StoredEvent[] {
+  const a1 = { environment_id: "sbx-1", attempt: 1 };
+  const a2 = { environment_id: "sbx-2", attempt: 2 };
+  return [
+    ev({ type: "task.created", plane: "session" }, 0),
+    ev({ type: "sandbox.created", plane: "environment", ...a1 }, 0.1),
+    ev({ type: "tool.called", plane: "tools", ...a1, attrs: { tool: "read_document", call_id: "c1" } }, 0.3),
+    ev({ type: "tool.completed", plane: "tools", ...a1, attrs: { tool: "read_document", call_id: "c1" } }, 0.35),
+    ev({ type: "run.interrupted", plane: "session", ...a1, id: "int-1" }, 1.0),
+    ev({ type: "sandbox.destroyed", plane: "environment", ...a1 }, 1.05),
+    ev({ type: "sandbox.created", plane: "environment", ...a2, id: "restart-2" }, 1.3),
+    ev({ type: "run.resumed", plane: "session", ...a2 }, 110),
+    ev({ type: "tool.called", plane: "tools", ...a2, attrs: { tool: "write_report", call_id: "c2" } }, 111),
+    ev({ type: "tool.completed", plane: "tools", ...a2, attrs: { tool: "write_report", call_id: "c2" } }, 112),
+    ev({ type: "sandbox.destroyed", plane: "environment", ...a2 }, 120),
+  ];
+}
+
+describe("idle stretches and the compressed time scale", () => {
+  const PLOT: readonly [number, number] = [128, 1266];
+
+  /** Pixel width of attempt 1's sandbox bar after "Fit", with or without compression. */
+  function attemptOneWidth(compress: boolean): { width: number; gapPx: number } {
+    const sorted = sortEvents(endedRun());
+    const bars = deriveSandboxBars(sorted, sorted.at(-1)!.t);
+    const { warp, fit } = frameTimeline([...sorted.map((s) => s.t), ...bars.map((b) => b.end)], compress);
+    const scale = warpedTimeScale(warp, fit, PLOT, "utc");
+    const first = bars.find((b) => b.attempt === 1)!;
+    const gapPx = warp.gaps.reduce((n, g) => n + scale(new Date(g.end)) - scale(new Date(g.start)), 0);
+    return { width: scale(new Date(first.end)) - scale(new Date(first.start)), gapPx };
+  }
+
+  it("keeps the crash region readable after the run finished: attempt 1's bar is wide enough for its label", () => {
+    // A linear scale spends the width on the two-minute wait: attempt 1 is under 10 px (it "disappeared").
+    expect(attemptOneWidth(false).width).toBeLessThan(10);
+    const compressed = attemptOneWidth(true);
+    expect(compressed.width).toBeGreaterThan(labelWidth("attempt 1") + 8);
+    expect(fitSandboxBarLabel({ attempt: 1, open: false }, compressed.width - 8)).toBe("attempt 1");
+    // The idle stretch stays visible as a band, narrow but not gone.
+    expect(compressed.gapPx).toBeGreaterThan(20);
+    expect(compressed.gapPx).toBeLessThan(120);
+  });
+
+  it("finds only long stretches, and only when they are a large part of the span", () => {
+    const s = (x: number) => T0 + x * 1000;
+    expect(findIdleGaps([s(0), s(1), s(1.3), s(110), s(120)])).toEqual([{ start: s(1.3), end: s(110) }]);
+    // Evenly spread activity: nothing to compress.
+    expect(findIdleGaps(Array.from({ length: 20 }, (_, i) => s(i * 30)))).toEqual([]);
+    // Short runs (every stretch under ten seconds) are never compressed.
+    expect(findIdleGaps([s(0), s(0.1), s(8), s(8.2)])).toEqual([]);
+    // Two instants only: nothing is left outside the stretch.
+    expect(findIdleGaps([s(0), s(100)])).toEqual([]);
+    expect(findIdleGaps([])).toEqual([]);
+  });
+
+  it("maps real to virtual time monotonically, shortening only the gaps, and back", () => {
+    const warp = makeTimeWarp(
+      [
+        { start: 1_000, end: 101_000 },
+        { start: 101_000, end: 201_000 },
+        { start: 300_000, end: 400_000 },
+      ],
+      500,
+    );
+    expect(warp.toVirtual(0)).toBe(0);
+    expect(warp.toVirtual(1_000)).toBe(1_000);
+    expect(warp.toVirtual(101_000)).toBeCloseTo(1_500);
+    expect(warp.toVirtual(201_000)).toBeCloseTo(2_000);
+    // Outside gaps, durations are unchanged.
+    expect(warp.toVirtual(250_000) - warp.toVirtual(201_000)).toBeCloseTo(49_000);
+    expect(warp.toVirtual(500_000) - warp.toVirtual(400_000)).toBeCloseTo(100_000);
+    for (const t of [-5_000, 0, 999, 1_000, 50_000, 101_000, 150_000, 299_000, 350_000, 420_000]) {
+      expect(warp.toReal(warp.toVirtual(t))).toBeCloseTo(t, 3);
+    }
+    let prev = -Infinity;
+    for (let t = -10_000; t < 500_000; t += 3_333) {
+      const v = warp.toVirtual(t);
+      expect(v).toBeGreaterThan(prev);
+      prev = v;
+    }
+  });
+
+  it("puts axis ticks outside the bands, never crowded, with breaks at the band edges", () => {
+    const sorted = sortEvents(endedRun());
+    const { warp, fit } = frameTimeline(sorted.map((s) => s.t), true);
+    expect(warp.gaps).toHaveLength(1);
+    const scale = warpedTimeScale(warp, fit, PLOT, "utc");
+    const gap = warp.gaps[0]!;
+    expect(scale.domain().map((d) => d.getTime())).toEqual(expect.arrayContaining([gap.start, gap.end]));
+    expect(scale.invert(scale(new Date(gap.end))).getTime()).toBeCloseTo(gap.end, -1);
+    const ticks = warpedTicks(scale, warp.gaps, "utc");
+    expect(ticks.length).toBeGreaterThanOrEqual(4);
+    const xs = ticks.map((d) => scale(d));
+    for (let i = 1; i < xs.length; i++) expect(xs[i]! - xs[i - 1]!).toBeGreaterThanOrEqual(48);
+    for (const d of ticks) expect(d.getTime() > gap.start && d.getTime() < gap.end).toBe(false);
+    // Without compression: the scale's own ticks.
+    const { fit: linearFit } = frameTimeline(sorted.map((s) => s.t), false);
+    const linear = warpedTimeScale(makeTimeWarp([], 1), linearFit, PLOT, "utc");
+    expect(warpedTicks(linear, [], "utc").map((d) => d.getTime())).toEqual(linear.ticks(11).map((d) => d.getTime()));
+  });
+});
+
+describe("deriveToolCallBars", () => {
+  it("pairs calls with outcomes by call id, never by order", () => {
+    const a = { environment_id: "sbx-1", attempt: 1 };
+    const sorted = sortEvents([
+      ev({ type: "tool.called", plane: "tools", ...a, id: "call-a", attrs: { tool: "fetch_a", call_id: "A" } }, 1),
+      ev({ type: "tool.called", plane: "tools", ...a, id: "call-b", attrs: { tool: "fetch_b", call_id: "B" } }, 2),
+      // B finishes first, then A fails: pairing by order would give A's bar B's outcome.
+      ev({ type: "tool.completed", plane: "tools", ...a, id: "done-b", attrs: { tool: "fetch_b", call_id: "B" } }, 3),
+      ev({ type: "tool.failed", plane: "tools", ...a, id: "fail-a", attrs: { tool: "fetch_a", call_id: "A" } }, 9),
+    ]);
+    const bars = deriveToolCallBars(sorted, T0 + 10_000);
+    expect(bars.map((b) => [b.callId, b.status, b.outcomeEventId, (b.end - b.start) / 1000])).toEqual([
+      ["A", "failed", "fail-a", 8],
+      ["B", "completed", "done-b", 1],
+    ]);
+    expect(bars.map((b) => b.row)).toEqual([0, 1]);
+    expect(toolCallLabel(bars[0]!)).toBe("fetch_a · failed");
+    expect(toolCallLabel(bars[1]!)).toBe("fetch_b");
+  });
+
+  it("leaves a mutating call without outcome unknown once its attempt ends, a read one without result, a live one pending", () => {
+    const a1 = { environment_id: "sbx-1", attempt: 1 };
+    const a2 = { environment_id: "sbx-2", attempt: 2 };
+    const sorted = sortEvents([
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "w1", attrs: { tool: "update_record", call_id: "c1", mutation: true } }, 1),
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "r1", attrs: { tool: "read_document", call_id: "c2" } }, 2),
+      ev({ type: "run.interrupted", plane: "session", ...a1, id: "int" }, 5),
+      ev({ type: "sandbox.created", plane: "environment", ...a2 }, 8),
+      // Attempt 2 reuses call id c1 (its counter restarted): it is a different call, and its outcome is not c1's of attempt 1.
+      ev({ type: "tool.called", plane: "tools", ...a2, id: "w2", attrs: { tool: "update_record", call_id: "c1", mutation: true } }, 9),
+      ev({ type: "tool.completed", plane: "tools", ...a2, id: "w2-done", attrs: { call_id: "c1" } }, 10),
+      ev({ type: "tool.called", plane: "tools", ...a2, id: "r2", attrs: { tool: "search", call_id: "c3" } }, 11),
+      ev({ type: "tool.called", plane: "tools", ...a2, id: "x", attrs: { tool: "no_id" } }, 12),
+    ]);
+    const bars = deriveToolCallBars(sorted, T0 + 20_000);
+    const byCall = Object.fromEntries(bars.map((b) => [b.calledEventId, b]));
+    expect(byCall.w1).toMatchObject({ status: "unknown", mutation: true, end: T0 + 5_000, endedByEventId: "int", outcomeEventId: null });
+    expect(byCall.r1).toMatchObject({ status: "no_result", mutation: false, end: T0 + 5_000 });
+    expect(byCall.w2).toMatchObject({ status: "completed", outcomeEventId: "w2-done" });
+    expect(byCall.r2).toMatchObject({ status: "pending", end: T0 + 20_000, endedByEventId: null });
+    expect(byCall.x).toBeUndefined();
+    expect(toolCallLabel(byCall.w1!)).toBe("update_record · outcome unknown");
+    expect(toolCallLabel(byCall.r1!)).toBe("read_document · no result recorded");
+  });
+
+  it("treats the call of a declared effect as mutating: its intent names the call id, or (naming none) the tool", () => {
+    const a1 = { environment_id: "sbx-1", attempt: 1 };
+    const sorted = sortEvents([
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "by-tool", attrs: { tool: "update_record", call_id: "c1" } }, 1),
+      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "update_record", tool: "update_record" } }, 2),
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "by-id", attrs: { tool: "http", call_id: "c2" } }, 3),
+      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "notify", tool: "other", call_id: "c2" } }, 4),
+      ev({ type: "tool.called", plane: "tools", ...a1, id: "read", attrs: { tool: "lookup", call_id: "c3" } }, 5),
+      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "peek", tool: "lookup", mutation: false } }, 6),
+      ev({ type: "run.interrupted", plane: "session", ...a1 }, 9),
+    ]);
+    const byCall = Object.fromEntries(deriveToolCallBars(sorted, T0 + 10_000).map((b) => [b.calledEventId, b]));
+    expect(byCall["by-tool"]).toMatchObject({ mutation: true, status: "unknown" });
+    expect(byCall["by-id"]).toMatchObject({ mutation: true, status: "unknown" });
+    expect(byCall.read).toMatchObject({ mutation: false, status: "no_result" });
+    expect(byCall["by-tool"]?.effect).toBe("update_record");
+    // Once a person has reconciled the effect, its call is no longer unknown.
+    const settled = deriveToolCallBars(sorted, T0 + 10_000, 3, { update_record: sideEffect("completed"), notify: sideEffect("unknown") });
+    expect(settled.map((b) => [b.calledEventId, b.status])).toEqual([
+      ["by-tool", "reconciled"],
+      ["by-id", "unknown"],
+      ["read", "no_result"],
+    ]);
+  });
+
+  it("ends an attempt's open calls at a later attempt's sandbox or at its own sandbox's end", () => {
+    const sorted = sortEvents([
+      ev({ type: "tool.called", plane: "tools", environment_id: "s1", attempt: 1, attrs: { call_id: "k", mutation: true } }, 1),
+      ev({ type: "sandbox.created", plane: "environment", environment_id: "s2", attempt: 2, id: "s2-created" }, 4),
+      ev({ type: "tool.called", plane: "tools", environment_id: "s3", attrs: { call_id: "m" } }, 5),
+      ev({ type: "sandbox.destroyed", plane: "environment", environment_id: "s3", id: "s3-gone" }, 6),
+    ]);
+    const bars = deriveToolCallBars(sorted, T0 + 9_000);
+    expect(bars.map((b) => [b.callId, b.status, b.endedByEventId])).toEqual([
+      ["k", "unknown", "s2-created"],
+      ["m", "no_result", "s3-gone"],
+    ]);
+  });
+
+  it("caps the rows: many overlapping calls share the last one", () => {
+    const sorted = sortEvents(
+      Array.from({ length: 6 }, (_, i) => ev({ type: "tool.called", plane: "tools", attrs: { call_id: `p${i}` } }, i)),
+    );
+    expect(deriveToolCallBars(sorted, T0 + 60_000, 3).map((b) => b.row)).toEqual([0, 1, 2, 2, 2, 2]);
   });
 });

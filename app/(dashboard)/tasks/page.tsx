@@ -6,7 +6,7 @@ import { requirePageActor } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
 import { DomainError } from "@/lib/domain/errors";
 import type { TaskListItem } from "@/lib/client/types";
-import { isTerminalPhase } from "@/lib/domain/tasks/phases";
+import { isTerminalPhase, phaseLabel } from "@/lib/domain/tasks/phases";
 
 export const metadata: Metadata = { title: "Tasks" };
 
@@ -105,7 +105,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                       {t.task_id}
                     </Link>
                   </td>
-                  <td className="px-3 py-2">{t.phase}</td>
+                  <td className="px-3 py-2">{phaseLabel(t.phase, t.version)}</td>
                   <td className="max-w-64 truncate px-3 py-2 font-mono text-xs" title={t.principal ?? undefined}>{t.principal ?? "—"}</td>
                   <td className="px-3 py-2 font-mono text-xs">{t.policy_version ?? "—"}</td>
                   <td className="px-3 py-2 text-right tabular-nums">{t.event_count}</td>

@@ -14,6 +14,7 @@ import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
+import { recordGateAsk } from "./asks";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -188,5 +189,5 @@ export async function askGate(db: Db, actor: Actor, taskId: string, body: unknow
   const parsed = resumeBodySchema.safeParse(body ?? {});
   if (!parsed.success) throw validationError(parsed.error.issues);
   const facts = await gatherGateFacts(db, actor.tenantId, taskId, key, parsed.data.tool_definitions ?? {}, new Date(), parsed.data.attempt ?? null);
-  return evaluateGate(facts);
+  return recordGateAsk(db, actor, facts.task, evaluateGate(facts));
 }

@@ -63,9 +63,9 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
           from side_effects where tenant_id = ${actor.tenantId} and status = 'unknown'
           order by updated_at, task_id, name limit ${limit}`,
     ),
-    queryRows<{ task_id: string; principal: string; phase: string; reason: string; revoked_by: string; since: string }>(
+    queryRows<{ task_id: string; principal: string; phase: string; latest_version: number; reason: string; revoked_by: string; since: string }>(
       db,
-      sql`select t.task_id, t.principal, t.phase, r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as since
+      sql`select t.task_id, t.principal, t.phase, t.latest_version, r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as since
           from principal_revocations r
           join tasks t on t.tenant_id = r.tenant_id and t.principal = r.principal
           where r.tenant_id = ${actor.tenantId} and ${notEnded("t.phase")}
@@ -102,7 +102,7 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
       phase: r.phase,
       reason: r.reason,
       revoked_by: r.revoked_by,
-      why: `Task ${r.task_id} acts for ${r.principal}, whose authority was revoked by ${r.revoked_by} (“${r.reason}”). The run has not ended (phase ${r.phase}); the resume gate stops it until the principal is restored or the run is ended.`,
+      why: `Task ${r.task_id} acts for ${r.principal}, whose authority was revoked by ${r.revoked_by} (“${r.reason}”). The run has not ended (${r.latest_version > 0 ? `phase ${r.phase}` : "no checkpoint yet"}); the resume gate stops it until the principal is restored or the run is ended.`,
       href: taskHref(r.task_id),
       since: r.since,
     })),

@@ -9,3 +9,12 @@ export const TERMINAL_PHASES = ["done", "completed", "stopped", "failed", "cance
 export function isTerminalPhase(phase: string): boolean {
   return (TERMINAL_PHASES as readonly string[]).includes(phase.toLowerCase());
 }
+
+/**
+ * The phase as people read it: before the first checkpoint the stored phase is a placeholder (`unknown`, see
+ * db/schema/tasks.ts), which next to side effects reads like an unknown write; then it says "No checkpoint yet".
+ * @param version the task's latest checkpoint version (0 = none).
+ */
+export function phaseLabel(phase: string, version: number): string {
+  return version > 0 ? phase : "No checkpoint yet";
+}

@@ -21,6 +21,7 @@ import type {
 import { authorize, type Actor } from "../authz";
 import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
+import { listGateAsks } from "../gate/asks";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
 
@@ -150,11 +151,12 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   await expireLeases(db, actor.tenantId, taskId);
-  const [checkpoint, effects, eventCount, unapplied] = await Promise.all([
+  const [checkpoint, effects, eventCount, unapplied, gateAsks] = await Promise.all([
     q.latestCheckpoint(db, actor.tenantId, taskId),
     listSideEffects(db, actor.tenantId, taskId),
     q.countEvents(db, actor.tenantId, taskId),
     listUnappliedReceipts(db, actor.tenantId, taskId),
+    listGateAsks(db, actor.tenantId, taskId),
   ]);
   const side_effects: Record<string, SideEffectView> = {};
   for (const e of effects) side_effects[e.name] = sideEffectView(e, unapplied.get(e.name) ?? []);
@@ -177,6 +179,7 @@ export async function getTaskView(db: Db, actor: Actor, taskId: string, key: Sig
     created_at: task.created_at,
     event_count: eventCount,
     side_effects,
+    gate_asks: gateAsks,
   };
 }
 

@@ -11,9 +11,12 @@ function size(n: number | null): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** Artifacts listed by the task's checkpoints, each with its sha256. */
-export function ArtifactsTab({ taskId, refetchMs }: { taskId: string; refetchMs: number | false }) {
-  const q = useArtifacts(taskId, refetchMs);
+/**
+ * Artifacts listed by the task's checkpoints, each with its sha256. `version` is the task's latest checkpoint
+ * version from the live task view: the list is fetched again when it moves.
+ */
+export function ArtifactsTab({ taskId, version }: { taskId: string; version: number }) {
+  const q = useArtifacts(taskId, version);
   if (q.isPending) return <p className="p-4 text-sm text-neutral-600">Loading artifacts…</p>;
   if (q.error) {
     return (

@@ -1,8 +1,11 @@
 "use client";
 
 import Link from "next/link";
-import type { GateVerdict } from "@/lib/client/types";
+import type { Role } from "@/db/schema/enums";
+import type { GateAskView, GateVerdict } from "@/lib/client/types";
 import { VerdictBadge } from "@/components/ui/status";
+import { reasonFix } from "@/lib/domain/gate/fixers";
+import { GateAsks } from "./GateAsks";
 
 const CODE_TITLES: Record<string, string> = {
   record_signature_invalid: "Task record signature does not verify",
@@ -27,33 +30,71 @@ const SUMMARY = {
 } as const;
 
 /**
- * The resume gate's verdict with each reason in plain words and a link to the thing to fix. Once the run has ended
- * nothing waits on the gate: the panel then says so in neutral colours, and the verdict the record would get is
- * shown only as information (never as a green "Resume" that reads like an invitation to continue).
+ * How an ended run stands (issue 7 §2 and §5: "a run cannot end quietly with a write unknown"):
+ * - `quiet`: nothing waits on a person;
+ * - `write_unknown`: a side effect's outcome is unknown: somebody must reconcile it whatever the phase says;
+ * - `gate_stop`: the gate stops for a reason about what the run did or the record it left
+ *   ({@link ENDED_RUN_CONCERNS}). Reasons that only bar going on (an expired or revoked credential, a revoked
+ *   principal, a changed tool definition, a missing approval) do not unsettle a run that has ended: they stay
+ *   shown as information.
+ */
+export type EndedState = "quiet" | "write_unknown" | "gate_stop";
+
+/** Stop reasons that still matter once a run has ended: they put its outcome or its record in doubt. */
+export const ENDED_RUN_CONCERNS: readonly string[] = ["side_effect_unknown", "record_signature_invalid", "snapshot_unverified"];
+
+/** The {@link EndedState} of an ended run from its unknown side effects and the gate's verdict. */
+export function endedState(unknownEffects: readonly string[], gate: Pick<GateVerdict, "verdict" | "reasons">): EndedState {
+  if (unknownEffects.length > 0) return "write_unknown";
+  return gate.verdict === "stop" && gate.reasons.some((r) => ENDED_RUN_CONCERNS.includes(r.code)) ? "gate_stop" : "quiet";
+}
+
+/** "a", "a and b", "a, b and c" (or with "or"). */
+function list(names: readonly string[], conjunction: "and" | "or" = "and"): string {
+  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} ${conjunction} ${names.at(-1)}`;
+}
+
+/**
+ * The resume gate's verdict with each reason in plain words and a link to it: "Go to the thing to fix" only for a
+ * role that may fix it (lib/domain/gate/fixers.ts), else a "View" link. Under the verdict, when the runtime last
+ * asked the gate. Once the run has ended and nothing waits, the panel says so in neutral colours, and the verdict
+ * the record would get is shown only as information (never as a green "Resume" that reads like an invitation to
+ * continue). An ended run with an unknown write, or one the gate stops, says that instead: it did not end quietly.
  */
 export function GatePanel({
   gate,
   finishedPhase,
+  unknownEffects,
+  role,
+  asks,
   error,
   onRetry,
 }: {
   gate: GateVerdict;
   /** The terminal phase when the run has ended (done, stopped …), else null. */
   finishedPhase: string | null;
+  /** Names of the task's side effects whose outcome is unknown. */
+  unknownEffects: readonly string[];
+  /** The viewer's role: which reasons they may act on. */
+  role: Role;
+  /** The runtime's gate asks, with `asOf` (epoch ms, browser clock) when they were read and the current attempt. */
+  asks: { list: readonly GateAskView[]; asOf: number; currentAttempt: number };
   error: Error | null;
   onRetry: () => void;
 }) {
   const ended = finishedPhase !== null;
+  const state = ended ? endedState(unknownEffects, gate) : null;
+  const quiet = state === "quiet";
   return (
     <section
       aria-labelledby="gate-heading"
       className="rounded-lg border border-neutral-200 bg-white p-4"
       data-testid="gate-panel"
-      data-state={ended ? "ended" : "live"}
+      data-state={!ended ? "live" : quiet ? "ended" : "ended-unresolved"}
     >
       <div className="flex flex-wrap items-center gap-3">
         <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
-        {ended ? (
+        {quiet ? (
           <>
             <span
               className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-100 px-2.5 py-1 text-sm font-semibold text-neutral-800"
@@ -63,6 +104,33 @@ export function GatePanel({
             </span>
             <p className="text-sm text-neutral-700">
               The run has ended (phase <span className="font-mono">{finishedPhase}</span>); nothing is waiting on the gate.
+            </p>
+          </>
+        ) : ended ? (
+          <>
+            <span
+              className="inline-flex items-center gap-1.5 rounded-md border border-amber-300 bg-amber-50 px-2.5 py-1 text-sm font-semibold text-amber-900"
+              data-testid="gate-run-ended"
+              data-unresolved={state}
+            >
+              <span aria-hidden="true">?</span> Run ended, not settled
+            </span>
+            <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+            <p className="basis-full text-sm text-neutral-800" data-testid="gate-ended-unresolved">
+              {state === "write_unknown" ? (
+                <>
+                  The run ended (phase <span className="font-mono">{finishedPhase}</span>) with{" "}
+                  {unknownEffects.length === 1 ? "a write" : `${unknownEffects.length} writes`} whose outcome is unknown:{" "}
+                  <span className="font-mono">{list(unknownEffects)}</span>. The request may have reached the external
+                  system; reconcile {unknownEffects.length === 1 ? "it" : "them"} before anyone relies on the result or
+                  runs the task again.
+                </>
+              ) : (
+                <>
+                  The run ended (phase <span className="font-mono">{finishedPhase}</span>), but the gate says stop for
+                  reasons that put its outcome in doubt: check the reasons below before anyone relies on the result.
+                </>
+              )}
             </p>
           </>
         ) : (
@@ -78,7 +146,7 @@ export function GatePanel({
           </p>
         ) : null}
       </div>
-      {ended ? (
+      {quiet ? (
         <p className="mt-2 flex flex-wrap items-center gap-2 text-xs text-neutral-600">
           <span>For information, the gate would answer</span>
           <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} muted />
@@ -89,14 +157,15 @@ export function GatePanel({
           </span>
         </p>
       ) : null}
+      <GateAsks asks={asks.list} asOf={asks.asOf} currentAttempt={asks.currentAttempt} live={!ended} />
       {gate.reasons.length ? (
         <ol className="mt-3 space-y-2">
           {gate.reasons.map((r, i) => (
             <li key={`${r.code}-${r.target}-${i}`} className="flex flex-wrap items-baseline gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm" data-testid="gate-reason" data-code={r.code}>
               <span className="font-medium">{CODE_TITLES[r.code] ?? r.code}</span>
-              <code className="font-mono text-xs text-neutral-500">{r.code}</code>
+              <code className="font-mono text-xs text-neutral-600">{r.code}</code>
               <span className="basis-full text-neutral-700">{r.message}</span>
-              <Link href={r.target} className="text-xs text-sky-800 underline">Go to the thing to fix</Link>
+              <ReasonLink code={r.code} target={r.target} role={role} />
             </li>
           ))}
         </ol>
@@ -107,5 +176,25 @@ export function GatePanel({
         </p>
       ) : null}
     </section>
+  );
+}
+
+/** The link of one reason: to the place to act for a role that may, else a "View" link (and who may act). */
+function ReasonLink({ code, target, role }: { code: string; target: string; role: Role }) {
+  const fix = reasonFix(code, role);
+  if (fix.kind === "can_fix") {
+    return (
+      <Link href={target} className="text-xs text-sky-800 underline" data-testid="gate-reason-link" data-fix="can_fix">
+        Go to the thing to fix
+      </Link>
+    );
+  }
+  return (
+    <span className="inline-flex flex-wrap items-baseline gap-x-2 text-xs text-neutral-700">
+      <Link href={target} className="text-sky-800 underline" data-testid="gate-reason-link" data-fix={fix.kind}>
+        View
+      </Link>
+      {fix.kind === "other_roles" ? <span>(only {list(fix.roles.map((r) => `${r}s`), "or")} can act on this)</span> : null}
+    </span>
   );
 }

@@ -26,7 +26,34 @@ type LookupAnswer =
       asked_at: string;
     };
 
-type ReconcileResult = { name: string; status: string; audit_seq: number };
+type ReconcileResult = {
+  name: string;
+  status: string;
+  audit_seq: number;
+  /** The decision as stored; `lookup` is the answer kept with it, when the lookup was asked on submit. */
+  reconcile?: { lookup?: LookupAnswer };
+};
+
+type ConfiguredLookup = Extract<LookupAnswer, { configured: true }>;
+
+/**
+ * The evidence the dialog proposes from a lookup answer the person saw. When the server asks the lookup again on
+ * submit (`reasked`: the box is ticked, or the write is recorded as not applied, which always asks), the answer
+ * kept with the decision is that later one: the text then says so rather than quoting the earlier answer as if it
+ * were the stored one. Null when the answer proves nothing either way.
+ */
+export function lookupEvidence(a: ConfiguredLookup, idempotencyKey: string, reasked: boolean): string | null {
+  const said =
+    a.outcome === "found"
+      ? `write found, operation ${a.external_operation_id}`
+      : a.outcome === "not_found"
+        ? `no write under key ${idempotencyKey}`
+        : null;
+  if (said === null) return null;
+  return reasked
+    ? `Lookup ${a.url} asked again when recording; its answer is kept with this decision. Earlier, at ${a.asked_at}, it answered: ${said}.`
+    : `Lookup ${a.url} answered at ${a.asked_at}: ${said}.`;
+}
 
 const enc = encodeURIComponent;
 
@@ -47,8 +74,12 @@ export function ReconcileDialog({
   const [outcome, setOutcome] = useState<"completed" | "not_applied" | null>(null);
   const [operationId, setOperationId] = useState("");
   const [evidence, setEvidence] = useState("");
+  // Unticked by default: the answer the person saw (and the evidence quotes) is the one that counts; asking again
+  // on submit is a deliberate choice, and then the evidence says that the later answer is the one kept.
   const [useLookup, setUseLookup] = useState(false);
   const [lookup, setLookup] = useState<LookupAnswer | null>(null);
+  // The evidence text the dialog proposed last; while the person has not edited it, it follows the choices.
+  const [proposed, setProposed] = useState<string | null>(null);
 
   useEffect(() => {
     const d = ref.current;
@@ -61,18 +92,32 @@ export function ReconcileDialog({
     mutationFn: () => apiFetch<LookupAnswer>(`/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/lookup`, { method: "POST", body: {} }),
     onSuccess: (a) => {
       setLookup(a);
-      if (a.configured && a.outcome === "found") {
-        setOutcome("completed");
-        setOperationId(a.external_operation_id ?? "");
-        setEvidence(`Lookup ${a.url} answered at ${a.asked_at}: write found, operation ${a.external_operation_id}.`);
-        setUseLookup(true);
-      } else if (a.configured && a.outcome === "not_found") {
-        setOutcome("not_applied");
-        setEvidence(`Lookup ${a.url} answered at ${a.asked_at}: no write under key ${effect.idempotency_key}.`);
-        setUseLookup(true);
-      }
+      if (!a.configured) return;
+      const next = a.outcome === "found" ? "completed" : a.outcome === "not_found" ? "not_applied" : null;
+      if (next === null) return;
+      setOutcome(next);
+      if (next === "completed") setOperationId(a.external_operation_id ?? "");
+      propose(a, useLookup || next === "not_applied");
     },
   });
+
+  /** Sets the proposed evidence from a lookup answer unless the person has written their own. */
+  const propose = (a: ConfiguredLookup, reasked: boolean) => {
+    const text = lookupEvidence(a, effect.idempotency_key, reasked);
+    if (text === null || (evidence.trim() !== "" && evidence !== proposed)) return;
+    setEvidence(text);
+    setProposed(text);
+  };
+  /** The server asks a configured lookup again on submit when the box is ticked or the outcome is "not applied". */
+  const reaskedWith = (o: typeof outcome, ticked: boolean) => ticked || o === "not_applied";
+  const chooseOutcome = (o: "completed" | "not_applied") => {
+    setOutcome(o);
+    if (lookup?.configured) propose(lookup, reaskedWith(o, useLookup));
+  };
+  const chooseUseLookup = (ticked: boolean) => {
+    setUseLookup(ticked);
+    if (lookup?.configured) propose(lookup, reaskedWith(outcome, ticked));
+  };
 
   const submit = useMutation({
     mutationFn: () =>
@@ -82,7 +127,7 @@ export function ReconcileDialog({
           outcome,
           evidence,
           ...(outcome === "completed" && operationId.trim() ? { external_operation_id: operationId.trim() } : {}),
-          ...(useLookup ? { use_lookup: true } : {}),
+          ...(useLookup && outcome === "completed" ? { use_lookup: true } : {}),
         },
       }),
     onSuccess: refresh,
@@ -125,6 +170,12 @@ export function ReconcileDialog({
               Recorded: {name} is now <strong>{submit.data.status.replace("_", " ")}</strong>. Audit entry #{submit.data.audit_seq} was written.
               The resume gate re-evaluates on its next check.
             </p>
+            {submit.data.reconcile?.lookup?.configured ? (
+              <p className="text-sm text-neutral-700" data-testid="stored-lookup">
+                Kept with the decision: the lookup&apos;s answer at {submit.data.reconcile.lookup.asked_at}:{" "}
+                {submit.data.reconcile.lookup.message}
+              </p>
+            ) : null}
             <div className="flex justify-end">
               <button type="button" autoFocus className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm text-white" onClick={() => ref.current?.close()}>
                 Done
@@ -173,11 +224,11 @@ export function ReconcileDialog({
             <fieldset className="space-y-2">
               <legend className="text-sm font-medium">What happened?</legend>
               <label className="flex items-start gap-2 text-sm">
-                <input type="radio" name="outcome" value="completed" checked={outcome === "completed"} onChange={() => setOutcome("completed")} className="mt-1" />
+                <input type="radio" name="outcome" value="completed" checked={outcome === "completed"} onChange={() => chooseOutcome("completed")} className="mt-1" />
                 <span><strong>It completed.</strong> The external system has the write; record its receipt. The runtime will replay the receipt instead of writing again.</span>
               </label>
               <label className="flex items-start gap-2 text-sm">
-                <input type="radio" name="outcome" value="not_applied" checked={outcome === "not_applied"} onChange={() => setOutcome("not_applied")} className="mt-1" />
+                <input type="radio" name="outcome" value="not_applied" checked={outcome === "not_applied"} onChange={() => chooseOutcome("not_applied")} className="mt-1" />
                 <span><strong>It was not applied.</strong> The runtime may retry with the same idempotency key.</span>
               </label>
               {errorFor("outcome") ? <p className="text-sm text-red-700">{errorFor("outcome")}</p> : null}
@@ -210,9 +261,13 @@ export function ReconcileDialog({
                 aria-invalid={Boolean(errorFor("evidence"))}
               />
               {errorFor("evidence") ? <p className="text-sm text-red-700">{errorFor("evidence")}</p> : null}
-              {lookup?.configured ? (
+              {lookup?.configured && outcome === "not_applied" ? (
+                <p className="mt-1 text-xs text-neutral-700" data-testid="lookup-reask-note">
+                  Recording a write as not applied always asks the lookup again, and keeps that answer with the decision.
+                </p>
+              ) : lookup?.configured ? (
                 <label className="mt-1 flex items-center gap-2 text-xs text-neutral-700">
-                  <input type="checkbox" checked={useLookup} onChange={(e) => setUseLookup(e.target.checked)} />
+                  <input type="checkbox" checked={useLookup} onChange={(e) => chooseUseLookup(e.target.checked)} />
                   Ask the lookup again when recording and keep its answer with the decision
                 </label>
               ) : null}
@@ -240,7 +295,7 @@ export function ReconcileDialog({
                   type="submit"
                   disabled={missing.length > 0 || submit.isPending}
                   aria-describedby={missing.length ? "reconcile-missing" : undefined}
-                  className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-700 disabled:cursor-not-allowed disabled:opacity-50"
+                  className="rounded-md bg-amber-700 px-3 py-1.5 text-sm font-semibold text-white hover:bg-amber-800 disabled:cursor-not-allowed disabled:opacity-50"
                 >
                   {submit.isPending ? "Recording…" : submitLabel}
                 </button>

@@ -98,7 +98,7 @@ export function SideEffectsTab({
                     <button
                       type="button"
                       onClick={() => onReconcile(name)}
-                      className="rounded-md bg-amber-600 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-700"
+                      className="rounded-md bg-amber-700 px-2.5 py-1 text-xs font-semibold text-white hover:bg-amber-800"
                     >
                       Reconcile
                     </button>

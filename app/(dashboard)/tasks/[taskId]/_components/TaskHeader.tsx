@@ -4,6 +4,7 @@ import type { GateVerdict, TaskView } from "@/lib/client/types";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Id } from "@/components/ui/Id";
 import { SignatureBadge, VerdictBadge } from "@/components/ui/status";
+import { phaseLabel } from "@/lib/domain/tasks/phases";
 
 /** Task id, principal, policy version, phase, checkpoint + signature, gate verdict, and the one next action. */
 export function TaskHeader({
@@ -12,6 +13,7 @@ export function TaskHeader({
   primaryAction,
   live,
   finished,
+  unknownEffects,
   refreshing,
 }: {
   task: TaskView;
@@ -20,6 +22,8 @@ export function TaskHeader({
   live: boolean;
   /** The run reached a terminal phase: show that instead of a verdict nobody will act on. */
   finished: boolean;
+  /** Names of side effects whose outcome is unknown: an ended run with one did not end quietly. */
+  unknownEffects: readonly string[];
   refreshing: boolean;
 }) {
   return (
@@ -40,7 +44,16 @@ export function TaskHeader({
           </div>
         </div>
         <div className="flex flex-wrap items-center gap-3">
-          {finished ? (
+          {finished && unknownEffects.length > 0 ? (
+            <span
+              className="inline-flex items-center gap-1.5 rounded-md border border-amber-300 bg-amber-50 px-2.5 py-1 text-sm font-semibold text-amber-900"
+              data-testid="run-finished"
+              data-unresolved="write_unknown"
+            >
+              <span aria-hidden="true">?</span> Run ended · {task.phase} · {unknownEffects.length}{" "}
+              {unknownEffects.length === 1 ? "write" : "writes"} unknown
+            </span>
+          ) : finished ? (
             <span className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm font-semibold text-neutral-800" data-testid="run-finished">
               <span aria-hidden="true">■</span> Run ended · {task.phase}
             </span>
@@ -51,7 +64,7 @@ export function TaskHeader({
             <button
               type="button"
               onClick={primaryAction.onClick}
-              className="rounded-md bg-amber-600 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-700"
+              className="rounded-md bg-amber-700 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-800"
               data-testid="primary-action"
             >
               {primaryAction.label}
@@ -62,7 +75,7 @@ export function TaskHeader({
       <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
         <Field label="Principal">{task.principal ? <Id value={task.principal} className="text-xs" /> : "—"}</Field>
         <Field label="Policy version"><span className="font-mono text-xs">{task.policy_version ?? "—"}</span></Field>
-        <Field label="Phase"><span data-testid="task-phase">{task.phase}</span></Field>
+        <Field label="Phase"><span data-testid="task-phase">{phaseLabel(task.phase, task.version)}</span></Field>
         <Field label="Checkpoint">
           <span className="flex flex-wrap items-center gap-2">
             {task.version ? `v${task.version}` : "none"}

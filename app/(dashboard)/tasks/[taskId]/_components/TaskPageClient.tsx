@@ -36,6 +36,15 @@ export type TaskPageClientProps = {
   role: Role;
 };
 
+/**
+ * Whether the page keeps refreshing the task and the gate: while the run has not ended, and after it ended while
+ * something still waits on a person (a write whose outcome is unknown, a record that does not verify).
+ */
+function followsLive(task: TaskView): boolean {
+  if (!isTerminalPhase(task.phase)) return true;
+  return task.signature_valid === false || Object.values(task.side_effects).some((e) => e.status === "unknown");
+}
+
 /** Client shell of /tasks/[taskId]. */
 export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, role }: TaskPageClientProps) {
   const router = useRouter();
@@ -43,11 +52,10 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
   const params = useSearchParams();
   const [reconciling, setReconciling] = useState<string | null>(null);
 
-  const live = !isTerminalPhase(initialTask.phase);
-  const taskQ = useTask(taskId, initialTask, live ? LIVE_REFRESH_MS : false);
+  const taskQ = useTask(taskId, initialTask, (t) => (followsLive(t ?? initialTask) ? LIVE_REFRESH_MS : false));
   const task = taskQ.data ?? initialTask;
   const isLive = !isTerminalPhase(task.phase);
-  const refresh = isLive ? LIVE_REFRESH_MS : false;
+  const refresh = followsLive(task) ? LIVE_REFRESH_MS : false;
   const eventsQ = useTimeline(taskId, task.event_count, { eventCount: initialTask.event_count, data: initialEvents });
   const gateQ = useGate(taskId, initialGate, refresh);
   const events = eventsQ.data?.events ?? initialEvents.events;
@@ -80,8 +88,24 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
 
   return (
     <div className="space-y-4">
-      <TaskHeader task={task} gate={gate} primaryAction={primaryAction} live={isLive} finished={!isLive} refreshing={taskQ.isFetching} />
-      <GatePanel gate={gate} finishedPhase={isLive ? null : task.phase} error={gateQ.error} onRetry={() => gateQ.refetch()} />
+      <TaskHeader
+        task={task}
+        gate={gate}
+        primaryAction={primaryAction}
+        live={isLive}
+        finished={!isLive}
+        unknownEffects={unknownEffects}
+        refreshing={taskQ.isFetching}
+      />
+      <GatePanel
+        gate={gate}
+        finishedPhase={isLive ? null : task.phase}
+        unknownEffects={unknownEffects}
+        role={role}
+        asks={{ list: task.gate_asks, asOf: taskQ.dataUpdatedAt, currentAttempt: task.current_attempt }}
+        error={gateQ.error}
+        onRetry={() => gateQ.refetch()}
+      />
 
       <section aria-labelledby="timeline-heading" className="rounded-lg border border-neutral-200 bg-white p-3">
         <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
@@ -136,7 +160,7 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
               onReconcile={(name) => setReconciling(name)}
             />
           ) : tab === "artifacts" ? (
-            <ArtifactsTab taskId={taskId} refetchMs={refresh} />
+            <ArtifactsTab taskId={taskId} version={task.version} />
           ) : (
             <CheckpointsTab taskId={taskId} refetchMs={refresh} />
           )}

@@ -1,0 +1,35 @@
+/**
+ * Gate asks: how often, and when last, a runtime asked a task's resume gate, per sandbox attempt (issue 7 §5:
+ * "nothing shows that the runtime is alive and polling the gate"). One row per (tenant, task, attempt), upserted in
+ * one statement per ask by lib/domain/gate/asks.ts. Only asks made with a runtime API key count; a person's page
+ * view also evaluates the gate and is not "the runtime asked".
+ */
+import { foreignKey, integer, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { tasks } from "./tasks";
+
+/** Verdicts a gate ask can record (the gate's `verdict`). */
+export const GATE_VERDICTS = ["resume", "replay", "stop"] as const;
+
+export const gateAsks = pgTable(
+  "gate_asks",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    taskId: text("task_id").notNull(),
+    /** The task's current sandbox attempt when the runtime asked (0 before any `sandbox.created`). */
+    attempt: integer("attempt").notNull(),
+    /** Number of runtime asks in this attempt. */
+    asks: integer("asks").notNull().default(1),
+    firstAskedAt: timestamp("first_asked_at", { withTimezone: true }).notNull().defaultNow(),
+    lastAskedAt: timestamp("last_asked_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Verdict of the latest ask: resume, replay or stop. */
+    lastVerdict: text("last_verdict", { enum: GATE_VERDICTS }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "gate_asks_pkey", columns: [t.tenantId, t.taskId, t.attempt] }),
+    foreignKey({
+      name: "gate_asks_task_fk",
+      columns: [t.tenantId, t.taskId],
+      foreignColumns: [tasks.tenantId, tasks.taskId],
+    }),
+  ],
+);

@@ -1,0 +1,31 @@
+/**
+ * Accessibility (issue 7 §5): axe-core finds no WCAG 2 A/AA violation on any page of the app (e2e/a11y-pages.ts),
+ * including the task page with each tab open, an event selected, and the reconcile dialog open. One test per role
+ * (one sign-in), one step per page; every page is checked even when an earlier one fails.
+ */
+import type { Role } from "@/db/schema/enums";
+import { expectNoA11yViolations } from "./a11y";
+import { A11Y_PAGES, type A11yContext } from "./a11y-pages";
+import { expect, loginAs, makeRecord, newTaskId, seedIncidentTask, test } from "./fixtures";
+
+const roles = [...new Set(A11Y_PAGES.map((p) => p.as))];
+
+for (const role of roles) {
+  const entries = A11Y_PAGES.filter((p) => p.as === role);
+  test(`no accessibility violations ${role === null ? "signed out" : `as ${role}`}: ${entries.map((e) => e.name).join("; ")}`, async ({ page, tenant, runtime }) => {
+    test.setTimeout(60_000 + entries.length * 30_000);
+    const incident = await seedIncidentTask(runtime, newTaskId("a11y"));
+    // A second checkpoint, so the checkpoints tab shows a diff.
+    await runtime.putRecord(makeRecord(incident.taskId, { phase: "report_drafted", policy_version: "policy-v1", side_effects: {} }));
+    const context: A11yContext = { taskId: incident.taskId, effect: incident.effect, eventId: incident.interruptionId };
+    if (role !== null) await loginAs(page, tenant.users[role as Role].email, tenant.password);
+    for (const entry of entries) {
+      await test.step(entry.name, async () => {
+        const res = await page.goto(entry.path(context));
+        expect.soft(res?.status(), `status of ${entry.name}`).toBe(entry.status ?? 200);
+        await entry.ready(page, context);
+        await expectNoA11yViolations(page, { label: entry.name, soft: true });
+      });
+    }
+  });
+}

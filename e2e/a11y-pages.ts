@@ -8,7 +8,7 @@ import type { Role } from "@/db/schema/enums";
 import { expect } from "./fixtures";
 
 /** What the audit seeded for the pages to show: a task with an `unknown` write, events, artifacts, two checkpoints. */
-export type A11yContext = { taskId: string; effect: string; eventId: string };
+export type A11yContext = { taskId: string; effect: string; eventId: string; mapId: string; exerciseId: string; invitationToken: string };
 
 /** One page (or one state of a page) to audit. */
 export type A11yPage = {
@@ -26,6 +26,10 @@ export type A11yPage = {
 const task = (c: A11yContext, query = "") => `/tasks/${encodeURIComponent(c.taskId)}${query}`;
 const visible = (testId: string) => async (page: Page) => {
   await expect(page.getByTestId(testId).first()).toBeVisible();
+};
+const heading = async (page: Page) => {
+  await expect(page.getByRole("heading", { level: 1 }).first()).toBeVisible();
+  await page.waitForLoadState("networkidle");
 };
 
 export const A11Y_PAGES: readonly A11yPage[] = [
@@ -61,5 +65,12 @@ export const A11Y_PAGES: readonly A11yPage[] = [
     status: 404,
     ready: async (p) => expect(p.getByRole("heading", { name: "Task not found" })).toBeVisible(),
   },
+  { name: "custody maps", path: () => "/maps", as: "owner", ready: visible("map-row") },
+  { name: "custody map worksheet", path: (c) => `/maps/${c.mapId}`, as: "owner", ready: heading },
+  { name: "custody map worksheet, as a viewer", path: (c) => `/maps/${c.mapId}`, as: "viewer", ready: heading },
+  { name: "new interruption exercise", path: (c) => `/maps/${c.mapId}/exercises/new`, as: "owner", ready: heading },
+  { name: "interruption exercise", path: (c) => `/maps/${c.mapId}/exercises/${c.exerciseId}`, as: "owner", ready: heading },
+  { name: "account", path: () => "/account", as: "viewer", ready: visible("workspace-row") },
+  { name: "invitation", path: (c) => `/invitations/${c.invitationToken}`, as: null, ready: visible("invitation-summary") },
   { name: "page not found", path: () => "/no-such-page", as: "responder", status: 404, ready: async (p) => expect(p.locator("h1, h2").first()).toBeVisible() },
 ];

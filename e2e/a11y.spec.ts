@@ -6,18 +6,33 @@
 import type { Role } from "@/db/schema/enums";
 import { expectNoA11yViolations } from "./a11y";
 import { A11Y_PAGES, type A11yContext } from "./a11y-pages";
-import { expect, loginAs, makeRecord, newTaskId, seedIncidentTask, test } from "./fixtures";
+import { createExercise } from "@/lib/domain/exercises/create";
+import { createMap } from "@/lib/domain/maps/create";
+import { inviteMember } from "@/lib/domain/tenancy/invitations";
+import { expect, loginAs, makeRecord, newTaskId, rid, seedIncidentTask, test } from "./fixtures";
 
 const roles = [...new Set(A11Y_PAGES.map((p) => p.as))];
 
 for (const role of roles) {
   const entries = A11Y_PAGES.filter((p) => p.as === role);
-  test(`no accessibility violations ${role === null ? "signed out" : `as ${role}`}: ${entries.map((e) => e.name).join("; ")}`, async ({ page, tenant, runtime }) => {
+  test(`no accessibility violations ${role === null ? "signed out" : `as ${role}`}: ${entries.map((e) => e.name).join("; ")}`, async ({ page, tenant, runtime, db }) => {
     test.setTimeout(60_000 + entries.length * 30_000);
     const incident = await seedIncidentTask(runtime, newTaskId("a11y"));
     // A second checkpoint, so the checkpoints tab shows a diff.
     await runtime.putRecord(makeRecord(incident.taskId, { phase: "report_drafted", policy_version: "policy-v1", side_effects: {} }));
-    const context: A11yContext = { taskId: incident.taskId, effect: incident.effect, eventId: incident.interruptionId };
+    // A custody map with an exercise, and an open invitation (seeded as the workspace's owner).
+    const owner = { kind: "user" as const, tenantId: tenant.tenantId, userId: tenant.users.owner.userId, email: tenant.users.owner.email, role: "owner" as const };
+    const map = await createMap(db.db, owner, { workflow: "document-processing", title: "Custody map for document processing" });
+    const exercise = await createExercise(db.db, owner, map.id, { interruption_point: "after_external_write" });
+    const invitation = await inviteMember(db.db, owner, { email: `invitee-${rid()}@a11y.test`, role: "approver" }, { baseUrl: "http://localhost" });
+    const context: A11yContext = {
+      taskId: incident.taskId,
+      effect: incident.effect,
+      eventId: incident.interruptionId,
+      mapId: map.id,
+      exerciseId: exercise.id,
+      invitationToken: invitation.invitation_url.split("/").pop()!,
+    };
     if (role !== null) await loginAs(page, tenant.users[role as Role].email, tenant.password);
     for (const entry of entries) {
       await test.step(entry.name, async () => {

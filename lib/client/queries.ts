@@ -69,15 +69,19 @@ export function useTimeline(
   });
 }
 
-/** Checkpoint history with records, newest first, one page of 50 at a time (`fetchNextPage` for older ones). */
-export function useCheckpoints(taskId: string, refetchMs: number | false) {
+/**
+ * Checkpoint history with records, newest first, one page of 50 at a time (`fetchNextPage` for older ones). Fetched again
+ * when the task's checkpoint `version` (from the polled task view) changes, so the final checkpoint is never missed.
+ */
+export function useCheckpoints(taskId: string, version: number) {
   return useInfiniteQuery({
-    queryKey: keys.checkpoints(taskId),
+    queryKey: [...keys.checkpoints(taskId), version],
     queryFn: ({ pageParam }) =>
       apiFetch<CheckpointPage>(`/api/v1/tasks/${enc(taskId)}/checkpoints?limit=50${pageParam ? `&cursor=${enc(pageParam)}` : ""}`),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
-    refetchInterval: refetchMs,
+    placeholderData: keepPreviousData,
+    staleTime: Infinity,
   });
 }
 

@@ -25,8 +25,8 @@ export function diffJson(before: unknown, after: unknown, path = ""): Change[] {
 const show = (v: unknown) => (v === undefined ? "—" : JSON.stringify(v));
 
 /** Checkpoint history with signature checks and a diff between two versions. */
-export function CheckpointsTab({ taskId, refetchMs }: { taskId: string; refetchMs: number | false }) {
-  const q = useCheckpoints(taskId, refetchMs);
+export function CheckpointsTab({ taskId, version }: { taskId: string; version: number }) {
+  const q = useCheckpoints(taskId, version);
   const [from, setFrom] = useState<number | null>(null);
   const [to, setTo] = useState<number | null>(null);
   const list = useMemo(() => q.data?.pages.flatMap((p) => p.checkpoints) ?? [], [q.data]);

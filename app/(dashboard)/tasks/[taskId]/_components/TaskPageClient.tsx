@@ -162,7 +162,7 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
           ) : tab === "artifacts" ? (
             <ArtifactsTab taskId={taskId} version={task.version} />
           ) : (
-            <CheckpointsTab taskId={taskId} refetchMs={refresh} />
+            <CheckpointsTab taskId={taskId} version={task.version} />
           )}
         </div>
       </section>

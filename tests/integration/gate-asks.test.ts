@@ -35,18 +35,18 @@ describe("gate asks", () => {
     expect(page.status).toBe(200);
     expect(await asks(t.apiKey, taskId), "a person's asks are not the runtime asking").toEqual([]);
 
-    // The runtime asks three times before any sandbox was reported: attempt 0.
+    // The runtime asks three times during attempt 1 (its checkpoint named it).
     for (let i = 0; i < 3; i++) expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
     const first = await asks(t.apiKey, taskId);
     expect(first).toHaveLength(1);
-    expect(first[0]).toMatchObject({ attempt: 0, asks: 3, last_verdict: "resume" });
+    expect(first[0]).toMatchObject({ attempt: 1, asks: 3, last_verdict: "resume" });
     expect(Date.parse(first[0]!.last_asked_at)).toBeGreaterThanOrEqual(Date.parse(first[0]!.first_asked_at));
     expect(first[0]!.seconds_since_last_ask).toBeGreaterThanOrEqual(0);
     expect(first[0]!.seconds_since_last_ask).toBeLessThan(60);
 
     // Attempt 2 starts; an interrupted write makes the gate stop; the runtime asks again.
     await sendEvents(t, [makeEvent(taskId, { plane: "environment", type: "sandbox.created", environment_id: "sbx-2", attempt: 2 })]);
-    const go = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()));
+    const go = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { attempt: 2 }));
     expect(go.body.decision, go.text).toBe("go");
     await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 2, occurred_at: new Date(Date.now() + 500).toISOString() })]);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
@@ -54,7 +54,7 @@ describe("gate asks", () => {
     const viewer = await signInAs(t, "viewer");
     const both = await asks(viewer, taskId);
     expect(both.map((a) => [a.attempt, a.asks, a.last_verdict])).toEqual([
-      [0, 3, "resume"],
+      [1, 3, "resume"],
       [2, 1, "stop"],
     ]);
     // The page's own refresh of the verdict, with the viewer's session, still counts for nothing.
@@ -68,7 +68,7 @@ describe("gate asks", () => {
     await checkpoint(t, taskId, { phase: "working" });
     const answers = await Promise.all(Array.from({ length: 12 }, () => askGate(t.apiKey, taskId)));
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
-    expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks])).toEqual([[0, 12]]);
+    expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks])).toEqual([[1, 12]]);
   });
 
   it("records nothing for another tenant's key, which gets 404", async () => {

@@ -1,0 +1,35 @@
+/**
+ * Preloaded (`node --require`, through NODE_OPTIONS) into every process `npm run demo` starts: the dashboard
+ * (`next start`), the records service and the demo runtime. Those run in process groups of their own (so Ctrl-C
+ * reaches only the demo, which stops them in order), so when the demo itself is killed with SIGKILL — or its terminal
+ * goes away — nothing would stop them: the orphaned dashboard would keep the data directory and the ports, and the
+ * next `npm run demo` could not start on the same data (docs/decisions/0011-crash-safety.md).
+ *
+ * With `CUSTODY_EXIT_WITH_PID=<pid>` set, this process checks twice a second that the process `<pid>` still exists;
+ * once it is gone, it stops itself as a SIGTERM would (the dashboard and the runtime shut down as on Ctrl-C), and
+ * exits with SIGKILL if that takes more than 10 s. Without the variable it does nothing.
+ */
+"use strict";
+
+const watched = Number(process.env.CUSTODY_EXIT_WITH_PID);
+
+/** True while the process `pid` exists (signal 0 checks without sending anything). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    // ESRCH: gone. EPERM: the id now belongs to another user's process, so ours is gone too.
+    return false;
+  }
+}
+
+if (Number.isInteger(watched) && watched > 1 && watched !== process.pid) {
+  const timer = setInterval(() => {
+    if (alive(watched)) return;
+    clearInterval(timer);
+    setTimeout(() => process.kill(process.pid, "SIGKILL"), 10_000).unref();
+    process.kill(process.pid, "SIGTERM");
+  }, 500);
+  timer.unref();
+}

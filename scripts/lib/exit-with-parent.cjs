@@ -11,16 +11,26 @@
  */
 "use strict";
 
+const fs = require("node:fs");
+
 const watched = Number(process.env.CUSTODY_EXIT_WITH_PID);
 
-/** True while the process `pid` exists (signal 0 checks without sending anything). */
+/**
+ * True while the process `pid` runs (signal 0 checks without sending anything). A zombie — dead, not yet reaped, as
+ * where no init process reaps orphans — counts as gone (Linux: state Z or X in /proc/<pid>/stat).
+ */
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     // ESRCH: gone. EPERM: the id now belongs to another user's process, so ours is gone too.
     return false;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return true; // no /proc (macOS): signal 0 is all there is
   }
 }
 

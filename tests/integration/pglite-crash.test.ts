@@ -8,75 +8,33 @@
  * data-directory lock a killed process leaves behind), then checks that every acknowledged commit is there and that
  * every transaction is whole (its row and the running total agree). Bounded by the timeouts below (three PGlite starts).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { ChildLines } from "../support/child-lines";
 
 const ROOT = process.cwd();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-pglite-crash-"));
-const running: ChildProcess[] = [];
+const running: ChildLines[] = [];
 
 afterAll(() => {
-  for (const c of running) if (c.exitCode === null && c.signalCode === null && c.pid) process.kill(-c.pid, "SIGKILL");
+  for (const w of running) w.signal("SIGKILL");
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-type Writer = { child: ChildProcess; lines: string[]; waitFor: (re: RegExp, timeoutMs: number) => Promise<RegExpMatchArray>; exited: Promise<void> };
-
-function startWriter(mode: "write" | "verify"): Writer {
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "tests/support/pglite-writer.ts", mode, dir], {
+function startWriter(mode: "write" | "verify"): ChildLines {
+  const w = new ChildLines(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "tests/support/pglite-writer.ts", mode, dir], {
     cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? os.tmpdir(), TMPDIR: os.tmpdir() },
   });
-  running.push(child);
-  const lines: string[] = [];
-  let waiters: Array<{ re: RegExp; resolve: (m: RegExpMatchArray) => void }> = [];
-  let buffered = "";
-  const onData = (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      waiters = waiters.filter((w) => {
-        const m = line.match(w.re);
-        if (m) w.resolve(m);
-        return !m;
-      });
-    }
-  };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const waitFor = (re: RegExp, timeoutMs: number) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      const done = lines.map((l) => l.match(re)).find(Boolean);
-      if (done) return resolve(done);
-      const timer = setTimeout(() => reject(new Error(`no line matching ${re} within ${timeoutMs} ms; output:\n${lines.slice(-20).join("\n")}`)), timeoutMs);
-      void exited.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`the writer exited before a line matching ${re}; output:\n${lines.slice(-20).join("\n")}`));
-      });
-      waiters.push({
-        re,
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      });
-    });
-  return { child, lines, waitFor, exited };
+  running.push(w);
+  return w;
 }
 
 /** Kills the writer's process group with SIGKILL; returns the last commit it acknowledged before dying. */
-async function kill(w: Writer): Promise<number> {
-  process.kill(-w.child.pid!, "SIGKILL");
-  await w.exited;
+async function kill(w: ChildLines): Promise<number> {
+  await w.kill();
   const acked = w.lines.map((l) => /^acked (\d+)$/.exec(l)).filter((m) => m !== null);
   return Number(acked[acked.length - 1]?.[1] ?? 0);
 }

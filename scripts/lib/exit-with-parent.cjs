@@ -11,6 +11,8 @@
  */
 "use strict";
 
+// CommonJS on purpose: `node --require` preloads it before any loader (tsx) is in place.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const fs = require("node:fs");
 
 const watched = Number(process.env.CUSTODY_EXIT_WITH_PID);

@@ -101,7 +101,7 @@ describe.runIf(RUN)("npm run demo under SIGKILL (npm run test:crash-demo)", () =
     expect(task.body).toMatchObject({ phase: "done", current_attempt: 2 });
 
     second.signal("SIGINT");
-    await second.exited;
+    await second.exit(30_000);
   }, 600_000);
 });
 

@@ -59,7 +59,7 @@ describe("PGlite under SIGKILL", () => {
 
     const verify = startWriter("verify");
     const [json] = await verify.waitFor(/^\{.*\}$/, 60_000);
-    await verify.exited;
+    await verify.exit(60_000);
     const state = JSON.parse(json!) as { rows: number; max: number; total: number };
     expect(state.max).toBeGreaterThanOrEqual(acked2);
     // No gaps, and each transaction's two writes both landed or neither did.

@@ -87,6 +87,21 @@ export class ChildLines {
   /** SIGKILL to the whole group; resolves once the process has exited. */
   async kill(): Promise<void> {
     this.signal("SIGKILL");
-    await this.exited;
+    await this.exit(20_000);
+  }
+
+  /** Waits for the process to exit. @throws Error with the output's tail after `timeoutMs`. */
+  async exit(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.exited,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the process did not exit within ${timeoutMs} ms; output:\n${this.tail()}`)), timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -82,7 +82,8 @@ export class NextServer {
     } catch {
       // already gone
     }
-    await this.exited;
+    // Bounded: a test must fail, never hang, if the process does not go.
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 20_000).unref())]);
   }
 
   /** Stops the server: SIGTERM, then SIGKILL after 5 s. */

@@ -16,6 +16,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { dataDirLockHolder, openDatabase } from "@/db";
 import { loadOrCreateKeyFile } from "@/lib/config/signing-key";
@@ -38,9 +39,11 @@ function log(msg: string) {
 }
 
 function buildIfNeeded() {
-  const buildId = path.join(root, ".next", "BUILD_ID");
+  // next.config.ts builds into and serves NEXT_DIST_DIR when it is set.
+  const dist = process.env.NEXT_DIST_DIR || ".next";
+  const buildId = path.join(root, dist, "BUILD_ID");
   if (fs.existsSync(buildId) && fs.statSync(buildId).mtimeMs >= newestSourceMtime(root)) {
-    log("using the existing build (.next)");
+    log(`using the existing build (${dist})`);
     return;
   }
   log("building the dashboard (next build; about a minute on first run) …");
@@ -79,9 +82,18 @@ async function seed(): Promise<{ password: string; apiKey: string; nextauthSecre
   }
 }
 
+/** Preloaded into every child: it stops the child once this process is gone (scripts/lib/exit-with-parent.cjs). */
+const EXIT_WITH_PARENT = path.join(root, "scripts", "lib", "exit-with-parent.cjs");
+
 function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  // Own process group: Ctrl-C reaches only this script, which then stops the children in order.
-  const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // Own process group: Ctrl-C reaches only this script, which then stops the children in order. When this script is
+  // killed outright (SIGKILL, a closed terminal), each child notices and stops by itself, so the data directory and
+  // the ports are free for the next start.
+  const watchdog = {
+    CUSTODY_EXIT_WITH_PID: String(process.pid),
+    NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} --require ${JSON.stringify(EXIT_WITH_PARENT)}`.trim(),
+  };
+  const child = spawn(cmd, args, { env: { ...env, ...watchdog }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const prefix = (chunk: Buffer) =>
     chunk
       .toString()
@@ -163,7 +175,47 @@ function shutdown(code = 0) {
   }
 }
 
+/** True when something accepts connections on 127.0.0.1:`p`. */
+function portInUse(p: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port: p });
+    socket.setTimeout(1000);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("timeout", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * After a demo was killed outright, its dashboard, records service and runtime stop by themselves within a few
+ * seconds (scripts/lib/exit-with-parent.cjs). A start in that window waits for them (the data directory and both
+ * ports) for up to 20 s instead of failing; anything still holding them afterwards is reported as before.
+ */
+async function waitForLeftovers(): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let said = false;
+  for (;;) {
+    const holder = dataDirLockHolder(dataDir);
+    const busy = [port, recordsPort].filter((p) => p > 0);
+    const ports = (await Promise.all(busy.map(async (p) => ((await portInUse(p)) ? p : null)))).filter((p) => p !== null);
+    if (holder === null && ports.length === 0) return;
+    if (Date.now() > deadline) return;
+    if (!said) {
+      log(`waiting for ${holder !== null ? `process ${holder} to release ${dataDir}` : `port ${ports.join(" and ")} to be free`} (left by a demo that was stopped?) …`);
+      said = true;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
 async function main() {
+  await waitForLeftovers();
   const holder = dataDirLockHolder(dataDir);
   if (holder !== null) {
     console.error(

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { dataDir } from "@/db/paths";
+import { createFileOnce } from "./files";
 
 /** @throws Error when `DATABASE_URL` is set but `NEXTAUTH_SECRET` is not. */
 export function authSecret(): string {
@@ -16,12 +17,8 @@ export function authSecret(): string {
   }
   const file = path.join(/*turbopackIgnore: true*/ dataDir(), "nextauth-secret");
   if (fs.existsSync(file)) return fs.readFileSync(file, "utf8").trim();
-  fs.mkdirSync(path.dirname(file), { recursive: true });
   const secret = randomBytes(32).toString("base64url");
-  try {
-    fs.writeFileSync(file, secret, { mode: 0o600, flag: "wx" });
-    return secret;
-  } catch {
-    return fs.readFileSync(file, "utf8").trim();
-  }
+  // Created whole or not at all (a kill mid-write must not leave an empty secret); another process may win the race.
+  if (createFileOnce(file, secret)) return secret;
+  return fs.readFileSync(file, "utf8").trim();
 }

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { dataDir } from "@/db/paths";
 import { generateSigningKey, signingKeyFromString, type SigningKey } from "@/lib/domain/crypto/signing";
+import { createFileOnce } from "./files";
 
 const cache = globalThis as unknown as { __custodySigningKey?: SigningKey };
 
@@ -33,8 +34,8 @@ export function getSigningKey(): SigningKey {
 /** Reads an Ed25519 PEM from `file`, or generates one there (mode 0600) when absent. */
 export function loadOrCreateKeyFile(file: string): SigningKey {
   if (fs.existsSync(file)) return signingKeyFromString(fs.readFileSync(file, "utf8"));
-  fs.mkdirSync(path.dirname(file), { recursive: true });
   const { key, pem } = generateSigningKey();
-  fs.writeFileSync(file, pem, { mode: 0o600, flag: "wx" });
-  return key;
+  // Created whole or not at all (a kill mid-write must not leave an unreadable key); another process may win the race.
+  if (createFileOnce(file, pem)) return key;
+  return signingKeyFromString(fs.readFileSync(file, "utf8"));
 }

@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { writeFileAtomic } from "@/lib/config/files";
 
 export const DEMO_TENANT_SLUG = "demo";
 export const DEMO_TENANT_NAME = "Demo workspace";
@@ -27,14 +28,16 @@ export function loadDemoSecrets(dir: string): DemoSecrets {
     apiKey: saved.apiKey,
     nextauthSecret: saved.nextauthSecret ?? randomBytes(32).toString("base64url"),
   };
-  saveDemoSecrets(dir, secrets);
+  if (JSON.stringify(secrets) !== JSON.stringify({ password: saved.password, apiKey: saved.apiKey, nextauthSecret: saved.nextauthSecret })) {
+    saveDemoSecrets(dir, secrets);
+  }
   return secrets;
 }
 
-/** Writes the demo secrets file with mode 0600. */
+/**
+ * Writes the demo secrets file with mode 0600, atomically: a demo killed mid-write leaves the previous file or the new
+ * one, never a torn one the next start could not read.
+ */
 export function saveDemoSecrets(dir: string, secrets: DemoSecrets): void {
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, "demo-secrets.json");
-  fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
+  writeFileAtomic(path.join(dir, "demo-secrets.json"), JSON.stringify(secrets, null, 2));
 }

@@ -64,10 +64,10 @@ function authHeaders(auth: Auth): Record<string, string> {
 }
 
 /**
- * A small fetch client for the started server.
+ * A small fetch client for the started server (or the server at `base`, e.g. one a test started itself).
  * `body` parses JSON when the answer is JSON, else it is the text.
  */
-export function api(auth?: Auth) {
+export function api(auth?: Auth, base?: string) {
   const request = async <T = unknown>(
     method: string,
     path: string,
@@ -82,7 +82,7 @@ export function api(auth?: Auth) {
       body = init.raw;
       headers["content-type"] ??= "application/json";
     }
-    const res = await fetch(`${baseUrl()}${path}`, { method, headers, body, redirect: "manual" });
+    const res = await fetch(`${base ?? baseUrl()}${path}`, { method, headers, body, redirect: "manual" });
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get("content-type") ?? "").includes("application/json") && text) {
@@ -139,8 +139,11 @@ function cookieHeader(jar: Map<string, string>): string {
 
 export type SignInAttempt = { cookie: string | null; url: string | null; status: number };
 
-/** Options of {@link trySignIn}: the client address to claim (`x-forwarded-for`), the workspace (tenant id) to start in. */
-export type SignInOptions = { source?: string; workspace?: string };
+/**
+ * Options of {@link trySignIn}: the client address to claim (`x-forwarded-for`), the workspace (tenant id) to start in,
+ * the server to sign in at (default the suite's server).
+ */
+export type SignInOptions = { source?: string; workspace?: string; base?: string };
 
 /**
  * Signs in through next-auth's HTTP flow: `GET /api/auth/csrf`, then a form-encoded
@@ -149,14 +152,15 @@ export type SignInOptions = { source?: string; workspace?: string };
  *   (`url` then holds next-auth's error redirect).
  */
 export async function trySignIn(email: string, password: string, opts: SignInOptions = {}): Promise<SignInAttempt> {
+  const base = opts.base ?? baseUrl();
   const jar = new Map<string, string>();
   const source: Record<string, string> = opts.source ? { "x-forwarded-for": opts.source } : {};
-  const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual", headers: source });
+  const csrfRes = await fetch(`${base}/api/auth/csrf`, { redirect: "manual", headers: source });
   cookiesFrom(csrfRes, jar);
   const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
-  const form: Record<string, string> = { csrfToken, email, password, json: "true", callbackUrl: `${baseUrl()}/tasks` };
+  const form: Record<string, string> = { csrfToken, email, password, json: "true", callbackUrl: `${base}/tasks` };
   if (opts.workspace) form.workspace = opts.workspace;
-  const res = await fetch(`${baseUrl()}/api/auth/callback/credentials`, {
+  const res = await fetch(`${base}/api/auth/callback/credentials`, {
     method: "POST",
     redirect: "manual",
     headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader(jar), ...source },

@@ -8,6 +8,7 @@ import { queryRows, type Db } from "@/db";
 import { SIDE_EFFECT_COLUMNS, type SideEffectRow } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
+import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateVerdict } from "@/lib/client/types";
 import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
@@ -65,7 +66,11 @@ type GateFactsRow = {
   current_attempt: number;
   expired: string[] | string | null;
   checkpoint: GateCheckpointRow | string | null;
-  effects: GateFacts["side_effects"] | string;
+  /**
+   * The effects that can block or hold back a write, in full; and, unless for a write, the names and statuses of the
+   * ones that may start (the verdict's `permitted`). Other statuses (completed, …) play no part in the verdict.
+   */
+  effects: { blocking: GateFacts["side_effects"]; open: Array<[string, SideEffectStatus]> } | string;
   revocation: { principal: string; reason: string; revoked_at: string } | string | null;
   events: GateEventRow[] | string;
   effect: SideEffectRow | string | null;
@@ -124,7 +129,6 @@ export async function readGateFacts(
     pendingReceiptKey?: string;
   } = {},
 ): Promise<{ facts: GateFacts; effect: SideEffectRow | undefined; pendingReceipt: boolean } | null> {
-  const only = opts.forWrite ? sql`and s.status in ('unknown', 'in_flight', 'awaiting_approval')` : sql``;
   const [row] = await queryRows<GateFactsRow>(
     db,
     sql`with expired as (
@@ -140,9 +144,17 @@ export async function readGateFacts(
                     'record_sha256', encode(sha256(convert_to(c.record::text, 'UTF8')), 'hex'))
              from task_checkpoints c where c.tenant_id = t.tenant_id and c.task_id = t.task_id
              order by c.version desc limit 1) as checkpoint,
-          (select coalesce(json_agg(json_build_object('name', s.name, 'status', s.status, 'status_reason', s.status_reason,
-                    'lease_expires_at', ${isoUtc("s.lease_expires_at")}, 'intent_attempt', s.intent_attempt) order by s.name), '[]'::json)
-             from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id ${only}) as effects,
+          (select json_build_object(
+                    'blocking', coalesce(json_agg(json_build_object('name', s.name, 'status', s.status, 'status_reason', s.status_reason,
+                      'lease_expires_at', ${isoUtc("s.lease_expires_at")}, 'intent_attempt', s.intent_attempt) order by s.name)
+                      filter (where s.status in ('unknown', 'in_flight', 'awaiting_approval')), '[]'::json),
+                    'open', ${
+                      opts.forWrite
+                        ? sql`'[]'::json`
+                        : sql`coalesce(json_agg(json_build_array(s.name, s.status) order by s.name)
+                            filter (where s.status in ('not_started', 'approved', 'failed')), '[]'::json)`
+                    })
+             from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id) as effects,
           (select json_build_object('principal', r.principal, 'reason', r.reason, 'revoked_at', ${isoUtc("r.revoked_at")})
              from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as revocation,
           (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type,
@@ -168,7 +180,11 @@ export async function readGateFacts(
   if (!row) return null;
   const task = { task_id: row.task_id, phase: row.phase, principal: row.principal, current_attempt: row.current_attempt };
   const expired = new Set(parsed(row.expired) ?? []);
-  const effects = parsed(row.effects).map((e) => (expired.has(e.name) ? { ...e, status: "unknown" as const, status_reason: LEASE_EXPIRED_REASON } : e));
+  const { blocking, open } = parsed(row.effects);
+  const effects: GateFacts["side_effects"] = [
+    ...blocking.map((e) => (expired.has(e.name) ? { ...e, status: "unknown" as const, status_reason: LEASE_EXPIRED_REASON } : e)),
+    ...open.map(([name, status]) => ({ name, status, status_reason: null, lease_expires_at: null, intent_attempt: null })),
+  ];
   let effect = row.effect === null ? undefined : parsed(row.effect);
   if (effect && expired.has(effect.name)) effect = { ...effect, status: "unknown", status_reason: LEASE_EXPIRED_REASON };
   const events = parsed(row.events);

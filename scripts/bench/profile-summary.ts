@@ -60,6 +60,7 @@ function main(): void {
   const grp = new Map<string, number>();
   for (const [id, us] of self) {
     const n = byId.get(id)!;
+    if (n.callFrame.functionName === "(idle)") continue;
     const g = groupOf(n.callFrame.url);
     const key = `${n.callFrame.functionName || "(anonymous)"}  ${g}:${n.callFrame.lineNumber + 1}`;
     fn.set(key, (fn.get(key) ?? 0) + us);

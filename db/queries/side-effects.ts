@@ -25,7 +25,8 @@ export type SideEffectRow = {
   updated_at: string;
 };
 
-const COLUMNS = sql`name, idempotency_key, status, tool, action, mutation, payload_digest,
+/** The columns of a {@link SideEffectRow}, times as ISO 8601 UTC (for statements that read a row their own way). */
+export const SIDE_EFFECT_COLUMNS = sql`name, idempotency_key, status, tool, action, mutation, payload_digest,
   ${isoUtc("intent_at")} as intent_at, intent_attempt, ${isoUtc("lease_expires_at")} as lease_expires_at,
   receipt, last_reconcile, status_reason, origin, call_id, ${isoUtc("updated_at")} as updated_at`;
 
@@ -41,7 +42,7 @@ export async function listSideEffects(
     : sql``;
   return queryRows<SideEffectRow>(
     db,
-    sql`select ${COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} ${only} order by name`,
+    sql`select ${SIDE_EFFECT_COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} ${only} order by name`,
   );
 }
 
@@ -55,7 +56,7 @@ export async function findSideEffect(
 ): Promise<SideEffectRow | undefined> {
   const rows = await queryRows<SideEffectRow>(
     db,
-    sql`select ${COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
+    sql`select ${SIDE_EFFECT_COLUMNS} from side_effects where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
         ${opts.forUpdate ? sql`for update` : sql``}`,
   );
   return rows[0];

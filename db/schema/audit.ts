@@ -27,3 +27,15 @@ export const auditLog = pgTable(
     index("audit_log_tenant_target_idx").on(t.tenantId, t.target),
   ],
 );
+
+/**
+ * The head of each tenant's audit chain: the last entry's seq and hash (and the hash before it). appendAudit moves it
+ * and inserts the entry in one statement; the row's lock serializes a tenant's entries so the chain never forks
+ * (lib/domain/audit/append.ts, docs/decisions/0011-audit-head.md). Backfilled from audit_log by its migration.
+ */
+export const auditHeads = pgTable("audit_heads", {
+  tenantId: uuid("tenant_id").primaryKey(),
+  seq: bigint("seq", { mode: "number" }).notNull(),
+  prevHash: text("prev_hash").notNull(),
+  hash: text("hash").notNull(),
+});

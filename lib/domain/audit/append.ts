@@ -1,11 +1,13 @@
 /**
  * Appends one entry to a tenant's hash-chained audit log (DESIGN.md "Audit log").
- * Entries of one tenant are serialized by a transaction-scoped advisory lock so the chain never forks.
+ * The chain's head (last seq and hash per tenant) lives in `audit_heads`: one statement moves the head and inserts
+ * the entry, so entries of one tenant are serialized by the head row's lock (held to the end of the transaction) and
+ * the chain never forks. PostgreSQL computes the hash from the previous one — sha256(prev_hash || RFC 8785 JSON of
+ * the entry) — with the JSON assembled here around the one field it cannot know in advance, `seq`.
  * Call inside the transaction that makes the change being audited.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { auditLog } from "@/db/schema";
 import { actorRef, type Actor } from "../authz";
 import { canonicalJson, sha256Hex } from "../crypto/canonical";
 
@@ -18,8 +20,8 @@ export type AuditEntryInput = {
   details?: Record<string, unknown>;
 };
 
-/** The hashed content of an entry: sha256(prev_hash || RFC 8785 JSON of the entry fields). */
-export function auditEntryHash(prevHash: string, entry: {
+/** The hashed fields of an entry. */
+export type AuditEntryContent = {
   tenantId: string;
   seq: number;
   at: string;
@@ -29,13 +31,34 @@ export function auditEntryHash(prevHash: string, entry: {
   action: string;
   target: string;
   details: Record<string, unknown>;
-}): string {
+};
+
+/** The hashed content of an entry: sha256(prev_hash || RFC 8785 JSON of the entry fields). */
+export function auditEntryHash(prevHash: string, entry: AuditEntryContent): string {
   return sha256Hex(prevHash + canonicalJson(entry));
 }
 
 /**
- * Writes the entry and returns its sequence number and hash.
- * @param tx an open transaction (the lock is released at its end).
+ * The RFC 8785 JSON of an entry split around its `seq`: `prefix + String(seq) + suffix === canonicalJson(entry)`.
+ * RFC 8785 sorts keys, and `seq` sorts after action, actorId, actorKind, actorLabel, at and details and before target
+ * and tenantId, so both halves are canonical JSON of the other fields.
+ */
+export function auditEntryJsonAroundSeq(entry: Omit<AuditEntryContent, "seq">): { prefix: string; suffix: string } {
+  const head = canonicalJson({
+    action: entry.action,
+    actorId: entry.actorId,
+    actorKind: entry.actorKind,
+    actorLabel: entry.actorLabel,
+    at: entry.at,
+    details: entry.details,
+  });
+  const tail = canonicalJson({ target: entry.target, tenantId: entry.tenantId });
+  return { prefix: `${head.slice(0, -1)},"seq":`, suffix: `,${tail.slice(1)}` };
+}
+
+/**
+ * Writes the entry and returns its sequence number and hash, in one statement (head upsert + insert).
+ * @param tx an open transaction (the head row stays locked until its end).
  */
 export async function appendAudit(
   tx: Db,
@@ -43,19 +66,11 @@ export async function appendAudit(
   input: AuditEntryInput,
 ): Promise<{ seq: number; hash: string }> {
   const tenantId = actor.tenantId;
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"audit:" + tenantId}, 0))`);
-  const last = await queryRows<{ seq: string | number; hash: string }>(
-    tx,
-    sql`select seq, hash from audit_log where tenant_id = ${tenantId} order by seq desc limit 1`,
-  );
-  const prevHash = last[0]?.hash ?? GENESIS_HASH;
-  const seq = Number(last[0]?.seq ?? 0) + 1;
   const ref = actorRef(actor);
   const at = new Date().toISOString();
   const details = input.details ?? {};
-  const hash = auditEntryHash(prevHash, {
+  const { prefix, suffix } = auditEntryJsonAroundSeq({
     tenantId,
-    seq,
     at,
     actorKind: ref.kind,
     actorId: ref.id,
@@ -64,18 +79,22 @@ export async function appendAudit(
     target: input.target,
     details,
   });
-  await tx.insert(auditLog).values({
-    tenantId,
-    seq,
-    at: new Date(at),
-    actorKind: ref.kind,
-    actorId: ref.id,
-    actorLabel: ref.label,
-    action: input.action,
-    target: input.target,
-    details,
-    prevHash,
-    hash,
-  });
-  return { seq, hash };
+  const rows = await queryRows<{ seq: string | number; hash: string }>(
+    tx,
+    sql`with head as (
+          insert into audit_heads as h (tenant_id, seq, prev_hash, hash)
+          values (${tenantId}, 1, ${GENESIS_HASH},
+                  encode(sha256(convert_to(${GENESIS_HASH}::text || ${prefix}::text || '1' || ${suffix}::text, 'UTF8')), 'hex'))
+          on conflict (tenant_id) do update
+            set seq = h.seq + 1, prev_hash = h.hash,
+                hash = encode(sha256(convert_to(h.hash || ${prefix}::text || (h.seq + 1)::text || ${suffix}::text, 'UTF8')), 'hex')
+          returning seq, prev_hash, hash)
+        insert into audit_log (tenant_id, seq, at, actor_kind, actor_id, actor_label, action, target, details, prev_hash, hash)
+        select ${tenantId}, head.seq, ${at}::timestamptz, ${ref.kind}::actor_kind, ${ref.id}, ${ref.label}, ${input.action},
+               ${input.target}, ${JSON.stringify(details)}::jsonb, head.prev_hash, head.hash
+        from head
+        returning seq, hash`,
+  );
+  const row = rows[0]!;
+  return { seq: Number(row.seq), hash: row.hash };
 }

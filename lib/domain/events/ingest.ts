@@ -280,8 +280,7 @@ export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEv
         select i.event_id, 'stored' as outcome from ins i
         union all
         select x.event_id, ${sameContent} as outcome
-        from x join events e on e.tenant_id = ${tenantId} and e.event_id = x.event_id
-        where not exists (select 1 from ins i where i.event_id = x.event_id)`,
+        from x join lateral (${storedById(tenantId)}) e on true`,
       );
       const outcome = new Map<string, StoreOutcome>(rows.map((r) => [r.event_id, { status: r.outcome }]));
       // An id another batch stored while this statement ran: compare with it now that it is visible.
@@ -293,7 +292,7 @@ export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEv
               from json_to_recordset(${batchDocument(raced)}::json) as x(
                 event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
                 environment_id text, attempt integer, actor text, attrs json, redaction_count integer)
-              join events e on e.tenant_id = ${tenantId} and e.event_id = x.event_id`,
+              join lateral (${storedById(tenantId)}) e on true`,
         );
         for (const r of again) outcome.set(r.event_id, { status: r.outcome });
       }
@@ -314,6 +313,18 @@ export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEv
       return outcome;
     }),
   );
+}
+
+/**
+ * SQL: the stored event with the incoming `x`'s id, probed by primary key once per incoming row. `offset 0` keeps the
+ * planner from turning the probes into a hash join over all of the tenant's events, which it chose when its statistics
+ * did not know the tenant yet (a new tenant that then grows: every batch scanned the whole tenant's index).
+ * Rows the same statement inserts are not visible here (one snapshot for the whole statement), so an id found here
+ * was stored before: a duplicate or a conflict, never this batch's own insert.
+ */
+function storedById(tenantId: string) {
+  return sql`select e.task_id, e.plane, e.type, e.occurred_at, e.environment_id, e.attempt, e.actor, e.attrs
+             from events e where e.tenant_id = ${tenantId} and e.event_id = x.event_id offset 0`;
 }
 
 /** SQL: 'duplicate' when the stored event `e` has the same content as the incoming `x`, else 'conflict'. */

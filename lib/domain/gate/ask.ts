@@ -5,9 +5,10 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
-import { expireLeases, listSideEffects } from "@/db/queries/side-effects";
+import { SIDE_EFFECT_COLUMNS, type SideEffectRow } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import { findTask, latestCheckpoint, listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
+import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
+import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateVerdict } from "@/lib/client/types";
 import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
@@ -44,6 +45,43 @@ const GATE_EVENT_TYPES = [
 
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 
+/** What the gate reads of the latest checkpoint, with what identifies the stored record exactly. */
+type GateCheckpointRow = {
+  version: number;
+  phase: unknown;
+  tool_definitions: Record<string, string> | null;
+  digest: string;
+  signature: string;
+  key_id: string;
+  created_at: string;
+  /** sha256 of the stored record's text (jsonb output): any change to the record changes it. */
+  record_sha256: string;
+};
+
+/** The facts statement's one row (json columns arrive parsed; PGlite or a driver without parsers gives text). */
+type GateFactsRow = {
+  task_id: string;
+  principal: string | null;
+  phase: string;
+  current_attempt: number;
+  expired: string[] | string | null;
+  checkpoint: GateCheckpointRow | string | null;
+  /**
+   * The effects that can block or hold back a write, in full; and, unless for a write, the names and statuses of the
+   * ones that may start (the verdict's `permitted`). Other statuses (completed, …) play no part in the verdict.
+   */
+  effects: { blocking: GateFacts["side_effects"]; open: Array<[string, SideEffectStatus]> } | string;
+  revocation: { principal: string; reason: string; revoked_at: string } | string | null;
+  events: GateEventRow[] | string;
+  effect: SideEffectRow | string | null;
+  pending_receipt: boolean | null;
+};
+
+const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
+
+/** The reason a lazily expired lease leaves on its effect (as {@link expireLeases} writes it). */
+const LEASE_EXPIRED_REASON = "The lease expired before a receipt was recorded.";
+
 /**
  * Collects the facts the gate needs from the database (the same facts for `POST /resume` and for deciding an intent).
  * @param askingAttempt the attempt asking, when the request names one.
@@ -61,28 +99,96 @@ export async function gatherGateFacts(
   askingAttempt: number | null = null,
   opts: { forWrite?: boolean } = {},
 ): Promise<GateFacts> {
-  const task = await findTask(db, tenantId, taskId);
-  if (!task) throw notFound(`Task ${taskId}`);
-  await expireLeases(db, tenantId, taskId);
-  const [checkpoint, effects, revocations, events] = await Promise.all([
-    latestCheckpoint(db, tenantId, taskId),
-    // Deciding a write reads only the effects that can block or hold it back; the full list serves `permitted`.
-    listSideEffects(db, tenantId, taskId, opts.forWrite ? { statuses: ["unknown", "in_flight", "awaiting_approval"] } : {}),
-    task.principal
-      ? queryRows<{ principal: string; reason: string; revoked_at: string }>(
-          db,
-          sql`select principal, reason, ${isoUtc("revoked_at")} as revoked_at from principal_revocations
-              where tenant_id = ${tenantId} and principal = ${task.principal}`,
-        )
-      : Promise.resolve([]),
-    queryRows<GateEventRow>(
-      db,
-      sql`select event_id, type, ${isoUtc("occurred_at")} as occurred_at, ${isoUtc("received_at")} as received_at, attempt, attrs from events
+  const read = await readGateFacts(db, tenantId, taskId, key, { toolDefinitions, now, askingAttempt, forWrite: opts.forWrite });
+  if (!read) throw notFound(`Task ${taskId}`);
+  return read.facts;
+}
+
+/**
+ * The gate's facts of a task in ONE statement (task, lease expiry, latest checkpoint, side effects, principal
+ * revocation, the gate's event types, and optionally one side effect by name), then the checkpoint's signature,
+ * checked once per stored record (see {@link checkpointVerifiesCached}). Lazily expired leases are written by the same
+ * statement and shown as `unknown` here, as a separate expiry before the read would show them.
+ * Inside an intent's transaction the caller holds the task row FOR SHARE (taken by an earlier statement, so this
+ * statement's snapshot sees every transition committed before the lock was granted).
+ * @param opts.effectName also read this side effect (the intent's own), with the lease expiry applied.
+ * @returns the facts, the named effect, and whether a receipt waits for it; null when the tenant has no such task.
+ */
+export async function readGateFacts(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  key: SigningKey,
+  opts: {
+    toolDefinitions?: Record<string, string>;
+    now?: Date;
+    askingAttempt?: number | null;
+    forWrite?: boolean;
+    effectName?: string;
+    /** Also say whether a receipt for this effect name and key waits for its intent (`no_intent`, not applied). */
+    pendingReceiptKey?: string;
+  } = {},
+): Promise<{ facts: GateFacts; effect: SideEffectRow | undefined; pendingReceipt: boolean } | null> {
+  const [row] = await queryRows<GateFactsRow>(
+    db,
+    sql`with expired as (
+          update side_effects
+          set status = 'unknown', updated_at = now(), status_reason = ${LEASE_EXPIRED_REASON}
           where tenant_id = ${tenantId} and task_id = ${taskId}
-            and type in (${sql.join(GATE_EVENT_TYPES.map((t) => sql`${t}`), sql`, `)})
-          order by occurred_at, event_id`,
-    ),
-  ]);
+            and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
+          returning name)
+        select t.task_id, t.principal, t.phase, t.current_attempt,
+          (select json_agg(x.name) from expired x) as expired,
+          (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
+                    'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
+                    'record_sha256', encode(sha256(convert_to(c.record::text, 'UTF8')), 'hex'))
+             from task_checkpoints c where c.tenant_id = t.tenant_id and c.task_id = t.task_id
+             order by c.version desc limit 1) as checkpoint,
+          (select json_build_object(
+                    'blocking', coalesce(json_agg(json_build_object('name', s.name, 'status', s.status, 'status_reason', s.status_reason,
+                      'lease_expires_at', ${isoUtc("s.lease_expires_at")}, 'intent_attempt', s.intent_attempt) order by s.name)
+                      filter (where s.status in ('unknown', 'in_flight', 'awaiting_approval')), '[]'::json),
+                    'open', ${
+                      opts.forWrite
+                        ? sql`'[]'::json`
+                        : sql`coalesce(json_agg(json_build_array(s.name, s.status) order by s.name)
+                            filter (where s.status in ('not_started', 'approved', 'failed')), '[]'::json)`
+                    })
+             from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id) as effects,
+          (select json_build_object('principal', r.principal, 'reason', r.reason, 'revoked_at', ${isoUtc("r.revoked_at")})
+             from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as revocation,
+          (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type,
+                    'occurred_at', ${isoUtc("e.occurred_at")}, 'received_at', ${isoUtc("e.received_at")}, 'attempt', e.attempt,
+                    'attrs', e.attrs) order by e.occurred_at, e.event_id), '[]'::json)
+             from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id
+               and e.type in (${sql.join(GATE_EVENT_TYPES.map((ty) => sql`${ty}`), sql`, `)})) as events,
+          ${
+            opts.effectName === undefined
+              ? sql`null::json`
+              : sql`(select row_to_json(s) from (select ${SIDE_EFFECT_COLUMNS} from side_effects
+                     where tenant_id = t.tenant_id and task_id = t.task_id and name = ${opts.effectName}) s)`
+          } as effect,
+          ${
+            opts.pendingReceiptKey === undefined || opts.effectName === undefined
+              ? sql`null::boolean`
+              : sql`exists (select 1 from unapplied_receipts u
+                     where u.tenant_id = t.tenant_id and u.task_id = t.task_id and u.name = ${opts.effectName}
+                       and u.idempotency_key = ${opts.pendingReceiptKey} and u.reason = 'no_intent' and u.applied_at is null)`
+          } as pending_receipt
+        from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
+  );
+  if (!row) return null;
+  const task = { task_id: row.task_id, phase: row.phase, principal: row.principal, current_attempt: row.current_attempt };
+  const expired = new Set(parsed(row.expired) ?? []);
+  const { blocking, open } = parsed(row.effects);
+  const effects: GateFacts["side_effects"] = [
+    ...blocking.map((e) => (expired.has(e.name) ? { ...e, status: "unknown" as const, status_reason: LEASE_EXPIRED_REASON } : e)),
+    ...open.map(([name, status]) => ({ name, status, status_reason: null, lease_expires_at: null, intent_attempt: null })),
+  ];
+  let effect = row.effect === null ? undefined : parsed(row.effect);
+  if (effect && expired.has(effect.name)) effect = { ...effect, status: "unknown", status_reason: LEASE_EXPIRED_REASON };
+  const events = parsed(row.events);
+  const cp = row.checkpoint === null ? null : parsed(row.checkpoint);
 
   // Snapshots: restores count for the current attempt (or, without attempts, since the last sandbox start).
   const lastSandboxStart = [...events].reverse().find((e) => e.type === "sandbox.created")?.occurred_at ?? null;
@@ -120,7 +226,15 @@ export async function gatherGateFacts(
     }
   }
 
-  const latest = checkpoint ? gateCheckpoint(checkpoint, key) : null;
+  const latest = cp
+    ? {
+        version: cp.version,
+        phase: typeof cp.phase === "string" ? cp.phase : "start",
+        signature_valid: await checkpointVerifiesCached(db, tenantId, taskId, cp, key),
+        created_at: cp.created_at,
+        tool_definitions: cp.tool_definitions ?? null,
+      }
+    : null;
   const verified = latest === null || latest.signature_valid ? latest : await latestVerified(db, tenantId, taskId, key);
 
   // Tool definitions now: changes the server received after the checkpoint to resume from (server clock against server
@@ -134,13 +248,13 @@ export async function gatherGateFacts(
     if (tool && digest) fromEvents[tool] = digest;
   }
 
-  return {
-    now,
-    task: { task_id: task.task_id, phase: task.phase, principal: task.principal, current_attempt: task.current_attempt },
+  const facts: GateFacts = {
+    now: opts.now ?? new Date(),
+    task,
     checkpoint: latest,
     verified_checkpoint: verified,
-    asking_attempt: askingAttempt,
-    principal_revocation: revocations[0] ?? null,
+    asking_attempt: opts.askingAttempt ?? null,
+    principal_revocation: row.revocation === null ? null : parsed(row.revocation),
     side_effects: effects.map((e) => ({
       name: e.name,
       status: e.status,
@@ -151,8 +265,40 @@ export async function gatherGateFacts(
     snapshots_saved,
     snapshots_restored,
     credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
-    tool_definitions_now: { ...fromEvents, ...toolDefinitions },
+    tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
   };
+  return { facts, effect, pendingReceipt: row.pending_receipt === true };
+}
+
+/**
+ * Verified signatures of stored checkpoint records, by key id, digest, signature and the sha256 of the stored record's
+ * text. The same stored record under the same key always verifies the same way, and any change to the record (or its
+ * digest or signature) changes the cache key, so a tampered record is checked afresh. Bounded; oldest out first.
+ */
+const verifiedRecords = new Map<string, boolean>();
+const VERIFIED_RECORDS_MAX = 2000;
+
+/**
+ * Whether the latest checkpoint's record verifies (digest and Ed25519 signature under the server key), verifying each
+ * stored record once per process: the record itself is read and checked only the first time its text hash is seen.
+ */
+async function checkpointVerifiesCached(db: Db, tenantId: string, taskId: string, cp: GateCheckpointRow, key: SigningKey): Promise<boolean> {
+  if (cp.key_id !== key.kid) return false;
+  const id = `${key.kid}\u0000${cp.digest}\u0000${cp.signature}\u0000${cp.record_sha256}`;
+  const known = verifiedRecords.get(id);
+  if (known !== undefined) return known;
+  const [stored] = await queryRows<{ record: Record<string, unknown>; digest: string; signature: string; key_id: string; record_sha256: string }>(
+    db,
+    sql`select record, digest, signature, key_id, encode(sha256(convert_to(record::text, 'UTF8')), 'hex') as record_sha256
+        from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId} and version = ${cp.version}`,
+  );
+  if (!stored) return false;
+  const ok = checkpointVerifies(stored, key);
+  if (verifiedRecords.size >= VERIFIED_RECORDS_MAX) verifiedRecords.delete(verifiedRecords.keys().next().value!);
+  verifiedRecords.set(`${key.kid}\u0000${stored.digest}\u0000${stored.signature}\u0000${stored.record_sha256}`, ok);
+  // The row read now is the one the gate's facts came from (checkpoints are never rewritten); if it is not, say it does
+  // not verify rather than vouch for facts read from another version of it.
+  return ok && stored.digest === cp.digest && stored.signature === cp.signature && stored.record_sha256 === cp.record_sha256;
 }
 
 /** A stored checkpoint as the gate reads it, with its signature checked. */

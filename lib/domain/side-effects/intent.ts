@@ -16,14 +16,14 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
-import { expireLeases, findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
+import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { Receipt } from "@/lib/client/types";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets } from "../events/redact";
-import { gatherGateFacts } from "../gate/ask";
+import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME } from "../names";
 import type { SigningKey } from "../crypto/signing";
@@ -151,29 +151,50 @@ export async function registerIntent(
   checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
-  const tenantId = actor.tenantId;
+  let decided: Decided;
   try {
-    // Committed on their own: an expired lease makes the effect unknown, and a new attempt ends the older ones, even
-    // when this intent is then refused.
-    await expireLeases(db, tenantId, taskId);
-    await fenceAttempt(db, tenantId, taskId, input.attempt, "An intent from a new attempt");
-    return await decideIntent(db, actor, taskId, name, input, key);
+    decided = await decideIntent(db, actor, taskId, name, input, key);
+    if (decided === "raise") {
+      // A new attempt: raised and the older attempts ended in a transaction of their own (committed whatever is then
+      // answered), then decided like any other intent.
+      await fenceAttempt(db, actor.tenantId, taskId, input.attempt, "An intent from a new attempt");
+      decided = await decideIntent(db, actor, taskId, name, input, key);
+    }
   } catch (err) {
+    // Refused outside the deciding transaction (a stale attempt found while raising): audited in a transaction of its own.
     if (isDomainError(err) && AUDITED_REFUSALS.has(err.code)) {
-      await auditIntent(db, actor, taskId, name, {
-        idempotency_key: input.idempotency_key,
-        mutation: input.mutation,
-        attempt: input.attempt,
-        refused: err.code,
-        ...(err.code === "gate_stop" || err.code === "gate_replay"
-          ? { reasons: ((err.details as { reasons?: Array<{ code: string }> })?.reasons ?? []).map((r) => r.code) }
-          : {}),
-      }).catch(() => {});
+      await db.transaction(async (tx) => void (await auditIntent(tx, actor, taskId, name, refusalDetails(input, err)))).catch(() => {});
     }
     throw err;
   }
+  if (decided === "raise") throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
+  if ("refused" in decided) throw decided.refused;
+  return decided;
 }
 
+/** What an intent's decision comes to: an answer, a refusal (already audited), or "raise the task's attempt first". */
+type Decided = IntentOutcome | { refused: DomainError } | "raise";
+
+/** The audit details of a refused intent. */
+function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainError): Record<string, unknown> {
+  return {
+    idempotency_key: input.idempotency_key,
+    mutation: input.mutation,
+    attempt: input.attempt,
+    refused: err.code,
+    ...(err.code === "gate_stop" || err.code === "gate_replay"
+      ? { reasons: ((err.details as { reasons?: Array<{ code: string }> })?.reasons ?? []).map((r) => r.code) }
+      : {}),
+  };
+}
+
+/**
+ * Decides an intent in one transaction: lazy lease expiry and the task row FOR SHARE (one statement), then the gate's
+ * facts and the effect (one statement), then the insert or guarded update and its audit row. A refusal about authority
+ * or custody is audited in the same transaction, which then commits (it wrote nothing else but the lease expiry, which
+ * stands whatever is answered); other errors roll back.
+ * @returns "raise" when the intent names a newer attempt than the task's current one (nothing decided).
+ */
 async function decideIntent(
   db: Db,
   actor: Actor,
@@ -181,78 +202,111 @@ async function decideIntent(
   name: string,
   input: z.infer<typeof intentBodySchema>,
   key: SigningKey,
-): Promise<IntentOutcome> {
-  const tenantId = actor.tenantId;
-  const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
+): Promise<Decided> {
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const [task] = await queryRows<{ current_attempt: number }>(
-        tx,
-        sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
-      );
-      if (!task) throw notFound(`Task ${taskId}`);
-      if (input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
-
-      const existing = await findSideEffect(tx, tenantId, taskId, name);
-      const own = existing ? decideExisting(existing, input) : "try_go";
-      const verdict = evaluateGate(await gatherGateFacts(tx, tenantId, taskId, key, {}, new Date(), input.attempt, { forWrite: true }));
-      const permission = writePermission(verdict, input.mutation);
-      if (!permission.allowed && permission.code === "principal_revoked") {
-        throw new DomainError("principal_revoked", `${permission.message} No intent may be registered on its authority.`, {
-          reasons: permission.reasons,
-        });
+      try {
+        return await decideIn(tx, actor, taskId, name, input, key);
+      } catch (err) {
+        if (!isDomainError(err) || !AUDITED_REFUSALS.has(err.code)) throw err;
+        await auditIntent(tx, actor, taskId, name, refusalDetails(input, err));
+        return { refused: err };
       }
-      if (own !== "try_go") return own;
-      // A receipt for this key that arrived before its intent: the write already happened; replay it.
-      const pending = await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key);
-      if (pending) return completeFromPending(tx, actor, taskId, name, input, existing, pending);
-      if (!permission.allowed) throw new DomainError(permission.code, permission.message, { reasons: permission.reasons });
-
-      const created = await queryRows<{ lease_expires_at: string }>(
-        tx,
-        sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
-                                      payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin)
-            values (${tenantId}, ${taskId}, ${name}, ${input.idempotency_key}, 'in_flight', ${input.tool ?? name},
-                    ${input.action}, ${input.mutation}, ${input.payload_digest}, now(), ${input.attempt},
-                    now() + make_interval(secs => ${leaseSeconds}), 'not_started', 'intent')
-            on conflict do nothing
-            returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
-      );
-      if (created[0]) {
-        await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: "created", mutation: input.mutation, attempt: input.attempt });
-        return { decision: "go" as const, lease_expires_at: created[0].lease_expires_at };
-      }
-
-      for (let round = 0; round < 3; round++) {
-        const effect = await findSideEffect(tx, tenantId, taskId, name);
-        if (!effect) {
-          throw new DomainError(
-            "idempotency_key_mismatch",
-            `idempotency_key "${input.idempotency_key}" already belongs to another side effect of this tenant; each effect needs its own key.`,
-          );
-        }
-        const decided = decideExisting(effect, input);
-        if (decided !== "try_go") return decided;
-        const moved = await queryRows<{ lease_expires_at: string }>(
-          tx,
-          sql`update side_effects
-              set status = 'in_flight', status_reason = null, updated_at = now(), intent_at = now(),
-                  intent_attempt = ${input.attempt}, payload_digest = ${input.payload_digest},
-                  action = ${input.action}, mutation = ${input.mutation}, tool = coalesce(${input.tool ?? null}::text, tool),
-                  lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
-                  retry_status = ${retryStatusFrom(effect.status)}::side_effect_status
-              where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
-                and idempotency_key = ${input.idempotency_key} and status = ${effect.status}::side_effect_status
-              returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
-        );
-        if (moved[0]) {
-          await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: effect.status, mutation: input.mutation, attempt: input.attempt });
-          return { decision: "go" as const, lease_expires_at: moved[0].lease_expires_at };
-        }
-      }
-      throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
     }),
   );
+}
+
+async function decideIn(
+  tx: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  input: z.infer<typeof intentBodySchema>,
+  key: SigningKey,
+): Promise<Decided> {
+  const tenantId = actor.tenantId;
+  const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
+  // The lock comes first, in a statement of its own, so the facts statement's snapshot sees every transition that
+  // held the task row FOR UPDATE before this one got it. Expired leases become unknown on the way.
+  const [task] = await queryRows<{ current_attempt: number }>(
+    tx,
+    sql`with expired as (
+          update side_effects
+          set status = 'unknown', updated_at = now(), status_reason = 'The lease expired before a receipt was recorded.'
+          where tenant_id = ${tenantId} and task_id = ${taskId}
+            and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
+          returning name)
+        select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
+  );
+  if (!task) throw notFound(`Task ${taskId}`);
+  if (input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
+  if (input.attempt > task.current_attempt) return "raise";
+
+  const read = await readGateFacts(tx, tenantId, taskId, key, {
+    now: new Date(),
+    askingAttempt: input.attempt,
+    forWrite: true,
+    effectName: name,
+    pendingReceiptKey: input.idempotency_key,
+  });
+  if (!read) throw notFound(`Task ${taskId}`);
+  const existing = read.effect;
+  const own = existing ? decideExisting(existing, input) : "try_go";
+  const permission = writePermission(evaluateGate(read.facts), input.mutation);
+  if (!permission.allowed && permission.code === "principal_revoked") {
+    throw new DomainError("principal_revoked", `${permission.message} No intent may be registered on its authority.`, {
+      reasons: permission.reasons,
+    });
+  }
+  if (own !== "try_go") return own;
+  // A receipt for this key that arrived before its intent: the write already happened; replay it.
+  const pending = read.pendingReceipt ? await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key) : null;
+  if (pending) return completeFromPending(tx, actor, taskId, name, input, existing, pending);
+  if (!permission.allowed) throw new DomainError(permission.code, permission.message, { reasons: permission.reasons });
+
+  const created = await queryRows<{ lease_expires_at: string }>(
+    tx,
+    sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
+                                  payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin)
+        values (${tenantId}, ${taskId}, ${name}, ${input.idempotency_key}, 'in_flight', ${input.tool ?? name},
+                ${input.action}, ${input.mutation}, ${input.payload_digest}, now(), ${input.attempt},
+                now() + make_interval(secs => ${leaseSeconds}), 'not_started', 'intent')
+        on conflict do nothing
+        returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
+  );
+  if (created[0]) {
+    await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: "created", mutation: input.mutation, attempt: input.attempt });
+    return { decision: "go" as const, lease_expires_at: created[0].lease_expires_at };
+  }
+
+  for (let round = 0; round < 3; round++) {
+    const effect = await findSideEffect(tx, tenantId, taskId, name);
+    if (!effect) {
+      throw new DomainError(
+        "idempotency_key_mismatch",
+        `idempotency_key "${input.idempotency_key}" already belongs to another side effect of this tenant; each effect needs its own key.`,
+      );
+    }
+    const decided = decideExisting(effect, input);
+    if (decided !== "try_go") return decided;
+    const moved = await queryRows<{ lease_expires_at: string }>(
+      tx,
+      sql`update side_effects
+          set status = 'in_flight', status_reason = null, updated_at = now(), intent_at = now(),
+              intent_attempt = ${input.attempt}, payload_digest = ${input.payload_digest},
+              action = ${input.action}, mutation = ${input.mutation}, tool = coalesce(${input.tool ?? null}::text, tool),
+              lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
+              retry_status = ${retryStatusFrom(effect.status)}::side_effect_status
+          where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
+            and idempotency_key = ${input.idempotency_key} and status = ${effect.status}::side_effect_status
+          returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
+    );
+    if (moved[0]) {
+      await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: effect.status, mutation: input.mutation, attempt: input.attempt });
+      return { decision: "go" as const, lease_expires_at: moved[0].lease_expires_at };
+    }
+  }
+  throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
 }
 
 /** Completes the effect with a receipt that arrived before its intent, and answers a replay. */
@@ -343,9 +397,7 @@ function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
   return { external_operation_id: r.external_operation_id, result_digest: r.result_digest ?? null, completed_at: r.completed_at };
 }
 
-async function auditIntent(db: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
-  const write = (tx: Db) => appendAudit(tx, actor, { action: "side_effect.intent", target: `side_effect:${taskId}/${name}`, details });
-  // Inside the deciding transaction for a go; in a transaction of its own for a refusal (the deciding one rolled back).
-  if ("refused" in details) await db.transaction(async (tx) => void (await write(tx)));
-  else await write(db);
+/** The intent's audit row, in the caller's transaction (the deciding one, for a go and for a refusal alike). */
+async function auditIntent(tx: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
+  await appendAudit(tx, actor, { action: "side_effect.intent", target: `side_effect:${taskId}/${name}`, details });
 }

@@ -219,3 +219,37 @@ describe("policy lint", () => {
     }
   });
 });
+
+describe("policy findings placed at their line, and the diff between versions", () => {
+  it("finds the line of a field in YAML and in JSON, or of its nearest parent", async () => {
+    const { linesOfPaths, pathSegments } = await import("@/lib/domain/policies/locate");
+    expect(pathSegments('credentials[0].allowed_hosts[12]["odd key"]')).toEqual(["credentials", 0, "allowed_hosts", 12, "odd key"]);
+    const yamlLines = linesOfPaths(GOOD_YAML, ["credentials[0].allowed_hosts[0]", "tools[0].requires_approval", "tools[0].lookup_url", ""]);
+    expect(yamlLines.get("credentials[0].allowed_hosts[0]")).toBe(8);
+    expect(yamlLines.get("tools[0].requires_approval")).toBe(13);
+    expect(yamlLines.get("tools[0].lookup_url")).toBe(11);
+    expect(yamlLines.has("")).toBe(false);
+    const json = JSON.stringify(base(), null, 2);
+    const jsonLine = linesOfPaths(json, ["network.allowed_domains[0]"]).get("network.allowed_domains[0]")!;
+    expect(json.split("\n")[jsonLine - 1]).toContain('"records.example.com"');
+  });
+
+  it("lists hosts added and removed per list, and credentials and tools changed", async () => {
+    const { diffPolicies } = await import("@/lib/domain/policies/diff");
+    const a = lintPolicyValue(base()).document!;
+    const b = lintPolicyValue(
+      withPatch((d) => {
+        d.network.allowed_domains = ["records.example.com", "files.example.com"];
+        d.credentials[0]!.allowed_hosts = ["files.example.com"];
+        d.tools.push({ name: "read_file", mutation: false, hosts: ["files.example.com"] });
+      }),
+    ).document!;
+    const diff = diffPolicies(a, b);
+    expect(diff.same).toBe(false);
+    expect(diff.hosts[0]).toEqual({ list: "network.allowed_domains", added: ["files.example.com"], removed: [], kept: ["records.example.com"] });
+    expect(diff.hosts[1]).toMatchObject({ list: 'credentials "records-api" allowed_hosts', added: ["files.example.com"], removed: ["records.example.com"] });
+    expect(diff.credentials).toEqual({ added: [], removed: [], changed: ["records-api"] });
+    expect(diff.tools).toEqual({ added: ["read_file"], removed: [], changed: [] });
+    expect(diffPolicies(a, a).same).toBe(true);
+  });
+});

@@ -8,7 +8,7 @@ import YAML from "yaml";
 import { z } from "zod";
 import { DomainError } from "../errors";
 import { formatPath } from "../json/text";
-import { refuseSecrets } from "../secrets/redact";
+import { redactString, refuseSecrets } from "../secrets/redact";
 import { unsafeTextReason } from "../typed-text";
 
 /** The largest policy document accepted, in bytes of text. */
@@ -110,6 +110,14 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
   if (Buffer.byteLength(text, "utf8") > MAX_POLICY_BYTES) {
     throw new DomainError("payload_too_large", `A policy document is at most ${MAX_POLICY_BYTES / 1024} KiB.`);
   }
+  // The text is kept as sent (comments included): a credential anywhere in it is refused, never stored.
+  const secretKinds = redactString(text).kinds;
+  if (secretKinds.length) {
+    throw new DomainError(
+      "validation_failed",
+      `The policy text holds what looks like a credential value (${secretKinds[0]}); policies are kept for good and shown to every role: name the credential and keep its value in your vault.`,
+    );
+  }
   let value: unknown;
   if (format === "json") {
     try {
@@ -118,7 +126,7 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
       throw new DomainError("invalid_json", "The policy is not valid JSON; send JSON, or YAML with content-type application/yaml.");
     }
   } else {
-    const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true, maxAliasCount: 100 });
+    const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
     const problem = doc.errors[0];
     if (problem) {
       const line = problem.linePos?.[0];

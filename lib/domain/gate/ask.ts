@@ -13,6 +13,7 @@ import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
+import { egressGateReasons } from "../policies/egress";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk } from "./asks";
 
@@ -120,6 +121,9 @@ export async function gatherGateFacts(
     }
   }
 
+  // Policy custody (issue 11): a current policy that fails lint, or a host this run reached that it no longer admits.
+  const policy = await egressGateReasons(db, tenantId, taskId);
+
   const latest = checkpoint ? gateCheckpoint(checkpoint, key) : null;
   const verified = latest === null || latest.signature_valid ? latest : await latestVerified(db, tenantId, taskId, key);
 
@@ -152,6 +156,7 @@ export async function gatherGateFacts(
     snapshots_restored,
     credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
     tool_definitions_now: { ...fromEvents, ...toolDefinitions },
+    policy,
   };
 }
 

@@ -7,8 +7,8 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import { auditRows, errorOf, expectError, signInAs } from "./custody-helpers";
-import { api, createTestTenant, testDbForFile, type FullTestTenant } from "./helpers";
+import { auditRows, checkpoint, errorOf, expectError, signInAs } from "./custody-helpers";
+import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile, type FullTestTenant } from "./helpers";
 
 const handle = testDbForFile();
 
@@ -135,5 +135,95 @@ describe("policy versions", () => {
     expectError(await api(owner).get("/api/v1/policies/two"), 400, "bad_request");
     expectError(await api(owner).get("/api/v1/policies/99"), 404, "not_found");
     expect(await api(undefined as unknown as string).get("/api/v1/policies")).toMatchObject({ status: 401 });
+  });
+});
+
+describe("egress custody against the current policy", () => {
+  type Host = { host: string; allowed: number; denied: number; drift: boolean; in_current_policy: boolean | null; tools: string[]; credential_refs: string[]; policy_versions: string[] };
+  type Verdict = { verdict: string; reasons: Array<{ code: string; message: string }> };
+
+  it("shows per host what was allowed and denied, flags drift, and the gate and intents follow the current policy", async () => {
+    const t = await createTestTenant(handle.db);
+    const owner = await signInAs(t, "owner");
+    const taskId = newTaskId("egress");
+    const quiet = newTaskId("egress-quiet");
+    await checkpoint(t, taskId, { policy_version: "pv-egress" });
+    await checkpoint(t, quiet, { policy_version: "pv-quiet" });
+    const egress = (type: string, host: string, extra: Record<string, unknown> = {}) =>
+      makeEvent(taskId, {
+        plane: "tools",
+        type,
+        attrs: { host, port: 443, policy_version: "pv-egress", tool: "update_record", credential_ref: "records-api", action_class: "mutation", outcome: type.split(".")[1], ...extra },
+      });
+    const stored = await postEvents(t.apiKey, [
+      egress("egress.allowed", "records.example.com"),
+      egress("egress.allowed", "Records.Example.com"),
+      egress("egress.allowed", "files.example.com", { tool: "read_file", credential_ref: null }),
+      egress("egress.denied", "paste.example.com", { tool: "shell", credential_ref: null, action_class: "read" }),
+    ]);
+    expect(stored.status, stored.text).toBe(200);
+
+    // No policy active: the facts are shown, drift cannot be judged, the gate says nothing about egress.
+    const before = await api(t.apiKey).get<{ current_policy_version: number | null; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
+    expect(before.status, before.text).toBe(200);
+    expect(before.body.current_policy_version).toBeNull();
+    expect(before.body.hosts.map((h) => [h.host, h.allowed, h.denied, h.in_current_policy])).toEqual([
+      ["files.example.com", 1, 0, null],
+      ["paste.example.com", 0, 1, null],
+      ["records.example.com", 2, 0, null],
+    ]);
+    const ask = async () => (await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${taskId}/resume`, {})).body;
+    expect((await ask()).reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+
+    // A policy that admits records.example.com only: files.example.com is drift, and the gate stops.
+    const v1 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
+    const after = await api(t.apiKey).get<{ current_policy_version: number; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
+    const byHost = Object.fromEntries(after.body.hosts.map((h) => [h.host, h]));
+    expect(byHost["files.example.com"]).toMatchObject({ drift: true, in_current_policy: false, tools: ["read_file"], credential_refs: [] });
+    expect(byHost["records.example.com"]).toMatchObject({ drift: false, in_current_policy: true, credential_refs: ["records-api"], policy_versions: ["pv-egress"] });
+    expect(byHost["paste.example.com"]).toMatchObject({ drift: false, in_current_policy: false });
+    const stopped = await ask();
+    expect(stopped.verdict).toBe("stop");
+    const reason = stopped.reasons.find((r) => r.code === "egress_policy_inconsistent");
+    expect(reason?.message).toMatch(/files\.example\.com/);
+    expect(reason?.message).not.toMatch(/paste\.example\.com/);
+    // The intent route answers from the same verdict.
+    const intent = await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/update_record/intent`, {
+      idempotency_key: `k-${taskId}`, payload_digest: "c".repeat(64), action: "update_record", attempt: 1, mutation: true,
+    });
+    expectError(intent, 409, "gate_stop");
+    // The other task reached nothing: its gate is not held back by this one's drift.
+    expect((await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${quiet}/resume`, {})).body.reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+
+    // A new version that admits the host clears it.
+    const v2 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML.replace("allowed_domains: [records.example.com]", "allowed_domains: [records.example.com, files.example.com]").replace("requires_approval: true", "requires_approval: true\n  - name: read_file\n    mutation: false\n    hosts: [files.example.com]"));
+    expect(v2.status, v2.text).toBe(201);
+    expect(v2.body.findings).toEqual([]);
+    expect((await api(owner).request("POST", `/api/v1/policies/${v2.body.version}/activate`)).status).toBe(200);
+    expect((await ask()).reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+  });
+
+  it("finds the tasks that reached a host, used a credential or ran under a policy version, in this tenant only", async () => {
+    const t = await createTestTenant(handle.db);
+    const other = await createTestTenant(handle.db);
+    const a = newTaskId("reach-a");
+    const b = newTaskId("reach-b");
+    await checkpoint(t, a, { policy_version: "pv-search-1" });
+    await checkpoint(t, b, { policy_version: "pv-search-2" });
+    await checkpoint(other, newTaskId("reach-other"), { policy_version: "pv-search-1" });
+    const res = await postEvents(t.apiKey, [
+      makeEvent(a, { plane: "tools", type: "egress.allowed", attrs: { host: "api.github.com", port: 443, credential_ref: "github-token" } }),
+      makeEvent(b, { plane: "vault", type: "credential.used", attrs: { host: "records.example.com", credential_ref: "records-api" } }),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    const ids = async (query: string, auth: string = t.apiKey) =>
+      (await api(auth).get<{ tasks: Array<{ task_id: string }> }>(`/api/v1/tasks?${query}`)).body.tasks.map((x) => x.task_id).sort();
+    expect(await ids("host=API.GITHUB.COM")).toEqual([a]);
+    expect(await ids("credential_ref=records-api")).toEqual([b]);
+    expect(await ids("policy_version=pv-search-1")).toEqual([a]);
+    expect(await ids("policy_version=pv-search-1&host=records.example.com")).toEqual([]);
+    expect(await ids("host=api.github.com", other.apiKey)).toEqual([]);
+    expect(await ids("policy_version=nothing-ran-under-this")).toEqual([]);
   });
 });

@@ -56,6 +56,8 @@ export const PERMISSIONS = {
   "policies.lint": { runtime: true, roles: ANY_ROLE },
   "policies.read": { runtime: true, roles: ANY_ROLE },
   "policies.manage": { runtime: false, roles: ["owner", "admin"] },
+  // Asking a credential's revocation endpoint records evidence on the task: the people who reconcile.
+  "credentials.check": { runtime: false, roles: ["responder", "owner", "admin"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -103,6 +105,7 @@ const PHRASES: Record<Action, string> = {
   "policies.lint": "lint policy documents",
   "policies.read": "read policy versions",
   "policies.manage": "store and activate policy versions",
+  "credentials.check": "test whether a run's credential is revoked",
 };
 
 function describe(action: Action): string {

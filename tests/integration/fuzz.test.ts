@@ -111,7 +111,8 @@ async function prepare(route: string, spec: RouteSpec): Promise<Prepared> {
     .replace("[layer]", "tools")
     .replace("[exerciseId]", exerciseId)
     .replace("[token]", token)
-    .replace("[version]", "1");
+    .replace("[version]", "1")
+    .replace("[ref]", "fuzz-credential");
   return { url, auth, tenantId: t.tenantId, taskId: effectTask };
 }
 

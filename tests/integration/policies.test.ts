@@ -81,8 +81,8 @@ describe("policy versions", () => {
     expectError(secret, 422, "validation_failed");
     expect(errorOf(secret).message).not.toContain("ghp_");
     expect(await policyCount(t.tenantId)).toBe(0);
-    const none = await api(owner).request("POST", "/api/v1/policies/lint");
-    expect(none.status).toBe(400);
+    expectError(await api(owner).request("POST", "/api/v1/policies/lint"), 415, "unsupported_media_type");
+    expectError(await api(owner).request("POST", "/api/v1/policies/lint", { raw: "", headers: { "content-type": "application/yaml" } }), 400, "invalid_json");
   });
 
   it("stores numbered versions; a document with errors is kept but cannot be activated; activation is audited", async () => {
@@ -225,5 +225,91 @@ describe("egress custody against the current policy", () => {
     expect(await ids("policy_version=pv-search-1&host=records.example.com")).toEqual([]);
     expect(await ids("host=api.github.com", other.apiKey)).toEqual([]);
     expect(await ids("policy_version=nothing-ran-under-this")).toEqual([]);
+  });
+});
+
+describe("revocation, proven", () => {
+  it("asks each credential's revocation endpoint and keeps the answer on the vault lane, for the roles that reconcile", async () => {
+    const http = await import("node:http");
+    const asked: string[] = [];
+    const server = http.createServer((req, res) => {
+      const u = new URL(req.url ?? "/", "http://x");
+      asked.push(`${u.pathname}?${u.searchParams.toString()}`);
+      res.setHeader("content-type", "application/json");
+      if (u.searchParams.get("credential_ref") === "records-api") res.end(JSON.stringify({ revoked: true, revoked_at: "2026-01-02T03:04:05Z", token: "never kept" }));
+      else if (u.searchParams.get("credential_ref") === "files-api") res.end(JSON.stringify({ revoked: false }));
+      else res.end("<html>maybe</html>");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const t = await createTestTenant(handle.db);
+      const other = await createTestTenant(handle.db);
+      const [owner, responder, viewer] = await Promise.all([signInAs(t, "owner"), signInAs(t, "responder"), signInAs(t, "viewer")]);
+      const taskId = newTaskId("revocation");
+      await checkpoint(t, taskId);
+      const vault = (type: string, ref: string, extra: Record<string, unknown> = {}) => makeEvent(taskId, { plane: "vault", type, attrs: { credential_ref: ref, ...extra } });
+      const res = await postEvents(t.apiKey, [
+        vault("credential.issued", "records-api", { credential_id: "cred-1", scope: "records:write", expires_at: "2030-01-01T00:00:00Z" }),
+        vault("credential.used", "records-api", { credential_id: "cred-1", host: "records.example.com" }),
+        vault("credential.used", "records-api", { credential_id: "cred-1", host: "records.example.com" }),
+        vault("credential.revoked", "records-api", { credential_id: "cred-1" }),
+        vault("credential.issued", "files-api", { credential_id: "cred-2" }),
+        vault("credential.issued", "no-endpoint", { credential_id: "cred-3" }),
+      ]);
+      expect(res.status, res.text).toBe(200);
+      const endpoint = `http://127.0.0.1:${port}/revocations`;
+      const doc = {
+        network: { access: "restricted", allowed_domains: ["records.example.com", "files.example.com", "other.example.com"] },
+        credentials: [
+          { name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], revocation_url: endpoint },
+          { name: "files-api", type: "function_tool", allowed_hosts: ["files.example.com"], revocation_url: endpoint },
+          { name: "no-endpoint", type: "environment_variable", allowed_hosts: ["other.example.com"] },
+        ],
+        tools: [],
+      };
+      const stored = await api(owner).post<{ version: number; valid: boolean }>("/api/v1/policies", doc);
+      expect(stored.body.valid, stored.text).toBe(true);
+      expect((await api(owner).request("POST", `/api/v1/policies/${stored.body.version}/activate`)).status).toBe(200);
+
+      const list = await api(viewer).get<{ credentials: Array<{ credential_ref: string; used: number; can_check: boolean; last_revoked_at: string | null; scope: string | null; last_check: unknown }> }>(`/api/v1/tasks/${taskId}/credentials`);
+      expect(list.status, list.text).toBe(200);
+      const byRef = Object.fromEntries(list.body.credentials.map((c) => [c.credential_ref, c]));
+      expect(byRef["records-api"]).toMatchObject({ used: 2, can_check: true, scope: "records:write", last_check: null });
+      expect(byRef["records-api"]!.last_revoked_at).not.toBeNull();
+      expect(byRef["no-endpoint"]).toMatchObject({ can_check: false });
+
+      const check = (auth: Auth, ref: string, task = taskId) => api(auth).request<Record<string, unknown>>("POST", `/api/v1/tasks/${task}/credentials/${ref}/revocation-check`);
+      const revoked = await check(responder, "records-api");
+      expect(revoked.status, revoked.text).toBe(200);
+      expect(revoked.body).toMatchObject({ outcome: "revoked", revoked: true, revoked_at: "2026-01-02T03:04:05Z", http_status: 200, policy_version: stored.body.version });
+      expect(asked[0]).toBe("/revocations?credential_ref=records-api&credential_id=cred-1");
+      const still = await check(owner, "files-api");
+      expect(still.body).toMatchObject({ outcome: "not_revoked", revoked: false });
+      expect(String(still.body.message)).toMatch(/NOT revoked/);
+
+      const events = await queryRows<{ plane: string; type: string; attrs: Record<string, unknown> }>(
+        handle.db,
+        sql`select plane::text as plane, type, attrs from events where tenant_id = ${t.tenantId} and task_id = ${taskId} and type = 'credential.revocation_checked' order by seq`,
+      );
+      expect(events.map((e) => [e.plane, e.attrs.credential_ref, e.attrs.outcome])).toEqual([
+        ["vault", "records-api", "revoked"],
+        ["vault", "files-api", "not_revoked"],
+      ]);
+      expect(JSON.stringify(events)).not.toContain("never kept");
+      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
+      const after = await api(viewer).get<{ credentials: Array<{ credential_ref: string; last_check: { outcome: string } | null }> }>(`/api/v1/tasks/${taskId}/credentials`);
+      expect(after.body.credentials.find((c) => c.credential_ref === "records-api")?.last_check?.outcome).toBe("revoked");
+
+      expectError(await check(responder, "no-endpoint"), 422, "validation_failed");
+      expectError(await check(responder, "never-held"), 404, "not_found");
+      expectError(await check(viewer, "records-api"), 403, "forbidden");
+      expectError(await check(t.apiKey, "records-api"), 403, "forbidden");
+      expectError(await check(await signInAs(other, "owner"), "records-api"), 404, "not_found");
+      expectError(await api(other.apiKey).get(`/api/v1/tasks/${taskId}/credentials`), 404, "not_found");
+      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -50,6 +50,8 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks/[taskId]/checkpoints": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/artifacts": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/egress": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/credentials": { auth: "runtime", body: "none" },
+  "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { auth: "responder", body: "none" },
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { auth: "runtime", body: "json", schema: intentBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": { auth: "runtime", body: "json", schema: receiptBodySchema },

@@ -64,10 +64,10 @@ export async function egressFacts(db: Db, tenantId: string, taskId: string, prel
     queryRows<Row>(
       db,
       sql`select lower(attrs ->> 'host') as host, type, count(*) as n, ${isoUtc("max(occurred_at)")} as last_at,
-                 array_agg(distinct attrs ->> 'port') as ports,
-                 array_agg(distinct attrs ->> 'policy_version') as policy_versions,
-                 array_agg(distinct attrs ->> 'tool') as tools,
-                 array_agg(distinct attrs ->> 'credential_ref') as credential_refs
+                 array_remove(array_agg(distinct attrs ->> 'port'), null) as ports,
+                 array_remove(array_agg(distinct attrs ->> 'policy_version'), null) as policy_versions,
+                 array_remove(array_agg(distinct attrs ->> 'tool'), null) as tools,
+                 array_remove(array_agg(distinct attrs ->> 'credential_ref'), null) as credential_refs
           from events
           where tenant_id = ${tenantId} and task_id = ${taskId} and type in ('egress.allowed', 'egress.denied')
             and (attrs ->> 'host') is not null

@@ -6,8 +6,11 @@
  * policy still admits the host ("drift"). Refetched when the task's event count moves.
  */
 import Link from "next/link";
-import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Role } from "@/db/schema/enums";
 import { apiFetch } from "@/lib/client/api";
+import { PERMISSIONS } from "@/lib/domain/authz";
 import { Time } from "@/components/ui/time";
 
 type EgressHost = {
@@ -25,7 +28,105 @@ type EgressHost = {
 
 const list = (xs: string[]) => (xs.length ? xs.join(", ") : "—");
 
-export function EgressTab({ taskId, eventCount }: { taskId: string; eventCount: number }) {
+type CredentialCustody = {
+  credential_ref: string;
+  last_issued_at: string | null;
+  last_used_at: string | null;
+  used: number;
+  last_revoked_at: string | null;
+  last_expired_at: string | null;
+  scope: string | null;
+  expires_at: string | null;
+  can_check: boolean;
+  last_check: { outcome: string; revoked: boolean | null; checked_at: string; checked_by: string | null } | null;
+};
+
+/** Egress per host, then the credentials the run held with "Test revocation". */
+export function EgressTab({ taskId, eventCount, role }: { taskId: string; eventCount: number; role: Role }) {
+  return (
+    <div className="space-y-6">
+      <EgressHosts taskId={taskId} eventCount={eventCount} />
+      <Credentials taskId={taskId} eventCount={eventCount} canCheck={(PERMISSIONS["credentials.check"].roles as readonly Role[]).includes(role)} />
+    </div>
+  );
+}
+
+function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCount: number; canCheck: boolean }) {
+  const client = useQueryClient();
+  const key = ["task", taskId, "credentials", eventCount];
+  const q = useQuery({
+    queryKey: key,
+    queryFn: () => apiFetch<{ credentials: CredentialCustody[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`),
+  });
+  const [busy, setBusy] = useState<string | null>(null);
+  const [result, setResult] = useState<Record<string, { tone: "ok" | "bad" | "neutral"; message: string }>>({});
+  return (
+    <section aria-labelledby="vault-h" data-testid="credentials-panel">
+      <h3 id="vault-h" className="text-sm font-semibold">Credentials the run held</h3>
+      {q.isPending ? (
+        <p className="p-2 text-sm text-neutral-600">Loading credentials…</p>
+      ) : q.error ? (
+        <p role="alert" className="p-2 text-sm text-red-700">Could not load credentials: {q.error.message}</p>
+      ) : q.data.credentials.length === 0 ? (
+        <p className="p-2 text-sm text-neutral-600">No credential events recorded (the vault lane reports issue, use, revocation and expiry by credential reference).</p>
+      ) : (
+        <ul className="mt-1 space-y-2">
+          {q.data.credentials.map((c) => (
+            <li key={c.credential_ref} className="rounded border border-neutral-200 p-2 text-sm" data-testid="credential-row" data-ref={c.credential_ref}>
+              <div className="flex flex-wrap items-center justify-between gap-2">
+                <code className="font-mono text-xs">{c.credential_ref}</code>
+                {canCheck && c.can_check ? (
+                  <button
+                    type="button"
+                    className="rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium disabled:opacity-60"
+                    disabled={busy !== null}
+                    onClick={async () => {
+                      setBusy(c.credential_ref);
+                      try {
+                        const r = await apiFetch<{ outcome: string; message: string }>(
+                          `/api/v1/tasks/${encodeURIComponent(taskId)}/credentials/${encodeURIComponent(c.credential_ref)}/revocation-check`,
+                          { method: "POST" },
+                        );
+                        setResult((x) => ({ ...x, [c.credential_ref]: { tone: r.outcome === "revoked" ? "ok" : r.outcome === "not_revoked" ? "bad" : "neutral", message: r.message } }));
+                        await client.invalidateQueries({ queryKey: ["task", taskId, "credentials"] });
+                      } catch (err) {
+                        setResult((x) => ({ ...x, [c.credential_ref]: { tone: "bad", message: err instanceof Error ? err.message : String(err) } }));
+                      } finally {
+                        setBusy(null);
+                      }
+                    }}
+                  >
+                    {busy === c.credential_ref ? "Asking…" : "Test revocation"}
+                  </button>
+                ) : !c.can_check ? (
+                  <span className="text-xs text-neutral-700">No revocation endpoint in the current policy</span>
+                ) : null}
+              </div>
+              <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 text-xs text-neutral-800 sm:grid-cols-[auto_1fr_auto_1fr]">
+                <dt>Last issued</dt><dd><Time iso={c.last_issued_at} />{c.scope ? ` · scope ${c.scope}` : ""}</dd>
+                <dt>Last used</dt><dd><Time iso={c.last_used_at} /> ({c.used}×)</dd>
+                <dt>Revoked</dt><dd><Time iso={c.last_revoked_at} /></dd>
+                <dt>Last check</dt>
+                <dd data-testid="credential-last-check">
+                  {c.last_check ? <>{c.last_check.outcome.replace("_", " ")} · <Time iso={c.last_check.checked_at} />{c.last_check.checked_by ? ` by ${c.last_check.checked_by}` : ""}</> : "never"}
+                </dd>
+              </dl>
+              <div aria-live="polite">
+                {result[c.credential_ref] ? (
+                  <p className={`mt-1 text-sm ${result[c.credential_ref]!.tone === "ok" ? "text-green-800" : result[c.credential_ref]!.tone === "bad" ? "text-red-800" : "text-neutral-800"}`} data-testid="revocation-result">
+                    {result[c.credential_ref]!.message}
+                  </p>
+                ) : null}
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: number }) {
   const q = useQuery({
     queryKey: ["task", taskId, "egress", eventCount],
     queryFn: () => apiFetch<{ current_policy_version: number | null; hosts: EgressHost[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/egress`),

@@ -25,7 +25,7 @@ const TABS = [
   { id: "side-effects", label: "Side effects" },
   { id: "artifacts", label: "Artifacts" },
   { id: "checkpoints", label: "Checkpoints" },
-  { id: "egress", label: "Egress" },
+  { id: "egress", label: "Egress and vault" },
 ] as const;
 type TabId = (typeof TABS)[number]["id"];
 
@@ -164,7 +164,7 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
           ) : tab === "artifacts" ? (
             <ArtifactsTab taskId={taskId} version={task.version} />
           ) : tab === "egress" ? (
-            <EgressTab taskId={taskId} eventCount={task.event_count} />
+            <EgressTab taskId={taskId} eventCount={task.event_count} role={role} />
           ) : (
             <CheckpointsTab taskId={taskId} version={task.version} />
           )}

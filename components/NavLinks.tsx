@@ -7,6 +7,7 @@ const LINKS = [
   { href: "/", label: "Attention" },
   { href: "/tasks", label: "Tasks" },
   { href: "/maps", label: "Maps" },
+  { href: "/policies", label: "Policies" },
   { href: "/audit", label: "Audit" },
   { href: "/settings", label: "Settings" },
 ];

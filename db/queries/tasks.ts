@@ -58,7 +58,19 @@ function searchCondition(tenantId: string, q: string): SQL {
   ))`;
 }
 
-export type ListTasksOptions = { limit: number; after?: { createdAt: string; taskId: string }; q?: string; phase?: string; status?: string };
+export type ListTasksOptions = {
+  limit: number;
+  after?: { createdAt: string; taskId: string };
+  q?: string;
+  phase?: string;
+  status?: string;
+  /** An egress or credential event of the task named this host (any case): events_tenant_host_idx. */
+  host?: string;
+  /** An event of the task named this credential reference: events_tenant_credential_ref_idx. */
+  credentialRef?: string;
+  /** The task, or one of its checkpoints, ran under this policy version. */
+  policyVersion?: string;
+};
 
 /** Newest tasks first, keyset-paginated on (created_at, task_id); `q` as in {@link searchCondition}. */
 export async function listTasks(db: Db, tenantId: string, opts: ListTasksOptions): Promise<TaskListRow[]> {
@@ -71,6 +83,18 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
   if (opts.after) conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
   if (opts.q) conds.push(searchCondition(tenantId, opts.q));
   if (opts.phase) conds.push(sql`t.phase = ${opts.phase}`);
+  if (opts.host) {
+    conds.push(sql`t.task_id in (select e.task_id from events e
+      where e.tenant_id = ${tenantId} and (e.attrs ->> 'host') is not null and lower(e.attrs ->> 'host') = lower(${opts.host}))`);
+  }
+  if (opts.credentialRef) {
+    conds.push(sql`t.task_id in (select e.task_id from events e
+      where e.tenant_id = ${tenantId} and (e.attrs ->> 'credential_ref') is not null and e.attrs ->> 'credential_ref' = ${opts.credentialRef})`);
+  }
+  if (opts.policyVersion) {
+    conds.push(sql`(t.policy_version = ${opts.policyVersion} or exists (select 1 from task_checkpoints c
+      where c.tenant_id = t.tenant_id and c.task_id = t.task_id and c.record ->> 'policy_version' = ${opts.policyVersion}))`);
+  }
   if (opts.status) {
     conds.push(
       sql`exists (select 1 from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = ${opts.status}::side_effect_status)`,

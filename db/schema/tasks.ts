@@ -118,6 +118,10 @@ export const events = pgTable(
     index("events_tenant_host_idx")
       .on(t.tenantId, sql`lower(${t.attrs} ->> 'host')`, t.taskId)
       .where(sql`(${t.attrs} ->> 'host') is not null`),
+    // Task search by credential reference (issue 11: "which durable task used this credential?").
+    index("events_tenant_credential_ref_idx")
+      .on(t.tenantId, sql`(${t.attrs} ->> 'credential_ref')`, t.taskId)
+      .where(sql`(${t.attrs} ->> 'credential_ref') is not null`),
     // The few event types the resume gate and the attempt rules read (lib/domain/gate/ask.ts, side-effects/attempts.ts):
     // partial, so the frequent tool and credential-use traffic costs nothing here.
     index("events_task_facts_idx")

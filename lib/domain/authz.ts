@@ -51,6 +51,13 @@ export const PERMISSIONS = {
   "maps.edit": { runtime: false, roles: ["owner", "admin"] },
   "members.manage": { runtime: false, roles: ["owner", "admin"] },
   "account.manage": { runtime: false, roles: ANY_ROLE },
+  // Policy versions (issue 11): anyone may lint (runtimes lint in their own CI) and read; owners and admins store
+  // and activate.
+  "policies.lint": { runtime: true, roles: ANY_ROLE },
+  "policies.read": { runtime: true, roles: ANY_ROLE },
+  "policies.manage": { runtime: false, roles: ["owner", "admin"] },
+  // Asking a credential's revocation endpoint records evidence on the task: the people who reconcile.
+  "credentials.check": { runtime: false, roles: ["responder", "owner", "admin"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -95,6 +102,10 @@ const PHRASES: Record<Action, string> = {
   "maps.edit": "edit, publish or import custody maps or record interruption exercises",
   "members.manage": "invite members, change their roles or remove them",
   "account.manage": "change their own password or switch workspace",
+  "policies.lint": "lint policy documents",
+  "policies.read": "read policy versions",
+  "policies.manage": "store and activate policy versions",
+  "credentials.check": "test whether a run's credential is revoked",
 };
 
 function describe(action: Action): string {

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   conflict: 409,
   stale_attempt: 409,
   version_conflict: 409,
+  policy_invalid: 422,
   gate_stop: 409,
   gate_replay: 409,
   in_flight: 409,

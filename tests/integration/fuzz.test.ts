@@ -110,7 +110,9 @@ async function prepare(route: string, spec: RouteSpec): Promise<Prepared> {
     .replace("[mapId]", mapId)
     .replace("[layer]", "tools")
     .replace("[exerciseId]", exerciseId)
-    .replace("[token]", token);
+    .replace("[token]", token)
+    .replace("[version]", "1")
+    .replace("[ref]", "fuzz-credential");
   return { url, auth, tenantId: t.tenantId, taskId: effectTask };
 }
 

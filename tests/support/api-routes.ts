@@ -24,6 +24,7 @@ import { createMapSchema, layerPatchSchema, mapImportSchema } from "@/lib/domain
 import { changePasswordBodySchema, switchWorkspaceBodySchema } from "@/lib/domain/tenancy/account";
 import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitations";
 import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
+import { policyDocumentSchema } from "@/lib/domain/policies/document";
 
 /** `public`: no credentials (the invitation link's page). */
 export type RouteAuth = "runtime" | "owner" | "responder" | "viewer" | "public";
@@ -48,6 +49,9 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks/[taskId]/timeline": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/checkpoints": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/artifacts": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/egress": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/credentials": { auth: "runtime", body: "none" },
+  "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { auth: "responder", body: "none" },
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { auth: "runtime", body: "json", schema: intentBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": { auth: "runtime", body: "json", schema: receiptBodySchema },
@@ -84,6 +88,12 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "none" },
   "PATCH /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "json", schema: updateExerciseSchema },
   "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": { auth: "owner", body: "json", schema: completeExerciseSchema },
+  "POST /api/v1/policies/lint": { auth: "runtime", body: "json", schema: policyDocumentSchema },
+  "GET /api/v1/policies": { auth: "runtime", body: "none" },
+  "POST /api/v1/policies": { auth: "owner", body: "json", schema: policyDocumentSchema },
+  "GET /api/v1/policies/current": { auth: "runtime", body: "none" },
+  "GET /api/v1/policies/[version]": { auth: "runtime", body: "none" },
+  "POST /api/v1/policies/[version]/activate": { auth: "owner", body: "none" },
 };
 
 /** `METHOD /api/v1/…` for every method each route file under app/api/v1 exports itself (not its 405 handlers). */

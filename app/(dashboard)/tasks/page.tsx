@@ -19,20 +19,27 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
   const sp = await searchParams;
   const q = one(sp.q) ?? "";
   const status = one(sp.status) ?? "";
+  // The incident responder's question (issue 11): which task reached this host, used this credential, ran under this policy.
+  const host = one(sp.host) ?? "";
+  const credentialRef = one(sp.credential_ref) ?? "";
+  const policyVersion = one(sp.policy_version) ?? "";
   const cursor = one(sp.cursor);
   let data;
   let error: string | null = null;
   try {
-    data = await listTasksForActor(await getDb(), actor, { q, status: status || null, cursor, limit: 50 });
+    data = await listTasksForActor(await getDb(), actor, { q, status: status || null, host, credentialRef, policyVersion, cursor, limit: 50 });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;
   }
-  const filtered = Boolean(q || status);
+  const filtered = Boolean(q || status || host || credentialRef || policyVersion);
   const qs = (extra: Record<string, string>) => {
     const p = new URLSearchParams();
     if (q) p.set("q", q);
     if (status) p.set("status", status);
+    if (host) p.set("host", host);
+    if (credentialRef) p.set("credential_ref", credentialRef);
+    if (policyVersion) p.set("policy_version", policyVersion);
     for (const [k, v] of Object.entries(extra)) p.set(k, v);
     return `/tasks?${p.toString()}`;
   };
@@ -61,6 +68,23 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
               <option value="failed">with a failed effect</option>
             </select>
           </div>
+          <details className="text-sm" open={Boolean(host || credentialRef || policyVersion)}>
+            <summary className="cursor-pointer py-1.5 text-xs font-medium text-neutral-700">Egress and policy filters</summary>
+            <div className="flex flex-wrap items-end gap-2">
+              <div>
+                <label htmlFor="host" className="block text-xs font-medium text-neutral-700">Reached host</label>
+                <input id="host" name="host" defaultValue={host} placeholder="records.example.com" className="w-48 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+              </div>
+              <div>
+                <label htmlFor="credential_ref" className="block text-xs font-medium text-neutral-700">Used credential</label>
+                <input id="credential_ref" name="credential_ref" defaultValue={credentialRef} placeholder="credential reference" className="w-44 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+              </div>
+              <div>
+                <label htmlFor="policy_version" className="block text-xs font-medium text-neutral-700">Policy version</label>
+                <input id="policy_version" name="policy_version" defaultValue={policyVersion} className="w-28 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+              </div>
+            </div>
+          </details>
           <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Search</button>
           {filtered ? <Link href="/tasks" className="px-2 py-1.5 text-sm text-neutral-700 underline">Clear</Link> : null}
         </form>

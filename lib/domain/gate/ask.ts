@@ -14,6 +14,7 @@ import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
+import { egressGateReasons } from "../policies/egress";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk } from "./asks";
 
@@ -226,6 +227,9 @@ export async function readGateFacts(
     }
   }
 
+  // Policy custody (issue 11): a current policy that fails lint, or a host this run reached that it no longer admits.
+  const policy = await egressGateReasons(db, tenantId, taskId);
+
   const latest = cp
     ? {
         version: cp.version,
@@ -266,6 +270,7 @@ export async function readGateFacts(
     snapshots_restored,
     credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
     tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
+    policy,
   };
   return { facts, effect, pendingReceipt: row.pending_receipt === true };
 }

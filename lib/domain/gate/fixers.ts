@@ -14,6 +14,7 @@ import { PERMISSIONS, type Action } from "../authz";
 export const REASON_FIX_ACTION: Readonly<Partial<Record<string, Action>>> = {
   side_effect_unknown: "side_effects.reconcile",
   principal_revoked: "principals.manage",
+  egress_policy_inconsistent: "policies.manage",
 };
 
 /** What a person with `role` may do about a reason with `code`. */

@@ -62,17 +62,35 @@ export function pageSize(raw: string | number | null | undefined, max = MAX_PAGE
   return n;
 }
 
+/** A search filter's value, trimmed; absent when empty. @throws DomainError bad_request over 400 characters. */
+function filterText(name: string, raw: string | null | undefined): string | undefined {
+  const v = raw?.trim();
+  if (!v) return undefined;
+  if (v.length > 400) throw new DomainError("bad_request", `${name} is at most 400 characters.`);
+  return v;
+}
+
 /**
  * Tenant's tasks, newest first.
  * @param opts.cursor opaque cursor from a previous page; `q` search text: part of a task id, or exactly an
  *   idempotency key, a sandbox id (`environment_id` of an event) or a host (`attrs.host` of an event, any case);
- *   `phase`; `status` = side-effect status.
+ *   `phase`; `status` = side-effect status; `host`, `credentialRef`, `policyVersion`: tasks that reached a host,
+ *   used a credential reference, or checkpointed under a policy version (exact; host in any case).
  * @throws DomainError bad_request on a malformed cursor or status.
  */
 export async function listTasksForActor(
   db: Db,
   actor: Actor,
-  opts: { cursor?: string | null; limit?: number; q?: string | null; phase?: string | null; status?: string | null },
+  opts: {
+    cursor?: string | null;
+    limit?: number;
+    q?: string | null;
+    phase?: string | null;
+    status?: string | null;
+    host?: string | null;
+    credentialRef?: string | null;
+    policyVersion?: string | null;
+  },
 ): Promise<TaskList> {
   authorize(actor, "tasks.read");
   const limit = opts.limit ?? DEFAULT_PAGE;
@@ -90,6 +108,9 @@ export async function listTasksForActor(
     q: opts.q?.trim() || undefined,
     phase: opts.phase || undefined,
     status: opts.status || undefined,
+    host: filterText("host", opts.host),
+    credentialRef: filterText("credential_ref", opts.credentialRef),
+    policyVersion: filterText("policy_version", opts.policyVersion),
   });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

@@ -15,6 +15,7 @@ import { GatePanel } from "./GatePanel";
 import { SideEffectsTab } from "./SideEffectsTab";
 import { ArtifactsTab } from "./ArtifactsTab";
 import { CheckpointsTab } from "./CheckpointsTab";
+import { EgressTab } from "./EgressTab";
 import { ReconcileDialog } from "./ReconcileDialog";
 import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
@@ -24,6 +25,7 @@ const TABS = [
   { id: "side-effects", label: "Side effects" },
   { id: "artifacts", label: "Artifacts" },
   { id: "checkpoints", label: "Checkpoints" },
+  { id: "egress", label: "Egress and vault" },
 ] as const;
 type TabId = (typeof TABS)[number]["id"];
 
@@ -161,6 +163,8 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
             />
           ) : tab === "artifacts" ? (
             <ArtifactsTab taskId={taskId} version={task.version} />
+          ) : tab === "egress" ? (
+            <EgressTab taskId={taskId} eventCount={task.event_count} role={role} />
           ) : (
             <CheckpointsTab taskId={taskId} version={task.version} />
           )}

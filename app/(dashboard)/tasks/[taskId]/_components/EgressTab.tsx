@@ -1,0 +1,197 @@
+"use client";
+
+/**
+ * The task's egress custody (issue 11): per host its runs asked to reach, the requests the egress proxy allowed
+ * and denied, under which policy versions, for which tools and credential references, and whether the current
+ * policy still admits the host ("drift"). Refetched when the task's event count moves.
+ */
+import Link from "next/link";
+import { useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Role } from "@/db/schema/enums";
+import { apiFetch } from "@/lib/client/api";
+import { PERMISSIONS } from "@/lib/domain/authz";
+import { Time } from "@/components/ui/time";
+
+type EgressHost = {
+  host: string;
+  allowed: number;
+  denied: number;
+  last_at: string;
+  ports: number[];
+  policy_versions: string[];
+  tools: string[];
+  credential_refs: string[];
+  in_current_policy: boolean | null;
+  drift: boolean;
+};
+
+const list = (xs: string[]) => (xs.length ? xs.join(", ") : "—");
+
+type CredentialCustody = {
+  credential_ref: string;
+  last_issued_at: string | null;
+  last_used_at: string | null;
+  used: number;
+  last_revoked_at: string | null;
+  last_expired_at: string | null;
+  scope: string | null;
+  expires_at: string | null;
+  can_check: boolean;
+  last_check: { outcome: string; revoked: boolean | null; checked_at: string; checked_by: string | null } | null;
+};
+
+/** Egress per host, then the credentials the run held with "Test revocation". */
+export function EgressTab({ taskId, eventCount, role }: { taskId: string; eventCount: number; role: Role }) {
+  return (
+    <div className="space-y-6">
+      <EgressHosts taskId={taskId} eventCount={eventCount} />
+      <Credentials taskId={taskId} eventCount={eventCount} canCheck={(PERMISSIONS["credentials.check"].roles as readonly Role[]).includes(role)} />
+    </div>
+  );
+}
+
+function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCount: number; canCheck: boolean }) {
+  const client = useQueryClient();
+  const key = ["task", taskId, "credentials", eventCount];
+  const q = useQuery({
+    queryKey: key,
+    queryFn: () => apiFetch<{ credentials: CredentialCustody[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`),
+  });
+  const [busy, setBusy] = useState<string | null>(null);
+  const [result, setResult] = useState<Record<string, { tone: "ok" | "bad" | "neutral"; message: string }>>({});
+  return (
+    <section aria-labelledby="vault-h" data-testid="credentials-panel">
+      <h3 id="vault-h" className="text-sm font-semibold">Credentials the run held</h3>
+      {q.isPending ? (
+        <p className="p-2 text-sm text-neutral-600">Loading credentials…</p>
+      ) : q.error ? (
+        <p role="alert" className="p-2 text-sm text-red-700">Could not load credentials: {q.error.message}</p>
+      ) : q.data.credentials.length === 0 ? (
+        <p className="p-2 text-sm text-neutral-600">No credential events recorded (the vault lane reports issue, use, revocation and expiry by credential reference).</p>
+      ) : (
+        <ul className="mt-1 space-y-2">
+          {q.data.credentials.map((c) => (
+            <li key={c.credential_ref} className="rounded border border-neutral-200 p-2 text-sm" data-testid="credential-row" data-ref={c.credential_ref}>
+              <div className="flex flex-wrap items-center justify-between gap-2">
+                <code className="font-mono text-xs">{c.credential_ref}</code>
+                {canCheck && c.can_check ? (
+                  <button
+                    type="button"
+                    className="rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium disabled:opacity-60"
+                    disabled={busy !== null}
+                    onClick={async () => {
+                      setBusy(c.credential_ref);
+                      try {
+                        const r = await apiFetch<{ outcome: string; message: string }>(
+                          `/api/v1/tasks/${encodeURIComponent(taskId)}/credentials/${encodeURIComponent(c.credential_ref)}/revocation-check`,
+                          { method: "POST" },
+                        );
+                        setResult((x) => ({ ...x, [c.credential_ref]: { tone: r.outcome === "revoked" ? "ok" : r.outcome === "not_revoked" ? "bad" : "neutral", message: r.message } }));
+                        await client.invalidateQueries({ queryKey: ["task", taskId, "credentials"] });
+                      } catch (err) {
+                        setResult((x) => ({ ...x, [c.credential_ref]: { tone: "bad", message: err instanceof Error ? err.message : String(err) } }));
+                      } finally {
+                        setBusy(null);
+                      }
+                    }}
+                  >
+                    {busy === c.credential_ref ? "Asking…" : "Test revocation"}
+                  </button>
+                ) : !c.can_check ? (
+                  <span className="text-xs text-neutral-700">No revocation endpoint in the current policy</span>
+                ) : null}
+              </div>
+              <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 text-xs text-neutral-800 sm:grid-cols-[auto_1fr_auto_1fr]">
+                <dt>Last issued</dt><dd><Time iso={c.last_issued_at} />{c.scope ? ` · scope ${c.scope}` : ""}</dd>
+                <dt>Last used</dt><dd><Time iso={c.last_used_at} /> ({c.used}×)</dd>
+                <dt>Revoked</dt><dd><Time iso={c.last_revoked_at} /></dd>
+                <dt>Last check</dt>
+                <dd data-testid="credential-last-check">
+                  {c.last_check ? <>{c.last_check.outcome.replace("_", " ")} · <Time iso={c.last_check.checked_at} />{c.last_check.checked_by ? ` by ${c.last_check.checked_by}` : ""}</> : "never"}
+                </dd>
+              </dl>
+              <div aria-live="polite">
+                {result[c.credential_ref] ? (
+                  <p className={`mt-1 text-sm ${result[c.credential_ref]!.tone === "ok" ? "text-green-800" : result[c.credential_ref]!.tone === "bad" ? "text-red-800" : "text-neutral-800"}`} data-testid="revocation-result">
+                    {result[c.credential_ref]!.message}
+                  </p>
+                ) : null}
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: number }) {
+  const q = useQuery({
+    queryKey: ["task", taskId, "egress", eventCount],
+    queryFn: () => apiFetch<{ current_policy_version: number | null; hosts: EgressHost[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/egress`),
+  });
+  if (q.isPending) return <p className="p-4 text-sm text-neutral-600">Loading egress…</p>;
+  if (q.error) {
+    return (
+      <p role="alert" className="p-4 text-sm text-red-700">
+        Could not load egress: {q.error.message} <button type="button" className="underline" onClick={() => q.refetch()}>Retry</button>
+      </p>
+    );
+  }
+  const { hosts, current_policy_version: current } = q.data;
+  const drifted = hosts.filter((h) => h.drift).length;
+  return (
+    <div className="space-y-2" data-testid="egress-tab">
+      <p className="text-sm text-neutral-800">
+        {current === null ? (
+          <>No policy is active, so drift cannot be judged. <Link className="underline" href="/policies">Policies</Link></>
+        ) : (
+          <>
+            Judged against the current policy <Link className="underline" href={`/policies?v=${current}`}>v{current}</Link>
+            {drifted ? <strong className="text-red-800">: {drifted} host{drifted === 1 ? "" : "s"} this run reached {drifted === 1 ? "is" : "are"} no longer admitted.</strong> : ": every host this run reached is still admitted."}
+          </>
+        )}
+      </p>
+      {hosts.length === 0 ? (
+        <p className="p-2 text-sm text-neutral-600">No egress recorded. The egress proxy reports each request as egress.allowed or egress.denied with its host.</p>
+      ) : (
+        <div className="relative overflow-x-auto">
+          <table className="w-full text-left text-sm">
+            <thead className="text-xs uppercase tracking-wide text-neutral-600">
+              <tr>
+                <th scope="col" className="px-2 py-1.5">Host</th>
+                <th scope="col" className="px-2 py-1.5">Allowed</th>
+                <th scope="col" className="px-2 py-1.5">Denied</th>
+                <th scope="col" className="px-2 py-1.5">Current policy</th>
+                <th scope="col" className="px-2 py-1.5">Policy versions</th>
+                <th scope="col" className="px-2 py-1.5">Tools</th>
+                <th scope="col" className="px-2 py-1.5">Credentials</th>
+                <th scope="col" className="px-2 py-1.5">Last</th>
+              </tr>
+            </thead>
+            <tbody>
+              {hosts.map((h) => (
+                <tr key={h.host} className={`border-t border-neutral-100 ${h.drift ? "bg-red-50" : ""}`} data-testid="egress-host" data-host={h.host} data-drift={h.drift}>
+                  <td className="px-2 py-2 font-mono text-xs break-all">
+                    <Link className="underline" href={`/tasks?host=${encodeURIComponent(h.host)}`} title="Every task that reached this host">{h.host}</Link>
+                    {h.ports.length ? <span className="text-neutral-700">:{h.ports.join(",")}</span> : null}
+                  </td>
+                  <td className="px-2 py-2 tabular-nums">{h.allowed}</td>
+                  <td className="px-2 py-2 tabular-nums">{h.denied}</td>
+                  <td className="px-2 py-2 text-xs">
+                    {h.in_current_policy === null ? "—" : h.in_current_policy ? "admitted" : h.drift ? <strong className="text-red-800">drift: no longer admitted</strong> : "not admitted"}
+                  </td>
+                  <td className="px-2 py-2 text-xs">{list(h.policy_versions)}</td>
+                  <td className="px-2 py-2 text-xs">{list(h.tools)}</td>
+                  <td className="px-2 py-2 font-mono text-xs">{list(h.credential_refs)}</td>
+                  <td className="px-2 py-2 text-xs"><Time iso={h.last_at} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

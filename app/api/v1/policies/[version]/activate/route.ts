@@ -1,0 +1,18 @@
+import { getDb } from "@/db";
+import { activatePolicyVersion } from "@/lib/domain/policies/store";
+import { policyVersionParam } from "@/lib/domain/policies/version-param";
+import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
+
+/**
+ * POST /api/v1/policies/{version}/activate (no body) → 200 `{"version", "digest", "previous", "changed"}`: the
+ * version becomes the tenant's current policy. Owners and admins. Errors: 400, 401, 403, 404,
+ * 422 `policy_invalid` with `details.findings` (the version has lint errors).
+ */
+export const POST = apiRoute<{ version: string }>(async ({ req, actor, params }) => {
+  const version = policyVersionParam(params.version);
+  await readNoBody(req);
+  return activatePolicyVersion(await getDb(), actor, version);
+});
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

@@ -1,0 +1,14 @@
+import { getDb } from "@/db";
+import { taskCredentials } from "@/lib/domain/policies/revocation";
+import { apiRoute, otherMethods } from "@/lib/server/route";
+
+/**
+ * GET /api/v1/tasks/{taskId}/credentials → `{"credentials": [{"credential_ref", "last_issued_at", "last_used_at",
+ * "used", "last_revoked_at", "last_expired_at", "scope", "expires_at", "can_check", "last_check": {"outcome",
+ * "revoked", "checked_at", "checked_by"} | null}]}`: the credentials the task's runs held, from vault-lane events
+ * (metadata only, never a value). Every role and runtime keys. Errors: 401, 404.
+ */
+export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => taskCredentials(await getDb(), actor, params.taskId));
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

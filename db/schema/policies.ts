@@ -1,0 +1,40 @@
+/**
+ * Policy versions (DESIGN.md "Policy version"; issue 11): a tenant's immutable, numbered policy documents, their
+ * lint findings, and which one is active. Rows are never updated except `activated_at` (set once, when a version
+ * is first made current); the current version is the one with the latest activation.
+ */
+import { sql } from "drizzle-orm";
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import type { PolicyDocument, PolicyFinding } from "@/lib/domain/policies/document";
+import { tenants } from "./tenancy";
+
+export const policyVersions = pgTable(
+  "policy_versions",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    /** 1, 2, 3 … per tenant, in the order they were stored. */
+    version: integer("version").notNull(),
+    /** The document as read (JSON or YAML), normalized by its schema (defaults filled in). */
+    document: jsonb("document").$type<PolicyDocument | null>(),
+    /** The text as sent, so people see the YAML they wrote (credential values are refused before storing). */
+    sourceText: text("source_text").notNull(),
+    sourceFormat: text("source_format").$type<"json" | "yaml">().notNull(),
+    /** sha256 of the RFC 8785 canonical JSON of the document (of the source text when its shape is wrong). */
+    digest: text("digest").notNull(),
+    findings: jsonb("findings").$type<PolicyFinding[]>().notNull(),
+    /** False when a finding is an error: such a version is kept but can never be activated. */
+    valid: boolean("valid").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** When an owner or admin last made this version current (null: never active). */
+    activatedAt: timestamp("activated_at", { withTimezone: true }),
+    activatedBy: text("activated_by"),
+  },
+  (t) => [
+    primaryKey({ name: "policy_versions_pkey", columns: [t.tenantId, t.version] }),
+    uniqueIndex("policy_versions_tenant_digest_idx").on(t.tenantId, t.digest),
+    index("policy_versions_tenant_activated_idx").on(t.tenantId, sql`${t.activatedAt} desc nulls last`),
+  ],
+);

@@ -1,0 +1,201 @@
+/**
+ * A tenant's policy document (DESIGN.md "Policy version"; issue 11): what the sandbox may reach (`network`), which
+ * credentials a proxy or the application supplies and to which hosts (`credentials`), and which tools write
+ * (`tools`). Read from JSON or YAML text; shape problems come back as lint findings at their field path
+ * (`credentials[0].allowed_hosts[0]`), so one answer lists everything that is wrong.
+ */
+import YAML from "yaml";
+import { z } from "zod";
+import { DomainError } from "../errors";
+import { formatPath } from "../json/text";
+import { redactString, refuseSecrets } from "../secrets/redact";
+import { unsafeTextReason } from "../typed-text";
+
+/** The largest policy document accepted, in bytes of text. */
+export const MAX_POLICY_BYTES = 256 * 1024;
+
+const name = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(200, `${field} is too long (at most 200 characters)`)
+    .superRefine((v, ctx) => {
+      const why = unsafeTextReason(v);
+      if (why) ctx.addIssue({ code: "custom", message: `${field} ${why}` });
+    });
+
+/** A host list entry is checked by lint (exact names); the schema only wants text. */
+const hostText = z.string({ error: "a host must be a string, e.g. records.example.com" }).max(400, "a host is at most 400 characters");
+const hostList = z.array(hostText).max(500, "at most 500 hosts per list");
+
+/** A duration: seconds as a number, or text such as `15m`, `24h`, `7d`. */
+const duration = z.union([
+  z.number().int().positive().max(366 * 24 * 3600),
+  z.string().regex(/^\d{1,6}(s|m|h|d)$/, "a duration is a number of seconds or text like 15m, 24h, 7d"),
+]);
+
+const url = z.string().max(2000).url("must be an absolute URL, e.g. https://tools.example.com/revocations");
+
+export const policyDocumentSchema = z
+  .object({
+    network: z
+      .object({
+        access: z.enum(["none", "restricted", "open"], { error: "network.access must be one of none, restricted, open" }),
+        allowed_domains: hostList.default([]),
+      })
+      .strict(),
+    credentials: z
+      .array(
+        z
+          .object({
+            name: name("the credential name"),
+            type: z.enum(["environment_variable", "function_tool"], {
+              error: "type must be environment_variable (a proxy supplies it to the sandbox) or function_tool (the application keeps it)",
+            }),
+            allowed_hosts: hostList.default([]),
+            scope: z.string().max(400).optional(),
+            ttl: duration.optional(),
+            /** How the proxy reaches the hosts (HTTPS on 443 or 8443 are the only transports a credential may use). */
+            protocol: z.string().max(20).default("https"),
+            port: z.number().int().min(1).max(65535).default(443),
+            /** The tool owner's revocation endpoint, asked by "Test revocation" (optional). */
+            revocation_url: url.optional(),
+          })
+          .strict(),
+      )
+      .max(200)
+      .default([]),
+    tools: z
+      .array(
+        z
+          .object({
+            name: name("the tool name"),
+            mutation: z.boolean({ error: "mutation must be true or false: does the tool write outside the sandbox?" }),
+            requires_approval: z.boolean().default(false),
+            approval_ttl: duration.optional(),
+            /** The hosts the tool calls: the purpose that justifies an allowed domain. */
+            hosts: hostList.default([]),
+            lookup_url: url.optional(),
+          })
+          .strict(),
+      )
+      .max(500)
+      .default([]),
+  })
+  .strict();
+
+export type PolicyDocument = z.infer<typeof policyDocumentSchema>;
+
+/** One lint finding; `path` is like `credentials[0].allowed_hosts[0]` (empty for the whole document). */
+export type PolicyFinding = {
+  severity: "error" | "warning";
+  rule: string;
+  path: string;
+  message: string;
+};
+
+/** A document read from text: the parsed value when its shape is right, and the shape findings otherwise. */
+export type ParsedPolicy = { document: PolicyDocument; findings: [] } | { document: null; findings: PolicyFinding[] };
+
+/**
+ * Reads a policy document from text. `format` is `yaml` or `json` (YAML is a superset of JSON, so `yaml` reads
+ * both; the format only decides which parser names the problem).
+ * @returns the document, or `document: null` with one `schema` finding per field that has the wrong shape.
+ * @throws DomainError payload_too_large (over {@link MAX_POLICY_BYTES}), invalid_json (text that is not a JSON or
+ *   YAML document, or a YAML document using anchors/aliases more than 100 times); validation_failed for the keys
+ *   `__proto__`, `constructor` and `prototype`, refused anywhere, and for a value shaped like a credential.
+ */
+export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPolicy {
+  if (Buffer.byteLength(text, "utf8") > MAX_POLICY_BYTES) {
+    throw new DomainError("payload_too_large", `A policy document is at most ${MAX_POLICY_BYTES / 1024} KiB.`);
+  }
+  // The text is kept as sent (comments included): a credential anywhere in it is refused, never stored.
+  const secretKinds = redactString(text).kinds;
+  if (secretKinds.length) {
+    throw new DomainError(
+      "validation_failed",
+      `The policy text holds what looks like a credential value (${secretKinds[0]}); policies are kept for good and shown to every role: name the credential and keep its value in your vault.`,
+    );
+  }
+  let value: unknown;
+  if (format === "json") {
+    try {
+      value = JSON.parse(text) as unknown;
+    } catch {
+      throw new DomainError("invalid_json", "The policy is not valid JSON; send JSON, or YAML with content-type application/yaml.");
+    }
+  } else {
+    const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
+    const problem = doc.errors[0];
+    if (problem) {
+      const line = problem.linePos?.[0];
+      throw new DomainError(
+        "invalid_json",
+        `The policy is not valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ""}: ${problem.code.toLowerCase().replace(/_/g, " ")}.`,
+      );
+    }
+    try {
+      value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    } catch {
+      throw new DomainError("invalid_json", "The policy's YAML uses aliases too many times; write the values out.");
+    }
+  }
+  return readPolicyValue(value);
+}
+
+/** Like {@link readPolicyText}, for a value already parsed from a JSON body. */
+export function readPolicyValue(value: unknown): ParsedPolicy {
+  const forbidden = forbiddenKeyPath(value);
+  if (forbidden !== null) {
+    throw new DomainError("validation_failed", `${forbidden || "The policy"} uses a reserved key name; rename it.`, {
+      fields: [{ path: forbidden, message: "reserved key name" }],
+    });
+  }
+  // Policy versions are kept for good and shown to every role: a credential value in one is refused, never stored.
+  refuseSecrets(value, "A policy document", "name the credential and keep its value in your vault");
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return {
+      document: null,
+      findings: [{ severity: "error", rule: "schema", path: "", message: "A policy is an object with network, credentials and tools." }],
+    };
+  }
+  const parsed = policyDocumentSchema.safeParse(value);
+  if (parsed.success) return { document: parsed.data, findings: [] };
+  return {
+    document: null,
+    findings: parsed.error.issues.map((i) => {
+      const path = formatPath(i.path.map((p) => (typeof p === "number" ? p : String(p))));
+      return { severity: "error" as const, rule: "schema", path, message: schemaMessage(path, i) };
+    }),
+  };
+}
+
+function schemaMessage(path: string, issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") {
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}; remove ${issue.keys.length > 1 ? "them" : "it"}`;
+  }
+  if (issue.code === "invalid_type" && issue.message.startsWith("Invalid input")) {
+    return /received undefined/.test(issue.message) ? `${path} is required (${String(issue.expected)})` : `${path} must be ${String(issue.expected)}`;
+  }
+  return issue.message.startsWith(path) || !path ? issue.message : `${path}: ${issue.message}`;
+}
+
+const RESERVED_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** The path of the first reserved key in `value` (walked without recursion), or null. */
+function forbiddenKeyPath(value: unknown): string | null {
+  const stack: Array<{ v: unknown; path: Array<string | number>; depth: number }> = [{ v: value, path: [], depth: 0 }];
+  while (stack.length) {
+    const { v, path, depth } = stack.pop()!;
+    if (depth > 32) throw new DomainError("validation_failed", "The policy nests deeper than 32 levels.");
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ v: item, path: [...path, i], depth: depth + 1 }));
+    else if (v !== null && typeof v === "object") {
+      for (const k of Object.keys(v)) {
+        if (RESERVED_KEYS.has(k)) return formatPath([...path, k]);
+        stack.push({ v: (v as Record<string, unknown>)[k], path: [...path, k], depth: depth + 1 });
+      }
+    }
+  }
+  return null;
+}

@@ -1,0 +1,145 @@
+/**
+ * Egress custody (issue 11; DESIGN.md planes `tools` and `vault`): per host a task reached, how many requests the
+ * egress proxy allowed and denied, under which policy versions, for which tools and credential references, and
+ * whether the current policy still allows the host ("drift": the run reached a host the current policy no longer
+ * admits). The gate reads the same facts: drift, or a current policy that fails lint, answers
+ * `egress_policy_inconsistent`.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import type { GateReason } from "@/lib/client/types";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import { authorize, type Actor } from "../authz";
+import { notFound } from "../errors";
+import type { PolicyDocument } from "./document";
+import { lintPolicy } from "./lint";
+import { currentPolicyRow } from "./store";
+
+/** One host a task's runs asked to reach. `in_current_policy` is null when no policy is active. */
+export type EgressHost = {
+  host: string;
+  allowed: number;
+  denied: number;
+  last_at: string;
+  ports: number[];
+  policy_versions: string[];
+  tools: string[];
+  credential_refs: string[];
+  in_current_policy: boolean | null;
+  /** Allowed before, but the current policy does not admit it. */
+  drift: boolean;
+};
+
+export type EgressSummary = { current_policy_version: number | null; hosts: EgressHost[] };
+
+const norm = (h: string) => h.trim().toLowerCase().replace(/\.$/, "");
+
+/** Whether `doc` lets the sandbox reach `host`: `open` any host, `none` no host, `restricted` the listed ones. */
+export function policyAllowsHost(doc: PolicyDocument, host: string): boolean {
+  if (doc.network.access === "open") return true;
+  if (doc.network.access === "none") return false;
+  const h = norm(host);
+  return doc.network.allowed_domains.some((d) => norm(d) === h);
+}
+
+type Row = {
+  host: string;
+  type: string;
+  n: string | number;
+  last_at: string;
+  ports: Array<string | null> | null;
+  policy_versions: Array<string | null> | null;
+  tools: Array<string | null> | null;
+  credential_refs: Array<string | null> | null;
+};
+
+type PolicyRow = Awaited<ReturnType<typeof currentPolicyRow>>;
+
+/**
+ * The egress facts of one task, per host (no authorization: callers check it). At most 500 hosts.
+ * @param preloaded the tenant's current policy row when the caller already read it.
+ */
+export async function egressFacts(db: Db, tenantId: string, taskId: string, preloaded?: PolicyRow): Promise<EgressSummary> {
+  const [rows, current] = await Promise.all([
+    queryRows<Row>(
+      db,
+      sql`select lower(attrs ->> 'host') as host, type, count(*) as n, ${isoUtc("max(occurred_at)")} as last_at,
+                 array_remove(array_agg(distinct attrs ->> 'port'), null) as ports,
+                 array_remove(array_agg(distinct attrs ->> 'policy_version'), null) as policy_versions,
+                 array_remove(array_agg(distinct attrs ->> 'tool'), null) as tools,
+                 array_remove(array_agg(distinct attrs ->> 'credential_ref'), null) as credential_refs
+          from events
+          where tenant_id = ${tenantId} and task_id = ${taskId} and type in ('egress.allowed', 'egress.denied')
+            and (attrs ->> 'host') is not null
+          group by 1, 2
+          order by 1
+          limit 1000`,
+    ),
+    preloaded !== undefined ? Promise.resolve(preloaded) : currentPolicyRow(db, tenantId),
+  ]);
+  const doc = current?.document ?? null;
+  const byHost = new Map<string, EgressHost>();
+  const clean = (xs: Array<string | null> | null) => (xs ?? []).filter((x): x is string => typeof x === "string" && x.length > 0);
+  for (const r of rows) {
+    const h =
+      byHost.get(r.host) ??
+      ({ host: r.host, allowed: 0, denied: 0, last_at: r.last_at, ports: [], policy_versions: [], tools: [], credential_refs: [], in_current_policy: null, drift: false } as EgressHost);
+    if (r.type === "egress.allowed") h.allowed += Number(r.n);
+    else h.denied += Number(r.n);
+    if (r.last_at > h.last_at) h.last_at = r.last_at;
+    h.ports = [...new Set([...h.ports, ...clean(r.ports).map(Number).filter(Number.isInteger)])].sort((a, b) => a - b);
+    h.policy_versions = [...new Set([...h.policy_versions, ...clean(r.policy_versions)])].sort();
+    h.tools = [...new Set([...h.tools, ...clean(r.tools)])].sort();
+    h.credential_refs = [...new Set([...h.credential_refs, ...clean(r.credential_refs)])].sort();
+    byHost.set(r.host, h);
+  }
+  const hosts = [...byHost.values()].slice(0, 500);
+  for (const h of hosts) {
+    h.in_current_policy = doc ? policyAllowsHost(doc, h.host) : null;
+    h.drift = h.allowed > 0 && h.in_current_policy === false;
+  }
+  return { current_policy_version: current?.version ?? null, hosts };
+}
+
+/**
+ * `GET /api/v1/tasks/{taskId}/egress`: {@link egressFacts} for a reader of the task.
+ * @throws DomainError forbidden, not_found (no such task in the tenant).
+ */
+export async function taskEgress(db: Db, actor: Actor, taskId: string): Promise<EgressSummary> {
+  authorize(actor, "tasks.read");
+  const exists = await queryRows<{ one: number }>(db, sql`select 1 as one from tasks where tenant_id = ${actor.tenantId} and task_id = ${taskId}`);
+  if (!exists.length) throw notFound(`Task ${taskId}`);
+  return egressFacts(db, actor.tenantId, taskId);
+}
+
+/**
+ * The gate's policy reasons for a task (the `policy` seam of GateFacts): `egress_policy_inconsistent` when the
+ * current policy fails lint, or when the task reached a host the current policy does not admit. None while no
+ * policy is active.
+ */
+export async function egressGateReasons(db: Db, tenantId: string, taskId: string): Promise<GateReason[]> {
+  // One indexed read while no policy is active (the common case until a tenant adopts policies).
+  const current = await currentPolicyRow(db, tenantId);
+  if (!current) return [];
+  const facts = await egressFacts(db, tenantId, taskId, current);
+  const reasons: GateReason[] = [];
+  const doc = current.document;
+  const errors = doc ? lintPolicy(doc).filter((f) => f.severity === "error") : [];
+  if (!doc || errors.length) {
+    reasons.push({
+      code: "egress_policy_inconsistent",
+      message: `The current policy v${facts.current_policy_version} fails lint (${errors[0] ? `${errors[0].path}: ${errors[0].message}` : "its document cannot be read"}); no run may act under it until a corrected version is activated.`,
+      target: `/policies?v=${facts.current_policy_version}`,
+    });
+  }
+  const drifted = facts.hosts.filter((h) => h.drift);
+  if (drifted.length) {
+    const names = drifted.slice(0, 5).map((h) => h.host).join(", ");
+    reasons.push({
+      code: "egress_policy_inconsistent",
+      message: `This run reached ${drifted.length === 1 ? "a host" : `${drifted.length} hosts`} the current policy v${facts.current_policy_version} does not admit (${names}${drifted.length > 5 ? ", …" : ""}); resuming would act on authority the policy has withdrawn. Review the egress evidence, then allow the host in a new policy version or stop the run.`,
+      target: `/tasks/${encodeURIComponent(taskId)}?tab=egress`,
+    });
+  }
+  return reasons;
+}

@@ -1,0 +1,228 @@
+/**
+ * Revocation, proven (issue 11): for each credential reference a task's runs held, the last issue, use and
+ * revocation events, and "Test revocation": ask the tool owner's revocation endpoint (the credential's
+ * `revocation_url` in the current policy; the same outbound rules as lookups: no link-local or metadata targets, the
+ * connection goes to the address that was checked) whether the credential is revoked, and keep the answer as
+ * evidence on the vault lane (`credential.revocation_checked`) beside an audit entry.
+ *
+ * Expected answer: HTTP 200 with JSON `{"revoked": true|false, "revoked_at"?: "<RFC 3339>"}`. Anything else is
+ * recorded as `ambiguous` (or `unreachable` / `refused` / `timeout`); only `revoked` and `revoked_at` are kept.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import { appendAudit } from "../audit/append";
+import { actorRef, authorize, type Actor } from "../authz";
+import { DomainError, notFound } from "../errors";
+import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
+import { outboundGet, type Resolver } from "../web/outbound";
+import { currentPolicyRow } from "./store";
+
+/** What the run did with one credential reference, from its vault-lane events, and the last revocation check. */
+export type CredentialCustody = {
+  credential_ref: string;
+  last_issued_at: string | null;
+  last_used_at: string | null;
+  used: number;
+  last_revoked_at: string | null;
+  last_expired_at: string | null;
+  scope: string | null;
+  expires_at: string | null;
+  /** The current policy names a revocation endpoint for it. */
+  can_check: boolean;
+  last_check: { outcome: RevocationOutcome; revoked: boolean | null; checked_at: string; checked_by: string | null } | null;
+};
+
+export type RevocationOutcome = "revoked" | "not_revoked" | "ambiguous" | "timeout" | "unreachable" | "refused";
+
+type Row = {
+  ref: string;
+  type: string;
+  n: string | number;
+  last_at: string;
+  scope: string | null;
+  expires_at: string | null;
+  last_attrs: Record<string, unknown> | null;
+  last_actor: string | null;
+};
+
+/** The credentials a task's runs held, newest activity first (no authorization: callers check it). */
+export async function credentialFacts(db: Db, tenantId: string, taskId: string): Promise<CredentialCustody[]> {
+  const [rows, current] = await Promise.all([
+    queryRows<Row>(
+      db,
+      sql`select distinct on (ref, type) ref, type, n, last_at, scope, expires_at, last_attrs, last_actor from (
+            select attrs ->> 'credential_ref' as ref, type,
+                   count(*) over (partition by attrs ->> 'credential_ref', type) as n,
+                   ${isoUtc("occurred_at")} as last_at, occurred_at, seq,
+                   attrs ->> 'scope' as scope, attrs ->> 'expires_at' as expires_at,
+                   case when type = 'credential.revocation_checked' then attrs end as last_attrs, actor as last_actor
+            from events
+            where tenant_id = ${tenantId} and task_id = ${taskId} and plane = 'vault' and (attrs ->> 'credential_ref') is not null
+          ) e
+          order by ref, type, occurred_at desc, seq desc
+          limit 2000`,
+    ),
+    currentPolicyRow(db, tenantId),
+  ]);
+  const checkable = new Set((current?.document?.credentials ?? []).filter((c) => c.revocation_url).map((c) => c.name));
+  const byRef = new Map<string, CredentialCustody>();
+  for (const r of rows) {
+    const c =
+      byRef.get(r.ref) ??
+      ({
+        credential_ref: r.ref,
+        last_issued_at: null,
+        last_used_at: null,
+        used: 0,
+        last_revoked_at: null,
+        last_expired_at: null,
+        scope: null,
+        expires_at: null,
+        can_check: checkable.has(r.ref),
+        last_check: null,
+      } as CredentialCustody);
+    if (r.type === "credential.issued") {
+      c.last_issued_at = r.last_at;
+      c.scope = r.scope;
+      c.expires_at = r.expires_at;
+    } else if (r.type === "credential.used") {
+      c.last_used_at = r.last_at;
+      c.used = Number(r.n);
+    } else if (r.type === "credential.revoked") c.last_revoked_at = r.last_at;
+    else if (r.type === "credential.expired") c.last_expired_at = r.last_at;
+    else if (r.type === "credential.revocation_checked" && r.last_attrs) {
+      const a = r.last_attrs;
+      c.last_check = {
+        outcome: String(a.outcome) as RevocationOutcome,
+        revoked: typeof a.revoked === "boolean" ? a.revoked : null,
+        checked_at: r.last_at,
+        checked_by: r.last_actor,
+      };
+    }
+    byRef.set(r.ref, c);
+  }
+  const latest = (c: CredentialCustody) => [c.last_issued_at, c.last_used_at, c.last_revoked_at, c.last_expired_at, c.last_check?.checked_at].filter(Boolean).sort().pop() ?? "";
+  return [...byRef.values()].sort((a, b) => latest(b).localeCompare(latest(a)));
+}
+
+/** `GET /api/v1/tasks/{taskId}/credentials`. @throws DomainError forbidden, not_found. */
+export async function taskCredentials(db: Db, actor: Actor, taskId: string): Promise<{ credentials: CredentialCustody[] }> {
+  authorize(actor, "tasks.read");
+  await requireTask(db, actor.tenantId, taskId);
+  return { credentials: await credentialFacts(db, actor.tenantId, taskId) };
+}
+
+async function requireTask(db: Db, tenantId: string, taskId: string): Promise<void> {
+  const rows = await queryRows<{ one: number }>(db, sql`select 1 as one from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`);
+  if (!rows.length) throw notFound(`Task ${taskId}`);
+}
+
+/** The kept part of a revocation endpoint's answer: `{revoked, revoked_at?}`, or null when it says neither. */
+export function keptRevocationAnswer(text: string | null): { revoked: boolean; revoked_at: string | null } | null {
+  if (!text) return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!body || typeof body !== "object" || Array.isArray(body)) return null;
+  const b = body as Record<string, unknown>;
+  if (typeof b.revoked !== "boolean") return null;
+  const at = typeof b.revoked_at === "string" && OCCURRED_AT_PATTERN.test(b.revoked_at) && plausibleTime(b.revoked_at) ? b.revoked_at : null;
+  return { revoked: b.revoked, revoked_at: at };
+}
+
+/**
+ * `POST /api/v1/tasks/{taskId}/credentials/{ref}/revocation-check`: asks the credential's revocation endpoint and
+ * records the answer as evidence (a `credential.revocation_checked` vault event and an audit entry, one transaction).
+ * Responders, owners and admins.
+ * @returns `{credential_ref, outcome, revoked, revoked_at, http_status, checked_at, event_id, policy_version, message}`.
+ * @throws DomainError forbidden, not_found (task; or a credential the task never held), validation_failed (422: the
+ *   current policy names no revocation endpoint for it).
+ */
+export async function checkRevocation(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  ref: string,
+  opts: { resolve?: Resolver; timeoutMs?: number } = {},
+): Promise<{
+  credential_ref: string;
+  outcome: RevocationOutcome;
+  revoked: boolean | null;
+  revoked_at: string | null;
+  http_status: number | null;
+  checked_at: string;
+  event_id: string;
+  policy_version: number;
+  message: string;
+}> {
+  authorize(actor, "credentials.check");
+  await requireTask(db, actor.tenantId, taskId);
+  const held = await queryRows<{ credential_id: string | null }>(
+    db,
+    sql`select attrs ->> 'credential_id' as credential_id from events
+        where tenant_id = ${actor.tenantId} and task_id = ${taskId} and plane = 'vault' and attrs ->> 'credential_ref' = ${ref}
+        order by occurred_at desc, seq desc limit 1`,
+  );
+  if (!held.length) throw notFound(`Credential ${ref} in task ${taskId}`);
+  const current = await currentPolicyRow(db, actor.tenantId);
+  const declared = current?.document?.credentials.find((c) => c.name === ref);
+  if (!current || !declared?.revocation_url) {
+    throw new DomainError(
+      "validation_failed",
+      current
+        ? `The current policy v${current.version} names no revocation_url for the credential ${ref}; add one to its entry in a new policy version to test revocation here.`
+        : "No policy is active: activate one whose credential entry names a revocation_url to test revocation here.",
+    );
+  }
+  const url = new URL(declared.revocation_url);
+  url.searchParams.set("credential_ref", ref);
+  if (held[0]!.credential_id) url.searchParams.set("credential_id", held[0]!.credential_id);
+  const res = await outboundGet(url, { timeoutMs: opts.timeoutMs ?? 5000, maxBytes: 16 * 1024, resolve: opts.resolve, headers: { accept: "application/json" } });
+  let outcome: RevocationOutcome;
+  let kept: { revoked: boolean; revoked_at: string | null } | null = null;
+  let status: number | null = null;
+  if (res.kind === "answer") {
+    status = res.status;
+    kept = res.status === 200 ? keptRevocationAnswer(res.text) : null;
+    outcome = kept ? (kept.revoked ? "revoked" : "not_revoked") : "ambiguous";
+  } else outcome = res.kind === "timeout" ? "timeout" : res.kind === "refused" ? "refused" : "unreachable";
+  const message = {
+    revoked: `${url.host} says ${ref} is revoked${kept?.revoked_at ? ` since ${kept.revoked_at}` : ""}.`,
+    not_revoked: `${url.host} says ${ref} is NOT revoked: it still works. Revoke it with its owner before resuming.`,
+    ambiguous: `${url.host} answered${status ? ` HTTP ${status}` : ""} without a clear {"revoked": true|false}; nothing is proven.`,
+    timeout: `${url.host} did not answer in time; nothing is proven.`,
+    unreachable: `${url.host} could not be reached; nothing is proven.`,
+    refused: `${url.host} may not be called (link-local or metadata address); nothing is proven.`,
+  }[outcome];
+  const by = actorRef(actor).label;
+  return db.transaction(async (tx) => {
+    const audit = await appendAudit(tx, actor, {
+      action: "credential.revocation_check",
+      target: `credential:${taskId}/${ref}`,
+      details: { outcome, revoked: kept?.revoked ?? null, http_status: status, endpoint_host: url.host, policy_version: current.version },
+    });
+    const eventId = `custody:revocation-check:${taskId}:${ref}:${audit.seq}`;
+    const [row] = await queryRows<{ at: string }>(
+      tx,
+      sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
+          values (${actor.tenantId}, ${eventId}, ${taskId}, 'vault', 'credential.revocation_checked', clock_timestamp(), ${by},
+                  ${JSON.stringify({ credential_ref: ref, credential_id: held[0]!.credential_id, outcome, revoked: kept?.revoked ?? null, revoked_at: kept?.revoked_at ?? null, http_status: status, endpoint_host: url.host, policy_version: current.version, audit_seq: audit.seq })}::jsonb)
+          returning ${isoUtc("occurred_at")} as at`,
+    );
+    return {
+      credential_ref: ref,
+      outcome,
+      revoked: kept?.revoked ?? null,
+      revoked_at: kept?.revoked_at ?? null,
+      http_status: status,
+      checked_at: row!.at,
+      event_id: eventId,
+      policy_version: current.version,
+      message,
+    };
+  });
+}

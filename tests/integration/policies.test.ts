@@ -1,0 +1,315 @@
+/**
+ * Policy versions over the real HTTP API on PostgreSQL (issue 11): lint stores nothing and answers runtimes and
+ * every role; YAML and JSON alike; storing numbers versions and finds a repeated document; a version with a lint
+ * error is stored but refused at activation (422 policy_invalid with its findings); activation is audited; the wrong
+ * role (403) and the wrong tenant (404) are refused; bad bodies write nothing.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "@/db";
+import { auditRows, checkpoint, errorOf, expectError, signInAs } from "./custody-helpers";
+import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile, type FullTestTenant } from "./helpers";
+
+const handle = testDbForFile();
+
+type Auth = { cookie: string } | string;
+type Finding = { severity: string; rule: string; path: string; message: string };
+
+const GOOD_YAML = `# The demo's records service, by host name.
+network:
+  access: restricted
+  allowed_domains: [records.example.com]
+credentials:
+  - name: records-api
+    type: environment_variable
+    allowed_hosts: [records.example.com]
+    scope: records:write
+tools:
+  - name: update_record
+    mutation: true
+    requires_approval: true
+`;
+const MISMATCHED_YAML = GOOD_YAML.replace("allowed_hosts: [records.example.com]", "allowed_hosts: [records.example.org]");
+
+function sendYaml(auth: Auth, path: string, text: string, type = "application/yaml") {
+  return api(auth).request<Record<string, unknown>>("POST", path, { raw: text, headers: { "content-type": type } });
+}
+
+async function policyCount(tenantId: string): Promise<number> {
+  const [r] = await queryRows<{ n: string }>(handle.db, sql`select count(*) as n from policy_versions where tenant_id = ${tenantId}`);
+  return Number(r!.n);
+}
+
+describe("policy versions", () => {
+  let t: FullTestTenant;
+  let other: FullTestTenant;
+  let owner: Auth;
+  let admin: Auth;
+  let viewer: Auth;
+  let responder: Auth;
+  beforeAll(async () => {
+    t = await createTestTenant(handle.db);
+    other = await createTestTenant(handle.db);
+    [owner, admin, viewer, responder] = await Promise.all([signInAs(t, "owner"), signInAs(t, "admin"), signInAs(t, "viewer"), signInAs(t, "responder")]);
+  });
+
+  it("lints YAML and JSON for a runtime key and every role, storing nothing", async () => {
+    const yaml = await sendYaml(t.apiKey, "/api/v1/policies/lint", GOOD_YAML);
+    expect(yaml.status, yaml.text).toBe(200);
+    expect(yaml.body).toEqual({ valid: true, findings: [] });
+    const bad = await sendYaml(viewer, "/api/v1/policies/lint", MISMATCHED_YAML);
+    expect(bad.status, bad.text).toBe(200);
+    expect(bad.body.valid).toBe(false);
+    expect(bad.body.findings as Finding[]).toContainEqual(
+      expect.objectContaining({ severity: "error", rule: "credential_host_not_allowed", path: "credentials[0].allowed_hosts[0]" }),
+    );
+    const json = await api(responder).post<{ valid: boolean; findings: Finding[] }>("/api/v1/policies/lint", {
+      network: { access: "none" },
+      credentials: [{ name: "k", type: "environment_variable", allowed_hosts: [] }],
+      tools: [],
+    });
+    expect(json.status, json.text).toBe(200);
+    expect(json.body.findings.map((f) => f.rule)).toEqual(["network_none_with_credential"]);
+    expect(await policyCount(t.tenantId)).toBe(0);
+  });
+
+  it("refuses other content types, broken YAML, reserved keys and credential values, writing nothing", async () => {
+    expectError(await sendYaml(owner, "/api/v1/policies/lint", GOOD_YAML, "text/plain"), 415, "unsupported_media_type");
+    expectError(await sendYaml(owner, "/api/v1/policies", "network: [", "application/yaml"), 400, "invalid_json");
+    expectError(await sendYaml(owner, "/api/v1/policies", '{"network": {"access": "open"}, "__proto__": {}}', "application/json"), 422, "validation_failed");
+    const secret = await sendYaml(owner, "/api/v1/policies", `${GOOD_YAML}# token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n`);
+    expectError(secret, 422, "validation_failed");
+    expect(errorOf(secret).message).not.toContain("ghp_");
+    expect(await policyCount(t.tenantId)).toBe(0);
+    expectError(await api(owner).request("POST", "/api/v1/policies/lint"), 415, "unsupported_media_type");
+    expectError(await api(owner).request("POST", "/api/v1/policies/lint", { raw: "", headers: { "content-type": "application/yaml" } }), 400, "invalid_json");
+  });
+
+  it("stores numbered versions; a document with errors is kept but cannot be activated; activation is audited", async () => {
+    const first = await sendYaml(admin, "/api/v1/policies", MISMATCHED_YAML);
+    expect(first.status, first.text).toBe(201);
+    expect(first.body).toMatchObject({ version: 1, valid: false, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const refused = await api(owner).request<{ error: { code: string; details: { findings: Finding[] } } }>("POST", "/api/v1/policies/1/activate");
+    expectError(refused, 422, "policy_invalid");
+    expect(refused.body.error.details.findings[0]).toMatchObject({ path: "credentials[0].allowed_hosts[0]" });
+    expect(((await api(owner).get<{ policy: null }>("/api/v1/policies/current")).body)).toEqual({ policy: null });
+
+    const second = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    expect(second.status, second.text).toBe(201);
+    expect(second.body).toMatchObject({ version: 2, valid: true, findings: [] });
+    const again = await api(owner).post("/api/v1/policies", (await api(owner).get<{ document: unknown }>("/api/v1/policies/2")).body.document);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ version: 2 });
+
+    const activated = await api(owner).request("POST", "/api/v1/policies/2/activate");
+    expect(activated.status, activated.text).toBe(200);
+    expect(activated.body).toMatchObject({ version: 2, previous: null, changed: true });
+    const current = await api(t.apiKey).get<{ version: number; active: boolean; source_text: string; document: { network: { access: string } } }>("/api/v1/policies/current");
+    expect(current.body).toMatchObject({ version: 2, active: true, document: { network: { access: "restricted" } } });
+    expect(current.body.source_text).toBe(GOOD_YAML);
+    const list = await api(viewer).get<{ policies: Array<{ version: number; active: boolean; valid: boolean }> }>("/api/v1/policies");
+    expect(list.body.policies.map((p) => [p.version, p.active, p.valid])).toEqual([
+      [2, true, true],
+      [1, false, false],
+    ]);
+    const audit = await auditRows(handle.db, t.tenantId);
+    expect(audit.filter((a) => a.action.startsWith("policy.")).map((a) => [a.action, a.target])).toEqual([
+      ["policy.store", "policy:1"],
+      ["policy.store", "policy:2"],
+      ["policy.activate", "policy:2"],
+    ]);
+    const same = await api(admin).request("POST", "/api/v1/policies/2/activate");
+    expect(same.body).toMatchObject({ changed: false });
+    expect((await auditRows(handle.db, t.tenantId, "policy.activate")).length).toBe(1);
+  });
+
+  it("refuses the wrong role (403) and the wrong tenant (404)", async () => {
+    for (const who of [viewer, responder, t.apiKey, await signInAs(t, "approver")]) {
+      expectError(await sendYaml(who, "/api/v1/policies", GOOD_YAML), 403, "forbidden");
+      expectError(await api(who).request("POST", "/api/v1/policies/2/activate"), 403, "forbidden");
+    }
+    const stranger = await signInAs(other, "owner");
+    expectError(await api(stranger).get("/api/v1/policies/2"), 404, "not_found");
+    expectError(await api(stranger).request("POST", "/api/v1/policies/2/activate"), 404, "not_found");
+    expect((await api(other.apiKey).get<{ policies: unknown[] }>("/api/v1/policies")).body.policies).toEqual([]);
+    expectError(await api(owner).get("/api/v1/policies/two"), 400, "bad_request");
+    expectError(await api(owner).get("/api/v1/policies/99"), 404, "not_found");
+    expect(await api(undefined as unknown as string).get("/api/v1/policies")).toMatchObject({ status: 401 });
+  });
+});
+
+describe("egress custody against the current policy", () => {
+  type Host = { host: string; allowed: number; denied: number; drift: boolean; in_current_policy: boolean | null; tools: string[]; credential_refs: string[]; policy_versions: string[] };
+  type Verdict = { verdict: string; reasons: Array<{ code: string; message: string }> };
+
+  it("shows per host what was allowed and denied, flags drift, and the gate and intents follow the current policy", async () => {
+    const t = await createTestTenant(handle.db);
+    const owner = await signInAs(t, "owner");
+    const taskId = newTaskId("egress");
+    const quiet = newTaskId("egress-quiet");
+    await checkpoint(t, taskId, { policy_version: "pv-egress" });
+    await checkpoint(t, quiet, { policy_version: "pv-quiet" });
+    const egress = (type: string, host: string, extra: Record<string, unknown> = {}) =>
+      makeEvent(taskId, {
+        plane: "tools",
+        type,
+        attrs: { host, port: 443, policy_version: "pv-egress", tool: "update_record", credential_ref: "records-api", action_class: "mutation", outcome: type.split(".")[1], ...extra },
+      });
+    const stored = await postEvents(t.apiKey, [
+      egress("egress.allowed", "records.example.com"),
+      egress("egress.allowed", "Records.Example.com"),
+      egress("egress.allowed", "files.example.com", { tool: "read_file", credential_ref: null }),
+      egress("egress.denied", "paste.example.com", { tool: "shell", credential_ref: null, action_class: "read" }),
+    ]);
+    expect(stored.status, stored.text).toBe(200);
+
+    // No policy active: the facts are shown, drift cannot be judged, the gate says nothing about egress.
+    const before = await api(t.apiKey).get<{ current_policy_version: number | null; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
+    expect(before.status, before.text).toBe(200);
+    expect(before.body.current_policy_version).toBeNull();
+    expect(before.body.hosts.map((h) => [h.host, h.allowed, h.denied, h.in_current_policy])).toEqual([
+      ["files.example.com", 1, 0, null],
+      ["paste.example.com", 0, 1, null],
+      ["records.example.com", 2, 0, null],
+    ]);
+    const ask = async () => (await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${taskId}/resume`, {})).body;
+    expect((await ask()).reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+
+    // A policy that admits records.example.com only: files.example.com is drift, and the gate stops.
+    const v1 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
+    const after = await api(t.apiKey).get<{ current_policy_version: number; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
+    const byHost = Object.fromEntries(after.body.hosts.map((h) => [h.host, h]));
+    expect(byHost["files.example.com"]).toMatchObject({ drift: true, in_current_policy: false, tools: ["read_file"], credential_refs: [] });
+    expect(byHost["records.example.com"]).toMatchObject({ drift: false, in_current_policy: true, credential_refs: ["records-api"], policy_versions: ["pv-egress"] });
+    expect(byHost["paste.example.com"]).toMatchObject({ drift: false, in_current_policy: false });
+    const stopped = await ask();
+    expect(stopped.verdict).toBe("stop");
+    const reason = stopped.reasons.find((r) => r.code === "egress_policy_inconsistent");
+    expect(reason?.message).toMatch(/files\.example\.com/);
+    expect(reason?.message).not.toMatch(/paste\.example\.com/);
+    // The intent route answers from the same verdict.
+    const intent = await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/update_record/intent`, {
+      idempotency_key: `k-${taskId}`, payload_digest: "c".repeat(64), action: "update_record", attempt: 1, mutation: true,
+    });
+    expectError(intent, 409, "gate_stop");
+    // The other task reached nothing: its gate is not held back by this one's drift.
+    expect((await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${quiet}/resume`, {})).body.reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+
+    // A new version that admits the host clears it.
+    const v2 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML.replace("allowed_domains: [records.example.com]", "allowed_domains: [records.example.com, files.example.com]").replace("requires_approval: true", "requires_approval: true\n  - name: read_file\n    mutation: false\n    hosts: [files.example.com]"));
+    expect(v2.status, v2.text).toBe(201);
+    expect(v2.body.findings).toEqual([]);
+    expect((await api(owner).request("POST", `/api/v1/policies/${v2.body.version}/activate`)).status).toBe(200);
+    expect((await ask()).reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+  });
+
+  it("finds the tasks that reached a host, used a credential or ran under a policy version, in this tenant only", async () => {
+    const t = await createTestTenant(handle.db);
+    const other = await createTestTenant(handle.db);
+    const a = newTaskId("reach-a");
+    const b = newTaskId("reach-b");
+    await checkpoint(t, a, { policy_version: "pv-search-1" });
+    await checkpoint(t, b, { policy_version: "pv-search-2" });
+    await checkpoint(other, newTaskId("reach-other"), { policy_version: "pv-search-1" });
+    const res = await postEvents(t.apiKey, [
+      makeEvent(a, { plane: "tools", type: "egress.allowed", attrs: { host: "api.github.com", port: 443, credential_ref: "github-token" } }),
+      makeEvent(b, { plane: "vault", type: "credential.used", attrs: { host: "records.example.com", credential_ref: "records-api" } }),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    const ids = async (query: string, auth: string = t.apiKey) =>
+      (await api(auth).get<{ tasks: Array<{ task_id: string }> }>(`/api/v1/tasks?${query}`)).body.tasks.map((x) => x.task_id).sort();
+    expect(await ids("host=API.GITHUB.COM")).toEqual([a]);
+    expect(await ids("credential_ref=records-api")).toEqual([b]);
+    expect(await ids("policy_version=pv-search-1")).toEqual([a]);
+    expect(await ids("policy_version=pv-search-1&host=records.example.com")).toEqual([]);
+    expect(await ids("host=api.github.com", other.apiKey)).toEqual([]);
+    expect(await ids("policy_version=nothing-ran-under-this")).toEqual([]);
+  });
+});
+
+describe("revocation, proven", () => {
+  it("asks each credential's revocation endpoint and keeps the answer on the vault lane, for the roles that reconcile", async () => {
+    const http = await import("node:http");
+    const asked: string[] = [];
+    const server = http.createServer((req, res) => {
+      const u = new URL(req.url ?? "/", "http://x");
+      asked.push(`${u.pathname}?${u.searchParams.toString()}`);
+      res.setHeader("content-type", "application/json");
+      if (u.searchParams.get("credential_ref") === "records-api") res.end(JSON.stringify({ revoked: true, revoked_at: "2026-01-02T03:04:05Z", token: "never kept" }));
+      else if (u.searchParams.get("credential_ref") === "files-api") res.end(JSON.stringify({ revoked: false }));
+      else res.end("<html>maybe</html>");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const t = await createTestTenant(handle.db);
+      const other = await createTestTenant(handle.db);
+      const [owner, responder, viewer] = await Promise.all([signInAs(t, "owner"), signInAs(t, "responder"), signInAs(t, "viewer")]);
+      const taskId = newTaskId("revocation");
+      await checkpoint(t, taskId);
+      const vault = (type: string, ref: string, extra: Record<string, unknown> = {}) => makeEvent(taskId, { plane: "vault", type, attrs: { credential_ref: ref, ...extra } });
+      const res = await postEvents(t.apiKey, [
+        vault("credential.issued", "records-api", { credential_id: "cred-1", scope: "records:write", expires_at: "2030-01-01T00:00:00Z" }),
+        vault("credential.used", "records-api", { credential_id: "cred-1", host: "records.example.com" }),
+        vault("credential.used", "records-api", { credential_id: "cred-1", host: "records.example.com" }),
+        vault("credential.revoked", "records-api", { credential_id: "cred-1" }),
+        vault("credential.issued", "files-api", { credential_id: "cred-2" }),
+        vault("credential.issued", "no-endpoint", { credential_id: "cred-3" }),
+      ]);
+      expect(res.status, res.text).toBe(200);
+      const endpoint = `http://127.0.0.1:${port}/revocations`;
+      const doc = {
+        network: { access: "restricted", allowed_domains: ["records.example.com", "files.example.com", "other.example.com"] },
+        credentials: [
+          { name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], revocation_url: endpoint },
+          { name: "files-api", type: "function_tool", allowed_hosts: ["files.example.com"], revocation_url: endpoint },
+          { name: "no-endpoint", type: "environment_variable", allowed_hosts: ["other.example.com"] },
+        ],
+        tools: [],
+      };
+      const stored = await api(owner).post<{ version: number; valid: boolean }>("/api/v1/policies", doc);
+      expect(stored.body.valid, stored.text).toBe(true);
+      expect((await api(owner).request("POST", `/api/v1/policies/${stored.body.version}/activate`)).status).toBe(200);
+
+      const list = await api(viewer).get<{ credentials: Array<{ credential_ref: string; used: number; can_check: boolean; last_revoked_at: string | null; scope: string | null; last_check: unknown }> }>(`/api/v1/tasks/${taskId}/credentials`);
+      expect(list.status, list.text).toBe(200);
+      const byRef = Object.fromEntries(list.body.credentials.map((c) => [c.credential_ref, c]));
+      expect(byRef["records-api"]).toMatchObject({ used: 2, can_check: true, scope: "records:write", last_check: null });
+      expect(byRef["records-api"]!.last_revoked_at).not.toBeNull();
+      expect(byRef["no-endpoint"]).toMatchObject({ can_check: false });
+
+      const check = (auth: Auth, ref: string, task = taskId) => api(auth).request<Record<string, unknown>>("POST", `/api/v1/tasks/${task}/credentials/${ref}/revocation-check`);
+      const revoked = await check(responder, "records-api");
+      expect(revoked.status, revoked.text).toBe(200);
+      expect(revoked.body).toMatchObject({ outcome: "revoked", revoked: true, revoked_at: "2026-01-02T03:04:05Z", http_status: 200, policy_version: stored.body.version });
+      expect(asked[0]).toBe("/revocations?credential_ref=records-api&credential_id=cred-1");
+      const still = await check(owner, "files-api");
+      expect(still.body).toMatchObject({ outcome: "not_revoked", revoked: false });
+      expect(String(still.body.message)).toMatch(/NOT revoked/);
+
+      const events = await queryRows<{ plane: string; type: string; attrs: Record<string, unknown> }>(
+        handle.db,
+        sql`select plane::text as plane, type, attrs from events where tenant_id = ${t.tenantId} and task_id = ${taskId} and type = 'credential.revocation_checked' order by seq`,
+      );
+      expect(events.map((e) => [e.plane, e.attrs.credential_ref, e.attrs.outcome])).toEqual([
+        ["vault", "records-api", "revoked"],
+        ["vault", "files-api", "not_revoked"],
+      ]);
+      expect(JSON.stringify(events)).not.toContain("never kept");
+      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
+      const after = await api(viewer).get<{ credentials: Array<{ credential_ref: string; last_check: { outcome: string } | null }> }>(`/api/v1/tasks/${taskId}/credentials`);
+      expect(after.body.credentials.find((c) => c.credential_ref === "records-api")?.last_check?.outcome).toBe("revoked");
+
+      expectError(await check(responder, "no-endpoint"), 422, "validation_failed");
+      expectError(await check(responder, "never-held"), 404, "not_found");
+      expectError(await check(viewer, "records-api"), 403, "forbidden");
+      expectError(await check(t.apiKey, "records-api"), 403, "forbidden");
+      expectError(await check(await signInAs(other, "owner"), "records-api"), 404, "not_found");
+      expectError(await api(other.apiKey).get(`/api/v1/tasks/${taskId}/credentials`), 404, "not_found");
+      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+});

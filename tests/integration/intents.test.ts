@@ -297,7 +297,7 @@ describe("intent", () => {
     const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const taskId = newTaskId();
     const key = newKey();
-    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", payload_digest: hex("e") } } });
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", payload_digest: hex("c"), action: "records.update" } } });
     // A checkpoint cannot approve: the declared effect waits for an approver's decision (issue 8), recorded here.
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("awaiting_approval");
     const [request] = await queryRows<{ id: string }>(handle.db, sql`select id from approval_requests where tenant_id = ${t.tenantId} and task_id = ${taskId}`);

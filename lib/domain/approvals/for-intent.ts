@@ -77,12 +77,14 @@ export async function approvalForIntent(
 
       let row = live.find((r) => r.payload_digest === input.payload_digest);
       if (!row) {
-        // A request a checkpoint made without a digest: this intent says what will be sent, so it binds now.
+        // A request a checkpoint made without a digest: this intent says what will be sent (and its action), so it binds
+        // now; nothing was decided on it yet.
         const unbound = live.find((r) => r.payload_digest === null && r.decision === null);
         if (unbound) {
           const payload = input.payload === undefined ? null : JSON.stringify(input.payload);
           await tx.execute(sql`
             update approval_requests set payload_digest = ${input.payload_digest}, payload = coalesce(${payload}::jsonb, payload),
+                   action = ${input.action}, tool = coalesce(${input.tool ?? null}::text, tool),
                    agent = coalesce(agent, ${input.agent ?? null}), agent_version = coalesce(agent_version, ${input.agent_version ?? null})
             where tenant_id = ${tenantId} and id = ${unbound.id}::uuid and payload_digest is null and decision is null`);
           row = await findApprovalRow(tx, tenantId, unbound.id);

@@ -93,7 +93,8 @@ for (const width of [1280, 420]) {
   test(`a run that ended with an unknown write does not end quietly (${width} px)`, async ({ page, tenant, runtime }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });
     const incident = await seedIncidentTask(runtime, newTaskId("ended-unknown"));
-    await runtime.putRecord(makeRecord(incident.taskId, { phase: "done", policy_version: "policy-v1", side_effects: {} }));
+    // The second sandbox (attempt 2) finishes the run.
+    await runtime.putRecord(makeRecord(incident.taskId, { phase: "done", policy_version: "policy-v1", attempt: 2, side_effects: {} }));
     await loginAs(page, tenant.users.responder.email, tenant.password);
 
     await page.goto("/");

@@ -10,8 +10,8 @@ import { queryRows } from "@/db";
 import { requestApproval } from "@/lib/domain/approvals/requests";
 import { approvalContext } from "@/lib/domain/approvals/read";
 import { payloadDigestOf, userActor } from "../support/approvals";
-import { askGate, checkpoint, signInAs } from "./custody-helpers";
-import { api, createTestTenant, newTaskId, rid, testDbForFile, type Auth, type TestTenant } from "./helpers";
+import { askGate, checkpoint, sendEvents, signInAs } from "./custody-helpers";
+import { api, createTestTenant, makeEvent, newTaskId, rid, testDbForFile, type Auth, type TestTenant } from "./helpers";
 
 const handle = testDbForFile();
 const ARGS = { title: "Q3 custody report", recipients: ["board@example.com"] };
@@ -179,6 +179,32 @@ describe("decisions", () => {
     expect(row!.consumed_at).not.toBeNull();
     // A second decision of a decided request is 409.
     expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "reject", reason: "late" })).status).toBe(409);
+  });
+
+  it("a write reported by event meets the same rule: another digest is not approved (unknown), the approved one uses it", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
+    const approver = await signInAs(t, "approver");
+    const intentEvent = (taskId: string, digest: string) =>
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.intent",
+        attempt: 1,
+        occurred_at: new Date(Date.now() + 1000).toISOString(),
+        attrs: { name: "publish_report", idempotency_key: `publish-${taskId}`, payload_digest: digest, action: "publish_report" },
+      });
+    const a = await pending(t);
+    expect((await decide(approver, a.approvalId, { decision: "approve" })).status).toBe(200);
+    await sendEvents(t, [intentEvent(a.taskId, "f".repeat(64))]);
+    const [ra] = await queryRows<{ status: string; status_reason: string }>(handle.db, sql`select status, status_reason from side_effects where tenant_id = ${t.tenantId} and task_id = ${a.taskId}`);
+    expect(ra!.status).toBe("unknown");
+    expect(ra!.status_reason).toContain("approval does not stand");
+    const b = await pending(t);
+    expect((await decide(approver, b.approvalId, { decision: "approve" })).status).toBe(200);
+    await sendEvents(t, [intentEvent(b.taskId, DIGEST)]);
+    const [rb] = await queryRows<{ status: string }>(handle.db, sql`select status from side_effects where tenant_id = ${t.tenantId} and task_id = ${b.taskId}`);
+    expect(rb!.status).toBe("in_flight");
+    const [used] = await queryRows<{ consumed_at: string | null }>(handle.db, sql`select consumed_at from approval_requests where id = ${b.approvalId}`);
+    expect(used!.consumed_at).not.toBeNull();
   });
 
   it("a rejection refuses the write and blocks nothing else", async () => {

@@ -7,3 +7,4 @@ export * from "./maps";
 export * from "./access";
 export * from "./gate";
 export * from "./policies";
+export * from "./approvals";

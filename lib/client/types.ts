@@ -71,6 +71,8 @@ export type TaskRecord = {
       action?: string;
       tool?: string;
       mutation?: boolean;
+      /** For an effect awaiting approval: the digest of what it will send, so the approval binds to it. */
+      payload_digest?: string;
     }
   >;
   approval?: Record<string, unknown> | null;
@@ -131,7 +133,7 @@ export type SideEffectView = {
    * (declared by a record) or `tool_call` (a mutating tool call whose attempt ended without an outcome; then `call_id`
    * names it and the idempotency key is the server's own, as the runtime gave none).
    */
-  origin: "intent" | "event" | "checkpoint" | "tool_call";
+  origin: "intent" | "event" | "checkpoint" | "tool_call" | "import";
   call_id: string | null;
   /** The attempt whose intent put it in flight. */
   intent_attempt: number | null;

@@ -58,6 +58,11 @@ export const PERMISSIONS = {
   "policies.manage": { runtime: false, roles: ["owner", "admin"] },
   // Asking a credential's revocation endpoint records evidence on the task: the people who reconcile.
   "credentials.check": { runtime: false, roles: ["responder", "owner", "admin"] },
+  // Approvals (issue 8): runtimes create requests (through intents) and read them; only people with a deciding role
+  // decide. The owner counts as an admin here as everywhere in this table.
+  "approvals.read": { runtime: true, roles: ANY_ROLE },
+  "approvals.decide": { runtime: false, roles: ["approver", "admin", "owner"] },
+  "approvals.manage": { runtime: false, roles: ["owner", "admin"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -106,6 +111,9 @@ const PHRASES: Record<Action, string> = {
   "policies.read": "read policy versions",
   "policies.manage": "store and activate policy versions",
   "credentials.check": "test whether a run's credential is revoked",
+  "approvals.read": "read approvals",
+  "approvals.decide": "approve or reject side effects",
+  "approvals.manage": "change the policy version or the approval settings",
 };
 
 function describe(action: Action): string {

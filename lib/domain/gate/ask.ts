@@ -17,6 +17,7 @@ import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { egressGateReasons } from "../policies/egress";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk } from "./asks";
+import { gatherApprovalFacts } from "../approvals/gate";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -227,8 +228,19 @@ export async function readGateFacts(
     }
   }
 
+  // Approvals and the policy version (issue 8): the same standing the intent route answers for its own effect.
   // Policy custody (issue 11): a current policy that fails lint, or a host this run reached that it no longer admits.
-  const policy = await egressGateReasons(db, tenantId, taskId);
+  const now = opts.now ?? new Date();
+  const [approvalFacts, egressReasons] = await Promise.all([
+    gatherApprovalFacts(
+      db,
+      tenantId,
+      taskId,
+      effects.filter((e) => e.status === "awaiting_approval").map((e) => e.name),
+      now,
+    ),
+    egressGateReasons(db, tenantId, taskId),
+  ]);
 
   const latest = cp
     ? {
@@ -253,7 +265,7 @@ export async function readGateFacts(
   }
 
   const facts: GateFacts = {
-    now: opts.now ?? new Date(),
+    now,
     task,
     checkpoint: latest,
     verified_checkpoint: verified,
@@ -270,7 +282,8 @@ export async function readGateFacts(
     snapshots_restored,
     credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
     tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
-    policy,
+    approvals: approvalFacts.approvals,
+    policy: [...approvalFacts.policy, ...egressReasons],
   };
   return { facts, effect, pendingReceipt: row.pending_receipt === true };
 }

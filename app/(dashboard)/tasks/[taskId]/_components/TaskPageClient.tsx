@@ -16,6 +16,7 @@ import { SideEffectsTab } from "./SideEffectsTab";
 import { ArtifactsTab } from "./ArtifactsTab";
 import { CheckpointsTab } from "./CheckpointsTab";
 import { EgressTab } from "./EgressTab";
+import { ApprovalsTab } from "./ApprovalsTab";
 import { ReconcileDialog } from "./ReconcileDialog";
 import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
@@ -23,6 +24,7 @@ const LIVE_REFRESH_MS = 3000;
 
 const TABS = [
   { id: "side-effects", label: "Side effects" },
+  { id: "approvals", label: "Approvals" },
   { id: "artifacts", label: "Artifacts" },
   { id: "checkpoints", label: "Checkpoints" },
   { id: "egress", label: "Egress and vault" },
@@ -35,6 +37,8 @@ export type TaskPageClientProps = {
   initialEvents: { events: StoredEvent[]; truncated: boolean };
   initialGate: GateVerdict;
   canReconcile: boolean;
+  /** The person may approve or re-approve (issue 8): a stale or pending approval becomes the page's primary action. */
+  canDecideApprovals?: boolean;
   role: Role;
 };
 
@@ -48,7 +52,7 @@ function followsLive(task: TaskView): boolean {
 }
 
 /** Client shell of /tasks/[taskId]. */
-export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, role }: TaskPageClientProps) {
+export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -85,8 +89,14 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
     () => Object.entries(task.side_effects).filter(([, e]) => e.status === "unknown").map(([name]) => name),
     [task.side_effects],
   );
+  // An approval the gate waits for, and where to decide it (the gate links approval reasons to their approval page).
+  const approvalReason = gate.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
   const primaryAction =
-    canReconcile && unknownEffects[0] ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) } : null;
+    canReconcile && unknownEffects[0]
+      ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) }
+      : canDecideApprovals && approvalReason
+        ? { label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval", onClick: () => router.push(approvalReason.target) }
+        : null;
 
   return (
     <div className="space-y-4">
@@ -161,6 +171,8 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
               role={role}
               onReconcile={(name) => setReconciling(name)}
             />
+          ) : tab === "approvals" ? (
+            <ApprovalsTab taskId={taskId} eventCount={task.event_count} />
           ) : tab === "artifacts" ? (
             <ArtifactsTab taskId={taskId} version={task.version} />
           ) : tab === "egress" ? (

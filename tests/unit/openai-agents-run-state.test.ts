@@ -170,8 +170,8 @@ describe("pairing and duplicates", () => {
     };
     const p = parseRunState(s);
     expect(p.receipts).toEqual([
-      { callId: "c3", tool: "lookup", output: "found", agent: "a" },
-      { callId: "c1", tool: "send_mail", output: "sent", agent: "a" },
+      { callId: "c3", tool: "lookup", arguments: {}, output: "found", agent: "a" },
+      { callId: "c1", tool: "send_mail", arguments: { to: "x" }, output: "sent", agent: "a" },
     ]);
     expect(p.unknown).toEqual([{ callId: "c2", tool: "charge_card", arguments: { amount: 5 }, agent: "a" }]);
     // A finished run leaves no unknown call.
@@ -213,7 +213,7 @@ describe("states made by the real @openai/agents SDK", () => {
     expect(p.sdk).toBe("openai-agents-js");
     expect(SUPPORTED_SCHEMA_VERSIONS["openai-agents-js"]).toContain(p.schemaVersion);
     expect(p.approvals).toEqual([{ callId: "call-publish-1", tool: "publish_report", arguments: { report: "q3.md", channel: "board" }, agent: "reporter", nested: false }]);
-    expect(p.receipts).toEqual([{ callId: "call-lookup-1", tool: "lookup", output: "record R-1: ok", agent: "reporter" }]);
+    expect(p.receipts).toEqual([{ callId: "call-lookup-1", tool: "lookup", arguments: { id: "R-1" }, output: "record R-1: ok", agent: "reporter" }]);
     expect(p.unknown).toEqual([]);
     expect(parseRunState(text)).toEqual(p);
   });
@@ -229,7 +229,7 @@ describe("states made by the real @openai/agents SDK", () => {
     const { json } = await finishedState();
     const p = parseRunState(json);
     expect(p.approvals).toEqual([]);
-    expect(p.receipts).toEqual([{ callId: "call-lookup-9", tool: "lookup", output: "record R-9: ok", agent: "reader" }]);
+    expect(p.receipts).toEqual([{ callId: "call-lookup-9", tool: "lookup", arguments: { id: "R-9" }, output: "record R-9: ok", agent: "reader" }]);
     expect(p.unknown).toEqual([]);
   });
 });

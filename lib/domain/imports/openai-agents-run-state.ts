@@ -17,6 +17,7 @@
  *
  * Pure: no database, no Next. Decision 0011.
  */
+import { canonicalDigest } from "../crypto/canonical";
 import { checkJsonText } from "../json/text";
 
 export type RunStateSdk = "openai-agents-js" | "openai-agents-python";
@@ -65,7 +66,8 @@ export type RunStateApproval = {
   /** True when the interruption came from a nested agent-as-tool run. */
   nested: boolean;
 };
-export type RunStateReceipt = { callId: string; tool: string; output: unknown; agent?: string };
+/** `arguments`: those of the call the output answers (null when the state holds no call for it). */
+export type RunStateReceipt = { callId: string; tool: string; arguments: unknown; output: unknown; agent?: string };
 export type RunStateUnknown = { callId: string; tool: string; arguments: unknown; agent?: string };
 
 export type ParsedRunState = {
@@ -189,6 +191,14 @@ const OUTPUT_TYPES = new Set([
 ]);
 
 type Call = { callId: string; tool: string; arguments: unknown; argsText: string; agent?: string };
+
+/**
+ * The payload digest of a tool call (issue 8 "What a request is bound to"): sha256 hex of the RFC 8785 JSON of
+ * `{"tool", "arguments"}`, arguments parsed from their JSON text. The runtime helper computes the same for its intents.
+ */
+export function toolCallDigest(tool: string, args: unknown): string {
+  return canonicalDigest({ tool, arguments: args ?? null });
+}
 
 function parseArguments(raw: unknown, where: string): { value: unknown; text: string } {
   if (typeof raw !== "string") {
@@ -397,7 +407,7 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
     const call = calls.get(callId);
     if (!call) out.warnings.push(`An output for call ${shown(callId)} has no tool call in the state; it was recorded under the tool it names.`);
     if (out.receipts.some((r) => r.callId === callId)) continue;
-    out.receipts.push({ callId, tool: call?.tool ?? o.name ?? "unknown_tool", output: o.output, agent: call?.agent ?? o.agent });
+    out.receipts.push({ callId, tool: call?.tool ?? o.name ?? "unknown_tool", arguments: call ? call.arguments : null, output: o.output, agent: call?.agent ?? o.agent });
   }
 
   const finished = f(step, "type") === "next_step_final_output";

@@ -6,3 +6,4 @@ export * from "./settings";
 export * from "./maps";
 export * from "./access";
 export * from "./gate";
+export * from "./approvals";

@@ -137,7 +137,7 @@ export type SideEffectReceipt = {
 };
 
 /** Where a side effect came from. */
-export const SIDE_EFFECT_ORIGINS = ["intent", "event", "checkpoint", "tool_call"] as const;
+export const SIDE_EFFECT_ORIGINS = ["intent", "event", "checkpoint", "tool_call", "import"] as const;
 export type SideEffectOrigin = (typeof SIDE_EFFECT_ORIGINS)[number];
 
 export type SideEffectReconcile = {

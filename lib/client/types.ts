@@ -131,7 +131,7 @@ export type SideEffectView = {
    * (declared by a record) or `tool_call` (a mutating tool call whose attempt ended without an outcome; then `call_id`
    * names it and the idempotency key is the server's own, as the runtime gave none).
    */
-  origin: "intent" | "event" | "checkpoint" | "tool_call";
+  origin: "intent" | "event" | "checkpoint" | "tool_call" | "import";
   call_id: string | null;
   /** The attempt whose intent put it in flight. */
   intent_attempt: number | null;

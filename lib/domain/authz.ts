@@ -51,6 +51,11 @@ export const PERMISSIONS = {
   "maps.edit": { runtime: false, roles: ["owner", "admin"] },
   "members.manage": { runtime: false, roles: ["owner", "admin"] },
   "account.manage": { runtime: false, roles: ANY_ROLE },
+  // Approvals (issue 8): runtimes create requests (through intents) and read them; only people with a deciding role
+  // decide. The owner counts as an admin here as everywhere in this table.
+  "approvals.read": { runtime: true, roles: ANY_ROLE },
+  "approvals.decide": { runtime: false, roles: ["approver", "admin", "owner"] },
+  "approvals.manage": { runtime: false, roles: ["owner", "admin"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -95,6 +100,9 @@ const PHRASES: Record<Action, string> = {
   "maps.edit": "edit, publish or import custody maps or record interruption exercises",
   "members.manage": "invite members, change their roles or remove them",
   "account.manage": "change their own password or switch workspace",
+  "approvals.read": "read approvals",
+  "approvals.decide": "approve or reject side effects",
+  "approvals.manage": "change the policy version or the approval settings",
 };
 
 function describe(action: Action): string {

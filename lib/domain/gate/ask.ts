@@ -15,6 +15,7 @@ import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk } from "./asks";
+import { gatherApprovalFacts } from "../approvals/gate";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -120,6 +121,15 @@ export async function gatherGateFacts(
     }
   }
 
+  // Approvals and the policy version (issue 8): the same standing the intent route answers for its own effect.
+  const approvalFacts = await gatherApprovalFacts(
+    db,
+    tenantId,
+    taskId,
+    effects.filter((e) => e.status === "awaiting_approval").map((e) => e.name),
+    now,
+  );
+
   const latest = checkpoint ? gateCheckpoint(checkpoint, key) : null;
   const verified = latest === null || latest.signature_valid ? latest : await latestVerified(db, tenantId, taskId, key);
 
@@ -152,6 +162,8 @@ export async function gatherGateFacts(
     snapshots_restored,
     credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
     tool_definitions_now: { ...fromEvents, ...toolDefinitions },
+    approvals: approvalFacts.approvals,
+    policy: approvalFacts.policy,
   };
 }
 

@@ -9,8 +9,9 @@
  * It is enforced, not advisory: {@link writePermission} turns the same verdict into the intent route's answer, so the
  * gate and the intent route cannot disagree (DESIGN.md "Resume gate"). A checkpoint that does not verify never feeds
  * the answer: `next_phase` and the tool definitions come from the latest checkpoint that verifies.
- * Approval and policy facts arrive with their own issues: {@link GateFacts.approvals} and {@link GateFacts.policy}
- * are the seams (today they contribute no reasons unless given).
+ * Approval and policy facts come through {@link GateFacts.approvals} and {@link GateFacts.policy}: gathered by
+ * lib/domain/approvals/gate.ts (`approval_missing`, `approval_stale`, `policy_changed`) from the same standing the
+ * intent route answers for its own effect. Without them (pure tests), an effect awaiting approval is `approval_missing`.
  */
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateReason, GateVerdict } from "@/lib/client/types";

@@ -8,12 +8,15 @@ import { PERMISSIONS, type Action } from "../authz";
 /**
  * Gate reason code → the permission (lib/domain/authz.ts PERMISSIONS) a person needs to fix it in the dashboard.
  * Codes not listed are not fixed by a person here: the runtime writes a new checkpoint, the vault issues a fresh
- * credential, a snapshot is restored again; the reason's link then only shows the evidence. Approval codes join
- * this table with the permission that decides approvals.
+ * credential, a snapshot is restored again; the reason's link then only shows the evidence. Approval reasons
+ * (issue 8) are fixed by deciding (or re-approving under the current policy) the approval they link to.
  */
 export const REASON_FIX_ACTION: Readonly<Partial<Record<string, Action>>> = {
   side_effect_unknown: "side_effects.reconcile",
   principal_revoked: "principals.manage",
+  approval_missing: "approvals.decide",
+  approval_stale: "approvals.decide",
+  policy_changed: "approvals.decide",
 };
 
 /** What a person with `role` may do about a reason with `code`. */

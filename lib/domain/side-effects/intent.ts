@@ -29,6 +29,7 @@ import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME } fr
 import type { SigningKey } from "../crypto/signing";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
+import { approvalForIntent, consumeApproval } from "../approvals/for-intent";
 import { observeAttempt } from "./attempts";
 import { takePendingReceipt } from "./receipts";
 
@@ -52,6 +53,13 @@ export const intentBodySchema = z.strictObject({
   tool: plainName("tool", 200).optional(),
   lease_seconds: z.number().int().min(5).max(86_400).optional(),
   attempt: attemptField,
+  /** The runtime says this write needs an approver's decision (issue 8). */
+  requires_approval: z.boolean({ error: "requires_approval must be true or false" }).optional(),
+  /** The tool arguments, for the approver to read (credential values are refused). */
+  payload: z.json().optional(),
+  /** The agent making the write and its version: an approval is bound to them. */
+  agent: plainName("agent", 200).optional(),
+  agent_version: plainName("agent_version", 200).optional(),
 });
 
 export type IntentOutcome =
@@ -126,6 +134,8 @@ const AUDITED_REFUSALS = new Set([
   "reconcile_required",
   "in_flight",
   "approval_required",
+  "approval_mismatch",
+  "approval_rejected",
   "idempotency_key_mismatch",
 ]);
 
@@ -136,7 +146,9 @@ const AUDITED_REFUSALS = new Set([
  *   arrived before its intent: the write already happened).
  * @throws DomainError not_found (task), bad_request (key), validation_failed, stale_attempt (409),
  *   idempotency_key_mismatch (422), in_flight (409, another holder's lease is live), reconcile_required (409, effect
- *   unknown), approval_required (403, awaiting approval), principal_revoked (403, any intent of a revoked principal's
+ *   unknown), approval_required (403, details {approval_id, status}: the write needs a fresh approval; the request is
+ *   created on first ask and the same one returned after), approval_mismatch (403, another digest under the approval,
+ *   details {approval_id, bound_payload_digest, offered_payload_digest}), approval_rejected (403), principal_revoked (403, any intent of a revoked principal's
  *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them).
  */
 export async function registerIntent(
@@ -157,7 +169,9 @@ export async function registerIntent(
     // when this intent is then refused.
     await expireLeases(db, tenantId, taskId);
     await fenceAttempt(db, tenantId, taskId, input.attempt, "An intent from a new attempt");
-    return await decideIntent(db, actor, taskId, name, input, key);
+    // Approvals (issue 8): committed on its own, so a request it creates stands when the intent is refused.
+    const approval = input.mutation ? await approvalForIntent(db, actor, taskId, name, input) : null;
+    return await decideIntent(db, actor, taskId, name, input, key, approval?.approval_id ?? null);
   } catch (err) {
     if (isDomainError(err) && AUDITED_REFUSALS.has(err.code)) {
       await auditIntent(db, actor, taskId, name, {
@@ -181,6 +195,7 @@ async function decideIntent(
   name: string,
   input: z.infer<typeof intentBodySchema>,
   key: SigningKey,
+  approvalId: string | null,
 ): Promise<IntentOutcome> {
   const tenantId = actor.tenantId;
   const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
@@ -207,6 +222,9 @@ async function decideIntent(
       const pending = await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key);
       if (pending) return completeFromPending(tx, actor, taskId, name, input, existing, pending);
       if (!permission.allowed) throw new DomainError(permission.code, permission.message, { reasons: permission.reasons });
+      // A fresh approval authorizes exactly one go: used here, in the deciding transaction.
+      if (approvalId) await consumeApproval(tx, tenantId, approvalId, input.attempt);
+      const approvalNote = approvalId ? { approval_id: approvalId } : {};
 
       const created = await queryRows<{ lease_expires_at: string }>(
         tx,
@@ -219,7 +237,7 @@ async function decideIntent(
             returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
       );
       if (created[0]) {
-        await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: "created", mutation: input.mutation, attempt: input.attempt });
+        await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: "created", mutation: input.mutation, attempt: input.attempt, ...approvalNote });
         return { decision: "go" as const, lease_expires_at: created[0].lease_expires_at };
       }
 
@@ -246,7 +264,7 @@ async function decideIntent(
               returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
         );
         if (moved[0]) {
-          await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: effect.status, mutation: input.mutation, attempt: input.attempt });
+          await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: effect.status, mutation: input.mutation, attempt: input.attempt, ...approvalNote });
           return { decision: "go" as const, lease_expires_at: moved[0].lease_expires_at };
         }
       }

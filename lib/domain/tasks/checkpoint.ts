@@ -15,6 +15,8 @@ import { signCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError } from "../errors";
 import { endAttempts } from "../side-effects/attempts";
 import { withRetry } from "../tx";
+import { approvalContext } from "../approvals/read";
+import { requestApproval } from "../approvals/requests";
 import { normalizePrincipal } from "./principal";
 import { parseTaskRecord, splitCheckpointBody, type ParsedTaskRecord } from "./record";
 
@@ -141,6 +143,9 @@ export async function checkpointTask(
         values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt})`);
 
       if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
+      // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
+      // approver's recorded decision approves it (issue 8).
+      await requestDeclaredApprovals(tx, actor, taskId, record);
       if (record.artifacts.length) {
         await tx.execute(sql`
           insert into artifacts (tenant_id, task_id, object_ref, sha256, size_bytes, media_type, first_version)
@@ -200,6 +205,48 @@ async function explainRefusal(
     `Task ${taskId} acts for principal "${current?.principal}"; a checkpoint cannot change it to "${principal}". Start a new task to act for another principal.`,
     { field: "principal", current: current?.principal ?? null },
   );
+}
+
+/**
+ * Creates the approval requests for the effects a checkpoint declares `awaiting_approval` or `approved` and that wait
+ * for a decision on the server (the same request again for the same key and digest; none for one decided already).
+ */
+async function requestDeclaredApprovals(tx: Db, actor: Actor, taskId: string, record: ParsedTaskRecord): Promise<void> {
+  const wanted = Object.entries(record.side_effects).filter(([, d]) => d.status === "awaiting_approval" || d.status === "approved");
+  if (!wanted.length) return;
+  const tenantId = actor.tenantId;
+  const waiting = await queryRows<{ name: string; idempotency_key: string; tool: string | null; action: string | null; has_request: boolean }>(
+    tx,
+    sql`select s.name, s.idempotency_key, s.tool, s.action,
+               exists (select 1 from approval_requests a where a.tenant_id = s.tenant_id and a.task_id = s.task_id
+                         and a.idempotency_key = s.idempotency_key and a.superseded_by is null) as has_request
+        from side_effects s
+        where s.tenant_id = ${tenantId} and s.task_id = ${taskId} and s.status = 'awaiting_approval'
+          and s.name in (${sql.join(wanted.map(([n]) => sql`${n}`), sql`, `)})`,
+  );
+  const todo = waiting.filter((w) => !w.has_request);
+  if (!todo.length) return;
+  const ctx = await approvalContext(tx, tenantId, taskId);
+  for (const w of todo) {
+    const d = record.side_effects[w.name]!;
+    await requestApproval(tx, {
+      tenantId,
+      taskId,
+      sideEffect: w.name,
+      idempotencyKey: w.idempotency_key,
+      principal: ctx.principal,
+      action: w.action ?? d.action ?? w.name,
+      tool: w.tool ?? d.tool ?? w.name,
+      payload: null,
+      payloadDigest: d.payload_digest ?? null,
+      inputDigest: ctx.input_digest,
+      policyVersion: ctx.policy_version,
+      agent: null,
+      agentVersion: null,
+      requestedBy: actor,
+      origin: "checkpoint",
+    });
+  }
 }
 
 type Declared = {

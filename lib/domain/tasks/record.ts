@@ -36,6 +36,8 @@ export const recordSideEffectSchema = z.strictObject({
   action: effectLabel("action").optional(),
   tool: effectLabel("tool").optional(),
   mutation: z.boolean().optional(),
+  /** For an effect awaiting approval: the digest of what it will send, so the approval can bind to it (issue 8). */
+  payload_digest: z.string().min(1).max(200).optional(),
 });
 
 export const taskRecordSchema = z.strictObject({

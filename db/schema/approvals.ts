@@ -1,0 +1,134 @@
+/**
+ * Approvals (DESIGN.md "Approval"; issue 8): a request to approve one side effect, bound to exactly what would run,
+ * and the one decision an approver records on it. Source of the binding and freshness rules:
+ * lib/domain/approvals/freshness.ts; decision record docs/decisions/0011-approval-binding-and-freshness.md.
+ *
+ * - One row per request. A request is bound to tenant, task, side effect, idempotency key, principal, action, tool,
+ *   payload digest (RFC 8785 of tool name + arguments), the redacted payload, input digest, policy version, agent and
+ *   agent version, requester.
+ * - Idempotent: at most one live (not superseded) request per (tenant, task, idempotency key, payload digest), held by
+ *   a unique index, so asking again returns the same request.
+ * - The decision columns are written once, by one guarded `UPDATE … WHERE decision IS NULL` (exactly one of many
+ *   concurrent deciders wins). A re-approval of a stale request supersedes it with a new request carrying the current
+ *   values and the new decision (`superseded_by`, guarded the same way).
+ * - `consumed_at`: single use — the intent that went under the approval (one guarded UPDATE).
+ * - `offered_*`: what a later intent offered that differed from the binding (payload digest or agent), kept for the
+ *   approver's side-by-side view; `invalidated_*`: reasons recorded when the approval was made stale by a change the
+ *   server knows of (policy change).
+ */
+import { sql } from "drizzle-orm";
+import { boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { tasks } from "./tasks";
+import { tenants } from "./tenancy";
+
+/** Decisions an approver records. */
+export const APPROVAL_DECISIONS = ["approve", "reject"] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+/** Where a request came from. */
+export const APPROVAL_ORIGINS = ["intent", "checkpoint", "import"] as const;
+export type ApprovalOrigin = (typeof APPROVAL_ORIGINS)[number];
+
+export const approvalRequests = pgTable(
+  "approval_requests",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    id: uuid("id").notNull().defaultRandom(),
+    taskId: text("task_id").notNull(),
+    sideEffect: text("side_effect").notNull(),
+    idempotencyKey: text("idempotency_key").notNull(),
+    principal: text("principal"),
+    action: text("action").notNull(),
+    tool: text("tool").notNull(),
+    /** sha256 hex of the RFC 8785 JSON of `{tool, arguments}`; null when the source did not say (a checkpoint). */
+    payloadDigest: text("payload_digest"),
+    /** The payload for the approver to read, secrets redacted; null when the source did not send it. */
+    payload: jsonb("payload").$type<unknown>(),
+    inputDigest: text("input_digest").notNull(),
+    policyVersion: text("policy_version").notNull(),
+    agent: text("agent"),
+    agentVersion: text("agent_version"),
+    /** Requester: actor kind, id and label (`key:<name>` or an email). */
+    requestedByKind: text("requested_by_kind").notNull(),
+    requestedById: text("requested_by_id").notNull(),
+    requestedBy: text("requested_by").notNull(),
+    requestedAt: timestamp("requested_at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    origin: text("origin").$type<ApprovalOrigin>().notNull().default("intent"),
+    /** A hosted or MCP approval request's own id (the provider's), kept for the runtime. */
+    providerRequestId: text("provider_request_id"),
+    /** The tool call id the request came from, when the source named one. */
+    callId: text("call_id"),
+
+    decision: text("decision").$type<ApprovalDecision>(),
+    reason: text("reason"),
+    decidedById: text("decided_by_id"),
+    decidedBy: text("decided_by"),
+    decidedAt: timestamp("decided_at", { withTimezone: true, precision: 6 }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    /** The decider was the requester and the tenant allowed it (separation of duties relaxed). */
+    selfApproved: boolean("self_approved").notNull().default(false),
+
+    consumedAt: timestamp("consumed_at", { withTimezone: true, precision: 6 }),
+    consumedAttempt: integer("consumed_attempt"),
+
+    offeredPayloadDigest: text("offered_payload_digest"),
+    offeredPayload: jsonb("offered_payload").$type<unknown>(),
+    offeredAgent: text("offered_agent"),
+    offeredAgentVersion: text("offered_agent_version"),
+    offeredAt: timestamp("offered_at", { withTimezone: true }),
+
+    invalidatedReasons: text("invalidated_reasons").array().notNull().default(sql`'{}'::text[]`),
+    invalidatedAt: timestamp("invalidated_at", { withTimezone: true }),
+
+    supersededBy: uuid("superseded_by"),
+    supersedes: uuid("supersedes"),
+  },
+  (t) => [
+    primaryKey({ name: "approval_requests_pkey", columns: [t.tenantId, t.id] }),
+    // Idempotency: one live request per key and digest (a null digest counts as one value).
+    uniqueIndex("approval_requests_live_key")
+      .on(t.tenantId, t.taskId, t.idempotencyKey, sql`coalesce(${t.payloadDigest}, '')`)
+      .where(sql`${t.supersededBy} is null`),
+    // The queue: by tenant, oldest first, keyset on (requested_at, id).
+    index("approval_requests_queue_idx").on(t.tenantId, t.requestedAt, t.id),
+    index("approval_requests_task_idx").on(t.tenantId, t.taskId, t.sideEffect),
+    foreignKey({
+      name: "approval_requests_task_fk",
+      columns: [t.tenantId, t.taskId],
+      foreignColumns: [tasks.tenantId, tasks.taskId],
+    }),
+  ],
+);
+
+/**
+ * Per-tenant approval settings: the current policy version (until versioned policy documents exist; read only through
+ * lib/domain/approvals/policy.ts `currentPolicyVersion`), the default approval TTL, and whether a requester may approve
+ * their own request (separation of duties, on by default).
+ */
+export const approvalSettings = pgTable("approval_settings", {
+  tenantId: uuid("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id),
+  policyVersion: text("policy_version").notNull().default("1"),
+  defaultTtlSeconds: integer("default_ttl_seconds").notNull().default(86_400),
+  allowSelfApproval: boolean("allow_self_approval").notNull().default(false),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedBy: text("updated_by"),
+});
+
+/** Per-action approval rules: the tenant marks an action approval-required, and may give it its own TTL. */
+export const approvalActionRules = pgTable(
+  "approval_action_rules",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    action: text("action").notNull(),
+    requiresApproval: boolean("requires_approval").notNull().default(true),
+    /** Seconds an approval of this action stays valid; null = the tenant default. */
+    ttlSeconds: integer("ttl_seconds"),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedBy: text("updated_by"),
+  },
+  (t) => [primaryKey({ name: "approval_action_rules_pkey", columns: [t.tenantId, t.action] })],
+);

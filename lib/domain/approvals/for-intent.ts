@@ -1,0 +1,186 @@
+/**
+ * The approval side of `POST …/side-effects/{name}/intent` (issue 8 "Where requests come from", "Decisions").
+ *
+ * Runs in its own committed transaction before the intent is decided, because what it records must stand when the
+ * intent is then refused: the request it creates (answered `403 approval_required` with its id), the payload or agent
+ * a later intent offered that differs from the binding (the approval goes stale, and the approver sees the diff).
+ *
+ * - Needs approval: the intent says `requires_approval`, the tenant marks the action approval-required, the effect is
+ *   `awaiting_approval`, or a live request exists for its key. Nothing here applies once the effect has run (in flight,
+ *   completed, unknown): then the effect's own rules answer (replay, 409, 422 idempotency_key_mismatch).
+ * - Same key + digest → the same request, never a second one ({@link requestApproval}).
+ * - Another digest under a live approval or pending request → `403 approval_mismatch` naming the bound and offered
+ *   digests (in place of `422 idempotency_key_mismatch` while the effect has not run).
+ * - The request's standing comes from {@link approvalStanding}, the function the gate's approval reasons come from.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { findSideEffect } from "@/db/queries/side-effects";
+import type { Actor } from "../authz";
+import { DomainError } from "../errors";
+import { withRetry } from "../tx";
+import { STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
+import { approvalStanding, type ApprovalStanding } from "./gate";
+import { actionRule } from "./policy";
+import { APPROVAL_COLUMNS, approvalContext, findApprovalRow, loadCurrentFacts, type ApprovalRow } from "./read";
+import { requestApproval } from "./requests";
+
+export type IntentApprovalInput = {
+  idempotency_key: string;
+  payload_digest: string;
+  action: string;
+  tool?: string;
+  requires_approval?: boolean;
+  payload?: unknown;
+  agent?: string;
+  agent_version?: string;
+};
+
+type Outcome =
+  | null
+  | { kind: "mismatch"; row: ApprovalRow }
+  | { kind: "standing"; row: ApprovalRow; standing: ApprovalStanding };
+
+/**
+ * Finds or creates the approval request an intent falls under, and answers for it.
+ * @returns null when no approval applies (or it was used: the effect's own state answers), or `{approval_id}` when a
+ *   fresh approval lets this intent go (the caller consumes it in the deciding transaction).
+ * @throws DomainError approval_required (403, details {approval_id, status, stale_reasons?}), approval_mismatch (403,
+ *   details {approval_id, bound_payload_digest, offered_payload_digest}), approval_rejected (403).
+ */
+export async function approvalForIntent(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  input: IntentApprovalInput,
+): Promise<{ approval_id: string } | null> {
+  const tenantId = actor.tenantId;
+  const outcome: Outcome = await withRetry(() =>
+    db.transaction(async (tx): Promise<Outcome> => {
+      const effect = await findSideEffect(tx, tenantId, taskId, name);
+      if (effect && effect.idempotency_key !== input.idempotency_key) return null;
+      if (effect && (effect.status === "in_flight" || effect.status === "completed" || effect.status === "unknown")) return null;
+      // It went once (retry after a reconcile found it not applied): the stored digest rules, as before approvals.
+      if (effect?.payload_digest && effect.payload_digest !== input.payload_digest) return null;
+      const live = await queryRows<ApprovalRow>(
+        tx,
+        sql`select ${APPROVAL_COLUMNS} from approval_requests
+            where tenant_id = ${tenantId} and task_id = ${taskId} and idempotency_key = ${input.idempotency_key}
+              and superseded_by is null
+            order by requested_at desc, id
+            for update`,
+      );
+      const rule = input.requires_approval ? null : await actionRule(tx, tenantId, input.action);
+      const needs = input.requires_approval === true || rule?.requires_approval === true || effect?.status === "awaiting_approval" || live.length > 0;
+      if (!needs) return null;
+
+      let row = live.find((r) => r.payload_digest === input.payload_digest);
+      if (!row) {
+        // A request a checkpoint made without a digest: this intent says what will be sent, so it binds now.
+        const unbound = live.find((r) => r.payload_digest === null && r.decision === null);
+        if (unbound) {
+          const payload = input.payload === undefined ? null : JSON.stringify(input.payload);
+          await tx.execute(sql`
+            update approval_requests set payload_digest = ${input.payload_digest}, payload = coalesce(${payload}::jsonb, payload),
+                   agent = coalesce(agent, ${input.agent ?? null}), agent_version = coalesce(agent_version, ${input.agent_version ?? null})
+            where tenant_id = ${tenantId} and id = ${unbound.id}::uuid and payload_digest is null and decision is null`);
+          row = await findApprovalRow(tx, tenantId, unbound.id);
+        }
+      }
+      if (!row) {
+        const other = live.find((r) => r.decision !== "reject" && !r.consumed_at);
+        if (other) {
+          await tx.execute(sql`
+            update approval_requests
+            set offered_payload_digest = ${input.payload_digest},
+                offered_payload = ${input.payload === undefined ? null : JSON.stringify(input.payload)}::jsonb, offered_at = now()
+            where tenant_id = ${tenantId} and id = ${other.id}::uuid`);
+          return { kind: "mismatch", row: other };
+        }
+        const ctx = await approvalContext(tx, tenantId, taskId);
+        const { id } = await requestApproval(tx, {
+          tenantId,
+          taskId,
+          sideEffect: name,
+          idempotencyKey: input.idempotency_key,
+          principal: ctx.principal,
+          action: input.action,
+          tool: input.tool ?? name,
+          payload: input.payload ?? null,
+          payloadDigest: input.payload_digest,
+          inputDigest: ctx.input_digest,
+          policyVersion: ctx.policy_version,
+          agent: input.agent ?? null,
+          agentVersion: input.agent_version ?? null,
+          requestedBy: actor,
+          origin: "intent",
+        });
+        row = (await findApprovalRow(tx, tenantId, id))!;
+      }
+      const offered: NonNullable<CurrentApprovalFacts["offered"]> = { action: input.action, payload_digest: input.payload_digest };
+      if (input.agent !== undefined) offered.agent = input.agent;
+      if (input.agent_version !== undefined) offered.agent_version = input.agent_version;
+      if (
+        (input.agent !== undefined && input.agent !== row.agent) ||
+        (input.agent_version !== undefined && input.agent_version !== row.agent_version)
+      ) {
+        // Resumed under another agent or version: kept, so the approval shows stale with the change.
+        await tx.execute(sql`
+          update approval_requests set offered_agent = ${input.agent ?? row.agent}, offered_agent_version = ${input.agent_version ?? row.agent_version},
+                 offered_at = now()
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+      }
+      const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered };
+      return { kind: "standing", row, standing: approvalStanding(row, facts) };
+    }),
+  );
+  if (!outcome) return null;
+  if (outcome.kind === "mismatch") {
+    const r = outcome.row;
+    throw new DomainError(
+      "approval_mismatch",
+      `The ${r.decision === "approve" ? "approval" : "pending approval request"} for ${name} is bound to payload digest ${r.payload_digest}, but this intent offers ${input.payload_digest}. An approval authorizes exactly what was approved; an approver must re-approve the new payload.`,
+      { approval_id: r.id, bound_payload_digest: r.payload_digest, offered_payload_digest: input.payload_digest },
+    );
+  }
+  const s = outcome.standing;
+  switch (s.kind) {
+    case "go":
+      return { approval_id: s.approval_id };
+    case "used":
+      return null;
+    case "missing":
+      throw new DomainError("approval_required", `${name} needs an approver's decision before it may run; the request is in the approvals queue.`, {
+        approval_id: s.approval_id,
+        status: "pending",
+      });
+    case "stale":
+      throw new DomainError(
+        "approval_required",
+        `The approval of ${name} is stale (${s.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ")}); an approver must re-approve it.`,
+        { approval_id: s.approval_id, status: "stale", stale_reasons: s.stale_reasons },
+      );
+    case "rejected":
+      throw new DomainError(
+        "approval_rejected",
+        `${s.decided_by ?? "An approver"} rejected ${name}${s.reason ? `: ${s.reason}` : ""}. The run must not make this write.`,
+        { approval_id: s.approval_id, status: "rejected", reason: s.reason, decided_by: s.decided_by },
+      );
+  }
+}
+
+/**
+ * Uses a fresh approval for one go (single use): one guarded UPDATE inside the intent's deciding transaction.
+ * @throws DomainError in_flight when another intent used it first.
+ */
+export async function consumeApproval(tx: Db, tenantId: string, approvalId: string, attempt: number): Promise<void> {
+  const rows = await queryRows<{ id: string }>(
+    tx,
+    sql`update approval_requests set consumed_at = now(), consumed_attempt = ${attempt}
+        where tenant_id = ${tenantId} and id = ${approvalId}::uuid and consumed_at is null and superseded_by is null
+          and decision = 'approve'
+        returning id`,
+  );
+  if (!rows[0]) throw new DomainError("in_flight", "The approval was used by another intent just now (an approval authorizes one go); wait for its receipt.");
+}

@@ -1,0 +1,126 @@
+/**
+ * Approvals as the resume gate and the intent route read them (issue 8 "Resume gate"; DESIGN.md "Resume gate": the
+ * gate and the intent route answer from one function). {@link approvalStanding} is that function for one request:
+ * the gate turns every standing into reasons ({@link approvalGateReasons}), and the intent route answers its own
+ * effect's standing (lib/domain/side-effects/intent.ts).
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import type { GateReason } from "@/lib/client/types";
+import { approvalStatus, STALE_REASON_TEXT, type CurrentApprovalFacts, type StaleReason } from "./freshness";
+import { APPROVAL_COLUMNS, boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
+
+/** Where one request stands for a write under it. */
+export type ApprovalStanding =
+  | { kind: "go"; approval_id: string }
+  | { kind: "missing"; approval_id: string }
+  | { kind: "stale"; approval_id: string; stale_reasons: StaleReason[] }
+  | { kind: "rejected"; approval_id: string; reason: string | null; decided_by: string | null }
+  /** Already used by an intent (single use): the effect's own state answers. */
+  | { kind: "used"; approval_id: string };
+
+/** The one rule: what a live request means for a write under it, now. Pure. */
+export function approvalStanding(row: ApprovalRow, facts: CurrentApprovalFacts): ApprovalStanding {
+  if (row.consumed_at) return { kind: "used", approval_id: row.id };
+  const { status, stale_reasons } = approvalStatus(boundOf(row), facts);
+  switch (status) {
+    case "approved":
+      return { kind: "go", approval_id: row.id };
+    case "pending":
+      return { kind: "missing", approval_id: row.id };
+    case "stale":
+      return { kind: "stale", approval_id: row.id, stale_reasons };
+    case "rejected":
+      return { kind: "rejected", approval_id: row.id, reason: row.reason, decided_by: row.decided_by };
+  }
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * Gate reasons from the standings of a task's live requests (pure): `approval_missing` for a pending request (and for
+ * an effect awaiting approval that has none), `approval_stale` for a stale one, and `policy_changed` once per task when
+ * any is stale because the policy version changed. A rejected request blocks nothing (the run must not make that write;
+ * the intent route refuses it) and a used one is the effect's own business.
+ */
+export function approvalGateReasons(
+  taskId: string,
+  requests: Array<{ row: ApprovalRow; standing: ApprovalStanding }>,
+  awaitingWithoutRequest: string[],
+  currentPolicy: string,
+): { approvals: GateReason[]; policy: GateReason[] } {
+  const approvals: GateReason[] = [];
+  const policyStale: ApprovalRow[] = [];
+  for (const { row, standing } of requests) {
+    const target = `/approvals/${enc(row.id)}`;
+    if (standing.kind === "missing") {
+      approvals.push({
+        code: "approval_missing",
+        message: `${row.side_effect} (${row.action}) waits for an approver's decision; the write may not start until an approver approves it.`,
+        target,
+      });
+    } else if (standing.kind === "stale") {
+      approvals.push({
+        code: "approval_stale",
+        message: `The approval of ${row.side_effect} (${row.action}) is stale: ${standing.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ")}. An approver must re-approve it against the current values.`,
+        target,
+      });
+      if (standing.stale_reasons.includes("policy_changed")) policyStale.push(row);
+    }
+  }
+  for (const name of awaitingWithoutRequest) {
+    approvals.push({
+      code: "approval_missing",
+      message: `${name} waits for an approver's decision and none is recorded; the write may not start until an approver approves it.`,
+      target: `/tasks/${enc(taskId)}?tab=side-effects&effect=${enc(name)}`,
+    });
+  }
+  const policy: GateReason[] = policyStale.length
+    ? [
+        {
+          code: "policy_changed",
+          message: `The policy version is now ${currentPolicy}; ${policyStale.length === 1 ? "the approval" : `${policyStale.length} approvals`} of ${policyStale
+            .map((r) => r.side_effect)
+            .join(", ")} ${policyStale.length === 1 ? "was" : "were"} given under version ${[...new Set(policyStale.map((r) => r.policy_version))].join(", ")}. Re-approve under the current policy.`,
+          target: policyStale.length === 1 ? `/approvals/${enc(policyStale[0]!.id)}` : `/tasks/${enc(taskId)}?tab=approvals`,
+        },
+      ]
+    : [];
+  return { approvals, policy };
+}
+
+/** The live requests of a task whose effect has not gone yet (not in flight, completed or unknown). */
+export async function liveTaskRequests(db: Db, tenantId: string, taskId: string): Promise<ApprovalRow[]> {
+  return queryRows<ApprovalRow>(
+    db,
+    sql`select ${APPROVAL_COLUMNS} from approval_requests a
+        where a.tenant_id = ${tenantId} and a.task_id = ${taskId} and a.superseded_by is null and a.consumed_at is null
+          and not exists (select 1 from side_effects s where s.tenant_id = a.tenant_id and s.task_id = a.task_id
+                          and s.name = a.side_effect and s.idempotency_key = a.idempotency_key
+                          and s.status in ('in_flight', 'completed', 'unknown'))
+        order by a.requested_at, a.id`,
+  );
+}
+
+/**
+ * The gate's approval and policy facts for a task (GateFacts.approvals / GateFacts.policy).
+ * @param awaiting names of the task's effects in `awaiting_approval` (from the gate's side-effect read).
+ */
+export async function gatherApprovalFacts(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  awaiting: string[],
+  now = new Date(),
+): Promise<{ approvals: GateReason[]; policy: GateReason[] }> {
+  const rows = await liveTaskRequests(db, tenantId, taskId);
+  const factsOf = await loadCurrentFacts(db, tenantId, rows, now);
+  const covered = new Set(rows.map((r) => r.side_effect));
+  const policy = rows[0] ? factsOf(rows[0]).policy_version : "";
+  return approvalGateReasons(
+    taskId,
+    rows.map((row) => ({ row, standing: approvalStanding(row, factsOf(row)) })),
+    awaiting.filter((n) => !covered.has(n)),
+    policy,
+  );
+}

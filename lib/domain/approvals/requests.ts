@@ -1,0 +1,144 @@
+/**
+ * Approval requests (issue 8 "Where requests come from", "What a request is bound to").
+ *
+ * {@link requestApproval} is the one verb that creates a request, for every source: the intent route (the runtime says
+ * `requires_approval`, or the tenant marks the action approval-required), a checkpoint that declares an effect awaiting
+ * approval (or claims it approved), and imported agent run states. It is idempotent by tenant + task + idempotency key
+ * + payload digest: asking again returns the same request and creates nothing (a unique index on the live requests
+ * holds this under concurrency, `INSERT … ON CONFLICT DO NOTHING`). A new request is audited (`approval.requested`),
+ * shows on the task's session lane (an `approval.requested` event), and its side effect waits for it
+ * (`awaiting_approval`): only an approver's recorded decision approves.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import type { ApprovalOrigin } from "@/db/schema/approvals";
+import { appendAudit } from "../audit/append";
+import { actorRef, type Actor } from "../authz";
+import { redactJson, unstorableJson } from "../events/redact";
+import { DomainError } from "../errors";
+
+export type RequestApprovalInput = {
+  tenantId: string;
+  taskId: string;
+  /** The side effect's name in the task. */
+  sideEffect: string;
+  idempotencyKey: string;
+  principal: string | null;
+  action: string;
+  tool: string;
+  /** The tool arguments for the approver to read; secrets are redacted before storage. Null when not sent. */
+  payload: unknown;
+  /** sha256 hex of RFC 8785 JSON of tool name + canonical arguments; null when the source did not say. */
+  payloadDigest: string | null;
+  /** Digest of the task's input set (lib/domain/approvals/freshness.ts `inputDigestOf`). */
+  inputDigest: string;
+  /** The policy version the request is bound to (lib/domain/approvals/policy.ts `currentPolicyVersion`). */
+  policyVersion: string;
+  agent: string | null;
+  agentVersion: string | null;
+  /** Who asks (a runtime API key, a person, or a system actor); audited as the actor of `approval.requested`. */
+  requestedBy: Actor;
+  /** A hosted or MCP approval request's own id. */
+  providerRequestId?: string | null;
+  /** Where the request came from (default `intent`). */
+  origin?: ApprovalOrigin;
+  /** The tool call id it came from, when known. */
+  callId?: string | null;
+};
+
+/**
+ * Creates the approval request for one side effect, or returns the live one for the same key and digest.
+ * Call inside a transaction (the audit row and the event go in it).
+ * @returns `{id, created}` — `created` false when the same request already existed.
+ * @throws DomainError validation_failed when the payload cannot be stored (too deep, unstorable text).
+ */
+export async function requestApproval(tx: Db, input: RequestApprovalInput): Promise<{ id: string; created: boolean }> {
+  const { tenantId, taskId } = input;
+  const unstorable = input.payload === undefined || input.payload === null ? null : unstorableJson(input.payload);
+  if (unstorable) throw new DomainError("validation_failed", `The payload ${unstorable}.`);
+  const payload = input.payload === undefined || input.payload === null ? null : redactJson(input.payload).value;
+  const by = actorRef(input.requestedBy);
+  const origin = input.origin ?? "intent";
+  const inserted = await queryRows<{ id: string; requested_at: string }>(
+    tx,
+    sql`insert into approval_requests (tenant_id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest,
+                                       payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
+                                       requested_by_id, requested_by, origin, provider_request_id, call_id)
+        values (${tenantId}, ${taskId}, ${input.sideEffect}, ${input.idempotencyKey}, ${input.principal}, ${input.action},
+                ${input.tool}, ${input.payloadDigest}, ${payload === null ? null : JSON.stringify(payload)}::jsonb,
+                ${input.inputDigest}, ${input.policyVersion}, ${input.agent}, ${input.agentVersion}, ${by.kind}, ${by.id},
+                ${by.label}, ${origin}, ${input.providerRequestId ?? null}, ${input.callId ?? null})
+        on conflict (tenant_id, task_id, idempotency_key, (coalesce(payload_digest, ''))) where superseded_by is null do nothing
+        returning id, to_char(requested_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as requested_at`,
+  );
+  if (!inserted[0]) {
+    const [live] = await queryRows<{ id: string }>(
+      tx,
+      sql`select id from approval_requests
+          where tenant_id = ${tenantId} and task_id = ${taskId} and idempotency_key = ${input.idempotencyKey}
+            and coalesce(payload_digest, '') = ${input.payloadDigest ?? ""} and superseded_by is null`,
+    );
+    if (!live) throw new DomainError("conflict", "Another approval request for this key is being created right now; try again.");
+    return { id: live.id, created: false };
+  }
+  const id = inserted[0].id;
+  // Its side effect waits for the decision (created when the server did not know it yet).
+  const effectOrigin = origin === "import" ? "import" : origin;
+  await tx.execute(sql`
+    insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, status_reason, origin, call_id)
+    values (${tenantId}, ${taskId}, ${input.sideEffect}, ${input.idempotencyKey}, 'awaiting_approval', ${input.tool}, ${input.action},
+            true, 'Waits for an approver''s decision.', ${effectOrigin}, ${input.callId ?? null})
+    on conflict do nothing`);
+  await tx.execute(sql`
+    update side_effects set status = 'awaiting_approval', status_reason = 'Waits for an approver''s decision.', updated_at = now()
+    where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${input.sideEffect}
+      and idempotency_key = ${input.idempotencyKey} and status = 'not_started'`);
+  const audit = await appendAudit(tx, input.requestedBy, {
+    action: "approval.requested",
+    target: `approval:${id}`,
+    details: {
+      task_id: taskId,
+      side_effect: input.sideEffect,
+      idempotency_key: input.idempotencyKey,
+      action: input.action,
+      tool: input.tool,
+      payload_digest: input.payloadDigest,
+      input_digest: input.inputDigest,
+      policy_version: input.policyVersion,
+      agent: input.agent,
+      agent_version: input.agentVersion,
+      origin,
+      ...(input.providerRequestId ? { provider_request_id: input.providerRequestId } : {}),
+    },
+  });
+  await approvalEvent(tx, tenantId, taskId, id, "approval.requested", by.label, {
+    side_effect: input.sideEffect,
+    action: input.action,
+    payload_digest: input.payloadDigest,
+    policy_version: input.policyVersion,
+    origin,
+    audit_seq: audit.seq,
+  });
+  return { id, created: true };
+}
+
+/**
+ * Puts an approval mark on the task's session lane (`approval.requested` / `approval.decided` /
+ * `approval.invalidated`), with a server-made event id so it is written once.
+ */
+export async function approvalEvent(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  approvalId: string,
+  type: "approval.requested" | "approval.decided" | "approval.invalidated",
+  actorLabel: string,
+  attrs: Record<string, unknown>,
+  suffix = "",
+): Promise<void> {
+  await tx.execute(sql`
+    insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
+    values (${tenantId}, ${`custody:${type}:${approvalId}${suffix}`}, ${taskId}, 'session', ${type}, now(), ${actorLabel},
+            ${JSON.stringify({ approval_id: approvalId, ...attrs })}::jsonb)
+    on conflict do nothing`);
+}

@@ -24,9 +24,11 @@ import { createMapSchema, layerPatchSchema, mapImportSchema } from "@/lib/domain
 import { changePasswordBodySchema, switchWorkspaceBodySchema } from "@/lib/domain/tenancy/account";
 import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitations";
 import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
+import { decisionBodySchema } from "@/lib/domain/approvals/decide";
+import { actionRuleBodySchema, approvalSettingsBodySchema, policyVersionBodySchema } from "@/lib/domain/approvals/settings";
 
 /** `public`: no credentials (the invitation link's page). */
-export type RouteAuth = "runtime" | "owner" | "responder" | "viewer" | "public";
+export type RouteAuth = "runtime" | "owner" | "approver" | "responder" | "viewer" | "public";
 
 export type RouteSpec = {
   auth: RouteAuth;
@@ -85,6 +87,17 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "none" },
   "PATCH /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "json", schema: updateExerciseSchema },
   "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": { auth: "owner", body: "json", schema: completeExerciseSchema },
+  // Approvals (issue 8): runtimes and every role read; approvers (and admins, owners) decide; owners/admins set policy.
+  "GET /api/v1/approvals": { auth: "runtime", body: "none" },
+  "GET /api/v1/approvals/[approvalId]": { auth: "runtime", body: "none" },
+  "POST /api/v1/approvals/[approvalId]/decision": { auth: "approver", body: "json", schema: decisionBodySchema },
+  "GET /api/v1/policy/current": { auth: "runtime", body: "none" },
+  "PUT /api/v1/policy/current": { auth: "owner", body: "json", schema: policyVersionBodySchema },
+  "GET /api/v1/audit/verify": { auth: "viewer", body: "none" },
+  "GET /api/v1/settings/approvals": { auth: "viewer", body: "none" },
+  "PUT /api/v1/settings/approvals": { auth: "owner", body: "json", schema: approvalSettingsBodySchema },
+  "PUT /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "json", schema: actionRuleBodySchema },
+  "DELETE /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "none" },
 };
 
 /** `METHOD /api/v1/…` for every method each route file under app/api/v1 exports itself (not its 405 handlers). */

@@ -65,7 +65,14 @@ export async function listAudit(
   };
 }
 
-export type ChainCheck = { ok: boolean; checked: number; broken_at: number | null; message: string };
+export type ChainCheck = {
+  ok: boolean;
+  checked: number;
+  broken_at: number | null;
+  message: string;
+  /** The first entry that does not verify (as stored), when the chain is broken. */
+  first_bad_entry?: AuditEntryView & { prev_hash: string; expected_prev_hash: string };
+};
 
 /**
  * Recomputes every entry's hash from its content and its predecessor's hash.
@@ -97,7 +104,24 @@ export async function verifyAuditChain(db: Db, actor: Actor): Promise<ChainCheck
         details: r.details,
       });
       if (r.prev_hash !== prev || r.hash !== expected || seq !== checked + 1) {
-        return { ok: false, checked, broken_at: seq, message: `Entry #${seq} does not match the chain: the log was altered at or before it.` };
+        return {
+          ok: false,
+          checked,
+          broken_at: seq,
+          message: `Entry #${seq} does not match the chain: the log was altered at or before it.`,
+          first_bad_entry: {
+            seq,
+            at: new Date(r.at).toISOString(),
+            actor_kind: r.actor_kind,
+            actor_label: r.actor_label,
+            action: r.action,
+            target: r.target,
+            details: r.details,
+            hash: r.hash,
+            prev_hash: r.prev_hash,
+            expected_prev_hash: prev,
+          },
+        };
       }
       prev = r.hash;
       checked++;

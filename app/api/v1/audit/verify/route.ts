@@ -1,0 +1,18 @@
+import { getDb } from "@/db";
+import { verifyAuditChain } from "@/lib/domain/audit/read";
+import { apiRoute, otherMethods } from "@/lib/server/route";
+
+/**
+ * GET /api/v1/audit/verify → `{"valid": true, "checked"}` or `{"valid": false, "checked", "first_bad_entry": {seq, at,
+ * actor_kind, actor_label, action, target, details, hash, prev_hash, expected_prev_hash}}`: recomputes the tenant's
+ * hash chain. Signed-in people of any role. Errors: 401, 403 (runtime keys).
+ */
+export const GET = apiRoute(async ({ actor }) => {
+  const check = await verifyAuditChain(await getDb(), actor);
+  return check.ok
+    ? { valid: true, checked: check.checked }
+    : { valid: false, checked: check.checked, message: check.message, first_bad_entry: check.first_bad_entry ?? { seq: check.broken_at } };
+});
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

@@ -120,6 +120,7 @@ function config() {
     crashAt: crash as CrashPoint | undefined,
     interruptAt: interrupt as CrashPoint | undefined,
     pollMs,
+    publish: process.env.DEMO_PUBLISH === "1",
   };
 }
 

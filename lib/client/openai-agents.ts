@@ -148,7 +148,12 @@ export class CustodyApprovals {
           this.approvalId = id;
         }
       }
-      const approval: ApprovalAnswer = await this.opts.client.getApproval(this.approvalId!);
+      let approval: ApprovalAnswer = await this.opts.client.getApproval(this.approvalId!);
+      // Re-approving a stale approval makes a new request that supersedes it: follow the chain.
+      for (let hops = 0; typeof approval.superseded_by === "string" && approval.superseded_by && hops < 20; hops++) {
+        this.approvalId = approval.superseded_by;
+        approval = await this.opts.client.getApproval(this.approvalId);
+      }
       if (approval.status !== lastStatus) {
         lastStatus = approval.status;
         const why = approval.stale_reasons?.length ? ` (${approval.stale_reasons.join(", ")})` : "";

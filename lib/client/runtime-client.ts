@@ -80,7 +80,9 @@ export type ApprovalAnswer = {
   id: string;
   status: "pending" | "stale" | "approved" | "rejected";
   stale_reasons?: string[];
-  decision?: { decision: "approve" | "reject"; reason?: string | null; decided_by?: string; decided_at?: string; expires_at?: string } | null;
+  decision?: { decision: "approve" | "reject"; reason?: string | null; decided_by?: string; decided_at?: string; expires_at?: string | null } | null;
+  /** The request that re-binds this one after a stale approval was re-approved. */
+  superseded_by?: string | null;
 } & Record<string, unknown>;
 
 /** Body of `POST /api/v1/tasks/{id}/side-effects/{name}/receipt`. */

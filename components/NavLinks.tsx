@@ -6,13 +6,17 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/", label: "Attention" },
   { href: "/tasks", label: "Tasks" },
+  { href: "/approvals", label: "Approvals" },
   { href: "/maps", label: "Maps" },
   { href: "/audit", label: "Audit" },
   { href: "/settings", label: "Settings" },
 ];
 
-/** Top navigation; marks the current section with aria-current. */
-export function NavLinks() {
+/**
+ * Top navigation; marks the current section with aria-current. `approvals`: how many approvals wait for a decision or
+ * a re-approval (pending or stale), shown beside the link.
+ */
+export function NavLinks({ approvals = 0 }: { approvals?: number }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Main" className="flex gap-1 text-sm">
@@ -26,6 +30,12 @@ export function NavLinks() {
             className={`rounded px-2 py-1 ${active ? "bg-neutral-900 text-white" : "text-neutral-700 hover:bg-neutral-100"}`}
           >
             {l.label}
+            {l.href === "/approvals" && approvals > 0 ? (
+              <span className="ml-1 rounded-full bg-sky-100 px-1.5 text-xs font-semibold text-sky-900" data-testid="nav-approvals-count">
+                {approvals}
+                <span className="sr-only"> waiting</span>
+              </span>
+            ) : null}
           </Link>
         );
       })}

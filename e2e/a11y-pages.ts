@@ -8,7 +8,16 @@ import type { Role } from "@/db/schema/enums";
 import { expect } from "./fixtures";
 
 /** What the audit seeded for the pages to show: a task with an `unknown` write, events, artifacts, two checkpoints. */
-export type A11yContext = { taskId: string; effect: string; eventId: string; mapId: string; exerciseId: string; invitationToken: string };
+export type A11yContext = {
+  taskId: string;
+  effect: string;
+  eventId: string;
+  mapId: string;
+  exerciseId: string;
+  invitationToken: string;
+  /** A stale approval (approved under policy version 1, then the version changed) of the task. */
+  approvalId: string;
+};
 
 /** One page (or one state of a page) to audit. */
 export type A11yPage = {
@@ -72,5 +81,18 @@ export const A11Y_PAGES: readonly A11yPage[] = [
   { name: "interruption exercise", path: (c) => `/maps/${c.mapId}/exercises/${c.exerciseId}`, as: "owner", ready: heading },
   { name: "account", path: () => "/account", as: "viewer", ready: visible("workspace-row") },
   { name: "invitation", path: (c) => `/invitations/${c.invitationToken}`, as: null, ready: visible("invitation-summary") },
+  { name: "approvals queue", path: () => "/approvals", as: "approver", ready: visible("approval-row") },
+  { name: "approval, stale with the diff", path: (c) => `/approvals/${c.approvalId}`, as: "approver", ready: visible("stale-panel") },
+  {
+    name: "approval, re-approve confirmation open",
+    path: (c) => `/approvals/${c.approvalId}`,
+    as: "approver",
+    ready: async (p) => {
+      await p.getByTestId("approve-button").click();
+      await expect(p.getByTestId("confirm-dialog")).toBeVisible();
+    },
+  },
+  { name: "approval, as a viewer", path: (c) => `/approvals/${c.approvalId}`, as: "viewer", ready: visible("cannot-decide") },
+  { name: "task, approvals tab", path: (c) => task(c, "?tab=approvals"), as: "responder", ready: visible("task-approval-row") },
   { name: "page not found", path: () => "/no-such-page", as: "responder", status: 404, ready: async (p) => expect(p.locator("h1, h2").first()).toBeVisible() },
 ];

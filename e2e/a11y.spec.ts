@@ -9,6 +9,7 @@ import { A11Y_PAGES, type A11yContext } from "./a11y-pages";
 import { createExercise } from "@/lib/domain/exercises/create";
 import { createMap } from "@/lib/domain/maps/create";
 import { inviteMember } from "@/lib/domain/tenancy/invitations";
+import { seedStaleApproval } from "../tests/support/approvals";
 import { expect, loginAs, makeRecord, newTaskId, rid, seedIncidentTask, test } from "./fixtures";
 
 const roles = [...new Set(A11Y_PAGES.map((p) => p.as))];
@@ -25,6 +26,7 @@ for (const role of roles) {
     const map = await createMap(db.db, owner, { workflow: "document-processing", title: "Custody map for document processing" });
     const exercise = await createExercise(db.db, owner, map.id, { interruption_point: "after_external_write" });
     const invitation = await inviteMember(db.db, owner, { email: `invitee-${rid()}@a11y.test`, role: "approver" }, { baseUrl: "http://localhost" });
+    const approvalId = await seedStaleApproval(db.db, tenant, incident.taskId);
     const context: A11yContext = {
       taskId: incident.taskId,
       effect: incident.effect,
@@ -32,6 +34,7 @@ for (const role of roles) {
       mapId: map.id,
       exerciseId: exercise.id,
       invitationToken: invitation.invitation_url.split("/").pop()!,
+      approvalId,
     };
     if (role !== null) await loginAs(page, tenant.users[role as Role].email, tenant.password);
     for (const entry of entries) {

@@ -5,12 +5,14 @@ import { NavLinks } from "@/components/NavLinks";
 import { SignOutButton } from "@/components/SignOutButton";
 import { WorkspaceSwitcher } from "@/components/WorkspaceSwitcher";
 import { listWorkspaces } from "@/lib/domain/tenancy/account";
+import { approvalQueue } from "@/lib/domain/approvals/read";
 import { requirePageActor } from "@/lib/server/page-actor";
 
 /** Every dashboard page needs a session with an active membership; otherwise → /login. */
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const actor = await requirePageActor();
-  const workspaces = await listWorkspaces(await getDb(), actor.userId, actor.tenantId);
+  const db = await getDb();
+  const [workspaces, waiting] = await Promise.all([listWorkspaces(db, actor.userId, actor.tenantId), approvalQueue(db, actor, { scan: 500 })]);
   return (
     <Providers>
       <div className="flex min-h-screen flex-col">
@@ -19,7 +21,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
             <Link href="/tasks" className="text-sm font-semibold tracking-tight">
               Run Custody
             </Link>
-            <NavLinks />
+            <NavLinks approvals={waiting.length} />
             <div className="ml-auto flex items-center gap-3 text-sm text-neutral-600">
               <WorkspaceSwitcher workspaces={workspaces} />
               <Link href="/account" className="rounded bg-neutral-100 px-2 py-0.5 text-xs hover:bg-neutral-200" data-testid="current-user" title="Your account">

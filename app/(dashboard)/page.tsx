@@ -14,6 +14,7 @@ export default async function AttentionPage() {
   const actor = await requirePageActor();
   const items = await attentionQueue(await getDb(), actor);
   const mayReconcile = can(actor, "side_effects.reconcile");
+  const mayDecide = can(actor, "approvals.decide");
   return (
     <div className="space-y-4">
       <div>
@@ -48,7 +49,19 @@ export default async function AttentionPage() {
                     : "ml-auto rounded-md border border-neutral-300 px-2.5 py-1 text-xs text-neutral-800 hover:bg-neutral-50"
                 }
               >
-                {i.kind === "side_effect_unknown" ? (mayReconcile ? "Reconcile" : "Open (a responder reconciles)") : "Open task"}
+                {i.kind === "side_effect_unknown"
+                  ? mayReconcile
+                    ? "Reconcile"
+                    : "Open (a responder reconciles)"
+                  : i.kind === "approval_stale"
+                    ? mayDecide
+                      ? "Re-approve"
+                      : "Open approval"
+                    : i.kind === "side_effect_awaiting_approval" && i.approval_id
+                      ? mayDecide
+                        ? "Decide"
+                        : "Open approval"
+                      : "Open task"}
               </Link>
             </li>
           ))}
@@ -61,6 +74,7 @@ export default async function AttentionPage() {
 const KIND: Record<AttentionItem["kind"], { icon: string; label: string; cls: string }> = {
   side_effect_unknown: { icon: "?", label: "unknown", cls: "border-amber-300 bg-amber-50 text-amber-900" },
   principal_revoked: { icon: "✕", label: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" },
+  approval_stale: { icon: "!", label: "approval stale", cls: "border-amber-300 bg-amber-50 text-amber-900" },
   side_effect_awaiting_approval: { icon: "◔", label: "awaiting approval", cls: "border-sky-200 bg-sky-50 text-sky-800" },
 };
 

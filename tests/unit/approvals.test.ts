@@ -240,3 +240,20 @@ describe("standing (the one function the gate and the intent route answer from)"
     expect(reasonFix("policy_changed", "viewer").kind).toBe("other_roles");
   });
 });
+
+import { jsonDiff } from "@/lib/domain/json/diff";
+
+describe("payload JSON diff", () => {
+  it("lists added, removed and changed paths in order", () => {
+    expect(jsonDiff({ title: "Q3", to: ["a"], n: 1 }, { title: "Q4", to: ["a", "b"], extra: true })).toEqual([
+      { path: "$.extra", kind: "added", after: true },
+      { path: "$.n", kind: "removed", before: 1 },
+      { path: "$.title", kind: "changed", before: "Q3", after: "Q4" },
+      { path: "$.to[1]", kind: "added", after: "b" },
+    ]);
+  });
+  it("is empty for equal values, and names odd keys safely", () => {
+    expect(jsonDiff({ a: [1, { b: null }] }, { a: [1, { b: null }] })).toEqual([]);
+    expect(jsonDiff({ "a b": 1 }, { "a b": 2 })[0]!.path).toBe('$["a b"]');
+  });
+});

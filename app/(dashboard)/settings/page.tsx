@@ -9,6 +9,8 @@ import { listMembersForActor } from "@/lib/domain/tenancy/members";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { PermissionsTable } from "./PermissionsTable";
 import { SettingsClient } from "./SettingsClient";
+import { ApprovalSettings } from "./ApprovalSettings";
+import { actionRules, approvalSettingsOf } from "@/lib/domain/approvals/policy";
 
 export const metadata: Metadata = { title: "Settings" };
 
@@ -19,12 +21,14 @@ export const metadata: Metadata = { title: "Settings" };
 export default async function SettingsPage() {
   const actor = await requirePageActor();
   const db = await getDb();
-  const [keysList, lookups, principals, members, invitations] = await Promise.all([
+  const [keysList, lookups, principals, members, invitations, approvalSettings, rules] = await Promise.all([
     listApiKeys(db, actor),
     listLookups(db, actor),
     listPrincipals(db, actor),
     listMembersForActor(db, actor),
     listInvitations(db, actor),
+    approvalSettingsOf(db, actor.tenantId),
+    actionRules(db, actor.tenantId),
   ]);
   return (
     <div className="space-y-6">
@@ -40,6 +44,7 @@ export default async function SettingsPage() {
         canUnlockMembers={can(actor, "members.unlock")}
         role={actor.role}
       />
+      <ApprovalSettings initial={{ ...approvalSettings, action_rules: rules }} canManage={can(actor, "approvals.manage")} />
       <PermissionsTable />
     </div>
   );

@@ -112,6 +112,9 @@ export type ApprovalDetail = ApprovalView & {
   current: { policy_version: string; input_digest: string; principal: string | null };
   /** Whether the tenant lets a requester approve their own request. */
   self_approval_allowed: boolean;
+  /** Who requested it (actor kind and id), for the separation-of-duties check on the page. */
+  requested_by_kind: string;
+  requested_by_id: string;
 };
 
 /** The stored binding of a row, for the freshness rules. */
@@ -256,6 +259,8 @@ export async function getApproval(db: Db, actor: Actor, id: string): Promise<App
     changes: view.status === "stale" ? approvalChanges(boundOf(row), facts) : [],
     current: { policy_version: facts.policy_version, input_digest: facts.input_digest, principal: facts.principal },
     self_approval_allowed: settings?.allow_self_approval ?? false,
+    requested_by_kind: row.requested_by_kind,
+    requested_by_id: row.requested_by_id,
   };
 }
 
@@ -265,6 +270,8 @@ export type ApprovalFilters = {
   action?: string | null;
   /** Only requests made before this time (the page's age filter). */
   older_than?: string | null;
+  /** Only requests made more than this many seconds ago. */
+  older_than_seconds?: number | null;
   cursor?: string | null;
   limit?: string | number | null;
   /** Include superseded requests (a task's history); default only the live ones. */
@@ -320,6 +327,7 @@ export async function listApprovals(db: Db, actor: Actor, f: ApprovalFilters = {
             ${f.task_id ? sql`and task_id = ${f.task_id}` : sql``}
             ${f.action ? sql`and action = ${f.action}` : sql``}
             ${olderThan ? sql`and requested_at < ${olderThan}::timestamptz` : sql``}
+            ${f.older_than_seconds ? sql`and requested_at < now() - make_interval(secs => ${f.older_than_seconds})` : sql``}
             ${after ? sql`and (requested_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
             ${stored}
           order by requested_at, id limit ${batch}`,
@@ -353,4 +361,24 @@ export async function approvalContext(
   const probe = { task_id: taskId, decided_by_id: null } as ApprovalRow;
   const facts = (await loadCurrentFacts(db, tenantId, [probe]))(probe);
   return { principal: facts.principal, input_digest: facts.input_digest, policy_version: facts.policy_version };
+}
+
+/**
+ * The approver's queue: live requests that wait for a decision (pending) or a re-approval (stale), oldest first.
+ * Reads at most `scan` unused, unrejected live requests (the newest beyond it are not shown; the page says so).
+ * @throws DomainError forbidden
+ */
+export async function approvalQueue(db: Db, actor: Actor, opts: { limit?: number; scan?: number } = {}): Promise<ApprovalView[]> {
+  authorize(actor, "approvals.read");
+  const rows = await queryRows<ApprovalRow>(
+    db,
+    sql`select ${APPROVAL_COLUMNS} from approval_requests
+        where tenant_id = ${actor.tenantId} and superseded_by is null and consumed_at is null and decision is distinct from 'reject'
+        order by requested_at, id limit ${opts.scan ?? 1000}`,
+  );
+  const factsOf = await loadCurrentFacts(db, actor.tenantId, rows);
+  return rows
+    .map((r) => approvalView(r, factsOf(r)))
+    .filter((v) => v.status === "pending" || v.status === "stale")
+    .slice(0, opts.limit ?? 1000);
 }

@@ -3,8 +3,11 @@
  * where to act —
  * - side effects whose outcome is unknown (writes whose lease expired become unknown first);
  * - runs that have not ended (see {@link TERMINAL_PHASES}) whose principal was revoked: the resume gate stops them;
- * - side effects of runs that have not ended waiting for a fresh approval (`awaiting_approval`).
- * Approvals as records of their own and runs stopped for other reasons are not in it yet.
+ * - stale approvals (issue 8): an approval that no longer stands (policy, payload, inputs, agent changed; expired;
+ *   approver or principal revoked) and must be re-approved before its write may run;
+ * - side effects of runs that have not ended waiting for a fresh approval (`awaiting_approval`), linking to their
+ *   approval request when one exists.
+ * Runs stopped for other reasons are not in it yet.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
@@ -12,6 +15,8 @@ import { expireLeases } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
 import { TERMINAL_PHASES } from "./phases";
+import { approvalQueue } from "../approvals/read";
+import { STALE_REASON_TEXT } from "../approvals/freshness";
 
 type Base = {
   task_id: string;
@@ -34,10 +39,11 @@ export type AttentionItem =
       call_id: string | null;
     })
   | (Base & { kind: "principal_revoked"; principal: string; phase: string; reason: string; revoked_by: string })
-  | (Base & { kind: "side_effect_awaiting_approval"; side_effect: string; idempotency_key: string; action: string | null });
+  | (Base & { kind: "approval_stale"; side_effect: string; approval_id: string; action: string; stale_reasons: string[] })
+  | (Base & { kind: "side_effect_awaiting_approval"; side_effect: string; idempotency_key: string; action: string | null; approval_id?: string });
 
 /** The order kinds are listed in: the most urgent first, then the longest-waiting first within a kind. */
-export const ATTENTION_KINDS = ["side_effect_unknown", "principal_revoked", "side_effect_awaiting_approval"] as const;
+export const ATTENTION_KINDS = ["side_effect_unknown", "principal_revoked", "approval_stale", "side_effect_awaiting_approval"] as const;
 
 const taskHref = (taskId: string) => `/tasks/${encodeURIComponent(taskId)}`;
 const effectHref = (taskId: string, name: string) => `${taskHref(taskId)}?tab=side-effects&effect=${encodeURIComponent(name)}`;
@@ -56,7 +62,7 @@ const notEnded = (column: string) =>
 export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise<AttentionItem[]> {
   authorize(actor, "tasks.read");
   await expireLeases(db, actor.tenantId);
-  const [unknown, revoked, awaiting] = await Promise.all([
+  const [unknown, revoked, awaiting, queue] = await Promise.all([
     queryRows<{ task_id: string; name: string; idempotency_key: string; status_reason: string | null; origin: string; call_id: string | null; tool: string | null; since: string }>(
       db,
       sql`select task_id, name, idempotency_key, status_reason, origin, call_id, tool, ${isoUtc("updated_at")} as since
@@ -78,7 +84,10 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
           where s.tenant_id = ${actor.tenantId} and s.status = 'awaiting_approval' and ${notEnded("t.phase")}
           order by s.updated_at, s.task_id, s.name limit ${limit}`,
     ),
+    approvalQueue(db, actor, { scan: 1000 }),
   ]);
+  const approvalOf = new Map(queue.map((a) => [`${a.task_id}\u0000${a.side_effect}`, a]));
+  const stale = queue.filter((a) => a.status === "stale");
   const items: AttentionItem[] = [
     ...unknown.map((r) => ({
       kind: "side_effect_unknown" as const,
@@ -106,14 +115,28 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
       href: taskHref(r.task_id),
       since: r.since,
     })),
-    ...awaiting.map((r) => ({
+    ...stale.map((a) => ({
+      kind: "approval_stale" as const,
+      task_id: a.task_id,
+      side_effect: a.side_effect,
+      approval_id: a.id,
+      action: a.action,
+      stale_reasons: a.stale_reasons,
+      why: `The approval of ${a.side_effect} (${a.action}) of task ${a.task_id} is stale: ${a.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ")}. It must be re-approved before the write may run.`,
+      href: `/approvals/${encodeURIComponent(a.id)}`,
+      since: a.requested_at,
+    })),
+    ...awaiting.filter((r) => approvalOf.get(`${r.task_id}\u0000${r.name}`)?.status !== "stale").map((r) => ({
       kind: "side_effect_awaiting_approval" as const,
       task_id: r.task_id,
       side_effect: r.name,
       idempotency_key: r.idempotency_key,
       action: r.action,
       why: `${r.name}${r.action ? ` (${r.action})` : ""} of task ${r.task_id} waits for a fresh approval before it may run.`,
-      href: effectHref(r.task_id, r.name),
+      ...(approvalOf.get(`${r.task_id}\u0000${r.name}`) ? { approval_id: approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id } : {}),
+      href: approvalOf.get(`${r.task_id}\u0000${r.name}`)
+        ? `/approvals/${encodeURIComponent(approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id)}`
+        : effectHref(r.task_id, r.name),
       since: r.since,
     })),
   ];

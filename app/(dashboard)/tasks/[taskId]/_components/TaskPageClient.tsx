@@ -15,6 +15,7 @@ import { GatePanel } from "./GatePanel";
 import { SideEffectsTab } from "./SideEffectsTab";
 import { ArtifactsTab } from "./ArtifactsTab";
 import { CheckpointsTab } from "./CheckpointsTab";
+import { ApprovalsTab } from "./ApprovalsTab";
 import { ReconcileDialog } from "./ReconcileDialog";
 import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
@@ -22,6 +23,7 @@ const LIVE_REFRESH_MS = 3000;
 
 const TABS = [
   { id: "side-effects", label: "Side effects" },
+  { id: "approvals", label: "Approvals" },
   { id: "artifacts", label: "Artifacts" },
   { id: "checkpoints", label: "Checkpoints" },
 ] as const;
@@ -159,6 +161,8 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
               role={role}
               onReconcile={(name) => setReconciling(name)}
             />
+          ) : tab === "approvals" ? (
+            <ApprovalsTab taskId={taskId} eventCount={task.event_count} />
           ) : tab === "artifacts" ? (
             <ArtifactsTab taskId={taskId} version={task.version} />
           ) : (

@@ -1,0 +1,64 @@
+/**
+ * Seeding approvals for tests and the accessibility audit (issue 8): a request made as the runtime, approved by the
+ * tenant's approver, then made stale by the owner changing the policy version — the demo's story in three calls to the
+ * same domain verbs the API uses.
+ */
+import type { Db } from "@/db";
+import type { ApiKeyActor, UserActor } from "@/lib/domain/authz";
+import { decideApproval } from "@/lib/domain/approvals/decide";
+import { approvalContext } from "@/lib/domain/approvals/read";
+import { requestApproval } from "@/lib/domain/approvals/requests";
+import { setPolicyVersion } from "@/lib/domain/approvals/settings";
+import { canonicalDigest } from "@/lib/domain/crypto/canonical";
+import type { Role } from "@/db/schema/enums";
+import { rid } from "./factories";
+import type { TestTenant } from "./tenants";
+
+/** The signed-in person of `role` in a test tenant, as a domain actor. */
+export function userActor(t: TestTenant, role: Role): UserActor {
+  const u = t.users[role];
+  if (!u) throw new Error(`tenant ${t.slug} has no ${role}`);
+  return { kind: "user", tenantId: t.tenantId, userId: u.userId, email: u.email, role };
+}
+
+/** The payload digest as runtimes compute it: sha256 of RFC 8785 JSON of `{tool, arguments}`. */
+export function payloadDigestOf(tool: string, args: unknown): string {
+  return canonicalDigest({ tool, arguments: args });
+}
+
+/**
+ * A `publish_report` approval of `taskId` (which must exist), approved by the approver; with `stale`, the owner then
+ * moves the policy version to `2` so that it is stale (policy_changed).
+ * @returns the approval's id.
+ */
+export async function seedApproval(db: Db, t: TestTenant, taskId: string, opts: { stale?: boolean; approve?: boolean } = {}): Promise<string> {
+  const runtime: ApiKeyActor = { kind: "api_key", tenantId: t.tenantId, keyId: "00000000-0000-4000-8000-000000000000", keyName: "runtime" };
+  const args = { title: "Q3 custody report", recipients: ["board@example.com"] };
+  const ctx = await approvalContext(db, t.tenantId, taskId);
+  const { id } = await db.transaction((tx) =>
+    requestApproval(tx, {
+      tenantId: t.tenantId,
+      taskId,
+      sideEffect: "publish_report",
+      idempotencyKey: `publish-${rid()}`,
+      principal: ctx.principal,
+      action: "publish_report",
+      tool: "publish_report",
+      payload: args,
+      payloadDigest: payloadDigestOf("publish_report", args),
+      inputDigest: ctx.input_digest,
+      policyVersion: ctx.policy_version,
+      agent: "reporter",
+      agentVersion: "1.0.0",
+      requestedBy: runtime,
+    }),
+  );
+  if (opts.approve ?? true) await decideApproval(db, userActor(t, "approver"), id, { decision: "approve", reason: "Report checked" });
+  if (opts.stale ?? true) await setPolicyVersion(db, userActor(t, "owner"), { version: "2" });
+  return id;
+}
+
+/** {@link seedApproval} made stale by a policy change. */
+export function seedStaleApproval(db: Db, t: TestTenant, taskId: string): Promise<string> {
+  return seedApproval(db, t, taskId, { stale: true });
+}

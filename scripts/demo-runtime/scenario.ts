@@ -37,7 +37,7 @@ export type ScenarioConfig = {
   /** Resume-gate polling interval while the verdict is `stop`. */
   pollMs: number;
   /**
-   * The approval story (issue 8): attempt 1 asks, once the document is read, for the approval of publish_report (the
+   * The approval story (issue 8): attempt 1 asks, once the draft is checkpointed, for the approval of publish_report (the
    * demo orchestrator approves it under policy version 1, then changes the policy while the sandbox is down);
    * the last attempt's agent calls publish_report, which needs approval: the run pauses, its RunState is stored as a
    * checkpoint artifact, and it continues only with a fresh approval — the report is published once.
@@ -431,7 +431,6 @@ export class DemoRuntime {
     await a.rep.flush();
     this.log(`attempt ${a.n}: read_document ${name} → sha256 ${sha256.slice(0, 12)}…`);
     await this.snapshotAndCheckpoint(a, "document_read");
-    if (this.cfg.publish && a.n === 1) await this.requestPublishApproval(a);
     return { ref, sha256, size: bytes.length, pages: 1 };
   }
 
@@ -582,6 +581,9 @@ export class DemoRuntime {
     this.log(`attempt ${a.n}: write_report ${args.part} → report.md ${bytes.length} bytes, sha256 ${sha256.slice(0, 12)}…`);
     await this.snapshotAndCheckpoint(a, args.part === "first_half" ? "report_drafted" : "report_written");
     if (args.part === "first_half") {
+      // The approval story asks now, with the draft checkpointed: a pending request stops every write of the task at
+      // the gate until someone decides, so it is asked for after the run's last write of this attempt.
+      if (this.cfg.publish && a.n === 1) await this.requestPublishApproval(a);
       this.crashPoint(a, "after_checkpoint");
       if (a.bufferReceipts) a.sandbox.markLost();
     }

@@ -71,6 +71,8 @@ export type TaskRecord = {
       action?: string;
       tool?: string;
       mutation?: boolean;
+      /** For an effect awaiting approval: the digest of what it will send, so the approval binds to it. */
+      payload_digest?: string;
     }
   >;
   approval?: Record<string, unknown> | null;

@@ -19,6 +19,8 @@ import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
+import { decisionBodySchema } from "@/lib/domain/approvals/decide";
+import { actionRuleBodySchema, approvalSettingsBodySchema, policyVersionBodySchema } from "@/lib/domain/approvals/settings";
 
 const schema = (s: z.ZodType) => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
@@ -90,6 +92,10 @@ export function openApiDocument(): Record<string, unknown> {
         AcceptInvitation: schema(acceptBodySchema),
         SwitchWorkspace: schema(switchWorkspaceBodySchema),
         ChangePassword: schema(changePasswordBodySchema),
+        Decision: schema(decisionBodySchema),
+        PolicyVersion: schema(policyVersionBodySchema),
+        ApprovalSettings: schema(approvalSettingsBodySchema),
+        ApprovalRule: schema(actionRuleBodySchema),
       },
     },
     security: [{ runtimeKey: [] }],
@@ -162,7 +168,7 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
           summary:
-            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent.",
+            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go.",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Intent") },
           responses: { ...ok("`{decision: go, lease_expires_at}` or `{decision: replay, receipt}`"), ...errors(400, 401, 403, 404, 409, 422) },
@@ -410,6 +416,74 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [mapId, exerciseId],
           requestBody: { required: true, ...json("CompleteExercise") },
           responses: { ...ok("`{exercise, layers: [LayerRow], map: {id, version, status, new_draft}}`"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/approvals": {
+        get: {
+          summary: "Approvals, oldest first (keyset): status (pending, stale, approved, rejected) computed now; filters status, task_id, action",
+          parameters: [
+            { name: "status", in: "query", schema: { type: "string", enum: ["pending", "stale", "approved", "rejected"] } },
+            { name: "task_id", in: "query", schema: { type: "string" } },
+            { name: "action", in: "query", schema: { type: "string" } },
+            { name: "cursor", in: "query", schema: { type: "string" } },
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200 } },
+          ],
+          responses: {
+            ...ok("`{approvals: [{id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest, input_digest, policy_version, agent, agent_version, requested_by, requested_at, status, stale_reasons, decision?}], next_cursor}`"),
+            ...errors(400, 401, 422),
+          },
+        },
+      },
+      "/api/v1/approvals/{approval_id}": {
+        get: {
+          summary: "One approval with its payload (secrets redacted) and, when stale, `changes: [{field, approved, current}]`",
+          parameters: [{ name: "approval_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          responses: { ...ok("The approval plus `payload`, `offered_payload`, `changes`"), ...errors(401, 404) },
+        },
+      },
+      "/api/v1/approvals/{approval_id}/decision": {
+        post: {
+          summary:
+            "Approve or reject (reason required to reject): signed-in approvers, admins and owners only; the requester may not decide their own (unless the tenant relaxed it). A stale one is re-approved against the current values (a new approval that supersedes it). Exactly one of concurrent deciders wins; the others get 409 already_decided {decision, decided_by}.",
+          security: session,
+          parameters: [{ name: "approval_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          requestBody: { required: true, ...json("Decision") },
+          responses: { ...ok("The approval with its stored decision"), ...errors(401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/policy/current": {
+        get: { summary: "The tenant's current policy version `{version}`", responses: { ...ok("`{version}`"), ...errors(401) } },
+        put: {
+          summary: "Change the current policy version (owners, admins): approvals bound to another version become stale at once (audited, on their tasks' timelines)",
+          security: session,
+          requestBody: { required: true, ...json("PolicyVersion") },
+          responses: { ...ok("`{version, previous, invalidated: [{id, task_id, side_effect}]}`"), ...errors(401, 403, 422) },
+        },
+      },
+      "/api/v1/audit/verify": {
+        get: {
+          summary: "Recompute the tenant's audit hash chain: `{valid: true}` or `{valid: false, first_bad_entry}`",
+          security: session,
+          responses: { ...ok("`{valid, checked, first_bad_entry?}`"), ...errors(401, 403) },
+        },
+      },
+      "/api/v1/settings/approvals": {
+        get: { summary: "Approval settings: policy version, default TTL, self-approval, approval-required actions", security: session, responses: { ...ok("Settings"), ...errors(401) } },
+        put: { summary: "Change the default approval TTL or self-approval (owners, admins)", security: session, requestBody: { required: true, ...json("ApprovalSettings") }, responses: { ...ok("`{updated: true}`"), ...errors(401, 403, 422) } },
+      },
+      "/api/v1/settings/approval-rules/{action}": {
+        put: {
+          summary: "Mark an action approval-required, with its own TTL (owners, admins)",
+          security: session,
+          parameters: [{ name: "action", in: "path", required: true, schema: { type: "string" } }],
+          requestBody: { required: true, ...json("ApprovalRule") },
+          responses: { ...ok("`{action, saved: true}`"), ...errors(401, 403, 422) },
+        },
+        delete: {
+          summary: "Stop requiring approval for an action (owners, admins)",
+          security: session,
+          parameters: [{ name: "action", in: "path", required: true, schema: { type: "string" } }],
+          responses: { ...ok("`{action, removed: true}`"), ...errors(401, 403) },
         },
       },
       "/api/v1/settings/lookups/{tool}": {

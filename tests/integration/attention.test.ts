@@ -102,7 +102,8 @@ describe("the attention queue", () => {
       side_effect: "publish_report",
       idempotency_key: waitingKey,
       action: "reports.publish",
-      href: `/tasks/${waiting}?tab=side-effects&effect=publish_report`,
+      // The checkpoint's declaration became an approval request (issue 8): the item links to it.
+      href: expect.stringMatching(/^\/approvals\/[0-9a-f-]{36}$/),
     });
     expect(waitingItem.why).toContain("waits for a fresh approval");
 
@@ -113,7 +114,7 @@ describe("the attention queue", () => {
     expect(html).toContain(`data-kind="principal_revoked" data-task="${live}"`);
     expect(html).toContain(`href="/tasks/${live}"`);
     expect(html).toContain(`data-kind="side_effect_awaiting_approval" data-task="${waiting}"`);
-    expect(html).toContain(`href="/tasks/${waiting}?tab=side-effects&amp;effect=publish_report"`);
+    expect(html).toContain(`href="${waitingItem.href}"`);
     expect(html).toContain("principal revoked");
     expect(html).toContain("awaiting approval");
     for (const hidden of [done, cancelled, failed, otherPrincipal, endedWaiting, foreign]) expect(html).not.toContain(hidden);

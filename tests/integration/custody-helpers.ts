@@ -196,13 +196,27 @@ export async function unknownEffect(
  * Moves a declared effect from `awaiting_approval` to `approved` directly in the database. A checkpoint cannot approve
  * an effect (only an approver's recorded decision does); this stands in for that decision in tests of what follows it.
  */
-export async function approveDirectly(db: Db, tenantId: string, taskId: string, name: string): Promise<void> {
+export async function approveDirectly(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  name: string,
+  bind: { payloadDigest?: string; action?: string } = {},
+): Promise<void> {
   const rows = await queryRows(
     db,
     sql`update side_effects set status = 'approved' where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
           and status = 'awaiting_approval' returning name`,
   );
   if (!rows.length) throw new Error(`${name} of ${taskId} was not awaiting approval`);
+  // The checkpoint's declaration made an approval request (issue 8): record the decision on it, bound to the digest and
+  // action the test's intent sends (intentBody's by default; no approver id: the approver's role is then not checked).
+  await db.execute(sql`
+    update approval_requests
+    set payload_digest = coalesce(payload_digest, ${bind.payloadDigest ?? hex("e")}), action = ${bind.action ?? "records.update"},
+        decision = 'approve', decided_by = 'approver (test)',
+        decided_at = now(), expires_at = now() + interval '1 day'
+    where tenant_id = ${tenantId} and task_id = ${taskId} and side_effect = ${name} and superseded_by is null and decision is null`);
 }
 
 /** One side-effect row as stored (direct SQL, bypassing the API). */

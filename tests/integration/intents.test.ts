@@ -5,6 +5,7 @@
  * expiry, receipts stored once, one audit row per accepted call and nothing written by a refused one.
  */
 import { sql } from "drizzle-orm";
+import { queryRows } from "@/db";
 import { describe, expect, it } from "vitest";
 import type { IntentResult } from "@/lib/client/types";
 import {
@@ -30,7 +31,7 @@ import {
   sleep,
   expectError,
 } from "./custody-helpers";
-import { createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
+import { api, createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();
 
@@ -293,13 +294,16 @@ describe("intent", () => {
   });
 
   it("gives exactly one go to 50 concurrent intents on an approved effect (and keeps approved for a retry)", async () => {
-    const t = await createTestTenant(handle.db, { roles: [] });
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const taskId = newTaskId();
     const key = newKey();
-    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved" } } });
-    // A checkpoint cannot approve: the declared effect waits for an approver's decision, which stands in here.
+    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", payload_digest: hex("c"), action: "records.update" } } });
+    // A checkpoint cannot approve: the declared effect waits for an approver's decision (issue 8), recorded here.
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("awaiting_approval");
-    await handle.db.execute(sql`update side_effects set status = 'approved' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    const [request] = await queryRows<{ id: string }>(handle.db, sql`select id from approval_requests where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    const decided = await api(await signInAs(t, "approver")).post(`/api/v1/approvals/${request!.id}/decision`, { decision: "approve" });
+    expect(decided.status, decided.text).toBe(200);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("approved");
     const answers = await concurrentIntents(t, taskId, EFFECT, key);
     expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
     expect(answers.filter((r) => r.status === 409)).toHaveLength(49);

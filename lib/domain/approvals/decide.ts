@@ -21,6 +21,7 @@ import { queryRows, type Db } from "@/db";
 import { appendAudit } from "../audit/append";
 import { authorize, type Actor, type UserActor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
+import { refuseSecrets } from "../secrets/redact";
 import { withRetry } from "../tx";
 import { approvalChanges, approvalStatus } from "./freshness";
 import { actionRule, approvalSettingsOf } from "./policy";
@@ -73,6 +74,7 @@ export async function decideApproval(db: Db, actor: Actor, id: string, body: unk
   const parsed = decisionBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const input = parsed.data;
+  refuseSecrets(input, "The decision", "describe the reason without the credential");
   const tenantId = actor.tenantId;
   const first = await findApprovalRow(db, tenantId, id);
   if (!first) throw notFound(`Approval ${id}`);

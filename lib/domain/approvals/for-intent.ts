@@ -77,12 +77,14 @@ export async function approvalForIntent(
 
       let row = live.find((r) => r.payload_digest === input.payload_digest);
       if (!row) {
-        // A request a checkpoint made without a digest: this intent says what will be sent, so it binds now.
+        // A request a checkpoint made without a digest: this intent says what will be sent (and its action), so it binds
+        // now; nothing was decided on it yet.
         const unbound = live.find((r) => r.payload_digest === null && r.decision === null);
         if (unbound) {
           const payload = input.payload === undefined ? null : JSON.stringify(input.payload);
           await tx.execute(sql`
             update approval_requests set payload_digest = ${input.payload_digest}, payload = coalesce(${payload}::jsonb, payload),
+                   action = ${input.action}, tool = coalesce(${input.tool ?? null}::text, tool),
                    agent = coalesce(agent, ${input.agent ?? null}), agent_version = coalesce(agent_version, ${input.agent_version ?? null})
             where tenant_id = ${tenantId} and id = ${unbound.id}::uuid and payload_digest is null and decision is null`);
           row = await findApprovalRow(tx, tenantId, unbound.id);
@@ -183,4 +185,44 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
         returning id`,
   );
   if (!rows[0]) throw new DomainError("in_flight", "The approval was used by another intent just now (an approval authorizes one go); wait for its receipt.");
+}
+
+/**
+ * The approval rule for a write the runtime reports as a `side_effect.intent` event on an effect that is `approved`
+ * (lib/domain/side-effects/from-events.ts): the same standing as the intent route. A fresh approval for the reported
+ * digest is used (single use); another digest, or a stale or used one, is a refusal (the event path then marks the
+ * effect unknown for a person to reconcile).
+ * @returns null when the write may proceed (approval used now, or none recorded), else the refusal's code and message.
+ */
+export async function approvalForReportedIntent(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  idempotencyKey: string,
+  offered: { payload_digest?: string; action?: string },
+  attempt: number,
+): Promise<{ code: string; message: string } | null> {
+  const rows = await queryRows<ApprovalRow>(
+    tx,
+    sql`select ${APPROVAL_COLUMNS} from approval_requests
+        where tenant_id = ${tenantId} and task_id = ${taskId} and idempotency_key = ${idempotencyKey} and superseded_by is null
+          and decision = 'approve'
+        order by decided_at desc
+        for update`,
+  );
+  if (!rows.length) return null;
+  const unused = rows.filter((r) => !r.consumed_at);
+  const row = unused.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest) ?? unused[0];
+  if (!row) return { code: "approval_required", message: "its approval was already used (an approval authorizes one go)" };
+  const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered: { ...offered } };
+  const standing = approvalStanding(row, facts);
+  if (standing.kind !== "go") {
+    const why = standing.kind === "stale" ? standing.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ") : standing.kind;
+    return {
+      code: standing.kind === "stale" && standing.stale_reasons.includes("payload_changed") ? "approval_mismatch" : "approval_required",
+      message: `its approval does not stand for this write (${why})`,
+    };
+  }
+  await consumeApproval(tx, tenantId, row.id, attempt);
+  return null;
 }

@@ -13,6 +13,7 @@ import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, validationError } from "../errors";
 import { plainName } from "../names";
+import { refuseSecrets } from "../secrets/redact";
 import { withRetry } from "../tx";
 import { DEFAULT_POLICY_VERSION } from "./policy";
 import { approvalEvent } from "./requests";
@@ -42,6 +43,7 @@ export async function setPolicyVersion(db: Db, actor: Actor, body: unknown): Pro
   authorize(actor, "approvals.manage");
   const parsed = policyVersionBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
+  refuseSecrets(parsed.data, "The policy version", "name the version, never a credential");
   const version = parsed.data.version;
   const tenantId = actor.tenantId;
   const by = actorRef(actor).label;
@@ -122,6 +124,7 @@ export async function setActionRule(db: Db, actor: Actor, action: string, body: 
   authorize(actor, "approvals.manage");
   const name = plainName("action", 200).safeParse(action);
   if (!name.success) throw new DomainError("validation_failed", "action must be a plain name.", { fields: [{ path: "action", message: "plain name" }] });
+  refuseSecrets({ action: name.data }, "The action name", "name the action, never a credential");
   const parsed = actionRuleBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const by = actorRef(actor).label;

@@ -31,6 +31,7 @@ import { evaluateGate, writePermission } from "../gate/evaluate";
 import { normalizePrincipal } from "../tasks/principal";
 import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "./attempts";
 import { DEFAULT_LEASE_SECONDS } from "./intent";
+import { approvalForReportedIntent } from "../approvals/for-intent";
 import { applyReceiptReport, keepUnappliedReceipt, takePendingReceipt } from "./receipts";
 
 /** What an event did to a side effect, for its per-event result. */
@@ -276,7 +277,10 @@ async function applyIntentEvent(
       ? { code: "approval_required", message: "it waits for an approver's decision" }
       : !permission.allowed && permission.code !== "gate_replay"
         ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
-        : null;
+        : existing?.status === "approved" && (attrs.mutation ?? true)
+          ? // An approved write reported by event meets the intent route's approval rule (issue 8): bound digest, single use.
+            await approvalForReportedIntent(tx, tenantId, e.task_id, idemKey, { payload_digest: attrs.payload_digest, action: attrs.action }, attempt)
+          : null;
   if (refusal) {
     const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${refusal.message}.`;
     await unknownFromReport(tx, tenantId, e, attrs, reason);

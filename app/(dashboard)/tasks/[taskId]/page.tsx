@@ -65,6 +65,7 @@ async function TaskPageBody({ actor, taskId, task }: { actor: UserActor; taskId:
       initialEvents={{ events, truncated: Boolean(cursor) }}
       initialGate={gate}
       canReconcile={can(actor, "side_effects.reconcile")}
+      canDecideApprovals={can(actor, "approvals.decide")}
       role={actor.role}
     />
   );

@@ -35,6 +35,8 @@ export type TaskPageClientProps = {
   initialEvents: { events: StoredEvent[]; truncated: boolean };
   initialGate: GateVerdict;
   canReconcile: boolean;
+  /** The person may approve or re-approve (issue 8): a stale or pending approval becomes the page's primary action. */
+  canDecideApprovals?: boolean;
   role: Role;
 };
 
@@ -48,7 +50,7 @@ function followsLive(task: TaskView): boolean {
 }
 
 /** Client shell of /tasks/[taskId]. */
-export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, role }: TaskPageClientProps) {
+export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -85,8 +87,14 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
     () => Object.entries(task.side_effects).filter(([, e]) => e.status === "unknown").map(([name]) => name),
     [task.side_effects],
   );
+  // An approval the gate waits for, and where to decide it (the gate links approval reasons to their approval page).
+  const approvalReason = gate.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
   const primaryAction =
-    canReconcile && unknownEffects[0] ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) } : null;
+    canReconcile && unknownEffects[0]
+      ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) }
+      : canDecideApprovals && approvalReason
+        ? { label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval", onClick: () => router.push(approvalReason.target) }
+        : null;
 
   return (
     <div className="space-y-4">

@@ -24,6 +24,12 @@
  *   DEMO_CRASH_AT     crash point of attempt 1 (below); unset = the scripted sandbox loss
  *   DEMO_INTERRUPT_AT a point (below) where attempt 1 loses its sandbox (as --interrupt-at)
  *   DEMO_POLL_MS      resume-gate polling interval while the verdict is stop (default 2000)
+ *   DEMO_PUBLISH      `1`: the approval story (issue 8). Attempt 1 asks for the approval of publish_report once its
+ *                     draft is checkpointed (the demo orchestrator approves it under policy 1 and moves the policy
+ *                     to 2 while the sandbox is down: scripts/lib/demo-approval.ts); the last attempt's agent calls
+ *                     publish_report, a tool with needsApproval: the run pauses, its RunState is stored as a
+ *                     checkpoint artifact (sha256), and the report is published once a fresh approval lets the intent
+ *                     go (lib/client/openai-agents.ts). `npm run demo` sets it (DEMO_PUBLISH=0 there leaves it out).
  * Exit codes: 0 the task is done (also when it already was), 1 an error, 2 bad configuration,
  * 137 a DEMO_CRASH_AT crash, 130/143 stopped by SIGINT/SIGTERM (after reporting run.interrupted).
  *
@@ -120,6 +126,7 @@ function config() {
     crashAt: crash as CrashPoint | undefined,
     interruptAt: interrupt as CrashPoint | undefined,
     pollMs,
+    publish: process.env.DEMO_PUBLISH === "1",
   };
 }
 

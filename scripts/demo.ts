@@ -8,9 +8,13 @@
  * 4. runs the reference scenario through the public HTTP API (`scripts/demo-runtime.ts`) unless this data
  *    directory already holds it, and prints the URL and the logins; runs until Ctrl-C;
  * 5. once the demo task has lost its first sandbox, seeds the custody map of its workflow through the API as the
- *    owner (scripts/lib/demo-map.ts), unless the workspace has one.
+ *    owner (scripts/lib/demo-map.ts), unless the workspace has one;
+ * 6. the approval story (issue 8; `DEMO_PUBLISH=0` leaves it out): the runtime asks for the approval of publish_report,
+ *    the approver approves it under policy version 1, and once the sandbox is lost the owner moves the policy to
+ *    version 2, so the approval shows stale with the diff until someone re-approves it in the browser
+ *    (scripts/lib/demo-approval.ts).
  *
- * Env: PORT, CUSTODY_DATA_DIR, CUSTODY_DEMO_PASSWORD, CUSTODY_DEMO_API_KEY, CUSTODY_RECORDS_PORT;
+ * Env: PORT, CUSTODY_DATA_DIR, CUSTODY_DEMO_PASSWORD, CUSTODY_DEMO_API_KEY, CUSTODY_RECORDS_PORT, DEMO_PUBLISH;
  * DEMO_INTERRUPT_AT=<point> also runs a disposable run (task DEMO_INTERRUPT_TASK_ID, else `drill-<point>-<random>`)
  * that loses its sandbox at that point, for an interruption exercise (`--interrupt-at` of the demo runtime).
  */
@@ -25,6 +29,7 @@ import { DEMO_TENANT_NAME, DEMO_TENANT_SLUG, DEMO_USERS, loadDemoSecrets, saveDe
 import { newestSourceMtime } from "./lib/build-freshness";
 import { seedDemoSettings } from "./lib/demo-settings";
 import { seedDemoMap } from "./lib/demo-map";
+import { seedDemoApproval } from "./lib/demo-approval";
 import { CRASH_POINTS, isCrashPoint } from "@/lib/demo/interruption-points";
 import { TASK_ID_PATTERN } from "@/lib/domain/events/schema";
 
@@ -32,6 +37,8 @@ const root = process.cwd();
 const port = Number(process.env.PORT || 3000);
 const dataDir = path.resolve(process.env.CUSTODY_DATA_DIR || ".data");
 const recordsPort = Number(process.env.CUSTODY_RECORDS_PORT || port + 1);
+/** The approval story (publish_report needs approval); `DEMO_PUBLISH=0` leaves it out. */
+const publishStory = process.env.DEMO_PUBLISH !== "0";
 const children: ChildProcess[] = [];
 
 function log(msg: string) {
@@ -269,6 +276,7 @@ async function main() {
     RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
     // The story's run is never the exercise's: DEMO_INTERRUPT_AT is for the disposable run below.
     DEMO_INTERRUPT_AT: "",
+    DEMO_PUBLISH: publishStory ? "1" : "0",
   }));
   runtime.on("exit", (code, signal) => {
     if (stopping) log("the demo runtime stopped (it reported the interruption; the next start continues the story)");
@@ -293,6 +301,12 @@ async function main() {
     );
     drillChild.on("exit", (code) => {
       if (!stopping) log(code ? `the exercise run ${drill.taskId} exited with ${code}` : `the exercise run ${drill.taskId} finished`);
+    });
+  }
+
+  if (publishStory) {
+    seedDemoApproval({ baseUrl, apiKey, password, taskId: process.env.DEMO_TASK_ID || "case-918", log }).catch((err: unknown) => {
+      if (!stopping) log(`the approval story was not seeded: ${err instanceof Error ? err.message : String(err)}`);
     });
   }
 

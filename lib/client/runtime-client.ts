@@ -66,7 +66,24 @@ export type IntentInput = {
   tool?: string;
   /** The sandbox attempt registering it (an older attempt than the task's current one is refused). */
   attempt: number;
+  /** The write needs an approver's decision (issue 8): a first intent creates the request and is answered 403. */
+  requires_approval?: boolean;
+  /** The tool arguments, for the approver to read. */
+  payload?: unknown;
+  /** The agent making the write and its version (an approval is bound to both). */
+  agent?: string;
+  agent_version?: string;
 };
+
+/** `GET /api/v1/approvals/{id}` as a runtime reads it (fields the client relies on; anything else is kept). */
+export type ApprovalAnswer = {
+  id: string;
+  status: "pending" | "stale" | "approved" | "rejected";
+  stale_reasons?: string[];
+  decision?: { decision: "approve" | "reject"; reason?: string | null; decided_by?: string; decided_at?: string; expires_at?: string | null } | null;
+  /** The request that re-binds this one after a stale approval was re-approved. */
+  superseded_by?: string | null;
+} & Record<string, unknown>;
 
 /** Body of `POST /api/v1/tasks/{id}/side-effects/{name}/receipt`. */
 export type ReceiptInput = {
@@ -296,6 +313,16 @@ export class CustodyClient {
   async resume(taskId: string, body: ResumeInput = {}): Promise<GateVerdict> {
     const res = await this.request({ method: "POST", path: `/api/v1/tasks/${enc(taskId)}/resume`, body, retry: false });
     return res.body as GateVerdict;
+  }
+
+  /**
+   * Reads one approval request (`GET /api/v1/approvals/{id}`): runtimes read approvals, never decide them. Retried.
+   * @returns the approval with its `status` (`pending`, `stale`, `approved`, `rejected`) and decision, if any.
+   * @throws CustodyApiError 404.
+   */
+  async getApproval(id: string): Promise<ApprovalAnswer> {
+    const res = await this.request({ method: "GET", path: `/api/v1/approvals/${enc(id)}`, retry: true });
+    return res.body as ApprovalAnswer;
   }
 
   /** Sends one request, retrying safe calls on transport failures and 5xx answers. */

@@ -40,6 +40,8 @@ export const PERMISSIONS = {
   "side_effects.receipt": { runtime: true, roles: [] },
   "side_effects.reconcile": { runtime: false, roles: ["responder", "owner", "admin"] },
   "gate.ask": { runtime: true, roles: ANY_ROLE },
+  // Importing an agent runtime's saved state (issue 8 "Real runtimes"): the runtime itself, or a person who handles runs.
+  "imports.run_state": { runtime: true, roles: ["responder", "owner", "admin"] },
   "api_keys.manage": { runtime: false, roles: ["owner", "admin"] },
   "settings.read": { runtime: false, roles: ANY_ROLE },
   "lookups.manage": { runtime: false, roles: ["owner", "admin"] },
@@ -97,6 +99,7 @@ const PHRASES: Record<Action, string> = {
   "side_effects.receipt": "record receipts",
   "side_effects.reconcile": "reconcile side effects",
   "gate.ask": "ask the resume gate",
+  "imports.run_state": "import agent run states",
   "api_keys.manage": "manage runtime API keys",
   "settings.read": "read settings",
   "lookups.manage": "manage lookup endpoints",

@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   already_member: 409,
   gone: 410,
   internal: 500,
+  invalid_run_state: 422,
+  unsupported_schema_version: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

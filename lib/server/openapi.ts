@@ -183,6 +183,22 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{status: completed, receipt, replayed, warnings}`"), ...errors(400, 401, 404, 409, 422) },
         },
       },
+      "/api/v1/import/openai-agents/run-state": {
+        post: {
+          summary:
+            "Import a serialized RunState of the OpenAI Agents SDK (JavaScript camelCase or Python snake_case; a JSON object or a JSON string): pending tool approvals become approval requests (nested agent-as-tool runs included, attributed to the agent that raised them; hosted/MCP requests keep their provider request id), executed tool outputs become receipts, calls with no output in a state that ended mid-turn become unknown effects. $schemaVersion is read per SDK. Importing the same state again creates nothing new. Runtime keys and signed-in responders, owners, admins.",
+          security: [{ runtimeKey: [] }, { session: [] }],
+          parameters: [
+            { name: "task_id", in: "query", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" } },
+            { name: "agent_version", in: "query", schema: { type: "string", maxLength: 200 }, description: "The agent's version, bound into the approval requests." },
+          ],
+          requestBody: { required: true, content: { "application/json": { schema: { oneOf: [{ type: "object" }, { type: "string" }] } } } },
+          responses: {
+            ...ok("`{task_id, sdk: openai-agents-js|openai-agents-python, schema_version, approvals: [approval ids], receipts: [effect names], unknown: [effect names], warnings: [...]}`"),
+            ...errors(400, 401, 403, 404, 413, 422),
+          },
+        },
+      },
       "/api/v1/tasks/{task_id}/side-effects/{name}/reconcile": {
         post: {
           summary: "A person settles an unknown effect (runtime keys get 403)",

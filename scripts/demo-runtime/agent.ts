@@ -16,25 +16,32 @@ import {
   type ModelResponse,
 } from "@openai/agents";
 import canonicalize from "canonicalize";
+import { runWithCustodyApprovals, type CustodyApprovals } from "@/lib/client/openai-agents";
 import { z } from "zod";
 import { sha256Hex } from "./documents";
 
 setTracingDisabled(true);
 
-export type ToolName = "read_document" | "update_record" | "write_report";
+export type ToolName = "read_document" | "update_record" | "write_report" | "publish_report";
 export type ReportPart = "first_half" | "second_half";
 
 /** One tool call the scripted model will make. */
 export type PlannedCall =
   | { tool: "read_document"; args: { path: string } }
   | { tool: "update_record"; args: { record_id: string; status: string } }
-  | { tool: "write_report"; args: { part: ReportPart } };
+  | { tool: "write_report"; args: { part: ReportPart } }
+  | { tool: "publish_report"; args: PublishArgs };
+
+/** Arguments of publish_report (fixed by the demo, so its approval binds one payload digest). */
+export type PublishArgs = { report: string; channel: string };
 
 /** What the tools need from the runtime. Each method returns the model-visible result (JSON-able). */
 export type ToolHost = {
   readDocument(args: { path: string }, callId: string): Promise<Record<string, unknown>>;
   updateRecord(args: { record_id: string; status: string }, callId: string): Promise<Record<string, unknown>>;
   writeReport(args: { part: ReportPart }, callId: string): Promise<Record<string, unknown>>;
+  /** publish_report: runs only after an approver's decision (the tool needs approval). */
+  publishReport(args: PublishArgs, callId: string): Promise<Record<string, unknown>>;
   /** Called before every model turn; throws to end the run (e.g. the sandbox is gone). */
   beforeTurn(): void;
 };
@@ -42,7 +49,7 @@ export type ToolHost = {
 const callIdOf = (details: { toolCall?: { callId?: string } } | undefined, fallback: string) =>
   details?.toolCall?.callId ?? fallback;
 
-/** Builds the three tools. Errors propagate to the runtime (`errorFunction: null`): they are not model input. */
+/** Builds the four tools (publish_report needs approval). Errors propagate to the runtime (`errorFunction: null`): they are not model input. */
 export function buildTools(host: ToolHost): FunctionTool[] {
   const readDocument = tool({
     name: "read_document",
@@ -69,7 +76,15 @@ export function buildTools(host: ToolHost): FunctionTool[] {
     errorFunction: null,
     execute: async (args, _ctx, details) => JSON.stringify(await host.writeReport(args, callIdOf(details, "write_report"))),
   });
-  return [readDocument, updateRecord, writeReport] as unknown as FunctionTool[];
+  const publishReport = tool({
+    name: "publish_report",
+    description: "Publish report.md to the records system's report channel (an external write that needs an approver's decision).",
+    parameters: z.object({ report: z.string().describe("workspace file to publish"), channel: z.string().describe("records channel") }),
+    needsApproval: true,
+    errorFunction: null,
+    execute: async (args, _ctx, details) => JSON.stringify(await host.publishReport(args, callIdOf(details, "publish_report"))),
+  });
+  return [readDocument, updateRecord, writeReport, publishReport] as unknown as FunctionTool[];
 }
 
 /**
@@ -151,15 +166,19 @@ export async function runAgent(opts: {
   input: string;
   finalText: string;
   callPrefix: string;
+  /** Settles approval pauses (tools with needsApproval) through custody; without it a pause is an error. */
+  custody?: CustodyApprovals;
 }): Promise<string> {
   const model = new ScriptedModel(opts.plan, opts.finalText, opts.callPrefix, () => opts.host.beforeTurn());
   const agent = new Agent({
     name: "doc-processor",
     instructions:
-      "You process one case file: read the document, update the case record once, then write report.md in two halves.",
+      "You process one case file: read the document, update the case record once, write report.md in two halves, then publish it once approved.",
     model,
     tools: opts.tools,
   });
-  const result = await run(agent, opts.input, { maxTurns: opts.plan.length + 2 });
+  const runOptions = { maxTurns: opts.plan.length + 2 };
+  const result = opts.custody ? await runWithCustodyApprovals(agent, opts.input, opts.custody, runOptions) : await run(agent, opts.input, runOptions);
+  if (result.interruptions?.length) throw new Error(`the run paused for approval of ${result.interruptions.map((i) => i.name).join(", ")} and no custody helper settles it`);
   return String(result.finalOutput ?? "");
 }

@@ -8,7 +8,8 @@ import canonicalize from "canonicalize";
 import { CustodyApiError, CustodyClient, type ReceiptInput } from "@/lib/client/runtime-client";
 import type { GateVerdict, Receipt, TaskRecord } from "@/lib/client/types";
 import { startRecordsService, type RecordUpdateResult } from "../records-service";
-import { buildTools, runAgent, toolDefinitionDigests, type PlannedCall, type ReportPart, type ToolHost } from "./agent";
+import { CustodyApprovals, toolPayloadDigest } from "@/lib/client/openai-agents";
+import { buildTools, runAgent, toolDefinitionDigests, type PlannedCall, type PublishArgs, type ReportPart, type ToolHost } from "./agent";
 import { caseDocument, reportFirstHalf, reportSecondHalf, sha256Hex } from "./documents";
 import { EventReporter, MonotonicClock } from "./reporter";
 import { CRASH_POINTS, type CrashPoint } from "@/lib/demo/interruption-points";
@@ -35,6 +36,13 @@ export type ScenarioConfig = {
   interruptAt?: CrashPoint;
   /** Resume-gate polling interval while the verdict is `stop`. */
   pollMs: number;
+  /**
+   * The approval story (issue 8): attempt 1 asks, once the draft is checkpointed, for the approval of publish_report (the
+   * demo orchestrator approves it under policy version 1, then changes the policy while the sandbox is down);
+   * the last attempt's agent calls publish_report, which needs approval: the run pauses, its RunState is stored as a
+   * checkpoint artifact, and it continues only with a fresh approval — the report is published once.
+   */
+  publish?: boolean;
   log?: (line: string) => void;
 };
 
@@ -42,6 +50,11 @@ export const PRINCIPAL = "tenant/demo:user/olive";
 export const POLICY_VERSION = "policy-v1";
 export const EFFECT = "update_record";
 export const EFFECT_ACTION = "records.update";
+/** The approval story's effect: publishing report.md (a tool with needsApproval). */
+export const PUBLISH_EFFECT = "publish_report";
+export const PUBLISH_ACTION = "reports.publish";
+/** The agent's version, bound into its approvals. */
+export const AGENT_VERSION = "doc-processor@1.0.0";
 export const CREDENTIAL_REF = "records-api";
 const IMAGE = "demo/doc-agent:1.0";
 const ORCHESTRATOR = "runtime:orchestrator";
@@ -50,7 +63,7 @@ const VAULT = "vault:demo";
 const EGRESS = "egress-proxy:demo";
 const CREDENTIAL_TTL_MS = 60 * 60 * 1000;
 /** Phases of the task record, in order. */
-export const PHASES = ["started", "document_read", "record_updated", "report_drafted", "report_written", "done"];
+export const PHASES = ["started", "document_read", "record_updated", "report_drafted", "report_written", "report_published", "done"];
 
 /** Exit code of a simulated hard crash (as if killed by SIGKILL). */
 export const CRASH_EXIT_CODE = 137;
@@ -73,6 +86,21 @@ type Attempt = {
 /** Record id in the records service for a task (its id made safe for a URL path segment). */
 export function recordIdFor(taskId: string): string {
   return `REC-${taskId.replace(/[^A-Za-z0-9._-]/g, "-")}`.slice(0, 100);
+}
+
+/** The idempotency key of publishing the report (stable for the task: an approval given in attempt 1 binds it). */
+export function publishKeyFor(taskId: string): string {
+  return `idem:${taskId}:${PUBLISH_EFFECT}:1`;
+}
+
+/** Record id of the published report in the records service. */
+export function reportRecordIdFor(taskId: string): string {
+  return `REPORT-${taskId.replace(/[^A-Za-z0-9._-]/g, "-")}`.slice(0, 100);
+}
+
+/** The fixed arguments of the publish_report call (one payload digest for the whole story). */
+export function publishArgsFor(taskId: string): PublishArgs {
+  return { report: "report.md", channel: `case-reports/${taskId}` };
 }
 
 /** The idempotency key of the scenario's record update (stable for the task, kept in the task record). */
@@ -99,6 +127,8 @@ export class DemoRuntime {
   private recordsUrl = "";
   private closeRecords: (() => Promise<void>) | null = null;
   private current: Attempt | null = null;
+  /** The approval helper of the running attempt (the approval story only). */
+  private custody: CustodyApprovals | null = null;
 
   constructor(private readonly cfg: ScenarioConfig) {
     this.client = new CustodyClient({ baseUrl: cfg.custodyUrl, apiKey: cfg.apiKey });
@@ -226,6 +256,7 @@ export class DemoRuntime {
     plan.push({ tool: "update_record", args: { record_id: recordIdFor(this.cfg.taskId), status: "reviewed" } });
     if (!this.draftIntact(a)) plan.push({ tool: "write_report", args: { part: "first_half" } });
     plan.push({ tool: "write_report", args: { part: "second_half" } });
+    if (this.cfg.publish) plan.push({ tool: "publish_report", args: publishArgsFor(this.cfg.taskId) });
     this.log(`attempt ${n}: gate said ${verdict.verdict}; plan: ${plan.map((p) => p.tool + ("part" in p.args ? `(${p.args.part})` : "")).join(" → ")}`);
 
     await this.runPlan(a, plan, `Resume case file ${this.cfg.taskId} from its last checkpoint (phase ${record.phase}).`);
@@ -236,7 +267,8 @@ export class DemoRuntime {
   private async runPlan(a: Attempt, plan: PlannedCall[], input: string): Promise<void> {
     const host = this.hostFor(a);
     const tools = buildTools(host);
-    const final = await runAgent({ tools, host, plan, input, finalText: `Case ${this.cfg.taskId} processed.`, callPrefix: `a${a.n}` });
+    this.custody = this.cfg.publish ? this.custodyFor(a) : null;
+    const final = await runAgent({ tools, host, plan, input, finalText: `Case ${this.cfg.taskId} processed.`, callPrefix: `a${a.n}`, custody: this.custody ?? undefined });
     this.log(`attempt ${a.n}: agent finished: "${final}"`);
   }
 
@@ -252,6 +284,12 @@ export class DemoRuntime {
     const res = await fetch(`${this.recordsUrl}/records/${encodeURIComponent(recordId)}`);
     const body = res.ok ? ((await res.json()) as { update_count?: number }) : null;
     this.log(`attempt ${a.n}: done. Records service: ${recordId} updated ${body?.update_count ?? "?"} time(s).`);
+    if (this.cfg.publish) {
+      const reportId = reportRecordIdFor(this.cfg.taskId);
+      const r = await fetch(`${this.recordsUrl}/records/${encodeURIComponent(reportId)}`);
+      const published = r.ok ? ((await r.json()) as { update_count?: number }) : null;
+      this.log(`attempt ${a.n}: Records service: ${reportId} published ${published?.update_count ?? "?"} time(s).`);
+    }
   }
 
   /** Orchestrator's view of a lost sandbox: the buffered receipt is gone; report the interruption. */
@@ -337,6 +375,7 @@ export class DemoRuntime {
       readDocument: (args, callId) => this.toolReadDocument(a, args, callId),
       updateRecord: (args, callId) => this.toolUpdateRecord(a, args, callId),
       writeReport: (args, callId) => this.toolWriteReport(a, args, callId),
+      publishReport: (args, callId) => this.toolPublishReport(a, args, callId),
     };
   }
 
@@ -345,12 +384,17 @@ export class DemoRuntime {
     const never = async (): Promise<Record<string, unknown>> => {
       throw new Error("placeholder host");
     };
-    return { beforeTurn: () => {}, readDocument: never, updateRecord: never, writeReport: never };
+    return { beforeTurn: () => {}, readDocument: never, updateRecord: never, writeReport: never, publishReport: never };
   }
 
   private toolCalled(a: Attempt, name: string, args: unknown, callId: string): number {
     // update_record writes to the records service: a mutation, answered for by the declared side effect.
-    const write = name === "update_record" ? { mutation: true, side_effect: EFFECT, idempotency_key: idempotencyKeyFor(this.cfg.taskId) } : { mutation: false };
+    const write =
+      name === "update_record"
+        ? { mutation: true, side_effect: EFFECT, idempotency_key: idempotencyKeyFor(this.cfg.taskId) }
+        : name === "publish_report"
+          ? { mutation: true, side_effect: PUBLISH_EFFECT, idempotency_key: publishKeyFor(this.cfg.taskId) }
+          : { mutation: false };
     a.rep.emit(
       "tools",
       "tool.called",
@@ -537,10 +581,99 @@ export class DemoRuntime {
     this.log(`attempt ${a.n}: write_report ${args.part} → report.md ${bytes.length} bytes, sha256 ${sha256.slice(0, 12)}…`);
     await this.snapshotAndCheckpoint(a, args.part === "first_half" ? "report_drafted" : "report_written");
     if (args.part === "first_half") {
+      // The approval story asks now, with the draft checkpointed: a pending request stops every write of the task at
+      // the gate until someone decides, so it is asked for after the run's last write of this attempt.
+      if (this.cfg.publish && a.n === 1) await this.requestPublishApproval(a);
       this.crashPoint(a, "after_checkpoint");
       if (a.bufferReceipts) a.sandbox.markLost();
     }
     return { ref, sha256, size: bytes.length, part: args.part };
+  }
+
+  // ---------------------------------------------------------------- the approval story
+
+  /**
+   * Attempt 1 asks in advance for the approval of publishing the report (its exact payload digest), so an approver
+   * can decide while the run works: the server creates one approval request and answers 403 approval_required.
+   */
+  private async requestPublishApproval(a: Attempt): Promise<void> {
+    const args = publishArgsFor(this.cfg.taskId);
+    try {
+      const out = await this.client.intent(this.cfg.taskId, PUBLISH_EFFECT, {
+        idempotency_key: publishKeyFor(this.cfg.taskId),
+        payload_digest: toolPayloadDigest("publish_report", args),
+        action: PUBLISH_ACTION,
+        mutation: true,
+        tool: "publish_report",
+        attempt: a.n,
+        requires_approval: true,
+        payload: args,
+        agent: "doc-processor",
+        agent_version: AGENT_VERSION,
+      });
+      this.log(`attempt ${a.n}: ${PUBLISH_EFFECT} asked in advance → ${out.decision} (unexpected: nothing approved it yet)`);
+    } catch (err) {
+      if (err instanceof CustodyApiError && err.code === "approval_required") {
+        const id = (err.details as { approval_id?: string } | undefined)?.approval_id ?? "?";
+        this.log(`attempt ${a.n}: ${PUBLISH_EFFECT} needs an approver's decision: approval ${id} requested (policy bound now)`);
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /** The approval helper of an attempt: publish_report writes under the task's stable publish key. */
+  private custodyFor(a: Attempt): CustodyApprovals {
+    return new CustodyApprovals({
+      client: this.client,
+      taskId: this.cfg.taskId,
+      attempt: a.n,
+      agentVersion: AGENT_VERSION,
+      pollMs: this.cfg.pollMs,
+      effectFor: () => ({ name: PUBLISH_EFFECT, idempotencyKey: publishKeyFor(this.cfg.taskId), action: PUBLISH_ACTION }),
+      storeState: async (text, sha256) => storeObject(this.cfg.workDir, this.cfg.taskId, "run-state.json", Buffer.from(text), sha256),
+      checkpointState: async (artifact) => {
+        a.record.artifacts = [...a.record.artifacts.filter((x) => x.ref !== artifact.ref), artifact];
+        await this.checkpoint(a, a.record.phase);
+      },
+      log: (line) => this.log(`attempt ${a.n}: ${line}`),
+    });
+  }
+
+  /** publish_report: runs after the approval's go; publishes report.md to the records service once, then the receipt. */
+  private async toolPublishReport(a: Attempt, args: PublishArgs, callId: string): Promise<Record<string, unknown>> {
+    a.sandbox.assertAlive();
+    const custody = this.custody;
+    if (!custody) throw new Error("publish_report runs only in the approval story");
+    const started = this.toolCalled(a, "publish_report", args, callId);
+    await a.rep.flush();
+    const file = a.sandbox.file(args.report);
+    if (!fs.existsSync(file)) throw new Error(`publish_report: ${args.report} is not in the workspace`);
+    const reportSha = sha256Hex(fs.readFileSync(file));
+    const recordId = reportRecordIdFor(this.cfg.taskId);
+    const out = await custody.write(callId, async () => {
+      const url = new URL(`/records/${encodeURIComponent(recordId)}`, this.recordsUrl);
+      a.rep.emit(
+        "vault",
+        "credential.used",
+        { credential_ref: CREDENTIAL_REF, credential_id: a.credentialId, host: url.hostname, tool: "publish_report", purpose: PUBLISH_ACTION },
+        { actor: VAULT, environmentId: a.sandbox.environmentId },
+      );
+      const res = await fetch(url, {
+        method: "PUT",
+        headers: { "content-type": "application/json", "idempotency-key": publishKeyFor(this.cfg.taskId) },
+        body: JSON.stringify({ status: "published", channel: args.channel, report_sha256: reportSha }),
+      });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`publish_report: the records service answered ${res.status}: ${text.slice(0, 200)}`);
+      const result = JSON.parse(text) as RecordUpdateResult;
+      this.log(`attempt ${a.n}: records service published ${recordId} (operation ${result.operation_id}, update_count ${result.update_count})`);
+      return { external_operation_id: result.operation_id, result_digest: canonicalSha256(result) };
+    });
+    this.toolCompleted(a, "publish_report", callId, started, { external_operation_id: out.receipt.external_operation_id, replayed: out.replayed });
+    await a.rep.flush();
+    await this.snapshotAndCheckpoint(a, "report_published");
+    return { published: true, record_id: recordId, operation_id: out.receipt.external_operation_id, replayed: out.replayed };
   }
 
   // ---------------------------------------------------------------- helpers

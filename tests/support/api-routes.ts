@@ -57,6 +57,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { auth: "runtime", body: "json", schema: intentBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": { auth: "runtime", body: "json", schema: receiptBodySchema },
+  "POST /api/v1/import/openai-agents/run-state": { auth: "runtime", body: "json" },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/reconcile": { auth: "responder", body: "json", schema: reconcileBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/lookup": { auth: "responder", body: "none" },
   "GET /api/v1/settings/api-keys": { auth: "owner", body: "none" },

@@ -1,0 +1,241 @@
+/**
+ * `POST /api/v1/import/openai-agents/run-state?task_id=…` — import a serialized RunState of the OpenAI Agents SDK
+ * (JavaScript or Python) into a task's custody (issue 8 "Real runtimes: the OpenAI Agents SDK"). The state is read by
+ * {@link parseRunState}; then, each through the path that already owns it:
+ * - every executed tool output → a receipt: a `side_effect.intent` and a `side_effect.receipt` event for the call's
+ *   effect (`<tool>.<call id>`, key from the task and call id), applied by the event path's side-effect rules — so a
+ *   write the intent route would have refused becomes `unknown` with its receipt kept for the reconciler;
+ * - every call with no output in a state that ended mid-turn → a mutating `tool.called` event, then the orphan-call rule
+ *   ({@link flagOrphanToolCalls}) makes it an effect whose outcome is `unknown`;
+ * - every pending approval → {@link requestApproval}, bound to the task's principal, the tool as action, the payload
+ *   digest of tool + canonical arguments ({@link toolCallDigest}), the task's input digest, the current policy version,
+ *   the agent that raised it and the agent version the caller names.
+ * Events get ids made from the task and call id, so importing the same state again stores nothing new, and the
+ * approval requests are found again by key and digest. A refused state writes nothing and quotes nothing.
+ */
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { appendAudit } from "../audit/append";
+import { authorize, type Actor } from "../authz";
+import { canonicalDigest, sha256Hex } from "../crypto/canonical";
+import type { SigningKey } from "../crypto/signing";
+import { DomainError, notFound } from "../errors";
+import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";
+import { approvalContext } from "../approvals/read";
+import { requestApproval } from "../approvals/requests";
+import { flagOrphanToolCalls, toolCallEffectName, toolCallIdempotencyKey } from "../side-effects/attempts";
+import { checkTaskId } from "../tasks/read";
+import { withRetry } from "../tx";
+import { parseRunState, RunStateImportError, toolCallDigest, type ParsedRunState } from "./openai-agents-run-state";
+
+export type RunStateImportResult = {
+  task_id: string;
+  sdk: ParsedRunState["sdk"];
+  schema_version: string;
+  /** Approval request ids, one per pending approval (the same ids on a repeated import). */
+  approvals: string[];
+  /** Side-effect names of the executed tool calls. */
+  receipts: string[];
+  /** Side-effect names of the calls whose outcome is unknown. */
+  unknown: string[];
+  warnings: string[];
+};
+
+/** `agent_version` query parameter: the version of the agent that made the state (bound into approvals). */
+export function readAgentVersion(value: string | null): string | null {
+  if (value === null || value === "") return null;
+  if (value.length > 200 || !/^[\x21-\x7e]+$/.test(value)) {
+    throw new DomainError("validation_failed", "agent_version must be 1–200 visible ASCII characters.", {
+      fields: [{ path: "agent_version", message: "1–200 visible ASCII characters" }],
+    });
+  }
+  return value;
+}
+
+/** Maps a reader refusal to the API's 422 (the problem named in `details.problem`). */
+function refusal(err: RunStateImportError): DomainError {
+  const versionProblem = err.problem === "unsupported_schema_version" || err.problem === "schema_version_missing" || err.problem === "schema_version_not_string";
+  return new DomainError(versionProblem ? "unsupported_schema_version" : "invalid_run_state", err.message, { problem: err.problem });
+}
+
+/** Event id for one fact of one call of the task: stable, so a repeated import is a duplicate. */
+function eventId(taskId: string, callId: string, fact: "1-intent" | "2-receipt" | "called"): string {
+  return `import:oai:${sha256Hex(`${taskId}\u0000${callId}`).slice(0, 32)}:${fact}`;
+}
+
+/**
+ * Imports a RunState into a task.
+ * @param body the state: a JSON object, or a JSON string holding one.
+ * @param opts.agentVersion bound into the approval requests (null when the caller does not say).
+ * @returns the ids and names it made or found again, and the reader's warnings (plus receipts the side-effect rules
+ *   did not apply, with why).
+ * @throws DomainError forbidden (viewer, approver), not_found (task, also another tenant's), invalid_run_state /
+ *   unsupported_schema_version (422, `details.problem`; nothing stored), validation_failed (a payload that cannot be
+ *   stored).
+ */
+export async function importRunState(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  body: unknown,
+  key: SigningKey,
+  opts: { agentVersion?: string | null } = {},
+): Promise<RunStateImportResult> {
+  authorize(actor, "imports.run_state");
+  checkTaskId(taskId);
+  let parsed: ParsedRunState;
+  try {
+    parsed = parseRunState(body);
+  } catch (err) {
+    if (err instanceof RunStateImportError) throw refusal(err);
+    throw err;
+  }
+  const tenantId = actor.tenantId;
+  const warnings = [...parsed.warnings];
+  const source = `import:${parsed.sdk}`;
+
+  const [task] = await queryRows<{ current_attempt: number }>(
+    db,
+    sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
+  if (!task) throw notFound(`Task ${taskId}`);
+  const attempt = Math.max(task.current_attempt, 1);
+  const now = new Date().toISOString();
+
+  // Every event is prepared (and could be refused) before anything is written.
+  const events: Array<{ input: Record<string, unknown>; callId: string; effect: string }> = [];
+  const receipts = parsed.receipts.map((r) => ({ ...r, effect: toolCallEffectName(r.tool, r.callId), key: toolCallIdempotencyKey(taskId, r.callId) }));
+  for (const r of receipts) {
+    const common = { task_id: taskId, plane: "tools", occurred_at: now, attempt, actor: source };
+    const attrs = { name: r.effect, idempotency_key: r.key, tool: r.tool, call_id: r.callId };
+    events.push({
+      callId: r.callId,
+      effect: r.effect,
+      input: { ...common, id: eventId(taskId, r.callId, "1-intent"), type: "side_effect.intent", attrs: { ...attrs, action: r.tool, mutation: true, payload_digest: toolCallDigest(r.tool, r.arguments) } },
+    });
+    events.push({
+      callId: r.callId,
+      effect: r.effect,
+      input: {
+        ...common,
+        id: eventId(taskId, r.callId, "2-receipt"),
+        type: "side_effect.receipt",
+        attrs: { ...attrs, external_operation_id: `openai-agents:call:${r.callId}`.slice(0, 500), result_digest: canonicalDigest(r.output ?? null), completed_at: now },
+      },
+    });
+  }
+  const unknown = parsed.unknown.map((u) => ({ ...u, effect: toolCallEffectName(u.tool, u.callId) }));
+  for (const u of unknown) {
+    events.push({
+      callId: u.callId,
+      effect: u.effect,
+      input: {
+        id: eventId(taskId, u.callId, "called"),
+        task_id: taskId,
+        plane: "tools",
+        type: "tool.called",
+        occurred_at: now,
+        actor: source,
+        attrs: { tool: u.tool, call_id: u.callId, mutation: true, payload_digest: toolCallDigest(u.tool, u.arguments), source: "openai-agents-run-state" },
+      },
+    });
+  }
+  const prepared: PreparedEvent[] = [];
+  for (const e of events) {
+    const p = prepareFully(e.input);
+    if ("status" in p) {
+      throw new DomainError("invalid_run_state", `A tool call of the state cannot be recorded (${p.error.code}); nothing was imported.`, { problem: "unrecordable_call" });
+    }
+    prepared.push(p);
+  }
+  const approvals = parsed.approvals.map((a) => ({
+    ...a,
+    effect: toolCallEffectName(a.tool, a.callId),
+    key: toolCallIdempotencyKey(taskId, a.callId),
+    digest: toolCallDigest(a.tool, a.arguments),
+  }));
+
+  // Facts already imported are not sent again (a repeated import is a no-op; their times would differ).
+  const known = prepared.length
+    ? new Set(
+        (
+          await queryRows<{ event_id: string }>(
+            db,
+            sql`select event_id from events where tenant_id = ${tenantId} and event_id in (${sql.join(prepared.map((p) => sql`${p.id}`), sql`, `)})`,
+          )
+        ).map((r) => r.event_id),
+      )
+    : new Set<string>();
+  const fresh = prepared.filter((p) => !known.has(p.id));
+  if (fresh.length) {
+    const outcome = await storeEvents(db, tenantId, fresh, key);
+    for (const p of fresh) {
+      const note = outcome.get(p.id)?.effect;
+      if (note && !note.applied && p.type === "side_effect.receipt") {
+        warnings.push(`The receipt of ${note.name} was not applied (${note.code ?? "refused"}): ${note.message ?? ""}`.trim());
+      } else if (note && !note.applied && p.type === "side_effect.intent") {
+        warnings.push(`The reported write ${note.name} was not taken as sent (${note.code ?? "refused"}).`);
+      }
+    }
+  }
+
+  const created = await withRetry(() =>
+    db.transaction(async (tx) => {
+      let newUnknown = 0;
+      for (const u of unknown) newUnknown += (await flagOrphanToolCalls(tx, tenantId, taskId, sql`true`, u.callId)).length;
+      const ids: string[] = [];
+      let newRequests = 0;
+      if (approvals.length) {
+        const ctx = await approvalContext(tx, tenantId, taskId);
+        for (const a of approvals) {
+          const r = await requestApproval(tx, {
+            tenantId,
+            taskId,
+            sideEffect: a.effect,
+            idempotencyKey: a.key,
+            principal: ctx.principal,
+            action: a.tool,
+            tool: a.tool,
+            payload: { tool: a.tool, arguments: a.arguments ?? null },
+            payloadDigest: a.digest,
+            inputDigest: ctx.input_digest,
+            policyVersion: ctx.policy_version,
+            agent: a.agent,
+            agentVersion: opts.agentVersion ?? null,
+            requestedBy: actor,
+            providerRequestId: a.providerRequestId ?? null,
+            origin: "import",
+            callId: a.callId,
+          });
+          ids.push(r.id);
+          if (r.created) newRequests += 1;
+        }
+      }
+      if (fresh.length || newUnknown || newRequests) {
+        await appendAudit(tx, actor, {
+          action: "run_state.imported",
+          target: `task:${taskId}`,
+          details: {
+            sdk: parsed.sdk,
+            schema_version: parsed.schemaVersion,
+            approvals_created: newRequests,
+            receipts: receipts.length,
+            unknown: unknown.length,
+            events_stored: fresh.length,
+          },
+        });
+      }
+      return ids;
+    }),
+  );
+
+  return {
+    task_id: taskId,
+    sdk: parsed.sdk,
+    schema_version: parsed.schemaVersion,
+    approvals: created,
+    receipts: receipts.map((r) => r.effect),
+    unknown: unknown.map((u) => u.effect),
+    warnings,
+  };
+}

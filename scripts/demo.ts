@@ -30,6 +30,7 @@ import { newestSourceMtime } from "./lib/build-freshness";
 import { seedDemoSettings } from "./lib/demo-settings";
 import { seedDemoMap } from "./lib/demo-map";
 import { seedDemoApproval } from "./lib/demo-approval";
+import { seedDemoPolicies } from "./lib/demo-policies";
 import { CRASH_POINTS, isCrashPoint } from "@/lib/demo/interruption-points";
 import { TASK_ID_PATTERN } from "@/lib/domain/events/schema";
 
@@ -82,6 +83,11 @@ async function seed(): Promise<{ password: string; apiKey: string; nextauthSecre
       apiKeyName: "demo runtime",
     });
     await seedDemoSettings(handle.db, seeded.tenantId, { recordsUrl: `http://127.0.0.1:${recordsPort}` });
+    // Issue 11: the demo's policy passes lint and is active before the run starts (version 2 waits for the story).
+    const ownerEmail = DEMO_USERS.find((u) => u.role === "owner")!.email;
+    if (await seedDemoPolicies(handle.db, seeded.tenantId, { userId: seeded.userIds[ownerEmail]!, email: ownerEmail }, "127.0.0.1")) {
+      log("stored the demo policy versions 1 and 2 (both pass lint) and activated version 1");
+    }
     if (!process.env.CUSTODY_DEMO_API_KEY) saveDemoSecrets(dataDir, { ...secrets, apiKey: seeded.apiKey });
     return { password, apiKey: seeded.apiKey, nextauthSecret: secrets.nextauthSecret };
   } finally {

@@ -313,3 +313,45 @@ describe("revocation, proven", () => {
     }
   });
 });
+
+describe("policy documents behind the approvals' policy version", () => {
+  it("activating a stored version moves the version approvals bind to, and PUT /api/v1/policy/current activates stored versions only", async () => {
+    const t = await createTestTenant(handle.db);
+    const [owner, approver] = await Promise.all([signInAs(t, "owner"), signInAs(t, "approver")]);
+    const taskId = newTaskId("policy-seam");
+    await checkpoint(t, taskId);
+    const v1 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
+    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe(String(v1.body.version));
+
+    // An approval bound to version 1.
+    const intent = { idempotency_key: `k-${taskId}`, payload_digest: "d".repeat(64), action: "publish_report", attempt: 1, mutation: true, requires_approval: true, payload: { report: "r.md" } };
+    const asked = await api(t.apiKey).post<{ error: { code: string; details: { approval_id: string } } }>(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, intent);
+    expectError(asked, 403, "approval_required");
+    const approvalId = asked.body.error.details.approval_id;
+    const decided = await api(approver).post(`/api/v1/approvals/${approvalId}/decision`, { decision: "approve", reason: "fine under v1" });
+    expect(decided.status, decided.text).toBe(200);
+
+    // A corrected document stored as version 2 is activated through the approvals' route: the approval goes stale.
+    const v2 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML.replace("scope: records:write", "scope: records:write records:read"));
+    expect(v2.body).toMatchObject({ version: 2, valid: true });
+    const moved = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>("/api/v1/policy/current", { version: "2" });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body).toMatchObject({ version: "2", previous: "1" });
+    expect(moved.body.invalidated.map((i) => i.id)).toEqual([approvalId]);
+    const current = await api(owner).get<{ version: number }>("/api/v1/policies/current");
+    expect(current.body.version).toBe(2);
+    const approval = await api(approver).get<{ status: string; stale_reasons: string[] }>(`/api/v1/approvals/${approvalId}`);
+    expect(approval.body.status).toBe("stale");
+    expect(approval.body.stale_reasons).toContain("policy_changed");
+
+    // Once documents are kept, a version that is not stored (or fails lint) cannot become current.
+    expectError(await api(owner).put("/api/v1/policy/current", { version: "7" }), 404, "not_found");
+    const bad = await sendYaml(owner, "/api/v1/policies", MISMATCHED_YAML);
+    expectError(await api(owner).put("/api/v1/policy/current", { version: String(bad.body.version) }), 422, "policy_invalid");
+    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("2");
+    // Rolling back to version 1 is an activation like any other.
+    expect((await api(owner).request("POST", "/api/v1/policies/1/activate")).status).toBe(200);
+    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("1");
+  });
+});

@@ -7,6 +7,7 @@
  * entry and an `approval.invalidated` mark on its task's session lane; the change itself is a `policy.changed` entry.
  */
 import { sql } from "drizzle-orm";
+import { activatePolicyVersion } from "../policies/store";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { appendAudit } from "../audit/append";
@@ -45,53 +46,84 @@ export async function setPolicyVersion(db: Db, actor: Actor, body: unknown): Pro
   if (!parsed.success) throw validationError(parsed.error.issues);
   refuseSecrets(parsed.data, "The policy version", "name the version, never a credential");
   const version = parsed.data.version;
+  // Policy documents (issue 11): a version the tenant stored is activated like any other activation (lint-gated);
+  // once a tenant keeps documents, the current version can only be one of them.
+  const stored = await policyVersionStored(db, actor.tenantId, version);
+  if (stored === "stored") {
+    const activated = await activatePolicyVersion(db, actor, Number(version));
+    return { version, previous: activated.previous === null ? DEFAULT_POLICY_VERSION : String(activated.previous), invalidated: activated.invalidated };
+  }
+  if (stored === "missing") {
+    throw new DomainError(
+      "not_found",
+      `Policy version ${version} is not stored. Store the document with POST /api/v1/policies (or on the Policies page), then activate it.`,
+    );
+  }
+  return withRetry(() => db.transaction(async (tx) => switchPolicyVersion(tx, actor, version)));
+}
+
+/**
+ * Whether `version` names one of the tenant's stored policy documents: `stored`, `missing` (the tenant keeps
+ * documents but not this one), or `none` (no documents: the version is a plain label, issue 8's setting).
+ */
+async function policyVersionStored(db: Db, tenantId: string, version: string): Promise<"stored" | "missing" | "none"> {
+  const [row] = await queryRows<{ any: boolean; this: boolean }>(
+    db,
+    sql`select exists (select 1 from policy_versions where tenant_id = ${tenantId}) as any,
+               exists (select 1 from policy_versions where tenant_id = ${tenantId} and version::text = ${version}) as this`,
+  );
+  return row?.this ? "stored" : row?.any ? "missing" : "none";
+}
+
+/**
+ * Makes `version` the tenant's current policy version inside `tx`: approvals bound to another version go stale at
+ * once (`policy_changed`), each with its audit entry and a session-lane event, beside one `policy.changed` entry.
+ * The one place the current version changes, whether set as a label or by activating a stored document.
+ */
+export async function switchPolicyVersion(tx: Db, actor: Actor, version: string): Promise<PolicyChange> {
   const tenantId = actor.tenantId;
   const by = actorRef(actor).label;
-  return withRetry(() =>
-    db.transaction(async (tx) => {
-      await tx.execute(sql`insert into approval_settings (tenant_id) values (${tenantId}) on conflict do nothing`);
-      const [before] = await queryRows<{ policy_version: string }>(
-        tx,
-        sql`select policy_version from approval_settings where tenant_id = ${tenantId} for update`,
-      );
-      const previous = before?.policy_version ?? DEFAULT_POLICY_VERSION;
-      if (previous === version) return { version, previous, invalidated: [] };
-      await tx.execute(sql`update approval_settings set policy_version = ${version}, updated_at = now(), updated_by = ${by} where tenant_id = ${tenantId}`);
-      const invalidated = await queryRows<{ id: string; task_id: string; side_effect: string; policy_version: string }>(
-        tx,
-        sql`update approval_requests
-            set invalidated_reasons = case when 'policy_changed' = any(invalidated_reasons) then invalidated_reasons
-                                           else array_append(invalidated_reasons, 'policy_changed') end,
-                invalidated_at = now()
-            where tenant_id = ${tenantId} and superseded_by is null and consumed_at is null
-              and decision is distinct from 'reject' and policy_version <> ${version}
-            returning id, task_id, side_effect, policy_version`,
-      );
-      await appendAudit(tx, actor, {
-        action: "policy.changed",
-        target: `tenant:${tenantId}`,
-        details: { from: previous, to: version, invalidated: invalidated.map((r) => r.id) },
-      });
-      for (const r of invalidated) {
-        const audit = await appendAudit(tx, actor, {
-          action: "approval.invalidated",
-          target: `approval:${r.id}`,
-          details: { task_id: r.task_id, side_effect: r.side_effect, reason: "policy_changed", bound_policy_version: r.policy_version, current_policy_version: version },
-        });
-        await approvalEvent(
-          tx,
-          tenantId,
-          r.task_id,
-          r.id,
-          "approval.invalidated",
-          by,
-          { side_effect: r.side_effect, reason: "policy_changed", from: r.policy_version, to: version, audit_seq: audit.seq },
-          `:${audit.seq}`,
-        );
-      }
-      return { version, previous, invalidated: invalidated.map(({ id, task_id, side_effect }) => ({ id, task_id, side_effect })) };
-    }),
+  await tx.execute(sql`insert into approval_settings (tenant_id) values (${tenantId}) on conflict do nothing`);
+  const [before] = await queryRows<{ policy_version: string }>(
+    tx,
+    sql`select policy_version from approval_settings where tenant_id = ${tenantId} for update`,
   );
+  const previous = before?.policy_version ?? DEFAULT_POLICY_VERSION;
+  if (previous === version) return { version, previous, invalidated: [] };
+  await tx.execute(sql`update approval_settings set policy_version = ${version}, updated_at = now(), updated_by = ${by} where tenant_id = ${tenantId}`);
+  const invalidated = await queryRows<{ id: string; task_id: string; side_effect: string; policy_version: string }>(
+    tx,
+    sql`update approval_requests
+        set invalidated_reasons = case when 'policy_changed' = any(invalidated_reasons) then invalidated_reasons
+                                       else array_append(invalidated_reasons, 'policy_changed') end,
+            invalidated_at = now()
+        where tenant_id = ${tenantId} and superseded_by is null and consumed_at is null
+          and decision is distinct from 'reject' and policy_version <> ${version}
+        returning id, task_id, side_effect, policy_version`,
+  );
+  await appendAudit(tx, actor, {
+    action: "policy.changed",
+    target: `tenant:${tenantId}`,
+    details: { from: previous, to: version, invalidated: invalidated.map((r) => r.id) },
+  });
+  for (const r of invalidated) {
+    const audit = await appendAudit(tx, actor, {
+      action: "approval.invalidated",
+      target: `approval:${r.id}`,
+      details: { task_id: r.task_id, side_effect: r.side_effect, reason: "policy_changed", bound_policy_version: r.policy_version, current_policy_version: version },
+    });
+    await approvalEvent(
+      tx,
+      tenantId,
+      r.task_id,
+      r.id,
+      "approval.invalidated",
+      by,
+      { side_effect: r.side_effect, reason: "policy_changed", from: r.policy_version, to: version, audit_seq: audit.seq },
+      `:${audit.seq}`,
+    );
+  }
+  return { version, previous, invalidated: invalidated.map(({ id, task_id, side_effect }) => ({ id, task_id, side_effect })) };
 }
 
 /**

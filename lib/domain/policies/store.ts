@@ -13,6 +13,7 @@ import { canonicalDigest, sha256Hex } from "../crypto/canonical";
 import { DomainError, notFound } from "../errors";
 import type { PolicyDocument, PolicyFinding } from "./document";
 import { lintPolicyText } from "./lint";
+import { switchPolicyVersion } from "../approvals/settings";
 
 /** A version in lists: `active` is true for the current one only. */
 export type PolicySummary = {
@@ -145,16 +146,24 @@ export async function getCurrentPolicy(db: Db, actor: Actor): Promise<PolicyView
 }
 
 /**
- * Makes a stored version current (owners and admins), in one guarded statement beside its audit row. Activating the
- * version that is already current changes nothing. Activating an older version again (a rollback) is allowed.
- * @returns the activated version and the one it replaced (null when none was active).
+ * Makes a stored version current (owners and admins), in one guarded statement beside its audit row; the current
+ * policy version approvals bind to becomes `String(version)` in the same transaction, and approvals bound to another
+ * version go stale. Activating the version that is already current changes nothing. Activating an older version again
+ * (a rollback) is allowed.
+ * @returns the activated version, the one it replaced (null when none was active), and the approvals made stale.
  * @throws DomainError forbidden (403), not_found (404), policy_invalid (422 with `details.findings`: a lint error).
  */
 export async function activatePolicyVersion(
   db: Db,
   actor: Actor,
   version: number,
-): Promise<{ version: number; digest: string; previous: number | null; changed: boolean }> {
+): Promise<{
+  version: number;
+  digest: string;
+  previous: number | null;
+  changed: boolean;
+  invalidated: Array<{ id: string; task_id: string; side_effect: string }>;
+}> {
   authorize(actor, "policies.manage");
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"policy:" + actor.tenantId}, 0))`);
@@ -173,7 +182,7 @@ export async function activatePolicyVersion(
         { findings: target.findings },
       );
     }
-    if (current?.version === version) return { version, digest: target.digest, previous: version, changed: false };
+    if (current?.version === version) return { version, digest: target.digest, previous: version, changed: false, invalidated: [] };
     const updated = await tx
       .update(policyVersions)
       .set({ activatedAt: sql`clock_timestamp()`, activatedBy: actorRef(actor).label })
@@ -185,6 +194,9 @@ export async function activatePolicyVersion(
       target: `policy:${version}`,
       details: { version, digest: target.digest, previous: current?.version ?? null },
     });
-    return { version, digest: target.digest, previous: current?.version ?? null, changed: true };
+    // The same seam approvals read (issue 8): the current version's label moves, and approvals bound to another one
+    // go stale at once, in this transaction.
+    const change = await switchPolicyVersion(tx, actor, String(version));
+    return { version, digest: target.digest, previous: current?.version ?? null, changed: true, invalidated: change.invalidated };
   });
 }

@@ -11,7 +11,7 @@ import { EventDrawer } from "./EventDrawer";
 import { EventList } from "./EventList";
 import type { TimeZoneMode } from "./format";
 import { ALL_EVENTS_FILTER, type EventFilter } from "./layout";
-import { Timeline } from "./Timeline";
+import { Timeline, type TimelineProps } from "./Timeline";
 
 /** Props of `TaskTimeline`. */
 export type TaskTimelineProps = {
@@ -29,6 +29,8 @@ export type TaskTimelineProps = {
   sideEffectHref?: (name: string) => string;
   /** Height in px of the event list's scrolling area (default 420). */
   listHeight?: number;
+  /** For a long run of which only some events are loaded: the server's bins and counts, and the zoom callback. */
+  overview?: Pick<TimelineProps, "serverBins" | "completeFrom" | "totalEvents" | "laneCounts" | "onViewChange">;
 };
 
 /**
@@ -44,6 +46,7 @@ export function TaskTimeline({
   now,
   sideEffectHref,
   listHeight,
+  overview,
 }: TaskTimelineProps) {
   const [zone, setZone] = useState<TimeZoneMode>("utc");
   const [filter, setFilter] = useState<EventFilter>(ALL_EVENTS_FILTER);
@@ -63,6 +66,7 @@ export function TaskTimeline({
         onZoneChange={setZone}
         filter={filter}
         now={now}
+        {...overview}
       />
 
       {selectedId !== null && !selected ? (

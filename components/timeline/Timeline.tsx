@@ -21,7 +21,6 @@ import { formatClock, formatDate, formatDuration, formatInstant, formatTick, zon
 import { useElementWidth, useHydrated } from "./hooks";
 import {
   LANES,
-  assignLabelRows,
   binMarks,
   classifyOutcome,
   deriveRules,
@@ -40,6 +39,8 @@ import {
   sandboxBarLabel,
   sideEffectNameOf,
   sortEvents,
+  thinLabels,
+  unloadedCounts,
   warpedTicks,
   warpedTimeScale,
   zoomDomain,
@@ -51,6 +52,7 @@ import {
   type Outcome,
   type RuleKind,
   type SandboxBar,
+  type ServerBin,
   type TimeWarp,
 } from "./layout";
 import { CALL_BAR_GAP, CALL_BAR_H, ToolCallBars, toolCallTooltip } from "./ToolCallBars";
@@ -74,6 +76,19 @@ export type TimelineProps = {
   filter?: EventFilter;
   /** Epoch ms of "now" for a live run: open sandbox bars and the fitted window extend to it. */
   now?: number;
+  /**
+   * A long run's events counted on the server per lane and time bucket (the overview). Those not among `events` are
+   * drawn as "not loaded" bins; zooming in asks for their detail through `onViewChange`.
+   */
+  serverBins?: readonly ServerBin[];
+  /** The loaded events are complete from this instant (epoch ms) on; before it, tool calls without a loaded outcome get no bar. */
+  completeFrom?: number;
+  /** All events of the task, when more exist than are loaded (shown in the header and the label). */
+  totalEvents?: number;
+  /** Events per lane, when more exist than are loaded. */
+  laneCounts?: Record<Plane, number>;
+  /** Called with the zoomed window in real time (null: fitted), e.g. to fetch the window's detail. */
+  onViewChange?: (domain: Domain | null) => void;
 };
 
 const AXIS_H = 26;
@@ -131,6 +146,9 @@ const RULE_STYLE: Record<RuleKind, { line: string; text: string; dash?: string; 
   },
 };
 
+/** Which rule labels stay when they crowd (higher first). */
+const RULE_PRIORITY: Record<RuleKind, number> = { interruption: 3, stop: 3, finish: 2, restart: 1, resume: 1 };
+
 const RULE_WORD: Record<RuleKind, string> = {
   interruption: "Interruption",
   stop: "Run stopped",
@@ -160,6 +178,11 @@ export function Timeline({
   onZoneChange,
   filter,
   now,
+  serverBins,
+  completeFrom,
+  totalEvents,
+  laneCounts,
+  onViewChange,
 }: TimelineProps) {
   const [container, setContainer] = useState<HTMLDivElement | null>(null);
   const width = useElementWidth(container, FALLBACK_WIDTH);
@@ -191,10 +214,13 @@ export function Timeline({
   const byId = useMemo(() => new Map(sorted.map((te) => [te.event.id, te])), [sorted]);
   const lastT = sorted.at(-1)?.t;
   const endOfData = Math.max(lastT ?? now ?? 0, now ?? -Infinity);
-  const callBars = useMemo(
-    () => deriveToolCallBars(sorted, endOfData, MAX_CALL_ROWS, sideEffects),
-    [sorted, endOfData, sideEffects],
-  );
+  const callBars = useMemo(() => {
+    const all = deriveToolCallBars(sorted, endOfData, MAX_CALL_ROWS, sideEffects);
+    if (completeFrom === undefined) return all;
+    // Before `completeFrom` only some events are loaded: a call whose outcome is simply not loaded is left out
+    // rather than drawn as if it had none.
+    return all.filter((b) => b.start >= completeFrom || (b.status !== "pending" && b.status !== "no_result"));
+  }, [sorted, endOfData, sideEffects, completeFrom]);
   const items = useMemo<MarkItem[]>(() => {
     // A call whose outcome is unknown marks its tool.called amber too, like the intent of an unknown effect.
     const unknownCalls = new Set(callBars.filter((b) => b.status === "unknown").map((b) => b.calledEventId));
@@ -209,15 +235,29 @@ export function Timeline({
   }, [sorted, sideEffects, callBars]);
   const itemById = useMemo(() => new Map(items.map((i) => [i.id, i])), [items]);
   const countByPlane = useMemo(() => {
+    if (laneCounts) return laneCounts;
     const counts: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
     for (const i of items) counts[i.plane] += 1;
     return counts;
-  }, [items]);
+  }, [items, laneCounts]);
+  const eventTotal = Math.max(totalEvents ?? 0, sorted.length);
+  // Server-counted events that are not loaded, per lane (real time).
+  const unloaded = useMemo(() => {
+    if (!serverBins?.length) return [];
+    const byPlane: Record<Plane, { t: number; outcome: Outcome }[]> = { session: [], environment: [], tools: [], vault: [] };
+    for (const i of items) byPlane[i.plane].push({ t: i.t, outcome: i.outcome });
+    return unloadedCounts(serverBins, byPlane);
+  }, [serverBins, items]);
   const bars = useMemo(() => deriveSandboxBars(sorted, endOfData), [sorted, endOfData]);
   const rules = useMemo(() => deriveRules(sorted), [sorted]);
   const instants = useMemo(
-    () => [...sorted.map((s) => s.t), ...bars.map((b) => b.end), ...(now !== undefined ? [now] : [])],
-    [sorted, bars, now],
+    () => [
+      ...sorted.map((s) => s.t),
+      ...bars.map((b) => b.end),
+      ...(serverBins ?? []).flatMap((b) => [b.first, b.last]),
+      ...(now !== undefined ? [now] : []),
+    ],
+    [sorted, bars, now, serverBins],
   );
   const hasIdle = useMemo(() => findIdleGaps(instants).length > 0, [instants]);
   // Fit and zoom work in "virtual" time, where idle stretches are short (layout.ts explains why); `warp` maps both ways.
@@ -273,20 +313,24 @@ export function Timeline({
     return !gapBands.some((b) => Math.abs(tx - (b.gx0 + b.gx1) / 2) < b.w / 2 + 20);
   });
 
+  // Labels of rules in view, thinned so that none overlaps: interruptions and stops first, then the newest.
   const ruleLayout = useMemo(() => {
     const placed = rules.map((rule) => {
       const x = scale(new Date(rule.t));
       const w = labelWidth(rule.label);
       const flip = x + 3 + w > x1 + PAD_R;
-      return { rule, x, lx: flip ? x - 3 - w : x + 3, w, flip };
+      return { rule, x, lx: flip ? x - 3 - w : x + 3, w, flip, inView: x >= x0 - 1 && x <= x1 + 1 };
     });
-    const rows = assignLabelRows(
-      placed.map((p) => ({ x: p.lx, width: p.w })),
+    const inView = placed.filter((p) => p.inView);
+    const rows = thinLabels(
+      inView.map((p) => ({ x: p.lx, width: p.w, priority: RULE_PRIORITY[p.rule.kind] })),
       MAX_RULE_ROWS,
     );
-    return placed.map((p, i) => ({ ...p, row: rows[i] ?? 0 }));
-  }, [rules, scale, x1]);
-  const ruleRows = ruleLayout.reduce((m, r) => Math.max(m, r.row + 1), 0);
+    const rowOf = new Map(inView.map((p, i) => [p.rule.eventId, rows[i] ?? null]));
+    return placed.map((p) => ({ ...p, row: rowOf.get(p.rule.eventId) ?? null }));
+  }, [rules, scale, x0, x1]);
+  const ruleRows = ruleLayout.reduce((m, r) => (r.row === null ? m : Math.max(m, r.row + 1)), 0);
+  const hiddenRuleLabels = ruleLayout.filter((r) => r.inView && r.row === null).length;
   const ruleBandH = ruleRows > 0 ? ruleRows * RULE_ROW_H + 4 : 0;
 
   const barRows = bars.reduce((m, b) => Math.max(m, b.row + 1), 0);
@@ -323,13 +367,25 @@ export function Timeline({
     const visible = items
       .map((i) => ({ ...i, t: warp.toVirtual(i.t), item: i }))
       .filter((i) => i.t >= d0 - binMs && i.t <= d1 + binMs);
+    const away = unloaded
+      .map((u) => ({ ...u, t: warp.toVirtual(u.t), first: warp.toVirtual(u.first), last: warp.toVirtual(u.last) }))
+      .filter((u) => u.last >= d0 - binMs && u.first <= d1 + binMs)
+      .map((u) => ({ ...u, t: Math.min(Math.max(u.t, d0), d1) }));
     const out = binMarks(visible, {
       binMs,
       maxPerBucket: MAX_PER_BUCKET,
       keepIds: selectedId !== null ? new Set([selectedId]) : undefined,
+      unloaded: away,
     });
     return { marks: out.marks.map((m) => m.item), bins: out.bins };
-  }, [items, warp, d0, d1, binMs, selectedId]);
+  }, [items, warp, d0, d1, binMs, selectedId, unloaded]);
+
+  // Tell the host which window is in view (real time), once the view settles.
+  useEffect(() => {
+    if (!onViewChange) return;
+    const timer = setTimeout(() => onViewChange(viewDomain), 250);
+    return () => clearTimeout(timer);
+  }, [viewDomain, onViewChange]);
   const binKey = (b: MarkBin) => `${b.plane}|${b.t0}`;
   const accepted = (id: string) => {
     const te = byId.get(id);
@@ -438,7 +494,7 @@ export function Timeline({
     const mid = (bin.first + bin.last) / 2;
     setVirtualDomain([mid - span / 2, mid + span / 2]);
     const first = bin.ids[0];
-    if (first !== undefined) onSelect(first);
+    if (first !== undefined && bin.unloaded === 0) onSelect(first);
   };
 
   const onKeyDown = (e: ReactKeyboardEvent<SVGSVGElement>) => {
@@ -539,6 +595,7 @@ export function Timeline({
         data-plane={bin.plane}
         data-event-id={bin.ids[0]}
         data-bin-count={bin.count}
+        data-unloaded={bin.unloaded || undefined}
         data-outcome={bin.worst}
         transform={`translate(${xv((bin.t0 + bin.t1) / 2)},${markY(bin.plane)})`}
         className={`cursor-zoom-in ${dim ? "opacity-25" : ""}`}
@@ -546,7 +603,17 @@ export function Timeline({
         onPointerEnter={() => setHover({ kind: "bin", key })}
         onPointerLeave={() => setHover(null)}
       >
-        <rect x={-w / 2} y={-8} width={w} height={16} rx={8} className={style.rect} strokeWidth={1} />
+        <rect
+          x={-w / 2}
+          y={-8}
+          width={w}
+          height={16}
+          rx={8}
+          className={style.rect}
+          strokeWidth={1}
+          strokeDasharray={bin.unloaded ? "3 2" : undefined}
+          fillOpacity={bin.unloaded ? 0.7 : undefined}
+        />
         <text textAnchor="middle" y={3.5} className={`${small ? "text-[9px]" : "text-[10px]"} font-semibold ${style.text}`}>
           {label}
         </text>
@@ -674,6 +741,9 @@ export function Timeline({
                 ))
               )}
             </div>
+            {bin.unloaded > 0 ? (
+              <div className="mt-1">{bin.unloaded} not loaded yet: zooming in loads them.</div>
+            ) : null}
             <div className="mt-1 text-neutral-500 dark:text-neutral-400">Click to zoom in.</div>
           </>
         ),
@@ -709,7 +779,7 @@ export function Timeline({
       const reason = te.event.attrs.reason;
       tooltip = {
         x: placed.x,
-        y: AXIS_H + placed.row * RULE_ROW_H + 8,
+        y: AXIS_H + (placed.row ?? 0) * RULE_ROW_H + 8,
         body: (
           <>
             <div className="font-semibold">{RULE_WORD[placed.rule.kind]}</div>
@@ -755,12 +825,14 @@ export function Timeline({
     <section className="min-w-0 rounded-lg border border-neutral-200 bg-white dark:border-neutral-800 dark:bg-neutral-950">
       <div className="flex flex-wrap items-center gap-x-3 gap-y-2 border-b border-neutral-200 px-3 py-2 text-xs dark:border-neutral-800">
         <span className="text-neutral-600 dark:text-neutral-300">
-          <span className="font-medium text-neutral-900 dark:text-neutral-100">{sorted.length}</span>{" "}
-          {sorted.length === 1 ? "event" : "events"}
+          <span className="font-medium text-neutral-900 dark:text-neutral-100">{eventTotal}</span>{" "}
+          {eventTotal === 1 ? "event" : "events"}
+          {eventTotal > sorted.length ? ` (${sorted.length} loaded)` : ""}
         </span>
         <span className="text-neutral-500 tabular-nums dark:text-neutral-400">
           {formatDate(realStart, zone)} {zoneSuffix(realStart, zone)} · window {formatDuration(realSpan)}
           {warp.gaps.length ? ` (idle stretches compressed)` : ""}
+          {hiddenRuleLabels > 0 ? ` · ${hiddenRuleLabels} marker ${hiddenRuleLabels === 1 ? "label" : "labels"} hidden (zoom in)` : ""}
         </span>
         <div className="ml-auto flex flex-wrap items-center gap-2">
           <div className="inline-flex overflow-hidden rounded-md border border-neutral-300 dark:border-neutral-700">
@@ -840,7 +912,7 @@ export function Timeline({
           tabIndex={0}
           role="group"
           aria-roledescription="timeline"
-          aria-label={`Timeline of ${sorted.length} events in four lanes: Session, Environment, Tools & egress, Vault`}
+          aria-label={`Timeline of ${eventTotal} events in four lanes: Session, Environment, Tools & egress, Vault`}
           aria-describedby={hintId}
           className={`block touch-pan-y select-none focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600 ${
             dragging ? "cursor-grabbing" : "cursor-grab"
@@ -978,27 +1050,36 @@ export function Timeline({
               if (rx < x0 - 1 || rx > x1 + 1) return null;
               const style = RULE_STYLE[rule.kind];
               return (
-                <g key={rule.eventId} data-testid={style.testId} data-kind={rule.kind} data-event-id={rule.eventId}>
+                <g
+                  key={rule.eventId}
+                  data-testid={style.testId}
+                  data-kind={rule.kind}
+                  data-event-id={rule.eventId}
+                  data-label-shown={row === null ? "false" : "true"}
+                >
                   <line
                     x1={rx}
                     x2={rx}
-                    y1={AXIS_H + row * RULE_ROW_H + 2}
+                    y1={AXIS_H + (row ?? 0) * RULE_ROW_H + 2}
                     y2={wide ? lanesBottom : lanesTop}
                     className={style.line}
                     strokeWidth={style.width}
                     strokeDasharray={style.dash}
                     pointerEvents="none"
                   />
-                  <text
-                    x={lx}
-                    y={AXIS_H + row * RULE_ROW_H + 12}
-                    className={`cursor-pointer text-[10px] font-semibold ${style.text}`}
-                    onClick={() => select(rule.eventId)}
-                    onPointerEnter={() => setHover({ kind: "rule", eventId: rule.eventId })}
-                    onPointerLeave={() => setHover(null)}
-                  >
-                    {rule.label}
-                  </text>
+                  {row === null ? null : (
+                    <text
+                      x={lx}
+                      y={AXIS_H + row * RULE_ROW_H + 12}
+                      className={`cursor-pointer text-[10px] font-semibold ${style.text}`}
+                      data-testid="rule-label"
+                      onClick={() => select(rule.eventId)}
+                      onPointerEnter={() => setHover({ kind: "rule", eventId: rule.eventId })}
+                      onPointerLeave={() => setHover(null)}
+                    >
+                      {rule.label}
+                    </text>
+                  )}
                 </g>
               );
             })}

@@ -7,8 +7,9 @@
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useMemo, useState } from "react";
 import type { Role } from "@/db/schema/enums";
-import type { GateVerdict, StoredEvent, TaskView } from "@/lib/client/types";
-import { useGate, useTask, useTimeline } from "@/lib/client/queries";
+import type { GateVerdict, TaskView, TimelineOverview } from "@/lib/client/types";
+import { useGate, useTask } from "@/lib/client/queries";
+import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
 import { TaskHeader } from "./TaskHeader";
 import { GatePanel } from "./GatePanel";
@@ -30,7 +31,7 @@ type TabId = (typeof TABS)[number]["id"];
 export type TaskPageClientProps = {
   taskId: string;
   initialTask: TaskView;
-  initialEvents: { events: StoredEvent[]; truncated: boolean };
+  initialTimeline: TimelineOverview;
   initialGate: GateVerdict;
   canReconcile: boolean;
   role: Role;
@@ -46,7 +47,7 @@ function followsLive(task: TaskView): boolean {
 }
 
 /** Client shell of /tasks/[taskId]. */
-export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, role }: TaskPageClientProps) {
+export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGate, canReconcile, role }: TaskPageClientProps) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -56,9 +57,11 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
   const task = taskQ.data ?? initialTask;
   const isLive = !isTerminalPhase(task.phase);
   const refresh = followsLive(task) ? LIVE_REFRESH_MS : false;
-  const eventsQ = useTimeline(taskId, task.event_count, { eventCount: initialTask.event_count, data: initialEvents });
+  // Each refresh of the task view reads the arrival feed from where it stopped (new and back-dated events).
+  const timeline = useTimelineData(taskId, initialTimeline, taskQ.dataUpdatedAt);
   const gateQ = useGate(taskId, initialGate, refresh);
-  const events = eventsQ.data?.events ?? initialEvents.events;
+  const events = timeline.events;
+  const partial = timeline.total > events.length;
   const gate = gateQ.data ?? initialGate;
 
   const setParam = useCallback(
@@ -72,6 +75,14 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
       router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
     },
     [params, pathname, router],
+  );
+
+  const { loadWindow } = timeline;
+  const onTimelineView = useCallback(
+    (domain: readonly [number, number] | null) => {
+      if (domain) loadWindow(domain[0], domain[1]);
+    },
+    [loadWindow],
   );
 
   const selectedId = params.get("event");
@@ -111,8 +122,11 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
         <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
           <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
           <p className="text-xs text-neutral-600">
-            {events.length} {events.length === 1 ? "event" : "events"}{eventsQ.data?.truncated ? " (the oldest shown; more exist)" : ""} · attempt {task.current_attempt || "—"}
-            {eventsQ.error ? <span className="ml-2 text-red-700">Could not refresh: {eventsQ.error.message}</span> : null}
+            {timeline.total} {timeline.total === 1 ? "event" : "events"}
+            {partial ? ` (${events.length} loaded: every restart and interruption, the newest, and what you zoom into)` : ""} · attempt{" "}
+            {task.current_attempt || "—"}
+            {timeline.loadingWindow ? <span className="ml-2" role="status">Loading detail…</span> : null}
+            {timeline.error ? <span className="ml-2 text-red-700">Could not refresh: {timeline.error.message}</span> : null}
           </p>
         </div>
         {events.length === 0 ? (
@@ -126,6 +140,17 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
             selectedId={selectedId}
             onSelect={(id) => setParam({ event: id })}
             sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
+            overview={
+              partial || timeline.serverBins.length
+                ? {
+                    serverBins: timeline.serverBins,
+                    completeFrom: timeline.completeFrom,
+                    totalEvents: timeline.total,
+                    laneCounts: timeline.counts,
+                    onViewChange: onTimelineView,
+                  }
+                : undefined
+            }
           />
         )}
       </section>

@@ -39,7 +39,11 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
   await requireTask(db, actor, taskId);
   const horizon = await tq.arrivalHorizon(db);
   const since = encodeCursor([horizon, 0]);
-  const [total, range] = await Promise.all([q.countEvents(db, actor.tenantId, taskId), tq.timelineRange(db, actor.tenantId, taskId)]);
+  // Whether the task is short is answered from at most OVERVIEW_FULL_MAX + 1 index entries; a long task is counted by its bins.
+  const [total, range] = await Promise.all([
+    tq.countEventsUpTo(db, actor.tenantId, taskId, OVERVIEW_FULL_MAX + 1),
+    tq.timelineRange(db, actor.tenantId, taskId),
+  ]);
   const counts: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
   if (total <= OVERVIEW_FULL_MAX || !range) {
     const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: OVERVIEW_FULL_MAX + 1 });

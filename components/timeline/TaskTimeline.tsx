@@ -5,13 +5,16 @@
  * the `EventList`, sharing one selection (owned by the host, e.g. kept in the URL), one clock (UTC /
  * Local) and one filter.
  */
+import dynamic from "next/dynamic";
 import { useMemo, useState } from "react";
 import type { SideEffectView, StoredEvent } from "@/lib/client/types";
-import { EventDrawer } from "./EventDrawer";
 import { EventList } from "./EventList";
 import type { TimeZoneMode } from "./format";
 import { ALL_EVENTS_FILTER, type EventFilter } from "./layout";
 import { Timeline, type TimelineProps } from "./Timeline";
+
+// The drawer (with its JSON tree) loads when an event is first selected, not with the page.
+const EventDrawer = dynamic(() => import("./EventDrawer").then((m) => m.EventDrawer));
 
 /** Props of `TaskTimeline`. */
 export type TaskTimelineProps = {

@@ -21,6 +21,7 @@ import { gzipSync } from "node:zlib";
 import { chromium } from "@playwright/test";
 import { seedTenant } from "@/lib/domain/tenancy/seed";
 import { seedLongRun } from "../lib/long-run";
+import { markCpu, round, spentSince, type CpuSpent } from "./cpu";
 import { createApiClient, log, type BenchEnv, type BenchOutcome, type Benchmark } from "./harness";
 import { fmt, printTable, quantile } from "./report";
 
@@ -50,7 +51,8 @@ export const timelineBenchmark: Benchmark = {
     log(`timeline: seeding ${taskId} with ${events} events over ${attempts} attempts …`);
     const t0 = performance.now();
     const run = await seedLongRun(env.db.db, { tenantId: seeded.tenantId, taskId, events, attempts });
-    await env.db.sql.unsafe("analyze events");
+    // As after autovacuum: statistics current and the visibility map set (index-only scans for counts).
+    await env.db.sql.unsafe("vacuum (analyze) events");
     log(`timeline: seeded in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
     const client = createApiClient(env.server.baseUrl, seeded.apiKey, 2);
@@ -73,9 +75,11 @@ export const timelineBenchmark: Benchmark = {
     };
     const lat: Record<string, number[]> = {};
     const bytes: Record<string, number> = {};
+    const cpu: Record<string, CpuSpent> = {};
     for (const [name, path] of Object.entries(paths)) {
       for (let i = 0; i < 10; i++) await client.get(path);
       lat[name] = [];
+      const mark = await markCpu(env.db.sql, env.server.pid);
       for (let i = 0; i < requests; i++) {
         const s = performance.now();
         const res = await client.get(path);
@@ -83,7 +87,20 @@ export const timelineBenchmark: Benchmark = {
         if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
         bytes[name] = res.text.length;
       }
+      cpu[name] = await spentSince(mark, env.db.sql, env.server.pid);
     }
+    /** CPU ms per request of the Next server and of PostgreSQL's backends for one figure. */
+    const perRequest = (name: string) => {
+      const c = cpu[name];
+      return c
+        ? {
+            next_server_cpu_ms: c.next_server_s === null ? null : round((c.next_server_s * 1000) / requests, 2),
+            postgres_cpu_ms: c.postgres_backends_s === null ? null : round((c.postgres_backends_s * 1000) / requests, 2),
+            other_cpu_s: c.other_s,
+            wall_s: c.wall_s,
+          }
+        : null;
+    };
 
     log(`timeline: loading the task page ${loads} times in Chromium …`);
     const browser = await chromium.launch({
@@ -91,30 +108,52 @@ export const timelineBenchmark: Benchmark = {
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     });
     const interactive: number[] = [];
+    let pageCpu: CpuSpent | null = null;
     let firstLoadKb: number | null = null;
     let firstLoadScripts = 0;
     try {
       const context = await browser.newContext({ baseURL: env.server.baseUrl, viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on("pageerror", (err) => pageErrors.push(err.message));
+      page.on("console", (msg) => {
+        if (msg.type() === "error") pageErrors.push(msg.text());
+      });
       await page.goto("/login");
       await page.getByLabel("Email").fill(email);
       await page.getByLabel("Password").fill(password);
       await page.getByRole("button", { name: "Sign in" }).click();
       await page.waitForURL(/\/tasks/);
-      await context.addInitScript(() => {
-        const w = window as unknown as { __interactiveAt?: number };
+      // A string, not a function: tsx would wrap named functions in a `__name` helper the page does not have.
+      await page.addInitScript(`(() => {
         const check = () => {
-          if (w.__interactiveAt !== undefined) return;
+          if (window.__interactiveAt !== undefined) return;
           const svg = document.querySelector('svg[aria-roledescription="timeline"][data-hydrated="true"]');
           const row = document.querySelector('[data-testid="event-row"]');
-          if (svg && row && svg.getAttribute("tabindex") === "0") w.__interactiveAt = performance.now();
+          if (svg && row && svg.getAttribute("tabindex") === "0") window.__interactiveAt = performance.now();
         };
         new MutationObserver(check).observe(document, { subtree: true, childList: true, attributes: true });
-      });
+      })();`);
+      let loadMark = await markCpu(env.db.sql, env.server.pid);
       for (let i = 0; i <= loads; i++) {
+        if (i === 1) loadMark = await markCpu(env.db.sql, env.server.pid);
         await page.goto(`/tasks/${enc}`, { waitUntil: "commit" });
-        await page.waitForFunction(() => (window as unknown as { __interactiveAt?: number }).__interactiveAt !== undefined, null, { timeout: 60_000 });
-        const at = await page.evaluate(() => (window as unknown as { __interactiveAt: number }).__interactiveAt);
+        try {
+          await page.waitForFunction("window.__interactiveAt !== undefined", null, { timeout: 60_000 });
+        } catch (err) {
+          const shot = `${env.root}/bench-results/timeline-failed.png`;
+          await page.screenshot({ path: shot, fullPage: true }).catch(() => {});
+          const state = await page
+            .evaluate(() => ({
+              svg: Boolean(document.querySelector('svg[aria-roledescription="timeline"]')),
+              hydrated: document.querySelector('svg[aria-roledescription="timeline"]')?.getAttribute("data-hydrated") ?? null,
+              rows: document.querySelectorAll('[data-testid="event-row"]').length,
+              title: document.title,
+            }))
+            .catch(() => null);
+          throw new Error(`the task page did not become interactive: ${JSON.stringify(state)}; errors: ${pageErrors.slice(0, 5).join(" | ")}; screenshot ${shot}`, { cause: err });
+        }
+        const at = (await page.evaluate("window.__interactiveAt")) as number;
         if (i > 0) interactive.push(at);
         const svg = page.locator('svg[aria-roledescription="timeline"]');
         await svg.focus();
@@ -123,6 +162,7 @@ export const timelineBenchmark: Benchmark = {
         const rules = await page.getByTestId("interruption-rule").count();
         if (i === loads) checks.push({ name: "task page: keyboard selects, interruption drawn", ok: rules > 0, detail: `${rules} interruption rule(s)` });
       }
+      pageCpu = await spentSince(loadMark, env.db.sql, env.server.pid);
       // First-load JS: the scripts the task page's HTML references.
       const cookies = await context.cookies();
       const cookie = cookies.map((c) => `${c.name}=${c.value}`).join("; ");
@@ -155,6 +195,17 @@ export const timelineBenchmark: Benchmark = {
       page_interactive_ms_all: interactive.map((x) => Math.round(x)),
       page_interactive_definition:
         "ms from navigation start until the timeline SVG has hydrated (data-hydrated), an event row is rendered and the lane group is focusable (tabindex 0); median of the loads after one warm-up",
+      page_load_next_server_cpu_ms:
+        pageCpu?.next_server_s === null || pageCpu === null ? null : round((pageCpu.next_server_s * 1000) / loads, 1),
+      page_load_postgres_cpu_ms: pageCpu === null || pageCpu.postgres_backends_s === null ? null : round((pageCpu.postgres_backends_s * 1000) / loads, 1),
+      page_load_other_cpu_s: pageCpu?.other_s ?? null,
+      cpu_per_request: {
+        first_page: perRequest("first_page"),
+        overview: perRequest("overview"),
+        window: perRequest("window"),
+        feed: perRequest("feed"),
+      },
+      machine_load_note: "other_cpu_s is CPU used by everything else on the machine during the phase (other processes); wall times are inflated by it",
       task_page_first_load_js_kb_gzip: firstLoadKb,
       task_page_first_load_scripts: firstLoadScripts,
       requests_per_figure: requests,
@@ -170,6 +221,12 @@ export const timelineBenchmark: Benchmark = {
       ["arrival feed at head p95 (ms)", fmt(figures.api_feed_ms_p95, 1)],
       ["page interactive, median (ms)", `${fmt(figures.page_interactive_ms)} (target ≤ ${TARGET_INTERACTIVE_MS}; ${figures.page_interactive_ms_all.join(", ")})`],
       ["first-load JS (KB gzip)", `${fmt(firstLoadKb, 1)} in ${firstLoadScripts} scripts (target ≤ ${TARGET_FIRST_LOAD_KB})`],
+      "CPU per request (Next server / PostgreSQL, ms)",
+      ...(["first_page", "overview", "window", "feed"] as const).map((n): [string, string] => {
+        const c = perRequest(n);
+        return [`  ${n}`, c ? `${fmt(c.next_server_cpu_ms, 2)} / ${fmt(c.postgres_cpu_ms, 2)} (others used ${fmt(c.other_cpu_s, 1)} CPU s in ${fmt(c.wall_s, 1)} s)` : "n/a"];
+      }),
+      ["  task page load (SSR)", `${fmt(pageCpu?.next_server_s !== null && pageCpu ? (pageCpu.next_server_s * 1000) / loads : null, 1)} / ${fmt(pageCpu?.postgres_backends_s !== null && pageCpu ? (pageCpu.postgres_backends_s * 1000) / loads : null, 1)}`],
     ]);
     if (!env.options["keep-data"]) {
       await env.db.sql`delete from events where tenant_id = ${seeded.tenantId}`;

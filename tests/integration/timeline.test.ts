@@ -32,9 +32,9 @@ describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
     expect(o.events.filter((e) => e.type === "sandbox.destroyed")).toHaveLength(59);
     const interrupted = o.events.filter((e) => e.type === "run.interrupted");
     expect(interrupted.map((e) => [e.id, e.attempt])).toEqual([[run.interruptedId, 60]]);
-    // The newest 500 events, whole: from newest_from on nothing is missing.
+    // The newest 250 events, whole: from newest_from on nothing is missing.
     const newest = o.events.filter((e) => o.newest_from !== null && e.occurred_at >= o.newest_from);
-    expect(newest).toHaveLength(500);
+    expect(newest).toHaveLength(250);
     expect(newest.at(-1)?.id).toBe(run.lastEventId);
     expect(newest.some((e) => e.attempt === 60)).toBe(true);
     // Time order, no duplicates, and small enough to render at once.

@@ -15,7 +15,7 @@ import { checkTaskId, storedEvent } from "./read";
 /** A task with at most this many events is sent whole (the overview is then the full timeline). */
 export const OVERVIEW_FULL_MAX = 2000;
 /** How many of the newest events the overview of a longer task carries. */
-export const OVERVIEW_NEWEST = 500;
+export const OVERVIEW_NEWEST = 250;
 /** Time buckets per lane in the overview of a longer task. */
 export const OVERVIEW_BUCKETS = 240;
 /** Upper bound of marker events in one overview (far above any real run's restarts). */

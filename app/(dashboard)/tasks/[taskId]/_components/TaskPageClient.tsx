@@ -4,6 +4,7 @@
  * The task page's client part: live data through react-query, selection and tab in the URL, and the
  * header, gate panel, timeline and tabs below it.
  */
+import dynamic from "next/dynamic";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useMemo, useState } from "react";
 import type { Role } from "@/db/schema/enums";
@@ -14,9 +15,11 @@ import { TaskTimeline } from "@/components/timeline/TaskTimeline";
 import { TaskHeader } from "./TaskHeader";
 import { GatePanel } from "./GatePanel";
 import { SideEffectsTab } from "./SideEffectsTab";
-import { ArtifactsTab } from "./ArtifactsTab";
-import { CheckpointsTab } from "./CheckpointsTab";
-import { ReconcileDialog } from "./ReconcileDialog";
+
+// Loaded when first shown (not part of the page's first-load JavaScript): the tabs after the first and the dialog.
+const ArtifactsTab = dynamic(() => import("./ArtifactsTab").then((m) => m.ArtifactsTab));
+const CheckpointsTab = dynamic(() => import("./CheckpointsTab").then((m) => m.CheckpointsTab));
+const ReconcileDialog = dynamic(() => import("./ReconcileDialog").then((m) => m.ReconcileDialog));
 import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
 const LIVE_REFRESH_MS = 3000;

@@ -8,7 +8,10 @@ import { queryRows, type Db } from "../index";
 import { isoUtc } from "./sql-helpers";
 import type { EventRow } from "./tasks";
 
-/** The columns of an event as the API returns it (ISO UTC times with microseconds). */
+/**
+ * The columns of an event as the API returns it (ISO UTC times with microseconds). The text `occurred_at` shadows the
+ * column in ORDER BY, so queries order by `events.occurred_at` (else PostgreSQL sorts the text and cannot use the index).
+ */
 const EVENT_COLUMNS = sql`event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
   ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count`;
 
@@ -31,9 +34,9 @@ export async function timelineRange(db: Db, tenantId: string, taskId: string): P
     db,
     sql`select
           (select ${isoUtc("occurred_at")} from events where tenant_id = ${tenantId} and task_id = ${taskId}
-            order by occurred_at, event_id limit 1) as first,
+            order by events.occurred_at, events.event_id limit 1) as first,
           (select ${isoUtc("occurred_at")} from events where tenant_id = ${tenantId} and task_id = ${taskId}
-            order by occurred_at desc, event_id desc limit 1) as last`,
+            order by events.occurred_at desc, events.event_id desc limit 1) as last`,
   );
   const r = rows[0];
   return r?.first && r.last ? { first: r.first, last: r.last } : null;
@@ -106,7 +109,7 @@ export async function timelineMarkers(db: Db, tenantId: string, taskId: string, 
     db,
     sql`select ${EVENT_COLUMNS} from events
         where tenant_id = ${tenantId} and task_id = ${taskId} and type in (${types})
-        order by occurred_at, event_id
+        order by events.occurred_at, events.event_id
         limit ${limit}`,
   );
 }
@@ -117,7 +120,7 @@ export async function timelineNewest(db: Db, tenantId: string, taskId: string, l
     db,
     sql`select ${EVENT_COLUMNS} from events
         where tenant_id = ${tenantId} and task_id = ${taskId}
-        order by occurred_at desc, event_id desc
+        order by events.occurred_at desc, events.event_id desc
         limit ${limit}`,
   );
   return rows.reverse();
@@ -141,7 +144,7 @@ export async function timelineWindow(
     sql`select ${EVENT_COLUMNS} from events
         where tenant_id = ${tenantId} and task_id = ${taskId}
           and occurred_at >= ${opts.from}::timestamptz and occurred_at <= ${opts.to}::timestamptz ${after}
-        order by occurred_at, event_id
+        order by events.occurred_at, events.event_id
         limit ${opts.limit}`,
   );
 }

@@ -52,8 +52,7 @@ export default async function TaskPage({ params }: Props) {
  */
 async function TaskPageBody({ actor, taskId, task }: { actor: UserActor; taskId: string; task: TaskView }) {
   const db = await getDb();
-  const overview = await getTimelineOverview(db, actor, taskId);
-  const gate = await askGate(db, actor, taskId, {}, getSigningKey());
+  const [overview, gate] = await Promise.all([getTimelineOverview(db, actor, taskId), askGate(db, actor, taskId, {}, getSigningKey())]);
 
   return (
     <TaskPageClient

@@ -5,7 +5,7 @@
  * header, gate panel, timeline and tabs below it.
  */
 import dynamic from "next/dynamic";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback, useMemo, useState } from "react";
 import type { Role } from "@/db/schema/enums";
 import type { GateVerdict, TaskView, TimelineOverview } from "@/lib/client/types";
@@ -51,7 +51,6 @@ function followsLive(task: TaskView): boolean {
 
 /** Client shell of /tasks/[taskId]. */
 export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGate, canReconcile, role }: TaskPageClientProps) {
-  const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
   const [reconciling, setReconciling] = useState<string | null>(null);
@@ -75,9 +74,11 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
         else next.set(k, v);
       }
       const qs = next.toString();
-      router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+      // The browser's own history (Next keeps useSearchParams in step): selecting an event or a tab changes only
+      // the URL, without asking the server to render the page again (on a long run that meant the overview again).
+      window.history.replaceState(null, "", qs ? `${pathname}?${qs}` : pathname);
     },
-    [params, pathname, router],
+    [params, pathname],
   );
 
   const { loadWindow } = timeline;

@@ -2,6 +2,7 @@
  * A long run's timeline (docs/decisions/0011): the page loads the overview (every attempt and interruption, the
  * newest events, server-counted bins for the rest), and zooming into a stretch that is not loaded fetches its detail.
  */
+import { expectNoA11yViolations } from "./a11y";
 import { expect, loginAs, makeEvent, newTaskId, test } from "./fixtures";
 
 test("zooming into a long run's unloaded stretch fetches its detail", async ({ page, tenant, runtime }) => {
@@ -26,6 +27,8 @@ test("zooming into a long run's unloaded stretch fetches its detail", async ({ p
   await expect(page.getByTestId("interruption-rule")).toHaveCount(1);
   const unloaded = page.locator('[data-kind="bin"][data-unloaded]');
   await expect(unloaded.first()).toBeVisible();
+  // Dashed "not loaded" bins and thinned labels keep the page accessible.
+  await expectNoA11yViolations(page);
   // The newest events are loaded: the last progress event is in the list.
   await expect(page.getByTestId("event-row").filter({ hasText: "x.progress" }).first()).toBeVisible();
 

@@ -1,5 +1,5 @@
 /**
- * A long run's timeline (docs/decisions/0011): the page loads the overview (every attempt and interruption, the
+ * A long run's timeline (docs/decisions/0012): the page loads the overview (every attempt and interruption, the
  * newest events, server-counted bins for the rest), and zooming into a stretch that is not loaded fetches its detail.
  */
 import { expectNoA11yViolations } from "./a11y";

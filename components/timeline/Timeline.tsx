@@ -9,7 +9,7 @@
  * lane), marks.tsx (event marks, bins, sandbox bars), ToolCallBars, TimelineRules (interruptions and restarts),
  * TimelineTooltip and TimelineControls (toolbar, legend); pointer and keyboard handling is useTimelineInteraction;
  * the layout maths is layout.ts. For a long run only part of the events is loaded: `serverBins` count the rest
- * (docs/decisions/0011-timeline-overview-and-arrival-feed.md).
+ * (docs/decisions/0012-timeline-overview-and-arrival-feed.md).
  */
 import { scaleLinear } from "d3-scale";
 import { useEffect, useId, useMemo, useRef, useState } from "react";

@@ -88,7 +88,7 @@ export const taskCheckpoints = pgTable(
 
 /**
  * PostgreSQL's 64-bit transaction id (`xid8`), read as decimal text. Used for the arrival feed's watermark
- * (docs/decisions/0011-timeline-overview-and-arrival-feed.md).
+ * (docs/decisions/0012-timeline-overview-and-arrival-feed.md).
  */
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => "xid8" });
 

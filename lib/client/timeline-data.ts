@@ -1,7 +1,7 @@
 /**
  * The task page's timeline data: the server's overview (every marker, the newest events, per-lane bins), new events
  * from the arrival feed while the page is open, and windows of detail fetched when the timeline is zoomed in.
- * Design: docs/decisions/0011-timeline-overview-and-arrival-feed.md.
+ * Design: docs/decisions/0012-timeline-overview-and-arrival-feed.md.
  */
 "use client";
 

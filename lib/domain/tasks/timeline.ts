@@ -1,7 +1,7 @@
 /**
  * Timeline reads that stay true on long runs: the overview (every marker, the newest events and server-side bins),
  * windows of detail, and the arrival feed for incremental readers.
- * Design: docs/decisions/0011-timeline-overview-and-arrival-feed.md.
+ * Design: docs/decisions/0012-timeline-overview-and-arrival-feed.md.
  */
 import type { Db } from "@/db";
 import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";

@@ -46,6 +46,7 @@ export async function timelineRange(db: Db, tenantId: string, taskId: string): P
 export type BinRow = {
   plane: EventRow["plane"];
   bucket: number;
+  strideMs: number;
   count: number;
   first: string;
   last: string;
@@ -58,6 +59,8 @@ export type BinRow = {
  * `GROUP BY plane, date_bin(stride, occurred_at, first)` over the task's rows (date_bin works on the timestamps
  * directly, about twice as fast here as width_bucket over epoch seconds). `failed` counts `tool.failed`; `denied`
  * counts `egress.denied` and `credential.denied` (the outcomes the timeline colours without the side-effect view).
+ * With `below` (an arrival-feed horizon) only rows of transactions below it are counted: exactly the final ones.
+ * @returns rows with `bucket` = index of the bucket from `first`, and the stride used (`strideMs`).
  */
 export async function timelineBins(
   db: Db,
@@ -65,6 +68,7 @@ export async function timelineBins(
   taskId: string,
   range: { first: string; last: string },
   buckets: number,
+  below?: string,
 ): Promise<BinRow[]> {
   const spanMs = Math.max(0, Date.parse(range.last) - Date.parse(range.first));
   const strideMs = Math.max(1, Math.ceil((spanMs + 1) / buckets));
@@ -75,12 +79,13 @@ export async function timelineBins(
                count(*) filter (where type = 'tool.failed') as failed,
                count(*) filter (where type in ('egress.denied', 'credential.denied')) as denied
         from events
-        where tenant_id = ${tenantId} and task_id = ${taskId}
+        where tenant_id = ${tenantId} and task_id = ${taskId} ${below === undefined ? sql`` : sql`and txid < ${below}::xid8`}
         group by 1, 2
         order by 2, 1`,
   );
   return rows.map((r) => ({
     plane: r.plane,
+    strideMs,
     bucket: Math.round((Date.parse(r.bucket) - Date.parse(range.first)) / strideMs),
     count: Number(r.n),
     first: r.first,
@@ -186,4 +191,19 @@ export async function arrivalFeed(
 export async function arrivalHorizon(db: Db): Promise<string> {
   const rows = await queryRows<{ horizon: string }>(db, sql`select pg_snapshot_xmin(pg_current_snapshot())::text as horizon`);
   return rows[0]?.horizon ?? "0";
+}
+
+/** Plane, type and time of a task's events whose transactions lie in [`from`, `below`) (arrival order). */
+export async function arrivalDelta(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  from: string,
+  below: string,
+): Promise<Array<{ plane: EventRow["plane"]; type: string; occurred_at: string }>> {
+  return queryRows(
+    db,
+    sql`select plane, type, ${isoUtc("occurred_at")} as occurred_at from events
+        where tenant_id = ${tenantId} and task_id = ${taskId} and txid >= ${from}::xid8 and txid < ${below}::xid8`,
+  );
 }

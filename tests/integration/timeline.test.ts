@@ -41,6 +41,24 @@ describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
     expect(new Set(o.events.map((e) => e.id)).size).toBe(o.events.length);
     expect(o.events.map((e) => e.occurred_at)).toEqual([...o.events.map((e) => e.occurred_at)].sort());
     expect(res.text.length).toBeLessThan(600_000);
+
+    // Asked again after more events arrived (two back-dated, one failed call): the bins count them too.
+    const more = [
+      makeEvent(run.taskId, { plane: "tools", type: "tool.failed", attempt: 60, occurred_at: new Date(run.last.getTime() + 1000).toISOString(), attrs: { call_id: "late", tool: "fetch_page" } }),
+      makeEvent(run.taskId, { plane: "vault", type: "credential.denied", attempt: 60, occurred_at: new Date(run.first.getTime() + 5000).toISOString(), attrs: { credential_ref: "records-api" } }),
+      makeEvent(run.taskId, { plane: "session", type: "x.note", attempt: 60, occurred_at: new Date(run.first.getTime() - 60_000).toISOString(), attrs: {} }),
+    ];
+    expect((await postEvents(t.apiKey, more)).body.results.map((r) => r.status)).toEqual(["stored", "stored", "stored"]);
+    let again = (await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(run.taskId)}/timeline/overview`)).body;
+    for (let i = 0; i < 50 && again.total < 21_003; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      again = (await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(run.taskId)}/timeline/overview`)).body;
+    }
+    expect(again.total).toBe(21_003);
+    expect(again.bins.reduce((n, b) => n + b.count, 0)).toBe(21_003);
+    expect(again.bins.reduce((n, b) => n + b.failed, 0)).toBe(1);
+    expect(again.bins.reduce((n, b) => n + b.denied, 0)).toBe(1);
+    expect(again.counts.vault).toBe(o.counts.vault + 1);
   });
 
   it("sends a short run whole, and another tenant's task is not found", async () => {

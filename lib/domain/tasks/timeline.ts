@@ -61,12 +61,11 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
       };
     }
   }
-  const [binRows, markers, newest] = await Promise.all([
-    tq.timelineBins(db, actor.tenantId, taskId, range!, OVERVIEW_BUCKETS),
+  const [bins, markers, newest] = await Promise.all([
+    overviewBins(db, actor.tenantId, taskId, range!, horizon),
     tq.timelineMarkers(db, actor.tenantId, taskId, OVERVIEW_MARKERS_MAX),
     tq.timelineNewest(db, actor.tenantId, taskId, OVERVIEW_NEWEST),
   ]);
-  const bins: TimelineBin[] = binRows.map((b) => ({ plane: b.plane, first: b.first, last: b.last, count: b.count, failed: b.failed, denied: b.denied }));
   let binTotal = 0;
   for (const b of bins) {
     counts[b.plane] += b.count;
@@ -88,6 +87,70 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
     bins,
     since,
   };
+}
+
+/** A task's bins as last counted, and the arrival horizon they are exact below. */
+type CachedBins = { key: string; strideMs: number; origin: number; horizon: string; bins: Map<string, TimelineBin> };
+
+/** Bins of recently opened long tasks, newest use last (soft state: losing it costs one full count). */
+const binCache = new Map<string, CachedBins>();
+/** Tasks whose bins are kept per server process. */
+export const BIN_CACHE_TASKS = 100;
+/** More new rows than this since the last count: count again in SQL instead. */
+const BIN_DELTA_MAX = 20_000;
+
+function addToBin(c: CachedBins, plane: Plane, bucket: number, first: string, last: string, count: number, failed: number, denied: number) {
+  const k = `${plane}|${bucket}`;
+  const b = c.bins.get(k);
+  if (!b) {
+    c.bins.set(k, { plane, first, last, count, failed, denied });
+    return;
+  }
+  b.count += count;
+  b.failed += failed;
+  b.denied += denied;
+  if (first < b.first) b.first = first;
+  if (last > b.last) b.last = last;
+}
+
+/**
+ * The overview's bins, exact for every row of a transaction below `horizon`. The first request for a task counts
+ * them in SQL (a pass over the task's rows); later ones add only the rows that arrived since, read from the arrival
+ * index by transaction range (events are never updated, so counted rows stay counted). Kept per process for
+ * {@link BIN_CACHE_TASKS} tasks; several servers each keep their own.
+ */
+async function overviewBins(db: Db, tenantId: string, taskId: string, range: { first: string; last: string }, horizon: string): Promise<TimelineBin[]> {
+  const key = `${tenantId}|${taskId}`;
+  const base = binCache.get(key);
+  let next: CachedBins | undefined;
+  if (base && BigInt(horizon) <= BigInt(base.horizon)) {
+    next = base; // already counted this far (or further)
+  } else if (base) {
+    const delta = await tq.arrivalDelta(db, tenantId, taskId, base.horizon, horizon);
+    if (delta.length <= BIN_DELTA_MAX) {
+      // A copy: requests overlap, and each adds its own delta to the state it started from.
+      next = { ...base, horizon, bins: new Map([...base.bins].map(([k, v]) => [k, { ...v }])) };
+      for (const r of delta) {
+        const bucket = Math.floor((Date.parse(r.occurred_at) - next.origin) / next.strideMs);
+        const failed = r.type === "tool.failed" ? 1 : 0;
+        const denied = r.type === "egress.denied" || r.type === "credential.denied" ? 1 : 0;
+        addToBin(next, r.plane, bucket, r.occurred_at, r.occurred_at, 1, failed, denied);
+      }
+    }
+  }
+  if (!next) {
+    const rows = await tq.timelineBins(db, tenantId, taskId, range, OVERVIEW_BUCKETS, horizon);
+    next = { key, strideMs: rows[0]?.strideMs ?? 1, origin: Date.parse(range.first), horizon, bins: new Map() };
+    for (const r of rows) addToBin(next, r.plane, r.bucket, r.first, r.last, r.count, r.failed, r.denied);
+    if (rows.length === 0) return [];
+  }
+  // Keep it unless another request replaced the entry meanwhile (its state is as good; never merge the two).
+  if (binCache.get(key) === base) {
+    binCache.delete(key);
+    binCache.set(key, next);
+    while (binCache.size > BIN_CACHE_TASKS) binCache.delete(binCache.keys().next().value!);
+  }
+  return [...next.bins.values()].map((b) => ({ ...b })).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
 }
 
 /** Decodes an arrival-feed cursor (`since`): `0` starts at the beginning. @throws DomainError bad_request. */

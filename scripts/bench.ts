@@ -13,6 +13,10 @@
  *            replays (intents/s again), checked against the database.
  *   gate     resume-gate latency p50/p95 on one task with --gate-effects (1,000) side effects, --asks (300)
  *            sequential asks; every answer must be `stop` listing exactly the unknown effects.
+ *   timeline a --timeline-events (100,000) event task over --timeline-attempts (60) attempts, seeded in SQL: p50/p95
+ *            of the timeline's first page, overview, a window of detail and the arrival feed (--timeline-requests,
+ *            100 each); the task page's time to interactive in headless Chromium (median of --timeline-loads, 5);
+ *            the task page's first-load JavaScript in KB gzip.
  *
  * What it does: creates the database named by `DATABASE_URL` if missing (default
  * postgres://postgres@127.0.0.1:5432/custody_bench) and applies the migrations; builds the app into
@@ -58,10 +62,11 @@ import {
 import { gateBenchmark } from "./bench/gate";
 import { ingestBenchmark } from "./bench/ingest";
 import { intentsBenchmark } from "./bench/intents";
+import { timelineBenchmark } from "./bench/timeline";
 import { writeResult } from "./bench/report";
 
 /** Every benchmark the CLI knows, in the order `npm run bench` runs them. */
-export const BENCHMARKS: Benchmark[] = [ingestBenchmark, intentsBenchmark, gateBenchmark];
+export const BENCHMARKS: Benchmark[] = [ingestBenchmark, intentsBenchmark, gateBenchmark, timelineBenchmark];
 
 let server: BenchServer | null = null;
 let db: BenchDb | null = null;
@@ -78,7 +83,7 @@ async function cleanup(): Promise<void> {
 
 function usage(): string {
   return [
-    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --asks N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --asks N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
     "benchmarks:",
     ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
     "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
@@ -107,6 +112,10 @@ async function main(): Promise<number> {
       "intent-tasks": { type: "string" },
       "gate-effects": { type: "string" },
       asks: { type: "string" },
+      "timeline-events": { type: "string" },
+      "timeline-attempts": { type: "string" },
+      "timeline-requests": { type: "string" },
+      "timeline-loads": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -5,13 +5,16 @@
  * the `EventList`, sharing one selection (owned by the host, e.g. kept in the URL), one clock (UTC /
  * Local) and one filter.
  */
+import dynamic from "next/dynamic";
 import { useMemo, useState } from "react";
 import type { SideEffectView, StoredEvent } from "@/lib/client/types";
-import { EventDrawer } from "./EventDrawer";
 import { EventList } from "./EventList";
 import type { TimeZoneMode } from "./format";
 import { ALL_EVENTS_FILTER, type EventFilter } from "./layout";
-import { Timeline } from "./Timeline";
+import { Timeline, type TimelineProps } from "./Timeline";
+
+// The drawer (with its JSON tree) loads when an event is first selected, not with the page.
+const EventDrawer = dynamic(() => import("./EventDrawer").then((m) => m.EventDrawer));
 
 /** Props of `TaskTimeline`. */
 export type TaskTimelineProps = {
@@ -29,6 +32,8 @@ export type TaskTimelineProps = {
   sideEffectHref?: (name: string) => string;
   /** Height in px of the event list's scrolling area (default 420). */
   listHeight?: number;
+  /** For a long run of which only some events are loaded: the server's bins and counts, and the zoom callback. */
+  overview?: Pick<TimelineProps, "serverBins" | "completeFrom" | "totalEvents" | "laneCounts" | "onViewChange">;
 };
 
 /**
@@ -44,6 +49,7 @@ export function TaskTimeline({
   now,
   sideEffectHref,
   listHeight,
+  overview,
 }: TaskTimelineProps) {
   const [zone, setZone] = useState<TimeZoneMode>("utc");
   const [filter, setFilter] = useState<EventFilter>(ALL_EVENTS_FILTER);
@@ -63,6 +69,7 @@ export function TaskTimeline({
         onZoneChange={setZone}
         filter={filter}
         now={now}
+        {...overview}
       />
 
       {selectedId !== null && !selected ? (

@@ -621,6 +621,7 @@ export function deriveRules(sorted: readonly TimedEvent[]): TimeRule[] {
  * Rows for labels placed left to right (sorted by `x`), so that a label never overlaps the previous one
  * in its row: the first row whose last label ends `gap` px before this one starts. With all `maxRows`
  * taken, the row that frees up first is reused (overlap accepted rather than growing without bound).
+ * Rule labels use {@link thinLabels}, which never overlaps.
  */
 export function assignLabelRows(labels: readonly { x: number; width: number }[], maxRows: number, gap = 6): number[] {
   const rowEnds: number[] = [];
@@ -637,6 +638,34 @@ export function assignLabelRows(labels: readonly { x: number; width: number }[],
     rowEnds[row] = x + width;
     return row;
   });
+}
+
+/**
+ * Rows for labels that must never overlap: labels are placed in order of `priority` (higher first; ties: the later
+ * `x` first, since after a crash the newest markers matter most), each in the first of `maxRows` rows where it keeps
+ * `gap` px from every label already there. A label that fits nowhere gets `null` (left out: its rule is still drawn,
+ * and zooming in brings the label back). Returns one row or null per label, in input order.
+ */
+export function thinLabels(
+  labels: readonly { x: number; width: number; priority?: number }[],
+  maxRows: number,
+  gap = 6,
+): Array<number | null> {
+  const rows: Array<Array<[number, number]>> = Array.from({ length: Math.max(1, maxRows) }, () => []);
+  const order = labels.map((_, i) => i).sort((a, b) => {
+    const la = labels[a]!;
+    const lb = labels[b]!;
+    return (lb.priority ?? 0) - (la.priority ?? 0) || lb.x - la.x;
+  });
+  const out: Array<number | null> = labels.map(() => null);
+  for (const i of order) {
+    const { x, width } = labels[i]!;
+    const row = rows.findIndex((taken) => taken.every(([a, b]) => x + width + gap <= a || b + gap <= x));
+    if (row === -1) continue;
+    rows[row]!.push([x, x + width]);
+    out[i] = row;
+  }
+  return out;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -659,6 +688,19 @@ export type MarkBin = {
   ids: string[];
   outcomes: Record<Outcome, number>;
   worst: Outcome;
+  /** How many of `count` are events not loaded in the browser (counted on the server); 0 when all are loaded. */
+  unloaded: number;
+};
+
+/** Events of one lane counted on the server but not loaded in the browser, around one instant. */
+export type UnloadedCount = {
+  plane: Plane;
+  /** Where they are drawn (same clock as the marks' `t`), and the times of the earliest and latest. */
+  t: number;
+  first: number;
+  last: number;
+  count: number;
+  outcomes: Partial<Record<Outcome, number>>;
 };
 
 /** Options of `binMarks`. */
@@ -671,6 +713,8 @@ export type BinOptions = {
   keepIds?: ReadonlySet<string>;
   /** Bucket origin (epoch ms); 0 keeps buckets stable while panning. */
   origin?: number;
+  /** Events not loaded (counted on the server): a bucket holding any is always a bin, counting them too. */
+  unloaded?: readonly UnloadedCount[];
 };
 
 /**
@@ -683,23 +727,27 @@ export function binMarks<T extends BinnableMark>(
   items: readonly T[],
   options: BinOptions,
 ): { marks: T[]; bins: MarkBin[] } {
-  const { binMs, maxPerBucket, keepIds, origin = 0 } = options;
+  const { binMs, maxPerBucket, keepIds, origin = 0, unloaded = [] } = options;
   if (!(binMs > 0) || !Number.isFinite(binMs)) return { marks: [...items], bins: [] };
-  const buckets = new Map<string, { plane: Plane; k: number; members: T[] }>();
-  for (const item of items) {
-    const k = Math.floor((item.t - origin) / binMs);
-    const key = `${item.plane}|${k}`;
+  type Bucket = { plane: Plane; k: number; members: T[]; unloaded: UnloadedCount[] };
+  const buckets = new Map<string, Bucket>();
+  const bucketOf = (plane: Plane, t: number): Bucket => {
+    const k = Math.floor((t - origin) / binMs);
+    const key = `${plane}|${k}`;
     let bucket = buckets.get(key);
     if (!bucket) {
-      bucket = { plane: item.plane, k, members: [] };
+      bucket = { plane, k, members: [], unloaded: [] };
       buckets.set(key, bucket);
     }
-    bucket.members.push(item);
-  }
+    return bucket;
+  };
+  for (const item of items) bucketOf(item.plane, item.t).members.push(item);
+  for (const u of unloaded) if (u.count > 0) bucketOf(u.plane, u.t).unloaded.push(u);
   const individual = new Set<T>();
   const bins: MarkBin[] = [];
-  for (const { plane, k, members } of buckets.values()) {
-    if (members.length <= maxPerBucket) {
+  for (const { plane, k, members, unloaded: away } of buckets.values()) {
+    const awayCount = away.reduce((n, u) => n + u.count, 0);
+    if (awayCount === 0 && members.length <= maxPerBucket) {
       for (const m of members) individual.add(m);
       continue;
     }
@@ -708,11 +756,11 @@ export function binMarks<T extends BinnableMark>(
       if (keepIds?.has(m.id)) individual.add(m);
       else binned.push(m);
     }
-    if (binned.length === 1) {
+    if (awayCount === 0 && binned.length === 1) {
       individual.add(binned[0] as T);
       continue;
     }
-    if (binned.length === 0) continue;
+    if (binned.length === 0 && awayCount === 0) continue;
     const outcomes: Record<Outcome, number> = { ok: 0, denied: 0, failed: 0, unknown: 0 };
     let first = Infinity;
     let last = -Infinity;
@@ -721,20 +769,71 @@ export function binMarks<T extends BinnableMark>(
       first = Math.min(first, m.t);
       last = Math.max(last, m.t);
     }
+    for (const u of away) {
+      for (const [o, n] of Object.entries(u.outcomes) as Array<[Outcome, number]>) outcomes[o] += n;
+      first = Math.min(first, u.first);
+      last = Math.max(last, u.last);
+    }
     bins.push({
       plane,
       t0: origin + k * binMs,
       t1: origin + (k + 1) * binMs,
       first,
       last,
-      count: binned.length,
+      count: binned.length + awayCount,
       ids: binned.map((m) => m.id),
       outcomes,
-      worst: worstOutcome(binned.map((m) => m.outcome)),
+      worst: OUTCOME_SEVERITY.find((o) => outcomes[o] > 0) ?? "ok",
+      unloaded: awayCount,
     });
   }
   bins.sort((a, b) => laneIndex(a.plane) - laneIndex(b.plane) || a.t0 - b.t0);
   return { marks: items.filter((m) => individual.has(m)), bins };
+}
+
+/** A lane's bucket as the server counted it (times in epoch ms), see `TimelineBin`. */
+export type ServerBin = { plane: Plane; first: number; last: number; count: number; failed: number; denied: number };
+
+/**
+ * What the server counted but the browser has not loaded: for each server bin, its count minus the loaded events of
+ * that lane between its first and last time (never below 0), drawn at the middle of that span. The outcome counts
+ * are the server's `failed` / `denied` minus those loaded (the rest counted `ok`).
+ * @param loaded the loaded events' times and outcomes per lane, each sorted by time.
+ */
+export function unloadedCounts(
+  serverBins: readonly ServerBin[],
+  loaded: Readonly<Record<Plane, ReadonlyArray<{ t: number; outcome: Outcome }>>>,
+): UnloadedCount[] {
+  const out: UnloadedCount[] = [];
+  for (const b of serverBins) {
+    const lane = loaded[b.plane];
+    let lo = lowerBound(lane, b.first);
+    let have = 0;
+    let failed = 0;
+    let denied = 0;
+    for (; lo < lane.length && lane[lo]!.t <= b.last; lo += 1) {
+      have += 1;
+      if (lane[lo]!.outcome === "failed") failed += 1;
+      if (lane[lo]!.outcome === "denied") denied += 1;
+    }
+    const count = b.count - have;
+    if (count <= 0) continue;
+    const f = Math.max(0, Math.min(count, b.failed - failed));
+    const d = Math.max(0, Math.min(count - f, b.denied - denied));
+    out.push({ plane: b.plane, t: (b.first + b.last) / 2, first: b.first, last: b.last, count, outcomes: { failed: f, denied: d, ok: count - f - d } });
+  }
+  return out;
+}
+
+function lowerBound(sorted: ReadonlyArray<{ t: number }>, t: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.t < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /* ------------------------------------------------------------------------------------------------ */

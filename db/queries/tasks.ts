@@ -185,7 +185,10 @@ export type EventRow = {
   redaction_count: number;
 };
 
-/** A page of a task's events ordered by (occurred_at, event_id), after an optional keyset position. */
+/**
+ * A page of a task's events ordered by (occurred_at, event_id), after an optional keyset position. Ordered by the
+ * qualified column: the output alias `occurred_at` (text) would otherwise be sorted instead, without the index.
+ */
 export async function timelinePage(
   db: Db,
   tenantId: string,
@@ -201,7 +204,7 @@ export async function timelinePage(
                ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count
         from events
         where tenant_id = ${tenantId} and task_id = ${taskId} ${after}
-        order by occurred_at, event_id
+        order by events.occurred_at, events.event_id
         limit ${opts.limit}`,
   );
 }

@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  customType,
   foreignKey,
   boolean,
   index,
@@ -85,6 +86,12 @@ export const taskCheckpoints = pgTable(
   ],
 );
 
+/**
+ * PostgreSQL's 64-bit transaction id (`xid8`), read as decimal text. Used for the arrival feed's watermark
+ * (docs/decisions/0012-timeline-overview-and-arrival-feed.md).
+ */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => "xid8" });
+
 export const events = pgTable(
   "events",
   {
@@ -98,6 +105,11 @@ export const events = pgTable(
     receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
     /** The server's receive order (increasing across batches): decisions about arrival order read this, never `occurred_at`. */
     seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
+    /**
+     * The inserting transaction (set by the database, never by a sender). The arrival feed reads rows in
+     * (txid, seq) order up to the oldest transaction still running, so a row that commits late is never skipped.
+     */
+    txid: xid8("txid").notNull().default(sql`pg_current_xact_id()`),
     environmentId: text("environment_id"),
     attempt: integer("attempt"),
     actor: text("actor"),
@@ -108,6 +120,8 @@ export const events = pgTable(
   (t) => [
     primaryKey({ name: "events_pkey", columns: [t.tenantId, t.eventId] }),
     index("events_timeline_idx").on(t.tenantId, t.taskId, t.occurredAt, t.eventId),
+    // The arrival feed (`GET …/timeline?since=`): one task's events in commit-safe receive order.
+    index("events_task_arrival_idx").on(t.tenantId, t.taskId, t.txid, t.seq),
     // Task search by sandbox id and by host (db/queries/tasks.ts listTasks): exact matches inside one tenant,
     // answered from the index alone. Partial, so events without the value cost nothing here.
     // Only environment-plane events (sandbox.created, snapshot.saved, …): every sandbox a runtime reports has them,

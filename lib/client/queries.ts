@@ -5,8 +5,7 @@
 
 import { keepPreviousData, useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "./api";
-import { TIMELINE_EVENT_CAP } from "./limits";
-import type { ArtifactView, CheckpointPage, GateVerdict, StoredEvent, TaskView, TimelinePage } from "./types";
+import type { ArtifactView, CheckpointPage, GateVerdict, TaskView } from "./types";
 
 /** Query-key factory: one place that names every cached query. */
 export const keys = {
@@ -19,20 +18,6 @@ export const keys = {
 
 
 const enc = encodeURIComponent;
-
-/** Fetches every timeline page (up to the cap). */
-export async function fetchAllEvents(taskId: string): Promise<{ events: StoredEvent[]; truncated: boolean }> {
-  const events: StoredEvent[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: TimelinePage = await apiFetch<TimelinePage>(
-      `/api/v1/tasks/${enc(taskId)}/timeline?limit=1000${cursor ? `&cursor=${enc(cursor)}` : ""}`,
-    );
-    events.push(...page.events);
-    cursor = page.next_cursor;
-  } while (cursor && events.length < TIMELINE_EVENT_CAP);
-  return { events, truncated: Boolean(cursor) };
-}
 
 /**
  * The task view, refreshed every `refetchMs` (false: not refreshed). `refetchMs` may be a function of the latest
@@ -48,24 +33,6 @@ export function useTask(
     queryFn: () => apiFetch<TaskView>(`/api/v1/tasks/${enc(taskId)}`),
     initialData,
     refetchInterval: typeof refetchMs === "function" ? (query) => refetchMs(query.state.data) : refetchMs,
-  });
-}
-
-/**
- * All events of the task. Instead of polling the whole timeline, it is fetched again only when the task's
- * event count (from the polled task view) changes; the previous events stay on screen meanwhile.
- */
-export function useTimeline(
-  taskId: string,
-  eventCount: number,
-  initial: { eventCount: number; data: { events: StoredEvent[]; truncated: boolean } },
-) {
-  return useQuery({
-    queryKey: [...keys.timeline(taskId), eventCount],
-    queryFn: () => fetchAllEvents(taskId),
-    initialData: eventCount === initial.eventCount ? initial.data : undefined,
-    placeholderData: keepPreviousData,
-    staleTime: Infinity,
   });
 }
 

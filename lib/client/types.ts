@@ -49,6 +49,40 @@ export type StoredEvent = {
 
 export type TimelinePage = { events: StoredEvent[]; next_cursor: string | null };
 
+/** One lane's events in one time bucket of the overview, counted on the server. */
+export type TimelineBin = {
+  plane: Plane;
+  /** Times of the earliest and latest event in the bucket (ISO UTC). */
+  first: string;
+  last: string;
+  count: number;
+  /** `tool.failed` events among them. */
+  failed: number;
+  /** `egress.denied` and `credential.denied` events among them. */
+  denied: number;
+};
+
+/**
+ * `GET /api/v1/tasks/{id}/timeline/overview`: what a timeline shows first, whatever the run's length.
+ * `events` holds every event when `complete`; otherwise every marker (interruptions, restarts, resumes, stops,
+ * sandbox lifecycle) and the newest events (all of them from `newest_from` on), and `bins` count every event per
+ * lane and time bucket, so the timeline can show what is not loaded and fetch its detail on zoom.
+ */
+export type TimelineOverview = {
+  total: number;
+  counts: Record<Plane, number>;
+  range: { first: string; last: string } | null;
+  complete: boolean;
+  events: StoredEvent[];
+  newest_from: string | null;
+  bins: TimelineBin[];
+  /** Arrival-feed cursor taken before this overview was read: `?since=` it yields what arrived afterwards. */
+  since: string;
+};
+
+/** `GET /api/v1/tasks/{id}/timeline?since=`: events in the server's receive order. */
+export type ArrivalPage = { events: StoredEvent[]; next_since: string; has_more: boolean };
+
 export type Receipt = { external_operation_id: string; result_digest?: string | null; completed_at: string };
 
 /** DESIGN.md "Task record": data only, never a container handle, shell state or credential value. */

@@ -152,9 +152,25 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks/{task_id}/timeline": {
         get: {
-          summary: "Events ordered by occurred_at, id (keyset pagination)",
-          parameters: [taskId, { name: "cursor", in: "query", schema: { type: "string" } }, { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000 } }],
-          responses: { ...ok("`{events, next_cursor}`"), ...errors(400, 401, 404) },
+          summary:
+            "Events two ways. Time order (occurred_at, id; keyset: pass next_cursor back as cursor), optionally only the window from..to (inclusive ISO 8601 times): `{events, next_cursor}`. Arrival order with `since` (0 from the start, then next_since): `{events, next_since, has_more}` in the server's commit-safe receive order, so an incremental reader never misses an event that arrives late with an earlier occurred_at. since cannot be combined with cursor, from or to.",
+          parameters: [
+            taskId,
+            { name: "cursor", in: "query", schema: { type: "string" } },
+            { name: "from", in: "query", schema: { type: "string", format: "date-time" } },
+            { name: "to", in: "query", schema: { type: "string", format: "date-time" } },
+            { name: "since", in: "query", schema: { type: "string" }, description: "Arrival-feed cursor: 0, a next_since, or an overview's since" },
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000, default: 200 } },
+          ],
+          responses: { ...ok("`{events, next_cursor}` or, with since, `{events, next_since, has_more}`"), ...errors(400, 401, 404) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/timeline/overview": {
+        get: {
+          summary:
+            "What a timeline shows first: every event of a task of up to 2,000 (complete: true); for a longer one every marker event (interruptions, restarts, resumes, stops, sandbox lifecycle), the 250 newest events (all from newest_from on) and per-lane bins counted on the server; since is an arrival-feed cursor for what arrives next.",
+          parameters: [taskId],
+          responses: { ...ok("`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since}`"), ...errors(401, 404) },
         },
       },
       "/api/v1/tasks/{task_id}/checkpoints": {

@@ -15,7 +15,7 @@
  * runs, tool arguments). An interruption that cannot be attributed to an agent of the state is refused (fail closed).
  * Errors ({@link RunStateImportError}) name the problem and never quote the payload.
  *
- * Pure: no database, no Next. Decision 0012.
+ * Pure: no database, no Next. Decision 0013.
  */
 import { canonicalDigest } from "../crypto/canonical";
 import { checkJsonText } from "../json/text";

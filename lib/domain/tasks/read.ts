@@ -6,6 +6,7 @@ import type { Db } from "@/db";
 import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
 import { expireLeases, listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
 import * as q from "@/db/queries/tasks";
+import { timelineWindow } from "@/db/queries/timeline";
 import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import type {
   ArtifactView,
@@ -211,14 +212,16 @@ export function checkpointVerifies(c: { record: unknown; digest: string; signatu
 }
 
 /**
- * A page of the task's events in time order.
- * @throws DomainError not_found, bad_request (cursor).
+ * A page of the task's events in time order (occurred_at, id), keyset-paginated; with `from` / `to` (ISO instants,
+ * inclusive) only that window of time (the timeline's detail on zoom). Time order is for reading a run; readers that
+ * follow a task as it grows use the arrival feed (`getArrivalFeed`), which never misses a back-dated event.
+ * @throws DomainError not_found, bad_request (cursor, from, to).
  */
 export async function getTimeline(
   db: Db,
   actor: Actor,
   taskId: string,
-  opts: { cursor?: string | null; limit?: number },
+  opts: { cursor?: string | null; limit?: number; from?: string | null; to?: string | null },
 ): Promise<TimelinePage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -230,7 +233,17 @@ export async function getTimeline(
     const c = timeCursor(opts.cursor);
     after = { occurredAt: c.at, eventId: c.id };
   }
-  const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after });
+  let rows: q.EventRow[];
+  if (opts.from || opts.to) {
+    const from = opts.from ? parseInstant(opts.from, "from") : "-infinity";
+    const to = opts.to ? parseInstant(opts.to, "to") : "infinity";
+    if (opts.from && opts.to && Date.parse(from) > Date.parse(to)) {
+      throw new DomainError("bad_request", "from must not be after to.", { fields: [{ path: "from", message: "not after to" }] });
+    }
+    rows = await timelineWindow(db, actor.tenantId, taskId, { from, to, limit: limit + 1, after });
+  } else {
+    rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after });
+  }
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
@@ -239,7 +252,20 @@ export async function getTimeline(
   };
 }
 
-function storedEvent(r: q.EventRow): StoredEvent {
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Checks an ISO 8601 instant given as parameter `name` and returns it. @throws DomainError bad_request naming it. */
+export function parseInstant(raw: string, name: string): string {
+  if (!ISO_INSTANT.test(raw) || Number.isNaN(Date.parse(raw))) {
+    throw new DomainError("bad_request", `${name} must be an ISO 8601 time with offset, e.g. 2026-01-01T00:00:00Z.`, {
+      fields: [{ path: name, message: "ISO 8601 time with offset" }],
+    });
+  }
+  return raw;
+}
+
+/** Shapes an event row for the API. */
+export function storedEvent(r: q.EventRow): StoredEvent {
   return {
     id: r.event_id,
     task_id: r.task_id,

@@ -6,9 +6,9 @@ import { getSigningKey } from "@/lib/config/signing-key";
 import { can, type UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { askGate } from "@/lib/domain/gate/ask";
-import { getTaskView, getTimeline } from "@/lib/domain/tasks/read";
-import type { StoredEvent, TaskView } from "@/lib/client/types";
-import { TIMELINE_EVENT_CAP } from "@/lib/client/limits";
+import { getTaskView } from "@/lib/domain/tasks/read";
+import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
+import type { TaskView } from "@/lib/client/types";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { TaskPageClient } from "./_components/TaskPageClient";
 import { TaskSkeleton } from "./_components/TaskSkeleton";
@@ -46,23 +46,19 @@ export default async function TaskPage({ params }: Props) {
   );
 }
 
-/** The timeline (up to the cap) and the gate verdict, then the client part of the page. */
+/**
+ * The timeline overview (the whole timeline of a short run; every marker, the newest events and per-lane bins of a
+ * long one) and the gate verdict, then the client part of the page.
+ */
 async function TaskPageBody({ actor, taskId, task }: { actor: UserActor; taskId: string; task: TaskView }) {
   const db = await getDb();
-  const events: StoredEvent[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await getTimeline(db, actor, taskId, { cursor, limit: 1000 });
-    events.push(...page.events);
-    cursor = page.next_cursor;
-  } while (cursor && events.length < TIMELINE_EVENT_CAP);
-  const gate = await askGate(db, actor, taskId, {}, getSigningKey());
+  const [overview, gate] = await Promise.all([getTimelineOverview(db, actor, taskId), askGate(db, actor, taskId, {}, getSigningKey())]);
 
   return (
     <TaskPageClient
       taskId={taskId}
       initialTask={task}
-      initialEvents={{ events, truncated: Boolean(cursor) }}
+      initialTimeline={overview}
       initialGate={gate}
       canReconcile={can(actor, "side_effects.reconcile")}
       canDecideApprovals={can(actor, "approvals.decide")}

@@ -4,20 +4,24 @@
  * The task page's client part: live data through react-query, selection and tab in the URL, and the
  * header, gate panel, timeline and tabs below it.
  */
+import dynamic from "next/dynamic";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useMemo, useState } from "react";
 import type { Role } from "@/db/schema/enums";
-import type { GateVerdict, StoredEvent, TaskView } from "@/lib/client/types";
-import { useGate, useTask, useTimeline } from "@/lib/client/queries";
+import type { GateVerdict, TaskView, TimelineOverview } from "@/lib/client/types";
+import { useGate, useTask } from "@/lib/client/queries";
+import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
 import { TaskHeader } from "./TaskHeader";
 import { GatePanel } from "./GatePanel";
 import { SideEffectsTab } from "./SideEffectsTab";
-import { ArtifactsTab } from "./ArtifactsTab";
-import { CheckpointsTab } from "./CheckpointsTab";
-import { EgressTab } from "./EgressTab";
-import { ApprovalsTab } from "./ApprovalsTab";
-import { ReconcileDialog } from "./ReconcileDialog";
+
+// Loaded when first shown (not part of the page's first-load JavaScript): the tabs after the first and the dialog.
+const ArtifactsTab = dynamic(() => import("./ArtifactsTab").then((m) => m.ArtifactsTab));
+const CheckpointsTab = dynamic(() => import("./CheckpointsTab").then((m) => m.CheckpointsTab));
+const ReconcileDialog = dynamic(() => import("./ReconcileDialog").then((m) => m.ReconcileDialog));
+const EgressTab = dynamic(() => import("./EgressTab").then((m) => m.EgressTab));
+const ApprovalsTab = dynamic(() => import("./ApprovalsTab").then((m) => m.ApprovalsTab));
 import { isTerminalPhase } from "@/lib/domain/tasks/phases";
 
 const LIVE_REFRESH_MS = 3000;
@@ -34,7 +38,7 @@ type TabId = (typeof TABS)[number]["id"];
 export type TaskPageClientProps = {
   taskId: string;
   initialTask: TaskView;
-  initialEvents: { events: StoredEvent[]; truncated: boolean };
+  initialTimeline: TimelineOverview;
   initialGate: GateVerdict;
   canReconcile: boolean;
   /** The person may approve or re-approve (issue 8): a stale or pending approval becomes the page's primary action. */
@@ -52,7 +56,7 @@ function followsLive(task: TaskView): boolean {
 }
 
 /** Client shell of /tasks/[taskId]. */
-export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
+export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -62,9 +66,11 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
   const task = taskQ.data ?? initialTask;
   const isLive = !isTerminalPhase(task.phase);
   const refresh = followsLive(task) ? LIVE_REFRESH_MS : false;
-  const eventsQ = useTimeline(taskId, task.event_count, { eventCount: initialTask.event_count, data: initialEvents });
+  // Each refresh of the task view reads the arrival feed from where it stopped (new and back-dated events).
+  const timeline = useTimelineData(taskId, initialTimeline, taskQ.dataUpdatedAt);
   const gateQ = useGate(taskId, initialGate, refresh);
-  const events = eventsQ.data?.events ?? initialEvents.events;
+  const events = timeline.events;
+  const partial = timeline.total > events.length;
   const gate = gateQ.data ?? initialGate;
 
   const setParam = useCallback(
@@ -75,9 +81,19 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
         else next.set(k, v);
       }
       const qs = next.toString();
-      router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+      // The browser's own history (Next keeps useSearchParams in step): selecting an event or a tab changes only
+      // the URL, without asking the server to render the page again (on a long run that meant the overview again).
+      window.history.replaceState(null, "", qs ? `${pathname}?${qs}` : pathname);
     },
-    [params, pathname, router],
+    [params, pathname],
+  );
+
+  const { loadWindow } = timeline;
+  const onTimelineView = useCallback(
+    (domain: readonly [number, number] | null) => {
+      if (domain) loadWindow(domain[0], domain[1]);
+    },
+    [loadWindow],
   );
 
   const selectedId = params.get("event");
@@ -123,8 +139,11 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
         <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
           <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
           <p className="text-xs text-neutral-600">
-            {events.length} {events.length === 1 ? "event" : "events"}{eventsQ.data?.truncated ? " (the oldest shown; more exist)" : ""} · attempt {task.current_attempt || "—"}
-            {eventsQ.error ? <span className="ml-2 text-red-700">Could not refresh: {eventsQ.error.message}</span> : null}
+            {timeline.total} {timeline.total === 1 ? "event" : "events"}
+            {partial ? ` (${events.length} loaded: every restart and interruption, the newest, and what you zoom into)` : ""} · attempt{" "}
+            {task.current_attempt || "—"}
+            {timeline.loadingWindow ? <span className="ml-2" role="status">Loading detail…</span> : null}
+            {timeline.error ? <span className="ml-2 text-red-700">Could not refresh: {timeline.error.message}</span> : null}
           </p>
         </div>
         {events.length === 0 ? (
@@ -138,6 +157,17 @@ export function TaskPageClient({ taskId, initialTask, initialEvents, initialGate
             selectedId={selectedId}
             onSelect={(id) => setParam({ event: id })}
             sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
+            overview={
+              partial || timeline.serverBins.length
+                ? {
+                    serverBins: timeline.serverBins,
+                    completeFrom: timeline.completeFrom,
+                    totalEvents: timeline.total,
+                    laneCounts: timeline.counts,
+                    onViewChange: onTimelineView,
+                  }
+                : undefined
+            }
           />
         )}
       </section>

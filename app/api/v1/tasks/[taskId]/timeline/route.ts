@@ -1,17 +1,36 @@
 import { getDb } from "@/db";
+import { DomainError } from "@/lib/domain/errors";
 import { getTimeline, pageSize } from "@/lib/domain/tasks/read";
+import { getArrivalFeed } from "@/lib/domain/tasks/timeline";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
 /**
- * GET /api/v1/tasks/{task_id}/timeline?cursor=&limit= (limit 1–1000, default 200)
- * → `{"events": [StoredEvent], "next_cursor": string|null}` ordered by occurred_at, id (keyset).
- * Errors: 400 (limit, cursor), 401, 404.
+ * GET /api/v1/tasks/{task_id}/timeline — a task's events, two ways (limit 1–1000, default 200):
+ * - time order: `?cursor=&limit=&from=&to=` → `{"events": [StoredEvent], "next_cursor": string|null}` ordered by
+ *   occurred_at, id (keyset); `from` / `to` (ISO 8601, inclusive) restrict it to a window of time (detail on zoom).
+ * - arrival order: `?since=<cursor>&limit=` (`since=0` from the start, then `next_since`) →
+ *   `{"events": [StoredEvent], "next_since": string, "has_more": boolean}` in the server's receive order, commit-safe:
+ *   an incremental reader sees every event, back-dated ones included (docs/decisions/0012).
+ * Errors: 400 (limit, cursor, from, to, since; since with cursor/from/to), 401, 404.
  */
 export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
   const url = new URL(req.url);
+  const p = url.searchParams;
+  const limit = pageSize(p.get("limit"), 1000, 200);
+  const since = p.get("since");
+  if (since !== null) {
+    if (p.has("cursor") || p.has("from") || p.has("to")) {
+      throw new DomainError("bad_request", "since (arrival order) cannot be combined with cursor, from or to (time order).", {
+        fields: [{ path: "since", message: "alone, with limit" }],
+      });
+    }
+    return getArrivalFeed(await getDb(), actor, params.taskId, { since, limit });
+  }
   return getTimeline(await getDb(), actor, params.taskId, {
-    cursor: url.searchParams.get("cursor"),
-    limit: pageSize(url.searchParams.get("limit"), 1000, 200),
+    cursor: p.get("cursor"),
+    limit,
+    from: p.get("from"),
+    to: p.get("to"),
   });
 });
 

@@ -1,0 +1,14 @@
+import { getDb } from "@/db";
+import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
+import { apiRoute, otherMethods } from "@/lib/server/route";
+
+/**
+ * GET /api/v1/tasks/{task_id}/timeline/overview → TimelineOverview: the whole timeline for a task of up to 2,000
+ * events; for a longer one every marker event (interruptions, restarts, resumes, stops, sandbox lifecycle), the 250
+ * newest events and per-lane bins counted in SQL, plus an arrival-feed cursor (`since`) for what arrives next.
+ * Errors: 401, 404. Rules: docs/decisions/0015-timeline-overview-and-arrival-feed.md.
+ */
+export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => getTimelineOverview(await getDb(), actor, params.taskId));
+
+/** Other methods answer 405 with `Allow` in the API's error shape. */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

@@ -1,0 +1,186 @@
+"use client";
+
+/**
+ * What the timeline draws inside a lane: one event's mark, a bin of crowded (or not yet loaded) events, and a
+ * sandbox bar. Each is positioned by its host (px) and reports clicks and hovers to it.
+ */
+import { BAR_H, BIN_STYLE, type Hover, type MarkItem } from "./constants";
+import { fitSandboxBarLabel, sandboxBarLabel, type MarkBin, type SandboxBar } from "./layout";
+import { OUTCOME_STYLE, ShapePath } from "./parts";
+
+/** The key a bin is hovered by. */
+export const binKey = (b: Pick<MarkBin, "plane" | "t0">) => `${b.plane}|${b.t0}`;
+
+/** One event: its shape, an outcome ring when not ok, a halo when selected; dimmed when the filter hides it. */
+export function EventMark({
+  mark,
+  x,
+  y,
+  selected,
+  dim,
+  onSelect,
+  onHover,
+}: {
+  mark: MarkItem;
+  x: number;
+  y: number;
+  selected: boolean;
+  dim: boolean;
+  onSelect: (id: string) => void;
+  onHover: (hover: Hover | null) => void;
+}) {
+  const style = OUTCOME_STYLE[mark.outcome];
+  return (
+    <g
+      data-testid="timeline-mark"
+      data-kind="event"
+      data-plane={mark.plane}
+      data-event-id={mark.id}
+      data-outcome={mark.outcome}
+      data-selected={selected ? "true" : undefined}
+      transform={`translate(${x},${y})`}
+      className={`cursor-pointer ${dim && !selected ? "opacity-25" : ""}`}
+      onClick={() => onSelect(mark.id)}
+      onPointerEnter={() => onHover({ kind: "event", id: mark.id })}
+      onPointerLeave={() => onHover(null)}
+    >
+      <circle r={10} fill="transparent" />
+      {selected ? <circle r={10.5} className="fill-sky-100 stroke-neutral-900 dark:fill-sky-950 dark:stroke-white" strokeWidth={2} /> : null}
+      {mark.outcome !== "ok" ? (
+        <circle
+          r={8.5}
+          fill="none"
+          className={style.ring}
+          strokeWidth={1}
+          strokeDasharray={mark.outcome === "unknown" ? "2 1.5" : undefined}
+        />
+      ) : null}
+      <ShapePath shape={mark.shape} className={style.mark} />
+    </g>
+  );
+}
+
+/**
+ * A count badge for the events of one lane in one bucket, coloured by the worst outcome; dashed when some of them
+ * are not loaded yet (counted on the server). Clicking zooms in.
+ */
+export function BinMark({
+  bin,
+  x,
+  y,
+  dim,
+  onOpen,
+  onHover,
+}: {
+  bin: MarkBin;
+  x: number;
+  y: number;
+  dim: boolean;
+  onOpen: (bin: MarkBin) => void;
+  onHover: (hover: Hover | null) => void;
+}) {
+  const key = binKey(bin);
+  const label = bin.count < 1000 ? String(bin.count) : `${Math.floor(bin.count / 1000)}k`;
+  const small = label.length > 2;
+  const w = Math.max(16, label.length * (small ? 5.4 : 6.2) + 6);
+  const style = BIN_STYLE[bin.worst];
+  return (
+    <g
+      data-testid="timeline-mark"
+      data-kind="bin"
+      data-plane={bin.plane}
+      data-event-id={bin.ids[0]}
+      data-bin-count={bin.count}
+      data-unloaded={bin.unloaded || undefined}
+      data-outcome={bin.worst}
+      transform={`translate(${x},${y})`}
+      className={`cursor-zoom-in ${dim ? "opacity-25" : ""}`}
+      onClick={() => onOpen(bin)}
+      onPointerEnter={() => onHover({ kind: "bin", key })}
+      onPointerLeave={() => onHover(null)}
+    >
+      <rect
+        x={-w / 2}
+        y={-8}
+        width={w}
+        height={16}
+        rx={8}
+        className={style.rect}
+        strokeWidth={1}
+        strokeDasharray={bin.unloaded ? "3 2" : undefined}
+        fillOpacity={bin.unloaded ? 0.7 : undefined}
+      />
+      <text textAnchor="middle" y={3.5} className={`${small ? "text-[9px]" : "text-[10px]"} font-semibold ${style.text}`}>
+        {label}
+      </text>
+    </g>
+  );
+}
+
+/**
+ * One sandbox instance as a bar from `x(start)` to `x(end)` at height `y`; open (no end recorded) bars are dashed.
+ * The label is shortened or left out when it does not fit the visible part (`x0`..`x1`), never cut off.
+ */
+export function SandboxBarMark({
+  bar,
+  x,
+  y,
+  x0,
+  x1,
+  onSelect,
+  onHover,
+}: {
+  bar: SandboxBar;
+  x: (t: number) => number;
+  y: number;
+  x0: number;
+  x1: number;
+  onSelect: (id: string) => void;
+  onHover: (hover: Hover | null) => void;
+}) {
+  const bx0 = x(bar.start);
+  const bx1 = x(bar.end);
+  const bw = Math.max(2, bx1 - bx0);
+  const fullLabel = `${sandboxBarLabel(bar)}${bar.open ? " (no end recorded)" : ""}`;
+  // Only the part of the bar inside the plot can hold text; a label that does not fit whole is shortened or
+  // left out (the tooltip names the attempt), never cut off or drawn over the next bar.
+  const visibleX0 = Math.max(bx0, x0);
+  const room = Math.min(bx1, x1) - visibleX0 - 8;
+  const label = fitSandboxBarLabel(bar, room);
+  const labelX = visibleX0 - bx0 + 4;
+  return (
+    <g
+      data-testid="sandbox-bar"
+      data-environment-id={bar.environmentId}
+      data-attempt={bar.attempt ?? undefined}
+      data-open={bar.open ? "true" : "false"}
+      data-label={fullLabel}
+      className={bar.createdEventId ? "cursor-pointer" : undefined}
+      onClick={() => (bar.createdEventId ? onSelect(bar.createdEventId) : undefined)}
+      onPointerEnter={() => onHover({ kind: "bar", environmentId: bar.environmentId })}
+      onPointerLeave={() => onHover(null)}
+    >
+      <rect
+        x={bx0}
+        y={y}
+        width={bw}
+        height={BAR_H}
+        rx={3}
+        className={
+          bar.open
+            ? "fill-emerald-50 stroke-emerald-700 dark:fill-emerald-950 dark:stroke-emerald-400"
+            : "fill-neutral-200 stroke-neutral-500 dark:fill-neutral-700 dark:stroke-neutral-400"
+        }
+        strokeWidth={1}
+        strokeDasharray={bar.open ? "4 2" : undefined}
+      />
+      {label !== null ? (
+        <svg x={bx0} y={y} width={bw} height={BAR_H} overflow="hidden">
+          <text x={labelX} y={10.5} className="fill-neutral-800 text-[10px] font-medium dark:fill-neutral-100" data-testid="sandbox-bar-label">
+            {label}
+          </text>
+        </svg>
+      ) : null}
+    </g>
+  );
+}

@@ -1,0 +1,2 @@
+ALTER TABLE "events" ADD COLUMN "txid" "xid8" DEFAULT pg_current_xact_id() NOT NULL;--> statement-breakpoint
+CREATE INDEX "events_task_arrival_idx" ON "events" USING btree ("tenant_id","task_id","txid","seq");

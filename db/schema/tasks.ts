@@ -141,7 +141,7 @@ export const events = pgTable(
     index("events_task_facts_idx")
       .on(t.tenantId, t.taskId, t.type, t.seq)
       .where(
-        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped')`,
+        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked')`,
       ),
   ],
 );

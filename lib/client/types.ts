@@ -112,6 +112,8 @@ export type TaskRecord = {
   approval?: Record<string, unknown> | null;
   /** Tool name → sha256 of its definition at this checkpoint (feeds `tool_definition_changed`). */
   tool_definitions?: Record<string, string>;
+  /** The task's constraints, kept outside any model summary and re-checked after a compaction (`constraint.checked`). */
+  constraints?: string[];
 };
 
 export type CheckpointResult = {

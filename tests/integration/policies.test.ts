@@ -355,3 +355,39 @@ describe("policy documents behind the approvals' policy version", () => {
     expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("1");
   });
 });
+
+describe("compaction constraints", () => {
+  it("keeps constraints in the signed record; after a compaction the gate replays and mutations wait until they are re-checked", async () => {
+    const t = await createTestTenant(handle.db);
+    const taskId = newTaskId("compaction");
+    const cp = await checkpoint(t, taskId, { constraints: ["Never update a record twice.", "Publish only approved reports."] });
+    const stored = await api(t.apiKey).get<{ record: { constraints: string[] } }>(`/api/v1/tasks/${taskId}`);
+    expect(stored.body.record.constraints).toEqual(["Never update a record twice.", "Publish only approved reports."]);
+    expect(cp.version).toBe(1);
+    type Verdict = { verdict: string; reasons: Array<{ code: string; message: string; target: string }> };
+    const ask = async () => (await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${taskId}/resume`, {})).body;
+    expect((await ask()).verdict).toBe("resume");
+
+    const compaction = makeEvent(taskId, { plane: "session", type: "compaction.performed", occurred_at: "2026-11-30T10:00:00.000Z", attrs: { tokens_before: 180000, tokens_after: 20000 } });
+    expect((await postEvents(t.apiKey, [compaction])).status).toBe(200);
+    const replay = await ask();
+    expect(replay.verdict).toBe("replay");
+    expect(replay.reasons[0]).toMatchObject({ code: "constraints_unchecked", target: `/tasks/${taskId}?event=${encodeURIComponent(compaction.id)}` });
+    const intent = (key: string, mutation: boolean) =>
+      api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/${mutation ? "update_record" : "read_record"}/intent`, {
+        idempotency_key: key, payload_digest: "e".repeat(64), action: mutation ? "update_record" : "read_record", attempt: 1, mutation,
+      });
+    expectError(await intent(`w-${taskId}`, true), 409, "gate_replay");
+    expect((await intent(`r-${taskId}`, false)).status).toBe(200);
+
+    // A check whose runtime clock says it came before the compaction still counts: receive order decides.
+    const checked = makeEvent(taskId, { plane: "session", type: "constraint.checked", occurred_at: "2026-11-30T09:00:00.000Z", attrs: { constraints: 2, ok: true } });
+    expect((await postEvents(t.apiKey, [checked])).status).toBe(200);
+    expect((await ask()).reasons.map((r) => r.code)).not.toContain("constraints_unchecked");
+    expect((await intent(`w-${taskId}`, true)).status).toBe(200);
+
+    // A later compaction holds writes back again.
+    expect((await postEvents(t.apiKey, [makeEvent(taskId, { plane: "session", type: "compaction.performed", attrs: {} })])).status).toBe(200);
+    expect((await ask()).reasons.map((r) => r.code)).toContain("constraints_unchecked");
+  });
+});

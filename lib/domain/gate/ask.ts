@@ -29,6 +29,8 @@ export const resumeBodySchema = z.strictObject({
 type GateEventRow = {
   event_id: string;
   type: string;
+  /** The server's receive order. */
+  seq: number;
   occurred_at: string;
   received_at: string;
   attempt: number | null;
@@ -43,9 +45,25 @@ const GATE_EVENT_TYPES = [
   "credential.revoked",
   "credential.expired",
   "tool.definition_changed",
+  "compaction.performed",
+  "constraint.checked",
 ];
 
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
+
+/**
+ * The latest `compaction.performed` that no `constraint.checked` followed, in the server's receive order (issue 11
+ * "Compaction constraints"; never the runtime's clock), or null.
+ */
+export function uncheckedCompaction(events: ReadonlyArray<Pick<GateEventRow, "event_id" | "type" | "seq" | "occurred_at">>): { event_id: string; occurred_at: string } | null {
+  let compaction: (typeof events)[number] | null = null;
+  let checkedAfter = -Infinity;
+  for (const e of events) {
+    if (e.type === "compaction.performed" && (!compaction || e.seq > compaction.seq)) compaction = e;
+    if (e.type === "constraint.checked" && e.seq > checkedAfter) checkedAfter = e.seq;
+  }
+  return compaction && checkedAfter < compaction.seq ? { event_id: compaction.event_id, occurred_at: compaction.occurred_at } : null;
+}
 
 /** What the gate reads of the latest checkpoint, with what identifies the stored record exactly. */
 type GateCheckpointRow = {
@@ -159,7 +177,7 @@ export async function readGateFacts(
              from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id) as effects,
           (select json_build_object('principal', r.principal, 'reason', r.reason, 'revoked_at', ${isoUtc("r.revoked_at")})
              from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as revocation,
-          (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type,
+          (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type, 'seq', e.seq,
                     'occurred_at', ${isoUtc("e.occurred_at")}, 'received_at', ${isoUtc("e.received_at")}, 'attempt', e.attempt,
                     'attrs', e.attrs) order by e.occurred_at, e.event_id), '[]'::json)
              from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id
@@ -282,6 +300,7 @@ export async function readGateFacts(
     snapshots_restored,
     credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
     tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
+    compaction_unchecked: uncheckedCompaction(events),
     approvals: approvalFacts.approvals,
     policy: [...approvalFacts.policy, ...egressReasons],
   };

@@ -33,7 +33,7 @@ export const BLOCKING_CODES = [
 export type BlockingCode = (typeof BLOCKING_CODES)[number];
 
 /** Non-blocking codes that turn `resume` into `replay`. */
-export const REPLAY_CODES = ["no_checkpoint", "side_effect_in_flight"] as const;
+export const REPLAY_CODES = ["no_checkpoint", "side_effect_in_flight", "constraints_unchecked"] as const;
 export type ReplayCode = (typeof REPLAY_CODES)[number];
 
 export type GateFacts = {
@@ -74,6 +74,8 @@ export type GateFacts = {
   }>;
   /** Tool name → definition digest the runtime has now (request body, then later `tool.definition_changed` events). */
   tool_definitions_now: Record<string, string>;
+  /** The latest context compaction no `constraint.checked` followed (receive order), or null / absent. */
+  compaction_unchecked?: { event_id: string; occurred_at: string } | null;
   /** Seam for the approvals issue: reasons it computes (approval_missing / approval_stale). */
   approvals?: GateReason[];
   /** Seam for the policy issue: reasons it computes (policy_changed / egress_policy_inconsistent). */
@@ -189,6 +191,14 @@ export function evaluateGate(f: GateFacts): GateVerdict {
         target: `${taskLink}?tab=checkpoints`,
       });
     }
+  }
+
+  if (f.compaction_unchecked) {
+    replay.push({
+      code: "constraints_unchecked",
+      message: `The run's context was compacted (${f.compaction_unchecked.occurred_at}) and its constraints were not re-checked since: a summary may have dropped them. Re-check the task's constraints (report constraint.checked) before the next mutation; reads may go on.`,
+      target: `${taskLink}?event=${enc(f.compaction_unchecked.event_id)}`,
+    });
   }
 
   if (!f.checkpoint) {

@@ -82,6 +82,12 @@ export const taskRecordSchema = z.strictObject({
     .default({}),
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
   tool_definitions: z.record(z.string().min(1).max(200), sha256).optional(),
+  /**
+   * The task's constraints (issue 11 "Compaction constraints"), e.g. "never update a record twice": kept in the signed
+   * record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the runtime
+   * re-checks them (`constraint.checked`) before its next mutation.
+   */
+  constraints: z.array(z.string().trim().min(1, "a constraint is not empty").max(500, "a constraint is at most 500 characters")).max(50).optional(),
 });
 
 export type ParsedTaskRecord = z.infer<typeof taskRecordSchema>;

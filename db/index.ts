@@ -81,10 +81,19 @@ export function dataDirLockHolder(dir: string): number | null {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
   try {
     process.kill(pid, 0);
-    return pid;
   } catch {
     return null;
   }
+  // A killed process that nobody has reaped yet (a zombie: its parent was killed too, and PID 1 of a container may
+  // never reap it) still answers signal 0, but it holds nothing.
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state === "Z" || state === "X") return null;
+  } catch {
+    // No /proc (not Linux): signal 0 is all there is.
+  }
+  return pid;
 }
 
 /**

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { Providers } from "@/components/Providers";
 import { NavLinks } from "@/components/NavLinks";
 import { SignOutButton } from "@/components/SignOutButton";
@@ -10,7 +10,7 @@ import { requirePageActor } from "@/lib/server/page-actor";
 /** Every dashboard page needs a session with an active membership; otherwise → /login. */
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const actor = await requirePageActor();
-  const workspaces = await listWorkspaces(await getDb(), actor.userId, actor.tenantId);
+  const workspaces = await listWorkspaces(await dbFor(actor), actor.userId, actor.tenantId);
   return (
     <Providers>
       <div className="flex min-h-screen flex-col">

@@ -18,8 +18,8 @@ for (const role of roles) {
   test(`no accessibility violations ${role === null ? "signed out" : `as ${role}`}: ${entries.map((e) => e.name).join("; ")}`, async ({ page, tenant, runtime, db }) => {
     test.setTimeout(60_000 + entries.length * 30_000);
     const incident = await seedIncidentTask(runtime, newTaskId("a11y"));
-    // A second checkpoint, so the checkpoints tab shows a diff.
-    await runtime.putRecord(makeRecord(incident.taskId, { phase: "report_drafted", policy_version: "policy-v1", side_effects: {} }));
+    // A second checkpoint, so the checkpoints tab shows a diff (from attempt 2: the seeded run was resumed in a new sandbox).
+    await runtime.putRecord(makeRecord(incident.taskId, { phase: "report_drafted", policy_version: "policy-v1", side_effects: {}, attempt: 2 }));
     // A custody map with an exercise, and an open invitation (seeded as the workspace's owner).
     const owner = { kind: "user" as const, tenantId: tenant.tenantId, userId: tenant.users.owner.userId, email: tenant.users.owner.email, role: "owner" as const };
     const map = await createMap(db.db, owner, { workflow: "document-processing", title: "Custody map for document processing" });

@@ -84,6 +84,12 @@ type PgJsLike = {
   reserve: () => Promise<PgJsLike & { release: () => void }>;
 };
 
+/**
+ * The scope statement is prepared once per connection: unprepared, postgres.js would first ask the server for its
+ * parameter types — a round trip on every transaction that the pipelining below is meant to avoid.
+ */
+const PREPARED = { prepare: true };
+
 /** The first failure among settled results, in order, if any. */
 function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown } | null {
   for (const r of results) if (r.status === "rejected") return { err: r.reason };
@@ -99,7 +105,7 @@ function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | unde
   const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) =>
     base.begin(async (tx) => {
       // Sent now, so it is on the connection before the transaction's first statement (postgres.js is lazy).
-      const setup = Promise.resolve(tx.unsafe(SCOPE_STATEMENT, scopeParams(scope())).execute());
+      const setup = Promise.resolve(tx.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute());
       const settled = setup.then(
         () => null,
         (err: unknown) => ({ err }),
@@ -121,7 +127,7 @@ function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | unde
       const statement = conn.unsafe(query, params, opts);
       const sent = [
         conn.unsafe("begin").execute(),
-        conn.unsafe(SCOPE_STATEMENT, scopeParams(scope())).execute(),
+        conn.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute(),
         (values ? statement.values() : statement).execute(),
         conn.unsafe("commit").execute(),
       ];

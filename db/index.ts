@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import fs from "node:fs";
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { SQL } from "drizzle-orm";
 import * as schema from "./schema";
@@ -18,9 +19,196 @@ export { schema };
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 
-type Handle = { db: Db; close: () => Promise<void>; kind: "postgres" | "pglite" };
+/**
+ * Who the database sees a request act for (docs/decisions/0016-tenant-walls.md): the tenant, and the person when one
+ * is signed in (their own sessions and memberships in other workspaces). An actor fits as it is.
+ */
+export type DbScope = { tenantId: string; userId?: string | null };
 
-const globalForDb = globalThis as unknown as { __custodyDb?: Promise<Handle> };
+/**
+ * The role every scoped transaction runs as: no BYPASSRLS, not the owner of any table, so the row-level security
+ * policies of migration 0011 apply to it. Created by that migration.
+ */
+export const APP_ROLE = "custody_app";
+
+/**
+ * The one statement that opens every scoped transaction: the app role and the scope, all transaction-local
+ * (`set_config(…, true)` is `SET LOCAL`), so nothing outlives the transaction on a pooled connection.
+ */
+export const SCOPE_STATEMENT = `select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', $1, true), set_config('app.user_id', $2, true)`;
+
+type Handle = {
+  /** The owner's database: migrations, scripts, tests' assertions and the pre-tenant lookups. Not walled. */
+  db: Db;
+  /**
+   * The database as the app role within `scope`: every transaction (and every statement outside one, which runs in
+   * a transaction of its own) starts with {@link SCOPE_STATEMENT}. A null scope is the app role with no tenant: it
+   * sees no row of a tenant table.
+   */
+  scoped: (scope: DbScope | null) => Db;
+  /** The app role with the scope of the current {@link withDbScope} call (none: no tenant rows). */
+  ambient: Db;
+  close: () => Promise<void>;
+  kind: "postgres" | "pglite";
+};
+
+const globalForDb = globalThis as unknown as { __custodyDb?: Promise<Handle>; __custodyScope?: AsyncLocalStorage<DbScope> };
+
+/** The scope of the request being served (set by lib/server's apiRoute), shared by every module copy. */
+const scopeStorage: AsyncLocalStorage<DbScope> = (globalForDb.__custodyScope ??= new AsyncLocalStorage<DbScope>());
+
+/**
+ * Runs `fn` with `scope` as the ambient scope: {@link getDb} inside it (and in everything it awaits) returns the
+ * database walled to that tenant.
+ */
+export function withDbScope<T>(scope: DbScope, fn: () => T): T {
+  return scopeStorage.run({ tenantId: scope.tenantId, userId: scope.userId ?? null }, fn);
+}
+
+/** The ambient scope, if any. */
+export function currentDbScope(): DbScope | undefined {
+  return scopeStorage.getStore();
+}
+
+function scopeParams(scope: DbScope | null | undefined): [string, string] {
+  return [scope?.tenantId ?? "", scope?.userId ?? ""];
+}
+
+/** A postgres.js query: lazy until executed or awaited. */
+type PgJsQuery = PromiseLike<unknown> & { values: () => PgJsQuery; execute: () => PgJsQuery };
+
+/** Minimal shape of the postgres.js client the wrapper needs (its types do not survive a Proxy well). */
+type PgJsLike = {
+  begin: (fn: (tx: PgJsLike) => Promise<unknown>) => Promise<unknown>;
+  unsafe: (query: string, params?: unknown[], opts?: unknown) => PgJsQuery;
+  reserve: () => Promise<PgJsLike & { release: () => void }>;
+};
+
+/**
+ * The scope statement is prepared once per connection: unprepared, postgres.js would first ask the server for its
+ * parameter types — a round trip on every transaction that the pipelining below is meant to avoid.
+ */
+const PREPARED = { prepare: true };
+
+/** The first failure among settled results, in order, if any. */
+function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown } | null {
+  for (const r of results) if (r.status === "rejected") return { err: r.reason };
+  return null;
+}
+
+/**
+ * The postgres.js client seen through a scope. `begin` sends the scope statement first, pipelined with the
+ * transaction's first statement. A statement outside a transaction is sent as `begin; scope; statement; commit`
+ * pipelined on one reserved connection (one round trip, as before); when the statement fails, `commit` rolls back.
+ */
+function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | undefined): PgJsLike {
+  const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) =>
+    base.begin(async (tx) => {
+      // Sent now, so it is on the connection before the transaction's first statement (postgres.js is lazy).
+      const setup = Promise.resolve(tx.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute());
+      const settled = setup.then(
+        () => null,
+        (err: unknown) => ({ err }),
+      );
+      let out: T;
+      try {
+        out = await fn(tx);
+      } catch (err) {
+        const failed = await settled;
+        throw failed ? failed.err : err;
+      }
+      const failed = await settled;
+      if (failed) throw failed.err;
+      return out;
+    }) as Promise<T>;
+  const lone = async (query: string, params: unknown[] | undefined, opts: unknown, values: boolean): Promise<unknown> => {
+    const conn = await base.reserve();
+    try {
+      const statement = conn.unsafe(query, params, opts);
+      const sent = [
+        conn.unsafe("begin").execute(),
+        conn.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute(),
+        (values ? statement.values() : statement).execute(),
+        conn.unsafe("commit").execute(),
+      ];
+      const results = await Promise.allSettled(sent);
+      const failed = firstFailure(results);
+      if (failed) throw failed.err;
+      return (results[2] as PromiseFulfilledResult<unknown>).value;
+    } finally {
+      conn.release();
+    }
+  };
+  const unsafe = (query: string, params?: unknown[], opts?: unknown) => {
+    let run: Promise<unknown> | undefined;
+    let values = false;
+    const pending = {
+      values: () => {
+        values = true;
+        return pending;
+      },
+      execute: () => {
+        run ??= lone(query, params, opts, values);
+        return pending;
+      },
+      then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => {
+        run ??= lone(query, params, opts, values);
+        return run.then(ok, fail);
+      },
+    };
+    return pending as unknown as PgJsQuery;
+  };
+  return new Proxy(base, {
+    get(target, prop, receiver) {
+      if (prop === "begin") return (fn: (tx: PgJsLike) => Promise<unknown>) => inScope(fn);
+      if (prop === "unsafe") return unsafe;
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+/** Minimal shape of a PGlite client the wrapper needs. */
+type PgliteLike = {
+  query: (query: string, params?: unknown[], opts?: unknown) => Promise<unknown>;
+  transaction: <T>(fn: (tx: PgliteLike) => Promise<T>) => Promise<T>;
+};
+
+/** A PGlite client seen through a scope: the same as {@link scopedPostgresClient}, on PGlite's one connection. */
+function scopedPgliteClient(base: PgliteLike, scope: () => DbScope | null | undefined): PgliteLike {
+  const inScope = <T>(fn: (tx: PgliteLike) => Promise<T>) =>
+    base.transaction(async (tx) => {
+      await tx.query(SCOPE_STATEMENT, scopeParams(scope()));
+      return fn(tx);
+    });
+  return new Proxy(base, {
+    get(target, prop, receiver) {
+      if (prop === "transaction") return inScope;
+      if (prop === "query") return (q: string, p?: unknown[], o?: unknown) => inScope((tx) => tx.query(q, p, o));
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+/**
+ * Builds {@link Handle.scoped} and {@link Handle.ambient} from a function that makes a Drizzle database over a
+ * scoped client. Scoped databases are kept per scope (a bounded cache: building one reads the schema).
+ */
+function scopedDatabases(make: (scope: () => DbScope | null | undefined) => Db): Pick<Handle, "scoped" | "ambient"> {
+  const cache = new Map<string, Db>();
+  const scoped = (scope: DbScope | null): Db => {
+    const [tenantId, userId] = scopeParams(scope);
+    const key = `${tenantId}/${userId}`;
+    let db = cache.get(key);
+    if (!db) {
+      const fixed = { tenantId, userId };
+      db = make(() => fixed);
+      if (cache.size >= 500) cache.delete(cache.keys().next().value!);
+      cache.set(key, db);
+    }
+    return db;
+  };
+  return { scoped, ambient: make(() => scopeStorage.getStore()) };
+}
 
 
 /**
@@ -43,7 +231,10 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     }
     const client = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
     const db = drizzle(client, { schema }) as unknown as Db;
-    return { db, kind: "postgres", close: () => client.end() };
+    const walls = scopedDatabases(
+      (scope) => drizzle(scopedPostgresClient(client as unknown as PgJsLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
+    );
+    return { db, ...walls, kind: "postgres", close: () => client.end() };
   }
   const dir = opts.dir ?? dataDir();
   fs.mkdirSync(dir, { recursive: true });
@@ -55,8 +246,12 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
     const pdb = drizzle(client, { schema });
     await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
+    const walls = scopedDatabases(
+      (scope) => drizzle(scopedPgliteClient(client as unknown as PgliteLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
+    );
     return {
       db: pdb as unknown as Db,
+      ...walls,
       kind: "pglite",
       close: async () => {
         await client.close();
@@ -121,21 +316,44 @@ function lockDataDir(dir: string): () => void {
   return release;
 }
 
-/** The process-wide database (opened and migrated once). Throws if migrations fail. */
-export async function getDb(): Promise<Db> {
+/** The process-wide handle (opened and migrated once). Throws if migrations fail. */
+async function processHandle(): Promise<Handle> {
   if (!globalForDb.__custodyDb) {
     globalForDb.__custodyDb = openDatabase({ url: process.env.DATABASE_URL || undefined }).catch((err) => {
       globalForDb.__custodyDb = undefined;
       throw err;
     });
   }
-  return (await globalForDb.__custodyDb).db;
+  return globalForDb.__custodyDb;
+}
+
+/**
+ * The process-wide database as the app role, walled to the ambient scope ({@link withDbScope}; API route handlers
+ * run inside their caller's). Outside any scope it sees no tenant rows: use {@link dbFor} with the actor (pages), or
+ * {@link getOwnerDb} for the few lookups made before the tenant is known.
+ */
+export async function getDb(): Promise<Db> {
+  return (await processHandle()).ambient;
+}
+
+/** The process-wide database as the app role, walled to one tenant (and person): what pages pass to domain verbs. */
+export async function dbFor(scope: DbScope): Promise<Db> {
+  return (await processHandle()).scoped(scope);
+}
+
+/**
+ * The process-wide database as its owner, NOT walled by row-level security. Only for what must happen before the
+ * tenant is known — an API key or session by its hash, sign-in by email, an invitation by its token, "is there any
+ * workspace" — each listed in docs/decisions/0016-tenant-walls.md. Everything else goes through {@link getDb} or
+ * {@link dbFor}.
+ */
+export async function getOwnerDb(): Promise<Db> {
+  return (await processHandle()).db;
 }
 
 /** Which engine the process-wide database runs on. */
 export async function dbKind(): Promise<"postgres" | "pglite"> {
-  await getDb();
-  return (await globalForDb.__custodyDb!).kind;
+  return (await processHandle()).kind;
 }
 
 /**

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { Providers } from "@/components/Providers";
 import { NavLinks } from "@/components/NavLinks";
 import { SignOutButton } from "@/components/SignOutButton";
@@ -11,7 +11,7 @@ import { requirePageActor } from "@/lib/server/page-actor";
 /** Every dashboard page needs a session with an active membership; otherwise → /login. */
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const actor = await requirePageActor();
-  const db = await getDb();
+  const db = await dbFor(actor);
   const [workspaces, waiting] = await Promise.all([listWorkspaces(db, actor.userId, actor.tenantId), approvalQueue(db, actor, { scan: 500 })]);
   return (
     <Providers>

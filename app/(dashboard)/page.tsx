@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
 import { requirePageActor } from "@/lib/server/page-actor";
@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Attention" };
 /** What needs a person now, each row saying why and linking to the place to act. */
 export default async function AttentionPage() {
   const actor = await requirePageActor();
-  const items = await attentionQueue(await getDb(), actor);
+  const items = await attentionQueue(await dbFor(actor), actor);
   const mayReconcile = can(actor, "side_effects.reconcile");
   const mayDecide = can(actor, "approvals.decide");
   return (

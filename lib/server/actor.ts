@@ -3,7 +3,7 @@
  * cookie whose server-side session is live). One place for authentication; authorization happens in the domain verbs.
  */
 import { getServerSession } from "next-auth";
-import { getDb } from "@/db";
+import { getOwnerDb } from "@/db";
 import type { Actor, UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { authenticateApiKey } from "@/lib/domain/tenancy/api-keys";
@@ -20,7 +20,8 @@ export async function requireActor(req: Request): Promise<Actor> {
   if (header) {
     const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
     if (!m) throw new DomainError("unauthorized", "Authorization must be `Bearer <runtime API key>`.");
-    const actor = await authenticateApiKey(await getDb(), m[1]!);
+    // The key names its tenant, so it is looked up by its hash on the owner's database (decision 0016).
+    const actor = await authenticateApiKey(await getOwnerDb(), m[1]!);
     if (!actor) {
       throw new DomainError("unauthorized", "This API key is not valid or was revoked. Create a new one under Settings → Runtime API keys.");
     }
@@ -58,5 +59,6 @@ export async function currentUser(): Promise<UserActor | null> {
   const session = await getServerSession(authOptions());
   const sid = (session?.user as { sid?: string } | undefined)?.sid;
   if (!sid) return null;
-  return actorForSession(await getDb(), sid);
+  // The session names its workspace, so it is looked up by its hash on the owner's database (decision 0016).
+  return actorForSession(await getOwnerDb(), sid);
 }

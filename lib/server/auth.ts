@@ -6,7 +6,7 @@
  */
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { getDb } from "@/db";
+import { getOwnerDb } from "@/db";
 import { authSecret } from "@/lib/config/secrets";
 import { checkSignIn } from "@/lib/domain/tenancy/people";
 import { endSession, SESSION_HOURS, startSession } from "@/lib/domain/tenancy/sessions";
@@ -40,7 +40,8 @@ function buildOptions(): NextAuthOptions {
           const email = credentials?.email ?? "";
           const password = credentials?.password ?? "";
           if (!email || !password) return null;
-          const db = await getDb();
+          // Before any tenant is known: the owner's database (docs/decisions/0016-tenant-walls.md).
+          const db = await getOwnerDb();
           const result = await checkSignIn(db, email, password, clientAddress(req?.headers ?? {}));
           if (!result.ok) {
             // Surfaced to the login page as ?error=<message>.
@@ -79,7 +80,7 @@ function buildOptions(): NextAuthOptions {
     events: {
       // Sign-out ends the server-side session, so the old cookie stops working even if it was copied.
       async signOut({ token }) {
-        if (typeof token?.sid === "string") await endSession(await getDb(), token.sid, "signed_out");
+        if (typeof token?.sid === "string") await endSession(await getOwnerDb(), token.sid, "signed_out");
       },
     },
   };

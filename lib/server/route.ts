@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
+import { withDbScope } from "@/db";
 import type { Actor } from "@/lib/domain/authz";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
@@ -31,7 +32,9 @@ export function errorResponse(err: DomainError, requestId?: string): NextRespons
 }
 
 /**
- * Wraps an authenticated API handler. The handler returns a Response or a JSON-able value (200).
+ * Wraps an authenticated API handler. The handler returns a Response or a JSON-able value (200). It runs inside the
+ * actor's database scope: `getDb()` there is walled by row-level security to the actor's tenant (and, for a person,
+ * their own sessions and memberships) — docs/decisions/0016-tenant-walls.md.
  */
 export function apiRoute<P = Record<string, string>>(
   handler: (ctx: RouteContext<P>) => Promise<Response | unknown>,
@@ -41,7 +44,8 @@ export function apiRoute<P = Record<string, string>>(
     try {
       const actor = await requireActor(req);
       const params = context?.params ? await context.params : ({} as P);
-      const out = await handler({ req, params, actor, requestId });
+      const scope = { tenantId: actor.tenantId, userId: actor.kind === "user" ? actor.userId : null };
+      const out = await withDbScope(scope, () => handler({ req, params, actor, requestId }));
       if (out instanceof Response) {
         out.headers.set("x-request-id", requestId);
         return out;
@@ -54,7 +58,9 @@ export function apiRoute<P = Record<string, string>>(
 }
 
 /**
- * Wraps an API handler that needs no credentials (accepting an invitation: the link's token is the credential).
+ * Wraps an API handler that needs no credentials (accepting an invitation: the link's token is the credential). It
+ * runs in no database scope — `getDb()` there sees no tenant's rows — so the handler uses `getOwnerDb()` for what it
+ * looks up by a secret (docs/decisions/0016-tenant-walls.md).
  * Same request id, JSON answer and error mapping as {@link apiRoute}.
  */
 export function publicRoute<P = Record<string, string>>(

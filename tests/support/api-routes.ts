@@ -1,7 +1,8 @@
 /**
- * Every route of the runtime API (app/api/v1) in one place, for suites that go over all of them (the fuzz suite
- * now; an authorization matrix later). Adding a route is one line here: a test fails while a route file under
- * app/api/v1 exports a method this list does not name.
+ * Every route of the runtime API (app/api/v1) in one place, for suites that go over all of them (the fuzz suite, and
+ * the authorization matrix in tests/integration/authz-matrix.test.ts, which needs a row of its own for each route).
+ * Adding a route is one line here: a test fails while a route file under app/api/v1 exports a method this list does
+ * not name.
  *
  * `body`: what the route reads — `json` (a JSON body, with the zod `schema` bodies are generated from, or a
  * hand-written `arbitrary` for the events envelope), `optional` (JSON or nothing), `none` (no body; a GET, or an

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { accountFor } from "@/lib/domain/tenancy/account";
 import { MIN_PASSWORD_LENGTH } from "@/lib/domain/tenancy/passwords";
 import { requirePageActor } from "@/lib/server/page-actor";
@@ -10,6 +10,6 @@ export const metadata: Metadata = { title: "Your account" };
 /** The signed-in person: their workspaces (switch between them) and their password. */
 export default async function AccountPage() {
   const actor = await requirePageActor();
-  const account = await accountFor(await getDb(), actor);
+  const account = await accountFor(await dbFor(actor), actor);
   return <AccountClient account={account} minLength={MIN_PASSWORD_LENGTH} />;
 }

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { listApprovals, type ApprovalView } from "@/lib/domain/approvals/read";
 import { can } from "@/lib/domain/authz";
 import { requirePageActor } from "@/lib/server/page-actor";
@@ -32,7 +32,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const action = one(sp.action);
   const age = one(sp.age);
   const olderThanSeconds = age && AGES[age] ? AGES[age]!.seconds : null;
-  const db = await getDb();
+  const db = await dbFor(actor);
   const filters = { task_id: task, action, older_than_seconds: olderThanSeconds, limit: 200 };
   const [pending, stale, approved, rejected] = await Promise.all([
     listApprovals(db, actor, { ...filters, status: "pending" }),

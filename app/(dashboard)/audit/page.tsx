@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { listAudit, verifyAuditChain } from "@/lib/domain/audit/read";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
@@ -15,7 +15,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const sp = await searchParams;
   const before = typeof sp.before === "string" && /^\d+$/.test(sp.before) ? Number(sp.before) : undefined;
   const target = typeof sp.target === "string" && sp.target ? sp.target : undefined;
-  const db = await getDb();
+  const db = await dbFor(actor);
   const [page, chain] = await Promise.all([listAudit(db, actor, { beforeSeq: before, limit: 50, target }), verifyAuditChain(db, actor)]);
   return (
     <div className="space-y-4">

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { listMapsForActor } from "@/lib/domain/maps/read";
@@ -29,7 +29,7 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
   let maps: MapListItem[] = [];
   let error: string | null = null;
   try {
-    maps = (await listMapsForActor(await getDb(), actor, { q, status, attention })).maps;
+    maps = (await listMapsForActor(await dbFor(actor), actor, { q, status, attention })).maps;
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;

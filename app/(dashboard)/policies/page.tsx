@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { diffPolicies, type PolicyDiff } from "@/lib/domain/policies/diff";
 import { linesOfPaths } from "@/lib/domain/policies/locate";
@@ -25,7 +25,7 @@ const versionOf = (v: string | undefined) => (v && /^[1-9]\d{0,8}$/.test(v) ? Nu
 export default async function PoliciesPage({ searchParams }: { searchParams: Promise<SP> }) {
   const actor = await requirePageActor();
   const sp = await searchParams;
-  const db = await getDb();
+  const db = await dbFor(actor);
   const canManage = can(actor, "policies.manage");
   const versions = await listPolicyVersions(db, actor);
   const current = versions.find((v) => v.active) ?? null;

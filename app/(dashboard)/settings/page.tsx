@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { listLookups } from "@/lib/domain/settings/lookups";
 import { listPrincipals } from "@/lib/domain/settings/principals";
@@ -20,7 +20,7 @@ export const metadata: Metadata = { title: "Settings" };
  */
 export default async function SettingsPage() {
   const actor = await requirePageActor();
-  const db = await getDb();
+  const db = await dbFor(actor);
   const [keysList, lookups, principals, members, invitations, approvalSettings, rules] = await Promise.all([
     listApiKeys(db, actor),
     listLookups(db, actor),

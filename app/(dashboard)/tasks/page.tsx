@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { listTasksForActor } from "@/lib/domain/tasks/read";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
@@ -27,7 +27,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
   let data;
   let error: string | null = null;
   try {
-    data = await listTasksForActor(await getDb(), actor, { q, status: status || null, host, credentialRef, policyVersion, cursor, limit: 50 });
+    data = await listTasksForActor(await dbFor(actor), actor, { q, status: status || null, host, credentialRef, policyVersion, cursor, limit: 50 });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getDb } from "@/db";
+import { getOwnerDb } from "@/db";
 import { INVITATION_DAYS, invitationInfo } from "@/lib/domain/tenancy/invitations";
 import { MIN_PASSWORD_LENGTH } from "@/lib/domain/tenancy/passwords";
 import { AcceptForm } from "./AcceptForm";
@@ -20,7 +20,8 @@ const CLOSED = {
  */
 export default async function InvitationPage({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;
-  const info = await invitationInfo(await getDb(), token);
+  // Found by the token's hash before any tenant is known: the owner's database (decision 0016).
+  const info = await invitationInfo(await getOwnerDb(), token);
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-md rounded-lg border border-neutral-200 bg-white p-6 shadow-sm">

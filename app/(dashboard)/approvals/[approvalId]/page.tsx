@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { separationOfDuties } from "@/lib/domain/approvals/decide";
 import { STALE_REASON_TEXT } from "@/lib/domain/approvals/freshness";
 import { getApproval } from "@/lib/domain/approvals/read";
@@ -33,7 +33,7 @@ const FIELD_LABEL: Record<string, string> = {
 export default async function ApprovalPage({ params }: { params: Promise<{ approvalId: string }> }) {
   const actor = await requirePageActor();
   const { approvalId } = await params;
-  const db = await getDb();
+  const db = await dbFor(actor);
   let a;
   try {
     a = await getApproval(db, actor, approvalId);

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { listExercisesForActor } from "@/lib/domain/exercises/read";
@@ -20,7 +20,7 @@ export const metadata: Metadata = { title: "Custody map" };
 export default async function MapPage({ params }: Props) {
   const { mapId } = await params;
   const actor = await requirePageActor();
-  const db = await getDb();
+  const db = await dbFor(actor);
   let map;
   let exercises;
   try {

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { Suspense } from "react";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { can, type UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
@@ -31,7 +31,7 @@ export default async function TaskPage({ params }: Props) {
   const { taskId: raw } = await params;
   const taskId = decodeURIComponent(raw);
   const actor = await requirePageActor();
-  const db = await getDb();
+  const db = await dbFor(actor);
   let task;
   try {
     task = await getTaskView(db, actor, taskId, getSigningKey());
@@ -51,7 +51,7 @@ export default async function TaskPage({ params }: Props) {
  * long one) and the gate verdict, then the client part of the page.
  */
 async function TaskPageBody({ actor, taskId, task }: { actor: UserActor; taskId: string; task: TaskView }) {
-  const db = await getDb();
+  const db = await dbFor(actor);
   const [overview, gate] = await Promise.all([getTimelineOverview(db, actor, taskId), askGate(db, actor, taskId, {}, getSigningKey())]);
 
   return (

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
@@ -22,7 +22,7 @@ export default async function ExercisePage({ params }: Props) {
   const actor = await requirePageActor();
   let view;
   try {
-    view = await getExerciseView(await getDb(), actor, mapId, exerciseId, getSigningKey());
+    view = await getExerciseView(await dbFor(actor), actor, mapId, exerciseId, getSigningKey());
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { getDb } from "@/db";
+import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { getMapView } from "@/lib/domain/maps/read";
@@ -18,7 +18,7 @@ export default async function NewExercisePage({ params }: Props) {
   const actor = await requirePageActor();
   let map;
   try {
-    map = await getMapView(await getDb(), actor, mapId);
+    map = await getMapView(await dbFor(actor), actor, mapId);
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;

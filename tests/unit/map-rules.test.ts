@@ -300,3 +300,15 @@ describe("completing an exercise", () => {
     expect(verificationFor("visible_stop")).toBe("verified");
   });
 });
+
+describe("credentials in map text", () => {
+  it("refuses a credential in any text of a map (kept for good, shown to every role), and keeps look-alikes", async () => {
+    const { createMapSchema, custodianSchema } = await import("@/lib/domain/maps/rules");
+    const token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    const bad = createMapSchema.safeParse({ workflow: "docs", title: `Map ${token}` });
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]?.message).toMatch(/^title looks like a credential value/);
+    expect(custodianSchema.safeParse({ name: `Ops ${token}`, organization: "Acme" }).success).toBe(false);
+    expect(createMapSchema.safeParse({ workflow: "document-processing", title: "Custody map for document processing" }).success).toBe(true);
+  });
+});

@@ -22,7 +22,7 @@ import {
 } from "@/db/schema/map-vocabulary";
 import type { LayerRow } from "@/lib/client/map-types";
 import { TASK_ID_PATTERN } from "../events/schema";
-import { unsafeTextReason } from "../typed-text";
+import { unsafeTextReason, credentialReason } from "../typed-text";
 import { MAP_LAYERS } from "./layers";
 import { CONSTRAINT_PRESETS, compactName, isPlaceholderName, joinEvidenceRequest, NAME_BOTH_SIDES, quoted, splitEvidenceRequest } from "./names";
 
@@ -204,6 +204,9 @@ function text(field: string, max: number, opts: { multiline?: boolean } = {}) {
       if (n > max) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} is too long (${n} characters); at most ${max} are allowed` });
       const unsafe = unsafeTextReason(ctx.value, opts);
       if (unsafe) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${unsafe}` });
+      // Maps and their published versions are kept for good and shown to every role: a credential is refused here.
+      const credential = n <= max ? credentialReason(ctx.value) : null;
+      if (credential) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${credential}` });
     });
 }
 

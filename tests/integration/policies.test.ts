@@ -117,6 +117,8 @@ describe("policy versions", () => {
       ["policy.store", "policy:1"],
       ["policy.store", "policy:2"],
       ["policy.activate", "policy:2"],
+      // The version approvals bind to moves with it (issue 8's seam), in the same transaction.
+      ["policy.changed", `tenant:${t.tenantId}`],
     ]);
     const same = await api(admin).request("POST", "/api/v1/policies/2/activate");
     expect(same.body).toMatchObject({ changed: false });

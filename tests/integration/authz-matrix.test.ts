@@ -150,7 +150,8 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/settings/approvals": { allowed: PEOPLE, ok: 200, cross: "own" },
   "PUT /api/v1/settings/approvals": { allowed: MANAGERS, probe: { default_ttl_seconds: 1 }, ok: 422, cross: "own" },
   "PUT /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
-  "DELETE /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, ok: 404, cross: "own" },
+  // Removing a rule that is not there changes nothing and says so (idempotent).
+  "DELETE /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, ok: 200, cross: "own" },
   "POST /api/v1/import/openai-agents/run-state": { allowed: IMPORTERS, query: "?task_id=matrix-no-such-task", probe: {}, ok: 422, cross: "own" },
   // Policies (issue 11): a reserved key is refused before anything is stored; no version 1 exists in either tenant.
   "POST /api/v1/policies/lint": { allowed: READERS, probe: {}, ok: 200, cross: "own" },

@@ -20,7 +20,7 @@ const LINKS = [
 export function NavLinks({ approvals = 0 }: { approvals?: number }) {
   const pathname = usePathname();
   return (
-    <nav aria-label="Main" className="flex gap-1 text-sm">
+    <nav aria-label="Main" className="flex flex-wrap gap-1 text-sm">
       {LINKS.map((l) => {
         const active = l.href === "/" ? pathname === "/" : pathname.startsWith(l.href);
         return (

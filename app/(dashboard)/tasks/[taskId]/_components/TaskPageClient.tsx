@@ -173,7 +173,7 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
       </section>
 
       <section className="rounded-lg border border-neutral-200 bg-white">
-        <div role="tablist" aria-label="Task details" className="flex gap-1 border-b border-neutral-200 px-2 pt-2">
+        <div role="tablist" aria-label="Task details" className="flex flex-wrap gap-1 border-b border-neutral-200 px-2 pt-2">
           {TABS.map((t) => (
             <button
               key={t.id}

@@ -39,6 +39,21 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // The whole demo killed with SIGKILL and restarted (`npm run test:crash-demo`): two full demo starts, too slow
+        // for every CI run; its parts run in the integration project.
+        resolve: { alias },
+        test: {
+          name: "crash-demo",
+          root,
+          include: ["tests/crash-demo/**/*.test.ts"],
+          environment: "node",
+          globalSetup: [path.join(root, "tests/integration/global-setup.ts")],
+          fileParallelism: false,
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

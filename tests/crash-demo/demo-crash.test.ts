@@ -21,9 +21,8 @@ import { afterAll, describe, expect, test } from "vitest";
 import { dataDirLockHolder } from "@/db";
 import { ChildLines } from "../support/child-lines";
 import { freePort } from "../support/env";
-import { api, trySignIn } from "./helpers";
+import { api, trySignIn } from "../integration/helpers";
 
-const RUN = process.env.CUSTODY_CRASH_DEMO === "1";
 const ROOT = process.cwd();
 const TASK = "case-918";
 const EFFECT = "update_record";
@@ -38,7 +37,7 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe.runIf(RUN)("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
+describe("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
   test("killed mid-write and started again on the same data directory, the story continues to its end", async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-demo-crash-"));
     const port = await freePort();
@@ -105,6 +104,3 @@ describe.runIf(RUN)("npm run demo under SIGKILL (npm run test:crash-demo)", () =
   }, 600_000);
 });
 
-describe.skipIf(RUN)("npm run demo under SIGKILL", () => {
-  test.skip("runs with `npm run test:crash-demo` (two full demo starts; too slow for every CI run)", () => {});
-});

@@ -98,3 +98,59 @@ export async function appendAudit(
   const row = rows[0]!;
   return { seq: Number(row.seq), hash: row.hash };
 }
+
+/**
+ * Writes an entry for the chain without taking the chain's head (docs/decisions/0018-audit-sealing.md): one insert
+ * into `audit_pending`, in the transaction of the change it records, so the entry commits with the change or not at
+ * all. Hot paths (intents, receipts, checkpoints) use it, then call {@link sealAudit} after their commit; a tenant's
+ * writers then no longer wait for each other's commits on the head row. The entry's JSON is split around `seq`
+ * exactly as {@link appendAudit} splits it, so a sealed entry hashes and verifies like any other.
+ * @param tx an open transaction.
+ */
+export async function appendAuditPending(tx: Db, actor: Actor, input: AuditEntryInput): Promise<void> {
+  const tenantId = actor.tenantId;
+  const ref = actorRef(actor);
+  const at = new Date().toISOString();
+  const details = input.details ?? {};
+  const { prefix, suffix } = auditEntryJsonAroundSeq({
+    tenantId,
+    at,
+    actorKind: ref.kind,
+    actorId: ref.id,
+    actorLabel: ref.label,
+    action: input.action,
+    target: input.target,
+    details,
+  });
+  await tx.execute(
+    sql`insert into audit_pending (tenant_id, at, actor_kind, actor_id, actor_label, action, target, details, json_prefix, json_suffix)
+        values (${tenantId}, ${at}::timestamptz, ${ref.kind}::actor_kind, ${ref.id}, ${ref.label}, ${input.action},
+                ${input.target}, ${JSON.stringify(details)}::jsonb, ${prefix}, ${suffix})`,
+  );
+}
+
+/**
+ * Moves a tenant's pending entries into the hash chain, in the order they were written (`seal_audit`, migration 0017):
+ * one statement, many entries per call; returns at once, writing nothing, when none waits. Called after the commit of
+ * a change that used {@link appendAuditPending}, and before the log is read. Entries a crash left pending are sealed by
+ * the next call for their tenant.
+ * @param db the tenant's walled database (outside a transaction: the seal commits on its own).
+ * @returns how many entries this call sealed.
+ */
+export async function sealAudit(db: Db, tenantId: string): Promise<number> {
+  const [row] = await queryRows<{ sealed: number }>(db, sql`select seal_audit(${tenantId}::uuid) as sealed`);
+  return Number(row?.sealed ?? 0);
+}
+
+/**
+ * {@link sealAudit} after a commit that wrote pending entries. The change is already committed and answered, so a
+ * failure here does not fail the request: the entries stay pending (durable) and the next seal of the tenant takes
+ * them. The failure is logged (the error's message only).
+ */
+export async function sealAuditAfterCommit(db: Db, tenantId: string): Promise<void> {
+  try {
+    await sealAudit(db, tenantId);
+  } catch (err) {
+    console.error(`audit: sealing pending entries failed; the next seal takes them (${err instanceof Error ? err.message : String(err)})`);
+  }
+}

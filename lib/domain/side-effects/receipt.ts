@@ -9,7 +9,7 @@ import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { expireLeases } from "@/db/queries/side-effects";
 import type { Receipt } from "@/lib/client/types";
-import { appendAudit } from "../audit/append";
+import { appendAuditPending, sealAuditAfterCommit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
@@ -73,15 +73,15 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
   });
 }
 
-/** Applies the report in one transaction with its audit row (also when it is kept rather than applied). */
-function recordIn(
+/** Applies the report in one transaction with its audit entry (also when it is kept rather than applied), then seals it. */
+async function recordIn(
   db: Db,
   actor: Actor,
   taskId: string,
   report: Parameters<typeof applyReceiptReport>[4],
-): ReturnType<typeof applyReceiptReport> {
+): Promise<Awaited<ReturnType<typeof applyReceiptReport>>> {
   const tenantId = actor.tenantId;
-  return withRetry(() =>
+  const outcome = await withRetry(() =>
     db.transaction(async (tx) => {
       const [task] = await queryRows<{ current_attempt: number }>(
         tx,
@@ -91,7 +91,7 @@ function recordIn(
       const outcome = await applyReceiptReport(tx, tenantId, taskId, task.current_attempt, report);
       if (outcome.applied && outcome.replayed) return outcome;
       if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
-      await appendAudit(tx, actor, {
+      await appendAuditPending(tx, actor, {
         action: "side_effect.receipt",
         target: `side_effect:${taskId}/${report.name}`,
         details: {
@@ -104,4 +104,6 @@ function recordIn(
       return outcome;
     }),
   );
+  await sealAuditAfterCommit(db, tenantId);
+  return outcome;
 }

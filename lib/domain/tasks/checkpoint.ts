@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { CheckpointResult } from "@/lib/client/types";
-import { appendAudit } from "../audit/append";
+import { appendAuditPending, sealAuditAfterCommit } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { signCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError } from "../errors";
@@ -110,7 +110,7 @@ export async function checkpointTask(
     };
   });
 
-  return withRetry(() =>
+  const result = await withRetry(() =>
     db.transaction(async (tx) => {
       await tx.execute(sql`insert into tasks (tenant_id, task_id) values (${tenantId}, ${taskId}) on conflict do nothing`);
       // One guarded statement decides: principal unchanged, attempt not stale, version as the writer expects.
@@ -155,7 +155,7 @@ export async function checkpointTask(
           on conflict do nothing`);
       }
 
-      await appendAudit(tx, actor, {
+      await appendAuditPending(tx, actor, {
         action: "task.checkpoint",
         target: `task:${taskId}`,
         details: { version, digest: signed.digest, phase: record.phase, attempt: record.attempt },
@@ -170,6 +170,8 @@ export async function checkpointTask(
       };
     }),
   );
+  await sealAuditAfterCommit(db, tenantId);
+  return result;
 }
 
 /** Why the guarded update changed nothing, as the error to answer. Reads the locked row. */

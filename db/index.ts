@@ -97,6 +97,29 @@ function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown 
 }
 
 /**
+ * The postgres.js client with every parameterized statement prepared (named, cached per connection by postgres.js).
+ * Drizzle sends `db.execute(sql…)` unprepared, and postgres.js then asks the server for the parameter types before
+ * it can bind them: two round trips, and a fresh parse and plan, for every statement. Prepared, a statement is parsed
+ * once per connection and sent in one round trip; PostgreSQL may keep a generic plan for it. Statements without
+ * parameters keep the simple protocol (they may hold several commands). Transactions get the same treatment.
+ */
+function preparingPostgresClient<T extends PgJsLike>(base: T): T {
+  const unsafe = (target: PgJsLike) => (query: string, params?: unknown[], opts?: unknown) =>
+    target.unsafe(query, params, params && params.length ? { prepare: true, ...(opts as object | undefined) } : opts);
+  const wrap = (target: PgJsLike): PgJsLike =>
+    new Proxy(target, {
+      get(t, prop, receiver) {
+        if (prop === "unsafe") return unsafe(t);
+        if (prop === "begin") return (fn: (tx: PgJsLike) => Promise<unknown>) => t.begin((tx) => fn(wrap(tx)));
+        if (prop === "reserve") return async () => wrapReserved(await t.reserve());
+        return Reflect.get(t, prop, receiver);
+      },
+    });
+  const wrapReserved = (conn: PgJsLike & { release: () => void }) => wrap(conn) as PgJsLike & { release: () => void };
+  return wrap(base) as T;
+}
+
+/**
  * The postgres.js client seen through a scope. `begin` sends the scope statement first, pipelined with the
  * transaction's first statement. A statement outside a transaction is sent as `begin; scope; statement; commit`
  * pipelined on one reserved connection (one round trip, as before); when the statement fails, `commit` rolls back.
@@ -229,12 +252,13 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     } finally {
       await migrationClient.end();
     }
-    const client = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    const raw = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    const client = preparingPostgresClient(raw as unknown as PgJsLike) as unknown as typeof raw;
     const db = drizzle(client, { schema }) as unknown as Db;
     const walls = scopedDatabases(
       (scope) => drizzle(scopedPostgresClient(client as unknown as PgJsLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
     );
-    return { db, ...walls, kind: "postgres", close: () => client.end() };
+    return { db, ...walls, kind: "postgres", close: () => raw.end() };
   }
   const dir = opts.dir ?? dataDir();
   fs.mkdirSync(dir, { recursive: true });

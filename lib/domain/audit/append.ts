@@ -100,7 +100,7 @@ export async function appendAudit(
 }
 
 /**
- * Writes an entry for the chain without taking the chain's head (docs/decisions/0018-audit-sealing.md): one insert
+ * Writes an entry for the chain without taking the chain's head (docs/decisions/0019-audit-sealing.md): one insert
  * into `audit_pending`, in the transaction of the change it records, so the entry commits with the change or not at
  * all. Hot paths (intents, receipts, checkpoints) use it, then call {@link sealAudit} after their commit; a tenant's
  * writers then no longer wait for each other's commits on the head row. The entry's JSON is split around `seq`

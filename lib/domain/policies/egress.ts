@@ -2,7 +2,7 @@
  * Egress custody (issue 11; DESIGN.md planes `tools` and `vault`): per host a task reached, how many requests the
  * egress proxy allowed and denied, under which policy versions, for which tools and credential references, and
  * whether the current policy still allows the host ("drift": the run reached a host the current policy no longer
- * admits). The gate reads the same facts: drift, or a current policy that fails lint, answers
+ * admits). The gate reads the same facts ({@link policyGateFacts}): drift, or a current policy that fails lint, answers
  * `egress_policy_inconsistent`.
  */
 import { sql } from "drizzle-orm";
@@ -11,7 +11,7 @@ import type { GateReason } from "@/lib/client/types";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
-import type { PolicyDocument } from "./document";
+import { durationSeconds, type PolicyDocument } from "./document";
 import { lintPolicy } from "./lint";
 import { currentPolicyRow } from "./store";
 
@@ -112,15 +112,22 @@ export async function taskEgress(db: Db, actor: Actor, taskId: string): Promise<
   return egressFacts(db, actor.tenantId, taskId);
 }
 
+/** The current policy's credentials as the gate judges them (`credential_revoked` / `credential_expired`). */
+export type CredentialPolicy = {
+  version: number;
+  credentials: Array<{ name: string; ttl_seconds: number | null; ttl: string | null }>;
+};
+
 /**
- * The gate's policy reasons for a task (the `policy` seam of GateFacts): `egress_policy_inconsistent` when the
- * current policy fails lint, or when the task reached a host the current policy does not admit. None while no
- * policy is active.
+ * The gate's policy facts for a task, from ONE read of the current policy row: `egress_policy_inconsistent` reasons
+ * (the current policy fails lint, or the task reached a host it does not admit) and the current policy's credentials
+ * with their ttl, for the gate's credential rules (lib/domain/gate/evaluate.ts). No reasons and no credential policy
+ * while no policy is active (one indexed read); no credential policy when the current document cannot be read.
  */
-export async function egressGateReasons(db: Db, tenantId: string, taskId: string): Promise<GateReason[]> {
+export async function policyGateFacts(db: Db, tenantId: string, taskId: string): Promise<{ reasons: GateReason[]; credential_policy: CredentialPolicy | null }> {
   // One indexed read while no policy is active (the common case until a tenant adopts policies).
   const current = await currentPolicyRow(db, tenantId);
-  if (!current) return [];
+  if (!current) return { reasons: [], credential_policy: null };
   const facts = await egressFacts(db, tenantId, taskId, current);
   const reasons: GateReason[] = [];
   const doc = current.document;
@@ -141,5 +148,16 @@ export async function egressGateReasons(db: Db, tenantId: string, taskId: string
       target: `/tasks/${encodeURIComponent(taskId)}?tab=egress`,
     });
   }
-  return reasons;
+  const credential_policy: CredentialPolicy | null = doc
+    ? {
+        version: current.version,
+        credentials: doc.credentials.map((c) => ({
+          name: c.name,
+          ttl_seconds: c.ttl === undefined ? null : durationSeconds(c.ttl),
+          ttl: c.ttl === undefined ? null : typeof c.ttl === "number" ? `${c.ttl}s` : c.ttl,
+        })),
+      }
+    : null;
+  return { reasons, credential_policy };
 }
+

@@ -140,11 +140,32 @@ export async function revocationChecks(db: Db, tenantId: string, taskId: string,
   });
 }
 
-/** `GET /api/v1/tasks/{taskId}/credentials`. @throws DomainError forbidden, not_found. */
-export async function taskCredentials(db: Db, actor: Actor, taskId: string): Promise<{ credentials: CredentialCustody[] }> {
+/** A vault-lane event that carried a credential value or placeholder (redacted before storage; issue 11). */
+export type FlaggedVaultEvent = { event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] };
+
+/** The newest 50 flagged vault-lane events of a task (no authorization: callers check it). */
+export async function flaggedVaultEvents(db: Db, tenantId: string, taskId: string): Promise<FlaggedVaultEvent[]> {
+  const rows = await queryRows<{ event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] | null }>(
+    db,
+    sql`select event_id, type, attrs ->> 'credential_ref' as credential_ref, ${isoUtc("occurred_at")} as occurred_at, redaction_kinds as kinds
+        from events
+        where tenant_id = ${tenantId} and task_id = ${taskId} and plane = 'vault' and redaction_count > 0
+        order by events.occurred_at desc, event_id desc
+        limit 50`,
+  );
+  return rows.map((r) => ({ ...r, kinds: r.kinds ?? [] }));
+}
+
+/**
+ * `GET /api/v1/tasks/{taskId}/credentials`: the credentials the task's runs held, and the vault-lane events that
+ * carried a credential value or placeholder (`flagged_events`, newest 50; redacted before storage).
+ * @throws DomainError forbidden, not_found.
+ */
+export async function taskCredentials(db: Db, actor: Actor, taskId: string): Promise<{ credentials: CredentialCustody[]; flagged_events: FlaggedVaultEvent[] }> {
   authorize(actor, "tasks.read");
   await requireTask(db, actor.tenantId, taskId);
-  return { credentials: await credentialFacts(db, actor.tenantId, taskId) };
+  const [credentials, flagged_events] = await Promise.all([credentialFacts(db, actor.tenantId, taskId), flaggedVaultEvents(db, actor.tenantId, taskId)]);
+  return { credentials, flagged_events };
 }
 
 async function requireTask(db: Db, tenantId: string, taskId: string): Promise<void> {

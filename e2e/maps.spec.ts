@@ -3,15 +3,18 @@
  * with a message asking for both sides and the handoff — records an interruption exercise linked to a task shaped
  * like the demo's (unknown write, gate stop), and sees the covered layer turn verified with a link back. A second
  * writer's change shows as a conflict with both versions. A viewer reads the map but cannot edit it, in the page
- * and through the API.
+ * and through the API. The "Test revocation" step links a revocation check of the task, shown with a link to its
+ * event on the task's timeline.
  */
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Page, TestInfo } from "@playwright/test";
 import type { MapView } from "@/lib/client/map-types";
 import { createExercise } from "@/lib/domain/exercises/create";
 import { createMap } from "@/lib/domain/maps/create";
-import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
+import { expect, loginAs, makeEvent, makeRecord, newTaskId, seedIncidentTask, test } from "./fixtures";
 
 const ARTIFACTS = path.join(__dirname, "artifacts");
 
@@ -220,4 +223,56 @@ test("an owner exports a map as JSON and imports it back; a bad file is refused 
   await page.waitForURL((url) => /\/maps\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(map.id));
   await expect(page.getByTestId("map-title")).toHaveText("Claims triage");
   await expect(page.getByTestId("layer-compute").getByLabel("Team or service 1")).toHaveValue("Sandbox operations");
+});
+
+test("the Test revocation step links the task's revocation check, which opens on the task's timeline", async ({ page, tenant, runtime, db }) => {
+  // The tool owner's revocation endpoint, a local stub: the credential is revoked.
+  const stub = http.createServer((_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ revoked: true, revoked_at: "2026-01-02T03:04:05Z" }));
+  });
+  await new Promise<void>((r) => stub.listen(0, "127.0.0.1", () => r()));
+  try {
+    const taskId = newTaskId("case-revoke");
+    await runtime.putRecord(makeRecord(taskId));
+    await runtime.postEvents([makeEvent(taskId, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "records-api", credential_id: "cred-1" } })]);
+    await loginAs(page, tenant.users.owner.email, tenant.password);
+    const policy = await page.request.post("/api/v1/policies", {
+      data: {
+        network: { access: "restricted", allowed_domains: ["records.example.com"] },
+        credentials: [
+          { name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], revocation_url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/revocations` },
+        ],
+        tools: [],
+      },
+    });
+    expect(policy.status(), await policy.text()).toBeLessThan(300);
+    const version = ((await policy.json()) as { version: number }).version;
+    expect((await page.request.post(`/api/v1/policies/${version}/activate`)).status()).toBe(200);
+    const checked = await page.request.post(`/api/v1/tasks/${taskId}/credentials/records-api/revocation-check`);
+    expect(checked.status(), await checked.text()).toBe(200);
+
+    const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
+    const map: MapView = await createMap(db.db, actor, { workflow: "document-processing", title: "Revocation drill" });
+    const ex = await createExercise(db.db, actor, map.id, { interruption_point: "after_intent", layers: ["credentials"] });
+    await page.goto(`/maps/${map.id}/exercises/${ex.id}`);
+    const step = page.getByTestId("step-test_revocation");
+    await step.getByLabel("Find a task of this workspace").fill(taskId);
+    await step.getByRole("button", { name: new RegExp(taskId) }).click();
+    await expect(step.getByTestId("suggestions")).toContainText("revocation check of records-api: revoked since 2026-01-02T03:04:05Z");
+    await step.getByRole("button", { name: /^Link this check as evidence/ }).click();
+    await expect(step.getByRole("button", { name: /^Link this check as evidence/ })).toHaveText("Linked");
+    await expect(step.getByTestId("step-event-link")).toContainText("revocation check of records-api: revoked");
+    await expect(page.getByTestId("exercise-save-state")).toHaveAttribute("data-state", "saved");
+
+    // Saved for real; the link opens the check's event on the task's timeline.
+    await page.reload();
+    const link = page.getByTestId("step-test_revocation").getByTestId("step-event-link");
+    await expect(link).toContainText("revoked since 2026-01-02T03:04:05Z");
+    await link.click();
+    await page.waitForURL(/\/tasks\/[^?]+\?event=custody/);
+    await expect(page.getByTestId("event-drawer")).toContainText("credential.revocation_checked");
+  } finally {
+    stub.close();
+  }
 });

@@ -3,9 +3,10 @@
 /**
  * An interruption exercise. While in progress, owners and admins record it (autosaved with the revision it was based
  * on, like the worksheet rows): the covered layers, six steps with status and evidence — a task of this workspace
- * found by search, an artifact digest, a note — and the outcome with the finding. Linking a task brings in what the
- * product knows about it as suggested evidence per step. "Run it for real" shows the demo runtime's command for the
- * chosen point. Completing the exercise sets the covered layers' verification on the map.
+ * found by search, an artifact digest, one event of the task (e.g. a "Test revocation" check, linked from the
+ * suggestions and shown with a link to it on the task's timeline), a note — and the outcome with the finding. Linking
+ * a task brings in what the product knows about it as suggested evidence per step. "Run it for real" shows the demo
+ * runtime's command for the chosen point. Completing the exercise sets the covered layers' verification on the map.
  */
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
@@ -13,10 +14,10 @@ import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "
 import type { Role } from "@/db/schema/enums";
 import { ApiError } from "@/lib/client/api";
 import { fieldErrors, mapApi, mapKeys } from "@/lib/client/maps";
-import type { ExerciseJson, ExerciseOutcome, ExerciseStepRow, ExerciseView, LayerRow, MapLayer, StepStatus } from "@/lib/client/map-types";
+import type { ExerciseJson, ExerciseOutcome, ExerciseStepRow, ExerciseView, LayerRow, LinkedTaskFacts, MapLayer, StepStatus } from "@/lib/client/map-types";
 import { EXERCISE_OUTCOMES } from "@/db/schema/map-vocabulary";
 import { OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
-import { suggestionsFor } from "@/lib/domain/exercises/suggestions";
+import { REVOCATION_ANSWER, revocationCheckText, suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { drillTaskId, isCrashPoint, POINT_GUIDE } from "@/lib/demo/interruption-points";
 import { CopyButton } from "@/components/ui/CopyButton";
@@ -440,7 +441,9 @@ function StepCard({
               </select>
             </label>
             {e("status") ? <p className="text-xs text-red-800" role="alert">{e("status")}</p> : null}
-            <TaskPicker idp={idp} value={step.task_id} error={e("task_id")} onPick={(t) => onChange({ task_id: t }, true)} />
+            <TaskPicker idp={idp} value={step.task_id} error={e("task_id")} onPick={(t) => onChange({ task_id: t, ...(t !== step.task_id ? { event_id: null } : {}) }, true)} />
+            <EvidenceEvent step={step} linked={linked} onUnlink={() => onChange({ event_id: null }, true)} />
+            {e("event_id") ? <p className="text-xs text-red-800" role="alert">{e("event_id")}</p> : null}
             <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-digest`}>
               Artifact digest (sha256, optional)
               <input
@@ -474,10 +477,12 @@ function StepCard({
                             note: step.note.includes(sg.apply.note ?? "") ? step.note : [step.note.trim(), sg.apply.note].filter(Boolean).join("\n"),
                             ...(sg.apply.artifact_digest ? { artifact_digest: sg.apply.artifact_digest } : {}),
                             ...(!step.task_id && sg.apply.task_id ? { task_id: sg.apply.task_id } : {}),
-                          })
+                            ...(sg.apply.event_id ? { event_id: sg.apply.event_id } : {}),
+                          }, Boolean(sg.apply.event_id))
                         }
+                        aria-label={sg.apply.event_id ? `Link this check as evidence: ${sg.text}` : undefined}
                       >
-                        Use
+                        {sg.apply.event_id ? (step.event_id === sg.apply.event_id ? "Linked" : "Link") : "Use"}
                       </button>
                     </li>
                   ))}
@@ -500,9 +505,51 @@ function StepCard({
             <dt className="text-xs font-semibold">Note</dt>
             <dd className="whitespace-pre-wrap break-words">{step.note || "—"}</dd>
           </div>
+          {step.event_id ? (
+            <div className="md:col-span-3">
+              <dt className="text-xs font-semibold">Evidence event</dt>
+              <dd>
+                <EvidenceEvent step={step} linked={linked} />
+              </dd>
+            </div>
+          ) : null}
         </dl>
       )}
     </li>
+  );
+}
+
+/**
+ * The event a step keeps as evidence, linked to it on the task's timeline (`/tasks/{id}?event=…`); a "Test revocation"
+ * check is described by its answer. `onUnlink` (editing) removes the link, keeping the task.
+ */
+function EvidenceEvent({ step, linked, onUnlink }: { step: ExerciseStepRow; linked: readonly LinkedTaskFacts[]; onUnlink?: () => void }) {
+  if (!step.event_id || !step.task_id) return null;
+  const check = linked.find((t) => t.task_id === step.task_id)?.revocation_checks.find((c) => c.event_id === step.event_id);
+  return (
+    <p className="text-xs text-neutral-800" data-testid="step-event">
+      {onUnlink ? <span className="font-medium">Evidence event </span> : null}
+      <Link
+        href={`/tasks/${encodeURIComponent(step.task_id)}?event=${encodeURIComponent(step.event_id)}`}
+        className="break-words text-sky-800 underline"
+        data-testid="step-event-link"
+      >
+        {check ? (
+          <>
+            <span aria-hidden="true">{REVOCATION_ANSWER[check.outcome].icon} </span>
+            {revocationCheckText(check)}
+          </>
+        ) : (
+          <span className="font-mono">{step.event_id}</span>
+        )}
+      </Link>{" "}
+      <span className="text-neutral-600">(on the task&apos;s timeline)</span>
+      {onUnlink ? (
+        <button type="button" className={`${small} ml-2`} onClick={onUnlink}>
+          Unlink event
+        </button>
+      ) : null}
+    </p>
   );
 }
 
@@ -583,6 +630,11 @@ function LinkedTasks({ tasks }: { tasks: ExerciseView["linked_tasks"] }) {
                   {t.unknown_side_effects.length ? `? unknown: ${t.unknown_side_effects.map((e) => e.name).join(", ")}` : "no unknown write"}
                 </span>
                 <span>{t.artifacts.length} artifacts</span>
+                {t.revocation_checks[0] ? (
+                  <span>
+                    revocation check: {t.revocation_checks[0].credential_ref} {REVOCATION_ANSWER[t.revocation_checks[0].outcome].word}
+                  </span>
+                ) : null}
                 <span className="inline-flex items-center gap-1">
                   gate <VerdictBadge verdict={t.gate.verdict} reasons={t.gate.reasons.length} />
                 </span>
@@ -602,7 +654,8 @@ function ExerciseConflict({ current, yours, onResolve }: { current: ExerciseJson
   current.steps.forEach((s, i) => {
     const y = yours.steps[i];
     if (y && !same(s, y)) {
-      const txt = (x: ExerciseStepRow) => [STEP_STATUS_WORD[x.status].word, x.task_id ? `task ${x.task_id}` : "", x.artifact_digest ?? "", x.note].filter(Boolean).join(" · ");
+      const txt = (x: ExerciseStepRow) =>
+        [STEP_STATUS_WORD[x.status].word, x.task_id ? `task ${x.task_id}` : "", x.artifact_digest ?? "", x.event_id ? `event ${x.event_id}` : "", x.note].filter(Boolean).join(" · ");
       rows.push([STEP_GUIDE[s.step].label, txt(s), txt(y)]);
     }
   });

@@ -23,6 +23,8 @@ export type EventDrawerProps = {
   sideEffects?: Record<string, SideEffectView>;
   /** Optional link target for a side effect (e.g. the Side effects tab anchor); no link without it. */
   sideEffectHref?: (name: string) => string;
+  /** Set when this is the compaction no `constraint.checked` followed: where the gate's reason is. */
+  constraintsHref?: string;
   /** Extra classes for the outer element (placement is the host's choice). */
   className?: string;
 };
@@ -32,7 +34,7 @@ export type EventDrawerProps = {
  * sandbox id (as an untrusted pointer), attempt, actor, the redaction count and the attributes as a
  * collapsible JSON tree with `[REDACTED]` values highlighted.
  */
-export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, className = "" }: EventDrawerProps) {
+export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, constraintsHref, className = "" }: EventDrawerProps) {
   const titleId = useId();
   const hydrated = useHydrated();
   const t = Date.parse(event.occurred_at);
@@ -87,6 +89,33 @@ export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, class
       </header>
 
       <div className="space-y-3 px-4 py-3">
+        {event.credential_flagged ? (
+          <p
+            role="note"
+            data-testid="credential-flagged"
+            className="flex items-start gap-1.5 rounded-md bg-red-50 px-2 py-1.5 text-xs font-medium text-red-900 ring-1 ring-red-300 dark:bg-red-950 dark:text-red-100 dark:ring-red-700"
+          >
+            <StatusIcon name="lock" />
+            <span>
+              This event carried a credential value or placeholder; it was redacted before storage
+              {event.redaction_kinds?.length ? ` (${event.redaction_kinds.join(", ")})` : ""}. The vault lane keeps
+              metadata only: fix the runtime or vault integration that sent it.
+            </span>
+          </p>
+        ) : null}
+        {constraintsHref ? (
+          <p
+            role="note"
+            data-testid="drawer-constraints-unchecked"
+            className="rounded-md bg-amber-50 px-2 py-1.5 text-xs text-amber-900 ring-1 ring-amber-300 dark:bg-amber-950 dark:text-amber-100 dark:ring-amber-700"
+          >
+            <span className="font-medium">Constraints not re-checked</span> since this compaction: the resume gate holds
+            mutations back until the runtime reports <span className="font-mono">constraint.checked</span>.{" "}
+            <a href={constraintsHref} className="font-medium text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+              The gate&apos;s reason
+            </a>
+          </p>
+        ) : null}
         {event.redaction_count > 0 ? (
           <p
             role="note"

@@ -34,6 +34,8 @@ export type TaskTimelineProps = {
   listHeight?: number;
   /** For a long run of which only some events are loaded: the server's bins and counts, and the zoom callback. */
   overview?: Pick<TimelineProps, "serverBins" | "completeFrom" | "totalEvents" | "laneCounts" | "onViewChange">;
+  /** The compaction whose constraints were not re-checked: marked on the timeline and noted in its drawer. */
+  constraintsUnchecked?: TimelineProps["constraintsUnchecked"];
 };
 
 /**
@@ -50,6 +52,7 @@ export function TaskTimeline({
   sideEffectHref,
   listHeight,
   overview,
+  constraintsUnchecked,
 }: TaskTimelineProps) {
   const [zone, setZone] = useState<TimeZoneMode>("utc");
   const [filter, setFilter] = useState<EventFilter>(ALL_EVENTS_FILTER);
@@ -70,6 +73,7 @@ export function TaskTimeline({
         filter={filter}
         now={now}
         {...overview}
+        constraintsUnchecked={constraintsUnchecked}
       />
 
       {selectedId !== null && !selected ? (
@@ -105,6 +109,7 @@ export function TaskTimeline({
             onClose={() => onSelect(null)}
             sideEffects={sideEffects}
             sideEffectHref={sideEffectHref}
+            constraintsHref={constraintsUnchecked && constraintsUnchecked.eventId === selected.id ? constraintsUnchecked.href : undefined}
             className="order-first lg:sticky lg:top-4 lg:order-last lg:max-h-[calc(100vh-2rem)] lg:overflow-y-auto"
           />
         ) : null}

@@ -63,7 +63,7 @@ import {
   type Outcome,
   type ServerBin,
 } from "./layout";
-import { BinMark, EventMark, SandboxBarMark } from "./marks";
+import { BinMark, ConstraintsUncheckedMark, EventMark, SandboxBarMark } from "./marks";
 import { CALL_BAR_GAP, CALL_BAR_H, ToolCallBars } from "./ToolCallBars";
 import { TimelineAxis } from "./TimelineAxis";
 import { Legend, TimelineControls } from "./TimelineControls";
@@ -103,6 +103,11 @@ export type TimelineProps = {
   laneCounts?: Record<Plane, number>;
   /** Called with the zoomed window in real time (null: fitted), e.g. to fetch the window's detail. */
   onViewChange?: (domain: Domain | null) => void;
+  /**
+   * The compaction no `constraint.checked` followed (the gate's rule): marked "constraints not re-checked" in the
+   * Session lane at its time, whether or not its event is loaded, linking to `href` (the gate's reason).
+   */
+  constraintsUnchecked?: { eventId: string; occurredAt: string; href: string } | null;
 };
 
 
@@ -125,6 +130,7 @@ export function Timeline({
   totalEvents,
   laneCounts,
   onViewChange,
+  constraintsUnchecked,
 }: TimelineProps) {
   const [container, setContainer] = useState<HTMLDivElement | null>(null);
   const width = useElementWidth(container, FALLBACK_WIDTH);
@@ -188,6 +194,8 @@ export function Timeline({
   }, [serverBins, items]);
   const bars = useMemo(() => deriveSandboxBars(sorted, endOfData), [sorted, endOfData]);
   const rules = useMemo(() => deriveRules(sorted), [sorted]);
+  const constraintsT = constraintsUnchecked ? Date.parse(constraintsUnchecked.occurredAt) : NaN;
+  const constraints = constraintsUnchecked && Number.isFinite(constraintsT) ? { eventId: constraintsUnchecked.eventId, t: constraintsT, href: constraintsUnchecked.href } : null;
   const instants = useMemo(
     () => [
       ...sorted.map((s) => s.t),
@@ -387,6 +395,7 @@ export function Timeline({
     callBars,
     ruleLayout,
     gapBands,
+    constraints,
   });
   const tooltipAbove = tooltip !== null && tooltip.y > height - 90;
 
@@ -495,6 +504,16 @@ export function Timeline({
                 ))}
               {marks.filter((m) => m.plane === lane.plane && m.id !== selectedId).map(renderMark)}
               {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem) ? renderMark(selectedItem) : null}
+              {lane.plane === "session" && constraints && x(constraints.t) >= x0 - 1 && x(constraints.t) <= x1 + 1 ? (
+                <ConstraintsUncheckedMark
+                  eventId={constraints.eventId}
+                  x={x(constraints.t)}
+                  y={markY("session")}
+                  href={constraints.href}
+                  label={`Constraints not re-checked after the compaction at ${formatInstant(constraints.t, zone)}: the resume gate holds mutations back (replay). Go to the gate's reason.`}
+                  onHover={setHover}
+                />
+              ) : null}
             </TimelineLane>
           ))}
 
@@ -575,7 +594,7 @@ export function Timeline({
         ) : null}
       </div>
 
-      <Legend hintId={hintId} />
+      <Legend hintId={hintId} constraints={constraints !== null} />
 
 
       <p className="sr-only" aria-live="polite">

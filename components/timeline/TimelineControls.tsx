@@ -98,7 +98,7 @@ export function TimelineControls({
 }
 
 /** Shapes, outcomes and controls, in words (no colour-only meaning). */
-export function Legend({ hintId }: { hintId: string }) {
+export function Legend({ hintId, constraints = false }: { hintId: string; constraints?: boolean }) {
   return (
     <div className="flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-neutral-200 px-3 py-2 text-[11px] text-neutral-600 dark:border-neutral-800 dark:text-neutral-400">
       <span className="inline-flex flex-wrap items-center gap-x-3 gap-y-1">
@@ -128,6 +128,14 @@ export function Legend({ hintId }: { hintId: string }) {
           </svg>
           ? outcome unknown
         </span>
+        {constraints ? (
+          <span className="inline-flex items-center gap-1">
+            <svg width={14} height={12} aria-hidden="true">
+              <path d="M7,1 L13,11 L1,11 Z" className="fill-amber-300 stroke-amber-900" strokeWidth={1} strokeLinejoin="round" />
+            </svg>
+            constraints not re-checked after a compaction
+          </span>
+        ) : null}
       </span>
       <span id={hintId} className="sm:ml-auto">
         Scroll to zoom · drag to pan · Shift-drag to zoom to a range · ←/→ step through events · Esc clears

@@ -10,7 +10,7 @@ import type { SideEffectView } from "@/lib/client/types";
 import { AXIS_H, BAR_H, RULE_ROW_H, RULE_WORD, type Hover, type MarkItem } from "./constants";
 import { formatDuration, formatInstant, type TimeZoneMode } from "./format";
 import { planeLabel, sandboxBarLabel, sideEffectNameOf, type IdleGap, type MarkBin, type SandboxBar, type TimedEvent, type TimeRule, type TimeWarp, type ToolCallBar } from "./layout";
-import { binKey } from "./marks";
+import { binKey, CONSTRAINTS_MARK_DY } from "./marks";
 import { MarkGlyph, OutcomeLabel, SHAPE_WORD, SideEffectStatusLabel } from "./parts";
 import { CALL_BAR_H, toolCallTooltip } from "./ToolCallBars";
 
@@ -37,11 +37,13 @@ export type TooltipContext = {
   callBars: readonly ToolCallBar[];
   ruleLayout: ReadonlyArray<{ rule: TimeRule; x: number; row: number | null }>;
   gapBands: ReadonlyArray<{ gap: IdleGap; gx0: number; gx1: number }>;
+  /** The compaction whose constraints were not re-checked (real time), if any. */
+  constraints?: { eventId: string; t: number } | null;
 };
 
 /** The tooltip for `hover`, or null when nothing is hovered (or it is gone). */
 export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip | null {
-  const { byId, itemById, sideEffects, zone, warp, x, xv, x0, x1, markY, barY, callY, bins, bars, callBars, ruleLayout, gapBands } = ctx;
+  const { byId, itemById, sideEffects, zone, warp, x, xv, x0, x1, markY, barY, callY, bins, bars, callBars, ruleLayout, gapBands, constraints } = ctx;
   let tooltip: Tooltip | null = null;
   if (hover?.kind === "event") {
     const te = byId.get(hover.id);
@@ -70,7 +72,11 @@ export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip
                 side effect <span className="font-mono">{seName}</span>: <SideEffectStatusLabel status={se.status} />
               </div>
             ) : null}
-            {te.event.redaction_count > 0 ? (
+            {te.event.credential_flagged ? (
+              <div className="mt-1 font-medium text-amber-800 dark:text-amber-300">
+                Carried a credential value or placeholder: redacted
+              </div>
+            ) : te.event.redaction_count > 0 ? (
               <div className="mt-1 text-amber-800 dark:text-amber-300">
                 {te.event.redaction_count} {te.event.redaction_count === 1 ? "value" : "values"} redacted
               </div>
@@ -163,6 +169,25 @@ export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip
         x: Math.min(Math.max(x(bar.start), x0), x1),
         y: callY(bar.row) + CALL_BAR_H / 2,
         body: toolCallTooltip(bar, zone),
+      };
+    }
+  } else if (hover?.kind === "constraints") {
+    if (constraints && constraints.eventId === hover.eventId) {
+      tooltip = {
+        x: x(constraints.t),
+        y: markY("session") + CONSTRAINTS_MARK_DY,
+        body: (
+          <>
+            <div className="font-semibold">Constraints not re-checked</div>
+            <div className="tabular-nums">compaction at {formatInstant(constraints.t, zone)}</div>
+            <div className="mt-1">
+              No <span className="font-mono">constraint.checked</span> arrived after this compaction (the server&apos;s receive
+              order): a summary may have dropped the task&apos;s constraints. The resume gate holds mutations back
+              (<span className="font-mono">replay</span>, <span className="font-mono">constraints_unchecked</span>); reads may go on.
+            </div>
+            <div className="mt-1 text-neutral-500 dark:text-neutral-400">Enter or click: the gate&apos;s reason.</div>
+          </>
+        ),
       };
     }
   } else if (hover?.kind === "gap") {

@@ -29,7 +29,8 @@ export type Hover =
   | { kind: "bar"; environmentId: string }
   | { kind: "rule"; eventId: string }
   | { kind: "call"; calledEventId: string }
-  | { kind: "gap"; start: number };
+  | { kind: "gap"; start: number }
+  | { kind: "constraints"; eventId: string };
 
 export type Drag = { pointerId: number; startX: number; startDomain: Domain; mode: "pan" | "brush"; moved: boolean };
 

@@ -184,3 +184,52 @@ export function SandboxBarMark({
     </g>
   );
 }
+
+/** Offset (px) of the "constraints not re-checked" marker above its compaction's mark. */
+export const CONSTRAINTS_MARK_DY = -11;
+
+/**
+ * "Constraints not re-checked" (issue 11 "Compaction constraints"): a warning triangle over the compaction that no
+ * `constraint.checked` followed, in the Session lane. A link (keyboard-focusable, with a tooltip on hover and on
+ * focus) to the gate's reason; the gate answers `replay` (`constraints_unchecked`) for the same compaction.
+ */
+export function ConstraintsUncheckedMark({
+  eventId,
+  x,
+  y,
+  href,
+  label,
+  onHover,
+}: {
+  eventId: string;
+  x: number;
+  /** The compaction mark's centre; the marker sits just above it. */
+  y: number;
+  href: string;
+  label: string;
+  onHover: (hover: Hover | null) => void;
+}) {
+  const hover = () => onHover({ kind: "constraints", eventId });
+  return (
+    <a
+      href={href}
+      aria-label={label}
+      data-testid="constraints-unchecked-marker"
+      data-event-id={eventId}
+      className="group cursor-pointer outline-none"
+      onPointerEnter={hover}
+      onPointerLeave={() => onHover(null)}
+      onFocus={hover}
+      onBlur={() => onHover(null)}
+    >
+      <g transform={`translate(${x},${y + CONSTRAINTS_MARK_DY})`}>
+        <circle r={9} fill="transparent" />
+        <circle r={9} fill="none" strokeWidth={2} className="hidden stroke-sky-600 group-focus-visible:block" />
+        <path d="M0,-6.5 L6.5,5 L-6.5,5 Z" strokeWidth={1} strokeLinejoin="round" className="fill-amber-300 stroke-amber-900 dark:fill-amber-400 dark:stroke-amber-200" />
+        <text y={3.8} textAnchor="middle" className="fill-amber-950 text-[8px] font-bold" aria-hidden="true">
+          !
+        </text>
+      </g>
+    </a>
+  );
+}

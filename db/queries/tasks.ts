@@ -183,6 +183,8 @@ export type EventRow = {
   actor: string | null;
   attrs: Record<string, unknown>;
   redaction_count: number;
+  /** Distinct kinds redacted before storage; null when nothing was. */
+  redaction_kinds: string[] | null;
 };
 
 /**
@@ -201,7 +203,7 @@ export async function timelinePage(
   return queryRows<EventRow>(
     db,
     sql`select event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
-               ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count
+               ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds
         from events
         where tenant_id = ${tenantId} and task_id = ${taskId} ${after}
         order by events.occurred_at, events.event_id

@@ -13,7 +13,7 @@ import type { EventRow } from "./tasks";
  * column in ORDER BY, so queries order by `events.occurred_at` (else PostgreSQL sorts the text and cannot use the index).
  */
 const EVENT_COLUMNS = sql`event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
-  ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count`;
+  ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds`;
 
 /**
  * Event types that shape the timeline whatever the zoom: interruptions, restarts (sandbox creations), resumes,
@@ -117,6 +117,18 @@ export async function timelineMarkers(db: Db, tenantId: string, taskId: string, 
         order by events.occurred_at, events.event_id
         limit ${limit}`,
   );
+}
+
+/**
+ * The latest `compaction.performed` and the latest `constraint.checked` of a task in the server's receive order (`seq`),
+ * with `seq`: at most two rows, each one backward probe of the partial index `events_task_facts_idx`.
+ */
+export async function latestCompactionFacts(db: Db, tenantId: string, taskId: string): Promise<Array<EventRow & { seq: number | string }>> {
+  const latest = (type: string) =>
+    sql`(select ${EVENT_COLUMNS}, seq from events
+         where tenant_id = ${tenantId} and task_id = ${taskId} and type = ${type}
+         order by seq desc limit 1)`;
+  return queryRows<EventRow & { seq: number | string }>(db, sql`${latest("compaction.performed")} union all ${latest("constraint.checked")}`);
 }
 
 /** The newest `limit` events of a task, returned oldest first. */

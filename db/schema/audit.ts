@@ -42,9 +42,9 @@ export const auditHeads = pgTable("audit_heads", {
 
 /**
  * Audit entries written by the hot paths (intents, receipts, checkpoints) in the transaction of the change they
- * record, not yet in the chain. `seal_audit(tenant)` (migration 0017) moves them into `audit_log` in commit order,
+ * record, not yet in the chain. `seal_audit(tenant)` (migration 0018) moves them into `audit_log` in commit order,
  * many per transaction, so a tenant's writers no longer queue on the chain's head across their own commits
- * (lib/domain/audit/append.ts, docs/decisions/0019-audit-sealing.md). `json_prefix || seq || json_suffix` is the entry's
+ * (lib/domain/audit/append.ts, docs/decisions/0020-audit-sealing.md). `json_prefix || seq || json_suffix` is the entry's
  * RFC 8785 JSON, as {@link appendAudit} hashes it.
  */
 export const auditPending = pgTable(

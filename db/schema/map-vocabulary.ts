@@ -58,6 +58,8 @@ export type ExerciseStepJson = {
   status: StepStatus;
   task_id: string | null;
   artifact_digest: string | null;
+  /** An event of the linked task kept as evidence (absent in steps stored before it existed). */
+  event_id?: string | null;
   note: string;
 };
 

@@ -116,6 +116,11 @@ export const events = pgTable(
     attrs: jsonb("attrs").$type<Record<string, unknown>>().notNull().default({}),
     /** How many secret values were replaced by `[REDACTED]` before storage. */
     redactionCount: integer("redaction_count").notNull().default(0),
+    /**
+     * What was redacted (distinct kinds: `api_key`, `secret_field`, `credential_value`, `vault_placeholder` …), null when
+     * nothing was. A vault-plane event with any is flagged: the vault lane carries metadata only (issue 11).
+     */
+    redactionKinds: text("redaction_kinds").array(),
   },
   (t) => [
     primaryKey({ name: "events_pkey", columns: [t.tenantId, t.eventId] }),
@@ -141,7 +146,7 @@ export const events = pgTable(
     index("events_task_facts_idx")
       .on(t.tenantId, t.taskId, t.type, t.seq)
       .where(
-        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked')`,
+        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.attached', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked')`,
       ),
     // The hosts a task's runs reached (the gate's drift check and the Egress tab): egress traffic is frequent, so it
     // gets its own partial index rather than a scan of every event of the task.

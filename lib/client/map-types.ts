@@ -116,6 +116,11 @@ export type ExerciseStepRow = {
   task_id: string | null;
   /** sha256 of an artifact, lower-case hex. */
   artifact_digest: string | null;
+  /**
+   * One event of the linked task kept as the step's evidence (its id, as on the timeline: `/tasks/{task_id}?event=…`),
+   * e.g. the `credential.revocation_checked` event of a "Test revocation" check. Needs `task_id`.
+   */
+  event_id: string | null;
   note: string;
 };
 
@@ -148,6 +153,22 @@ export type LinkedTaskFacts = {
   side_effects: Array<{ name: string; status: string }>;
   artifacts: Array<{ ref: string; sha256: string }>;
   gate: Pick<GateVerdict, "verdict" | "reasons">;
+  /** The task's "Test revocation" checks (`credential.revocation_checked` events), newest first. */
+  revocation_checks: RevocationCheckFact[];
+};
+
+/** One "Test revocation" check of a task's credential, as its vault-lane event records it. */
+export type RevocationCheckFact = {
+  /** The check's event on the task's timeline. */
+  event_id: string;
+  credential_ref: string;
+  /** `revoked` and `not_revoked` are answers; the others mean nothing was proven. */
+  outcome: "revoked" | "not_revoked" | "ambiguous" | "timeout" | "unreachable" | "refused";
+  revoked_at: string | null;
+  checked_at: string;
+  checked_by: string | null;
+  endpoint_host: string | null;
+  policy_version: number | null;
 };
 
 /** `GET /api/v1/maps/{id}/exercises/{exerciseId}`. */

@@ -6,6 +6,7 @@
 "use client";
 
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { followUncheckedCompaction, type UncheckedCompaction } from "@/lib/domain/gate/compaction";
 import { apiFetch } from "./api";
 import type { ArrivalPage, Plane, StoredEvent, TimelineOverview, TimelinePage } from "./types";
 
@@ -33,6 +34,11 @@ export type TimelineData = {
   loadingWindow: boolean;
   /** The last refresh or window fetch error, if any. */
   error: Error | null;
+  /**
+   * The compaction whose constraints were not re-checked (the gate's rule, receive order): from the overview, then
+   * carried forward over the arrival feed. Null when none.
+   */
+  compactionUnchecked: UncheckedCompaction | null;
 };
 
 /**
@@ -51,6 +57,7 @@ export function useTimelineData(taskId: string, initial: TimelineOverview, tick:
   const seen = useRef<Set<string> | null>(null);
   // Events first seen in the feed (not in the overview), per lane: the overview's counts grow by them.
   const [fresh, setFresh] = useState<Record<Plane, number>>({ session: 0, environment: 0, tools: 0, vault: 0 });
+  const [compactionUnchecked, setCompactionUnchecked] = useState<UncheckedCompaction | null>(initial.compaction_unchecked ?? null);
 
   const merge = useCallback(
     (events: StoredEvent[], fromFeed: boolean) => {
@@ -96,6 +103,8 @@ export function useTimelineData(taskId: string, initial: TimelineOverview, tick:
           const page = await apiFetch<ArrivalPage>(`/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(sinceRef.current)}&limit=1000`);
           sinceRef.current = page.next_since;
           merge(page.events, true);
+          // The feed is the server's receive order: the gate's compaction rule carries forward over it.
+          setCompactionUnchecked((c) => followUncheckedCompaction(c, page.events));
           if (!page.has_more) break;
         }
       } while (again.current);
@@ -162,5 +171,5 @@ export function useTimelineData(taskId: string, initial: TimelineOverview, tick:
   const total = Math.max(counts.session + counts.environment + counts.tools + counts.vault, events.length);
   const completeFrom = initial.complete || initial.newest_from === null ? undefined : Date.parse(initial.newest_from);
 
-  return { events, total, counts, serverBins, completeFrom, loadWindow, loadingWindow, error };
+  return { events, total, counts, serverBins, completeFrom, loadWindow, loadingWindow, error, compactionUnchecked };
 }

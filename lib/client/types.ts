@@ -45,6 +45,13 @@ export type StoredEvent = {
   actor: string | null;
   attrs: Record<string, unknown>;
   redaction_count: number;
+  /** What was redacted (`api_key`, `secret_field`, `credential_value`, `vault_placeholder` …); empty when nothing was. */
+  redaction_kinds?: string[];
+  /**
+   * A vault-plane event that carried a credential value or a placeholder (issue 11: the vault lane is metadata only).
+   * It was redacted before storage; the timeline and the Egress and vault tab warn about it.
+   */
+  credential_flagged?: boolean;
 };
 
 export type TimelinePage = { events: StoredEvent[]; next_cursor: string | null };
@@ -78,6 +85,11 @@ export type TimelineOverview = {
   bins: TimelineBin[];
   /** Arrival-feed cursor taken before this overview was read: `?since=` it yields what arrived afterwards. */
   since: string;
+  /**
+   * The latest `compaction.performed` no `constraint.checked` followed (receive order; the gate's rule, answered as
+   * `replay` / `constraints_unchecked`), or null. Its event is among `events` however long the run.
+   */
+  compaction_unchecked?: { event_id: string; occurred_at: string } | null;
 };
 
 /** `GET /api/v1/tasks/{id}/timeline?since=`: events in the server's receive order. */

@@ -170,7 +170,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary:
             "What a timeline shows first: every event of a task of up to 2,000 (complete: true); for a longer one every marker event (interruptions, restarts, resumes, stops, sandbox lifecycle), the 250 newest events (all from newest_from on) and per-lane bins counted on the server; since is an arrival-feed cursor for what arrives next.",
           parameters: [taskId],
-          responses: { ...ok("`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since}`"), ...errors(401, 404) },
+          responses: { ...ok("`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since, compaction_unchecked: {event_id, occurred_at} | null}`"), ...errors(401, 404) },
         },
       },
       "/api/v1/tasks/{task_id}/checkpoints": {

@@ -1,6 +1,6 @@
 /** The compaction rule of the gate (issue 11): receive order decides, and only a check after the latest compaction counts. */
 import { describe, expect, it } from "vitest";
-import { uncheckedCompaction } from "@/lib/domain/gate/ask";
+import { uncheckedCompaction } from "@/lib/domain/gate/compaction";
 import { evaluateGate, type GateFacts } from "@/lib/domain/gate/evaluate";
 
 const ev = (type: string, seq: number, occurred_at = "2026-01-01T00:00:00.000Z") => ({ event_id: `e${seq}`, type, seq, occurred_at });

@@ -100,7 +100,7 @@ export async function appendAudit(
 }
 
 /**
- * Writes an entry for the chain without taking the chain's head (docs/decisions/0019-audit-sealing.md): one insert
+ * Writes an entry for the chain without taking the chain's head (docs/decisions/0020-audit-sealing.md): one insert
  * into `audit_pending`, in the transaction of the change it records, so the entry commits with the change or not at
  * all. Hot paths (intents, receipts, checkpoints) use it, then call {@link sealAudit} after their commit; a tenant's
  * writers then no longer wait for each other's commits on the head row. The entry's JSON is split around `seq`
@@ -130,7 +130,7 @@ export async function appendAuditPending(tx: Db, actor: Actor, input: AuditEntry
 }
 
 /**
- * Moves a tenant's pending entries into the hash chain, in the order they were written (`seal_audit`, migration 0017):
+ * Moves a tenant's pending entries into the hash chain, in the order they were written (`seal_audit`, migration 0018):
  * one statement, many entries per call; returns at once, writing nothing, when none waits. Called after the commit of
  * a change that used {@link appendAuditPending}, and before the log is read. Entries a crash left pending are sealed by
  * the next call for their tenant.

@@ -40,7 +40,7 @@ export async function listAudit(
   opts: { beforeSeq?: number; limit?: number; target?: string } = {},
 ): Promise<{ entries: AuditEntryView[]; next_before: number | null }> {
   authorize(actor, "audit.read");
-  // Entries a crash left pending join the chain before it is read (docs/decisions/0019-audit-sealing.md).
+  // Entries a crash left pending join the chain before it is read (docs/decisions/0020-audit-sealing.md).
   await sealAudit(db, actor.tenantId);
   const limit = Math.min(Math.max(opts.limit ?? 50, 1), 200);
   const rows = await queryRows<Row>(

@@ -21,14 +21,18 @@ import { canonicalJson, sha256Hex } from "../crypto/canonical";
 import type { SigningKey } from "../crypto/signing";
 import { applyEventTransitions, callsWithEffects, needsTransition, noteFutureClocks, type EffectNote } from "../side-effects/from-events";
 import { MAX_JSON_DEPTH, mayHoldSecret, redactJson, redactString, unstorableJson } from "./redact";
+import { mayHoldVaultValue, redactVaultAttrs } from "../secrets/vault";
 import { attrsTooLarge, fastValidEvent, MAX_ATTRS_BYTES, secretInIdentity, validateEvent, type ValidEvent } from "./schema";
 import type { EventResult } from "@/lib/client/types";
 import { withRetry } from "../tx";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
-/** A valid event after redaction, with its attrs serialized once (for the size check and the insert). */
-export type PreparedEvent = ValidEvent & { attrs: Record<string, unknown>; redaction_count: number; attrs_json: string };
+/**
+ * A valid event after redaction, with its attrs serialized once (for the size check and the insert). `redaction_kinds`
+ * lists the distinct kinds redacted (null when nothing was): a vault-plane event with any is flagged on the timeline.
+ */
+export type PreparedEvent = ValidEvent & { attrs: Record<string, unknown>; redaction_count: number; redaction_kinds: string[] | null; attrs_json: string };
 
 /** NUL or any UTF-16 surrogate half in a top-level string: the event takes the full check. */
 const UNUSUAL_TEXT = /[\u0000\ud800-\udfff]/;
@@ -65,6 +69,8 @@ export function fastPrepare(item: unknown): PreparedEvent | null {
   if (attrsJson.length > MAX_ATTRS_BYTES / 3) return null;
   // attrs sits at depth 1 of the event: MAX_JSON_DEPTH + 1 brackets are needed to go too deep.
   if (ESCAPED_UNSTORABLE.test(attrsJson) || !fewerBrackets(attrsJson, MAX_JSON_DEPTH) || mayHoldSecret(attrsJson)) return null;
+  // The vault lane carries metadata only: a value or a placeholder there takes the full path (redacted and flagged).
+  if (e.plane === "vault" && mayHoldVaultValue(attrsJson)) return null;
   return {
     id: e.id,
     task_id: e.task_id,
@@ -76,6 +82,7 @@ export function fastPrepare(item: unknown): PreparedEvent | null {
     actor: e.actor,
     attrs,
     redaction_count: 0,
+    redaction_kinds: null,
     attrs_json: attrsJson,
   };
 }
@@ -195,23 +202,36 @@ export function prepareFully(item: unknown): PreparedEvent | (EventResult & { er
   }
   const refused = attrsTooLarge(event) ?? secretInIdentity(event);
   if (refused) return { id: redactString(event.id).kinds.length ? "" : event.id, status: "rejected", error: refused };
-  const { value, redactions } = redactJson(event.attrs ?? {});
+  const redacted = redactJson(event.attrs ?? {});
+  let value = redacted.value;
+  const kinds = redacted.redactions.map((r) => r.kind);
+  // The vault lane carries metadata only (issue 11): credential values and placeholders are redacted too, and flagged.
+  if (event.plane === "vault") {
+    const vault = redactVaultAttrs(value);
+    value = vault.value;
+    for (const r of vault.redactions) kinds.push(r.kind);
+  }
   // Sandbox ids and actors are shown on the timeline: a credential pasted there is redacted too.
-  let redactionCount = redactions.length;
   for (const field of ["environment_id", "actor"] as const) {
     const v = event[field];
     if (v === undefined) continue;
     const r = redactString(v);
     if (r.kinds.length) {
       event = { ...event, [field]: r.value };
-      redactionCount += r.kinds.length;
+      kinds.push(...r.kinds);
     }
   }
   const attrsJson = JSON.stringify(value);
   if (attrsJson.length > MAX_ATTRS_BYTES / 3 && Buffer.byteLength(attrsJson) > MAX_ATTRS_BYTES) {
     return { id: event.id, status: "rejected", error: { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes` } };
   }
-  return { ...event, attrs: value, redaction_count: redactionCount, attrs_json: attrsJson };
+  return {
+    ...event,
+    attrs: value,
+    redaction_count: kinds.length,
+    redaction_kinds: kinds.length ? [...new Set(kinds)].sort() : null,
+    attrs_json: attrsJson,
+  };
 }
 
 /**
@@ -263,11 +283,11 @@ export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEv
         with x as (
           select * from json_to_recordset(${payload}::json) as x(
             event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
-            environment_id text, attempt integer, actor text, attrs json, redaction_count integer)),
+            environment_id text, attempt integer, actor text, attrs json, redaction_count integer, redaction_kinds text[])),
         ins as (
-          insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count)
+          insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds)
           select ${tenantId}::uuid, x.event_id, x.task_id, x.plane, x.type, x.occurred_at, x.environment_id, x.attempt, x.actor,
-                 coalesce(x.attrs::jsonb, '{}'::jsonb), x.redaction_count
+                 coalesce(x.attrs::jsonb, '{}'::jsonb), x.redaction_count, x.redaction_kinds
           from x
           order by x.event_id
           on conflict (tenant_id, event_id) do nothing
@@ -355,7 +375,8 @@ function batchDocument(prepared: PreparedEvent[]): string {
     rows[i] =
       `{"event_id":${q(e.id)},"task_id":"${e.task_id}","plane":"${e.plane}","type":"${e.type}","occurred_at":"${e.occurred_at}",` +
       `"environment_id":${e.environment_id === undefined ? "null" : q(e.environment_id)},"attempt":${e.attempt ?? "null"},` +
-      `"actor":${e.actor === undefined ? "null" : q(e.actor)},"attrs":${e.attrs_json},"redaction_count":${e.redaction_count}}`;
+      `"actor":${e.actor === undefined ? "null" : q(e.actor)},"attrs":${e.attrs_json},"redaction_count":${e.redaction_count},` +
+      `"redaction_kinds":${e.redaction_kinds === null ? "null" : q(e.redaction_kinds)}}`;
   }
   return `[${rows.join(",")}]`;
 }

@@ -72,7 +72,7 @@ export function verificationFor(outcome: ExerciseOutcome): Exclude<Verification,
 
 /** Six pending steps with no evidence. */
 export function emptySteps(): ExerciseStepRow[] {
-  return EXERCISE_STEPS.map((step) => ({ step, status: "pending", task_id: null, artifact_digest: null, note: "" }));
+  return EXERCISE_STEPS.map((step) => ({ step, status: "pending", task_id: null, artifact_digest: null, event_id: null, note: "" }));
 }
 
 /** Every layer some step exercises, in the map's order (all eight today). */

@@ -1,8 +1,9 @@
 /**
  * Reading interruption exercises: a map's list, and one exercise with what the product knows about each task
  * linked from its steps — checkpoints (with signature checks), side effects whose outcome is unknown, artifacts,
- * and the resume gate's verdict — offered on the page as suggested evidence. The task facts come from the same
- * read verbs the task page uses and from the gate itself ({@link gatherGateFacts} + {@link evaluateGate}).
+ * the resume gate's verdict, and the "Test revocation" checks — offered on the page as suggested evidence. The task
+ * facts come from the same read verbs the task page uses and from the gate itself ({@link gatherGateFacts} +
+ * {@link evaluateGate}).
  */
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
@@ -13,6 +14,7 @@ import { DomainError, notFound } from "../errors";
 import { evaluateGate } from "../gate/evaluate";
 import { gatherGateFacts } from "../gate/ask";
 import { checkExerciseId, checkMapId } from "../maps/shape";
+import { revocationChecks } from "../policies/revocation";
 import { getArtifacts, getCheckpointHistory, getTaskView } from "../tasks/read";
 
 /** A stored exercise in the API's shape. */
@@ -22,7 +24,7 @@ export function exerciseJson(r: q.ExerciseRow): ExerciseJson {
     map_id: r.map_id,
     interruption_point: r.interruption_point,
     layers: r.layers,
-    steps: r.steps.map((s) => ({ step: s.step, status: s.status, task_id: s.task_id, artifact_digest: s.artifact_digest, note: s.note })),
+    steps: r.steps.map((s) => ({ step: s.step, status: s.status, task_id: s.task_id, artifact_digest: s.artifact_digest, event_id: s.event_id ?? null, note: s.note })),
     status: r.status,
     outcome: r.outcome,
     finding: r.finding,
@@ -66,10 +68,11 @@ export async function linkedTaskFacts(db: Db, actor: Actor, taskId: string, key:
   authorize(actor, "gate.ask");
   try {
     const view = await getTaskView(db, actor, taskId, key);
-    const [history, artifacts, facts] = await Promise.all([
+    const [history, artifacts, facts, checks] = await Promise.all([
       getCheckpointHistory(db, actor, taskId, key),
       getArtifacts(db, actor, taskId),
       gatherGateFacts(db, actor.tenantId, taskId, key),
+      revocationChecks(db, actor.tenantId, taskId),
     ]);
     const gate = evaluateGate(facts);
     const effects = Object.entries(view.side_effects);
@@ -82,6 +85,7 @@ export async function linkedTaskFacts(db: Db, actor: Actor, taskId: string, key:
       side_effects: effects.map(([name, e]) => ({ name, status: e.status })),
       artifacts: artifacts.map((a) => ({ ref: a.ref, sha256: a.sha256 })),
       gate: { verdict: gate.verdict, reasons: gate.reasons },
+      revocation_checks: checks,
     };
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") return null;

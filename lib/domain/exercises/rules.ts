@@ -83,6 +83,16 @@ const stepSchema = z.strictObject({
     .transform(normalizeDigest)
     .refine((v) => SHA256_HEX.test(v), "artifact_digest must be a sha256: 64 hex digits (optionally prefixed sha256:)")
     .nullable(),
+  // An event of the step's task kept as evidence (e.g. a "Test revocation" check); optional, so clients that predate
+  // it keep working (absent is null).
+  event_id: z
+    .string({ error: "event_id must be an event id of the step's task, or null" })
+    .trim()
+    .min(1, "event_id must be an event id of the step's task, or null")
+    .max(500, "event_id is too long: at most 500 characters")
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   note: text("note", 2000, { multiline: true }),
 });
 

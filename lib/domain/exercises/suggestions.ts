@@ -1,16 +1,37 @@
 /**
  * Suggested evidence for each step of an exercise, from what the product knows about the tasks linked to it
- * (LinkedTaskFacts: checkpoints, side effects, artifacts, the gate's verdict). A suggestion is text a person can
- * take into the step with one click — it is never recorded on its own. Pure; used by the exercise page.
+ * (LinkedTaskFacts: checkpoints, side effects, artifacts, the gate's verdict, "Test revocation" checks). A suggestion
+ * is text a person can take into the step with one click — it is never recorded on its own. Pure; used by the
+ * exercise page.
  */
-import type { ExerciseStep, LinkedTaskFacts } from "@/lib/client/map-types";
+import type { ExerciseStep, LinkedTaskFacts, RevocationCheckFact } from "@/lib/client/map-types";
 
 export type Suggestion = {
   key: string;
   text: string;
-  /** What taking it changes on the step (the note is appended to). */
-  apply: { note?: string; artifact_digest?: string; task_id?: string };
+  /** What taking it changes on the step (the note is appended to; `event_id` links that event of the task). */
+  apply: { note?: string; artifact_digest?: string; task_id?: string; event_id?: string };
 };
+
+/** A revocation check's answer in words: only `revoked` and `not_revoked` are answers; the rest prove nothing. */
+export const REVOCATION_ANSWER: Record<RevocationCheckFact["outcome"], { word: string; icon: string }> = {
+  revoked: { word: "revoked", icon: "✔" },
+  not_revoked: { word: "NOT revoked (it still works)", icon: "✕" },
+  ambiguous: { word: "no clear answer (nothing proven)", icon: "?" },
+  timeout: { word: "no answer in time (nothing proven)", icon: "?" },
+  unreachable: { word: "endpoint unreachable (nothing proven)", icon: "?" },
+  refused: { word: "endpoint may not be called (nothing proven)", icon: "?" },
+};
+
+const utc = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
+
+/** One revocation check as a sentence: the credential, the answer, when, by whom, from where and under which policy. */
+export function revocationCheckText(c: RevocationCheckFact): string {
+  const since = c.outcome === "revoked" && c.revoked_at ? ` since ${c.revoked_at}` : "";
+  const from = c.endpoint_host ? ` from ${c.endpoint_host}` : "";
+  const policy = c.policy_version !== null ? `, policy v${c.policy_version}` : "";
+  return `revocation check of ${c.credential_ref}: ${REVOCATION_ANSWER[c.outcome].word}${since} — asked ${utc(c.checked_at)}${c.checked_by ? ` by ${c.checked_by}` : ""}${from}${policy}.`;
+}
 
 const short = (digest: string) => `${digest.slice(0, 12)}…`;
 const base = (ref: string) => ref.split("/").pop() ?? ref;
@@ -70,6 +91,8 @@ function forTask(step: ExerciseStep, t: LinkedTaskFacts): Suggestion[] {
       for (const a of t.artifacts) add(`artifact:${a.sha256}`, `${t.task_id}: ${base(a.ref)} sha256 ${short(a.sha256)} (${a.ref}).`, { artifact_digest: a.sha256 });
       break;
     case "test_revocation": {
+      // Each "Test revocation" check the task holds, newest first: linking one keeps its event as the step's evidence.
+      for (const c of t.revocation_checks) add(`check:${c.event_id}`, `${t.task_id}: ${revocationCheckText(c)}`, { event_id: c.event_id });
       const credential = t.gate.reasons.filter((r) => ["credential_revoked", "credential_expired", "principal_revoked"].includes(r.code));
       if (credential.length) {
         for (const r of credential) add(`gate:${r.code}:${r.target}`, `${t.task_id}: the gate stops with ${r.code} — ${r.message}`);

@@ -4,7 +4,8 @@
  * outcome and finding. Optimistic concurrency like the map rows: the body names the `revision` it was based on;
  * a stale one answers 409 with both versions. A completed exercise is a record and no longer changes.
  */
-import type { Db } from "@/db";
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import { findTask } from "@/db/queries/tasks";
 import type { ExerciseJson, ExerciseStepRow } from "@/lib/client/map-types";
@@ -22,11 +23,12 @@ type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "out
 /**
  * Changes an exercise in progress.
  * @param body any of `interruption_point`, `layers`, `steps` (all six, in order, each `{step, status, task_id,
- *   artifact_digest, note}`), `outcome` (null or one of the four), `finding`, and the `revision` they are based on.
+ *   artifact_digest, event_id?, note}`; `event_id` is an event of the step's task kept as evidence), `outcome` (null or
+ *   one of the four), `finding`, and the `revision` they are based on.
  * @returns the exercise as stored.
  * @throws DomainError forbidden, not_found, validation_failed (422 with the path, e.g. `steps.2.task_id` for a task
- *   this tenant does not have), conflict (409: completed already, or the revision moved on — `details.current` and
- *   `details.yours` hold both versions).
+ *   this tenant does not have, `steps.5.event_id` for an event that is not the step's task's), conflict (409:
+ *   completed already, or the revision moved on — `details.current` and `details.yours` hold both versions).
  */
 export async function updateExercise(db: Db, actor: Actor, mapId: string, exerciseId: string, body: unknown): Promise<ExerciseJson> {
   authorize(actor, "maps.edit");
@@ -60,6 +62,11 @@ export async function updateExercise(db: Db, actor: Actor, mapId: string, exerci
     for (const [i, s] of next.steps.entries()) {
       if (s.task_id && !(await findTask(tx, actor.tenantId, s.task_id))) {
         issues.push({ path: ["steps", i, "task_id"], message: `no task ${s.task_id} in this workspace; pick one from the search` });
+      }
+      if (s.event_id && !s.task_id) {
+        issues.push({ path: ["steps", i, "event_id"], message: "an event is evidence only with its task: link the task whose event it is" });
+      } else if (s.event_id && s.task_id && !(await eventOfTask(tx, actor.tenantId, s.task_id, s.event_id))) {
+        issues.push({ path: ["steps", i, "event_id"], message: `task ${s.task_id} has no event ${s.event_id}; pick one from the suggestions` });
       }
       if (looksLikeSecret(s.note)) issues.push({ path: ["steps", i, "note"], message: SECRET_MESSAGE });
     }
@@ -95,6 +102,12 @@ export async function updateExercise(db: Db, actor: Actor, mapId: string, exerci
     });
     return exerciseJson(written);
   });
+}
+
+/** True when `eventId` is an event of `taskId` in this tenant (the events' primary key). */
+async function eventOfTask(db: Db, tenantId: string, taskId: string, eventId: string): Promise<boolean> {
+  const rows = await queryRows<{ one: number }>(db, sql`select 1 as one from events where tenant_id = ${tenantId} and event_id = ${eventId} and task_id = ${taskId}`);
+  return rows.length > 0;
 }
 
 function stale(current: ExerciseJson, yours: Draft, basedOn: number): DomainError {

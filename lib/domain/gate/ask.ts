@@ -14,7 +14,8 @@ import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
-import { egressGateReasonsFor, policyDocumentCached } from "../policies/egress";
+import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
+import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
@@ -43,6 +44,7 @@ const GATE_EVENT_TYPES = [
   "snapshot.saved",
   "snapshot.restored",
   "credential.issued",
+  "credential.attached",
   "credential.revoked",
   "credential.expired",
   "tool.definition_changed",
@@ -51,20 +53,6 @@ const GATE_EVENT_TYPES = [
 ];
 
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
-
-/**
- * The latest `compaction.performed` that no `constraint.checked` followed, in the server's receive order (issue 11
- * "Compaction constraints"; never the runtime's clock), or null.
- */
-export function uncheckedCompaction(events: ReadonlyArray<Pick<GateEventRow, "event_id" | "type" | "seq" | "occurred_at">>): { event_id: string; occurred_at: string } | null {
-  let compaction: (typeof events)[number] | null = null;
-  let checkedAfter = -Infinity;
-  for (const e of events) {
-    if (e.type === "compaction.performed" && (!compaction || e.seq > compaction.seq)) compaction = e;
-    if (e.type === "constraint.checked" && e.seq > checkedAfter) checkedAfter = e.seq;
-  }
-  return compaction && checkedAfter < compaction.seq ? { event_id: compaction.event_id, occurred_at: compaction.occurred_at } : null;
-}
 
 /** What the gate reads of the latest checkpoint, with what identifies the stored record exactly. */
 type GateCheckpointRow = {
@@ -261,33 +249,47 @@ export async function readGateFacts(
     )
     .map((e) => ({ event_id: e.event_id, digest: str(e.attrs.digest), snapshot_id: str(e.attrs.snapshot_id) }));
 
-  // Credentials: the latest issued instance per credential_ref, and whether it was revoked or expired since.
-  const latestCredential = new Map<string, GateFacts["credentials"][number] & { issued_at: string }>();
+  // Credentials: the latest issued instance per credential_ref, and whether it was revoked or expired since. An attach
+  // without an issue of that instance starts one too (the run holds it); an attach of the instance held does not renew
+  // it, so a policy ttl counts from the server's receipt of the issue (or of the first attach).
+  type Held = GateFacts["credentials"][number] & { held_since: string };
+  const latestCredential = new Map<string, Held>();
   const refById = new Map<string, string>();
+  const instance = (ref: string, id: string | null, e: GateEventRow, extra: Partial<Held> = {}): Held => ({
+    credential_ref: ref,
+    credential_id: id,
+    revoked_at: null,
+    expired_at: null,
+    expires_at: null,
+    held_since: e.received_at,
+    ...extra,
+  });
   for (const e of events) {
     const id = str(e.attrs.credential_id);
     // A revocation may name only the instance: find its credential_ref from the issue event.
     const ref = str(e.attrs.credential_ref) ?? (id ? refById.get(id) : undefined) ?? id;
     if (!ref) continue;
-    if (id && e.type === "credential.issued") refById.set(id, ref);
+    if (id && (e.type === "credential.issued" || e.type === "credential.attached")) refById.set(id, ref);
+    const cur = latestCredential.get(ref);
     if (e.type === "credential.issued") {
-      latestCredential.set(ref, { credential_ref: ref, credential_id: id, revoked_at: null, expired_at: null, expires_at: str(e.attrs.expires_at), issued_at: e.occurred_at });
+      latestCredential.set(ref, instance(ref, id, e, { expires_at: str(e.attrs.expires_at) }));
       continue;
     }
-    const cur = latestCredential.get(ref);
     const sameInstance = cur && (!id || !cur.credential_id || id === cur.credential_id);
-    if (e.type === "credential.revoked") {
+    if (e.type === "credential.attached") {
+      if (!cur || !sameInstance || cur.revoked_at || cur.expired_at) latestCredential.set(ref, instance(ref, id, e, { expires_at: str(e.attrs.expires_at) }));
+    } else if (e.type === "credential.revoked") {
       if (cur && sameInstance) cur.revoked_at = e.occurred_at;
-      else if (!cur) latestCredential.set(ref, { credential_ref: ref, credential_id: id, revoked_at: e.occurred_at, expired_at: null, expires_at: null, issued_at: e.occurred_at });
+      else if (!cur) latestCredential.set(ref, instance(ref, id, e, { revoked_at: e.occurred_at }));
     } else if (e.type === "credential.expired") {
       if (cur && sameInstance) cur.expired_at = e.occurred_at;
-      else if (!cur) latestCredential.set(ref, { credential_ref: ref, credential_id: id, revoked_at: null, expired_at: e.occurred_at, expires_at: null, issued_at: e.occurred_at });
+      else if (!cur) latestCredential.set(ref, instance(ref, id, e, { expired_at: e.occurred_at }));
     }
   }
 
   // Approvals and the policy version (issue 8): the same standing the intent route answers for its own effect.
-  // Policy custody (issue 11): a current policy that fails lint, or a host this run reached that it no longer admits.
-  // Both come from the statement above; the database is asked again only when a request is live (its current facts)
+  // Policy custody (issue 11): a current policy that fails lint, a host this run reached that it no longer admits, and
+  // the current policy's credentials. Both come from the statement above; the database is asked again only when a request is live (its current facts)
   // or when this process has not yet read the current policy version's document.
   const now = opts.now ?? new Date();
   const approvalFacts = await approvalFactsOf(
@@ -299,9 +301,9 @@ export async function readGateFacts(
     now,
   );
   const policyRef = row.policy === null ? null : parsed(row.policy);
-  const egressReasons = policyRef
-    ? egressGateReasonsFor(taskId, { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) }, parsed(row.egress_hosts) ?? [])
-    : [];
+  const policyFacts = policyRef
+    ? policyGateFactsFor(taskId, { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) }, parsed(row.egress_hosts) ?? [])
+    : { reasons: [], credential_policy: null };
 
   const latest = cp
     ? {
@@ -341,11 +343,12 @@ export async function readGateFacts(
     })),
     snapshots_saved,
     snapshots_restored,
-    credentials: [...latestCredential.values()].map(({ issued_at: _issued, ...c }) => c),
+    credentials: [...latestCredential.values()],
+    credential_policy: policyFacts.credential_policy,
     tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
     compaction_unchecked: uncheckedCompaction(events),
     approvals: approvalFacts.approvals,
-    policy: [...approvalFacts.policy, ...egressReasons],
+    policy: [...approvalFacts.policy, ...policyFacts.reasons],
   };
   const hint = row.approval_hint === null ? null : parsed(row.approval_hint);
   return {

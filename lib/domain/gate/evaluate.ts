@@ -9,6 +9,9 @@
  * It is enforced, not advisory: {@link writePermission} turns the same verdict into the intent route's answer, so the
  * gate and the intent route cannot disagree (DESIGN.md "Resume gate"). A checkpoint that does not verify never feeds
  * the answer: `next_phase` and the tool definitions come from the latest checkpoint that verifies.
+ * Credentials are judged from the vault lane (revoked, expired, past their `expires_at`) and, while a policy is active,
+ * against it ({@link GateFacts.credential_policy}): one the current version no longer declares is revoked, one held
+ * longer than its `ttl` (counted from the server's receive time) is expired.
  * Approval and policy facts come through {@link GateFacts.approvals} and {@link GateFacts.policy}: gathered by
  * lib/domain/approvals/gate.ts (`approval_missing`, `approval_stale`, `policy_changed`) from the same standing the
  * intent route answers for its own effect. Without them (pure tests), an effect awaiting approval is `approval_missing`.
@@ -71,7 +74,20 @@ export type GateFacts = {
     revoked_at: string | null;
     expired_at: string | null;
     expires_at: string | null;
+    /**
+     * When the server received the `credential.issued` of this instance (or, without one, its first
+     * `credential.attached`): the server's clock, from which a policy `ttl` counts. Null or absent when unknown.
+     */
+    held_since?: string | null;
   }>;
+  /**
+   * The current policy's credentials (issue 11): a credential the run holds that the current version does not declare
+   * counts as revoked, one held longer than its `ttl` as expired. Null or absent while no policy is active.
+   */
+  credential_policy?: {
+    version: number;
+    credentials: ReadonlyArray<{ name: string; ttl_seconds: number | null; ttl: string | null }>;
+  } | null;
   /** Tool name → definition digest the runtime has now (request body, then later `tool.definition_changed` events). */
   tool_definitions_now: Record<string, string>;
   /** The latest context compaction no `constraint.checked` followed (receive order), or null / absent. */
@@ -178,6 +194,26 @@ export function evaluateGate(f: GateFacts): GateVerdict {
         message: `Credential ${label} expired at ${c.expired_at ?? c.expires_at}; issue a fresh credential before resuming.`,
         target: `${taskLink}?plane=vault`,
       });
+    } else if (f.credential_policy) {
+      // The policy's word on the credential, judged on the server's clock (never the runtime's).
+      const policy = f.credential_policy;
+      const declared = policy.credentials.find((d) => d.name === c.credential_ref);
+      if (!declared) {
+        blocking.push({
+          code: "credential_revoked",
+          message: `Credential ${label} was removed from policy version ${policy.version}: the current policy no longer declares it, so the run holds authority nobody grants any more. Revoke it in the vault and issue a credential the current policy declares (or declare it again in a new version) before resuming.`,
+          target: `/policies?v=${policy.version}`,
+        });
+      } else if (declared.ttl_seconds !== null && c.held_since) {
+        const until = Date.parse(c.held_since) + declared.ttl_seconds * 1000;
+        if (Number.isFinite(until) && until <= nowMs) {
+          blocking.push({
+            code: "credential_expired",
+            message: `Credential ${label} outlived its ttl of ${declared.ttl} in policy version ${policy.version}: the server received its issue at ${c.held_since}, so it expired at ${new Date(until).toISOString()}. Issue a fresh credential before resuming.`,
+            target: `${taskLink}?plane=vault`,
+          });
+        }
+      }
     }
   }
 

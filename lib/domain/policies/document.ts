@@ -35,6 +35,14 @@ const duration = z.union([
   z.string().regex(/^\d{1,6}(s|m|h|d)$/, "a duration is a number of seconds or text like 15m, 24h, 7d"),
 ]);
 
+/** Seconds in a policy duration (a number of seconds, or text like `15m`, `24h`, `7d` as {@link duration} admits). */
+export function durationSeconds(d: number | string): number {
+  if (typeof d === "number") return d;
+  const unit = d.slice(-1);
+  const n = Number(d.slice(0, -1));
+  return n * (unit === "d" ? 86_400 : unit === "h" ? 3_600 : unit === "m" ? 60 : 1);
+}
+
 const url = z.string().max(2000).url("must be an absolute URL, e.g. https://tools.example.com/revocations");
 
 export const policyDocumentSchema = z

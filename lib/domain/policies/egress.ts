@@ -2,7 +2,7 @@
  * Egress custody (issue 11; DESIGN.md planes `tools` and `vault`): per host a task reached, how many requests the
  * egress proxy allowed and denied, under which policy versions, for which tools and credential references, and
  * whether the current policy still allows the host ("drift": the run reached a host the current policy no longer
- * admits). The gate reads the same facts: drift, or a current policy that fails lint, answers
+ * admits). The gate reads the same facts ({@link policyGateFacts}): drift, or a current policy that fails lint, answers
  * `egress_policy_inconsistent`.
  */
 import { sql } from "drizzle-orm";
@@ -11,7 +11,7 @@ import type { GateReason } from "@/lib/client/types";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
-import type { PolicyDocument, PolicyFinding } from "./document";
+import { durationSeconds, type PolicyDocument, type PolicyFinding } from "./document";
 import { lintPolicy } from "./lint";
 import { currentPolicyRow } from "./store";
 
@@ -147,13 +147,25 @@ export async function policyDocumentCached(
   return found;
 }
 
+/** The current policy's credentials as the gate judges them (`credential_revoked` / `credential_expired`). */
+export type CredentialPolicy = {
+  version: number;
+  credentials: Array<{ name: string; ttl_seconds: number | null; ttl: string | null }>;
+};
+
 /**
- * The gate's egress reasons (pure): `egress_policy_inconsistent` when the current policy fails lint (or its document
- * cannot be read), and when the run was allowed to reach a host the current policy does not admit (drift, as
- * {@link egressFacts} marks it).
+ * The gate's policy facts for a task (pure, over what the gate's facts statement read): `egress_policy_inconsistent`
+ * when the current policy fails lint (or its document cannot be read), and when the run was allowed to reach a host the
+ * current policy does not admit (drift, as {@link egressFacts} marks it); and the current policy's credentials with
+ * their ttl, for the gate's credential rules (lib/domain/gate/evaluate.ts). No credential policy when the current
+ * document cannot be read.
  * @param reachedHosts hosts the task's runs were allowed to reach (`egress.allowed`), lower case.
  */
-export function egressGateReasonsFor(taskId: string, current: GatePolicy, reachedHosts: string[]): GateReason[] {
+export function policyGateFactsFor(
+  taskId: string,
+  current: GatePolicy,
+  reachedHosts: string[],
+): { reasons: GateReason[]; credential_policy: CredentialPolicy | null } {
   const reasons: GateReason[] = [];
   const doc = current.document;
   const errors = current.errors;
@@ -173,5 +185,16 @@ export function egressGateReasonsFor(taskId: string, current: GatePolicy, reache
       target: `/tasks/${encodeURIComponent(taskId)}?tab=egress`,
     });
   }
-  return reasons;
+  const credential_policy: CredentialPolicy | null = doc
+    ? {
+        version: current.version,
+        credentials: doc.credentials.map((c) => ({
+          name: c.name,
+          ttl_seconds: c.ttl === undefined ? null : durationSeconds(c.ttl),
+          ttl: c.ttl === undefined ? null : typeof c.ttl === "number" ? `${c.ttl}s` : c.ttl,
+        })),
+      }
+    : null;
+  return { reasons, credential_policy };
 }
+

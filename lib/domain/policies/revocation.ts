@@ -11,6 +11,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
+import type { RevocationCheckFact } from "@/lib/client/map-types";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";
@@ -106,11 +107,65 @@ export async function credentialFacts(db: Db, tenantId: string, taskId: string):
   return [...byRef.values()].sort((a, b) => latest(b).localeCompare(latest(a)));
 }
 
-/** `GET /api/v1/tasks/{taskId}/credentials`. @throws DomainError forbidden, not_found. */
-export async function taskCredentials(db: Db, actor: Actor, taskId: string): Promise<{ credentials: CredentialCustody[] }> {
+const REVOCATION_OUTCOMES: readonly RevocationOutcome[] = ["revoked", "not_revoked", "ambiguous", "timeout", "unreachable", "refused"];
+
+/**
+ * A task's "Test revocation" checks, newest first (at most `limit`): each `credential.revocation_checked` event with
+ * its answer, for an interruption exercise's "Test revocation" step to link as evidence. No authorization: callers
+ * check it. Only the server writes these events ({@link checkRevocation}): the events route refuses the type from a
+ * runtime, whose own types carry the `x.` prefix.
+ */
+export async function revocationChecks(db: Db, tenantId: string, taskId: string, limit = 20): Promise<RevocationCheckFact[]> {
+  const rows = await queryRows<{ event_id: string; at: string; actor: string | null; attrs: Record<string, unknown> }>(
+    db,
+    sql`select event_id, ${isoUtc("occurred_at")} as at, actor, attrs from events
+        where tenant_id = ${tenantId} and task_id = ${taskId} and plane = 'vault' and type = 'credential.revocation_checked'
+          and (attrs ->> 'credential_ref') is not null
+        order by occurred_at desc, seq desc
+        limit ${limit}`,
+  );
+  return rows.map((r) => {
+    const a = r.attrs;
+    const outcome = REVOCATION_OUTCOMES.includes(a.outcome as RevocationOutcome) ? (a.outcome as RevocationOutcome) : "ambiguous";
+    return {
+      event_id: r.event_id,
+      credential_ref: String(a.credential_ref),
+      outcome,
+      revoked_at: typeof a.revoked_at === "string" ? a.revoked_at : null,
+      checked_at: r.at,
+      checked_by: r.actor,
+      endpoint_host: typeof a.endpoint_host === "string" ? a.endpoint_host : null,
+      policy_version: typeof a.policy_version === "number" ? a.policy_version : null,
+    };
+  });
+}
+
+/** A vault-lane event that carried a credential value or placeholder (redacted before storage; issue 11). */
+export type FlaggedVaultEvent = { event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] };
+
+/** The newest 50 flagged vault-lane events of a task (no authorization: callers check it). */
+export async function flaggedVaultEvents(db: Db, tenantId: string, taskId: string): Promise<FlaggedVaultEvent[]> {
+  const rows = await queryRows<{ event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] | null }>(
+    db,
+    sql`select event_id, type, attrs ->> 'credential_ref' as credential_ref, ${isoUtc("occurred_at")} as occurred_at, redaction_kinds as kinds
+        from events
+        where tenant_id = ${tenantId} and task_id = ${taskId} and plane = 'vault' and redaction_count > 0
+        order by events.occurred_at desc, event_id desc
+        limit 50`,
+  );
+  return rows.map((r) => ({ ...r, kinds: r.kinds ?? [] }));
+}
+
+/**
+ * `GET /api/v1/tasks/{taskId}/credentials`: the credentials the task's runs held, and the vault-lane events that
+ * carried a credential value or placeholder (`flagged_events`, newest 50; redacted before storage).
+ * @throws DomainError forbidden, not_found.
+ */
+export async function taskCredentials(db: Db, actor: Actor, taskId: string): Promise<{ credentials: CredentialCustody[]; flagged_events: FlaggedVaultEvent[] }> {
   authorize(actor, "tasks.read");
   await requireTask(db, actor.tenantId, taskId);
-  return { credentials: await credentialFacts(db, actor.tenantId, taskId) };
+  const [credentials, flagged_events] = await Promise.all([credentialFacts(db, actor.tenantId, taskId), flaggedVaultEvents(db, actor.tenantId, taskId)]);
+  return { credentials, flagged_events };
 }
 
 async function requireTask(db: Db, tenantId: string, taskId: string): Promise<void> {

@@ -278,6 +278,8 @@ export function storedEvent(r: q.EventRow): StoredEvent {
     actor: r.actor,
     attrs: r.attrs,
     redaction_count: r.redaction_count,
+    redaction_kinds: r.redaction_kinds ?? [],
+    credential_flagged: r.plane === "vault" && r.redaction_count > 0,
   };
 }
 

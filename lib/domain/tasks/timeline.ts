@@ -11,6 +11,7 @@ import type { ArrivalPage, Plane, TimelineBin, TimelineOverview } from "@/lib/cl
 import { authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { checkTaskId, storedEvent } from "./read";
+import { uncheckedCompaction } from "../gate/compaction";
 
 /** A task with at most this many events is sent whole (the overview is then the full timeline). */
 export const OVERVIEW_FULL_MAX = 2000;
@@ -31,7 +32,8 @@ async function requireTask(db: Db, actor: Actor, taskId: string): Promise<void> 
 /**
  * The overview of a task's timeline. A task of up to {@link OVERVIEW_FULL_MAX} events comes whole (`complete`);
  * a longer one comes as every marker event, the {@link OVERVIEW_NEWEST} newest events and per-lane bins counted in
- * SQL, so it holds every attempt, interruption and restart and the newest events however long the run.
+ * SQL, so it holds every attempt, interruption and restart and the newest events however long the run. Either way it
+ * names the compaction whose constraints were not re-checked (the gate's rule, receive order) and carries its event.
  * `since` is an arrival-feed cursor taken before the reads: following it yields every event this overview missed.
  * @throws DomainError not_found.
  */
@@ -40,10 +42,15 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
   const horizon = await tq.arrivalHorizon(db);
   const since = encodeCursor([horizon, 0]);
   // Whether the task is short is answered from at most OVERVIEW_FULL_MAX + 1 index entries; a long task is counted by its bins.
-  const [total, range] = await Promise.all([
+  const [total, range, compactionRows] = await Promise.all([
     tq.countEventsUpTo(db, actor.tenantId, taskId, OVERVIEW_FULL_MAX + 1),
     tq.timelineRange(db, actor.tenantId, taskId),
+    tq.latestCompactionFacts(db, actor.tenantId, taskId),
   ]);
+  // The gate's compaction rule (receive order), so the timeline marks the compaction whose constraints were not re-checked.
+  const compaction_unchecked = uncheckedCompaction(
+    compactionRows.map((r) => ({ event_id: r.event_id, type: r.type, seq: Number(r.seq), occurred_at: r.occurred_at })),
+  );
   const counts: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
   if (total <= OVERVIEW_FULL_MAX || !range) {
     const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: OVERVIEW_FULL_MAX + 1 });
@@ -58,6 +65,7 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
         newest_from: rows[0]?.occurred_at ?? null,
         bins: [],
         since,
+        compaction_unchecked,
       };
     }
   }
@@ -74,6 +82,12 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
   const byId = new Map<string, q.EventRow>();
   for (const r of markers) byId.set(r.event_id, r);
   for (const r of newest) byId.set(r.event_id, r);
+  // The unchecked compaction is carried whatever its age, like the markers: the timeline marks it.
+  const unchecked = compactionRows.find((r) => r.event_id === compaction_unchecked?.event_id);
+  if (unchecked) {
+    const { seq: _seq, ...row } = unchecked;
+    byId.set(row.event_id, row);
+  }
   const events = [...byId.values()]
     .sort((a, b) => (a.occurred_at < b.occurred_at ? -1 : a.occurred_at > b.occurred_at ? 1 : a.event_id < b.event_id ? -1 : 1))
     .map(storedEvent);
@@ -86,6 +100,7 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
     newest_from: newest[0]?.occurred_at ?? null,
     bins,
     since,
+    compaction_unchecked,
   };
 }
 

@@ -41,6 +41,9 @@ type CredentialCustody = {
   last_check: { outcome: string; revoked: boolean | null; checked_at: string; checked_by: string | null } | null;
 };
 
+/** A vault-lane event that carried a credential value or placeholder (redacted before storage). */
+type FlaggedVaultEvent = { event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] };
+
 /** Egress per host, then the credentials the run held with "Test revocation". */
 export function EgressTab({ taskId, eventCount, role }: { taskId: string; eventCount: number; role: Role }) {
   return (
@@ -56,13 +59,14 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
   const key = ["task", taskId, "credentials", eventCount];
   const q = useQuery({
     queryKey: key,
-    queryFn: () => apiFetch<{ credentials: CredentialCustody[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`),
+    queryFn: () => apiFetch<{ credentials: CredentialCustody[]; flagged_events?: FlaggedVaultEvent[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`),
   });
   const [busy, setBusy] = useState<string | null>(null);
   const [result, setResult] = useState<Record<string, { tone: "ok" | "bad" | "neutral"; message: string }>>({});
   return (
     <section aria-labelledby="vault-h" data-testid="credentials-panel">
       <h3 id="vault-h" className="text-sm font-semibold">Credentials the run held</h3>
+      {q.data?.flagged_events?.length ? <FlaggedVaultEvents taskId={taskId} events={q.data.flagged_events} /> : null}
       {q.isPending ? (
         <p className="p-2 text-sm text-neutral-600">Loading credentials…</p>
       ) : q.error ? (
@@ -123,6 +127,33 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
         </ul>
       )}
     </section>
+  );
+}
+
+/**
+ * The warning for vault-lane events that carried a credential value or placeholder: the vault lane is metadata only
+ * (issue 11), so each was redacted before storage; each links to its event on the timeline.
+ */
+function FlaggedVaultEvents({ taskId, events }: { taskId: string; events: FlaggedVaultEvent[] }) {
+  return (
+    <div role="alert" className="mt-1 rounded border border-red-300 bg-red-50 p-2 text-sm text-red-900" data-testid="vault-flagged">
+      <p className="font-medium">
+        {events.length === 1 ? "This event" : `${events.length === 50 ? "At least 50" : events.length} events`} carried a credential value or
+        placeholder; {events.length === 1 ? "it was" : "they were"} redacted before storage. The vault lane keeps metadata only: fix
+        the runtime or vault integration that sent {events.length === 1 ? "it" : "them"}.
+      </p>
+      <ul className="mt-1 space-y-0.5 text-xs">
+        {events.map((e) => (
+          <li key={e.event_id} data-testid="vault-flagged-event" data-event-id={e.event_id}>
+            <Link className="font-mono underline" href={`/tasks/${encodeURIComponent(taskId)}?event=${encodeURIComponent(e.event_id)}`}>
+              {e.type}
+            </Link>
+            {e.credential_ref ? <> · <code className="font-mono">{e.credential_ref}</code></> : null} · <Time iso={e.occurred_at} />
+            {e.kinds.length ? ` · ${e.kinds.join(", ")}` : ""}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

@@ -21,6 +21,7 @@ const CODE_TITLES: Record<string, string> = {
   tool_definition_changed: "Tool definition changed",
   side_effect_in_flight: "Write in flight elsewhere",
   no_checkpoint: "No checkpoint yet",
+  constraints_unchecked: "Constraints not re-checked after a compaction",
 };
 
 const SUMMARY = {
@@ -161,7 +162,10 @@ export function GatePanel({
       {gate.reasons.length ? (
         <ol className="mt-3 space-y-2">
           {gate.reasons.map((r, i) => (
-            <li key={`${r.code}-${r.target}-${i}`} className="flex flex-wrap items-baseline gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm" data-testid="gate-reason" data-code={r.code}>
+            <li
+              key={`${r.code}-${r.target}-${i}`}
+              id={gate.reasons.findIndex((x) => x.code === r.code) === i ? `gate-reason-${r.code}` : undefined}
+              className="flex flex-wrap items-baseline gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm" data-testid="gate-reason" data-code={r.code}>
               <span className="font-medium">{CODE_TITLES[r.code] ?? r.code}</span>
               <code className="font-mono text-xs text-neutral-600">{r.code}</code>
               <span className="basis-full text-neutral-700">{r.message}</span>

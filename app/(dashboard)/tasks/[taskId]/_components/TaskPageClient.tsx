@@ -107,6 +107,15 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
   );
   // An approval the gate waits for, and where to decide it (the gate links approval reasons to their approval page).
   const approvalReason = gate.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
+  // The compaction whose constraints were not re-checked: its timeline marker links to the gate's reason (shown when no
+  // stop reason hides it; else to the gate panel, whose verdict already holds mutations back).
+  const constraintsUnchecked = timeline.compactionUnchecked
+    ? {
+        eventId: timeline.compactionUnchecked.event_id,
+        occurredAt: timeline.compactionUnchecked.occurred_at,
+        href: gate.reasons.some((r) => r.code === "constraints_unchecked") ? "#gate-reason-constraints_unchecked" : "#gate-heading",
+      }
+    : null;
   const primaryAction =
     canReconcile && unknownEffects[0]
       ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) }
@@ -157,6 +166,7 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
             selectedId={selectedId}
             onSelect={(id) => setParam({ event: id })}
             sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
+            constraintsUnchecked={constraintsUnchecked}
             overview={
               partial || timeline.serverBins.length
                 ? {

@@ -14,7 +14,7 @@ CREATE TABLE "audit_pending" (
 );
 --> statement-breakpoint
 CREATE INDEX "events_task_egress_idx" ON "events" USING btree ("tenant_id","task_id","type") WHERE "events"."type" in ('egress.allowed', 'egress.denied');--> statement-breakpoint
--- Audit sealing (docs/decisions/0019-audit-sealing.md): the hot paths write their audit entry to audit_pending in the
+-- Audit sealing (docs/decisions/0020-audit-sealing.md): the hot paths write their audit entry to audit_pending in the
 -- transaction of the change; seal_audit moves a tenant's pending entries into the hash chain (audit_log) in arrival
 -- order, under the tenant's sealing lock and the head row, many entries per call. The hash is the one appendAudit
 -- computes: sha256(prev_hash || json_prefix || seq || json_suffix), the RFC 8785 JSON of the entry.

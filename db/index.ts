@@ -235,7 +235,13 @@ function scopedDatabases(make: (scope: () => DbScope | null | undefined) => Db):
 
 
 /**
- * Opens a database and applies migrations.
+ * Seals every tenant's pending audit entries (docs/decisions/0020-audit-sealing.md), as the owner: run once when a
+ * process opens the database, for entries a crash left committed but not yet in the chain.
+ */
+const SEAL_LEFT_PENDING = "select seal_audit(p.tenant_id) from (select distinct tenant_id from audit_pending) p";
+
+/**
+ * Opens a database, applies migrations and seals audit entries a crash left pending.
  * @param url PostgreSQL URL; when absent, PGlite in `dir` (default {@link dataDir}).
  */
 export async function openDatabase(opts: { url?: string; dir?: string; max?: number } = {}): Promise<Handle> {
@@ -253,6 +259,8 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
       await migrationClient.end();
     }
     const raw = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    // Audit entries a crash left between their commit and their seal join the chain before anything is served.
+    await raw.unsafe(SEAL_LEFT_PENDING);
     const client = preparingPostgresClient(raw as unknown as PgJsLike) as unknown as typeof raw;
     const db = drizzle(client, { schema }) as unknown as Db;
     const walls = scopedDatabases(
@@ -270,6 +278,7 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
     const pdb = drizzle(client, { schema });
     await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
+    await client.query(SEAL_LEFT_PENDING);
     const walls = scopedDatabases(
       (scope) => drizzle(scopedPgliteClient(client as unknown as PgliteLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
     );

@@ -23,7 +23,7 @@ ALTER TABLE audit_pending ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_wall ON audit_pending TO custody_app
   USING (tenant_id = app_tenant_id()) WITH CHECK (tenant_id = app_tenant_id());
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION seal_audit(p_tenant uuid) RETURNS integer LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION seal_audit(p_tenant uuid, p_upto bigint DEFAULT NULL) RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   r record;
   v_seq bigint;
@@ -32,11 +32,17 @@ DECLARE
   v_hash text;
   v_ids bigint[] := '{}';
 BEGIN
-  -- Nothing waits (another call sealed it): no lock, nothing written, so the commit has nothing to flush.
-  IF NOT EXISTS (SELECT 1 FROM audit_pending WHERE tenant_id = p_tenant) THEN
+  -- The caller's entries (ids up to p_upto; every entry when NULL) were sealed by another call already: no lock, nothing
+  -- written, so the commit has nothing to flush.
+  IF NOT EXISTS (SELECT 1 FROM audit_pending WHERE tenant_id = p_tenant AND (p_upto IS NULL OR id <= p_upto)) THEN
     RETURN 0;
   END IF;
   PERFORM pg_advisory_xact_lock(724202, hashtext(p_tenant::text));
+  -- While this call waited, the holder may have sealed them: then again nothing is written (no flush to wait for).
+  -- Otherwise this call seals every entry of the tenant now pending, its own and later ones, in one flush.
+  IF NOT EXISTS (SELECT 1 FROM audit_pending WHERE tenant_id = p_tenant AND (p_upto IS NULL OR id <= p_upto)) THEN
+    RETURN 0;
+  END IF;
   -- The head row exists from here on (seq 0 and the genesis hash before the first entry), and is held to the end.
   INSERT INTO audit_heads (tenant_id, seq, prev_hash, hash)
   VALUES (p_tenant, 0, repeat('0', 64), repeat('0', 64))

@@ -19,7 +19,7 @@ import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { Receipt } from "@/lib/client/types";
-import { appendAuditPending, sealAuditAfterCommit } from "../audit/append";
+import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets } from "../events/redact";
@@ -163,12 +163,8 @@ export async function registerIntent(
   checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
-  try {
-    return await registerParsed(db, actor, taskId, name, input, key);
-  } finally {
-    // Whatever was answered, the audit entries its transactions committed join the chain now.
-    await sealAuditAfterCommit(db, actor.tenantId);
-  }
+  // Whatever is answered, the audit entries its transactions committed join the chain before the answer goes out.
+  return withAuditSealed(db, actor.tenantId, () => registerParsed(db, actor, taskId, name, input, key));
 }
 
 async function registerParsed(

@@ -97,6 +97,29 @@ function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown 
 }
 
 /**
+ * The postgres.js client with every parameterized statement prepared (named, cached per connection by postgres.js).
+ * Drizzle sends `db.execute(sql…)` unprepared, and postgres.js then asks the server for the parameter types before
+ * it can bind them: two round trips, and a fresh parse and plan, for every statement. Prepared, a statement is parsed
+ * once per connection and sent in one round trip; PostgreSQL may keep a generic plan for it. Statements without
+ * parameters keep the simple protocol (they may hold several commands). Transactions get the same treatment.
+ */
+function preparingPostgresClient<T extends PgJsLike>(base: T): T {
+  const unsafe = (target: PgJsLike) => (query: string, params?: unknown[], opts?: unknown) =>
+    target.unsafe(query, params, params && params.length ? { prepare: true, ...(opts as object | undefined) } : opts);
+  const wrap = (target: PgJsLike): PgJsLike =>
+    new Proxy(target, {
+      get(t, prop, receiver) {
+        if (prop === "unsafe") return unsafe(t);
+        if (prop === "begin") return (fn: (tx: PgJsLike) => Promise<unknown>) => t.begin((tx) => fn(wrap(tx)));
+        if (prop === "reserve") return async () => wrapReserved(await t.reserve());
+        return Reflect.get(t, prop, receiver);
+      },
+    });
+  const wrapReserved = (conn: PgJsLike & { release: () => void }) => wrap(conn) as PgJsLike & { release: () => void };
+  return wrap(base) as T;
+}
+
+/**
  * The postgres.js client seen through a scope. `begin` sends the scope statement first, pipelined with the
  * transaction's first statement. A statement outside a transaction is sent as `begin; scope; statement; commit`
  * pipelined on one reserved connection (one round trip, as before); when the statement fails, `commit` rolls back.
@@ -212,7 +235,13 @@ function scopedDatabases(make: (scope: () => DbScope | null | undefined) => Db):
 
 
 /**
- * Opens a database and applies migrations.
+ * Seals every tenant's pending audit entries (docs/decisions/0020-audit-sealing.md), as the owner: run once when a
+ * process opens the database, for entries a crash left committed but not yet in the chain.
+ */
+const SEAL_LEFT_PENDING = "select seal_audit(p.tenant_id) from (select distinct tenant_id from audit_pending) p";
+
+/**
+ * Opens a database, applies migrations and seals audit entries a crash left pending.
  * @param url PostgreSQL URL; when absent, PGlite in `dir` (default {@link dataDir}).
  */
 export async function openDatabase(opts: { url?: string; dir?: string; max?: number } = {}): Promise<Handle> {
@@ -229,12 +258,15 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     } finally {
       await migrationClient.end();
     }
-    const client = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    const raw = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    // Audit entries a crash left between their commit and their seal join the chain before anything is served.
+    await raw.unsafe(SEAL_LEFT_PENDING);
+    const client = preparingPostgresClient(raw as unknown as PgJsLike) as unknown as typeof raw;
     const db = drizzle(client, { schema }) as unknown as Db;
     const walls = scopedDatabases(
       (scope) => drizzle(scopedPostgresClient(client as unknown as PgJsLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
     );
-    return { db, ...walls, kind: "postgres", close: () => client.end() };
+    return { db, ...walls, kind: "postgres", close: () => raw.end() };
   }
   const dir = opts.dir ?? dataDir();
   fs.mkdirSync(dir, { recursive: true });
@@ -246,6 +278,7 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
     const pdb = drizzle(client, { schema });
     await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
+    await client.query(SEAL_LEFT_PENDING);
     const walls = scopedDatabases(
       (scope) => drizzle(scopedPgliteClient(client as unknown as PgliteLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
     );

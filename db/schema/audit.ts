@@ -39,3 +39,29 @@ export const auditHeads = pgTable("audit_heads", {
   prevHash: text("prev_hash").notNull(),
   hash: text("hash").notNull(),
 });
+
+/**
+ * Audit entries written by the hot paths (intents, receipts, checkpoints) in the transaction of the change they
+ * record, not yet in the chain. `seal_audit(tenant)` (migration 0018) moves them into `audit_log` in commit order,
+ * many per transaction, so a tenant's writers no longer queue on the chain's head across their own commits
+ * (lib/domain/audit/append.ts, docs/decisions/0020-audit-sealing.md). `json_prefix || seq || json_suffix` is the entry's
+ * RFC 8785 JSON, as {@link appendAudit} hashes it.
+ */
+export const auditPending = pgTable(
+  "audit_pending",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    /** Arrival order across tenants; entries of a tenant are sealed in this order. */
+    id: bigint("id", { mode: "number" }).generatedAlwaysAsIdentity(),
+    at: timestamp("at", { withTimezone: true, precision: 6 }).notNull(),
+    actorKind: actorKindEnum("actor_kind").notNull(),
+    actorId: text("actor_id").notNull(),
+    actorLabel: text("actor_label").notNull(),
+    action: text("action").notNull(),
+    target: text("target").notNull(),
+    details: jsonb("details").$type<Record<string, unknown>>().notNull(),
+    jsonPrefix: text("json_prefix").notNull(),
+    jsonSuffix: text("json_suffix").notNull(),
+  },
+  (t) => [primaryKey({ name: "audit_pending_pkey", columns: [t.tenantId, t.id] })],
+);

@@ -148,6 +148,11 @@ export const events = pgTable(
       .where(
         sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.attached', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked')`,
       ),
+    // The hosts a task's runs reached (the gate's drift check and the Egress tab): egress traffic is frequent, so it
+    // gets its own partial index rather than a scan of every event of the task.
+    index("events_task_egress_idx")
+      .on(t.tenantId, t.taskId, t.type)
+      .where(sql`${t.type} in ('egress.allowed', 'egress.denied')`),
   ],
 );
 

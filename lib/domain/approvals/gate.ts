@@ -113,13 +113,28 @@ export async function gatherApprovalFacts(
   awaiting: string[],
   now = new Date(),
 ): Promise<{ approvals: GateReason[]; policy: GateReason[] }> {
-  const rows = await liveTaskRequests(db, tenantId, taskId);
-  const factsOf = await loadCurrentFacts(db, tenantId, rows, now);
+  return approvalFactsOf(db, tenantId, taskId, await liveTaskRequests(db, tenantId, taskId), awaiting, now);
+}
+
+/**
+ * {@link gatherApprovalFacts} over live requests already read (the gate's facts statement reads them). Reads the
+ * current facts only when a request is live.
+ */
+export async function approvalFactsOf(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  rows: ApprovalRow[],
+  awaiting: string[],
+  now = new Date(),
+): Promise<{ approvals: GateReason[]; policy: GateReason[] }> {
+  if (!rows.length && !awaiting.length) return { approvals: [], policy: [] };
+  const factsOf = rows.length ? await loadCurrentFacts(db, tenantId, rows, now) : null;
   const covered = new Set(rows.map((r) => r.side_effect));
-  const policy = rows[0] ? factsOf(rows[0]).policy_version : "";
+  const policy = rows[0] && factsOf ? factsOf(rows[0]).policy_version : "";
   return approvalGateReasons(
     taskId,
-    rows.map((row) => ({ row, standing: approvalStanding(row, factsOf(row)) })),
+    rows.map((row) => ({ row, standing: approvalStanding(row, factsOf!(row)) })),
     awaiting.filter((n) => !covered.has(n)),
     policy,
   );

@@ -6,6 +6,7 @@
  * the entry) — with the JSON assembled here around the one field it cannot know in advance, `seq`.
  * Call inside the transaction that makes the change being audited.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { actorRef, type Actor } from "../authz";
@@ -97,4 +98,82 @@ export async function appendAudit(
   );
   const row = rows[0]!;
   return { seq: Number(row.seq), hash: row.hash };
+}
+
+/**
+ * Writes an entry for the chain without taking the chain's head (docs/decisions/0020-audit-sealing.md): one insert
+ * into `audit_pending`, in the transaction of the change it records, so the entry commits with the change or not at
+ * all. Hot paths (intents, receipts, checkpoints) run inside {@link withAuditSealed}, which seals after the commit; a tenant's
+ * writers then no longer wait for each other's commits on the head row. The entry's JSON is split around `seq`
+ * exactly as {@link appendAudit} splits it, so a sealed entry hashes and verifies like any other.
+ * @param tx an open transaction.
+ */
+export async function appendAuditPending(tx: Db, actor: Actor, input: AuditEntryInput): Promise<void> {
+  const tenantId = actor.tenantId;
+  const ref = actorRef(actor);
+  const at = new Date().toISOString();
+  const details = input.details ?? {};
+  const { prefix, suffix } = auditEntryJsonAroundSeq({
+    tenantId,
+    at,
+    actorKind: ref.kind,
+    actorId: ref.id,
+    actorLabel: ref.label,
+    action: input.action,
+    target: input.target,
+    details,
+  });
+  const [row] = await queryRows<{ id: string | number }>(
+    tx,
+    sql`insert into audit_pending (tenant_id, at, actor_kind, actor_id, actor_label, action, target, details, json_prefix, json_suffix)
+        values (${tenantId}, ${at}::timestamptz, ${ref.kind}::actor_kind, ${ref.id}, ${ref.label}, ${input.action},
+                ${input.target}, ${JSON.stringify(details)}::jsonb, ${prefix}, ${suffix})
+        returning id`,
+  );
+  const written = pendingWritten.getStore();
+  if (written && row) written.upto = Math.max(written.upto, Number(row.id));
+}
+
+/** The pending entries a {@link withAuditSealed} call wrote: the highest id. */
+const pendingWritten = new AsyncLocalStorage<{ upto: number }>();
+
+/**
+ * Runs `fn` (which commits changes audited with {@link appendAuditPending}), then seals the entries it wrote, whatever
+ * `fn` answered or threw. Only waits for its own entries: when another call has sealed them meanwhile it returns at
+ * once, and when it seals, it takes every entry of the tenant then pending.
+ */
+export async function withAuditSealed<T>(db: Db, tenantId: string, fn: () => Promise<T>): Promise<T> {
+  const written = { upto: 0 };
+  try {
+    return await pendingWritten.run(written, fn);
+  } finally {
+    if (written.upto > 0) await sealAuditAfterCommit(db, tenantId, written.upto);
+  }
+}
+
+/**
+ * Moves a tenant's pending entries into the hash chain, in the order they were written (`seal_audit`, migration 0018):
+ * one statement, many entries per call; returns at once, writing nothing, when none waits. Called after the commit of
+ * a change that used {@link appendAuditPending}, and before the log is read. Entries a crash left pending are sealed by
+ * the next call for their tenant.
+ * @param db the tenant's walled database (outside a transaction: the seal commits on its own).
+ * @param upto when given, return at once unless an entry with an id up to this one is still pending.
+ * @returns how many entries this call sealed.
+ */
+export async function sealAudit(db: Db, tenantId: string, upto?: number): Promise<number> {
+  const [row] = await queryRows<{ sealed: number }>(db, sql`select seal_audit(${tenantId}::uuid, ${upto ?? null}::bigint) as sealed`);
+  return Number(row?.sealed ?? 0);
+}
+
+/**
+ * {@link sealAudit} after a commit that wrote pending entries. The change is already committed and answered, so a
+ * failure here does not fail the request: the entries stay pending (durable) and the next seal of the tenant takes
+ * them. The failure is logged (the error's message only).
+ */
+export async function sealAuditAfterCommit(db: Db, tenantId: string, upto?: number): Promise<void> {
+  try {
+    await sealAudit(db, tenantId, upto);
+  } catch (err) {
+    console.error(`audit: sealing pending entries failed; the next seal takes them (${err instanceof Error ? err.message : String(err)})`);
+  }
 }

@@ -14,11 +14,12 @@ import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
-import { policyGateFacts } from "../policies/egress";
+import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk } from "./asks";
-import { gatherApprovalFacts } from "../approvals/gate";
+import { approvalFactsOf } from "../approvals/gate";
+import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -83,6 +84,14 @@ type GateFactsRow = {
   events: GateEventRow[] | string;
   effect: SideEffectRow | string | null;
   pending_receipt: boolean | null;
+  /** The task's live approval requests whose effect has not gone (the gate's approval reasons); usually none. */
+  live_requests: ApprovalRow[] | string;
+  /** The tenant's current policy version, when one is active. */
+  policy: { version: number; digest: string } | string | null;
+  /** Hosts the task's runs were allowed to reach (lower case), when a policy is active; for drift. */
+  egress_hosts: string[] | string | null;
+  /** For an intent: whether the approval path may apply (a request under its key, or a rule for its action). */
+  approval_hint: { key_requests: boolean; rule_requires: boolean } | string | null;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -135,8 +144,16 @@ export async function readGateFacts(
     effectName?: string;
     /** Also say whether a receipt for this effect name and key waits for its intent (`no_intent`, not applied). */
     pendingReceiptKey?: string;
+    /** Also say whether the approval path may apply to an intent with this key and action. */
+    approvalProbe?: { idempotencyKey: string; action: string };
   } = {},
-): Promise<{ facts: GateFacts; effect: SideEffectRow | undefined; pendingReceipt: boolean } | null> {
+): Promise<{
+  facts: GateFacts;
+  effect: SideEffectRow | undefined;
+  pendingReceipt: boolean;
+  /** With `approvalProbe`: a live or decided request exists under the key, or the tenant's rule requires approval. */
+  approvalMayApply: boolean;
+} | null> {
   const [row] = await queryRows<GateFactsRow>(
     db,
     sql`with expired as (
@@ -182,7 +199,29 @@ export async function readGateFacts(
               : sql`exists (select 1 from unapplied_receipts u
                      where u.tenant_id = t.tenant_id and u.task_id = t.task_id and u.name = ${opts.effectName}
                        and u.idempotency_key = ${opts.pendingReceiptKey} and u.reason = 'no_intent' and u.applied_at is null)`
-          } as pending_receipt
+          } as pending_receipt,
+          (select coalesce(json_agg(a order by a.requested_at, a.id), '[]'::json)
+             from (select ${APPROVAL_COLUMNS} from approval_requests r
+                   where r.tenant_id = t.tenant_id and r.task_id = t.task_id and r.superseded_by is null and r.consumed_at is null
+                     and not exists (select 1 from side_effects s where s.tenant_id = r.tenant_id and s.task_id = r.task_id
+                                     and s.name = r.side_effect and s.idempotency_key = r.idempotency_key
+                                     and s.status in ('in_flight', 'completed', 'unknown'))) a) as live_requests,
+          (select json_build_object('version', p.version, 'digest', p.digest) from policy_versions p
+             where p.tenant_id = t.tenant_id and p.activated_at is not null
+             order by p.activated_at desc limit 1) as policy,
+          (select json_agg(distinct lower(e.attrs ->> 'host')) from events e
+             where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.type = 'egress.allowed'
+               and (e.attrs ->> 'host') is not null
+               and exists (select 1 from policy_versions p where p.tenant_id = t.tenant_id and p.activated_at is not null)) as egress_hosts,
+          ${
+            opts.approvalProbe === undefined
+              ? sql`null::json`
+              : sql`json_build_object(
+                  'key_requests', exists (select 1 from approval_requests r where r.tenant_id = t.tenant_id and r.task_id = t.task_id
+                                            and r.idempotency_key = ${opts.approvalProbe.idempotencyKey} and r.superseded_by is null),
+                  'rule_requires', coalesce((select x.requires_approval from approval_action_rules x
+                                             where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
+          } as approval_hint
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   if (!row) return null;
@@ -250,18 +289,21 @@ export async function readGateFacts(
 
   // Approvals and the policy version (issue 8): the same standing the intent route answers for its own effect.
   // Policy custody (issue 11): a current policy that fails lint, a host this run reached that it no longer admits, and
-  // the current policy's credentials (one read of the current policy serves all three).
+  // the current policy's credentials. Both come from the statement above; the database is asked again only when a request is live (its current facts)
+  // or when this process has not yet read the current policy version's document.
   const now = opts.now ?? new Date();
-  const [approvalFacts, policyFacts] = await Promise.all([
-    gatherApprovalFacts(
-      db,
-      tenantId,
-      taskId,
-      effects.filter((e) => e.status === "awaiting_approval").map((e) => e.name),
-      now,
-    ),
-    policyGateFacts(db, tenantId, taskId),
-  ]);
+  const approvalFacts = await approvalFactsOf(
+    db,
+    tenantId,
+    taskId,
+    parsed(row.live_requests),
+    effects.filter((e) => e.status === "awaiting_approval").map((e) => e.name),
+    now,
+  );
+  const policyRef = row.policy === null ? null : parsed(row.policy);
+  const policyFacts = policyRef
+    ? policyGateFactsFor(taskId, { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) }, parsed(row.egress_hosts) ?? [])
+    : { reasons: [], credential_policy: null };
 
   const latest = cp
     ? {
@@ -308,7 +350,13 @@ export async function readGateFacts(
     approvals: approvalFacts.approvals,
     policy: [...approvalFacts.policy, ...policyFacts.reasons],
   };
-  return { facts, effect, pendingReceipt: row.pending_receipt === true };
+  const hint = row.approval_hint === null ? null : parsed(row.approval_hint);
+  return {
+    facts,
+    effect,
+    pendingReceipt: row.pending_receipt === true,
+    approvalMayApply: hint !== null && (hint.key_requests || hint.rule_requires),
+  };
 }
 
 /**

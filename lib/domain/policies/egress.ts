@@ -11,7 +11,7 @@ import type { GateReason } from "@/lib/client/types";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
-import { durationSeconds, type PolicyDocument } from "./document";
+import { durationSeconds, type PolicyDocument, type PolicyFinding } from "./document";
 import { lintPolicy } from "./lint";
 import { currentPolicyRow } from "./store";
 
@@ -112,6 +112,41 @@ export async function taskEgress(db: Db, actor: Actor, taskId: string): Promise<
   return egressFacts(db, actor.tenantId, taskId);
 }
 
+/** A current policy version as the gate reads it: its document (null when it cannot be read) and lint errors. */
+export type GatePolicy = { version: number; digest: string; document: PolicyDocument | null; errors: PolicyFinding[] };
+
+/**
+ * Documents of policy versions with their lint errors, per process, by tenant, version and digest: stored versions
+ * are immutable, and another document under the same version would carry another digest. Bounded; oldest out first.
+ */
+const policyDocuments = new Map<string, { document: PolicyDocument | null; errors: PolicyFinding[] }>();
+const POLICY_DOCUMENTS_MAX = 500;
+
+/**
+ * The document of one stored policy version and its lint errors, read and linted once per process.
+ * @param ref the version and its digest, as the caller read them with the current-policy facts.
+ */
+export async function policyDocumentCached(
+  db: Db,
+  tenantId: string,
+  ref: { version: number; digest: string },
+): Promise<{ document: PolicyDocument | null; errors: PolicyFinding[] }> {
+  const id = `${tenantId}\u0000${ref.version}\u0000${ref.digest}`;
+  const known = policyDocuments.get(id);
+  if (known) return known;
+  const [row] = await queryRows<{ document: PolicyDocument | null; digest: string }>(
+    db,
+    sql`select document, digest from policy_versions where tenant_id = ${tenantId} and version = ${ref.version}`,
+  );
+  const document = row && row.digest === ref.digest ? row.document : null;
+  const found = { document, errors: document ? lintPolicy(document).filter((f) => f.severity === "error") : [] };
+  if (row && row.digest === ref.digest) {
+    if (policyDocuments.size >= POLICY_DOCUMENTS_MAX) policyDocuments.delete(policyDocuments.keys().next().value!);
+    policyDocuments.set(id, found);
+  }
+  return found;
+}
+
 /** The current policy's credentials as the gate judges them (`credential_revoked` / `credential_expired`). */
 export type CredentialPolicy = {
   version: number;
@@ -119,32 +154,34 @@ export type CredentialPolicy = {
 };
 
 /**
- * The gate's policy facts for a task, from ONE read of the current policy row: `egress_policy_inconsistent` reasons
- * (the current policy fails lint, or the task reached a host it does not admit) and the current policy's credentials
- * with their ttl, for the gate's credential rules (lib/domain/gate/evaluate.ts). No reasons and no credential policy
- * while no policy is active (one indexed read); no credential policy when the current document cannot be read.
+ * The gate's policy facts for a task (pure, over what the gate's facts statement read): `egress_policy_inconsistent`
+ * when the current policy fails lint (or its document cannot be read), and when the run was allowed to reach a host the
+ * current policy does not admit (drift, as {@link egressFacts} marks it); and the current policy's credentials with
+ * their ttl, for the gate's credential rules (lib/domain/gate/evaluate.ts). No credential policy when the current
+ * document cannot be read.
+ * @param reachedHosts hosts the task's runs were allowed to reach (`egress.allowed`), lower case.
  */
-export async function policyGateFacts(db: Db, tenantId: string, taskId: string): Promise<{ reasons: GateReason[]; credential_policy: CredentialPolicy | null }> {
-  // One indexed read while no policy is active (the common case until a tenant adopts policies).
-  const current = await currentPolicyRow(db, tenantId);
-  if (!current) return { reasons: [], credential_policy: null };
-  const facts = await egressFacts(db, tenantId, taskId, current);
+export function policyGateFactsFor(
+  taskId: string,
+  current: GatePolicy,
+  reachedHosts: string[],
+): { reasons: GateReason[]; credential_policy: CredentialPolicy | null } {
   const reasons: GateReason[] = [];
   const doc = current.document;
-  const errors = doc ? lintPolicy(doc).filter((f) => f.severity === "error") : [];
+  const errors = current.errors;
   if (!doc || errors.length) {
     reasons.push({
       code: "egress_policy_inconsistent",
-      message: `The current policy v${facts.current_policy_version} fails lint (${errors[0] ? `${errors[0].path}: ${errors[0].message}` : "its document cannot be read"}); no run may act under it until a corrected version is activated.`,
-      target: `/policies?v=${facts.current_policy_version}`,
+      message: `The current policy v${current.version} fails lint (${errors[0] ? `${errors[0].path}: ${errors[0].message}` : "its document cannot be read"}); no run may act under it until a corrected version is activated.`,
+      target: `/policies?v=${current.version}`,
     });
   }
-  const drifted = facts.hosts.filter((h) => h.drift);
+  const drifted = doc ? [...new Set(reachedHosts)].filter((h) => !policyAllowsHost(doc, h)).sort() : [];
   if (drifted.length) {
-    const names = drifted.slice(0, 5).map((h) => h.host).join(", ");
+    const names = drifted.slice(0, 5).join(", ");
     reasons.push({
       code: "egress_policy_inconsistent",
-      message: `This run reached ${drifted.length === 1 ? "a host" : `${drifted.length} hosts`} the current policy v${facts.current_policy_version} does not admit (${names}${drifted.length > 5 ? ", …" : ""}); resuming would act on authority the policy has withdrawn. Review the egress evidence, then allow the host in a new policy version or stop the run.`,
+      message: `This run reached ${drifted.length === 1 ? "a host" : `${drifted.length} hosts`} the current policy v${current.version} does not admit (${names}${drifted.length > 5 ? ", …" : ""}); resuming would act on authority the policy has withdrawn. Review the egress evidence, then allow the host in a new policy version or stop the run.`,
       target: `/tasks/${encodeURIComponent(taskId)}?tab=egress`,
     });
   }

@@ -19,7 +19,7 @@ import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { Receipt } from "@/lib/client/types";
-import { appendAudit } from "../audit/append";
+import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets } from "../events/redact";
@@ -163,25 +163,44 @@ export async function registerIntent(
   checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
+  // Whatever is answered, the audit entries its transactions committed join the chain before the answer goes out.
+  return withAuditSealed(db, actor.tenantId, () => registerParsed(db, actor, taskId, name, input, key));
+}
+
+async function registerParsed(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  input: z.infer<typeof intentBodySchema>,
+  key: SigningKey,
+): Promise<IntentOutcome> {
   let decided: Decided;
   try {
-    // Approvals (issue 8): committed on its own, so a request it creates stands when the intent is refused. A writer
-    // from an older attempt is refused first: a stale sandbox may neither ask for approvals nor offer digests.
-    let approvalId: string | null = null;
-    if (input.mutation) {
+    // Most intents fall under no approval: the deciding transaction's facts say so, and it decides at once. When an
+    // approval may apply (a request under the key, a rule for the action, `requires_approval`, an effect awaiting
+    // approval), it answers "approval" without deciding, and the approval path runs first.
+    decided = await decideIntent(db, actor, taskId, name, input, key, { checked: false });
+    if (decided === "approval") {
+      // Approvals (issue 8): committed on its own, so a request it creates stands when the intent is refused. A writer
+      // from an older attempt is refused first: a stale sandbox may neither ask for approvals nor offer digests.
       const [task] = await queryRows<{ current_attempt: number }>(
         db,
         sql`select current_attempt from tasks where tenant_id = ${actor.tenantId} and task_id = ${taskId}`,
       );
       if (task && input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
-      approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
+      const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
+      decided = await decideIntent(db, actor, taskId, name, input, key, { checked: true, approvalId });
     }
-    decided = await decideIntent(db, actor, taskId, name, input, key, approvalId);
     if (decided === "raise") {
       // A new attempt: raised and the older attempts ended in a transaction of their own (committed whatever is then
       // answered), then decided like any other intent.
       await fenceAttempt(db, actor.tenantId, taskId, input.attempt, "An intent from a new attempt");
-      decided = await decideIntent(db, actor, taskId, name, input, key, approvalId);
+      decided = await decideIntent(db, actor, taskId, name, input, key, { checked: false });
+      if (decided === "approval") {
+        const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
+        decided = await decideIntent(db, actor, taskId, name, input, key, { checked: true, approvalId });
+      }
     }
   } catch (err) {
     // Refused outside the deciding transaction (a stale attempt found while raising): audited in a transaction of its own.
@@ -190,13 +209,24 @@ export async function registerIntent(
     }
     throw err;
   }
-  if (decided === "raise") throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
+  if (decided === "raise" || decided === "approval") {
+    throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
+  }
   if ("refused" in decided) throw decided.refused;
   return decided;
 }
 
-/** What an intent's decision comes to: an answer, a refusal (already audited), or "raise the task's attempt first". */
-type Decided = IntentOutcome | { refused: DomainError } | "raise";
+/**
+ * Where the approval path stands for a decision: not yet asked (`checked: false`: answer "approval" when one may
+ * apply), or asked, with the fresh approval it found (consumed by a go).
+ */
+type ApprovalStep = { checked: false } | { checked: true; approvalId: string | null };
+
+/**
+ * What an intent's decision comes to: an answer, a refusal (already audited), "raise the task's attempt first", or
+ * "ask the approval path first".
+ */
+type Decided = IntentOutcome | { refused: DomainError } | "raise" | "approval";
 
 /** The audit details of a refused intent. */
 function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainError): Record<string, unknown> {
@@ -225,12 +255,12 @@ async function decideIntent(
   name: string,
   input: z.infer<typeof intentBodySchema>,
   key: SigningKey,
-  approvalId: string | null,
+  approval: ApprovalStep,
 ): Promise<Decided> {
   return withRetry(() =>
     db.transaction(async (tx) => {
       try {
-        return await decideIn(tx, actor, taskId, name, input, key, approvalId);
+        return await decideIn(tx, actor, taskId, name, input, key, approval);
       } catch (err) {
         if (!isDomainError(err) || !AUDITED_REFUSALS.has(err.code)) throw err;
         await auditIntent(tx, actor, taskId, name, refusalDetails(input, err));
@@ -247,7 +277,7 @@ async function decideIn(
   name: string,
   input: z.infer<typeof intentBodySchema>,
   key: SigningKey,
-  approvalId: string | null,
+  approval: ApprovalStep,
 ): Promise<Decided> {
   const tenantId = actor.tenantId;
   const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
@@ -273,9 +303,18 @@ async function decideIn(
     forWrite: true,
     effectName: name,
     pendingReceiptKey: input.idempotency_key,
+    ...(input.mutation && !approval.checked ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action } } : {}),
   });
   if (!read) throw notFound(`Task ${taskId}`);
   const existing = read.effect;
+  if (
+    input.mutation &&
+    !approval.checked &&
+    (input.requires_approval === true || read.approvalMayApply || existing?.status === "awaiting_approval")
+  ) {
+    return "approval";
+  }
+  const approvalId = approval.checked ? approval.approvalId : null;
   const own = existing ? decideExisting(existing, input) : "try_go";
   const permission = writePermission(evaluateGate(read.facts), input.mutation);
   if (!permission.allowed && permission.code === "principal_revoked") {
@@ -425,7 +464,10 @@ function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
   return { external_operation_id: r.external_operation_id, result_digest: r.result_digest ?? null, completed_at: r.completed_at };
 }
 
-/** The intent's audit row, in the caller's transaction (the deciding one, for a go and for a refusal alike). */
+/**
+ * The intent's audit entry, in the caller's transaction (the deciding one, for a go and for a refusal alike); sealed
+ * into the chain after the commit by {@link registerIntent}.
+ */
 async function auditIntent(tx: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
-  await appendAudit(tx, actor, { action: "side_effect.intent", target: `side_effect:${taskId}/${name}`, details });
+  await appendAuditPending(tx, actor, { action: "side_effect.intent", target: `side_effect:${taskId}/${name}`, details });
 }

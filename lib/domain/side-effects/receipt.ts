@@ -9,7 +9,7 @@ import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { expireLeases } from "@/db/queries/side-effects";
 import type { Receipt } from "@/lib/client/types";
-import { appendAudit } from "../audit/append";
+import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
@@ -73,35 +73,37 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
   });
 }
 
-/** Applies the report in one transaction with its audit row (also when it is kept rather than applied). */
-function recordIn(
+/** Applies the report in one transaction with its audit entry (also when it is kept rather than applied), then seals it. */
+async function recordIn(
   db: Db,
   actor: Actor,
   taskId: string,
   report: Parameters<typeof applyReceiptReport>[4],
-): ReturnType<typeof applyReceiptReport> {
+): Promise<Awaited<ReturnType<typeof applyReceiptReport>>> {
   const tenantId = actor.tenantId;
-  return withRetry(() =>
-    db.transaction(async (tx) => {
-      const [task] = await queryRows<{ current_attempt: number }>(
-        tx,
-        sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
-      );
-      if (!task) throw notFound(`Task ${taskId}`);
-      const outcome = await applyReceiptReport(tx, tenantId, taskId, task.current_attempt, report);
-      if (outcome.applied && outcome.replayed) return outcome;
-      if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
-      await appendAudit(tx, actor, {
-        action: "side_effect.receipt",
-        target: `side_effect:${taskId}/${report.name}`,
-        details: {
-          idempotency_key: report.idempotency_key,
-          external_operation_id: report.receipt.external_operation_id,
-          attempt: report.attempt,
-          ...(outcome.applied ? { from: outcome.from } : { refused: outcome.code, kept_as_evidence: true }),
-        },
-      });
-      return outcome;
-    }),
+  return withAuditSealed(db, tenantId, () =>
+    withRetry(() =>
+      db.transaction(async (tx) => {
+        const [task] = await queryRows<{ current_attempt: number }>(
+          tx,
+          sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
+        );
+        if (!task) throw notFound(`Task ${taskId}`);
+        const outcome = await applyReceiptReport(tx, tenantId, taskId, task.current_attempt, report);
+        if (outcome.applied && outcome.replayed) return outcome;
+        if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+        await appendAuditPending(tx, actor, {
+          action: "side_effect.receipt",
+          target: `side_effect:${taskId}/${report.name}`,
+          details: {
+            idempotency_key: report.idempotency_key,
+            external_operation_id: report.receipt.external_operation_id,
+            attempt: report.attempt,
+            ...(outcome.applied ? { from: outcome.from } : { refused: outcome.code, kept_as_evidence: true }),
+          },
+        });
+        return outcome;
+      }),
+    ),
   );
 }

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { CheckpointResult } from "@/lib/client/types";
-import { appendAudit } from "../audit/append";
+import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { signCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError } from "../errors";
@@ -110,65 +110,67 @@ export async function checkpointTask(
     };
   });
 
-  return withRetry(() =>
-    db.transaction(async (tx) => {
-      await tx.execute(sql`insert into tasks (tenant_id, task_id) values (${tenantId}, ${taskId}) on conflict do nothing`);
-      // One guarded statement decides: principal unchanged, attempt not stale, version as the writer expects.
-      const [task] = await queryRows<{ latest_version: number; previous_attempt: number }>(
-        tx,
-        sql`with before as (
-              select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for update)
-            update tasks
-            set latest_version = latest_version + 1, principal = ${principal}, policy_version = ${record.policy_version},
-                phase = ${record.phase}, current_attempt = greatest(current_attempt, ${record.attempt}), updated_at = now()
-            where tenant_id = ${tenantId} and task_id = ${taskId}
-              and (principal is null or principal = ${principal})
-              and current_attempt <= ${record.attempt}
-              and (${baseVersion}::integer is null or latest_version = ${baseVersion}::integer)
-            returning latest_version, (select current_attempt from before) as previous_attempt`,
-      );
-      if (!task) await explainRefusal(tx, tenantId, taskId, principal, record.attempt, baseVersion);
-      const version = task!.latest_version;
-      if (task!.previous_attempt < record.attempt) {
-        await endAttempts(
+  return withAuditSealed(db, tenantId, () =>
+    withRetry(() =>
+      db.transaction(async (tx) => {
+        await tx.execute(sql`insert into tasks (tenant_id, task_id) values (${tenantId}, ${taskId}) on conflict do nothing`);
+        // One guarded statement decides: principal unchanged, attempt not stale, version as the writer expects.
+        const [task] = await queryRows<{ latest_version: number; previous_attempt: number }>(
           tx,
-          tenantId,
-          taskId,
-          { before: record.attempt },
-          `A checkpoint from a new attempt (attempt ${record.attempt}) arrived before a receipt was recorded.`,
+          sql`with before as (
+                select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for update)
+              update tasks
+              set latest_version = latest_version + 1, principal = ${principal}, policy_version = ${record.policy_version},
+                  phase = ${record.phase}, current_attempt = greatest(current_attempt, ${record.attempt}), updated_at = now()
+              where tenant_id = ${tenantId} and task_id = ${taskId}
+                and (principal is null or principal = ${principal})
+                and current_attempt <= ${record.attempt}
+                and (${baseVersion}::integer is null or latest_version = ${baseVersion}::integer)
+              returning latest_version, (select current_attempt from before) as previous_attempt`,
         );
-      }
-      await tx.execute(sql`
-        insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id, attempt)
-        values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt})`);
-
-      if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
-      // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
-      // approver's recorded decision approves it (issue 8).
-      await requestDeclaredApprovals(tx, actor, taskId, record);
-      if (record.artifacts.length) {
+        if (!task) await explainRefusal(tx, tenantId, taskId, principal, record.attempt, baseVersion);
+        const version = task!.latest_version;
+        if (task!.previous_attempt < record.attempt) {
+          await endAttempts(
+            tx,
+            tenantId,
+            taskId,
+            { before: record.attempt },
+            `A checkpoint from a new attempt (attempt ${record.attempt}) arrived before a receipt was recorded.`,
+          );
+        }
         await tx.execute(sql`
-          insert into artifacts (tenant_id, task_id, object_ref, sha256, size_bytes, media_type, first_version)
-          select ${tenantId}::uuid, ${taskId}, a.ref, a.sha256, a.size, a.media_type, ${version}
-          from json_to_recordset(${JSON.stringify(record.artifacts)}::json) as a(ref text, sha256 text, size bigint, media_type text)
-          order by a.ref, a.sha256
-          on conflict do nothing`);
-      }
+          insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id, attempt)
+          values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt})`);
 
-      await appendAudit(tx, actor, {
-        action: "task.checkpoint",
-        target: `task:${taskId}`,
-        details: { version, digest: signed.digest, phase: record.phase, attempt: record.attempt },
-      });
-      return {
-        task_id: taskId,
-        version,
-        digest: signed.digest,
-        signature: signed.signature,
-        key_id: signed.kid,
-        attempt: record.attempt,
-      };
-    }),
+        if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
+        // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
+        // approver's recorded decision approves it (issue 8).
+        await requestDeclaredApprovals(tx, actor, taskId, record);
+        if (record.artifacts.length) {
+          await tx.execute(sql`
+            insert into artifacts (tenant_id, task_id, object_ref, sha256, size_bytes, media_type, first_version)
+            select ${tenantId}::uuid, ${taskId}, a.ref, a.sha256, a.size, a.media_type, ${version}
+            from json_to_recordset(${JSON.stringify(record.artifacts)}::json) as a(ref text, sha256 text, size bigint, media_type text)
+            order by a.ref, a.sha256
+            on conflict do nothing`);
+        }
+
+        await appendAuditPending(tx, actor, {
+          action: "task.checkpoint",
+          target: `task:${taskId}`,
+          details: { version, digest: signed.digest, phase: record.phase, attempt: record.attempt },
+        });
+        return {
+          task_id: taskId,
+          version,
+          digest: signed.digest,
+          signature: signed.signature,
+          key_id: signed.kid,
+          attempt: record.attempt,
+        };
+      }),
+    ),
   );
 }
 

@@ -57,15 +57,8 @@ export function auditEntryJsonAroundSeq(entry: Omit<AuditEntryContent, "seq">): 
   return { prefix: `${head.slice(0, -1)},"seq":`, suffix: `,${tail.slice(1)}` };
 }
 
-/**
- * Writes the entry and returns its sequence number and hash, in one statement (head upsert + insert).
- * @param tx an open transaction (the head row stays locked until its end).
- */
-export async function appendAudit(
-  tx: Db,
-  actor: Actor,
-  input: AuditEntryInput,
-): Promise<{ seq: number; hash: string }> {
+/** What both ways of writing an entry store: the actor's reference, the time, and the entry's JSON around `seq`. */
+function entryParts(actor: Actor, input: AuditEntryInput) {
   const tenantId = actor.tenantId;
   const ref = actorRef(actor);
   const at = new Date().toISOString();
@@ -80,6 +73,19 @@ export async function appendAudit(
     target: input.target,
     details,
   });
+  return { tenantId, ref, at, details, prefix, suffix };
+}
+
+/**
+ * Writes the entry and returns its sequence number and hash, in one statement (head upsert + insert).
+ * @param tx an open transaction (the head row stays locked until its end).
+ */
+export async function appendAudit(
+  tx: Db,
+  actor: Actor,
+  input: AuditEntryInput,
+): Promise<{ seq: number; hash: string }> {
+  const { tenantId, ref, at, details, prefix, suffix } = entryParts(actor, input);
   const rows = await queryRows<{ seq: string | number; hash: string }>(
     tx,
     sql`with head as (
@@ -109,20 +115,7 @@ export async function appendAudit(
  * @param tx an open transaction.
  */
 export async function appendAuditPending(tx: Db, actor: Actor, input: AuditEntryInput): Promise<void> {
-  const tenantId = actor.tenantId;
-  const ref = actorRef(actor);
-  const at = new Date().toISOString();
-  const details = input.details ?? {};
-  const { prefix, suffix } = auditEntryJsonAroundSeq({
-    tenantId,
-    at,
-    actorKind: ref.kind,
-    actorId: ref.id,
-    actorLabel: ref.label,
-    action: input.action,
-    target: input.target,
-    details,
-  });
+  const { tenantId, ref, at, details, prefix, suffix } = entryParts(actor, input);
   const [row] = await queryRows<{ id: string | number }>(
     tx,
     sql`insert into audit_pending (tenant_id, at, actor_kind, actor_id, actor_label, action, target, details, json_prefix, json_suffix)

@@ -37,12 +37,13 @@ function badPath(path: string): NextResponse {
 
 // Not for the events route: its path is fixed, and a proxy in front of it makes Next copy each (up to 1 MB)
 // body once more, which costs ingest throughput (`npm run bench -- ingest`). Nor for the runtime's hot routes —
-// resume, intent and receipt — when their task id and effect name hold no `%` (so no malformed escape can be in
-// them; the proxy has nothing else to do for /api): running it copies the request and its body into another Request
-// and costs server CPU on every call (`npm run bench -- intents --cpu-prof`). A path with a `%` there still goes through it. Nor for the static files of public/
-// (favicon.ico, robots.txt): they are served to anyone, signed in or not.
+// resume, intent and receipt — and the timeline's reads (pages, windows, the arrival feed, the overview: what a
+// reader polls), when their task id and effect name hold no `%` (so no malformed escape can be in them; the proxy has
+// nothing else to do for /api): running it copies the request into another Request and costs server CPU on every
+// call (`npm run bench -- intents --cpu-prof`, `npm run bench -- timeline`). A path with a `%` there still goes
+// through it. Nor for the static files of public/ (favicon.ico, robots.txt): they are served to anyone, signed in or not.
 export const config = {
   matcher: [
-    "/((?!_next/|favicon\\.ico$|robots\\.txt$|api/v1/events$|api/v1/tasks/[^/%]+/(?:resume|side-effects/[^/%]+/(?:intent|receipt))$).*)",
+    "/((?!_next/|favicon\\.ico$|robots\\.txt$|api/v1/events$|api/v1/tasks/[^/%]+/(?:resume|timeline(?:/overview)?|side-effects/[^/%]+/(?:intent|receipt))$).*)",
   ],
 };

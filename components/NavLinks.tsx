@@ -1,7 +1,7 @@
 "use client";
 
-import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { IntentLink } from "@/components/ui/IntentLink";
 
 const LINKS = [
   { href: "/", label: "Attention" },
@@ -14,7 +14,8 @@ const LINKS = [
 ];
 
 /**
- * Top navigation; marks the current section with aria-current. `approvals`: how many approvals wait for a decision or
+ * Top navigation (prefetching a page when its link is hovered or focused, not on every page load); marks the current
+ * section with aria-current. `approvals`: how many approvals wait for a decision or
  * a re-approval (pending or stale), shown beside the link.
  */
 export function NavLinks({ approvals = 0 }: { approvals?: number }) {
@@ -24,7 +25,7 @@ export function NavLinks({ approvals = 0 }: { approvals?: number }) {
       {LINKS.map((l) => {
         const active = l.href === "/" ? pathname === "/" : pathname.startsWith(l.href);
         return (
-          <Link
+          <IntentLink
             key={l.href}
             href={l.href}
             aria-current={active ? "page" : undefined}
@@ -37,7 +38,7 @@ export function NavLinks({ approvals = 0 }: { approvals?: number }) {
                 <span className="sr-only"> waiting</span>
               </span>
             ) : null}
-          </Link>
+          </IntentLink>
         );
       })}
     </nav>

@@ -60,7 +60,8 @@ export const MIN_TEXT_CONTRAST = 4.5;
 /**
  * Visible SVG `<text>` elements whose fill has less than {@link MIN_TEXT_CONTRAST} contrast with what is behind
  * them: the solid fill of the nearest `rect` (a sibling of the text or of one of its ancestors, drawn before it)
- * whose box holds the text, else the first opaque background colour of the SVG's HTML ancestors. Colours are
+ * whose box holds the text, or of a `path` drawn just before the text whose fill holds the middle of each of its
+ * characters, else the first opaque background colour of the SVG's HTML ancestors. Colours are
  * resolved by the browser (any CSS colour space) through a canvas. One line per element.
  */
 export async function svgTextContrastProblems(page: Page, min = MIN_TEXT_CONTRAST): Promise<string[]> {
@@ -95,14 +96,27 @@ export async function svgTextContrastProblems(page: Page, min = MIN_TEXT_CONTRAS
       }
       return [255, 255, 255, 1];
     };
+    // A path drawn just before a text (the timeline's bins: one path of pills, one text of their counts) is behind it
+    // when the middle of every character lies inside the path's fill.
+    const underEveryChar = (path: SVGPathElement, text: SVGTextElement): boolean => {
+      const n = text.getNumberOfChars();
+      if (n === 0) return false;
+      for (let i = 0; i < n; i += 1) {
+        const r = text.getExtentOfChar(i);
+        if (!path.isPointInFill(new DOMPoint(r.x + r.width / 2, r.y + r.height / 2))) return false;
+      }
+      return true;
+    };
     const behind = (text: SVGTextElement): number[] => {
       const box = text.getBoundingClientRect();
       for (let node: Element = text; node.parentElement && node.tagName.toLowerCase() !== "html"; node = node.parentElement) {
         for (let sib = node.previousElementSibling; sib; sib = sib.previousElementSibling) {
-          if (sib.tagName.toLowerCase() !== "rect") continue;
+          const tag = sib.tagName.toLowerCase();
+          if (tag !== "rect" && !(tag === "path" && node === text && sib.parentElement === text.parentElement)) continue;
           const fill = rgba(getComputedStyle(sib).fill);
           const opacity = Number(getComputedStyle(sib).opacity);
-          if (fill && fill[3] >= 0.99 && opacity >= 0.99 && contains(sib.getBoundingClientRect(), box)) return fill;
+          if (!fill || fill[3] < 0.99 || opacity < 0.99) continue;
+          if (tag === "rect" ? contains(sib.getBoundingClientRect(), box) : underEveryChar(sib as SVGPathElement, text)) return fill;
         }
         if (node.tagName.toLowerCase() === "svg" && !(node.parentElement instanceof SVGElement)) break;
       }

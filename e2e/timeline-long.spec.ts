@@ -38,7 +38,8 @@ test("zooming into a long run's unloaded stretch fetches its detail", async ({ p
   const before = await loaded();
   expect(before).toBeLessThan(2602);
   const detail = page.waitForResponse((r) => r.url().includes(`/timeline?from=`) && r.status() === 200);
-  await unloaded.first().click();
+  // A lane's bins are one path of pills per style: click the first (leftmost) pill of the unloaded ones.
+  await unloaded.first().click({ position: { x: 8, y: 8 } });
   await detail;
   await expect.poll(loaded, { timeout: 10_000 }).toBeGreaterThan(before);
 });

@@ -1,7 +1,7 @@
-import Link from "next/link";
 import { dbFor } from "@/db";
 import { Providers } from "@/components/Providers";
 import { NavLinks } from "@/components/NavLinks";
+import { IntentLink } from "@/components/ui/IntentLink";
 import { SignOutButton } from "@/components/SignOutButton";
 import { WorkspaceSwitcher } from "@/components/WorkspaceSwitcher";
 import { listWorkspaces } from "@/lib/domain/tenancy/account";
@@ -18,15 +18,15 @@ export default async function DashboardLayout({ children }: { children: React.Re
       <div className="flex min-h-screen flex-col">
         <header className="border-b border-neutral-200 bg-white">
           <div className="mx-auto flex max-w-screen-2xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-2">
-            <Link href="/tasks" className="text-sm font-semibold tracking-tight">
+            <IntentLink href="/tasks" className="text-sm font-semibold tracking-tight">
               Run Custody
-            </Link>
+            </IntentLink>
             <NavLinks approvals={waiting.length} />
             <div className="ml-auto flex items-center gap-3 text-sm text-neutral-600">
               <WorkspaceSwitcher workspaces={workspaces} />
-              <Link href="/account" className="rounded bg-neutral-100 px-2 py-0.5 text-xs hover:bg-neutral-200" data-testid="current-user" title="Your account">
+              <IntentLink href="/account" className="rounded bg-neutral-100 px-2 py-0.5 text-xs hover:bg-neutral-200" data-testid="current-user" title="Your account">
                 {actor.email} · {actor.role}
-              </Link>
+              </IntentLink>
               <SignOutButton />
             </div>
           </div>

@@ -93,6 +93,9 @@ export function EventList({
     // Rows start below the sticky header: offsets include it, and "start" alignment keeps rows out from under it.
     scrollMargin: HEADER_H,
     scrollPaddingStart: HEADER_H,
+    // Until the scroll area is measured (on the server and while hydrating), assume it is as tall as it may grow:
+    // the first screen of rows is rendered with the page instead of one render later.
+    initialRect: { width: 0, height },
   });
   const virtualize = rows.length > VIRTUALIZE_AFTER;
 

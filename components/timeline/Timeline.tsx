@@ -11,7 +11,6 @@
  * the layout maths is layout.ts. For a long run only part of the events is loaded: `serverBins` count the rest
  * (docs/decisions/0015-timeline-overview-and-arrival-feed.md).
  */
-import { scaleLinear } from "d3-scale";
 import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
 import {
@@ -63,12 +62,13 @@ import {
   type Outcome,
   type ServerBin,
 } from "./layout";
-import { BinMark, ConstraintsUncheckedMark, EventMark, SandboxBarMark } from "./marks";
+import { ConstraintsUncheckedMark, EventMark, LaneBins, SandboxBarMark } from "./marks";
 import { CALL_BAR_GAP, CALL_BAR_H, ToolCallBars } from "./ToolCallBars";
 import { TimelineAxis } from "./TimelineAxis";
 import { Legend, TimelineControls } from "./TimelineControls";
 import { TimelineLane } from "./TimelineLane";
 import { TimelineRules } from "./TimelineRules";
+import { linearScale } from "./scale";
 import { describeHover } from "./TimelineTooltip";
 import { useTimelineInteraction } from "./useTimelineInteraction";
 
@@ -237,7 +237,7 @@ export function Timeline({
   const [d0, d1] = domain;
   const scale = useMemo(() => warpedTimeScale(warp, [d0, d1], [x0, x1], zone), [warp, d0, d1, x0, x1, zone]);
   /** Virtual time → px (linear): bins and the brush, which live in virtual time. */
-  const xv = useMemo(() => scaleLinear().domain([d0, d1]).range([x0, x1]), [d0, d1, x0, x1]);
+  const xv = useMemo(() => linearScale([d0, d1], [x0, x1]), [d0, d1, x0, x1]);
   const realStart = warp.toReal(d0);
   const realSpan = warp.toReal(d1) - realStart;
 
@@ -489,19 +489,17 @@ export function Timeline({
                   onHover={(id) => setHover(id === null ? null : { kind: "call", calledEventId: id })}
                 />
               ) : null}
-              {bins
-                .filter((b) => b.plane === lane.plane)
-                .map((bin) => (
-                  <BinMark
-                    key={`${bin.plane}|${bin.t0}`}
-                    bin={bin}
-                    x={xv((bin.t0 + bin.t1) / 2)}
-                    y={markY(bin.plane)}
-                    dim={bin.unloaded === 0 && !bin.ids.some(accepted)}
-                    onOpen={openBin}
-                    onHover={setHover}
-                  />
-                ))}
+              <LaneBins
+                plane={lane.plane}
+                bins={bins.filter((b) => b.plane === lane.plane)}
+                x={(bin) => xv((bin.t0 + bin.t1) / 2)}
+                y={markY(lane.plane)}
+                dim={(bin) => bin.unloaded === 0 && !bin.ids.some(accepted)}
+                svgRef={svgRef}
+                hoverKey={hover?.kind === "bin" ? hover.key : null}
+                onOpen={openBin}
+                onHover={setHover}
+              />
               {marks.filter((m) => m.plane === lane.plane && m.id !== selectedId).map(renderMark)}
               {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem) ? renderMark(selectedItem) : null}
               {lane.plane === "session" && constraints && x(constraints.t) >= x0 - 1 && x(constraints.t) <= x1 + 1 ? (

@@ -4,7 +4,7 @@
  * The timeline's tooltip: what the hovered mark, bin, sandbox bar, rule, tool call or idle stretch stands for, in
  * words, and where it points (px).
  */
-import type { ScaleLinear } from "d3-scale";
+import type { LinearScale } from "./scale";
 import type { ReactNode } from "react";
 import type { SideEffectView } from "@/lib/client/types";
 import { AXIS_H, BAR_H, RULE_ROW_H, RULE_WORD, type Hover, type MarkItem } from "./constants";
@@ -26,7 +26,7 @@ export type TooltipContext = {
   warp: TimeWarp;
   /** Real time → px, virtual time → px. */
   x: (t: number) => number;
-  xv: ScaleLinear<number, number>;
+  xv: LinearScale;
   x0: number;
   x1: number;
   markY: (plane: MarkItem["plane"]) => number;

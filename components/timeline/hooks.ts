@@ -1,7 +1,7 @@
 /**
  * Client hooks shared by the timeline components.
  */
-import { useEffect, useState, useSyncExternalStore } from "react";
+import { useLayoutEffect, useState, useSyncExternalStore } from "react";
 
 const subscribeNever = () => () => {};
 
@@ -19,12 +19,17 @@ export function useHydrated(): boolean {
 
 /**
  * Width in px of an element, kept current with a ResizeObserver. Input: the element (from a callback
- * ref held in state). Output: its content-box width, or `fallback` until it has been measured.
+ * ref held in state). Output: its content-box width, or `fallback` until it has been measured. Measured once
+ * before the browser paints (a layout effect), so the server's guess is never painted after hydration.
  */
 export function useElementWidth(element: Element | null, fallback: number): number {
   const [width, setWidth] = useState<number | null>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!element) return;
+    const first = Math.floor(element.getBoundingClientRect().width);
+    // Reading layout before paint is what a layout effect is for: the re-render happens before anything is painted.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    if (first > 0) setWidth(first);
     const observer = new ResizeObserver((entries) => {
       const w = entries[0]?.contentRect.width;
       if (w !== undefined && w > 0) setWidth(Math.floor(w));

@@ -3,7 +3,7 @@
  * No React, no DOM: everything here is a function of events and numbers, unit-tested in
  * tests/unit/timeline-layout.test.ts.
  */
-import { scaleLinear, scaleTime, scaleUtc, type ScaleTime } from "d3-scale";
+import { calendarTicks, linearScale, timeScale, type TimeScale } from "./scale";
 import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
 import type { TimeZoneMode } from "./format";
 
@@ -514,12 +514,12 @@ export function makeTimeWarp(gaps: readonly IdleGap[], gapMs: number): TimeWarp 
   }
   const last = gaps[gaps.length - 1]!;
   push(last.end + 1, last.end + 1 - shift);
-  const s = scaleLinear().domain(domain).range(range);
+  const s = linearScale(domain, range);
   return { gaps, toVirtual: (t) => s(t), toReal: (v) => s.invert(v) };
 }
 
 /**
- * The pixel scale for a window `view` given in virtual time: a d3 time scale (UTC or local) whose domain is in
+ * The pixel scale for a window `view` given in virtual time: a time scale (UTC or local ticks) whose domain is in
  * real time, piecewise linear with a break at each gap edge inside the window. `scale(date)` and `scale.invert(px)`
  * work as usual.
  */
@@ -528,9 +528,9 @@ export function warpedTimeScale(
   view: Domain,
   range: readonly [number, number],
   zone: TimeZoneMode,
-): ScaleTime<number, number> {
+): TimeScale {
   const [v0, v1] = view;
-  const px = scaleLinear().domain([v0, v1]).range(range);
+  const px = linearScale([v0, v1], range);
   const real: number[] = [warp.toReal(v0)];
   for (const g of warp.gaps) {
     for (const t of [g.start, g.end]) {
@@ -540,8 +540,7 @@ export function warpedTimeScale(
   }
   const end = warp.toReal(v1);
   if (end > real[real.length - 1]!) real.push(end);
-  const base = zone === "utc" ? scaleUtc() : scaleTime();
-  return base.domain(real.map((t) => new Date(t))).range(real.map((t) => px(warp.toVirtual(t))));
+  return timeScale(real, real.map((t) => px(warp.toVirtual(t))), zone);
 }
 
 /**
@@ -550,7 +549,7 @@ export function warpedTimeScale(
  * scale's own `ticks` (at least two).
  */
 export function warpedTicks(
-  scale: ScaleTime<number, number>,
+  scale: TimeScale,
   gaps: readonly IdleGap[],
   zone: TimeZoneMode,
   pxPerTick = 96,
@@ -565,9 +564,8 @@ export function warpedTicks(
     const b = dom[i + 1]!;
     if (gaps.some((g) => a >= g.start && b <= g.end)) continue;
     const w = Math.abs(rng[i + 1]! - rng[i]!);
-    const sub = (zone === "utc" ? scaleUtc() : scaleTime()).domain([new Date(a), new Date(b)]).range([rng[i]!, rng[i + 1]!]);
     const count = Math.max(pieces === 1 ? 2 : 1, Math.floor(w / pxPerTick));
-    for (const d of sub.ticks(count)) if (d.getTime() >= a && d.getTime() <= b) out.push(d);
+    for (const d of calendarTicks(a, b, count, zone)) if (d.getTime() >= a && d.getTime() <= b) out.push(d);
   }
   out.sort((p, q) => p.getTime() - q.getTime());
   const kept: Date[] = [];

@@ -4,8 +4,9 @@
  * What the timeline draws inside a lane: one event's mark, a bin of crowded (or not yet loaded) events, and a
  * sandbox bar. Each is positioned by its host (px) and reports clicks and hovers to it.
  */
+import { type MouseEvent as ReactMouseEvent, type PointerEvent as ReactPointerEvent, type RefObject } from "react";
 import { BAR_H, BIN_STYLE, type Hover, type MarkItem } from "./constants";
-import { fitSandboxBarLabel, sandboxBarLabel, type MarkBin, type SandboxBar } from "./layout";
+import { fitSandboxBarLabel, sandboxBarLabel, type MarkBin, type Outcome, type SandboxBar } from "./layout";
 import { OUTCOME_STYLE, ShapePath } from "./parts";
 
 /** The key a bin is hovered by. */
@@ -60,61 +61,136 @@ export function EventMark({
   );
 }
 
+/** A bin's count as drawn: "7", "123", "4k". */
+export function binLabel(count: number): string {
+  return count < 1000 ? String(count) : `${Math.floor(count / 1000)}k`;
+}
+
+/** Width in px of a bin's badge (a pill 16 px high, at least round). */
+export function binWidth(label: string): number {
+  return Math.max(16, label.length * (label.length > 2 ? 5.4 : 6.2) + 6);
+}
+
+/** A bin placed on screen: centre x (px) and badge width. */
+type PlacedBin = { bin: MarkBin; cx: number; w: number; label: string };
+
 /**
- * A count badge for the events of one lane in one bucket, coloured by the worst outcome; dashed when some of them
- * are not loaded yet (counted on the server). Clicking zooms in.
+ * Every bin of one lane — count badges for the events of one bucket, coloured by the worst outcome; translucent and
+ * dashed when some of them are not loaded yet (counted on the server) — drawn as a few elements however many there
+ * are: per style one `<path>` of pills and one `<text>` whose characters are placed one by one (SVG's per-character
+ * `x` list). The paths are the lane's one interactive layer for bins: the pointer's x finds the bin under it for the
+ * tooltip, and a click on a bin zooms in (`onOpen`). Keyboard users step through events with the arrow keys, and
+ * zoom with + / −, as before.
  */
-export function BinMark({
-  bin,
+export function LaneBins({
+  plane,
+  bins,
   x,
   y,
   dim,
+  svgRef,
+  hoverKey,
   onOpen,
   onHover,
 }: {
-  bin: MarkBin;
-  x: number;
+  plane: MarkBin["plane"];
+  /** This lane's bins. */
+  bins: readonly MarkBin[];
+  /** A bin's centre (px). */
+  x: (bin: MarkBin) => number;
+  /** The lane's mark row (px). */
   y: number;
-  dim: boolean;
+  /** Whether a bin is dimmed by the filter. */
+  dim: (bin: MarkBin) => boolean;
+  /** The timeline's SVG: pointer positions are read against it. */
+  svgRef: RefObject<SVGSVGElement | null>;
+  /** The key of the bin the tooltip shows now, if any (moving within it changes nothing). */
+  hoverKey: string | null;
   onOpen: (bin: MarkBin) => void;
   onHover: (hover: Hover | null) => void;
 }) {
-  const key = binKey(bin);
-  const label = bin.count < 1000 ? String(bin.count) : `${Math.floor(bin.count / 1000)}k`;
-  const small = label.length > 2;
-  const w = Math.max(16, label.length * (small ? 5.4 : 6.2) + 6);
-  const style = BIN_STYLE[bin.worst];
+  const placed: PlacedBin[] = bins.map((bin) => {
+    const label = binLabel(bin.count);
+    return { bin, cx: x(bin), w: binWidth(label), label };
+  });
+  type Group = { worst: Outcome; unloaded: boolean; dim: boolean; small: boolean; d: string[]; xs: number[]; text: string[]; count: number; away: number };
+  const groups = new Map<string, Group>();
+  for (const p of placed) {
+    const small = p.label.length > 2;
+    const gd = dim(p.bin);
+    const key = `${p.bin.worst}|${p.bin.unloaded > 0}|${gd}|${small}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { worst: p.bin.worst, unloaded: p.bin.unloaded > 0, dim: gd, small, d: [], xs: [], text: [], count: 0, away: 0 };
+      groups.set(key, g);
+    }
+    const l = p.cx - p.w / 2;
+    g.d.push(`M${r2(l + 8)} ${r2(y - 8)}h${r2(p.w - 16)}a8 8 0 0 1 0 16h${r2(16 - p.w)}a8 8 0 0 1 0-16z`);
+    const cw = small ? 5.4 : 6.2;
+    for (let i = 0; i < p.label.length; i += 1) g.xs.push(r2(p.cx + (i - (p.label.length - 1) / 2) * cw));
+    g.text.push(p.label);
+    g.count += p.bin.count;
+    g.away += p.bin.unloaded;
+  }
+  const at = (e: ReactPointerEvent<SVGPathElement> | ReactMouseEvent<SVGPathElement>): MarkBin | null => {
+    const px = e.clientX - (svgRef.current?.getBoundingClientRect().left ?? 0);
+    let best: PlacedBin | null = null;
+    for (const p of placed) {
+      const dx = Math.abs(px - p.cx);
+      if (dx <= p.w / 2 + 1 && (!best || dx < Math.abs(px - best.cx))) best = p;
+    }
+    return best?.bin ?? null;
+  };
+  const hover = (bin: MarkBin | null) => {
+    const key = bin ? binKey(bin) : null;
+    if (key !== hoverKey) onHover(key === null ? null : { kind: "bin", key });
+  };
   return (
-    <g
-      data-testid="timeline-mark"
-      data-kind="bin"
-      data-plane={bin.plane}
-      data-event-id={bin.ids[0]}
-      data-bin-count={bin.count}
-      data-unloaded={bin.unloaded || undefined}
-      data-outcome={bin.worst}
-      transform={`translate(${x},${y})`}
-      className={`cursor-zoom-in ${dim ? "opacity-25" : ""}`}
-      onClick={() => onOpen(bin)}
-      onPointerEnter={() => onHover({ kind: "bin", key })}
-      onPointerLeave={() => onHover(null)}
-    >
-      <rect
-        x={-w / 2}
-        y={-8}
-        width={w}
-        height={16}
-        rx={8}
-        className={style.rect}
-        strokeWidth={1}
-        strokeDasharray={bin.unloaded ? "3 2" : undefined}
-        fillOpacity={bin.unloaded ? 0.7 : undefined}
-      />
-      <text textAnchor="middle" y={3.5} className={`${small ? "text-[9px]" : "text-[10px]"} font-semibold ${style.text}`}>
-        {label}
-      </text>
-    </g>
+    <>
+      {[...groups.values()].map((g) => {
+        const style = BIN_STYLE[g.worst];
+        return (
+          <g key={`${g.worst}|${g.unloaded}|${g.dim}|${g.small}`} className={g.dim ? "opacity-25" : undefined}>
+            <path
+              data-testid="timeline-mark"
+              data-kind="bin"
+              data-plane={plane}
+              data-bins={g.text.length}
+              data-bin-count={g.count}
+              data-unloaded={g.away || undefined}
+              data-outcome={g.worst}
+              d={g.d.join("")}
+              className={`cursor-zoom-in ${style.rect}`}
+              strokeWidth={1}
+              strokeDasharray={g.unloaded ? "3 2" : undefined}
+              fillOpacity={g.unloaded ? 0.7 : undefined}
+              onPointerMove={(e) => hover(at(e))}
+              onPointerLeave={() => hover(null)}
+              onClick={(e) => {
+                const bin = at(e);
+                if (bin) onOpen(bin);
+              }}
+            />
+            <text
+              x={g.xs.join(" ")}
+              y={r2(y + 3.5)}
+              textAnchor="middle"
+              pointerEvents="none"
+              aria-hidden="true"
+              className={`${g.small ? "text-[9px]" : "text-[10px]"} font-semibold ${style.text}`}
+            >
+              {g.text.join("")}
+            </text>
+          </g>
+        );
+      })}
+    </>
   );
+}
+
+/** Rounded to 0.01 px (shorter paths, same picture). */
+function r2(n: number): number {
+  return Math.round(n * 100) / 100;
 }
 
 /**

@@ -5,7 +5,7 @@
  * Shift-drag to zoom to a range (the brush), clicks that select (not after a drag), bins that zoom in, and the keys
  * (←/→ step through events, Home/End, Esc clears, + / − zoom, 0 fits). Works in virtual time (idle stretches short).
  */
-import { scaleLinear, type ScaleLinear } from "d3-scale";
+import { linearScale, type LinearScale } from "./scale";
 import {
   useEffect,
   useRef,
@@ -29,7 +29,7 @@ export type InteractionInput = {
   /** The fitted window and the current one (virtual time), and virtual time → px. */
   fit: Domain;
   domain: Domain;
-  xv: ScaleLinear<number, number>;
+  xv: LinearScale;
   maxSpan: number;
   warp: TimeWarp;
   sorted: readonly TimedEvent[];
@@ -85,7 +85,7 @@ export function useTimelineInteraction({
       setHover(null);
       setViewDomain((prev) => {
         const d = prev ? toVirtualDomain(warp, prev) : fit;
-        const s = scaleLinear().domain(d).range([x0, x1]);
+        const s = linearScale(d, [x0, x1]);
         if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
           const delta = Math.abs(dx) > Math.abs(dy) ? dx : dy;
           return toRealDomain(warp, panDomain(d, s.invert(x0 + delta) - d[0]));
@@ -121,7 +121,7 @@ export function useTimelineInteraction({
     if (drag.mode === "brush") {
       setBrush({ a: clampX(drag.startX), b: clampX(px) });
     } else {
-      const s = scaleLinear().domain(drag.startDomain).range([x0, x1]);
+      const s = linearScale(drag.startDomain, [x0, x1]);
       setVirtualDomain(panDomain(drag.startDomain, s.invert(drag.startX) - s.invert(px)));
     }
   };

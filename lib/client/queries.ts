@@ -65,6 +65,18 @@ export function useArtifacts(taskId: string, version: number) {
   });
 }
 
+/**
+ * The gate's verdict as another part of the page already holds it ({@link useGate}'s cache), kept current with it;
+ * never asks the server itself (a person's look is not an ask). Undefined until the verdict is there.
+ */
+export function useGateIfKnown(taskId: string): GateVerdict | undefined {
+  return useQuery({
+    queryKey: keys.gate(taskId),
+    queryFn: () => apiFetch<GateVerdict>(`/api/v1/tasks/${enc(taskId)}/resume`, { method: "POST", body: {} }),
+    enabled: false,
+  }).data;
+}
+
 /** The resume-gate verdict as the runtime would get it now (asking the gate writes nothing). */
 export function useGate(taskId: string, initialData: GateVerdict | undefined, refetchMs: number | false) {
   return useQuery({

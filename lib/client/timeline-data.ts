@@ -8,7 +8,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { followUncheckedCompaction, type UncheckedCompaction } from "@/lib/domain/gate/compaction";
 import { apiFetch } from "./api";
-import type { ArrivalPage, Plane, StoredEvent, TimelineOverview, TimelinePage } from "./types";
+import { unpackBins, type PageOverview } from "./overview-pack";
+import type { ArrivalPage, Plane, StoredEvent, TimelinePage } from "./types";
 
 const enc = encodeURIComponent;
 /** Events per detail request; a denser window is loaded as far as this reaches (zoom in for the rest). */
@@ -42,11 +43,11 @@ export type TimelineData = {
 };
 
 /**
- * The timeline data of one task. Starts from the server-rendered overview; every change of `tick` (e.g. each poll of
+ * The timeline data of one task. Starts from the server-rendered overview (bins packed, lib/client/overview-pack.ts); every change of `tick` (e.g. each poll of
  * the task view while the run is live) reads the arrival feed from where it stopped, so every new event arrives,
  * back-dated ones included.
  */
-export function useTimelineData(taskId: string, initial: TimelineOverview, tick: unknown): TimelineData {
+export function useTimelineData(taskId: string, initial: PageOverview, tick: unknown): TimelineData {
   const [extra, setExtra] = useState<Map<string, StoredEvent>>(() => new Map());
   const [error, setError] = useState<Error | null>(null);
   const [loadingWindow, setLoadingWindow] = useState(false);
@@ -154,11 +155,7 @@ export function useTimelineData(taskId: string, initial: TimelineOverview, tick:
     return out;
   }, [initial.events, extra]);
 
-  const serverBins = useMemo(
-    () =>
-      initial.bins.map((b) => ({ plane: b.plane, first: Date.parse(b.first), last: Date.parse(b.last), count: b.count, failed: b.failed, denied: b.denied })),
-    [initial.bins],
-  );
+  const serverBins = useMemo(() => unpackBins(initial.bins), [initial.bins]);
   const counts = useMemo(
     () => ({
       session: initial.counts.session + fresh.session,

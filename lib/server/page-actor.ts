@@ -4,12 +4,16 @@
  */
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
+import { cache } from "react";
 import type { UserActor } from "@/lib/domain/authz";
 import { safeLocalPath } from "@/lib/domain/web/safe-path";
 import { currentUser } from "./actor";
 
-/** @returns the user actor; redirects to `/login?callbackUrl=<path>` when there is none. */
-export async function requirePageActor(): Promise<UserActor> {
+/**
+ * @returns the user actor; redirects to `/login?callbackUrl=<path>` when there is none. Checked once per request
+ * (React `cache`): the layout and the page both ask, and each check decodes the cookie and reads the session.
+ */
+export const requirePageActor = cache(async (): Promise<UserActor> => {
   const user = await currentUser();
   if (!user) {
     const asked = (await headers()).get("x-custody-path");
@@ -17,4 +21,4 @@ export async function requirePageActor(): Promise<UserActor> {
     redirect(`/login?callbackUrl=${encodeURIComponent(path)}`);
   }
   return user;
-}
+});

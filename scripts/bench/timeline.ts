@@ -13,7 +13,8 @@
  *    focusable; the time is `performance.now()` (from navigation start) when that first holds, recorded in the page
  *    by a MutationObserver. After each load the bench checks the timeline answers the keyboard (End selects the
  *    newest event) and that the run's interruption rule is drawn. Reports the median;
- * 4. measures the task page's first-load JavaScript: the scripts the served HTML references, gzipped (level 9).
+ * 4. measures the task page's first-load JavaScript: the scripts the served HTML references, gzipped (level 9), without
+ *    the `nomodule` polyfills a module-capable browser skips (reported apart).
  * Targets: first page p95 ≤ 50 ms, interactive ≤ 1,000 ms, first-load JS ≤ 250 KB gzip.
  */
 import { randomBytes } from "node:crypto";
@@ -59,11 +60,22 @@ export const timelineBenchmark: Benchmark = {
     const enc = encodeURIComponent(taskId);
     const mid = run.first.getTime() + Math.floor((run.last.getTime() - run.first.getTime()) / 2);
     const windowQs = `from=${encodeURIComponent(new Date(mid).toISOString())}&to=${encodeURIComponent(new Date(mid + 600_000).toISOString())}&limit=1000`;
-    // The first overview of the task on this server counts its bins in SQL (later ones add what arrived since).
-    const coldStart = performance.now();
-    const coldAnswer = await client.get(`/api/v1/tasks/${enc}/timeline/overview`);
-    const overviewColdMs = performance.now() - coldStart;
-    const head = JSON.parse(coldAnswer.text) as { since: string; total: number; complete: boolean; events: Array<{ type: string; attempt: number | null }> };
+    // The first overview of the task on this server counts its bins in SQL (later ones add what arrived since). It counts
+    // only rows below the arrival horizon: a transaction that began before the seed committed — anywhere in the cluster,
+    // e.g. another benchmark's batch — holds them back (decision 0015), and such an answer is not kept. Ask again until
+    // it counts them all (for at most two minutes), so that every run measures the same page.
+    type Head = { since: string; total: number; complete: boolean; events: Array<{ type: string; attempt: number | null }> };
+    let overviewColdMs = 0;
+    let head: Head | null = null;
+    for (let waited = 0; ; waited += 1) {
+      const coldStart = performance.now();
+      const coldAnswer = await client.get(`/api/v1/tasks/${enc}/timeline/overview`);
+      overviewColdMs = performance.now() - coldStart;
+      head = JSON.parse(coldAnswer.text) as Head;
+      if (head.total >= events || waited >= 120) break;
+      if (waited === 0) log(`timeline: the overview counts ${head.total} of ${events} events (an older transaction holds the horizon back); waiting …`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
     checks.push({ name: "overview counts every event", ok: head.total === events && !head.complete, detail: `total ${head.total}` });
     const createdAttempts = new Set(head.events.filter((e) => e.type === "sandbox.created").map((e) => e.attempt));
     checks.push({
@@ -112,9 +124,13 @@ export const timelineBenchmark: Benchmark = {
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     });
     const interactive: number[] = [];
+    // Where a load's time goes (Navigation Timing, ms from navigation start): the server's first byte, the end of the
+    // streamed HTML (every Suspense boundary filled), DOMContentLoaded.
+    const breakdown = { first_byte: [] as number[], html_done: [] as number[], dom_content_loaded: [] as number[] };
     let pageCpu: CpuSpent | null = null;
     let firstLoadKb: number | null = null;
     let firstLoadScripts = 0;
+    let noModuleKb = 0;
     try {
       const context = await browser.newContext({ baseURL: env.server.baseUrl, viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
@@ -158,7 +174,16 @@ export const timelineBenchmark: Benchmark = {
           throw new Error(`the task page did not become interactive: ${JSON.stringify(state)}; errors: ${pageErrors.slice(0, 5).join(" | ")}; screenshot ${shot}`, { cause: err });
         }
         const at = (await page.evaluate("window.__interactiveAt")) as number;
-        if (i > 0) interactive.push(at);
+        const nav = (await page.evaluate(`(() => {
+          const n = performance.getEntriesByType("navigation")[0];
+          return n ? [n.responseStart, n.responseEnd, n.domContentLoadedEventEnd] : [null, null, null];
+        })()`)) as Array<number | null>;
+        if (i > 0) {
+          interactive.push(at);
+          breakdown.first_byte.push(nav[0] ?? NaN);
+          breakdown.html_done.push(nav[1] ?? NaN);
+          breakdown.dom_content_loaded.push(nav[2] ?? NaN);
+        }
         const svg = page.locator('svg[aria-roledescription="timeline"]');
         await svg.focus();
         await page.keyboard.press("End");
@@ -167,18 +192,23 @@ export const timelineBenchmark: Benchmark = {
         if (i === loads) checks.push({ name: "task page: keyboard selects, interruption drawn", ok: rules > 0, detail: `${rules} interruption rule(s)` });
       }
       pageCpu = await spentSince(loadMark, env.db.sql, env.server.pid);
-      // First-load JS: the scripts the task page's HTML references.
+      // First-load JS: the scripts the task page's HTML references, except `nomodule` ones (Next's polyfills for
+      // browsers without ES modules: a browser that runs modules neither downloads nor runs them), reported apart.
       const cookies = await context.cookies();
       const cookie = cookies.map((c) => `${c.name}=${c.value}`).join("; ");
       const html = await (await fetch(`${env.server.baseUrl}/tasks/${enc}`, { headers: { cookie } })).text();
-      const srcs = [...new Set([...html.matchAll(/<script[^>]+src="([^"]+\.js[^"]*)"/g)].map((m) => m[1]!.replace(/&amp;/g, "&")))];
+      const tags = [...html.matchAll(/<script[^>]+src="([^"]+\.js[^"]*)"[^>]*>/g)].map((m) => ({
+        src: m[1]!.replace(/&amp;/g, "&"),
+        noModule: /\snomodule(?:=|\s|>)/i.test(m[0]),
+      }));
+      const gzipKb = async (src: string) =>
+        gzipSync(Buffer.from(await (await fetch(new URL(src, env.server.baseUrl))).arrayBuffer()), { level: 9 }).length / 1024;
+      const srcs = [...new Set(tags.filter((t) => !t.noModule).map((t) => t.src))];
       let total = 0;
-      for (const src of srcs) {
-        const body = Buffer.from(await (await fetch(new URL(src, env.server.baseUrl))).arrayBuffer());
-        total += gzipSync(body, { level: 9 }).length;
-      }
+      for (const src of srcs) total += await gzipKb(src);
+      for (const src of new Set(tags.filter((t) => t.noModule).map((t) => t.src))) noModuleKb += await gzipKb(src);
       firstLoadScripts = srcs.length;
-      firstLoadKb = total / 1024;
+      firstLoadKb = total;
       await context.close();
     } finally {
       await browser.close();
@@ -198,6 +228,12 @@ export const timelineBenchmark: Benchmark = {
       api_feed_ms_p95: p("feed", 0.95),
       page_interactive_ms: quantile(interactive, 0.5),
       page_interactive_ms_all: interactive.map((x) => Math.round(x)),
+      page_load_breakdown_ms_median: {
+        first_byte: quantile(breakdown.first_byte, 0.5),
+        html_done: quantile(breakdown.html_done, 0.5),
+        dom_content_loaded: quantile(breakdown.dom_content_loaded, 0.5),
+        interactive: quantile(interactive, 0.5),
+      },
       page_interactive_definition:
         "ms from navigation start until the timeline SVG has hydrated (data-hydrated), an event row is rendered and the lane group is focusable (tabindex 0); median of the loads after one warm-up",
       page_load_next_server_cpu_ms:
@@ -213,6 +249,7 @@ export const timelineBenchmark: Benchmark = {
       machine_load_note: "other_cpu_s is CPU used by everything else on the machine during the phase (other processes); wall times are inflated by it",
       task_page_first_load_js_kb_gzip: firstLoadKb,
       task_page_first_load_scripts: firstLoadScripts,
+      task_page_nomodule_polyfills_kb_gzip: noModuleKb,
       requests_per_figure: requests,
       meets_target:
         (p("first_page", 0.95) ?? Infinity) <= TARGET_FIRST_PAGE_P95_MS &&
@@ -226,7 +263,11 @@ export const timelineBenchmark: Benchmark = {
       ["window of detail p95 (ms)", fmt(figures.api_window_ms_p95, 1)],
       ["arrival feed at head p95 (ms)", fmt(figures.api_feed_ms_p95, 1)],
       ["page interactive, median (ms)", `${fmt(figures.page_interactive_ms)} (target ≤ ${TARGET_INTERACTIVE_MS}; ${figures.page_interactive_ms_all.join(", ")})`],
-      ["first-load JS (KB gzip)", `${fmt(firstLoadKb, 1)} in ${firstLoadScripts} scripts (target ≤ ${TARGET_FIRST_LOAD_KB})`],
+      [
+        "  first byte / HTML done / DOMContentLoaded (ms)",
+        `${fmt(quantile(breakdown.first_byte, 0.5))} / ${fmt(quantile(breakdown.html_done, 0.5))} / ${fmt(quantile(breakdown.dom_content_loaded, 0.5))} (medians)`,
+      ],
+      ["first-load JS (KB gzip)", `${fmt(firstLoadKb, 1)} in ${firstLoadScripts} scripts (target ≤ ${TARGET_FIRST_LOAD_KB}); nomodule polyfills ${fmt(noModuleKb, 1)} more`],
       "CPU per request (Next server / PostgreSQL, ms)",
       ...(["first_page", "overview", "window", "feed"] as const).map((n): [string, string] => {
         const c = perRequest(n);

@@ -222,6 +222,27 @@ describe("resume gate: each blocking reason", () => {
     expect(codes(await gate(t.apiKey, taskId))).toEqual(["snapshot_unverified"]);
   });
 
+  it("snapshot_unverified: among many saved snapshots only a saved digest string verifies a restore", async () => {
+    const { t, taskId } = await cleanTask();
+    const now = clock();
+    // A long run's saves (the gate's facts statement no longer ships them; it looks up the restored digests).
+    await sendEvents(t, [
+      ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-1" }, 1),
+      ...Array.from({ length: 300 }, (_, i) => ev(taskId, "environment", "snapshot.saved", now(), { digest: hex(`save-${i}`) }, 1)),
+      ev(taskId, "environment", "snapshot.saved", now(), { digest: 12345 }, 1),
+      ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-2" }, 2),
+      // The text of a number saved as a digest is not a saved digest.
+      ev(taskId, "environment", "snapshot.restored", now(), { digest: "12345", snapshot_id: "snap-n" }, 2),
+    ]);
+    expect(codes(await gate(t.apiKey, taskId))).toEqual(["snapshot_unverified"]);
+    // An early save verifies a restore as well as the latest does.
+    await sendEvents(t, [
+      ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-3" }, 3),
+      ev(taskId, "environment", "snapshot.restored", now(), { digest: hex("save-3"), snapshot_id: "snap-3" }, 3),
+    ]);
+    expect(await gate(t.apiKey, taskId)).toMatchObject({ verdict: "resume", reasons: [] });
+  });
+
   it("credential_revoked: issued then revoked blocks; a fresh credential for the same ref unblocks", async () => {
     const { t, taskId } = await cleanTask();
     const now = clock();

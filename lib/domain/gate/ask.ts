@@ -39,9 +39,13 @@ type GateEventRow = {
   attrs: Record<string, unknown>;
 };
 
+/**
+ * The event types the facts statement ships whole. Not `snapshot.saved`: a long run saves one per step, and the gate
+ * only asks whether a restored snapshot's digest is among them, which the statement answers itself
+ * (`saved_digests`).
+ */
 const GATE_EVENT_TYPES = [
   "sandbox.created",
-  "snapshot.saved",
   "snapshot.restored",
   "credential.issued",
   "credential.attached",
@@ -82,6 +86,8 @@ type GateFactsRow = {
   effects: { blocking: GateFacts["side_effects"]; open: Array<[string, SideEffectStatus]> } | string;
   revocation: { principal: string; reason: string; revoked_at: string } | string | null;
   events: GateEventRow[] | string;
+  /** The digests of restored snapshots that a `snapshot.saved` of the task also names (both JSON strings). */
+  saved_digests: string[] | string;
   effect: SideEffectRow | string | null;
   pending_receipt: boolean | null;
   /** The task's live approval requests whose effect has not gone (the gate's approval reasons); usually none. */
@@ -123,7 +129,8 @@ export async function gatherGateFacts(
 
 /**
  * The gate's facts of a task in ONE statement (task, lease expiry, latest checkpoint, side effects, principal
- * revocation, the gate's event types, and optionally one side effect by name), then the checkpoint's signature,
+ * revocation, the gate's event types, which restored snapshots' digests a saved snapshot names, and optionally one
+ * side effect by name), then the checkpoint's signature,
  * checked once per stored record (see {@link checkpointVerifiesCached}). Lazily expired leases are written by the same
  * statement and shown as `unknown` here, as a separate expiry before the read would show them.
  * Inside an intent's transaction the caller holds the task row FOR SHARE (taken by an earlier statement, so this
@@ -187,6 +194,13 @@ export async function readGateFacts(
                     'attrs', e.attrs) order by e.occurred_at, e.event_id), '[]'::json)
              from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id
                and e.type in (${sql.join(GATE_EVENT_TYPES.map((ty) => sql`${ty}`), sql`, `)})) as events,
+          (select coalesce(json_agg(distinct r.attrs ->> 'digest'), '[]'::json)
+             from events r where r.tenant_id = t.tenant_id and r.task_id = t.task_id and r.type = 'snapshot.restored'
+               and jsonb_typeof(r.attrs -> 'digest') = 'string'
+               and (select s.seq from events s
+                     where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+                       and s.attrs -> 'digest' = r.attrs -> 'digest'
+                     order by s.seq desc limit 1) is not null) as saved_digests,
           ${
             opts.effectName === undefined
               ? sql`null::json`
@@ -239,7 +253,8 @@ export async function readGateFacts(
 
   // Snapshots: restores count for the current attempt (or, without attempts, since the last sandbox start).
   const lastSandboxStart = [...events].reverse().find((e) => e.type === "sandbox.created")?.occurred_at ?? null;
-  const snapshots_saved = events.filter((e) => e.type === "snapshot.saved").map((e) => str(e.attrs.digest)).filter((d): d is string => !!d);
+  // Saved digests only as far as the verdict asks: those a restore names (newest saves probed first).
+  const snapshots_saved = parsed(row.saved_digests).filter((d) => !!d);
   const snapshots_restored = events
     .filter((e) => e.type === "snapshot.restored")
     .filter((e) =>

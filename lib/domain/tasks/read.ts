@@ -165,21 +165,30 @@ export function sideEffectView(r: SideEffectRow, unapplied: UnappliedReceiptRow[
 
 /**
  * The latest record, whether its signature verifies, and the server's view of each side effect.
+ * @param opts.eventCount the task's event count when the caller has it already (the task page: its timeline overview
+ *   counts every event, so the view need not count them a second time); else counted here.
  * @throws DomainError not_found when the tenant has no such task.
  */
-export async function getTaskView(db: Db, actor: Actor, taskId: string, key: SigningKey): Promise<TaskView> {
+export async function getTaskView(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  key: SigningKey,
+  opts: { eventCount?: Promise<number> } = {},
+): Promise<TaskView> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
-  const task = await q.findTask(db, actor.tenantId, taskId);
-  if (!task) throw notFound(`Task ${taskId}`);
-  await expireLeases(db, actor.tenantId, taskId);
-  const [checkpoint, effects, eventCount, unapplied, gateAsks] = await Promise.all([
+  // All at once (one round of statements, the side effects after their lease expiry): every read is scoped to the
+  // tenant and task, so for a task that does not exist they find nothing and the expiry changes nothing.
+  const [task, effects, checkpoint, eventCount, unapplied, gateAsks] = await Promise.all([
+    q.findTask(db, actor.tenantId, taskId),
+    expireLeases(db, actor.tenantId, taskId).then(() => listSideEffects(db, actor.tenantId, taskId)),
     q.latestCheckpoint(db, actor.tenantId, taskId),
-    listSideEffects(db, actor.tenantId, taskId),
-    q.countEvents(db, actor.tenantId, taskId),
+    opts.eventCount ?? q.countEvents(db, actor.tenantId, taskId),
     listUnappliedReceipts(db, actor.tenantId, taskId),
     listGateAsks(db, actor.tenantId, taskId),
   ]);
+  if (!task) throw notFound(`Task ${taskId}`);
   const side_effects: Record<string, SideEffectView> = {};
   for (const e of effects) side_effects[e.name] = sideEffectView(e, unapplied.get(e.name) ?? []);
   return {
@@ -225,25 +234,29 @@ export async function getTimeline(
 ): Promise<TimelinePage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
-  const task = await q.findTask(db, actor.tenantId, taskId);
-  if (!task) throw notFound(`Task ${taskId}`);
   const limit = opts.limit ?? 200;
   let after: { occurredAt: string; eventId: string } | undefined;
   if (opts.cursor) {
     const c = timeCursor(opts.cursor);
     after = { occurredAt: c.at, eventId: c.id };
   }
-  let rows: q.EventRow[];
+  let window: { from: string; to: string } | null = null;
   if (opts.from || opts.to) {
     const from = opts.from ? parseInstant(opts.from, "from") : "-infinity";
     const to = opts.to ? parseInstant(opts.to, "to") : "infinity";
     if (opts.from && opts.to && Date.parse(from) > Date.parse(to)) {
       throw new DomainError("bad_request", "from must not be after to.", { fields: [{ path: "from", message: "not after to" }] });
     }
-    rows = await timelineWindow(db, actor.tenantId, taskId, { from, to, limit: limit + 1, after });
-  } else {
-    rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after });
+    window = { from, to };
   }
+  // The task and its page in one round (the page of a task that does not exist is empty, and is not answered).
+  const [task, rows] = await Promise.all([
+    q.findTask(db, actor.tenantId, taskId),
+    window
+      ? timelineWindow(db, actor.tenantId, taskId, { ...window, limit: limit + 1, after })
+      : q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after }),
+  ]);
+  if (!task) throw notFound(`Task ${taskId}`);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {

@@ -22,13 +22,6 @@ export const OVERVIEW_BUCKETS = 240;
 /** Upper bound of marker events in one overview (far above any real run's restarts). */
 export const OVERVIEW_MARKERS_MAX = 5000;
 
-async function requireTask(db: Db, actor: Actor, taskId: string): Promise<void> {
-  authorize(actor, "tasks.read");
-  checkTaskId(taskId);
-  const task = await q.findTask(db, actor.tenantId, taskId);
-  if (!task) throw notFound(`Task ${taskId}`);
-}
-
 /**
  * The overview of a task's timeline. A task of up to {@link OVERVIEW_FULL_MAX} events comes whole (`complete`);
  * a longer one comes as every marker event, the {@link OVERVIEW_NEWEST} newest events and per-lane bins counted in
@@ -38,15 +31,19 @@ async function requireTask(db: Db, actor: Actor, taskId: string): Promise<void> 
  * @throws DomainError not_found.
  */
 export async function getTimelineOverview(db: Db, actor: Actor, taskId: string): Promise<TimelineOverview> {
-  await requireTask(db, actor, taskId);
-  const horizon = await tq.arrivalHorizon(db);
-  const since = encodeCursor([horizon, 0]);
+  authorize(actor, "tasks.read");
+  checkTaskId(taskId);
+  // One round of statements before the reads (the horizon must be taken before them; the rest only sizes them).
   // Whether the task is short is answered from at most OVERVIEW_FULL_MAX + 1 index entries; a long task is counted by its bins.
-  const [total, range, compactionRows] = await Promise.all([
+  const [task, horizon, total, range, compactionRows] = await Promise.all([
+    q.findTask(db, actor.tenantId, taskId),
+    tq.arrivalHorizon(db),
     tq.countEventsUpTo(db, actor.tenantId, taskId, OVERVIEW_FULL_MAX + 1),
     tq.timelineRange(db, actor.tenantId, taskId),
     tq.latestCompactionFacts(db, actor.tenantId, taskId),
   ]);
+  if (!task) throw notFound(`Task ${taskId}`);
+  const since = encodeCursor([horizon, 0]);
   // The gate's compaction rule (receive order), so the timeline marks the compaction whose constraints were not re-checked.
   const compaction_unchecked = uncheckedCompaction(
     compactionRows.map((r) => ({ event_id: r.event_id, type: r.type, seq: Number(r.seq), occurred_at: r.occurred_at })),
@@ -188,9 +185,15 @@ function arrivalCursor(since: string): { txid: string; seq: number } {
  * @throws DomainError not_found, bad_request (since).
  */
 export async function getArrivalFeed(db: Db, actor: Actor, taskId: string, opts: { since: string; limit: number }): Promise<ArrivalPage> {
-  await requireTask(db, actor, taskId);
+  authorize(actor, "tasks.read");
+  checkTaskId(taskId);
   const after = arrivalCursor(opts.since);
-  const { rows, horizon } = await tq.arrivalFeed(db, actor.tenantId, taskId, { after, limit: opts.limit + 1 });
+  // The task and the page in one round (a task that does not exist has no rows, and its page is not answered).
+  const [task, { rows, horizon }] = await Promise.all([
+    q.findTask(db, actor.tenantId, taskId),
+    tq.arrivalFeed(db, actor.tenantId, taskId, { after, limit: opts.limit + 1 }),
+  ]);
+  if (!task) throw notFound(`Task ${taskId}`);
   const page = rows.slice(0, opts.limit);
   const hasMore = rows.length > opts.limit;
   const last = page.at(-1);

@@ -1,17 +1,15 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { Suspense } from "react";
 import { dbFor } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
-import { can, type UserActor } from "@/lib/domain/authz";
+import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { askGate } from "@/lib/domain/gate/ask";
 import { getTaskView } from "@/lib/domain/tasks/read";
 import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
-import type { TaskView } from "@/lib/client/types";
+import { packOverview } from "@/lib/client/overview-pack";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { TaskPageClient } from "./_components/TaskPageClient";
-import { TaskSkeleton } from "./_components/TaskSkeleton";
 
 type Props = { params: Promise<{ taskId: string }> };
 
@@ -23,43 +21,39 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 /**
  * One task: header with signature status and gate verdict, four-lane timeline, side effects, artifacts, checkpoints.
  *
- * The task is looked up before anything is streamed, outside any Suspense boundary (so there is no loading.tsx
- * here): an unknown id then answers a real 404 with not-found.tsx. A `notFound()` thrown after the shell was
- * sent would render the same page under status 200. The timeline and the gate verdict load under Suspense.
+ * The task view, the timeline overview and the gate verdict are read at the same time. The page waits for the first
+ * two before anything is streamed, outside any Suspense boundary (so there is no loading.tsx here): an unknown id
+ * then answers a real 404 with not-found.tsx (a `notFound()` thrown after the shell was sent would render the same
+ * page under status 200), and the timeline is part of the first HTML. Streaming it into a boundary of its own would
+ * cost more than it saves: React reveals streamed boundaries at most every 300 ms after the shell's first frame, and
+ * the timeline cannot hydrate before it is revealed. The verdict is handed to the client part as a promise and
+ * streams in when the gate has answered, so the page never waits for it.
  */
 export default async function TaskPage({ params }: Props) {
   const { taskId: raw } = await params;
   const taskId = decodeURIComponent(raw);
   const actor = await requirePageActor();
   const db = await dbFor(actor);
-  let task;
+  const overview = getTimelineOverview(db, actor, taskId);
+  // The overview counts every event (its bins, kept per server): the task view takes its count from there rather than
+  // counting the task's events again (a pass over all of them on a long run).
+  const eventCount = overview.then((o) => o.total);
+  const gate = askGate(db, actor, taskId, {}, getSigningKey());
+  let task, timeline;
   try {
-    task = await getTaskView(db, actor, taskId, getSigningKey());
+    [task, timeline] = await Promise.all([getTaskView(db, actor, taskId, getSigningKey(), { eventCount }), overview.then(packOverview)]);
   } catch (err) {
+    // Not rendered, so nothing else observes them: their failures (the same not_found) are expected here.
+    for (const p of [overview, eventCount, gate]) p.catch(() => {});
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;
   }
   return (
-    <Suspense fallback={<TaskSkeleton />}>
-      <TaskPageBody actor={actor} taskId={taskId} task={task} />
-    </Suspense>
-  );
-}
-
-/**
- * The timeline overview (the whole timeline of a short run; every marker, the newest events and per-lane bins of a
- * long one) and the gate verdict, then the client part of the page.
- */
-async function TaskPageBody({ actor, taskId, task }: { actor: UserActor; taskId: string; task: TaskView }) {
-  const db = await dbFor(actor);
-  const [overview, gate] = await Promise.all([getTimelineOverview(db, actor, taskId), askGate(db, actor, taskId, {}, getSigningKey())]);
-
-  return (
     <TaskPageClient
       taskId={taskId}
       initialTask={task}
-      initialTimeline={overview}
-      initialGate={gate}
+      initialTimeline={timeline}
+      gate={gate}
       canReconcile={can(actor, "side_effects.reconcile")}
       canDecideApprovals={can(actor, "approvals.decide")}
       role={actor.role}

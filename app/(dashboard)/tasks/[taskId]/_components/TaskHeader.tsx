@@ -17,7 +17,8 @@ export function TaskHeader({
   refreshing,
 }: {
   task: TaskView;
-  gate: GateVerdict;
+  /** The gate's verdict; null while it is still being asked (it streams in after the header). */
+  gate: GateVerdict | null;
   primaryAction: { label: string; onClick: () => void } | null;
   live: boolean;
   /** The run reached a terminal phase: show that instead of a verdict nobody will act on. */
@@ -57,8 +58,16 @@ export function TaskHeader({
             <span className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm font-semibold text-neutral-800" data-testid="run-finished">
               <span aria-hidden="true">■</span> Run ended · {task.phase}
             </span>
-          ) : (
+          ) : gate ? (
             <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+          ) : (
+            <span
+              className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm text-neutral-700"
+              data-testid="gate-verdict-pending"
+              aria-busy="true"
+            >
+              <span aria-hidden="true">…</span> Asking the resume gate
+            </span>
           )}
           {primaryAction ? (
             <button

@@ -2,14 +2,16 @@
 
 /**
  * The task page's client part: live data through react-query, selection and tab in the URL, and the
- * header, gate panel, timeline and tabs below it.
+ * header, gate panel, timeline and tabs below it. The gate's verdict arrives as a promise from the server and is
+ * shown, in the header and the gate panel (Suspense boundaries of their own), as soon as it resolves.
  */
 import dynamic from "next/dynamic";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useMemo, useState } from "react";
+import { Suspense, use, useCallback, useMemo, useState, type ReactNode } from "react";
 import type { Role } from "@/db/schema/enums";
-import type { GateVerdict, TaskView, TimelineOverview } from "@/lib/client/types";
-import { useGate, useTask } from "@/lib/client/queries";
+import type { GateVerdict, TaskView } from "@/lib/client/types";
+import type { PageOverview } from "@/lib/client/overview-pack";
+import { useGate, useGateIfKnown, useTask } from "@/lib/client/queries";
 import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
 import { TaskHeader } from "./TaskHeader";
@@ -38,8 +40,10 @@ type TabId = (typeof TABS)[number]["id"];
 export type TaskPageClientProps = {
   taskId: string;
   initialTask: TaskView;
-  initialTimeline: TimelineOverview;
-  initialGate: GateVerdict;
+  /** The timeline overview as the server read it (bins packed). */
+  initialTimeline: PageOverview;
+  /** The gate's verdict, asked on the server while the page streams. */
+  gate: Promise<GateVerdict>;
   canReconcile: boolean;
   /** The person may approve or re-approve (issue 8): a stale or pending approval becomes the page's primary action. */
   canDecideApprovals?: boolean;
@@ -55,8 +59,28 @@ function followsLive(task: TaskView): boolean {
   return task.signature_valid === false || Object.values(task.side_effects).some((e) => e.status === "unknown");
 }
 
-/** Client shell of /tasks/[taskId]. */
-export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
+/**
+ * The gate's verdict once the server's answer has streamed in (suspends until then), kept fresh by react-query every
+ * `refresh` ms; renders `children` with it. Several of these share one query.
+ */
+function WithGate({
+  taskId,
+  initial,
+  refresh,
+  children,
+}: {
+  taskId: string;
+  initial: Promise<GateVerdict>;
+  refresh: number | false;
+  children: (gate: GateVerdict, q: { error: Error | null; refetch: () => void }) => ReactNode;
+}) {
+  const first = use(initial);
+  const q = useGate(taskId, first, refresh);
+  return children(q.data ?? first, { error: q.error, refetch: () => void q.refetch() });
+}
+
+/** Client part of /tasks/[taskId]; the gate's verdict fills its places when it has streamed in. */
+export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -66,12 +90,6 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
   const task = taskQ.data ?? initialTask;
   const isLive = !isTerminalPhase(task.phase);
   const refresh = followsLive(task) ? LIVE_REFRESH_MS : false;
-  // Each refresh of the task view reads the arrival feed from where it stopped (new and back-dated events).
-  const timeline = useTimelineData(taskId, initialTimeline, taskQ.dataUpdatedAt);
-  const gateQ = useGate(taskId, initialGate, refresh);
-  const events = timeline.events;
-  const partial = timeline.total > events.length;
-  const gate = gateQ.data ?? initialGate;
 
   const setParam = useCallback(
     (updates: Record<string, string | null>) => {
@@ -88,14 +106,6 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
     [params, pathname],
   );
 
-  const { loadWindow } = timeline;
-  const onTimelineView = useCallback(
-    (domain: readonly [number, number] | null) => {
-      if (domain) loadWindow(domain[0], domain[1]);
-    },
-    [loadWindow],
-  );
-
   const selectedId = params.get("event");
   const tabParam = params.get("tab");
   const tab: TabId = TABS.some((t) => t.id === tabParam) ? (tabParam as TabId) : "side-effects";
@@ -105,81 +115,60 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
     () => Object.entries(task.side_effects).filter(([, e]) => e.status === "unknown").map(([name]) => name),
     [task.side_effects],
   );
-  // An approval the gate waits for, and where to decide it (the gate links approval reasons to their approval page).
-  const approvalReason = gate.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
-  // The compaction whose constraints were not re-checked: its timeline marker links to the gate's reason (shown when no
-  // stop reason hides it; else to the gate panel, whose verdict already holds mutations back).
-  const constraintsUnchecked = timeline.compactionUnchecked
-    ? {
-        eventId: timeline.compactionUnchecked.event_id,
-        occurredAt: timeline.compactionUnchecked.occurred_at,
-        href: gate.reasons.some((r) => r.code === "constraints_unchecked") ? "#gate-reason-constraints_unchecked" : "#gate-heading",
-      }
-    : null;
-  const primaryAction =
-    canReconcile && unknownEffects[0]
-      ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) }
-      : canDecideApprovals && approvalReason
-        ? { label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval", onClick: () => router.push(approvalReason.target) }
-        : null;
+  /** The one next action: reconcile an unknown write, else decide the approval the gate waits for (once it answered). */
+  const primaryAction = (g: GateVerdict | null) => {
+    if (canReconcile && unknownEffects[0]) return { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) };
+    // An approval the gate waits for, and where to decide it (the gate links approval reasons to their approval page).
+    const approvalReason = g?.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
+    return canDecideApprovals && approvalReason
+      ? { label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval", onClick: () => router.push(approvalReason.target) }
+      : null;
+  };
+  const header = (g: GateVerdict | null) => (
+    <TaskHeader
+      task={task}
+      gate={g}
+      primaryAction={primaryAction(g)}
+      live={isLive}
+      finished={!isLive}
+      unknownEffects={unknownEffects}
+      refreshing={taskQ.isFetching}
+    />
+  );
 
   return (
     <div className="space-y-4">
-      <TaskHeader
-        task={task}
-        gate={gate}
-        primaryAction={primaryAction}
-        live={isLive}
-        finished={!isLive}
-        unknownEffects={unknownEffects}
-        refreshing={taskQ.isFetching}
-      />
-      <GatePanel
-        gate={gate}
-        finishedPhase={isLive ? null : task.phase}
-        unknownEffects={unknownEffects}
-        role={role}
-        asks={{ list: task.gate_asks, asOf: taskQ.dataUpdatedAt, currentAttempt: task.current_attempt }}
-        error={gateQ.error}
-        onRetry={() => gateQ.refetch()}
-      />
+      <Suspense fallback={header(null)}>
+        <WithGate taskId={taskId} initial={gate} refresh={refresh}>
+          {(g) => header(g)}
+        </WithGate>
+      </Suspense>
+      <Suspense fallback={<GatePending />}>
+        <WithGate taskId={taskId} initial={gate} refresh={refresh}>
+          {(g, q) => (
+            <GatePanel
+              gate={g}
+              finishedPhase={isLive ? null : task.phase}
+              unknownEffects={unknownEffects}
+              role={role}
+              asks={{ list: task.gate_asks, asOf: taskQ.dataUpdatedAt, currentAttempt: task.current_attempt }}
+              error={q.error}
+              onRetry={q.refetch}
+            />
+          )}
+        </WithGate>
+      </Suspense>
 
       <section aria-labelledby="timeline-heading" className="rounded-lg border border-neutral-200 bg-white p-3">
-        <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
-          <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
-          <p className="text-xs text-neutral-600">
-            {timeline.total} {timeline.total === 1 ? "event" : "events"}
-            {partial ? ` (${events.length} loaded: every restart and interruption, the newest, and what you zoom into)` : ""} · attempt{" "}
-            {task.current_attempt || "—"}
-            {timeline.loadingWindow ? <span className="ml-2" role="status">Loading detail…</span> : null}
-            {timeline.error ? <span className="ml-2 text-red-700">Could not refresh: {timeline.error.message}</span> : null}
-          </p>
-        </div>
-        {events.length === 0 ? (
-          <p className="rounded border border-dashed border-neutral-300 p-6 text-center text-sm text-neutral-600">
-            No events yet. The runtime reports them with <code className="font-mono text-xs">POST /api/v1/events</code>.
-          </p>
-        ) : (
-          <TaskTimeline
-            events={events}
-            sideEffects={task.side_effects}
-            selectedId={selectedId}
-            onSelect={(id) => setParam({ event: id })}
-            sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
-            constraintsUnchecked={constraintsUnchecked}
-            overview={
-              partial || timeline.serverBins.length
-                ? {
-                    serverBins: timeline.serverBins,
-                    completeFrom: timeline.completeFrom,
-                    totalEvents: timeline.total,
-                    laneCounts: timeline.counts,
-                    onViewChange: onTimelineView,
-                  }
-                : undefined
-            }
-          />
-        )}
+        <TimelineSection
+          taskId={taskId}
+          initial={initialTimeline}
+          tick={taskQ.dataUpdatedAt}
+          task={task}
+          selectedId={selectedId}
+          onSelect={(id) => setParam({ event: id })}
+          sideEffectHref={(name) => `${pathname}?tab=side-effects&effect=${encodeURIComponent(name)}`}
+        />
       </section>
 
       <section className="rounded-lg border border-neutral-200 bg-white">
@@ -232,5 +221,100 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, initialGa
         />
       ) : null}
     </div>
+  );
+}
+
+/** The gate panel's place while the server asks the gate. */
+function GatePending() {
+  return (
+    <section aria-labelledby="gate-heading" aria-busy="true" className="rounded-lg border border-neutral-200 bg-white p-4" data-testid="gate-panel-pending">
+      <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
+      <p className="mt-1 text-sm text-neutral-600">Asking the resume gate…</p>
+    </section>
+  );
+}
+
+/**
+ * The timeline block: counts, the four-lane timeline with its event list and drawer, new events from the arrival feed
+ * on each `tick`, and detail fetched on zoom.
+ */
+function TimelineSection({
+  taskId,
+  initial,
+  tick,
+  task,
+  selectedId,
+  onSelect,
+  sideEffectHref,
+}: {
+  taskId: string;
+  initial: PageOverview;
+  /** Changes on each refresh of the task view: the arrival feed is read then. */
+  tick: unknown;
+  task: TaskView;
+  selectedId: string | null;
+  onSelect: (id: string | null) => void;
+  sideEffectHref: (name: string) => string;
+}) {
+  // Each refresh of the task view reads the arrival feed from where it stopped (new and back-dated events).
+  const timeline = useTimelineData(taskId, initial, tick);
+  const events = timeline.events;
+  // The compaction whose constraints were not re-checked: its timeline marker links to the gate's reason (listed when no
+  // stop reason hides it; else to the gate panel, whose verdict already holds mutations back). The verdict is read from
+  // what the gate panel holds, never asked for here, so the timeline does not wait for it.
+  const gateNow = useGateIfKnown(taskId);
+  const constraintsUnchecked = timeline.compactionUnchecked
+    ? {
+        eventId: timeline.compactionUnchecked.event_id,
+        occurredAt: timeline.compactionUnchecked.occurred_at,
+        href: gateNow?.reasons.some((r) => r.code === "constraints_unchecked") ? "#gate-reason-constraints_unchecked" : "#gate-heading",
+      }
+    : null;
+  const partial = timeline.total > events.length;
+  const { loadWindow } = timeline;
+  const onTimelineView = useCallback(
+    (domain: readonly [number, number] | null) => {
+      if (domain) loadWindow(domain[0], domain[1]);
+    },
+    [loadWindow],
+  );
+  return (
+    <>
+      <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
+        <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
+        <p className="text-xs text-neutral-600">
+          {timeline.total} {timeline.total === 1 ? "event" : "events"}
+          {partial ? ` (${events.length} loaded: every restart and interruption, the newest, and what you zoom into)` : ""} · attempt{" "}
+          {task.current_attempt || "—"}
+          {timeline.loadingWindow ? <span className="ml-2" role="status">Loading detail…</span> : null}
+          {timeline.error ? <span className="ml-2 text-red-700">Could not refresh: {timeline.error.message}</span> : null}
+        </p>
+      </div>
+      {events.length === 0 ? (
+        <p className="rounded border border-dashed border-neutral-300 p-6 text-center text-sm text-neutral-600">
+          No events yet. The runtime reports them with <code className="font-mono text-xs">POST /api/v1/events</code>.
+        </p>
+      ) : (
+        <TaskTimeline
+          events={events}
+          sideEffects={task.side_effects}
+          selectedId={selectedId}
+          onSelect={onSelect}
+          sideEffectHref={sideEffectHref}
+          constraintsUnchecked={constraintsUnchecked}
+          overview={
+            partial || timeline.serverBins.length
+              ? {
+                  serverBins: timeline.serverBins,
+                  completeFrom: timeline.completeFrom,
+                  totalEvents: timeline.total,
+                  laneCounts: timeline.counts,
+                  onViewChange: onTimelineView,
+                }
+              : undefined
+          }
+        />
+      )}
+    </>
   );
 }

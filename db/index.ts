@@ -5,9 +5,11 @@
  */
 import path from "node:path";
 import fs from "node:fs";
+import net from "node:net";
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import type { SQL } from "drizzle-orm";
+import type { Writable } from "node:stream";
+import { PgTransaction, type PgDatabase, type PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { is, type SQL } from "drizzle-orm";
 import * as schema from "./schema";
 import { dataDir, MIGRATIONS_DIR } from "./paths";
 
@@ -234,6 +236,27 @@ function scopedDatabases(make: (scope: () => DbScope | null | undefined) => Db):
 }
 
 
+/** What postgres.js passes a `socket` factory: its parsed connection options. */
+type PgJsSocketOptions = { host: string[]; port: number[]; path?: string | false };
+
+/**
+ * Connects postgres.js's sockets with Nagle's algorithm off (TCP_NODELAY, as libpq does; postgres.js leaves it on).
+ * With it on, a small message written right after a larger one waits for the server's delayed ACK (≈ 40 ms): the
+ * `CopyDone` that ends every `COPY … FROM STDIN` ({@link copyIn}) did, once per ingested batch. Unix sockets are used
+ * as they are; several hosts are tried in turn, one per new connection, as postgres.js does. The socket carries
+ * `host`, which postgres.js reads as the TLS server name.
+ */
+function noDelaySocket(): (o: PgJsSocketOptions) => net.Socket {
+  let next = 0;
+  return (o) => {
+    if (o.path) return net.connect(o.path);
+    const i = next++ % o.host.length;
+    const host = o.host[i]!;
+    const port = o.port[i] ?? o.port[0]!;
+    return Object.assign(net.connect({ host, port, noDelay: true }), { host, port });
+  };
+}
+
 /**
  * Seals every tenant's pending audit entries (docs/decisions/0020-audit-sealing.md), as the owner: run once when a
  * process opens the database, for entries a crash left committed but not yet in the chain.
@@ -258,7 +281,9 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     } finally {
       await migrationClient.end();
     }
-    const raw = postgres(opts.url, { max: opts.max ?? 10, onnotice: () => {} });
+    // `socket` is a postgres.js option its types do not declare.
+    const clientOptions = { max: opts.max ?? 10, onnotice: () => {}, socket: noDelaySocket() };
+    const raw = postgres(opts.url, clientOptions);
     // Audit entries a crash left between their commit and their seal join the chain before anything is served.
     await raw.unsafe(SEAL_LEFT_PENDING);
     const client = preparingPostgresClient(raw as unknown as PgJsLike) as unknown as typeof raw;
@@ -387,6 +412,54 @@ export async function getOwnerDb(): Promise<Db> {
 /** Which engine the process-wide database runs on. */
 export async function dbKind(): Promise<"postgres" | "pglite"> {
   return (await processHandle()).kind;
+}
+
+/** A postgres.js COPY query: resolves with the stream once the server is in COPY mode (see {@link copyIn}). */
+type PgJsCopyQuery = PromiseLike<unknown> & {
+  writable: () => Promise<Writable>;
+  resolve: (result: { count: number | null }) => void;
+  reject: (err: unknown) => void;
+};
+
+/**
+ * `COPY … FROM STDIN` on PostgreSQL, on the connection of the transaction `tx`: sends `data` (already in the COPY
+ * format the statement names) and resolves when the server has stored it.
+ * @param tx a Drizzle transaction (COPY into a temporary table only makes sense on the transaction's connection).
+ * @param statement the `COPY … FROM STDIN` statement (no parameters).
+ * @param data the rows, made only when the driver can take them (a caller on PGlite does not build them for nothing).
+ * @param before a statement without parameters to run first (e.g. creating the target table), sent together with the
+ *   COPY so both cost one round trip.
+ * @returns the number of rows copied, or null on PGlite, whose driver has no COPY from a client stream (nothing is
+ *   run then): the caller takes its other path.
+ * @throws the server's error when it refuses `before` or the data (the transaction is then aborted); Error when `tx`
+ *   is not a transaction.
+ */
+export async function copyIn(tx: Db, statement: string, data: () => string | Buffer, before?: string): Promise<number | null> {
+  if (!is(tx, PgTransaction)) throw new Error("copyIn needs a transaction: COPY goes to its connection");
+  const client = (tx as unknown as { session?: { client?: { unsafe?: unknown } } }).session?.client;
+  if (!client || typeof client.unsafe !== "function") return null;
+  const pg = client as unknown as PgJsLike;
+  const setup = before === undefined ? null : Promise.resolve(pg.unsafe(before).execute());
+  setup?.catch(() => {}); // awaited below; this only keeps it from counting as unhandled meanwhile
+  const query = pg.unsafe(statement) as unknown as PgJsCopyQuery;
+  let stream: Writable;
+  try {
+    stream = await query.writable();
+  } catch (err) {
+    await setup; // its own error first: the COPY only failed because the transaction was aborted
+    throw err;
+  }
+  await setup;
+  return new Promise<number>((resolve, reject) => {
+    // postgres.js (3.4) resolves the query with the stream when COPY starts, and settles the same query object again
+    // when the server answers the end of the data: `resolve(result)` after the command completes, `reject(error)` when
+    // it refused a row. A promise settles once, so those calls would be lost — and after a refusal the stream's
+    // 'finish' never comes. Taking them over here turns the server's answer into this promise's.
+    query.resolve = (result) => resolve(result?.count ?? 0);
+    query.reject = reject;
+    stream.on("error", reject);
+    stream.end(data());
+  });
 }
 
 /**

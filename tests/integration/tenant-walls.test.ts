@@ -78,10 +78,13 @@ async function expectWalls(h: Handle, opts: { viaApi: boolean }) {
   );
   expect(missing.filter((m) => !m.rls || m.policies < 1 || !m.select || !m.insert), "tenant tables without RLS, policy or grants").toEqual([]);
 
-  // The app role cannot bypass the policies, nor own (and so escape) them.
+  // The app role cannot bypass the policies, nor own (and so escape) them. Temporary tables do not count: the one it
+  // may own is the ingest staging table of its own session, which holds only the batch its transaction is storing
+  // (decision 0021).
   const [role] = await queryRows<{ rolbypassrls: boolean; rolsuper: boolean; owns: number }>(
     h.db,
-    sql`select r.rolbypassrls, r.rolsuper, (select count(*)::int from pg_class c where c.relowner = r.oid) as owns
+    sql`select r.rolbypassrls, r.rolsuper,
+               (select count(*)::int from pg_class c where c.relowner = r.oid and c.relpersistence <> 't') as owns
         from pg_roles r where r.rolname = ${APP_ROLE}`,
   );
   expect(role).toEqual({ rolbypassrls: false, rolsuper: false, owns: 0 });

@@ -213,6 +213,9 @@ export const sideEffects = pgTable(
     primaryKey({ name: "side_effects_pkey", columns: [t.tenantId, t.taskId, t.name] }),
     uniqueIndex("side_effects_tenant_key_key").on(t.tenantId, t.idempotencyKey),
     index("side_effects_tenant_status_idx").on(t.tenantId, t.status),
+    // The effects of a task that are not completed: what the gate, an intent's lease expiry and its facts read. A long
+    // run's completed effects (most of them) stay out of those scans (decision 0022).
+    index("side_effects_open_idx").on(t.tenantId, t.taskId).where(sql`${t.status} <> 'completed'`),
     // Outcomes of tool calls that became effects (a late tool.completed is kept as evidence).
     index("side_effects_tool_call_idx").on(t.tenantId, t.taskId, t.callId).where(sql`${t.origin} = 'tool_call'`),
     foreignKey({

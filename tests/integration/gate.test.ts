@@ -335,6 +335,8 @@ describe("resume gate: each blocking reason", () => {
   it("record_signature_invalid: a stored checkpoint altered in the database", async () => {
     const { t, taskId } = await cleanTask();
     expect((await getTask(t.apiKey, taskId)).body.signature_valid).toBe(true);
+    // The gate has verified (and remembered) the stored row before it is altered: the altered row must be read afresh.
+    expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
     await tamperLatestCheckpoint(t, taskId);
     const view = await getTask(t.apiKey, taskId);
     expect(view.body.signature_valid).toBe(false);

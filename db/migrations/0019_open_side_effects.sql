@@ -1,0 +1,1 @@
+CREATE INDEX "side_effects_open_idx" ON "side_effects" USING btree ("tenant_id","task_id") WHERE "side_effects"."status" <> 'completed';

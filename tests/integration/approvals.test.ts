@@ -181,6 +181,28 @@ describe("decisions", () => {
     expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "reject", reason: "late" })).status).toBe(409);
   });
 
+  it("an intent from a new attempt raises the attempt, then asks for approval like any other; the approval goes to that attempt", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
+    const taskId = newTaskId("appr-raise");
+    await checkpoint(t, taskId, { side_effects: {} });
+    const asked = await postIntent(t, taskId, intentBody(taskId, { attempt: 2 }));
+    expect(asked.status, asked.text).toBe(403);
+    expect(asked.body.error.code).toBe("approval_required");
+    const approvalId = asked.body.error.details!.approval_id as string;
+    const attempt = async () =>
+      (await queryRows<{ n: number }>(handle.db, sql`select current_attempt as n from tasks where tenant_id = ${t.tenantId} and task_id = ${taskId}`))[0]!.n;
+    expect(await attempt()).toBe(2);
+    expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "approve" })).status).toBe(200);
+    const stale = await postIntent(t, taskId, intentBody(taskId));
+    expect(stale.status, stale.text).toBe(409);
+    expect(stale.body.error.code).toBe("stale_attempt");
+    const go = await postIntent(t, taskId, intentBody(taskId, { attempt: 2 }));
+    expect(go.status, go.text).toBe(200);
+    expect(go.body.decision).toBe("go");
+    const [row] = await queryRows<{ consumed_attempt: number | null }>(handle.db, sql`select consumed_attempt from approval_requests where id = ${approvalId}`);
+    expect(row!.consumed_attempt).toBe(2);
+  });
+
   it("a write reported by event meets the same rule: another digest is not approved (unknown), the approved one uses it", async () => {
     const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const approver = await signInAs(t, "approver");

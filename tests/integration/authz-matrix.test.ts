@@ -18,6 +18,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { API_ROUTES, routeFileMethods } from "../support/api-routes";
+import { walkRoutes, type RouteCall } from "../support/route-walk";
 import { checkpoint, intentBody, newKey, receiptBody, signInAs, unknownEffect } from "./custody-helpers";
 import { api, createTestTenant, makeRecord, newTaskId, rid, testDbForFile, type Auth, type FullTestTenant, type TestTenant } from "./helpers";
 
@@ -245,12 +246,6 @@ beforeAll(async () => {
   };
 }, 120_000);
 
-function urlOf(route: string, p: Params): string {
-  return route
-    .replace(/^[A-Z]+ /, "")
-    .replace(/\[(\w+)\]/g, (_, k: keyof Params) => encodeURIComponent(p[k]));
-}
-
 function bodyOf(spec: unknown, w: World): unknown {
   if (spec === "workspace") return { workspace: w.a.slug };
   if (spec === "intent") return intentBody(w.intentKey);
@@ -258,34 +253,14 @@ function bodyOf(spec: unknown, w: World): unknown {
   return spec;
 }
 
-type Result = { route: string; caller: Caller; expected: number; status: number; text: string; leaked: string[] };
+/** One cell's request: the caller's credentials, harmless parameters for this tenant, the cross body for another. */
+type CellCall = RouteCall & { caller: Caller; expected: number };
 
-async function runCell(route: string, cell: Cell, caller: Caller): Promise<Result> {
-  const method = route.split(" ")[0]!;
+function cellCall(route: string, cell: Cell, caller: Caller): CellCall {
   const cross = caller === "other_key" || caller === "other_session";
   const params = cross ? world.params : { ...world.params, ...(cell.harmless ?? {}) };
-  const url = urlOf(route, params) + (cell.query ?? "");
   const spec = cross && cell.crossBody !== undefined ? cell.crossBody : cell.probe;
-  const body = bodyOf(spec, world);
-  const res = await api(world.auth[caller]).request(method, url, body === undefined ? {} : { json: body });
-  const sent = url + JSON.stringify(body ?? null);
-  const leaked = cross ? world.markers.filter((m) => !sent.includes(m) && res.text.includes(m)) : [];
-  return { route, caller, expected: expectedStatus(cell, caller), status: res.status, text: res.text.slice(0, 300), leaked };
-}
-
-/** Runs `jobs` with at most `width` in flight. */
-async function inBatches<T>(jobs: Array<() => Promise<T>>, width: number): Promise<T[]> {
-  const out: T[] = new Array(jobs.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < jobs.length) {
-        const i = next++;
-        out[i] = await jobs[i]!();
-      }
-    }),
-  );
-  return out;
+  return { route, caller, expected: expectedStatus(cell, caller), auth: world.auth[caller], params, query: cell.query, body: bodyOf(spec, world) };
 }
 
 describe("authorization matrix", () => {
@@ -298,14 +273,20 @@ describe("authorization matrix", () => {
   it("answers every route × caller cell with its expected status, and shows another tenant nothing of this one", async () => {
     // Writes that would change what later cells see go last: the cells that change state are the ones listed
     // with harmless parameters or stale bodies, so every cell can run in any order.
-    const jobs = Object.entries(MATRIX)
+    const calls = Object.entries(MATRIX)
       .filter(([route]) => route in API_ROUTES)
-      .flatMap(([route, cell]) => CALLERS.map((caller) => () => runCell(route, cell, caller)));
-    const results = await inBatches(jobs, 8);
+      .flatMap(([route, cell]) => CALLERS.map((caller) => cellCall(route, cell, caller)));
+    const results = await walkRoutes(calls, 8);
     const wrong = results
-      .filter((r) => r.status !== r.expected)
-      .map((r) => `${r.route} as ${r.caller}: expected ${r.expected}, got ${r.status} ${r.text}`);
-    const leaks = results.filter((r) => r.leaked.length).map((r) => `${r.route} as ${r.caller} showed ${r.leaked.join(", ")}: ${r.text}`);
+      .filter((r) => r.status !== r.call.expected)
+      .map((r) => `${r.call.route} as ${r.call.caller}: expected ${r.call.expected}, got ${r.status} ${r.text.slice(0, 300)}`);
+    // Another tenant's caller must see nothing of this tenant that its request did not itself name.
+    const leaks = results.flatMap((r) => {
+      if (r.call.caller !== "other_key" && r.call.caller !== "other_session") return [];
+      const sent = r.url + JSON.stringify(r.call.body ?? null);
+      const leaked = world.markers.filter((m) => !sent.includes(m) && r.text.includes(m));
+      return leaked.length ? [`${r.call.route} as ${r.call.caller} showed ${leaked.join(", ")}: ${r.text.slice(0, 300)}`] : [];
+    });
     expect(wrong).toEqual([]);
     expect(leaks).toEqual([]);
     expect(results.length).toBe(Object.keys(MATRIX).length * CALLERS.length);

@@ -12,6 +12,7 @@ import type { ExerciseJson, ExerciseView } from "@/lib/client/map-types";
 import { suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { auditRows, checkpoint, errorOf, localServer, signInAs } from "./custody-helpers";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, rid, testDbForFile, type Auth } from "./helpers";
+import { recordsPolicy } from "../support/policy-document";
 
 const handle = testDbForFile();
 
@@ -38,11 +39,12 @@ describe("the Test revocation step", () => {
       const issued = makeEvent(taskId, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "records-api", credential_id: "cred-1", scope: "records:write" } });
       const siblingEvent = makeEvent(sibling, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "records-api", credential_id: "cred-2" } });
       expect((await postEvents(t.apiKey, [issued, siblingEvent])).status).toBe(200);
-      const doc = {
-        network: { access: "restricted", allowed_domains: ["records.example.com"] },
-        credentials: [{ name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], revocation_url: `${stub.url}/revocations` }],
-        tools: [],
-      };
+      // The shared records policy, its credential's revocation endpoint the stub, and no tools.
+      const doc = recordsPolicy((d) => {
+        delete d.credentials[0]!.scope;
+        d.credentials[0]!.revocation_url = `${stub.url}/revocations`;
+        d.tools = [];
+      });
       const policy = await api(owner).post<{ version: number; valid: boolean }>("/api/v1/policies", doc);
       expect(policy.body.valid, policy.text).toBe(true);
       expect((await api(owner).request("POST", `/api/v1/policies/${policy.body.version}/activate`)).status).toBe(200);

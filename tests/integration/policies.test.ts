@@ -9,27 +9,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { auditRows, checkpoint, errorOf, expectError, signInAs } from "./custody-helpers";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile, type FullTestTenant } from "./helpers";
+import { RECORDS_POLICY_YAML, recordsPolicy, recordsPolicyYaml } from "../support/policy-document";
 
 const handle = testDbForFile();
 
 type Auth = { cookie: string } | string;
 type Finding = { severity: string; rule: string; path: string; message: string };
 
-const GOOD_YAML = `# The demo's records service, by host name.
-network:
-  access: restricted
-  allowed_domains: [records.example.com]
-credentials:
-  - name: records-api
-    type: environment_variable
-    allowed_hosts: [records.example.com]
-    scope: records:write
-tools:
-  - name: update_record
-    mutation: true
-    requires_approval: true
-`;
-const MISMATCHED_YAML = GOOD_YAML.replace("allowed_hosts: [records.example.com]", "allowed_hosts: [records.example.org]");
+/** The shared records policy (tests/support/policy-document.ts) with a credential host its network does not admit: stored, but fails lint. */
+const MISMATCHED_YAML = recordsPolicyYaml((d) => (d.credentials[0]!.allowed_hosts = ["records.example.org"]));
 
 function sendYaml(auth: Auth, path: string, text: string, type = "application/yaml") {
   return api(auth).request<Record<string, unknown>>("POST", path, { raw: text, headers: { "content-type": type } });
@@ -54,7 +42,7 @@ describe("policy versions", () => {
   });
 
   it("lints YAML and JSON for a runtime key and every role, storing nothing", async () => {
-    const yaml = await sendYaml(t.apiKey, "/api/v1/policies/lint", GOOD_YAML);
+    const yaml = await sendYaml(t.apiKey, "/api/v1/policies/lint", RECORDS_POLICY_YAML);
     expect(yaml.status, yaml.text).toBe(200);
     expect(yaml.body).toEqual({ valid: true, findings: [] });
     const bad = await sendYaml(viewer, "/api/v1/policies/lint", MISMATCHED_YAML);
@@ -74,10 +62,10 @@ describe("policy versions", () => {
   });
 
   it("refuses other content types, broken YAML, reserved keys and credential values, writing nothing", async () => {
-    expectError(await sendYaml(owner, "/api/v1/policies/lint", GOOD_YAML, "text/plain"), 415, "unsupported_media_type");
+    expectError(await sendYaml(owner, "/api/v1/policies/lint", RECORDS_POLICY_YAML, "text/plain"), 415, "unsupported_media_type");
     expectError(await sendYaml(owner, "/api/v1/policies", "network: [", "application/yaml"), 400, "invalid_json");
     expectError(await sendYaml(owner, "/api/v1/policies", '{"network": {"access": "open"}, "__proto__": {}}', "application/json"), 422, "validation_failed");
-    const secret = await sendYaml(owner, "/api/v1/policies", `${GOOD_YAML}# token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n`);
+    const secret = await sendYaml(owner, "/api/v1/policies", `${RECORDS_POLICY_YAML}# token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n`);
     expectError(secret, 422, "validation_failed");
     expect(errorOf(secret).message).not.toContain("ghp_");
     expect(await policyCount(t.tenantId)).toBe(0);
@@ -94,7 +82,7 @@ describe("policy versions", () => {
     expect(refused.body.error.details.findings[0]).toMatchObject({ path: "credentials[0].allowed_hosts[0]" });
     expect(((await api(owner).get<{ policy: null }>("/api/v1/policies/current")).body)).toEqual({ policy: null });
 
-    const second = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    const second = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect(second.status, second.text).toBe(201);
     expect(second.body).toMatchObject({ version: 2, valid: true, findings: [] });
     const again = await api(owner).post("/api/v1/policies", (await api(owner).get<{ document: unknown }>("/api/v1/policies/2")).body.document);
@@ -106,7 +94,7 @@ describe("policy versions", () => {
     expect(activated.body).toMatchObject({ version: 2, previous: null, changed: true });
     const current = await api(t.apiKey).get<{ version: number; active: boolean; source_text: string; document: { network: { access: string } } }>("/api/v1/policies/current");
     expect(current.body).toMatchObject({ version: 2, active: true, document: { network: { access: "restricted" } } });
-    expect(current.body.source_text).toBe(GOOD_YAML);
+    expect(current.body.source_text).toBe(RECORDS_POLICY_YAML);
     const list = await api(viewer).get<{ policies: Array<{ version: number; active: boolean; valid: boolean }> }>("/api/v1/policies");
     expect(list.body.policies.map((p) => [p.version, p.active, p.valid])).toEqual([
       [2, true, true],
@@ -127,7 +115,7 @@ describe("policy versions", () => {
 
   it("refuses the wrong role (403) and the wrong tenant (404)", async () => {
     for (const who of [viewer, responder, t.apiKey, await signInAs(t, "approver")]) {
-      expectError(await sendYaml(who, "/api/v1/policies", GOOD_YAML), 403, "forbidden");
+      expectError(await sendYaml(who, "/api/v1/policies", RECORDS_POLICY_YAML), 403, "forbidden");
       expectError(await api(who).request("POST", "/api/v1/policies/2/activate"), 403, "forbidden");
     }
     const stranger = await signInAs(other, "owner");
@@ -178,7 +166,7 @@ describe("egress custody against the current policy", () => {
     expect((await ask()).reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
 
     // A policy that admits records.example.com only: files.example.com is drift, and the gate stops.
-    const v1 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    const v1 = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
     const after = await api(t.apiKey).get<{ current_policy_version: number; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
     const byHost = Object.fromEntries(after.body.hosts.map((h) => [h.host, h]));
@@ -199,7 +187,11 @@ describe("egress custody against the current policy", () => {
     expect((await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${quiet}/resume`, {})).body.reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
 
     // A new version that admits the host clears it.
-    const v2 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML.replace("allowed_domains: [records.example.com]", "allowed_domains: [records.example.com, files.example.com]").replace("requires_approval: true", "requires_approval: true\n  - name: read_file\n    mutation: false\n    hosts: [files.example.com]"));
+    const admitsFiles = recordsPolicyYaml((d) => {
+      d.network.allowed_domains = ["records.example.com", "files.example.com"];
+      d.tools.push({ name: "read_file", mutation: false, hosts: ["files.example.com"] });
+    });
+    const v2 = await sendYaml(owner, "/api/v1/policies", admitsFiles);
     expect(v2.status, v2.text).toBe(201);
     expect(v2.body.findings).toEqual([]);
     expect((await api(owner).request("POST", `/api/v1/policies/${v2.body.version}/activate`)).status).toBe(200);
@@ -261,15 +253,18 @@ describe("revocation, proven", () => {
       ]);
       expect(res.status, res.text).toBe(200);
       const endpoint = `http://127.0.0.1:${port}/revocations`;
-      const doc = {
-        network: { access: "restricted", allowed_domains: ["records.example.com", "files.example.com", "other.example.com"] },
-        credentials: [
-          { name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], revocation_url: endpoint },
+      // The records policy with two more credentials, each on a host of its own; two of the three can be checked.
+      const doc = recordsPolicy((d) => {
+        const records = { ...d.credentials[0]! };
+        delete records.scope;
+        d.network.allowed_domains = ["records.example.com", "files.example.com", "other.example.com"];
+        d.credentials = [
+          { ...records, revocation_url: endpoint },
           { name: "files-api", type: "function_tool", allowed_hosts: ["files.example.com"], revocation_url: endpoint },
           { name: "no-endpoint", type: "environment_variable", allowed_hosts: ["other.example.com"] },
-        ],
-        tools: [],
-      };
+        ];
+        d.tools = [];
+      });
       const stored = await api(owner).post<{ version: number; valid: boolean }>("/api/v1/policies", doc);
       expect(stored.body.valid, stored.text).toBe(true);
       expect((await api(owner).request("POST", `/api/v1/policies/${stored.body.version}/activate`)).status).toBe(200);
@@ -322,7 +317,7 @@ describe("policy documents behind the approvals' policy version", () => {
     const [owner, approver] = await Promise.all([signInAs(t, "owner"), signInAs(t, "approver")]);
     const taskId = newTaskId("policy-seam");
     await checkpoint(t, taskId);
-    const v1 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML);
+    const v1 = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
     expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe(String(v1.body.version));
 
@@ -335,7 +330,7 @@ describe("policy documents behind the approvals' policy version", () => {
     expect(decided.status, decided.text).toBe(200);
 
     // A corrected document stored as version 2 is activated through the approvals' route: the approval goes stale.
-    const v2 = await sendYaml(owner, "/api/v1/policies", GOOD_YAML.replace("scope: records:write", "scope: records:write records:read"));
+    const v2 = await sendYaml(owner, "/api/v1/policies", recordsPolicyYaml((d) => (d.credentials[0]!.scope = "records:write records:read")));
     expect(v2.body).toMatchObject({ version: 2, valid: true });
     const moved = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>("/api/v1/policy/current", { version: "2" });
     expect(moved.status, moved.text).toBe(200);

@@ -16,7 +16,8 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { API_ROUTES } from "../support/api-routes";
-import { auditRows, checkpoint, errorCode, signInAs } from "./custody-helpers";
+import { fillRoute, walkRoutes, type RouteAnswer, type RouteCall, type RouteParams } from "../support/route-walk";
+import { auditRows, checkpoint, signInAs } from "./custody-helpers";
 import { api, createTestTenant, newTaskId, rid, testDbForFile, type Auth, type FullTestTenant } from "./helpers";
 
 const handle = testDbForFile();
@@ -49,48 +50,25 @@ function pageRoutes(root = process.cwd()): Array<{ pattern: string; dashboard: b
   return found.sort((a, b) => a.pattern.localeCompare(b.pattern));
 }
 
-type Params = Record<string, string>;
-
-function fill(pattern: string, params: Params): string {
-  return pattern.replace(/\[(\w+)\]/g, (_, k: string) => {
-    const v = params[k];
-    if (v === undefined) throw new Error(`no value for [${k}] in ${pattern}: add it to the walk's params`);
-    return encodeURIComponent(v);
-  });
+/** What the walk calls: every API route (an empty JSON body for the routes that read one), then every given page. */
+function walkCalls(auth: Auth, params: RouteParams, routes: string[], pages: string[]): RouteCall[] {
+  return [
+    ...routes.map((route) => ({
+      route,
+      auth,
+      params,
+      body: API_ROUTES[route]!.body === "none" ? undefined : route === "POST /api/v1/events" ? { events: [] } : {},
+    })),
+    ...pages.map((pattern) => ({ route: `GET ${pattern}`, auth, params })),
+  ];
 }
 
-type Answer = { what: string; status: number; code: string | undefined; location: string | null; text: string };
-
-/** One request of the walk: the route (`METHOD /api/v1/…`) with its parameters filled, an empty JSON body for writes. */
-async function callRoute(auth: Auth, route: string, params: Params): Promise<Answer> {
-  const [method, pattern] = route.split(" ") as [string, string];
-  const spec = API_ROUTES[route]!;
-  const body = spec.body === "none" ? {} : { json: route === "POST /api/v1/events" ? { events: [] } : {} };
-  const res = await api(auth).request(method, fill(pattern, params), body);
-  return { what: route, status: res.status, code: errorCode(res), location: res.headers.get("location"), text: res.text.slice(0, 200) };
+/** An answer as a line of a failure message: the route or page, and the start of what it answered. */
+function shown(a: RouteAnswer): string {
+  return `${a.call.route}: ${a.status} ${a.code ?? ""} ${a.text.slice(0, 200)}`;
 }
 
-async function openPage(auth: Auth, pattern: string, params: Params): Promise<Answer> {
-  const res = await api(auth).get(fill(pattern, params));
-  return { what: `page ${pattern}`, status: res.status, code: undefined, location: res.headers.get("location"), text: res.status === 200 ? "" : res.text.slice(0, 200) };
-}
-
-/** Runs `jobs` a few at a time (the machine is shared). */
-async function inBatches<T>(jobs: Array<() => Promise<T>>, width = 4): Promise<T[]> {
-  const out: T[] = new Array(jobs.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < jobs.length) {
-        const i = next++;
-        out[i] = await jobs[i]!();
-      }
-    }),
-  );
-  return out;
-}
-
-type World = { t: FullTestTenant; owner: { cookie: string }; params: Params };
+type World = { t: FullTestTenant; owner: { cookie: string }; params: RouteParams };
 let world: World;
 
 beforeAll(async () => {
@@ -137,9 +115,10 @@ async function walkExpectingSignedOut(auth: Auth): Promise<{ wrong: string[]; pr
   const { params } = world;
   const routes = apiRoutes();
   const pages = dashboardPages();
+  const patterns = pages.map((p) => p.pattern);
   const [asCaller, asNobody] = await Promise.all([
-    inBatches([...routes.map((r) => () => callRoute(auth, r, params)), ...pages.map((p) => () => openPage(auth, p.pattern, params))]),
-    inBatches([...routes.map((r) => () => callRoute(undefined, r, params)), ...pages.map((p) => () => openPage(undefined, p.pattern, params))], 2),
+    walkRoutes(walkCalls(auth, params, routes, patterns)),
+    walkRoutes(walkCalls(undefined, params, routes, patterns), 2),
   ]);
   const wrong: string[] = [];
   asCaller.forEach((a, i) => {
@@ -147,15 +126,15 @@ async function walkExpectingSignedOut(auth: Auth): Promise<{ wrong: string[]; pr
     if (i < routes.length) {
       const route = routes[i]!;
       if (PUBLIC_ROUTES.includes(route)) {
-        if (a.status !== nobody.status || a.status >= 500) wrong.push(`${route}: ${a.status} ${a.text}, and ${nobody.status} without credentials`);
+        if (a.status !== nobody.status || a.status >= 500) wrong.push(`${shown(a)}, and ${nobody.status} without credentials`);
       } else if (a.status !== 401 || a.code !== "unauthorized" || nobody.status !== 401) {
-        wrong.push(`${route}: ${a.status} ${a.code ?? ""} ${a.text} (without credentials ${nobody.status})`);
+        wrong.push(`${shown(a)} (without credentials ${nobody.status})`);
       }
     } else {
       const page = pages[i - routes.length]!;
-      const login = `/login?callbackUrl=${encodeURIComponent(fill(page.pattern, params))}`;
+      const login = `/login?callbackUrl=${encodeURIComponent(fillRoute(page.pattern, params))}`;
       if (a.status !== 307 || !a.location?.endsWith(login) || a.location !== nobody.location) {
-        wrong.push(`${a.what}: ${a.status} → ${a.location ?? "(no redirect)"} ${a.text}; signed out: ${nobody.status} → ${nobody.location}`);
+        wrong.push(`${a.call.route}: ${a.status} → ${a.location ?? "(no redirect)"} ${a.text.slice(0, 200)}; signed out: ${nobody.status} → ${nobody.location}`);
       }
     }
   });
@@ -181,14 +160,10 @@ describe("removing a member", () => {
     const session = await signInAs(t, "admin");
     const spare = await signInAs(t, "admin");
     // Before: the session reads every GET route it may (none answers 401) and opens every dashboard page.
-    const before = await inBatches([
-      ...apiRoutes()
-        .filter((r) => r.startsWith("GET "))
-        .map((r) => () => callRoute(session, r, params)),
-      ...dashboardPages().map((p) => () => openPage(session, p.pattern, params)),
-    ]);
-    expect(before.filter((a) => a.status === 401 || a.status === 307 || a.status >= 500).map((a) => `${a.what}: ${a.status} ${a.text}`)).toEqual([]);
-    expect(before.filter((a) => a.what.startsWith("page ") && a.status === 200).length).toBeGreaterThanOrEqual(dashboardPages().length - 1);
+    const getRoutes = apiRoutes().filter((r) => r.startsWith("GET "));
+    const before = await walkRoutes(walkCalls(session, params, getRoutes, dashboardPages().map((p) => p.pattern)));
+    expect(before.filter((a) => a.status === 401 || a.status === 307 || a.status >= 500).map(shown)).toEqual([]);
+    expect(before.slice(getRoutes.length).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(dashboardPages().length - 1);
 
     const removed = await api(owner).delete<{ removed: boolean; sessions_ended: number; audit_seq: number }>(`/api/v1/settings/members/${admin.userId}`);
     expect(removed.status, removed.text).toBe(200);

@@ -14,26 +14,26 @@ import type { GateVerdict, StoredEvent, TimelineOverview } from "@/lib/client/ty
 import { seedLongRun } from "../../scripts/lib/long-run";
 import { askGate, checkpoint, expectError, intentBody, postIntent, signInAs } from "./custody-helpers";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile } from "./helpers";
+import { recordsPolicyYaml, type PolicyFixture } from "../support/policy-document";
 
 const handle = testDbForFile();
 const enc = encodeURIComponent;
 
-const POLICY = `network:
-  access: restricted
-  allowed_domains: [records.example.com]
-credentials:
-  - name: records-api
-    type: environment_variable
-    allowed_hosts: [records.example.com]
-    scope: records:write
-    ttl: 15m
-tools:
-  - name: update_record
-    mutation: true
-    hosts: [records.example.com]
-`;
+/**
+ * The shared records policy (tests/support/policy-document.ts), its credential held for 15 minutes at most; the write
+ * tool names its host and asks for no approval, so the gate alone answers its intents.
+ */
+const withTtl = (d: PolicyFixture) => {
+  d.credentials[0]!.ttl = "15m";
+  delete d.tools[0]!.requires_approval;
+  d.tools[0]!.hosts = ["records.example.com"];
+};
+const POLICY = recordsPolicyYaml(withTtl);
 /** The same policy without the records credential. */
-const WITHOUT_CREDENTIAL = POLICY.replace(/credentials:\n(?: {2,}.*\n)+/, "credentials: []\n");
+const WITHOUT_CREDENTIAL = recordsPolicyYaml((d) => {
+  withTtl(d);
+  d.credentials = [];
+});
 
 async function activate(owner: { cookie: string }, text: string): Promise<number> {
   const stored = await api(owner).request<{ version: number; findings: unknown[] }>("POST", "/api/v1/policies", { raw: text, headers: { "content-type": "application/yaml" } });

@@ -5,40 +5,17 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "@/lib/domain/errors";
 import { hostProblem, lintPolicyText, lintPolicyValue } from "@/lib/domain/policies/lint";
+import { RECORDS_POLICY_YAML, recordsPolicy } from "../support/policy-document";
 
-/** The issue's example: passes lint with no finding. */
-const GOOD_YAML = `
-network:
-  access: restricted
-  allowed_domains: [records.example.com]
-credentials:
-  - name: records-api
-    type: environment_variable
-    allowed_hosts: [records.example.com]
-    scope: records:write
-tools:
-  - name: update_record
-    mutation: true
-    requires_approval: true
-`;
-
+// The documents: the issue's example (tests/support/policy-document.ts), which passes lint with no finding, and
+// variants derived from it, one per rule.
 type Doc = Record<string, unknown>;
-const base = (): Doc => ({
-  network: { access: "restricted", allowed_domains: ["records.example.com"] },
-  credentials: [{ name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], scope: "records:write" }],
-  tools: [{ name: "update_record", mutation: true, requires_approval: true }],
-});
-const withPatch = (patch: (d: Doc & { network: Doc; credentials: Doc[]; tools: Doc[] }) => void): Doc => {
-  const d = base() as Doc & { network: Doc; credentials: Doc[]; tools: Doc[] };
-  patch(d);
-  return d;
-};
 
 describe("policy lint", () => {
   it("passes the issue's example (YAML) and the same document as JSON", () => {
-    const yaml = lintPolicyText(GOOD_YAML, "yaml");
+    const yaml = lintPolicyText(RECORDS_POLICY_YAML, "yaml");
     expect(yaml).toMatchObject({ valid: true, findings: [] });
-    const json = lintPolicyText(JSON.stringify(base()), "json");
+    const json = lintPolicyText(JSON.stringify(recordsPolicy()), "json");
     expect(json).toMatchObject({ valid: true, findings: [] });
     expect(json.document).toEqual(yaml.document);
   });
@@ -46,111 +23,111 @@ describe("policy lint", () => {
   const cases: Array<{ name: string; doc: Doc; rule: string; severity: "error" | "warning"; path: string; says: RegExp; fix: (d: Doc) => Doc }> = [
     {
       name: "a credential host with a scheme",
-      doc: withPatch((d) => (d.credentials[0]!.allowed_hosts = ["https://records.example.com"])),
+      doc: recordsPolicy((d) => (d.credentials[0]!.allowed_hosts = ["https://records.example.com"])),
       rule: "host_not_exact",
       severity: "error",
       path: "credentials[0].allowed_hosts[0]",
       says: /has a scheme; write only the host name \(records\.example\.com\)/,
-      fix: () => base(),
+      fix: () => recordsPolicy(),
     },
     {
       name: "an allowed domain with a path",
-      doc: withPatch((d) => (d.network.allowed_domains = ["records.example.com/api"])),
+      doc: recordsPolicy((d) => (d.network.allowed_domains = ["records.example.com/api"])),
       rule: "host_not_exact",
       severity: "error",
       path: "network.allowed_domains[0]",
       says: /has a path/,
-      fix: () => base(),
+      fix: () => recordsPolicy(),
     },
     {
       name: "a host with a port",
-      doc: withPatch((d) => (d.credentials[0]!.allowed_hosts = ["records.example.com:8443"])),
+      doc: recordsPolicy((d) => (d.credentials[0]!.allowed_hosts = ["records.example.com:8443"])),
       rule: "host_not_exact",
       severity: "error",
       path: "credentials[0].allowed_hosts[0]",
       says: /has a port; .*set the credential's port/,
-      fix: () => withPatch((d) => (d.credentials[0]!.port = 8443)),
+      fix: () => recordsPolicy((d) => (d.credentials[0]!.port = 8443)),
     },
     {
       name: "a wildcard domain",
-      doc: withPatch((d) => (d.network.allowed_domains = ["*.example.com", "records.example.com"])),
+      doc: recordsPolicy((d) => (d.network.allowed_domains = ["*.example.com", "records.example.com"])),
       rule: "host_not_exact",
       severity: "error",
       path: "network.allowed_domains[0]",
       says: /wildcard; list each exact host name/,
-      fix: () => base(),
+      fix: () => recordsPolicy(),
     },
     {
       name: "a credential host the sandbox cannot reach",
-      doc: withPatch((d) => (d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])),
+      doc: recordsPolicy((d) => (d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])),
       rule: "credential_host_not_allowed",
       severity: "error",
       path: "credentials[0].allowed_hosts[1]",
       says: /"files\.example\.com" is not in network\.allowed_domains.*add it to network\.allowed_domains or remove it/,
-      fix: () => withPatch((d) => (d.network.allowed_domains = ["records.example.com", "files.example.com"], d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])),
+      fix: () => recordsPolicy((d) => (d.network.allowed_domains = ["records.example.com", "files.example.com"], d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])),
     },
     {
       name: "no network while an environment credential is declared",
-      doc: withPatch((d) => (d.network.access = "none")),
+      doc: recordsPolicy((d) => (d.network.access = "none")),
       rule: "network_none_with_credential",
       severity: "error",
       path: "credentials[0].type",
       says: /network\.access is none.*set network\.access to restricted/,
-      fix: () => withPatch((d) => ((d.network.access = "none"), (d.network.allowed_domains = []), (d.credentials[0]!.type = "function_tool"))),
+      fix: () => recordsPolicy((d) => ((d.network.access = "none"), (d.network.allowed_domains = []), (d.credentials[0]!.type = "function_tool"))),
     },
     {
       name: "a credential over plain HTTP",
-      doc: withPatch((d) => (d.credentials[0]!.protocol = "http")),
+      doc: recordsPolicy((d) => (d.credentials[0]!.protocol = "http")),
       rule: "credential_transport",
       severity: "error",
       path: "credentials[0].protocol",
       says: /only over https/,
-      fix: () => base(),
+      fix: () => recordsPolicy(),
     },
     {
       name: "a credential on port 80",
-      doc: withPatch((d) => (d.credentials[0]!.port = 80)),
+      doc: recordsPolicy((d) => (d.credentials[0]!.port = 80)),
       rule: "credential_transport",
       severity: "error",
       path: "credentials[0].port",
       says: /443 or 8443/,
-      fix: () => withPatch((d) => (d.credentials[0]!.port = 8443)),
+      fix: () => recordsPolicy((d) => (d.credentials[0]!.port = 8443)),
     },
     {
       name: "two tools with one name",
-      doc: withPatch((d) => d.tools.push({ name: "Update_Record", mutation: false })),
+      doc: recordsPolicy((d) => d.tools.push({ name: "Update_Record", mutation: false })),
       rule: "duplicate_name",
       severity: "error",
       path: "tools[1].name",
       says: /already named/,
-      fix: () => withPatch((d) => d.tools.push({ name: "read_record", mutation: false })),
+      fix: () => recordsPolicy((d) => d.tools.push({ name: "read_record", mutation: false })),
     },
     {
       name: "a domain no credential or tool names (warning)",
-      doc: withPatch((d) => (d.network.allowed_domains = ["records.example.com", "pypi.org"])),
+      doc: recordsPolicy((d) => (d.network.allowed_domains = ["records.example.com", "pypi.org"])),
       rule: "domain_without_purpose",
       severity: "warning",
       path: "network.allowed_domains[1]",
       says: /no credential and no tool names it/,
-      fix: () => withPatch((d) => ((d.network.allowed_domains = ["records.example.com", "pypi.org"]), d.tools.push({ name: "pip_install", mutation: false, hosts: ["pypi.org"] }))),
+      fix: () => recordsPolicy((d) => ((d.network.allowed_domains = ["records.example.com", "pypi.org"]), d.tools.push({ name: "pip_install", mutation: false, hosts: ["pypi.org"] }))),
     },
     {
       name: "a mutation tool without approval (warning)",
-      doc: withPatch((d) => (d.tools[0]!.requires_approval = false)),
+      doc: recordsPolicy((d) => (d.tools[0]!.requires_approval = false)),
       rule: "mutation_without_approval",
       severity: "warning",
       path: "tools[0].requires_approval",
       says: /set requires_approval: true/,
-      fix: () => base(),
+      fix: () => recordsPolicy(),
     },
     {
       name: "open network with an environment credential (warning)",
-      doc: withPatch((d) => (d.network.access = "open")),
+      doc: recordsPolicy((d) => (d.network.access = "open")),
       rule: "open_network_with_credential",
       severity: "warning",
       path: "credentials[0]",
       says: /can reach any host/,
-      fix: () => base(),
+      fix: () => recordsPolicy(),
     },
   ];
 
@@ -170,7 +147,7 @@ describe("policy lint", () => {
 
   it("lists errors before warnings, and every finding of a document at once", () => {
     const out = lintPolicyValue(
-      withPatch((d) => {
+      recordsPolicy((d) => {
         d.tools[0]!.requires_approval = false;
         d.credentials[0]!.allowed_hosts = ["https://a.example.com", "b.example.com"];
       }),
@@ -208,7 +185,7 @@ describe("policy lint", () => {
     expect(code(() => lintPolicyText("tools:\n  - constructor: 1\n", "yaml"))).toMatch(/^validation_failed: tools\[0\]\.constructor/);
     const aliases = `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${Array(10).fill(i ? `*b${i - 1}` : "*a").join(", ")}]`).join("\n")}\n`;
     expect(code(() => lintPolicyText(aliases, "yaml"))).toMatch(/^invalid_json/);
-    const secret = withPatch((d) => (d.credentials[0]!.scope = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"));
+    const secret = recordsPolicy((d) => (d.credentials[0]!.scope = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"));
     expect(code(() => lintPolicyValue(secret))).toMatch(/^validation_failed: credentials\[0\]\.scope: looks like a credential value/);
   });
 
@@ -224,21 +201,21 @@ describe("policy findings placed at their line, and the diff between versions", 
   it("finds the line of a field in YAML and in JSON, or of its nearest parent", async () => {
     const { linesOfPaths, pathSegments } = await import("@/lib/domain/policies/locate");
     expect(pathSegments('credentials[0].allowed_hosts[12]["odd key"]')).toEqual(["credentials", 0, "allowed_hosts", 12, "odd key"]);
-    const yamlLines = linesOfPaths(GOOD_YAML, ["credentials[0].allowed_hosts[0]", "tools[0].requires_approval", "tools[0].lookup_url", ""]);
+    const yamlLines = linesOfPaths(RECORDS_POLICY_YAML, ["credentials[0].allowed_hosts[0]", "tools[0].requires_approval", "tools[0].lookup_url", ""]);
     expect(yamlLines.get("credentials[0].allowed_hosts[0]")).toBe(8);
     expect(yamlLines.get("tools[0].requires_approval")).toBe(13);
     expect(yamlLines.get("tools[0].lookup_url")).toBe(11);
     expect(yamlLines.has("")).toBe(false);
-    const json = JSON.stringify(base(), null, 2);
+    const json = JSON.stringify(recordsPolicy(), null, 2);
     const jsonLine = linesOfPaths(json, ["network.allowed_domains[0]"]).get("network.allowed_domains[0]")!;
     expect(json.split("\n")[jsonLine - 1]).toContain('"records.example.com"');
   });
 
   it("lists hosts added and removed per list, and credentials and tools changed", async () => {
     const { diffPolicies } = await import("@/lib/domain/policies/diff");
-    const a = lintPolicyValue(base()).document!;
+    const a = lintPolicyValue(recordsPolicy()).document!;
     const b = lintPolicyValue(
-      withPatch((d) => {
+      recordsPolicy((d) => {
         d.network.allowed_domains = ["records.example.com", "files.example.com"];
         d.credentials[0]!.allowed_hosts = ["files.example.com"];
         d.tools.push({ name: "read_file", mutation: false, hosts: ["files.example.com"] });

@@ -177,30 +177,13 @@ async function registerParsed(
 ): Promise<IntentOutcome> {
   let decided: Decided;
   try {
-    // Most intents fall under no approval: the deciding transaction's facts say so, and it decides at once. When an
-    // approval may apply (a request under the key, a rule for the action, `requires_approval`, an effect awaiting
-    // approval), it answers "approval" without deciding, and the approval path runs first.
-    decided = await decideIntent(db, actor, taskId, name, input, key, { checked: false });
-    if (decided === "approval") {
-      // Approvals (issue 8): committed on its own, so a request it creates stands when the intent is refused. A writer
-      // from an older attempt is refused first: a stale sandbox may neither ask for approvals nor offer digests.
-      const [task] = await queryRows<{ current_attempt: number }>(
-        db,
-        sql`select current_attempt from tasks where tenant_id = ${actor.tenantId} and task_id = ${taskId}`,
-      );
-      if (task && input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
-      const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
-      decided = await decideIntent(db, actor, taskId, name, input, key, { checked: true, approvalId });
-    }
+    // Most intents fall under no approval: the deciding transaction's facts say so, and it decides at once.
+    decided = await decideWithApproval(db, actor, taskId, name, input, key, { recheckAttempt: true });
     if (decided === "raise") {
       // A new attempt: raised and the older attempts ended in a transaction of their own (committed whatever is then
       // answered), then decided like any other intent.
       await fenceAttempt(db, actor.tenantId, taskId, input.attempt, "An intent from a new attempt");
-      decided = await decideIntent(db, actor, taskId, name, input, key, { checked: false });
-      if (decided === "approval") {
-        const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
-        decided = await decideIntent(db, actor, taskId, name, input, key, { checked: true, approvalId });
-      }
+      decided = await decideWithApproval(db, actor, taskId, name, input, key, { recheckAttempt: false });
     }
   } catch (err) {
     // Refused outside the deciding transaction (a stale attempt found while raising): audited in a transaction of its own.
@@ -214,6 +197,39 @@ async function registerParsed(
   }
   if ("refused" in decided) throw decided.refused;
   return decided;
+}
+
+/**
+ * Decides an intent, asking the approval path first when the decision says one may apply: the deciding transaction
+ * then answers "approval" without deciding (a request under the key, a rule for the action, `requires_approval`, an
+ * effect awaiting approval), the approval path runs (issue 8) — committed on its own, so a request it creates stands
+ * when the intent is refused — and the intent is decided again with the fresh approval it found.
+ * @param opts.recheckAttempt re-read the task's current attempt before the approval path and refuse a writer from an
+ *   older one: a stale sandbox may neither ask for approvals nor offer digests. Set for the first decision; after a
+ *   raise the fence has just established the attempt.
+ * @returns the decision ("raise" when the intent names a newer attempt than the task's current one).
+ * @throws DomainError stale_attempt (the re-read attempt), and whatever the approval path refuses.
+ */
+async function decideWithApproval(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  input: z.infer<typeof intentBodySchema>,
+  key: SigningKey,
+  opts: { recheckAttempt: boolean },
+): Promise<Decided> {
+  const decided = await decideIntent(db, actor, taskId, name, input, key, { checked: false });
+  if (decided !== "approval") return decided;
+  if (opts.recheckAttempt) {
+    const [task] = await queryRows<{ current_attempt: number }>(
+      db,
+      sql`select current_attempt from tasks where tenant_id = ${actor.tenantId} and task_id = ${taskId}`,
+    );
+    if (task && input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
+  }
+  const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
+  return decideIntent(db, actor, taskId, name, input, key, { checked: true, approvalId });
 }
 
 /**

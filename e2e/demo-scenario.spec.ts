@@ -101,7 +101,6 @@ test.describe("the reference scenario in the browser", () => {
       await page.getByLabel("Password").fill(tenant.password);
       await page.getByRole("button", { name: "Sign in" }).click();
       await page.waitForURL((u) => u.pathname === `/tasks/${taskId}`);
-      await expect(page.getByTestId("task-id")).toHaveCount(1); // the streamed header has replaced its placeholder
       await expect(page.getByTestId("task-id")).toHaveText(taskId);
     });
 
@@ -113,7 +112,6 @@ test.describe("the reference scenario in the browser", () => {
       await expect(row).toContainText("1 unknown");
       await row.getByRole("link", { name: taskId }).click();
       await page.waitForURL((u) => u.pathname === `/tasks/${taskId}`);
-      await expect(page.getByTestId("task-id")).toHaveCount(1); // the streamed header has replaced its placeholder
       await expect(page.getByTestId("task-id")).toHaveText(taskId);
     });
 

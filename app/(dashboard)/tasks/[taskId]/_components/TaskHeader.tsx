@@ -1,15 +1,24 @@
 "use client";
 
+import type { ReactNode } from "react";
 import type { GateVerdict, TaskView } from "@/lib/client/types";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Id } from "@/components/ui/Id";
 import { SignatureBadge, VerdictBadge } from "@/components/ui/status";
 import { phaseLabel } from "@/lib/domain/tasks/phases";
 
-/** Task id, principal, policy version, phase, checkpoint + signature, gate verdict, and the one next action. */
+/** A button in the header for the one next action. */
+export type PrimaryAction = { label: string; onClick: () => void };
+
+/**
+ * Task id, principal, policy version, phase, checkpoint + signature, how the run ended, and the one next action when it
+ * does not depend on the gate. Rendered once, with the page's first HTML: what reads the gate's verdict (the verdict
+ * badge, an approval the gate waits for) is `gated`, which the page streams in a Suspense boundary of its own
+ * (`GatedHeaderParts`), so the header itself never has a streamed copy beside a placeholder.
+ */
 export function TaskHeader({
   task,
-  gate,
+  gated,
   primaryAction,
   live,
   finished,
@@ -17,9 +26,10 @@ export function TaskHeader({
   refreshing,
 }: {
   task: TaskView;
-  /** The gate's verdict; null while it is still being asked (it streams in after the header). */
-  gate: GateVerdict | null;
-  primaryAction: { label: string; onClick: () => void } | null;
+  /** The parts that read the gate's verdict, placed after the run's status and before `primaryAction`. */
+  gated: ReactNode;
+  /** The next action that does not depend on the gate (reconcile an unknown write); when set, `gated` shows none. */
+  primaryAction: PrimaryAction | null;
   live: boolean;
   /** The run reached a terminal phase: show that instead of a verdict nobody will act on. */
   finished: boolean;
@@ -58,27 +68,9 @@ export function TaskHeader({
             <span className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm font-semibold text-neutral-800" data-testid="run-finished">
               <span aria-hidden="true">■</span> Run ended · {task.phase}
             </span>
-          ) : gate ? (
-            <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
-          ) : (
-            <span
-              className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm text-neutral-700"
-              data-testid="gate-verdict-pending"
-              aria-busy="true"
-            >
-              <span aria-hidden="true">…</span> Asking the resume gate
-            </span>
-          )}
-          {primaryAction ? (
-            <button
-              type="button"
-              onClick={primaryAction.onClick}
-              className="rounded-md bg-amber-700 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-800"
-              data-testid="primary-action"
-            >
-              {primaryAction.label}
-            </button>
           ) : null}
+          {gated}
+          {primaryAction ? <PrimaryActionButton action={primaryAction} /> : null}
         </div>
       </div>
       <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
@@ -101,6 +93,44 @@ export function TaskHeader({
         </p>
       ) : null}
     </header>
+  );
+}
+
+/**
+ * The header's parts that read the gate's verdict: the verdict badge (unless the run ended, `showVerdict` false) and
+ * the next action the gate asks for (an approval to decide). With `gate` null (still being asked) it is the
+ * placeholder the page shows until the verdict streams in: a badge of the same height, and no action yet.
+ */
+export function GatedHeaderParts({ gate, showVerdict, action }: { gate: GateVerdict | null; showVerdict: boolean; action: PrimaryAction | null }) {
+  return (
+    <>
+      {!showVerdict ? null : gate ? (
+        <VerdictBadge verdict={gate.verdict} reasons={gate.reasons.length} />
+      ) : (
+        <span
+          className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm text-neutral-700"
+          data-testid="gate-verdict-pending"
+          aria-busy="true"
+        >
+          <span aria-hidden="true">…</span> Asking the resume gate
+        </span>
+      )}
+      {action ? <PrimaryActionButton action={action} /> : null}
+    </>
+  );
+}
+
+/** The one next action, as the header's one filled button. */
+function PrimaryActionButton({ action }: { action: PrimaryAction }) {
+  return (
+    <button
+      type="button"
+      onClick={action.onClick}
+      className="rounded-md bg-amber-700 px-3 py-1.5 text-sm font-semibold text-white shadow-sm hover:bg-amber-800"
+      data-testid="primary-action"
+    >
+      {action.label}
+    </button>
   );
 }
 

@@ -3,7 +3,9 @@
 /**
  * The task page's client part: live data through react-query, selection and tab in the URL, and the
  * header, gate panel, timeline and tabs below it. The gate's verdict arrives as a promise from the server and is
- * shown, in the header and the gate panel (Suspense boundaries of their own), as soon as it resolves.
+ * shown, in the header's verdict badge and the gate panel (Suspense boundaries of their own), as soon as it resolves.
+ * The header itself is outside any boundary: a streamed boundary's content sits in the DOM as a hidden copy beside its
+ * placeholder until React reveals it (up to ~300 ms), so a streamed header meant two task ids on the page.
  */
 import dynamic from "next/dynamic";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
@@ -14,7 +16,7 @@ import type { PageOverview } from "@/lib/client/overview-pack";
 import { useGate, useGateIfKnown, useTask } from "@/lib/client/queries";
 import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
-import { TaskHeader } from "./TaskHeader";
+import { GatedHeaderParts, TaskHeader } from "./TaskHeader";
 import { GatePanel } from "./GatePanel";
 import { SideEffectsTab } from "./SideEffectsTab";
 
@@ -115,34 +117,36 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, can
     () => Object.entries(task.side_effects).filter(([, e]) => e.status === "unknown").map(([name]) => name),
     [task.side_effects],
   );
-  /** The one next action: reconcile an unknown write, else decide the approval the gate waits for (once it answered). */
-  const primaryAction = (g: GateVerdict | null) => {
-    if (canReconcile && unknownEffects[0]) return { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) };
-    // An approval the gate waits for, and where to decide it (the gate links approval reasons to their approval page).
-    const approvalReason = g?.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
-    return canDecideApprovals && approvalReason
+  /** The next action that does not depend on the gate: reconcile an unknown write. */
+  const reconcileAction =
+    canReconcile && unknownEffects[0] ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) } : null;
+  /** Else the approval the gate waits for (once it answered); the gate links approval reasons to their approval page. */
+  const approvalAction = (g: GateVerdict) => {
+    if (reconcileAction || !canDecideApprovals) return null;
+    const approvalReason = g.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
+    return approvalReason
       ? { label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval", onClick: () => router.push(approvalReason.target) }
       : null;
   };
-  const header = (g: GateVerdict | null) => (
-    <TaskHeader
-      task={task}
-      gate={g}
-      primaryAction={primaryAction(g)}
-      live={isLive}
-      finished={!isLive}
-      unknownEffects={unknownEffects}
-      refreshing={taskQ.isFetching}
-    />
-  );
 
   return (
     <div className="space-y-4">
-      <Suspense fallback={header(null)}>
-        <WithGate taskId={taskId} initial={gate} refresh={refresh}>
-          {(g) => header(g)}
-        </WithGate>
-      </Suspense>
+      {/* The header is rendered once, in the first HTML; only its parts that read the verdict stream in. */}
+      <TaskHeader
+        task={task}
+        gated={
+          <Suspense fallback={<GatedHeaderParts gate={null} showVerdict={isLive} action={null} />}>
+            <WithGate taskId={taskId} initial={gate} refresh={refresh}>
+              {(g) => <GatedHeaderParts gate={g} showVerdict={isLive} action={approvalAction(g)} />}
+            </WithGate>
+          </Suspense>
+        }
+        primaryAction={reconcileAction}
+        live={isLive}
+        finished={!isLive}
+        unknownEffects={unknownEffects}
+        refreshing={taskQ.isFetching}
+      />
       <Suspense fallback={<GatePending />}>
         <WithGate taskId={taskId} initial={gate} refresh={refresh}>
           {(g, q) => (

@@ -62,13 +62,33 @@ describe("gate asks", () => {
     expect((await asks(viewer, taskId)).map((a) => a.asks)).toEqual([3, 1]);
   });
 
-  it("counts every one of concurrent asks (one upsert per ask)", async () => {
+  it("counts every one of concurrent asks on an attempt without a row yet (one upsert per ask)", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("asks-race");
     await checkpoint(t, taskId, { phase: "working" });
     const answers = await Promise.all(Array.from({ length: 12 }, () => askGate(t.apiKey, taskId)));
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
     expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks])).toEqual([[1, 12]]);
+  });
+
+  it("keeps the last verdict when it changes within an attempt, and counts asks racing on an existing row", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("asks-change");
+    await checkpoint(t, taskId, { phase: "working" });
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
+    // The row exists now: further asks are counted by the gate's facts statement itself.
+    const racing = await Promise.all(Array.from({ length: 8 }, () => askGate(t.apiKey, taskId)));
+    expect(racing.map((a) => a.body.verdict)).toEqual(Array(8).fill("resume"));
+    expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks, a.last_verdict])).toEqual([[1, 9, "resume"]]);
+
+    // Same attempt, a write whose outcome is unknown: the verdict turns to stop, and the row says so.
+    const go = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { attempt: 1 }));
+    expect(go.body.decision, go.text).toBe("go");
+    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1, occurred_at: new Date(Date.now() + 500).toISOString() })]);
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
+    expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks, a.last_verdict])).toEqual([[1, 10, "stop"]]);
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
+    expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks, a.last_verdict])).toEqual([[1, 11, "stop"]]);
   });
 
   it("records nothing for another tenant's key, which gets 404", async () => {

@@ -17,7 +17,7 @@ import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
-import { recordGateAsk } from "./asks";
+import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 
@@ -101,6 +101,8 @@ type GateFactsRow = {
   egress_hosts: string[] | string | null;
   /** For an intent: whether the approval path may apply (a request under its key, or a rule for its action). */
   approval_hint: { key_requests: boolean; rule_requires: boolean } | string | null;
+  /** With `countAsk`: the verdict the counted `gate_asks` row held before this ask; null when there was no row. */
+  asked_verdict: GateVerdict["verdict"] | null;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -156,6 +158,11 @@ export async function readGateFacts(
     pendingReceiptKey?: string;
     /** Also say whether the approval path may apply to an intent with this key and action. */
     approvalProbe?: { idempotencyKey: string; action: string };
+    /**
+     * Count a runtime's ask of the gate in the same statement: the task's `gate_asks` row for its current attempt, when
+     * one exists, moves on by one ask (see {@link recordGateAsk}, which finishes the count).
+     */
+    countAsk?: boolean;
   } = {},
 ): Promise<{
   facts: GateFacts;
@@ -163,6 +170,8 @@ export async function readGateFacts(
   pendingReceipt: boolean;
   /** With `approvalProbe`: a live or decided request exists under the key, or the tenant's rule requires approval. */
   approvalMayApply: boolean;
+  /** With `countAsk`: the counted row's verdict before this ask, or null when the attempt had no row yet. */
+  askCounted: AskCounted | null;
 } | null> {
   const [row] = await queryRows<GateFactsRow>(
     db,
@@ -171,7 +180,16 @@ export async function readGateFacts(
           set status = 'unknown', updated_at = now(), status_reason = ${LEASE_EXPIRED_REASON}
           where tenant_id = ${tenantId} and task_id = ${taskId}
             and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
-          returning name)
+          returning name)${
+          opts.countAsk
+            ? sql`,
+        asked as (
+          update gate_asks g set asks = g.asks + 1, last_asked_at = greatest(g.last_asked_at, now())
+          from tasks k where k.tenant_id = ${tenantId} and k.task_id = ${taskId}
+            and g.tenant_id = k.tenant_id and g.task_id = k.task_id and g.attempt = k.current_attempt
+          returning g.last_verdict)`
+            : sql``
+        }
         select t.task_id, t.principal, t.phase, t.current_attempt,
           (select json_agg(x.name) from expired x) as expired,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
@@ -238,7 +256,8 @@ export async function readGateFacts(
                                             and r.idempotency_key = ${opts.approvalProbe.idempotencyKey} and r.superseded_by is null),
                   'rule_requires', coalesce((select x.requires_approval from approval_action_rules x
                                              where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
-          } as approval_hint
+          } as approval_hint,
+          ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   if (!row) return null;
@@ -374,6 +393,7 @@ export async function readGateFacts(
     effect,
     pendingReceipt: row.pending_receipt === true,
     approvalMayApply: hint !== null && (hint.key_requests || hint.rule_requires),
+    askCounted: row.asked_verdict === null ? null : { previousVerdict: row.asked_verdict },
   };
 }
 
@@ -446,6 +466,13 @@ export async function askGate(db: Db, actor: Actor, taskId: string, body: unknow
   checkTaskId(taskId);
   const parsed = resumeBodySchema.safeParse(body ?? {});
   if (!parsed.success) throw validationError(parsed.error.issues);
-  const facts = await gatherGateFacts(db, actor.tenantId, taskId, key, parsed.data.tool_definitions ?? {}, new Date(), parsed.data.attempt ?? null);
-  return recordGateAsk(db, actor, facts.task, evaluateGate(facts));
+  // A runtime's ask is counted by the facts statement itself when its attempt has a row already (the usual poll).
+  const read = await readGateFacts(db, actor.tenantId, taskId, key, {
+    toolDefinitions: parsed.data.tool_definitions ?? {},
+    now: new Date(),
+    askingAttempt: parsed.data.attempt ?? null,
+    countAsk: actor.kind === "api_key",
+  });
+  if (!read) throw notFound(`Task ${taskId}`);
+  return recordGateAsk(db, actor, read.facts.task, evaluateGate(read.facts), read.askCounted);
 }

@@ -1,7 +1,8 @@
 /**
  * Gate asks: the evidence that a runtime is alive and polling the resume gate (issue 7 §5). Each time a runtime
  * (an API key) asks `POST /api/v1/tasks/{id}/resume`, the count and time of asks for the task's current sandbox
- * attempt move on, in one upsert. A person's page view evaluates the gate too (the task page server-renders the
+ * attempt move on: counted by the gate's facts statement when the attempt's row exists (the usual poll: no statement of
+ * its own unless the verdict changed), otherwise in one upsert. A person's page view evaluates the gate too (the task page server-renders the
  * verdict and the browser refreshes it with the person's session); those are not the runtime asking and are not
  * counted. No audit row: an ask decides nothing, and a runtime polling every few seconds would flood the chain.
  */
@@ -11,10 +12,15 @@ import { isoUtc } from "@/db/queries/sql-helpers";
 import type { GateAskView, GateVerdict } from "@/lib/client/types";
 import type { Actor } from "../authz";
 
+/** An ask the gate's facts statement already counted (`readGateFacts` with `countAsk`): the row's verdict before it. */
+export type AskCounted = { previousVerdict: GateVerdict["verdict"] };
+
 /**
  * Records one ask of the gate when `actor` is a runtime API key, then hands back `verdict` unchanged (so the
  * caller can `return recordGateAsk(…, evaluateGate(facts))`). Asks by people and system actors record nothing.
  * @param task the task as the gate saw it: its id and current sandbox attempt (0 before any sandbox).
+ * @param counted when the facts statement already counted this ask on the attempt's row: only a changed verdict is
+ *   written then (between the two statements a reader may see the new count with the previous verdict).
  * @returns `verdict`, the same object.
  */
 export async function recordGateAsk(
@@ -22,8 +28,17 @@ export async function recordGateAsk(
   actor: Actor,
   task: { task_id: string; current_attempt: number },
   verdict: GateVerdict,
+  counted: AskCounted | null = null,
 ): Promise<GateVerdict> {
   if (actor.kind !== "api_key") return verdict;
+  if (counted) {
+    if (counted.previousVerdict !== verdict.verdict) {
+      await db.execute(sql`
+        update gate_asks set last_verdict = ${verdict.verdict}
+        where tenant_id = ${actor.tenantId} and task_id = ${task.task_id} and attempt = ${task.current_attempt}`);
+    }
+    return verdict;
+  }
   await db.execute(sql`
     insert into gate_asks (tenant_id, task_id, attempt, asks, first_asked_at, last_asked_at, last_verdict)
     values (${actor.tenantId}, ${task.task_id}, ${task.current_attempt}, 1, now(), now(), ${verdict.verdict})

@@ -3,7 +3,7 @@
  * cookie whose server-side session is live). One place for authentication; authorization happens in the domain verbs.
  */
 import { getServerSession } from "next-auth";
-import { getOwnerDb } from "@/db";
+import { getOwnerDb, withGenericPlans } from "@/db";
 import type { Actor, UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { authenticateApiKey } from "@/lib/domain/tenancy/api-keys";
@@ -21,7 +21,8 @@ export async function requireActor(req: Request): Promise<Actor> {
     const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
     if (!m) throw new DomainError("unauthorized", "Authorization must be `Bearer <runtime API key>`.");
     // The key names its tenant, so it is looked up by its hash on the owner's database (decision 0016).
-    const actor = await authenticateApiKey(await getOwnerDb(), m[1]!);
+    // A lookup by a unique hash on every API request: prepared, planned once per connection (decision 0022).
+    const actor = await withGenericPlans(async () => authenticateApiKey(await getOwnerDb(), m[1]!));
     if (!actor) {
       throw new DomainError("unauthorized", "This API key is not valid or was revoked. Create a new one under Settings → Runtime API keys.");
     }

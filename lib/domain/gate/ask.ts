@@ -56,6 +56,17 @@ const GATE_EVENT_TYPES = [
   "constraint.checked",
 ];
 
+/**
+ * {@link GATE_EVENT_TYPES} as SQL literals, not parameters: under a generic plan (decision 0022) PostgreSQL can only use
+ * the partial index `events_task_facts_idx` when it sees the types themselves. Code constants, checked here.
+ */
+const GATE_EVENT_TYPES_SQL = sql.raw(
+  GATE_EVENT_TYPES.map((ty) => {
+    if (!/^[a-z_.]+$/.test(ty)) throw new Error(`not a plain event type: ${ty}`);
+    return `'${ty}'`;
+  }).join(", "),
+);
+
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 
 /** What the gate reads of the latest checkpoint, with what identifies the stored record exactly. */
@@ -214,7 +225,7 @@ export async function readGateFacts(
                     'occurred_at', ${isoUtc("e.occurred_at")}, 'received_at', ${isoUtc("e.received_at")}, 'attempt', e.attempt,
                     'attrs', e.attrs) order by e.occurred_at, e.event_id), '[]'::json)
              from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id
-               and e.type in (${sql.join(GATE_EVENT_TYPES.map((ty) => sql`${ty}`), sql`, `)})) as events,
+               and e.type in (${GATE_EVENT_TYPES_SQL})) as events,
           (select coalesce(json_agg(distinct r.attrs ->> 'digest'), '[]'::json)
              from events r where r.tenant_id = t.tenant_id and r.task_id = t.task_id and r.type = 'snapshot.restored'
                and jsonb_typeof(r.attrs -> 'digest') = 'string'

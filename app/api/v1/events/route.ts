@@ -1,4 +1,4 @@
-import { getDb } from "@/db";
+import { getDb, withGenericPlans } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { ingestEvents } from "@/lib/domain/events/ingest";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
@@ -15,7 +15,8 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  */
 export const POST = apiRoute(async ({ req, actor }) => {
   const body = await readJson(req, undefined, { perItem: true });
-  return ingestEvents(await getDb(), actor, body, getSigningKey());
+  // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
+  return withGenericPlans(async () => ingestEvents(await getDb(), actor, body, getSigningKey()));
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

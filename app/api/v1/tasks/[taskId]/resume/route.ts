@@ -1,4 +1,4 @@
-import { getDb } from "@/db";
+import { getDb, withGenericPlans } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { askGate } from "@/lib/domain/gate/ask";
 import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
@@ -12,7 +12,8 @@ import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
  */
 export const POST = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
   const body = await readOptionalJson(req);
-  return askGate(await getDb(), actor, params.taskId, body, getSigningKey());
+  // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
+  return withGenericPlans(async () => askGate(await getDb(), actor, params.taskId, body, getSigningKey()));
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

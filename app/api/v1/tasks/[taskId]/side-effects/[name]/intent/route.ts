@@ -1,5 +1,5 @@
 import { NextResponse } from "next/server";
-import { getDb } from "@/db";
+import { getDb, withGenericPlans } from "@/db";
 import { getSigningKey } from "@/lib/config/signing-key";
 import { registerIntent } from "@/lib/domain/side-effects/intent";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
@@ -18,7 +18,8 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  */
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
   const body = await readJson(req);
-  const out = await registerIntent(await getDb(), actor, params.taskId, params.name, body, getSigningKey());
+  // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
+  const out = await withGenericPlans(async () => registerIntent(await getDb(), actor, params.taskId, params.name, body, getSigningKey()));
   return NextResponse.json(out, out.decision === "replay" ? { headers: { "Idempotent-Replayed": "true" } } : undefined);
 });
 

@@ -1,4 +1,4 @@
-import { getDb } from "@/db";
+import { getDb, withGenericPlans } from "@/db";
 import { recordReceipt } from "@/lib/domain/side-effects/receipt";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -14,7 +14,8 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  */
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
   const body = await readJson(req);
-  return recordReceipt(await getDb(), actor, params.taskId, params.name, body);
+  // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
+  return withGenericPlans(async () => recordReceipt(await getDb(), actor, params.taskId, params.name, body));
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -68,6 +68,11 @@ describe("policy versions", () => {
     const secret = await sendYaml(owner, "/api/v1/policies", `${RECORDS_POLICY_YAML}# token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n`);
     expectError(secret, 422, "validation_failed");
     expect(errorOf(secret).message).not.toContain("ghp_");
+    // Escapes that make strings PostgreSQL cannot store (a lone surrogate, a NUL), in JSON and in YAML: 422, not 500.
+    const lone = '{"network": {"access": "open", "allowed_domains": ["\\ud83c\\u200d\\udf8a"]}, "credentials": []}';
+    expectError(await sendYaml(owner, "/api/v1/policies", lone, "application/json"), 422, "validation_failed");
+    expectError(await sendYaml(owner, "/api/v1/policies", 'network:\n  access: open\n  allowed_domains: ["a\\u0000b"]\ncredentials: []\n'), 422, "validation_failed");
+    expectError(await sendYaml(owner, "/api/v1/policies/lint", lone, "application/json"), 422, "validation_failed");
     expect(await policyCount(t.tenantId)).toBe(0);
     expectError(await api(owner).request("POST", "/api/v1/policies/lint"), 415, "unsupported_media_type");
     expectError(await api(owner).request("POST", "/api/v1/policies/lint", { raw: "", headers: { "content-type": "application/yaml" } }), 400, "invalid_json");

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { DomainError } from "../errors";
 import { formatPath } from "../json/text";
 import { redactString, refuseSecrets } from "../secrets/redact";
+import { unstorableJson } from "../events/redact";
 import { unsafeTextReason } from "../typed-text";
 
 /** The largest policy document accepted, in bytes of text. */
@@ -160,6 +161,9 @@ export function readPolicyValue(value: unknown): ParsedPolicy {
       fields: [{ path: forbidden, message: "reserved key name" }],
     });
   }
+  // Escapes in the text (`"\ud83c"` in JSON or YAML) can make strings PostgreSQL cannot store (a NUL, a lone surrogate).
+  const unstorable = unstorableJson(value);
+  if (unstorable) throw new DomainError("validation_failed", `The policy ${unstorable}; write the text without that escape.`);
   // Policy versions are kept for good and shown to every role: a credential value in one is refused, never stored.
   refuseSecrets(value, "A policy document", "name the credential and keep its value in your vault");
   if (value === null || typeof value !== "object" || Array.isArray(value)) {

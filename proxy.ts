@@ -3,19 +3,23 @@ import { NextResponse, type NextRequest } from "next/server";
 /**
  * Runs before every page and API route:
  * - a path with a malformed %-escape (`/tasks/%E0%A4%A`) is answered 400 here, because Next would otherwise fail
- *   decoding it with a bare 500: JSON in the API's error shape under /api, a short page elsewhere;
+ *   decoding it with a bare 500: JSON in the API's error shape under /api, a short page elsewhere; so is a path or
+ *   query holding a NUL (`?q=%00`), which no statement can take (API routes check it again, lib/server/route.ts);
  * - pages get the requested path as `x-custody-path`, so a session check in a layout can send the person back
  *   to the page they asked for after signing in. Authentication itself happens on the server
  *   (lib/server/page-actor.ts, lib/server/actor.ts), not here.
  */
 export function proxy(request: NextRequest) {
   const path = request.nextUrl.pathname;
-  if (!decodes(path)) return badPath(path);
+  if (!decodes(path) || NUL.test(path + request.nextUrl.search)) return badPath(path);
   if (path.startsWith("/api/") || path === "/login" || path.startsWith("/login/")) return NextResponse.next();
   const headers = new Headers(request.headers);
   headers.set("x-custody-path", path + request.nextUrl.search);
   return NextResponse.next({ request: { headers } });
 }
+
+/** A NUL in the path or query, escaped or not: no id, filter or search term may hold one (PostgreSQL refuses it). */
+const NUL = /%00|\u0000/i;
 
 function decodes(path: string): boolean {
   try {
@@ -27,7 +31,7 @@ function decodes(path: string): boolean {
 }
 
 function badPath(path: string): NextResponse {
-  const message = "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8); check the link.";
+  const message = "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8) or a NUL (%00); check the link.";
   if (path.startsWith("/api/")) return NextResponse.json({ error: { code: "bad_request", message } }, { status: 400 });
   return new NextResponse(`<!doctype html><title>Bad address</title><p>${message}</p><p><a href="/tasks">Back to the tasks</a></p>`, {
     status: 400,

@@ -31,6 +31,21 @@ export function errorResponse(err: DomainError, requestId?: string): NextRespons
   );
 }
 
+/** A NUL written into an address, escaped (`%00`) or not. */
+const NUL_IN_ADDRESS = /%00|\u0000/i;
+
+/**
+ * Refuses an address whose path or query holds a NUL: PostgreSQL cannot store or compare text with one, so a task id,
+ * a filter or a search term carrying it would otherwise fail its statement (500). One check for every API route, before
+ * anything reads the address; the proxy does the same for pages.
+ * @throws DomainError bad_request (400).
+ */
+export function refuseNulInAddress(url: string): void {
+  if (NUL_IN_ADDRESS.test(url)) {
+    throw new DomainError("bad_request", "The address holds a NUL character (%00), which no id, filter or search term may contain; remove it.");
+  }
+}
+
 /**
  * Wraps an authenticated API handler. The handler returns a Response or a JSON-able value (200). It runs inside the
  * actor's database scope: `getDb()` there is walled by row-level security to the actor's tenant (and, for a person,
@@ -42,6 +57,7 @@ export function apiRoute<P = Record<string, string>>(
   return async (req: Request, context: { params: Promise<P> }): Promise<Response> => {
     const requestId = randomUUID();
     try {
+      refuseNulInAddress(req.url);
       const actor = await requireActor(req);
       const params = context?.params ? await context.params : ({} as P);
       const scope = { tenantId: actor.tenantId, userId: actor.kind === "user" ? actor.userId : null };
@@ -69,6 +85,7 @@ export function publicRoute<P = Record<string, string>>(
   return async (req: Request, context: { params: Promise<P> }): Promise<Response> => {
     const requestId = randomUUID();
     try {
+      refuseNulInAddress(req.url);
       const params = context?.params ? await context.params : ({} as P);
       const out = await handler({ req, params, requestId });
       if (out instanceof Response) {

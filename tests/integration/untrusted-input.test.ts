@@ -104,6 +104,39 @@ describe("input that used to crash or change silently", () => {
     expect(await countRows(handle.db, "events", t.tenantId)).toBe(0);
   });
 
+  it("answers 400, not 500, to a NUL (%00) in an address: task ids, filters, searches, credential refs and pages", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const owner = await signInAs(t, "owner");
+    const taskId = newTaskId("nul");
+    await checkpoint(t, taskId, {});
+    const calls: Array<[string, string, { cookie: string } | string]> = [
+      ["GET", "/api/v1/tasks?q=%00", t.apiKey],
+      ["GET", "/api/v1/tasks?q=a%00b", t.apiKey],
+      ["GET", "/api/v1/tasks?host=%00", t.apiKey],
+      ["GET", "/api/v1/tasks?credential_ref=%00", t.apiKey],
+      ["GET", "/api/v1/tasks?policy_version=%00", t.apiKey],
+      ["GET", "/api/v1/tasks/a%00b/egress", t.apiKey],
+      ["GET", "/api/v1/tasks/%00/credentials", t.apiKey],
+      ["POST", `/api/v1/tasks/${taskId}/credentials/c%00/revocation-check`, owner],
+      ["GET", "/api/v1/maps?q=%00", owner],
+      ["POST", `/api/v1/tasks/${taskId}/resume?x=%00`, t.apiKey],
+      ["GET", "/tasks?q=%00", owner],
+      ["GET", "/tasks?host=%00", owner],
+    ];
+    for (const [method, path, who] of calls) {
+      const res = await api(who).request(method, path, method === "POST" ? { json: {} } : {});
+      expect(res.status, `${method} ${path}: ${res.text.slice(0, 200)}`).toBe(400);
+      expect(res.text).toContain("NUL");
+    }
+    // A policy whose text holds a raw NUL (in a YAML comment, which no parsed value shows) is refused too.
+    const yaml = "network:\n  access: open\ncredentials: []\n# c\u0000mment\n";
+    for (const path of ["/api/v1/policies", "/api/v1/policies/lint"]) {
+      const res = await api(owner).request("POST", path, { raw: yaml, headers: { "content-type": "application/yaml" } });
+      expect(res.status, `${path}: ${res.text.slice(0, 200)}`).toBe(422);
+    }
+    expect(await countRows(handle.db, "policy_versions", t.tenantId)).toBe(0);
+  });
+
   it.each([
     ["1234567890123456789", "1234567890123456800"],
     ["1e400", "Infinity"],

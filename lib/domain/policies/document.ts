@@ -119,7 +119,10 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
   if (Buffer.byteLength(text, "utf8") > MAX_POLICY_BYTES) {
     throw new DomainError("payload_too_large", `A policy document is at most ${MAX_POLICY_BYTES / 1024} KiB.`);
   }
-  // The text is kept as sent (comments included): a credential anywhere in it is refused, never stored.
+  // The text is kept as sent (comments included): what PostgreSQL cannot store anywhere in it is refused (a raw NUL in a
+  // comment), and so is a credential, never stored.
+  const unstorableText = unstorableJson(text);
+  if (unstorableText) throw new DomainError("validation_failed", `The policy text ${unstorableText}; remove it.`);
   const secretKinds = redactString(text).kinds;
   if (secretKinds.length) {
     throw new DomainError(

@@ -134,7 +134,8 @@ describe("input that used to crash or change silently", () => {
       const res = await api(owner).request("POST", path, { raw: yaml, headers: { "content-type": "application/yaml" } });
       expect(res.status, `${path}: ${res.text.slice(0, 200)}`).toBe(422);
     }
-    expect(await countRows(handle.db, "policy_versions", t.tenantId)).toBe(0);
+    const [stored] = await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from policy_versions where tenant_id = ${t.tenantId}`);
+    expect(stored!.n).toBe(0);
   });
 
   it.each([

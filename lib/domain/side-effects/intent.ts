@@ -43,7 +43,7 @@ export const attemptField = z
   .number({ error: "attempt is required: the sandbox attempt (1, 2, …) making this request" })
   .int("attempt must be a whole number")
   .min(1, "attempt starts at 1")
-  .max(1_000_000);
+  .max(1_000_000, "attempt is at most 1000000");
 
 export const intentBodySchema = z.strictObject({
   idempotency_key: z.string(),

@@ -228,10 +228,13 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, can
   );
 }
 
-/** The gate panel's place while the server asks the gate. */
+/**
+ * The gate panel's place while the server asks the gate: as tall as the shortest answered panel (a verdict with one line
+ * under it), so the timeline below moves less when the answer arrives.
+ */
 function GatePending() {
   return (
-    <section aria-labelledby="gate-heading" aria-busy="true" className="rounded-lg border border-neutral-200 bg-white p-4" data-testid="gate-panel-pending">
+    <section aria-labelledby="gate-heading" aria-busy="true" className="min-h-[6.5rem] rounded-lg border border-neutral-200 bg-white p-4" data-testid="gate-panel-pending">
       <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
       <p className="mt-1 text-sm text-neutral-600">Asking the resume gate…</p>
     </section>

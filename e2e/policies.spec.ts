@@ -4,22 +4,12 @@
  * stores and activates it; the task that reached a host the new policy does not admit then shows the gate's
  * `egress_policy_inconsistent` and the drift on its Egress tab. A viewer reads policies but has no Store or Activate.
  */
+import { RECORDS_POLICY_YAML } from "../tests/support/policy-document";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, test } from "./fixtures";
 
-const MISMATCHED = `network:
-  access: restricted
-  allowed_domains: [records.example.com]
-credentials:
-  - name: records-api
-    type: environment_variable
-    allowed_hosts: [records.example.org]
-    scope: records:write
-tools:
-  - name: update_record
-    mutation: true
-    requires_approval: true
-`;
-const FIXED = MISMATCHED.replace("allowed_hosts: [records.example.org]", "allowed_hosts: [records.example.com]");
+/** The suites' records policy (tests/support/policy-document.ts), and the same with its credential's host mistyped. */
+const FIXED = RECORDS_POLICY_YAML;
+const MISMATCHED = FIXED.replace("allowed_hosts: [records.example.com]", "allowed_hosts: [records.example.org]");
 
 test("an admin fixes a mismatched credential host, activates the policy, and the task's gate follows it", async ({ page, tenant, runtime }) => {
   test.setTimeout(120_000);
@@ -47,7 +37,7 @@ test("an admin fixes a mismatched credential host, activates the policy, and the
   await page.getByRole("button", { name: "Store as a new version" }).click();
   await page.waitForURL(/\/policies\?v=1/);
   const lineFinding = page.locator('[data-testid=line-finding][data-path="credentials[0].allowed_hosts[0]"]');
-  await expect(lineFinding).toHaveAttribute("data-line", "7");
+  await expect(lineFinding).toHaveAttribute("data-line", "8");
   await expect(page.getByTestId("policy-source")).toContainText("cannot be activated");
   await expect(page.getByTestId("activate-1")).toHaveCount(0);
 

@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
 
 /**
  * Runs before every page and API route:
@@ -11,15 +12,13 @@ import { NextResponse, type NextRequest } from "next/server";
  */
 export function proxy(request: NextRequest) {
   const path = request.nextUrl.pathname;
-  if (!decodes(path) || NUL.test(path + request.nextUrl.search)) return badPath(path);
+  if (!decodes(path)) return badPath(path, MALFORMED_ESCAPE_MESSAGE);
+  if (holdsNul(path + request.nextUrl.search)) return badPath(path, NUL_IN_ADDRESS_MESSAGE);
   if (path.startsWith("/api/") || path === "/login" || path.startsWith("/login/")) return NextResponse.next();
   const headers = new Headers(request.headers);
   headers.set("x-custody-path", path + request.nextUrl.search);
   return NextResponse.next({ request: { headers } });
 }
-
-/** A NUL in the path or query, escaped or not: no id, filter or search term may hold one (PostgreSQL refuses it). */
-const NUL = /%00|\u0000/i;
 
 function decodes(path: string): boolean {
   try {
@@ -30,8 +29,10 @@ function decodes(path: string): boolean {
   }
 }
 
-function badPath(path: string): NextResponse {
-  const message = "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8) or a NUL (%00); check the link.";
+const MALFORMED_ESCAPE_MESSAGE = "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8); check the link.";
+
+/** 400 for an address that cannot be served: JSON in the API's error shape under /api, a short page elsewhere. */
+function badPath(path: string, message: string): NextResponse {
   if (path.startsWith("/api/")) return NextResponse.json({ error: { code: "bad_request", message } }, { status: 400 });
   return new NextResponse(`<!doctype html><title>Bad address</title><p>${message}</p><p><a href="/tasks">Back to the tasks</a></p>`, {
     status: 400,

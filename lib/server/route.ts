@@ -10,6 +10,7 @@ import type { Actor } from "@/lib/domain/authz";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
 import { checkJsonText } from "@/lib/domain/json/text";
+import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
 import { readCappedText } from "@/lib/domain/web/read-capped";
 import { requireActor } from "./actor";
 
@@ -31,9 +32,6 @@ export function errorResponse(err: DomainError, requestId?: string): NextRespons
   );
 }
 
-/** A NUL written into an address, escaped (`%00`) or not. */
-const NUL_IN_ADDRESS = /%00|\u0000/i;
-
 /**
  * Refuses an address whose path or query holds a NUL: PostgreSQL cannot store or compare text with one, so a task id,
  * a filter or a search term carrying it would otherwise fail its statement (500). One check for every API route, before
@@ -41,9 +39,7 @@ const NUL_IN_ADDRESS = /%00|\u0000/i;
  * @throws DomainError bad_request (400).
  */
 export function refuseNulInAddress(url: string): void {
-  if (NUL_IN_ADDRESS.test(url)) {
-    throw new DomainError("bad_request", "The address holds a NUL character (%00), which no id, filter or search term may contain; remove it.");
-  }
+  if (holdsNul(url)) throw new DomainError("bad_request", NUL_IN_ADDRESS_MESSAGE);
 }
 
 /**

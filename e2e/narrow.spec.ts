@@ -3,7 +3,7 @@
  * 420 px the page does not scroll sideways and the four timeline lanes stay visible with their labels.
  * A full-page screenshot per width is attached to the test.
  */
-import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
+import { expect, loginAs, makeRecord, newTaskId, seedIncidentTask, test } from "./fixtures";
 
 const LANES = [
   { plane: "session", label: "Session" },
@@ -46,3 +46,15 @@ for (const width of [800, 420]) {
     expect(sizes.bodyScrollWidth, `body scroll width at ${width} px`).toBeLessThanOrEqual(sizes.clientWidth);
   });
 }
+
+test("long values in the task header wrap inside their columns at 420 px", async ({ page, tenant, runtime }) => {
+  await page.setViewportSize({ width: 420, height: 900 });
+  const taskId = newTaskId("narrow-long");
+  const phase = `phase_${"y".repeat(80)}`;
+  await runtime.putRecord(makeRecord(taskId, { phase, policy_version: `policy-${"v".repeat(60)}`, side_effects: {} }));
+  await loginAs(page, tenant.users.viewer.email, tenant.password);
+  await page.goto(`/tasks/${taskId}`);
+  await expect(page.getByTestId("task-phase")).toContainText(phase);
+  const sizes = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));
+  expect(sizes.scrollWidth, "page scroll width at 420 px").toBeLessThanOrEqual(sizes.clientWidth);
+});

@@ -146,7 +146,8 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
   return (
     <div className="min-w-0">
       <dt className="text-xs text-neutral-500">{label}</dt>
-      <dd className="mt-0.5">{children}</dd>
+      {/* A long value (a phase, a policy version) wraps inside its column instead of running over the next one. */}
+      <dd className="mt-0.5 [overflow-wrap:anywhere]">{children}</dd>
     </div>
   );
 }

@@ -164,26 +164,23 @@ export async function registerIntent(
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
   // Whatever is answered, the audit entries its transactions committed join the chain before the answer goes out.
-  return withAuditSealed(db, actor.tenantId, () => registerParsed(db, actor, taskId, name, input, key));
+  return withAuditSealed(db, actor.tenantId, () => registerParsed(db, { actor, taskId, name, input, key }));
 }
 
-async function registerParsed(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  input: z.infer<typeof intentBodySchema>,
-  key: SigningKey,
-): Promise<IntentOutcome> {
+/** One intent being decided: who asks, for which task and effect, with what (validated), and the server's key. */
+type IntentCall = { actor: Actor; taskId: string; name: string; input: z.infer<typeof intentBodySchema>; key: SigningKey };
+
+async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> {
+  const { actor, taskId, name, input } = call;
   let decided: Decided;
   try {
     // Most intents fall under no approval: the deciding transaction's facts say so, and it decides at once.
-    decided = await decideWithApproval(db, actor, taskId, name, input, key, { recheckAttempt: true });
+    decided = await decideWithApproval(db, call, { recheckAttempt: true });
     if (decided === "raise") {
       // A new attempt: raised and the older attempts ended in a transaction of their own (committed whatever is then
       // answered), then decided like any other intent.
       await fenceAttempt(db, actor.tenantId, taskId, input.attempt, "An intent from a new attempt");
-      decided = await decideWithApproval(db, actor, taskId, name, input, key, { recheckAttempt: false });
+      decided = await decideWithApproval(db, call, { recheckAttempt: false });
     }
   } catch (err) {
     // Refused outside the deciding transaction (a stale attempt found while raising): audited in a transaction of its own.
@@ -210,16 +207,9 @@ async function registerParsed(
  * @returns the decision ("raise" when the intent names a newer attempt than the task's current one).
  * @throws DomainError stale_attempt (the re-read attempt), and whatever the approval path refuses.
  */
-async function decideWithApproval(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  input: z.infer<typeof intentBodySchema>,
-  key: SigningKey,
-  opts: { recheckAttempt: boolean },
-): Promise<Decided> {
-  const decided = await decideIntent(db, actor, taskId, name, input, key, { checked: false });
+async function decideWithApproval(db: Db, call: IntentCall, opts: { recheckAttempt: boolean }): Promise<Decided> {
+  const { actor, taskId, name, input } = call;
+  const decided = await decideIntent(db, call, { checked: false });
   if (decided !== "approval") return decided;
   if (opts.recheckAttempt) {
     const [task] = await queryRows<{ current_attempt: number }>(
@@ -229,7 +219,7 @@ async function decideWithApproval(
     if (task && input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
   }
   const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
-  return decideIntent(db, actor, taskId, name, input, key, { checked: true, approvalId });
+  return decideIntent(db, call, { checked: true, approvalId });
 }
 
 /**
@@ -264,37 +254,22 @@ function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainErro
  * stands whatever is answered); other errors roll back.
  * @returns "raise" when the intent names a newer attempt than the task's current one (nothing decided).
  */
-async function decideIntent(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  input: z.infer<typeof intentBodySchema>,
-  key: SigningKey,
-  approval: ApprovalStep,
-): Promise<Decided> {
+async function decideIntent(db: Db, call: IntentCall, approval: ApprovalStep): Promise<Decided> {
   return withRetry(() =>
     db.transaction(async (tx) => {
       try {
-        return await decideIn(tx, actor, taskId, name, input, key, approval);
+        return await decideIn(tx, call, approval);
       } catch (err) {
         if (!isDomainError(err) || !AUDITED_REFUSALS.has(err.code)) throw err;
-        await auditIntent(tx, actor, taskId, name, refusalDetails(input, err));
+        await auditIntent(tx, call.actor, call.taskId, call.name, refusalDetails(call.input, err));
         return { refused: err };
       }
     }),
   );
 }
 
-async function decideIn(
-  tx: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  input: z.infer<typeof intentBodySchema>,
-  key: SigningKey,
-  approval: ApprovalStep,
-): Promise<Decided> {
+async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promise<Decided> {
+  const { actor, taskId, name, input, key } = call;
   const tenantId = actor.tenantId;
   const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
   // The lock comes first, in a statement of its own, so the facts statement's snapshot sees every transition that

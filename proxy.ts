@@ -29,15 +29,19 @@ function decodes(path: string): boolean {
   }
 }
 
-const MALFORMED_ESCAPE_MESSAGE = "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8); check the link.";
+const MALFORMED_ESCAPE_MESSAGE =
+  "The address has a malformed %-escape (a % must be followed by two hex digits of valid UTF-8); check the link.";
 
 /** 400 for an address that cannot be served: JSON in the API's error shape under /api, a short page elsewhere. */
 function badPath(path: string, message: string): NextResponse {
   if (path.startsWith("/api/")) return NextResponse.json({ error: { code: "bad_request", message } }, { status: 400 });
-  return new NextResponse(`<!doctype html><title>Bad address</title><p>${message}</p><p><a href="/tasks">Back to the tasks</a></p>`, {
-    status: 400,
-    headers: { "content-type": "text/html; charset=utf-8" },
-  });
+  return new NextResponse(
+    `<!doctype html><title>Bad address</title><p>${message}</p><p><a href="/tasks">Back to the tasks</a></p>`,
+    {
+      status: 400,
+      headers: { "content-type": "text/html; charset=utf-8" },
+    },
+  );
 }
 
 // Not for the events route: its path is fixed, and a proxy in front of it makes Next copy each (up to 1 MB)

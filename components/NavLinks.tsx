@@ -33,7 +33,10 @@ export function NavLinks({ approvals = 0 }: { approvals?: number }) {
           >
             {l.label}
             {l.href === "/approvals" && approvals > 0 ? (
-              <span className="ml-1 rounded-full bg-sky-100 px-1.5 text-xs font-semibold text-sky-900" data-testid="nav-approvals-count">
+              <span
+                className="ml-1 rounded-full bg-sky-100 px-1.5 text-xs font-semibold text-sky-900"
+                data-testid="nav-approvals-count"
+              >
                 {approvals}
                 <span className="sr-only"> waiting</span>
               </span>

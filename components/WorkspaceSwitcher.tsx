@@ -22,7 +22,9 @@ export function WorkspaceSwitcher({ workspaces }: { workspaces: Workspace[] }) {
   }
   return (
     <span className="flex items-center gap-1">
-      <label htmlFor="workspace-switcher" className="sr-only">Workspace</label>
+      <label htmlFor="workspace-switcher" className="sr-only">
+        Workspace
+      </label>
       <select
         id="workspace-switcher"
         data-testid="workspace-switcher"
@@ -44,7 +46,11 @@ export function WorkspaceSwitcher({ workspaces }: { workspaces: Workspace[] }) {
           </option>
         ))}
       </select>
-      {error ? <span role="alert" className="text-xs text-red-700">{error}</span> : null}
+      {error ? (
+        <span role="alert" className="text-xs text-red-700">
+          {error}
+        </span>
+      ) : null}
     </span>
   );
 }

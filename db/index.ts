@@ -20,7 +20,6 @@ export { schema };
 /** A Drizzle database or an open transaction; query helpers accept either. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
-
 /**
  * Who the database sees a request act for (docs/decisions/0016-tenant-walls.md): the tenant, and the person when one
  * is signed in (their own sessions and memberships in other workspaces). An actor fits as it is.
@@ -128,7 +127,9 @@ function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown 
  */
 function preparingPostgresClient<T extends PgJsLike>(base: T): T {
   const options = (opts: unknown) =>
-    genericPlans() ? { ...(opts as object | undefined), prepare: true } : { prepare: true, ...(opts as object | undefined) };
+    genericPlans()
+      ? { ...(opts as object | undefined), prepare: true }
+      : { prepare: true, ...(opts as object | undefined) };
   const unsafe = (target: PgJsLike) => (query: string, params?: unknown[], opts?: unknown) =>
     target.unsafe(query, params, params && params.length ? options(opts) : opts);
   const wrap = (target: PgJsLike): PgJsLike =>
@@ -169,7 +170,12 @@ function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | unde
       if (failed) throw failed.err;
       return out;
     }) as Promise<T>;
-  const lone = async (query: string, params: unknown[] | undefined, opts: unknown, values: boolean): Promise<unknown> => {
+  const lone = async (
+    query: string,
+    params: unknown[] | undefined,
+    opts: unknown,
+    values: boolean,
+  ): Promise<unknown> => {
     const conn = await base.reserve();
     try {
       const statement = conn.unsafe(query, params, opts);
@@ -258,7 +264,6 @@ function scopedDatabases(make: (scope: () => DbScope | null | undefined) => Db):
   return { scoped, ambient: make(() => scopeStorage.getStore()) };
 }
 
-
 /** What postgres.js passes a `socket` factory: its parsed connection options. */
 type PgJsSocketOptions = { host: string[]; port: number[]; path?: string | false };
 
@@ -312,7 +317,10 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     const client = preparingPostgresClient(raw as unknown as PgJsLike) as unknown as typeof raw;
     const db = drizzle(client, { schema }) as unknown as Db;
     const walls = scopedDatabases(
-      (scope) => drizzle(scopedPostgresClient(client as unknown as PgJsLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
+      (scope) =>
+        drizzle(scopedPostgresClient(client as unknown as PgJsLike, scope) as unknown as typeof client, {
+          schema,
+        }) as unknown as Db,
     );
     return { db, ...walls, kind: "postgres", close: () => raw.end() };
   }
@@ -328,7 +336,10 @@ export async function openDatabase(opts: { url?: string; dir?: string; max?: num
     await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
     await client.query(SEAL_LEFT_PENDING);
     const walls = scopedDatabases(
-      (scope) => drizzle(scopedPgliteClient(client as unknown as PgliteLike, scope) as unknown as typeof client, { schema }) as unknown as Db,
+      (scope) =>
+        drizzle(scopedPgliteClient(client as unknown as PgliteLike, scope) as unknown as typeof client, {
+          schema,
+        }) as unknown as Db,
     );
     return {
       db: pdb as unknown as Db,
@@ -457,7 +468,12 @@ type PgJsCopyQuery = PromiseLike<unknown> & {
  * @throws the server's error when it refuses `before` or the data (the transaction is then aborted); Error when `tx`
  *   is not a transaction.
  */
-export async function copyIn(tx: Db, statement: string, data: () => string | Buffer, before?: string): Promise<number | null> {
+export async function copyIn(
+  tx: Db,
+  statement: string,
+  data: () => string | Buffer,
+  before?: string,
+): Promise<number | null> {
   if (!is(tx, PgTransaction)) throw new Error("copyIn needs a transaction: COPY goes to its connection");
   const client = (tx as unknown as { session?: { client?: { unsafe?: unknown } } }).session?.client;
   if (!client || typeof client.unsafe !== "function") return null;

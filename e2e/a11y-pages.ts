@@ -42,13 +42,38 @@ const heading = async (page: Page) => {
 };
 
 export const A11Y_PAGES: readonly A11yPage[] = [
-  { name: "login", path: () => "/login", as: null, ready: async (p) => expect(p.getByRole("button", { name: "Sign in" })).toBeVisible() },
+  {
+    name: "login",
+    path: () => "/login",
+    as: null,
+    ready: async (p) => expect(p.getByRole("button", { name: "Sign in" })).toBeVisible(),
+  },
   { name: "attention", path: () => "/", as: "responder", ready: visible("attention-item") },
   { name: "tasks list", path: () => "/tasks", as: "responder", ready: visible("task-row") },
-  { name: "task, side effects tab", path: (c) => task(c, "?tab=side-effects"), as: "responder", ready: visible("side-effect-row") },
-  { name: "task, artifacts tab", path: (c) => task(c, "?tab=artifacts"), as: "responder", ready: visible("artifact-row") },
-  { name: "task, checkpoints tab", path: (c) => task(c, "?tab=checkpoints"), as: "responder", ready: visible("checkpoint-row") },
-  { name: "task, an event selected", path: (c) => task(c, `?event=${encodeURIComponent(c.eventId)}`), as: "responder", ready: visible("event-drawer") },
+  {
+    name: "task, side effects tab",
+    path: (c) => task(c, "?tab=side-effects"),
+    as: "responder",
+    ready: visible("side-effect-row"),
+  },
+  {
+    name: "task, artifacts tab",
+    path: (c) => task(c, "?tab=artifacts"),
+    as: "responder",
+    ready: visible("artifact-row"),
+  },
+  {
+    name: "task, checkpoints tab",
+    path: (c) => task(c, "?tab=checkpoints"),
+    as: "responder",
+    ready: visible("checkpoint-row"),
+  },
+  {
+    name: "task, an event selected",
+    path: (c) => task(c, `?event=${encodeURIComponent(c.eventId)}`),
+    as: "responder",
+    ready: visible("event-drawer"),
+  },
   { name: "task, as a viewer", path: (c) => task(c), as: "viewer", ready: visible("side-effect-row") },
   {
     name: "task, reconcile dialog open",
@@ -65,8 +90,18 @@ export const A11Y_PAGES: readonly A11yPage[] = [
       await expect(dialog.getByRole("button", { name: `Record ${c.effect} as completed` })).toBeEnabled();
     },
   },
-  { name: "settings", path: () => "/settings", as: "owner", ready: async (p) => expect(p.locator("section#api-keys")).toBeVisible() },
-  { name: "audit", path: () => "/audit", as: "owner", ready: async (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible() },
+  {
+    name: "settings",
+    path: () => "/settings",
+    as: "owner",
+    ready: async (p) => expect(p.locator("section#api-keys")).toBeVisible(),
+  },
+  {
+    name: "audit",
+    path: () => "/audit",
+    as: "owner",
+    ready: async (p) => expect(p.getByRole("heading", { level: 1 })).toBeVisible(),
+  },
   {
     name: "task not found",
     path: () => "/tasks/no-such-task",
@@ -80,11 +115,26 @@ export const A11Y_PAGES: readonly A11yPage[] = [
   { name: "custody map worksheet", path: (c) => `/maps/${c.mapId}`, as: "owner", ready: heading },
   { name: "custody map worksheet, as a viewer", path: (c) => `/maps/${c.mapId}`, as: "viewer", ready: heading },
   { name: "new interruption exercise", path: (c) => `/maps/${c.mapId}/exercises/new`, as: "owner", ready: heading },
-  { name: "interruption exercise", path: (c) => `/maps/${c.mapId}/exercises/${c.exerciseId}`, as: "owner", ready: heading },
+  {
+    name: "interruption exercise",
+    path: (c) => `/maps/${c.mapId}/exercises/${c.exerciseId}`,
+    as: "owner",
+    ready: heading,
+  },
   { name: "account", path: () => "/account", as: "viewer", ready: visible("workspace-row") },
-  { name: "invitation", path: (c) => `/invitations/${c.invitationToken}`, as: null, ready: visible("invitation-summary") },
+  {
+    name: "invitation",
+    path: (c) => `/invitations/${c.invitationToken}`,
+    as: null,
+    ready: visible("invitation-summary"),
+  },
   { name: "approvals queue", path: () => "/approvals", as: "approver", ready: visible("approval-row") },
-  { name: "approval, stale with the diff", path: (c) => `/approvals/${c.approvalId}`, as: "approver", ready: visible("stale-panel") },
+  {
+    name: "approval, stale with the diff",
+    path: (c) => `/approvals/${c.approvalId}`,
+    as: "approver",
+    ready: visible("stale-panel"),
+  },
   {
     name: "approval, re-approve confirmation open",
     path: (c) => `/approvals/${c.approvalId}`,
@@ -94,7 +144,23 @@ export const A11Y_PAGES: readonly A11yPage[] = [
       await expect(p.getByTestId("confirm-dialog")).toBeVisible();
     },
   },
-  { name: "approval, as a viewer", path: (c) => `/approvals/${c.approvalId}`, as: "viewer", ready: visible("cannot-decide") },
-  { name: "task, approvals tab", path: (c) => task(c, "?tab=approvals"), as: "responder", ready: visible("task-approval-row") },
-  { name: "page not found", path: () => "/no-such-page", as: "responder", status: 404, ready: async (p) => expect(p.locator("h1, h2").first()).toBeVisible() },
+  {
+    name: "approval, as a viewer",
+    path: (c) => `/approvals/${c.approvalId}`,
+    as: "viewer",
+    ready: visible("cannot-decide"),
+  },
+  {
+    name: "task, approvals tab",
+    path: (c) => task(c, "?tab=approvals"),
+    as: "responder",
+    ready: visible("task-approval-row"),
+  },
+  {
+    name: "page not found",
+    path: () => "/no-such-page",
+    as: "responder",
+    status: 404,
+    ready: async (p) => expect(p.locator("h1, h2").first()).toBeVisible(),
+  },
 ];

@@ -16,16 +16,42 @@ const roles = [...new Set(A11Y_PAGES.map((p) => p.as))];
 
 for (const role of roles) {
   const entries = A11Y_PAGES.filter((p) => p.as === role);
-  test(`no accessibility violations ${role === null ? "signed out" : `as ${role}`}: ${entries.map((e) => e.name).join("; ")}`, async ({ page, tenant, runtime, db }) => {
+  test(`no accessibility violations ${role === null ? "signed out" : `as ${role}`}: ${entries.map((e) => e.name).join("; ")}`, async ({
+    page,
+    tenant,
+    runtime,
+    db,
+  }) => {
     test.setTimeout(60_000 + entries.length * 30_000);
     const incident = await seedIncidentTask(runtime, newTaskId("a11y"));
     // A second checkpoint, from the second sandbox (attempt 2), so the checkpoints tab shows a diff.
-    await runtime.putRecord(makeRecord(incident.taskId, { phase: "report_drafted", policy_version: "policy-v1", attempt: 2, side_effects: {} }));
+    await runtime.putRecord(
+      makeRecord(incident.taskId, {
+        phase: "report_drafted",
+        policy_version: "policy-v1",
+        attempt: 2,
+        side_effects: {},
+      }),
+    );
     // A custody map with an exercise, and an open invitation (seeded as the workspace's owner).
-    const owner = { kind: "user" as const, tenantId: tenant.tenantId, userId: tenant.users.owner.userId, email: tenant.users.owner.email, role: "owner" as const };
-    const map = await createMap(db.db, owner, { workflow: "document-processing", title: "Custody map for document processing" });
+    const owner = {
+      kind: "user" as const,
+      tenantId: tenant.tenantId,
+      userId: tenant.users.owner.userId,
+      email: tenant.users.owner.email,
+      role: "owner" as const,
+    };
+    const map = await createMap(db.db, owner, {
+      workflow: "document-processing",
+      title: "Custody map for document processing",
+    });
     const exercise = await createExercise(db.db, owner, map.id, { interruption_point: "after_external_write" });
-    const invitation = await inviteMember(db.db, owner, { email: `invitee-${rid()}@a11y.test`, role: "approver" }, { baseUrl: "http://localhost" });
+    const invitation = await inviteMember(
+      db.db,
+      owner,
+      { email: `invitee-${rid()}@a11y.test`, role: "approver" },
+      { baseUrl: "http://localhost" },
+    );
     const approvalId = await seedStaleApproval(db.db, tenant, incident.taskId);
     const context: A11yContext = {
       taskId: incident.taskId,

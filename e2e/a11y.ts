@@ -29,7 +29,10 @@ export type A11yOptions = {
 /** One line per violation and element: rule id, impact, what it asks, where, and axe's summary of the failure. */
 export function describeViolations(violations: AxeResults["violations"]): string[] {
   return violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id} (${v.impact ?? "?"}): ${v.help} — ${n.target.join(" ")} — ${(n.failureSummary ?? "").replace(/\s+/g, " ")}`),
+    v.nodes.map(
+      (n) =>
+        `${v.id} (${v.impact ?? "?"}): ${v.help} — ${n.target.join(" ")} — ${(n.failureSummary ?? "").replace(/\s+/g, " ")}`,
+    ),
   );
 }
 
@@ -45,10 +48,18 @@ export function measuredContrastShortfalls(incomplete: AxeResults["incomplete"])
     .flatMap((v) =>
       v.nodes.flatMap((n) =>
         [...n.any, ...n.all, ...n.none].flatMap((check) => {
-          const data = (check.data ?? {}) as { contrastRatio?: number; expectedContrastRatio?: string; fgColor?: string; bgColor?: string };
+          const data = (check.data ?? {}) as {
+            contrastRatio?: number;
+            expectedContrastRatio?: string;
+            fgColor?: string;
+            bgColor?: string;
+          };
           const expected = parseFloat(data.expectedContrastRatio ?? "");
-          if (!(typeof data.contrastRatio === "number" && data.contrastRatio > 0 && data.contrastRatio < expected)) return [];
-          return [`color-contrast (measured): ${data.contrastRatio}:1, needs ${expected}:1 (${data.fgColor} on ${data.bgColor}) — ${n.target.join(" ")}`];
+          if (!(typeof data.contrastRatio === "number" && data.contrastRatio > 0 && data.contrastRatio < expected))
+            return [];
+          return [
+            `color-contrast (measured): ${data.contrastRatio}:1, needs ${expected}:1 (${data.fgColor} on ${data.bgColor}) — ${n.target.join(" ")}`,
+          ];
         }),
       ),
     );
@@ -88,7 +99,10 @@ export async function svgTextContrastProblems(page: Page, min = MIN_TEXT_CONTRAS
       return (hi! + 0.05) / (lo! + 0.05);
     };
     const contains = (outer: DOMRect, inner: DOMRect) =>
-      inner.left >= outer.left - 0.5 && inner.right <= outer.right + 0.5 && inner.top >= outer.top - 0.5 && inner.bottom <= outer.bottom + 0.5;
+      inner.left >= outer.left - 0.5 &&
+      inner.right <= outer.right + 0.5 &&
+      inner.top >= outer.top - 0.5 &&
+      inner.bottom <= outer.bottom + 0.5;
     const pageBackground = (el: Element): number[] => {
       for (let n: Element | null = el; n; n = n.parentElement) {
         const c = rgba(getComputedStyle(n).backgroundColor);
@@ -109,14 +123,20 @@ export async function svgTextContrastProblems(page: Page, min = MIN_TEXT_CONTRAS
     };
     const behind = (text: SVGTextElement): number[] => {
       const box = text.getBoundingClientRect();
-      for (let node: Element = text; node.parentElement && node.tagName.toLowerCase() !== "html"; node = node.parentElement) {
+      for (
+        let node: Element = text;
+        node.parentElement && node.tagName.toLowerCase() !== "html";
+        node = node.parentElement
+      ) {
         for (let sib = node.previousElementSibling; sib; sib = sib.previousElementSibling) {
           const tag = sib.tagName.toLowerCase();
-          if (tag !== "rect" && !(tag === "path" && node === text && sib.parentElement === text.parentElement)) continue;
+          if (tag !== "rect" && !(tag === "path" && node === text && sib.parentElement === text.parentElement))
+            continue;
           const fill = rgba(getComputedStyle(sib).fill);
           const opacity = Number(getComputedStyle(sib).opacity);
           if (!fill || fill[3] < 0.99 || opacity < 0.99) continue;
-          if (tag === "rect" ? contains(sib.getBoundingClientRect(), box) : underEveryChar(sib as SVGPathElement, text)) return fill;
+          if (tag === "rect" ? contains(sib.getBoundingClientRect(), box) : underEveryChar(sib as SVGPathElement, text))
+            return fill;
         }
         if (node.tagName.toLowerCase() === "svg" && !(node.parentElement instanceof SVGElement)) break;
       }
@@ -127,12 +147,16 @@ export async function svgTextContrastProblems(page: Page, min = MIN_TEXT_CONTRAS
       const box = text.getBoundingClientRect();
       if (box.width === 0 || box.height === 0 || !(text.textContent ?? "").trim()) continue;
       let dimmed = false;
-      for (let n: Element | null = text; n; n = n.parentElement) if (Number(getComputedStyle(n).opacity) < 0.99) dimmed = true;
+      for (let n: Element | null = text; n; n = n.parentElement)
+        if (Number(getComputedStyle(n).opacity) < 0.99) dimmed = true;
       if (dimmed) continue; // dimmed on purpose (filtered out); not text meant to be read
       const fill = rgba(getComputedStyle(text).fill);
       if (!fill || fill[3] < 0.99) continue;
       const r = ratio(fill, behind(text));
-      if (r < minRatio) problems.push(`svg text contrast ${r.toFixed(2)}:1 (needs ${minRatio}:1): "${text.textContent?.trim().slice(0, 40)}"`);
+      if (r < minRatio)
+        problems.push(
+          `svg text contrast ${r.toFixed(2)}:1 (needs ${minRatio}:1): "${text.textContent?.trim().slice(0, 40)}"`,
+        );
     }
     return problems;
   }, min);
@@ -149,6 +173,9 @@ export async function expectNoA11yViolations(page: Page, opts: A11yOptions = {})
   const results = await builder.analyze();
   const label = opts.label ?? new URL(page.url()).pathname;
   const check = opts.soft ? expect.soft : expect;
-  check([...describeViolations(results.violations), ...measuredContrastShortfalls(results.incomplete)], `axe (WCAG 2 A/AA) on ${label}`).toEqual([]);
+  check(
+    [...describeViolations(results.violations), ...measuredContrastShortfalls(results.incomplete)],
+    `axe (WCAG 2 A/AA) on ${label}`,
+  ).toEqual([]);
   check(await svgTextContrastProblems(page), `SVG text contrast on ${label}`).toEqual([]);
 }

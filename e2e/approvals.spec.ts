@@ -9,7 +9,12 @@ import { payloadDigestOf } from "../tests/support/approvals";
 
 const ARGS = { title: "Q3 custody report", recipients: ["board@example.com"] };
 
-test("an approver re-approves a stale approval and the gate flips to resume", async ({ page, request, tenant, runtime }) => {
+test("an approver re-approves a stale approval and the gate flips to resume", async ({
+  page,
+  request,
+  tenant,
+  runtime,
+}) => {
   const taskId = newTaskId("appr");
   await runtime.putRecord(makeRecord(taskId, { phase: "publishing", side_effects: {} }));
   const auth = { authorization: `Bearer ${tenant.apiKey}` };
@@ -25,13 +30,19 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
     agent: "reporter",
     agent_version: "1.0.0",
   };
-  const asked = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, { headers: auth, data: intent });
+  const asked = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, {
+    headers: auth,
+    data: intent,
+  });
   expect(asked.status(), await asked.text()).toBe(403);
-  const approvalId = ((await asked.json()) as { error: { code: string; details: { approval_id: string } } }).error.details.approval_id;
+  const approvalId = ((await asked.json()) as { error: { code: string; details: { approval_id: string } } }).error
+    .details.approval_id;
 
   // Approved under policy version 1, then the owner moves the policy to version 2: the approval goes stale.
   await loginAs(page, tenant.users.approver.email, tenant.password);
-  const first = await page.request.post(`/api/v1/approvals/${approvalId}/decision`, { data: { decision: "approve", reason: "Looks right" } });
+  const first = await page.request.post(`/api/v1/approvals/${approvalId}/decision`, {
+    data: { decision: "approve", reason: "Looks right" },
+  });
   expect(first.status(), await first.text()).toBe(200);
   await page.context().clearCookies();
   await loginAs(page, tenant.users.owner.email, tenant.password);
@@ -69,10 +80,16 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
   expect(((await gateAfter.json()) as { verdict: string }).verdict).toBe("resume");
   await page.goto(`/tasks/${taskId}`);
   await expect(page.getByTestId("gate-verdict").first()).toHaveAttribute("data-verdict", "resume");
-  const go = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, { headers: auth, data: intent });
+  const go = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, {
+    headers: auth,
+    data: intent,
+  });
   expect(go.status(), await go.text()).toBe(200);
   expect(((await go.json()) as { decision: string }).decision).toBe("go");
-  const again = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, { headers: auth, data: intent });
+  const again = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, {
+    headers: auth,
+    data: intent,
+  });
   expect(again.status()).toBe(409); // in flight: the approval is used; no second go
 });
 
@@ -81,15 +98,26 @@ test("a viewer sees no approve button, and the API refuses the viewer", async ({
   await runtime.putRecord(makeRecord(taskId, { phase: "publishing", side_effects: {} }));
   const asked = await request.post(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, {
     headers: { authorization: `Bearer ${tenant.apiKey}` },
-    data: { idempotency_key: `publish-${taskId}`, payload_digest: payloadDigestOf("publish_report", ARGS), action: "publish_report", mutation: true, attempt: 1, requires_approval: true, payload: ARGS },
+    data: {
+      idempotency_key: `publish-${taskId}`,
+      payload_digest: payloadDigestOf("publish_report", ARGS),
+      action: "publish_report",
+      mutation: true,
+      attempt: 1,
+      requires_approval: true,
+      payload: ARGS,
+    },
   });
   expect(asked.status()).toBe(403);
-  const approvalId = ((await asked.json()) as { error: { details: { approval_id: string } } }).error.details.approval_id;
+  const approvalId = ((await asked.json()) as { error: { details: { approval_id: string } } }).error.details
+    .approval_id;
   await loginAs(page, tenant.users.viewer.email, tenant.password);
   await page.goto(`/approvals/${approvalId}`);
   await expect(page.getByTestId("cannot-decide")).toBeVisible();
   await expect(page.getByTestId("approve-button")).toHaveCount(0);
-  const refused = await page.request.post(`/api/v1/approvals/${approvalId}/decision`, { data: { decision: "approve" } });
+  const refused = await page.request.post(`/api/v1/approvals/${approvalId}/decision`, {
+    data: { decision: "approve" },
+  });
   expect(refused.status()).toBe(403);
   expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("forbidden");
 });

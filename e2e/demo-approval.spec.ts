@@ -59,7 +59,9 @@ test.describe("the demo's approval story", () => {
     approvalId = seeded!;
     await runtime.waitForLine(/attempt 2: waiting for a person/, 120_000);
     // The responder settles the record update (the browser flow of that is e2e/demo-scenario.spec.ts).
-    const page = await fetch(`${baseUrl}/api/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    const page = await fetch(`${baseUrl}/api/v1/tasks/${taskId}`, {
+      headers: { authorization: `Bearer ${tenant.apiKey}` },
+    });
     expect(((await page.json()) as TaskView).side_effects.update_record?.status).toBe("unknown");
   });
 
@@ -69,23 +71,35 @@ test.describe("the demo's approval story", () => {
     if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
   });
 
-  test("stale with the diff, re-approved in the browser; the run resumes and publishes exactly once", async ({ page }) => {
+  test("stale with the diff, re-approved in the browser; the run resumes and publishes exactly once", async ({
+    page,
+  }) => {
     await test.step("the responder reconciles update_record with the lookup answer", async () => {
       await loginAs(page, tenant.users.responder.email, tenant.password);
-      const lookup = (await (await fetch(`${records.url}/lookup?idempotency_key=${encodeURIComponent(`idem:${taskId}:update_record:1`)}`)).json()) as {
+      const lookup = (await (
+        await fetch(`${records.url}/lookup?idempotency_key=${encodeURIComponent(`idem:${taskId}:update_record:1`)}`)
+      ).json()) as {
         found: boolean;
         external_operation_id?: string;
       };
       expect(lookup.found).toBe(true);
       const res = await page.request.post(`/api/v1/tasks/${taskId}/side-effects/update_record/reconcile`, {
-        data: { outcome: "completed", external_operation_id: lookup.external_operation_id, evidence: "The records service's lookup found the update." },
+        data: {
+          outcome: "completed",
+          external_operation_id: lookup.external_operation_id,
+          evidence: "The records service's lookup found the update.",
+        },
       });
       expect(res.status(), await res.text()).toBe(200);
       await page.context().clearCookies();
     });
 
     await test.step("the gate still stops: the publish approval is stale", async () => {
-      const gate = await fetch(`${baseUrl}/api/v1/tasks/${taskId}/resume`, { method: "POST", headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" }, body: "{}" });
+      const gate = await fetch(`${baseUrl}/api/v1/tasks/${taskId}/resume`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
+        body: "{}",
+      });
       const verdict = (await gate.json()) as { verdict: string; reasons: Array<{ code: string }> };
       expect(verdict.verdict).toBe("stop");
       expect(verdict.reasons.map((r) => r.code)).toContain("approval_stale");
@@ -111,11 +125,19 @@ test.describe("the demo's approval story", () => {
 
     await test.step("the runtime resumes from its stored RunState and publishes once", async () => {
       expect(await runtime!.waitForExit(120_000), runtime!.tail()).toBe(0);
-      expect(runtime!.lines.some((l) => /run paused on 1 approval\(s\); state stored as/.test(l)), runtime!.tail()).toBe(true);
-      const published = (await (await fetch(`${records.url}/records/${reportRecordIdFor(taskId)}`)).json()) as StoredRecord;
+      expect(
+        runtime!.lines.some((l) => /run paused on 1 approval\(s\); state stored as/.test(l)),
+        runtime!.tail(),
+      ).toBe(true);
+      const published = (await (
+        await fetch(`${records.url}/records/${reportRecordIdFor(taskId)}`)
+      ).json()) as StoredRecord;
       expect(published.update_count).toBe(1);
       await page.goto(`/tasks/${taskId}`);
-      await expect(page.locator('[data-testid=side-effect-row][data-name="publish_report"]')).toHaveAttribute("data-status", "completed");
+      await expect(page.locator('[data-testid=side-effect-row][data-name="publish_report"]')).toHaveAttribute(
+        "data-status",
+        "completed",
+      );
     });
   });
 });

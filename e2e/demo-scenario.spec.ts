@@ -14,7 +14,12 @@ import os from "node:os";
 import path from "node:path";
 import type { Page, TestInfo } from "@playwright/test";
 import type { GateVerdict, TaskView } from "@/lib/client/types";
-import { startRecordsService, type LookupAnswer, type RecordsService, type StoredRecord } from "../scripts/records-service";
+import {
+  startRecordsService,
+  type LookupAnswer,
+  type RecordsService,
+  type StoredRecord,
+} from "../scripts/records-service";
 import { seedDemoSettings } from "../scripts/lib/demo-settings";
 import { idempotencyKeyFor, recordIdFor } from "../scripts/demo-runtime/scenario";
 import { RuntimeProcess } from "../tests/support/runtime-process";
@@ -40,10 +45,18 @@ async function keepScreenshot(page: Page, testInfo: TestInfo, name: string): Pro
   fs.copyFileSync(file, path.join(ARTIFACTS, name));
 }
 
-async function apiJson<T>(baseUrl: string, apiKey: string, urlPath: string, method = "GET"): Promise<{ status: number; body: T }> {
+async function apiJson<T>(
+  baseUrl: string,
+  apiKey: string,
+  urlPath: string,
+  method = "GET",
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${baseUrl}${urlPath}`, {
     method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(method === "POST" ? { "content-type": "application/json" } : {}) },
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(method === "POST" ? { "content-type": "application/json" } : {}),
+    },
     body: method === "POST" ? "{}" : undefined,
   });
   return { status: res.status, body: (await res.json()) as T };
@@ -77,7 +90,10 @@ test.describe("the reference scenario in the browser", () => {
     });
     // The runtime says so once the gate answered stop and it starts polling; the API must agree.
     await runtime.waitForLine(/attempt 2: waiting for a person/, 75_000);
-    expect(runtime.lines.some((l) => /side_effect_unknown/.test(l)), runtime.tail()).toBe(true);
+    expect(
+      runtime.lines.some((l) => /side_effect_unknown/.test(l)),
+      runtime.tail(),
+    ).toBe(true);
     const gate = await apiJson<GateVerdict>(baseUrl, tenant.apiKey, `/api/v1/tasks/${taskId}/resume`, "POST");
     expect(gate.status).toBe(200);
     expect(gate.body.verdict).toBe("stop");
@@ -92,7 +108,9 @@ test.describe("the reference scenario in the browser", () => {
     if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
   });
 
-  test("a responder finds the stopped run: four lanes, the unknown write, the gate's stop", async ({ page }, testInfo) => {
+  test("a responder finds the stopped run: four lanes, the unknown write, the gate's stop", async ({
+    page,
+  }, testInfo) => {
     await test.step("an unauthenticated visit to the task lands on /login and returns there after signing in", async () => {
       await page.goto(`/tasks/${taskId}`);
       await expect(page).toHaveURL(/\/login\?/);
@@ -120,12 +138,18 @@ test.describe("the reference scenario in the browser", () => {
         const lane = page.locator(`[data-testid=timeline-lane][data-plane=${plane}]`);
         await expect(lane, `lane ${plane}`).toHaveCount(1);
         await expect(lane.getByText(label, { exact: true }), `label of lane ${plane}`).toBeVisible();
-        await expect.poll(() => lane.getByTestId("timeline-mark").count(), { message: `marks in lane ${plane}` }).toBeGreaterThan(0);
+        await expect
+          .poll(() => lane.getByTestId("timeline-mark").count(), { message: `marks in lane ${plane}` })
+          .toBeGreaterThan(0);
       }
-      await expect.poll(() => page.getByTestId("sandbox-bar").count(), { message: "sandbox bars" }).toBeGreaterThanOrEqual(2);
+      await expect
+        .poll(() => page.getByTestId("sandbox-bar").count(), { message: "sandbox bars" })
+        .toBeGreaterThanOrEqual(2);
       await expect(page.locator("[data-testid=sandbox-bar][data-attempt='1']")).toHaveCount(1);
       await expect(page.locator("[data-testid=sandbox-bar][data-attempt='2']")).toHaveCount(1);
-      await expect.poll(() => page.getByTestId("interruption-rule").count(), { message: "interruption rules" }).toBeGreaterThanOrEqual(1);
+      await expect
+        .poll(() => page.getByTestId("interruption-rule").count(), { message: "interruption rules" })
+        .toBeGreaterThanOrEqual(1);
     });
 
     await test.step("update_record is unknown and the gate says Stop: side_effect_unknown", async () => {
@@ -164,12 +188,18 @@ test.describe("the reference scenario in the browser", () => {
       const drawer = page.getByTestId("event-drawer");
       await expect(drawer).toBeVisible();
       await expect(drawer).toHaveAttribute("data-event-id", eventId!);
-      await expect(page).toHaveURL(new RegExp(`[?&]event=${encodeURIComponent(eventId!).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+      await expect(page).toHaveURL(
+        new RegExp(`[?&]event=${encodeURIComponent(eventId!).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
+      );
     });
   });
 
-  test("the responder reconciles with the lookup answer; the gate flips to Resume and the run finishes once", async ({ page }, testInfo) => {
-    const expected = (await (await fetch(`${records.url}/lookup?idempotency_key=${encodeURIComponent(idempotencyKeyFor(taskId))}`)).json()) as LookupAnswer;
+  test("the responder reconciles with the lookup answer; the gate flips to Resume and the run finishes once", async ({
+    page,
+  }, testInfo) => {
+    const expected = (await (
+      await fetch(`${records.url}/lookup?idempotency_key=${encodeURIComponent(idempotencyKeyFor(taskId))}`)
+    ).json()) as LookupAnswer;
     expect(expected.found, "the records service applied the update before the sandbox was lost").toBe(true);
     const operationId = expected.found ? expected.external_operation_id : "";
 
@@ -216,7 +246,10 @@ test.describe("the reference scenario in the browser", () => {
     await test.step("the runtime finishes; the task is done; the record was updated once", async () => {
       const code = await runtime!.waitForExit(60_000);
       expect(code, runtime!.tail()).toBe(0);
-      expect(runtime!.lines.some((l) => /intent update_record → replay/.test(l)), runtime!.tail()).toBe(true);
+      expect(
+        runtime!.lines.some((l) => /intent update_record → replay/.test(l)),
+        runtime!.tail(),
+      ).toBe(true);
       await expect(page.getByTestId("task-phase")).toHaveText("done", { timeout: 15_000 });
       const effect = page.locator(`[data-testid=side-effect-row][data-name=${EFFECT}]`);
       await expect(effect).toHaveAttribute("data-status", "completed");

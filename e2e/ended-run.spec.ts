@@ -16,7 +16,8 @@ import type { EventInput } from "@/lib/client/types";
 
 type Box = { x: number; y: number; width: number; height: number };
 
-const overlaps = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+const overlaps = (a: Box, b: Box) =>
+  a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 
 async function seedEndedRun(runtime: RuntimeApi, taskId: string): Promise<void> {
   const sbx1 = `sbx-${rid(4)}-1`;
@@ -71,14 +72,20 @@ async function expectBarLabelsInsideTheirBars(page: Page): Promise<void> {
     const l = await box(label);
     const attempt = await bar.getAttribute("data-attempt");
     expect(l.x, `label of attempt ${attempt} starts inside its bar`).toBeGreaterThanOrEqual(rect.x - 0.5);
-    expect(l.x + l.width, `label of attempt ${attempt} ends inside its bar`).toBeLessThanOrEqual(rect.x + rect.width + 0.5);
+    expect(l.x + l.width, `label of attempt ${attempt} ends inside its bar`).toBeLessThanOrEqual(
+      rect.x + rect.width + 0.5,
+    );
     for (const other of labels) expect(overlaps(l, other), `label of attempt ${attempt} overlaps another`).toBe(false);
     labels.push(l);
   }
 }
 
 for (const width of [1280, 420]) {
-  test(`an ended run at ${width} px: neutral gate panel, bar labels that fit, readable lane names`, async ({ page, tenant, runtime }, testInfo) => {
+  test(`an ended run at ${width} px: neutral gate panel, bar labels that fit, readable lane names`, async ({
+    page,
+    tenant,
+    runtime,
+  }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });
     const taskId = newTaskId("ended");
     await seedEndedRun(runtime, taskId);
@@ -110,7 +117,8 @@ for (const width of [1280, 420]) {
         probe.remove();
         return out;
       });
-      for (let i = 0; i < colours.length; i++) expect(colours[i], "verdict colour is not the green of Resume").not.toBe(greenEmerald[i]);
+      for (let i = 0; i < colours.length; i++)
+        expect(colours[i], "verdict colour is not the green of Resume").not.toBe(greenEmerald[i]);
       await expect(gate.getByText("Writes it may start")).toHaveCount(0);
     });
 
@@ -159,7 +167,10 @@ for (const width of [1280, 420]) {
           const name = await label.textContent();
           for (const m of markBoxes) expect(overlaps(l, m), `a mark covers the lane name ${name}`).toBe(false);
           // Painted after every mark of its lane: nothing drawn later in the lane can hide it.
-          expect(await label.evaluate((el) => el.nextElementSibling === null), `lane name ${name} is drawn last in its lane`).toBe(true);
+          expect(
+            await label.evaluate((el) => el.nextElementSibling === null),
+            `lane name ${name} is drawn last in its lane`,
+          ).toBe(true);
         }
       });
     }

@@ -41,14 +41,22 @@ export function runtimeApi(request: APIRequestContext, apiKey: string): RuntimeA
       const res = await request.post("/api/v1/events", { headers, data: { events } });
       expect(res.status(), await res.text()).toBe(200);
       const { results } = (await res.json()) as { results: EventResult[] };
-      expect(results.filter((r) => r.status !== "stored"), "every event stored").toEqual([]);
+      expect(
+        results.filter((r) => r.status !== "stored"),
+        "every event stored",
+      ).toEqual([]);
       return results;
     },
   };
 }
 
 /** Signs in through the /login form and waits to land on `expectPath` (default /tasks). */
-export async function loginAs(page: Page, email: string, password: string, expectPath: RegExp = /\/tasks/): Promise<void> {
+export async function loginAs(
+  page: Page,
+  email: string,
+  password: string,
+  expectPath: RegExp = /\/tasks/,
+): Promise<void> {
   await page.goto("/login");
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
@@ -90,26 +98,66 @@ export async function seedIncidentTask(runtime: RuntimeApi, taskId: string): Pro
     occurred_at: at(s),
     ...extra,
   });
-  await runtime.putRecord(makeRecord(taskId, { phase: "record_updated", policy_version: "policy-v1", side_effects: {} }));
-  const interrupted = ev("session", "run.interrupted", 30, { environment_id: sbx1, attempt: 1, attrs: { reason: "sandbox_lost" } });
+  await runtime.putRecord(
+    makeRecord(taskId, { phase: "record_updated", policy_version: "policy-v1", side_effects: {} }),
+  );
+  const interrupted = ev("session", "run.interrupted", 30, {
+    environment_id: sbx1,
+    attempt: 1,
+    attrs: { reason: "sandbox_lost" },
+  });
   await runtime.postEvents([
     ev("session", "task.created", 0, { attrs: { principal: "tenant/acme:user/42" } }),
-    ev("environment", "sandbox.created", 1, { environment_id: sbx1, attempt: 1, attrs: { image: "demo/doc-agent:1.0" } }),
-    ev("vault", "credential.issued", 2, { environment_id: sbx1, attempt: 1, attrs: { credential_ref: "records-api", audience: "records.local" } }),
-    ev("tools", "tool.called", 5, { environment_id: sbx1, attempt: 1, attrs: { tool: "update_record", call_id: "c1" } }),
+    ev("environment", "sandbox.created", 1, {
+      environment_id: sbx1,
+      attempt: 1,
+      attrs: { image: "demo/doc-agent:1.0" },
+    }),
+    ev("vault", "credential.issued", 2, {
+      environment_id: sbx1,
+      attempt: 1,
+      attrs: { credential_ref: "records-api", audience: "records.local" },
+    }),
+    ev("tools", "tool.called", 5, {
+      environment_id: sbx1,
+      attempt: 1,
+      attrs: { tool: "update_record", call_id: "c1" },
+    }),
     ev("tools", "side_effect.intent", 6, {
       environment_id: sbx1,
       attempt: 1,
       attrs: { name: "update_record", idempotency_key: key, action: "records.update", tool: "update_record" },
     }),
     ev("vault", "credential.used", 7, { environment_id: sbx1, attempt: 1, attrs: { credential_ref: "records-api" } }),
-    ev("tools", "egress.allowed", 8, { environment_id: sbx1, attempt: 1, attrs: { host: "records.local", method: "PUT" } }),
+    ev("tools", "egress.allowed", 8, {
+      environment_id: sbx1,
+      attempt: 1,
+      attrs: { host: "records.local", method: "PUT" },
+    }),
     interrupted,
-    ev("environment", "sandbox.destroyed", 31, { environment_id: sbx1, attempt: 1, attrs: { reason: "lost", environment_id: sbx1, attempt: 1 } }),
-    ev("environment", "sandbox.created", 40, { environment_id: sbx2, attempt: 2, attrs: { image: "demo/doc-agent:1.0" } }),
-    ev("vault", "credential.issued", 41, { environment_id: sbx2, attempt: 2, attrs: { credential_ref: "records-api", audience: "records.local" } }),
+    ev("environment", "sandbox.destroyed", 31, {
+      environment_id: sbx1,
+      attempt: 1,
+      attrs: { reason: "lost", environment_id: sbx1, attempt: 1 },
+    }),
+    ev("environment", "sandbox.created", 40, {
+      environment_id: sbx2,
+      attempt: 2,
+      attrs: { image: "demo/doc-agent:1.0" },
+    }),
+    ev("vault", "credential.issued", 41, {
+      environment_id: sbx2,
+      attempt: 2,
+      attrs: { credential_ref: "records-api", audience: "records.local" },
+    }),
   ]);
-  return { taskId, effect: "update_record", idempotencyKey: key, sandboxes: [sbx1, sbx2], interruptionId: interrupted.id };
+  return {
+    taskId,
+    effect: "update_record",
+    idempotencyKey: key,
+    sandboxes: [sbx1, sbx2],
+    interruptionId: interrupted.id,
+  };
 }
 
 /** Playwright's `test` with the `db` (worker), `tenant` and `runtime` (per test) fixtures. */

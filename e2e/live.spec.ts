@@ -12,7 +12,11 @@ test("an event reported while the page is open shows up without a reload", async
   const before = await rows.count();
   expect(before).toBeGreaterThan(0);
 
-  const late = makeEvent(incident.taskId, { plane: "vault", type: "credential.revoked", attrs: { credential_ref: "records-api", reason: "rotated" } });
+  const late = makeEvent(incident.taskId, {
+    plane: "vault",
+    type: "credential.revoked",
+    attrs: { credential_ref: "records-api", reason: "rotated" },
+  });
   const [result] = await runtime.postEvents([late]);
   expect(result?.status).toBe("stored");
 

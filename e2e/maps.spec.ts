@@ -26,7 +26,11 @@ async function keepScreenshot(page: Page, testInfo: TestInfo, name: string): Pro
   fs.copyFileSync(file, path.join(ARTIFACTS, name));
 }
 
-test("an owner fills a row, records an exercise linked to the run and sees the layer turn verified", async ({ page, tenant, runtime }, testInfo) => {
+test("an owner fills a row, records an exercise linked to the run and sees the layer turn verified", async ({
+  page,
+  tenant,
+  runtime,
+}, testInfo) => {
   test.setTimeout(120_000);
   const taskId = newTaskId("case-map");
   await seedIncidentTask(runtime, taskId);
@@ -61,7 +65,11 @@ test("an owner fills a row, records an exercise linked to the run and sees the l
   await tools.getByLabel("Team or service 2").fill("Sandbox operations");
   await tools.getByLabel("Organization 2").fill("VendorCo");
   await expect(tools.getByTestId("field-error").first()).toContainText("different organizations (Acme, VendorCo)");
-  await tools.getByLabel(/^Handoff/).fill("Acme's records team answers lookups by idempotency key; VendorCo's operators read the answer before any retry.");
+  await tools
+    .getByLabel(/^Handoff/)
+    .fill(
+      "Acme's records team answers lookups by idempotency key; VendorCo's operators read the answer before any retry.",
+    );
   await tools.getByRole("radio", { name: "Accept" }).check();
   await expect(tools.getByTestId("save-state")).toHaveAttribute("data-state", "saved");
   await expect(page.getByTestId("map-save-state")).toHaveText(/All changes saved/);
@@ -71,7 +79,10 @@ test("an owner fills a row, records an exercise linked to the run and sees the l
   const mapUrl = page.url();
   await page.reload();
   await expect(page.getByTestId("layer-tools").getByLabel("Team or service 1")).toHaveValue("Records API owners");
-  await expect(page.getByTestId("layer-tools").getByTestId("verification")).toHaveAttribute("data-verification", "unknown");
+  await expect(page.getByTestId("layer-tools").getByTestId("verification")).toHaveAttribute(
+    "data-verification",
+    "unknown",
+  );
 
   // The exercise.
   await page.getByRole("link", { name: "New exercise" }).click();
@@ -98,12 +109,20 @@ test("an owner fills a row, records an exercise linked to the run and sees the l
   await resume.getByTestId("suggestions").getByRole("button", { name: "Use" }).first().click();
   await expect(resume.getByLabel("Note")).toHaveValue(/resume gate says stop/);
 
-  for (const step of ["define_expected_result", "establish_checkpoint", "interrupt", "resume_and_reconcile", "retrieve_and_export"]) {
+  for (const step of [
+    "define_expected_result",
+    "establish_checkpoint",
+    "interrupt",
+    "resume_and_reconcile",
+    "retrieve_and_export",
+  ]) {
     await page.getByTestId(`step-${step}`).getByLabel("Status").selectOption("passed");
   }
   await page.getByTestId("step-test_revocation").getByLabel("Status").selectOption("blocked");
   await page.getByRole("radio", { name: /Visible stop/ }).check();
-  await page.getByLabel("Finding").fill("The gate stopped the resume until the unknown write was reconciled; nothing was written twice.");
+  await page
+    .getByLabel("Finding")
+    .fill("The gate stopped the resume until the unknown write was reconciled; nothing was written twice.");
   await expect(page.getByTestId("exercise-save-state")).toHaveAttribute("data-state", "saved");
   await page.getByRole("button", { name: "Complete the exercise" }).click();
   const completed = page.getByTestId("completed");
@@ -116,21 +135,37 @@ test("an owner fills a row, records an exercise linked to the run and sees the l
   const toolsAfter = page.getByTestId("layer-tools");
   await expect(toolsAfter.getByTestId("verification")).toHaveAttribute("data-verification", "verified");
   await expect(toolsAfter.getByTestId("evidence-link")).toHaveText("Open the exercise");
-  await expect(page.getByTestId("layer-recovery").getByTestId("verification")).toHaveAttribute("data-verification", "verified");
-  await expect(page.getByTestId("layer-compute").getByTestId("verification")).toHaveAttribute("data-verification", "unknown");
+  await expect(page.getByTestId("layer-recovery").getByTestId("verification")).toHaveAttribute(
+    "data-verification",
+    "verified",
+  );
+  await expect(page.getByTestId("layer-compute").getByTestId("verification")).toHaveAttribute(
+    "data-verification",
+    "unknown",
+  );
   await expect(page.getByTestId("exercises").getByTestId("outcome")).toHaveAttribute("data-outcome", "visible_stop");
   await keepScreenshot(page, testInfo, "maps-worksheet.png");
 });
 
-test("a change saved by someone else meanwhile shows as a conflict with both versions", async ({ page, tenant, db }) => {
-  const map: MapView = await createMap(db.db, { kind: "system", tenantId: tenant.tenantId, label: "e2e" }, { workflow: "invoices", title: "Invoice intake" });
+test("a change saved by someone else meanwhile shows as a conflict with both versions", async ({
+  page,
+  tenant,
+  db,
+}) => {
+  const map: MapView = await createMap(
+    db.db,
+    { kind: "system", tenantId: tenant.tenantId, label: "e2e" },
+    { workflow: "invoices", title: "Invoice intake" },
+  );
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto(`/maps/${map.id}`);
   const row = page.getByTestId("layer-export");
   await expect(row).toHaveAttribute("data-revision", "1");
 
   // Another owner saves the row first (through the API, on the same revision the page holds).
-  const other = await page.request.patch(`/api/v1/maps/${map.id}/layers/export`, { data: { evidence: "Their inventory of the export", revision: 1 } });
+  const other = await page.request.patch(`/api/v1/maps/${map.id}/layers/export`, {
+    data: { evidence: "Their inventory of the export", revision: 1 },
+  });
   expect(other.status(), await other.text()).toBe(200);
 
   await row.getByLabel("Evidence to retain").fill("My inventory of the export");
@@ -144,11 +179,17 @@ test("a change saved by someone else meanwhile shows as a conflict with both ver
   await expect(row.getByTestId("save-state")).toHaveAttribute("data-state", "saved");
   await expect(row).toHaveAttribute("data-revision", "3");
   const stored = await (await page.request.get(`/api/v1/maps/${map.id}`)).json();
-  expect(stored.layers.find((l: { layer: string }) => l.layer === "export").evidence).toBe("My inventory of the export");
+  expect(stored.layers.find((l: { layer: string }) => l.layer === "export").evidence).toBe(
+    "My inventory of the export",
+  );
 });
 
 test("a viewer reads the map but cannot edit it, in the page or through the API", async ({ page, tenant, db }) => {
-  const map: MapView = await createMap(db.db, { kind: "system", tenantId: tenant.tenantId, label: "e2e" }, { workflow: "document-processing", title: "Read only" });
+  const map: MapView = await createMap(
+    db.db,
+    { kind: "system", tenantId: tenant.tenantId, label: "e2e" },
+    { workflow: "document-processing", title: "Read only" },
+  );
   await loginAs(page, tenant.users.viewer.email, tenant.password);
   await page.getByRole("link", { name: "Maps" }).click();
   await expect(page.getByRole("button", { name: "Create map" })).toHaveCount(0);
@@ -163,11 +204,17 @@ test("a viewer reads the map but cannot edit it, in the page or through the API"
   await expect(page.getByRole("link", { name: "New exercise" })).toHaveCount(0);
   await expect(page.getByRole("link", { name: "Export JSON" })).toBeVisible();
 
-  const patch = await page.request.patch(`/api/v1/maps/${map.id}/layers/tools`, { data: { evidence: "viewer was here", revision: 1 } });
+  const patch = await page.request.patch(`/api/v1/maps/${map.id}/layers/tools`, {
+    data: { evidence: "viewer was here", revision: 1 },
+  });
   expect(patch.status()).toBe(403);
   expect((await patch.json()).error.message).toMatch(/only roles owner, admin can/);
   expect((await page.request.post(`/api/v1/maps/${map.id}/publish`, { data: {} })).status()).toBe(403);
-  expect((await page.request.post(`/api/v1/maps/${map.id}/exercises`, { data: { interruption_point: "after_intent" } })).status()).toBe(403);
+  expect(
+    (
+      await page.request.post(`/api/v1/maps/${map.id}/exercises`, { data: { interruption_point: "after_intent" } })
+    ).status(),
+  ).toBe(403);
   const stored = await (await page.request.get(`/api/v1/maps/${map.id}`)).json();
   expect(stored.layers.find((l: { layer: string }) => l.layer === "tools")).toMatchObject({ revision: 1 });
 
@@ -177,7 +224,11 @@ test("a viewer reads the map but cannot edit it, in the page or through the API"
 });
 
 for (const width of [420, 800]) {
-  test(`the worksheet and an exercise at ${width} px do not scroll sideways`, async ({ page, tenant, db }, testInfo) => {
+  test(`the worksheet and an exercise at ${width} px do not scroll sideways`, async ({
+    page,
+    tenant,
+    db,
+  }, testInfo) => {
     const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
     const map: MapView = await createMap(db.db, actor, { workflow: "document-processing", title: "Narrow window" });
     const ex = await createExercise(db.db, actor, map.id, { interruption_point: "after_receipt" });
@@ -193,7 +244,11 @@ for (const width of [420, 800]) {
   });
 }
 
-test("an owner exports a map as JSON and imports it back; a bad file is refused naming the field", async ({ page, tenant, db }, testInfo) => {
+test("an owner exports a map as JSON and imports it back; a bad file is refused naming the field", async ({
+  page,
+  tenant,
+  db,
+}, testInfo) => {
   const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
   const map: MapView = await createMap(db.db, actor, { workflow: "claims", title: "Claims triage" });
   await loginAs(page, tenant.users.owner.email, tenant.password);
@@ -206,7 +261,9 @@ test("an owner exports a map as JSON and imports it back; a bad file is refused 
   await page.getByRole("link", { name: "Export JSON" }).click();
   const download = await json;
   expect(download.suggestedFilename()).toBe("custody-map-claims-v1.json");
-  const doc = JSON.parse(fs.readFileSync(await download.path(), "utf8")) as { layers: Array<{ custodians: unknown[] }> };
+  const doc = JSON.parse(fs.readFileSync(await download.path(), "utf8")) as {
+    layers: Array<{ custodians: unknown[] }>;
+  };
 
   await page.getByRole("link", { name: "Custody maps" }).click();
   const bad = testInfo.outputPath("bad-map.json");
@@ -225,7 +282,12 @@ test("an owner exports a map as JSON and imports it back; a bad file is refused 
   await expect(page.getByTestId("layer-compute").getByLabel("Team or service 1")).toHaveValue("Sandbox operations");
 });
 
-test("the Test revocation step links the task's revocation check, which opens on the task's timeline", async ({ page, tenant, runtime, db }) => {
+test("the Test revocation step links the task's revocation check, which opens on the task's timeline", async ({
+  page,
+  tenant,
+  runtime,
+  db,
+}) => {
   // The tool owner's revocation endpoint, a local stub: the credential is revoked.
   const stub = http.createServer((_req, res) => {
     res.setHeader("content-type", "application/json");
@@ -235,13 +297,24 @@ test("the Test revocation step links the task's revocation check, which opens on
   try {
     const taskId = newTaskId("case-revoke");
     await runtime.putRecord(makeRecord(taskId));
-    await runtime.postEvents([makeEvent(taskId, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "records-api", credential_id: "cred-1" } })]);
+    await runtime.postEvents([
+      makeEvent(taskId, {
+        plane: "vault",
+        type: "credential.issued",
+        attrs: { credential_ref: "records-api", credential_id: "cred-1" },
+      }),
+    ]);
     await loginAs(page, tenant.users.owner.email, tenant.password);
     const policy = await page.request.post("/api/v1/policies", {
       data: {
         network: { access: "restricted", allowed_domains: ["records.example.com"] },
         credentials: [
-          { name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], revocation_url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/revocations` },
+          {
+            name: "records-api",
+            type: "environment_variable",
+            allowed_hosts: ["records.example.com"],
+            revocation_url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/revocations`,
+          },
         ],
         tools: [],
       },
@@ -254,12 +327,17 @@ test("the Test revocation step links the task's revocation check, which opens on
 
     const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
     const map: MapView = await createMap(db.db, actor, { workflow: "document-processing", title: "Revocation drill" });
-    const ex = await createExercise(db.db, actor, map.id, { interruption_point: "after_intent", layers: ["credentials"] });
+    const ex = await createExercise(db.db, actor, map.id, {
+      interruption_point: "after_intent",
+      layers: ["credentials"],
+    });
     await page.goto(`/maps/${map.id}/exercises/${ex.id}`);
     const step = page.getByTestId("step-test_revocation");
     await step.getByLabel("Find a task of this workspace").fill(taskId);
     await step.getByRole("button", { name: new RegExp(taskId) }).click();
-    await expect(step.getByTestId("suggestions")).toContainText("revocation check of records-api: revoked since 2026-01-02T03:04:05Z");
+    await expect(step.getByTestId("suggestions")).toContainText(
+      "revocation check of records-api: revoked since 2026-01-02T03:04:05Z",
+    );
     await step.getByRole("button", { name: /^Link this check as evidence/ }).click();
     await expect(step.getByRole("button", { name: /^Link this check as evidence/ })).toHaveText("Linked");
     await expect(step.getByTestId("step-event-link")).toContainText("revocation check of records-api: revoked");

@@ -13,7 +13,11 @@ const LANES = [
 ] as const;
 
 for (const width of [800, 420]) {
-  test(`the task page at ${width} px has no horizontal page scroll and shows the four lanes`, async ({ page, tenant, runtime }, testInfo) => {
+  test(`the task page at ${width} px has no horizontal page scroll and shows the four lanes`, async ({
+    page,
+    tenant,
+    runtime,
+  }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });
     const incident = await seedIncidentTask(runtime, newTaskId("narrow"));
     await loginAs(page, tenant.users.responder.email, tenant.password);
@@ -55,6 +59,9 @@ test("long values in the task header wrap inside their columns at 420 px", async
   await loginAs(page, tenant.users.viewer.email, tenant.password);
   await page.goto(`/tasks/${taskId}`);
   await expect(page.getByTestId("task-phase")).toContainText(phase);
-  const sizes = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));
+  const sizes = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+  }));
   expect(sizes.scrollWidth, "page scroll width at 420 px").toBeLessThanOrEqual(sizes.clientWidth);
 });

@@ -13,7 +13,9 @@ test("navigation links navigate, and Sign out ends the session", async ({ page, 
   await page.goto("/tasks");
   await page.waitForLoadState("networkidle");
   // Loading a page does not prefetch the pages only the header links to (other links in a page still may).
-  expect(prefetched.filter((p) => ["/", "/approvals", "/maps", "/policies", "/audit", "/account"].includes(p))).toEqual([]);
+  expect(prefetched.filter((p) => ["/", "/approvals", "/maps", "/policies", "/audit", "/account"].includes(p))).toEqual(
+    [],
+  );
 
   const nav = page.getByRole("navigation", { name: "Main" });
   await nav.getByRole("link", { name: /^Approvals/ }).click();

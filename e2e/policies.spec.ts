@@ -11,13 +11,25 @@ import { expect, loginAs, makeEvent, makeRecord, newTaskId, test } from "./fixtu
 const FIXED = RECORDS_POLICY_YAML;
 const MISMATCHED = FIXED.replace("allowed_hosts: [records.example.com]", "allowed_hosts: [records.example.org]");
 
-test("an admin fixes a mismatched credential host, activates the policy, and the task's gate follows it", async ({ page, tenant, runtime }) => {
+test("an admin fixes a mismatched credential host, activates the policy, and the task's gate follows it", async ({
+  page,
+  tenant,
+  runtime,
+}) => {
   test.setTimeout(120_000);
   const taskId = newTaskId("policy-gate");
   await runtime.putRecord(makeRecord(taskId, { phase: "writing", side_effects: {} }));
   await runtime.postEvents([
-    makeEvent(taskId, { plane: "tools", type: "egress.allowed", attrs: { host: "records.example.com", port: 443, tool: "update_record", credential_ref: "records-api" } }),
-    makeEvent(taskId, { plane: "tools", type: "egress.allowed", attrs: { host: "files.example.com", port: 443, tool: "read_file" } }),
+    makeEvent(taskId, {
+      plane: "tools",
+      type: "egress.allowed",
+      attrs: { host: "records.example.com", port: 443, tool: "update_record", credential_ref: "records-api" },
+    }),
+    makeEvent(taskId, {
+      plane: "tools",
+      type: "egress.allowed",
+      attrs: { host: "files.example.com", port: 443, tool: "read_file" },
+    }),
   ]);
 
   await loginAs(page, tenant.users.admin.email, tenant.password);
@@ -26,10 +38,14 @@ test("an admin fixes a mismatched credential host, activates the policy, and the
   await expect(page.getByTestId("policies-empty")).toBeVisible();
 
   // Upload the file, lint: the error sits at its field path.
-  await page.getByTestId("policy-file").setInputFiles({ name: "policy.yaml", mimeType: "application/yaml", buffer: Buffer.from(MISMATCHED) });
+  await page
+    .getByTestId("policy-file")
+    .setInputFiles({ name: "policy.yaml", mimeType: "application/yaml", buffer: Buffer.from(MISMATCHED) });
   await expect(page.getByTestId("policy-text")).toHaveValue(MISMATCHED);
   await page.getByRole("button", { name: "Lint", exact: true }).click();
-  const finding = page.getByTestId("lint-result").locator('[data-testid=finding][data-path="credentials[0].allowed_hosts[0]"]');
+  const finding = page
+    .getByTestId("lint-result")
+    .locator('[data-testid=finding][data-path="credentials[0].allowed_hosts[0]"]');
   await expect(finding).toContainText("records.example.org");
   await expect(finding).toContainText("add it to network.allowed_domains");
 
@@ -50,15 +66,23 @@ test("an admin fixes a mismatched credential host, activates the policy, and the
   await expect(page.getByTestId("policy-diff")).toContainText("records.example.com");
   await expect(page.getByTestId("host-removed")).toContainText("records.example.org");
   await page.getByTestId("policy-source").getByTestId("activate-2").click();
-  await page.getByRole("group", { name: "Confirm activating version 2" }).getByRole("button", { name: "Activate v2" }).click();
+  await page
+    .getByRole("group", { name: "Confirm activating version 2" })
+    .getByRole("button", { name: "Activate v2" })
+    .click();
   await expect(page.getByTestId("current-policy")).toContainText("v2");
   await expect(page.locator("[data-testid=policy-row][data-version='2']")).toContainText("current");
 
   // The task reached files.example.com, which v2 does not admit: the gate stops, the Egress tab shows the drift.
   await page.goto(`/tasks/${taskId}`);
-  await expect(page.locator("[data-testid=gate-reason][data-code=egress_policy_inconsistent]")).toContainText("files.example.com");
+  await expect(page.locator("[data-testid=gate-reason][data-code=egress_policy_inconsistent]")).toContainText(
+    "files.example.com",
+  );
   await page.getByRole("tab", { name: "Egress and vault" }).click();
-  await expect(page.locator("[data-testid=egress-host][data-host='files.example.com']")).toHaveAttribute("data-drift", "true");
+  await expect(page.locator("[data-testid=egress-host][data-host='files.example.com']")).toHaveAttribute(
+    "data-drift",
+    "true",
+  );
   await expect(page.locator("[data-testid=egress-host][data-host='records.example.com']")).toContainText("admitted");
 });
 
@@ -70,6 +94,9 @@ test("a viewer reads the policies but cannot store or activate", async ({ page, 
   await page.getByTestId("policy-text").fill(FIXED);
   await page.getByRole("button", { name: "Lint", exact: true }).click();
   await expect(page.getByTestId("lint-clean")).toBeVisible();
-  const res = await page.request.post("/api/v1/policies", { headers: { "content-type": "application/yaml" }, data: FIXED });
+  const res = await page.request.post("/api/v1/policies", {
+    headers: { "content-type": "application/yaml" },
+    data: FIXED,
+  });
   expect(res.status()).toBe(403);
 });

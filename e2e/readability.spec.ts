@@ -16,17 +16,29 @@ async function expectOneLine(locator: Locator, what: string): Promise<void> {
   const { height, lineHeight } = await locator.evaluate((el) => {
     const s = getComputedStyle(el);
     const lh = parseFloat(s.lineHeight);
-    return { height: el.getBoundingClientRect().height, lineHeight: Number.isFinite(lh) ? lh : parseFloat(s.fontSize) * 1.5 };
+    return {
+      height: el.getBoundingClientRect().height,
+      lineHeight: Number.isFinite(lh) ? lh : parseFloat(s.fontSize) * 1.5,
+    };
   });
-  expect(height, `${what} is on one line (height ${height}px, line height ${lineHeight}px)`).toBeLessThanOrEqual(lineHeight * 1.25 + 1);
+  expect(height, `${what} is on one line (height ${height}px, line height ${lineHeight}px)`).toBeLessThanOrEqual(
+    lineHeight * 1.25 + 1,
+  );
 }
 
 async function expectNoPageScrollSideways(page: Page): Promise<void> {
-  const sizes = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  const sizes = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    client: document.documentElement.clientWidth,
+  }));
   expect(sizes.scroll, "the page does not scroll sideways").toBeLessThanOrEqual(sizes.client);
 }
 
-test("the audit log at 420 px: short rows, the table scrolls inside its card, details open in full", async ({ page, tenant, runtime }, testInfo) => {
+test("the audit log at 420 px: short rows, the table scrolls inside its card, details open in full", async ({
+  page,
+  tenant,
+  runtime,
+}, testInfo) => {
   await page.setViewportSize(NARROW);
   const incident = await seedIncidentTask(runtime, newTaskId("audit-narrow-with-a-long-task-identifier"));
   await loginAs(page, tenant.users.responder.email, tenant.password);
@@ -64,7 +76,11 @@ test("the audit log at 420 px: short rows, the table scrolls inside its card, de
   await expectNoPageScrollSideways(page);
 });
 
-test("ids stay on one line at 420 px: task list, task header, side effects, attention queue, reconcile dialog", async ({ page, tenant, runtime }) => {
+test("ids stay on one line at 420 px: task list, task header, side effects, attention queue, reconcile dialog", async ({
+  page,
+  tenant,
+  runtime,
+}) => {
   await page.setViewportSize(NARROW);
   const incident = await seedIncidentTask(runtime, newTaskId("case-918-with-a-rather-long-identifier"));
   await loginAs(page, tenant.users.responder.email, tenant.password);
@@ -79,7 +95,9 @@ test("ids stay on one line at 420 px: task list, task header, side effects, atte
   await expect(heading).toHaveText(incident.taskId);
   await expect(heading).toHaveAttribute("title", incident.taskId);
   await expectOneLine(heading, "the task id in the header");
-  const key = page.locator(`[data-testid=side-effect-row][data-name=${incident.effect}]`).getByTestId("idempotency-key");
+  const key = page
+    .locator(`[data-testid=side-effect-row][data-name=${incident.effect}]`)
+    .getByTestId("idempotency-key");
   await expect(key).toHaveText(incident.idempotencyKey);
   await expect(key).toHaveAttribute("title", incident.idempotencyKey);
   await expectOneLine(key, "the idempotency key");
@@ -126,7 +144,9 @@ test("the reconcile dialog's submit button says what is still missing", async ({
 
   await dialog.getByRole("radio", { name: /It completed/ }).check();
   await expect(submit).toHaveAccessibleName(`Record ${incident.effect} as completed`);
-  await expect(submit).toHaveAccessibleDescription("Enter the external operation id and write the evidence to record it.");
+  await expect(submit).toHaveAccessibleDescription(
+    "Enter the external operation id and write the evidence to record it.",
+  );
   await dialog.getByLabel("External operation id").fill("op-123");
   await expect(submit).toHaveAccessibleDescription("Write the evidence to record it.");
   await expect(submit).toBeDisabled();

@@ -52,7 +52,12 @@ async function openAndLookUp(page: Page, taskId: string, effect: string, operati
   return dialog;
 }
 
-test("the lookup box starts unticked; the stored decision is what the evidence quotes", async ({ page, db, tenant, runtime }) => {
+test("the lookup box starts unticked; the stored decision is what the evidence quotes", async ({
+  page,
+  db,
+  tenant,
+  runtime,
+}) => {
   await seedDemoSettings(db.db, tenant.tenantId, { recordsUrl: records.url });
   const incident = await seedIncidentTask(runtime, newTaskId("lookup"));
   const operationId = await applyWrite(incident.taskId, incident.idempotencyKey);
@@ -74,10 +79,18 @@ test("the lookup box starts unticked; the stored decision is what the evidence q
     sql`select last_reconcile from side_effects where tenant_id = ${tenant.tenantId} and task_id = ${incident.taskId} and name = ${incident.effect}`,
   );
   expect(row?.last_reconcile.evidence).toBe(evidence);
-  expect(row?.last_reconcile.lookup, "no second lookup answer, different from the one quoted, is stored").toBeUndefined();
+  expect(
+    row?.last_reconcile.lookup,
+    "no second lookup answer, different from the one quoted, is stored",
+  ).toBeUndefined();
 });
 
-test("ticked, the server asks again and the evidence says the later answer is the one kept", async ({ page, db, tenant, runtime }) => {
+test("ticked, the server asks again and the evidence says the later answer is the one kept", async ({
+  page,
+  db,
+  tenant,
+  runtime,
+}) => {
   await seedDemoSettings(db.db, tenant.tenantId, { recordsUrl: records.url });
   const incident = await seedIncidentTask(runtime, newTaskId("lookup-again"));
   const operationId = await applyWrite(incident.taskId, incident.idempotencyKey);

@@ -14,7 +14,17 @@
  */
 import type { Page, TestInfo } from "@playwright/test";
 import type { EventInput } from "@/lib/client/types";
-import { expect, loginAs, makeEvent, makeRecord, newTaskId, rid, seedIncidentTask, test, type RuntimeApi } from "./fixtures";
+import {
+  expect,
+  loginAs,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  rid,
+  seedIncidentTask,
+  test,
+  type RuntimeApi,
+} from "./fixtures";
 
 /** A runtime key's headers. */
 const runtimeHeaders = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
@@ -25,7 +35,12 @@ async function keepScreenshot(page: Page, testInfo: TestInfo, name: string): Pro
   await testInfo.attach(name, { path: file, contentType: "image/png" });
 }
 
-test("the gate panel shows when the runtime last asked the gate, live; people's page views do not count", async ({ page, request, tenant, runtime }, testInfo) => {
+test("the gate panel shows when the runtime last asked the gate, live; people's page views do not count", async ({
+  page,
+  request,
+  tenant,
+  runtime,
+}, testInfo) => {
   const incident = await seedIncidentTask(runtime, newTaskId("asks"));
   await loginAs(page, tenant.users.responder.email, tenant.password);
   await page.goto(`/tasks/${incident.taskId}`);
@@ -38,7 +53,10 @@ test("the gate panel shows when the runtime last asked the gate, live; people's 
 
   // The runtime (attempt 2 is the current one) asks twice.
   for (let i = 0; i < 2; i++) {
-    const res = await request.post(`/api/v1/tasks/${incident.taskId}/resume`, { headers: runtimeHeaders(tenant.apiKey), data: {} });
+    const res = await request.post(`/api/v1/tasks/${incident.taskId}/resume`, {
+      headers: runtimeHeaders(tenant.apiKey),
+      data: {},
+    });
     expect(res.status()).toBe(200);
   }
   await expect(asks).toHaveAttribute("data-state", "asking", { timeout: 15_000 });
@@ -48,11 +66,18 @@ test("the gate panel shows when the runtime last asked the gate, live; people's 
   // The age keeps counting between refreshes.
   const age = asks.getByTestId("gate-asks-age");
   const first = Number((await age.textContent())?.replace(/\D/g, ""));
-  await expect.poll(async () => Number((await age.textContent())?.replace(/\D/g, "")), { timeout: 10_000 }).toBeGreaterThan(first);
+  await expect
+    .poll(async () => Number((await age.textContent())?.replace(/\D/g, "")), { timeout: 10_000 })
+    .toBeGreaterThan(first);
   await keepScreenshot(page, testInfo, "gate-asks-1280px.png");
 });
 
-test("gate reason links: 'Go to the thing to fix' for a responder, 'View' for a viewer", async ({ page, browser, tenant, runtime }) => {
+test("gate reason links: 'Go to the thing to fix' for a responder, 'View' for a viewer", async ({
+  page,
+  browser,
+  tenant,
+  runtime,
+}) => {
   const incident = await seedIncidentTask(runtime, newTaskId("links"));
   const reason = (p: Page) => p.locator("[data-testid=gate-reason][data-code=side_effect_unknown]");
   const href = `/tasks/${incident.taskId}?tab=side-effects&effect=${incident.effect}`;
@@ -90,15 +115,23 @@ test("a task without a checkpoint says 'No checkpoint yet', not 'unknown'", asyn
 });
 
 for (const width of [1280, 420]) {
-  test(`a run that ended with an unknown write does not end quietly (${width} px)`, async ({ page, tenant, runtime }, testInfo) => {
+  test(`a run that ended with an unknown write does not end quietly (${width} px)`, async ({
+    page,
+    tenant,
+    runtime,
+  }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });
     const incident = await seedIncidentTask(runtime, newTaskId("ended-unknown"));
     // The second sandbox (attempt 2) finishes the run.
-    await runtime.putRecord(makeRecord(incident.taskId, { phase: "done", policy_version: "policy-v1", attempt: 2, side_effects: {} }));
+    await runtime.putRecord(
+      makeRecord(incident.taskId, { phase: "done", policy_version: "policy-v1", attempt: 2, side_effects: {} }),
+    );
     await loginAs(page, tenant.users.responder.email, tenant.password);
 
     await page.goto("/");
-    const item = page.locator(`[data-testid=attention-item][data-kind=side_effect_unknown][data-task="${incident.taskId}"]`);
+    const item = page.locator(
+      `[data-testid=attention-item][data-kind=side_effect_unknown][data-task="${incident.taskId}"]`,
+    );
     await expect(item, "the done task stays on the attention page").toHaveCount(1);
     await item.getByRole("link", { name: "Reconcile" }).click();
     await page.waitForURL((u) => u.pathname === `/tasks/${incident.taskId}`);
@@ -108,7 +141,9 @@ for (const width of [1280, 420]) {
     await expect(gate).toHaveAttribute("data-state", "ended-unresolved");
     await expect(gate).not.toContainText("nothing is waiting");
     await expect(gate.getByTestId("gate-run-ended")).toHaveText(/Run ended, not settled/);
-    await expect(gate.getByTestId("gate-ended-unresolved")).toContainText(`whose outcome is unknown: ${incident.effect}`);
+    await expect(gate.getByTestId("gate-ended-unresolved")).toContainText(
+      `whose outcome is unknown: ${incident.effect}`,
+    );
     await expect(gate.getByTestId("gate-verdict")).toHaveAttribute("data-tone", "status");
     await expect(page.getByTestId("run-finished")).toContainText("1 write unknown");
     await expect(page.getByRole("button", { name: `Reconcile ${incident.effect}`, exact: true })).toBeVisible();
@@ -116,10 +151,20 @@ for (const width of [1280, 420]) {
   });
 }
 
-test("the Artifacts tab shows a report added by the final checkpoint without a reload", async ({ page, request, tenant, runtime }) => {
+test("the Artifacts tab shows a report added by the final checkpoint without a reload", async ({
+  page,
+  request,
+  tenant,
+  runtime,
+}) => {
   const taskId = newTaskId("artifacts");
   const draft = { ref: "s3://out/draft.md", sha256: "d".repeat(64), size: 200, media_type: "text/markdown" };
-  const report = { ref: `s3://out/report-${rid(3)}.md`, sha256: "e".repeat(64), size: 900, media_type: "text/markdown" };
+  const report = {
+    ref: `s3://out/report-${rid(3)}.md`,
+    sha256: "e".repeat(64),
+    size: 900,
+    media_type: "text/markdown",
+  };
   await runtime.putRecord(makeRecord(taskId, { phase: "writing_report", artifacts: [draft] }));
   await runtime.postEvents([makeEvent(taskId, { type: "task.created", attrs: { principal: "tenant/acme:user/42" } })]);
   const before = await request.get(`/api/v1/tasks/${taskId}/artifacts`, { headers: runtimeHeaders(tenant.apiKey) });
@@ -176,14 +221,19 @@ async function seedToolCalls(runtime: RuntimeApi, taskId: string): Promise<void>
 }
 
 for (const width of [1280, 420]) {
-  test(`tool calls are bars on the Tools lane, paired by call id (${width} px)`, async ({ page, tenant, runtime }, testInfo) => {
+  test(`tool calls are bars on the Tools lane, paired by call id (${width} px)`, async ({
+    page,
+    tenant,
+    runtime,
+  }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });
     const taskId = newTaskId("calls");
     await seedToolCalls(runtime, taskId);
     await loginAs(page, tenant.users.responder.email, tenant.password);
     await page.goto(`/tasks/${taskId}`);
     const lane = page.locator("[data-testid=timeline-lane][data-plane=tools]");
-    const bar = (callId: string, attempt: number) => lane.locator(`[data-testid=tool-call-bar][data-call-id="${callId}"][data-attempt="${attempt}"]`);
+    const bar = (callId: string, attempt: number) =>
+      lane.locator(`[data-testid=tool-call-bar][data-call-id="${callId}"][data-attempt="${attempt}"]`);
     await expect(lane.getByTestId("tool-call-bar")).toHaveCount(5);
     // call-a failed (its outcome came after call-b's): pairing by order would have called it completed.
     await expect(bar("call-a", 1)).toHaveAttribute("data-status", "failed");
@@ -213,7 +263,8 @@ for (const width of [1280, 420]) {
 
     if (width >= 640) {
       // The unknown call's own mark is amber too; the read call's stays neutral (wide enough for unbinned marks).
-      const calledMark = (seq: number) => page.locator(`[data-testid=timeline-mark][data-kind=event][data-event-id="${taskId}:calls:${seq}"]`);
+      const calledMark = (seq: number) =>
+        page.locator(`[data-testid=timeline-mark][data-kind=event][data-event-id="${taskId}:calls:${seq}"]`);
       await expect(calledMark(7), "send_email's tool.called").toHaveAttribute("data-outcome", "unknown");
       await expect(calledMark(8), "search_index's tool.called").toHaveAttribute("data-outcome", "ok");
     }

@@ -7,15 +7,30 @@ import type { APIRequestContext } from "@playwright/test";
 import type { TaskView } from "@/lib/client/types";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, rid, seedIncidentTask, test } from "./fixtures";
 
-const RECONCILE_BODY = { outcome: "completed", external_operation_id: "op-from-the-page", evidence: "Seen in the records system." };
+const RECONCILE_BODY = {
+  outcome: "completed",
+  external_operation_id: "op-from-the-page",
+  evidence: "Seen in the records system.",
+};
 
-async function effectStatus(request: APIRequestContext, apiKey: string, taskId: string, name: string): Promise<string | undefined> {
+async function effectStatus(
+  request: APIRequestContext,
+  apiKey: string,
+  taskId: string,
+  name: string,
+): Promise<string | undefined> {
   const res = await request.get(`/api/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${apiKey}` } });
   expect(res.status()).toBe(200);
   return ((await res.json()) as TaskView).side_effects[name]?.status;
 }
 
-test("a viewer sees the unknown write but cannot reconcile it, in the page or through the API", async ({ page, browser, request, tenant, runtime }) => {
+test("a viewer sees the unknown write but cannot reconcile it, in the page or through the API", async ({
+  page,
+  browser,
+  request,
+  tenant,
+  runtime,
+}) => {
   const incident = await seedIncidentTask(runtime, newTaskId("roles"));
   const reconcileUrl = `/api/v1/tasks/${incident.taskId}/side-effects/${incident.effect}/reconcile`;
 
@@ -33,7 +48,11 @@ test("a viewer sees the unknown write but cannot reconcile it, in the page or th
   // The viewer's own session, from the page: the server refuses, whatever the page shows.
   const asViewer = await page.evaluate(
     async ({ url, body }) => {
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as { error?: { code?: string } } };
     },
     { url: reconcileUrl, body: RECONCILE_BODY },
@@ -42,7 +61,10 @@ test("a viewer sees the unknown write but cannot reconcile it, in the page or th
   expect(asViewer.body.error?.code).toBe("forbidden");
 
   // A runtime API key may not settle either: that is a person's decision.
-  const asRuntime = await request.post(reconcileUrl, { headers: { authorization: `Bearer ${tenant.apiKey}` }, data: RECONCILE_BODY });
+  const asRuntime = await request.post(reconcileUrl, {
+    headers: { authorization: `Bearer ${tenant.apiKey}` },
+    data: RECONCILE_BODY,
+  });
   expect(asRuntime.status()).toBe(403);
   expect(await effectStatus(request, tenant.apiKey, incident.taskId, incident.effect)).toBe("unknown");
 
@@ -54,7 +76,11 @@ test("a viewer sees the unknown write but cannot reconcile it, in the page or th
     await loginAs(responderPage, tenant.users.responder.email, tenant.password);
     const asResponder = await responderPage.evaluate(
       async ({ url, body }) => {
-        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        const res = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
         return res.status;
       },
       { url: reconcileUrl, body: RECONCILE_BODY },
@@ -66,7 +92,11 @@ test("a viewer sees the unknown write but cannot reconcile it, in the page or th
   expect(await effectStatus(request, tenant.apiKey, incident.taskId, incident.effect)).toBe("completed");
 });
 
-test("an owner creates a runtime API key, sees it once, and revokes it; the key then gets 401", async ({ page, request, tenant }) => {
+test("an owner creates a runtime API key, sees it once, and revokes it; the key then gets 401", async ({
+  page,
+  request,
+  tenant,
+}) => {
   const keyName = `e2e runtime ${rid(3)}`;
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto("/settings");
@@ -115,10 +145,16 @@ test("an owner creates a runtime API key, sees it once, and revokes it; the key 
   expect(after.status()).toBe(401);
   expect(((await after.json()) as { error?: { code?: string } }).error?.code).toBeTruthy();
   // The tenant's other key still works: only the revoked one is refused.
-  expect((await request.get("/api/v1/tasks", { headers: { authorization: `Bearer ${tenant.apiKey}` } })).status()).toBe(200);
+  expect((await request.get("/api/v1/tasks", { headers: { authorization: `Bearer ${tenant.apiKey}` } })).status()).toBe(
+    200,
+  );
 });
 
-test("the task list: a new tenant's empty state says how to connect a runtime; search by task id or sandbox id filters", async ({ page, tenant, runtime }) => {
+test("the task list: a new tenant's empty state says how to connect a runtime; search by task id or sandbox id filters", async ({
+  page,
+  tenant,
+  runtime,
+}) => {
   await loginAs(page, tenant.users.responder.email, tenant.password);
   await expect(page).toHaveURL(/\/tasks$/);
   const empty = page.getByTestId("tasks-empty");
@@ -153,7 +189,9 @@ test("the task list: a new tenant's empty state says how to connect a runtime; s
 
   // An exact sandbox id finds the task whose events ran in it.
   const sandbox = `sbx-${rid(4)}`;
-  await runtime.postEvents([makeEvent(alpha, { plane: "environment", type: "sandbox.created", environment_id: sandbox, attempt: 1 })]);
+  await runtime.postEvents([
+    makeEvent(alpha, { plane: "environment", type: "sandbox.created", environment_id: sandbox, attempt: 1 }),
+  ]);
   await page.getByLabel("Search tasks").fill(sandbox);
   await page.getByRole("button", { name: "Search" }).click();
   await page.waitForURL((u) => u.searchParams.get("q") === sandbox);

@@ -6,7 +6,12 @@ import { sql } from "drizzle-orm";
 import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/sign-in-limits";
 import { expect, loginAs, test } from "./fixtures";
 
-test("an owner sees a locked member and unlocks them; the member then signs in", async ({ page, browser, db, tenant }) => {
+test("an owner sees a locked member and unlocks them; the member then signs in", async ({
+  page,
+  browser,
+  db,
+  tenant,
+}) => {
   const viewer = tenant.users.viewer;
   // What the sign-in throttle records after MAX_SIGN_IN_FAILURES wrong passwords from one address (the
   // integration suite goes through the sign-in flow itself).
@@ -21,7 +26,9 @@ test("an owner sees a locked member and unlocks them; the member then signs in",
   await expect(row).toHaveAttribute("data-locked", "true");
   await expect(row.getByTestId("member-lock")).toContainText(`locked out until`);
   await expect(row.getByTestId("member-lock")).toContainText(`after ${MAX_SIGN_IN_FAILURES} failed sign-ins`);
-  await expect(section.locator(`[data-testid=member-row][data-email="${tenant.users.owner.email}"]`)).toContainText("active");
+  await expect(section.locator(`[data-testid=member-row][data-email="${tenant.users.owner.email}"]`)).toContainText(
+    "active",
+  );
 
   let question = "";
   page.once("dialog", (d) => {

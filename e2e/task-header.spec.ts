@@ -20,14 +20,22 @@ declare global {
   }
 }
 
-test("one task header from the first HTML on, while the gate's verdict streams in; it does not move", async ({ page, db, tenant, runtime }) => {
+test("one task header from the first HTML on, while the gate's verdict streams in; it does not move", async ({
+  page,
+  db,
+  tenant,
+  runtime,
+}) => {
   const incident = await seedIncidentTask(runtime, newTaskId("header"));
   await loginAs(page, tenant.users.responder.email, tenant.password);
   // Counted on every DOM change, before React's inline scripts swap a streamed boundary in.
   await page.addInitScript(() => {
     window.__mostTaskIds = 0;
     new MutationObserver(() => {
-      window.__mostTaskIds = Math.max(window.__mostTaskIds ?? 0, document.querySelectorAll('[data-testid="task-id"]').length);
+      window.__mostTaskIds = Math.max(
+        window.__mostTaskIds ?? 0,
+        document.querySelectorAll('[data-testid="task-id"]').length,
+      );
       window.__sawHiddenVerdict ||= document.querySelector('[hidden] [data-testid="gate-verdict"]') !== null;
     }).observe(document, { childList: true, subtree: true });
   });
@@ -50,9 +58,14 @@ test("one task header from the first HTML on, while the gate's verdict streams i
   await expect(header.getByTestId("gate-verdict-pending")).toHaveCount(0);
   expect(await page.getByTestId("task-id").count()).toBe(1);
   // The verdict did stream after the first HTML (its hidden copy was seen, as a streamed header's would have been)...
-  expect(await page.evaluate(() => window.__sawHiddenVerdict), "the verdict streamed in after the first HTML").toBe(true);
+  expect(await page.evaluate(() => window.__sawHiddenVerdict), "the verdict streamed in after the first HTML").toBe(
+    true,
+  );
   // ...and no copy of the header ever sat beside it.
-  expect(await page.evaluate(() => window.__mostTaskIds), "task-id elements in the document at once, hidden ones included").toBe(1);
+  expect(
+    await page.evaluate(() => window.__mostTaskIds),
+    "task-id elements in the document at once, hidden ones included",
+  ).toBe(1);
   // The placeholder had the verdict's height: the header keeps its size and the task id its place.
   expect((await header.boundingBox())?.height).toBe(before!.header?.height);
   expect(await page.getByTestId("task-id").boundingBox()).toEqual(before!.id);

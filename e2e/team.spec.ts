@@ -7,7 +7,11 @@ import { ensureMembership } from "@/lib/domain/tenancy/people";
 import { createTestTenant } from "../tests/support/tenants";
 import { expect, loginAs, rid, test } from "./fixtures";
 
-test("an owner invites an approver; the approver sets a password through the link and signs in as approver", async ({ page, browser, tenant }, testInfo) => {
+test("an owner invites an approver; the approver sets a password through the link and signs in as approver", async ({
+  page,
+  browser,
+  tenant,
+}, testInfo) => {
   const email = `approver-${rid()}@${tenant.slug}.test`;
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto("/settings");
@@ -57,18 +61,26 @@ test("an owner invites an approver; the approver sets a password through the lin
 
   // The owner's list shows the new member, and the open invitation is gone.
   await page.reload();
-  await expect(section.locator(`[data-testid=member-row][data-email="${email}"]`)).toHaveAttribute("data-role", "approver");
+  await expect(section.locator(`[data-testid=member-row][data-email="${email}"]`)).toHaveAttribute(
+    "data-role",
+    "approver",
+  );
   await expect(section.getByTestId("invitation-row")).toHaveCount(0);
 });
 
-test("an owner changes a role and removes a member after confirming; the audit log names both", async ({ page, tenant }) => {
+test("an owner changes a role and removes a member after confirming; the audit log names both", async ({
+  page,
+  tenant,
+}) => {
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto("/settings");
   const section = page.locator("section#members");
   const responder = section.locator(`[data-testid=member-row][data-email="${tenant.users.responder.email}"]`);
   page.once("dialog", (d) => void d.accept());
   await responder.getByLabel(`Role of ${tenant.users.responder.email}`).selectOption("approver");
-  await expect(section.getByRole("status")).toContainText(`${tenant.users.responder.email} is now approver (was responder)`);
+  await expect(section.getByRole("status")).toContainText(
+    `${tenant.users.responder.email} is now approver (was responder)`,
+  );
   await expect(responder).toHaveAttribute("data-role", "approver");
 
   let question = "";
@@ -104,7 +116,9 @@ test("a viewer sees the members and who may do what, read-only", async ({ page, 
   await expect(section.getByLabel("Email of the person to add")).toHaveCount(0);
   await expect(section.getByRole("combobox")).toHaveCount(0);
   await expect(section.getByRole("button", { name: "Remove" })).toHaveCount(0);
-  await expect(section.locator(`[data-testid=member-row][data-email="${tenant.users.owner.email}"]`).getByTestId("member-role")).toHaveText("owner");
+  await expect(
+    section.locator(`[data-testid=member-row][data-email="${tenant.users.owner.email}"]`).getByTestId("member-role"),
+  ).toHaveText("owner");
 
   const matrix = page.getByTestId("permissions-table");
   await expect(matrix).toBeVisible();

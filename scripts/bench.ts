@@ -186,7 +186,7 @@ main()
     process.exit(code);
   })
   .catch(async (err) => {
-    console.error("[bench] failed:", err instanceof Error ? err.stack ?? err.message : err);
+    console.error("[bench] failed:", err instanceof Error ? (err.stack ?? err.message) : err);
     if (server) console.error(`[bench] server log (last lines):\n${server.logTail()}`);
     await cleanup();
     process.exit(1);

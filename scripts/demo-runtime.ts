@@ -92,10 +92,16 @@ function fail(message: string): never {
 /** `--interrupt-at <point>` and `--task-id <id>`; anything else is refused with the usage. */
 function options(): { interruptAt?: string; taskId?: string } {
   try {
-    const { values } = parseArgs({ options: { "interrupt-at": { type: "string" }, "task-id": { type: "string" } }, strict: true, allowPositionals: false });
+    const { values } = parseArgs({
+      options: { "interrupt-at": { type: "string" }, "task-id": { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    });
     return { interruptAt: values["interrupt-at"], taskId: values["task-id"] };
   } catch (err) {
-    fail(`${err instanceof Error ? err.message : String(err)}. Usage: demo-runtime.ts [--interrupt-at <${CRASH_POINTS.join("|")}>] [--task-id <id>]`);
+    fail(
+      `${err instanceof Error ? err.message : String(err)}. Usage: demo-runtime.ts [--interrupt-at <${CRASH_POINTS.join("|")}>] [--task-id <id>]`,
+    );
   }
 }
 
@@ -113,7 +119,8 @@ function config() {
   }
   if (interrupt && crash) fail("Set either DEMO_CRASH_AT (a hard crash) or --interrupt-at (a lost sandbox), not both.");
   const taskId = opts.taskId ?? (process.env.DEMO_TASK_ID || "case-918");
-  if (!TASK_ID_PATTERN.test(taskId)) fail(`--task-id must be 1–200 letters, digits, '.', '_', ':' or '-'; got "${taskId.slice(0, 40)}".`);
+  if (!TASK_ID_PATTERN.test(taskId))
+    fail(`--task-id must be 1–200 letters, digits, '.', '_', ':' or '-'; got "${taskId.slice(0, 40)}".`);
   const pollMs = Number(process.env.DEMO_POLL_MS || 2000);
   if (!Number.isFinite(pollMs) || pollMs < 50) fail("DEMO_POLL_MS must be a number of milliseconds ≥ 50.");
   return {

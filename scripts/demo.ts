@@ -85,7 +85,14 @@ async function seed(): Promise<{ password: string; apiKey: string; nextauthSecre
     await seedDemoSettings(handle.db, seeded.tenantId, { recordsUrl: `http://127.0.0.1:${recordsPort}` });
     // Issue 11: the demo's policy passes lint and is active before the run starts (version 2 waits for the story).
     const ownerEmail = DEMO_USERS.find((u) => u.role === "owner")!.email;
-    if (await seedDemoPolicies(handle.db, seeded.tenantId, { userId: seeded.userIds[ownerEmail]!, email: ownerEmail }, "127.0.0.1")) {
+    if (
+      await seedDemoPolicies(
+        handle.db,
+        seeded.tenantId,
+        { userId: seeded.userIds[ownerEmail]!, email: ownerEmail },
+        "127.0.0.1",
+      )
+    ) {
       log("stored the demo policy versions 1 and 2 (both pass lint) and activated version 1");
     }
     if (!process.env.CUSTODY_DEMO_API_KEY) saveDemoSecrets(dataDir, { ...secrets, apiKey: seeded.apiKey });
@@ -216,11 +223,15 @@ async function waitForLeftovers(): Promise<void> {
   for (;;) {
     const holder = dataDirLockHolder(dataDir);
     const busy = [port, recordsPort].filter((p) => p > 0);
-    const ports = (await Promise.all(busy.map(async (p) => ((await portInUse(p)) ? p : null)))).filter((p) => p !== null);
+    const ports = (await Promise.all(busy.map(async (p) => ((await portInUse(p)) ? p : null)))).filter(
+      (p) => p !== null,
+    );
     if (holder === null && ports.length === 0) return;
     if (Date.now() > deadline) return;
     if (!said) {
-      log(`waiting for ${holder !== null ? `process ${holder} to release ${dataDir}` : `port ${ports.join(" and ")} to be free`} (left by a demo that was stopped?) …`);
+      log(
+        `waiting for ${holder !== null ? `process ${holder} to release ${dataDir}` : `port ${ports.join(" and ")} to be free`} (left by a demo that was stopped?) …`,
+      );
       said = true;
     }
     await new Promise((r) => setTimeout(r, 300));
@@ -249,13 +260,23 @@ async function main() {
     NEXT_TELEMETRY_DISABLED: "1",
     PORT: String(port),
   };
-  const records = start("records", process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/records-service.ts"], {
-    ...process.env,
-    RECORDS_PORT: String(recordsPort),
-    RECORDS_STATE_FILE: path.join(dataDir, "records-service.json"),
-  });
+  const records = start(
+    "records",
+    process.execPath,
+    [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/records-service.ts"],
+    {
+      ...process.env,
+      RECORDS_PORT: String(recordsPort),
+      RECORDS_STATE_FILE: path.join(dataDir, "records-service.json"),
+    },
+  );
   records.on("exit", (code) => code && log(`records service exited with ${code}`));
-  const server = start("dashboard", path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port)], serverEnv);
+  const server = start(
+    "dashboard",
+    path.join(root, "node_modules", ".bin", "next"),
+    ["start", "-p", String(port)],
+    serverEnv,
+  );
   server.on("exit", (code) => {
     if (stopping) return;
     log(`dashboard exited (${code}); stopping.`);
@@ -274,16 +295,21 @@ async function main() {
   Data: ${dataDir}   Ctrl-C stops everything.
 `);
 
-  const runtime = (runtimeChild = start("runtime", process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"], {
-    ...process.env,
-    CUSTODY_URL: baseUrl,
-    CUSTODY_API_KEY: apiKey,
-    DEMO_WORK_DIR: path.join(dataDir, "demo-work"),
-    RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
-    // The story's run is never the exercise's: DEMO_INTERRUPT_AT is for the disposable run below.
-    DEMO_INTERRUPT_AT: "",
-    DEMO_PUBLISH: publishStory ? "1" : "0",
-  }));
+  const runtime = (runtimeChild = start(
+    "runtime",
+    process.execPath,
+    [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts"],
+    {
+      ...process.env,
+      CUSTODY_URL: baseUrl,
+      CUSTODY_API_KEY: apiKey,
+      DEMO_WORK_DIR: path.join(dataDir, "demo-work"),
+      RECORDS_URL: `http://127.0.0.1:${recordsPort}`,
+      // The story's run is never the exercise's: DEMO_INTERRUPT_AT is for the disposable run below.
+      DEMO_INTERRUPT_AT: "",
+      DEMO_PUBLISH: publishStory ? "1" : "0",
+    },
+  ));
   runtime.on("exit", (code, signal) => {
     if (stopping) log("the demo runtime stopped (it reported the interruption; the next start continues the story)");
     else log(code ? `the demo runtime exited with ${code}` : "the demo runtime finished its story");
@@ -291,11 +317,20 @@ async function main() {
   });
 
   if (drill) {
-    log(`interruption exercise: task ${drill.taskId} loses its sandbox at ${drill.point}; link it to your exercise (Maps → the map → the exercise)`);
+    log(
+      `interruption exercise: task ${drill.taskId} loses its sandbox at ${drill.point}; link it to your exercise (Maps → the map → the exercise)`,
+    );
     drillChild = start(
       "drill",
       process.execPath,
-      [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts", "--interrupt-at", drill.point, "--task-id", drill.taskId],
+      [
+        path.join(root, "node_modules", "tsx", "dist", "cli.mjs"),
+        "scripts/demo-runtime.ts",
+        "--interrupt-at",
+        drill.point,
+        "--task-id",
+        drill.taskId,
+      ],
       {
         ...process.env,
         CUSTODY_URL: baseUrl,
@@ -306,18 +341,30 @@ async function main() {
       },
     );
     drillChild.on("exit", (code) => {
-      if (!stopping) log(code ? `the exercise run ${drill.taskId} exited with ${code}` : `the exercise run ${drill.taskId} finished`);
+      if (!stopping)
+        log(
+          code ? `the exercise run ${drill.taskId} exited with ${code}` : `the exercise run ${drill.taskId} finished`,
+        );
     });
   }
 
   if (publishStory) {
-    seedDemoApproval({ baseUrl, apiKey, password, taskId: process.env.DEMO_TASK_ID || "case-918", log }).catch((err: unknown) => {
-      if (!stopping) log(`the approval story was not seeded: ${err instanceof Error ? err.message : String(err)}`);
-    });
+    seedDemoApproval({ baseUrl, apiKey, password, taskId: process.env.DEMO_TASK_ID || "case-918", log }).catch(
+      (err: unknown) => {
+        if (!stopping) log(`the approval story was not seeded: ${err instanceof Error ? err.message : String(err)}`);
+      },
+    );
   }
 
   // The custody map of the demo workflow, with an exercise linked to the demo task (once per data directory).
-  seedDemoMap({ baseUrl, apiKey, email: "owner@demo.test", password, taskId: process.env.DEMO_TASK_ID || "case-918", log }).catch((err: unknown) => {
+  seedDemoMap({
+    baseUrl,
+    apiKey,
+    email: "owner@demo.test",
+    password,
+    taskId: process.env.DEMO_TASK_ID || "case-918",
+    log,
+  }).catch((err: unknown) => {
     if (!stopping) log(`the demo custody map was not seeded: ${err instanceof Error ? err.message : String(err)}`);
   });
 }

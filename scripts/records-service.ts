@@ -157,7 +157,11 @@ export async function startRecordsService(opts: RecordsServiceOptions): Promise<
   let state = loadState(stateFile);
 
   /** Applies one PUT synchronously (no await between reading and writing the state). */
-  function applyUpdate(recordId: string, key: string, body: Record<string, unknown>): { result: RecordUpdateResult; replayed: boolean } {
+  function applyUpdate(
+    recordId: string,
+    key: string,
+    body: Record<string, unknown>,
+  ): { result: RecordUpdateResult; replayed: boolean } {
     const requestDigest = canonicalSha256({ record_id: recordId, body });
     const previous = state.operations[key];
     if (previous) {
@@ -191,7 +195,12 @@ export async function startRecordsService(opts: RecordsServiceOptions): Promise<
       records: { ...state.records, [recordId]: record },
       operations: {
         ...state.operations,
-        [key]: { record_id: recordId, request_digest: requestDigest, response: result, result_digest: resultDigest(result) },
+        [key]: {
+          record_id: recordId,
+          request_digest: requestDigest,
+          response: result,
+          result_digest: resultDigest(result),
+        },
       },
     };
     saveState(stateFile, next);

@@ -39,7 +39,9 @@ function dbLabel(url: string | undefined): string {
 }
 
 function report(r: SetupResult, via: "link" | "env" | "generated"): void {
-  say(`workspace "${r.workspace.slug}" (${r.workspace.name}): ${r.workspace.created ? "created" : "already there, kept as it is"}`);
+  say(
+    `workspace "${r.workspace.slug}" (${r.workspace.name}): ${r.workspace.created ? "created" : "already there, kept as it is"}`,
+  );
   switch (r.owner.state) {
     case "already_owner":
       say(`owner ${r.owner.email}: already an owner here; nothing to do.`);
@@ -56,7 +58,9 @@ function report(r: SetupResult, via: "link" | "env" | "generated"): void {
       if (r.generated_password) console.log(`\n    ${r.generated_password}\n`);
       break;
     case "invited":
-      say(`owner ${r.owner.email}: open this one-time link to set the password (valid until ${r.expires_at}; shown only now):`);
+      say(
+        `owner ${r.owner.email}: open this one-time link to set the password (valid until ${r.expires_at}; shown only now):`,
+      );
       console.log(`\n    ${r.invitation_url}\n`);
       say("Lost it? Run the same command again for a new link; the old one then stops working.");
       break;
@@ -81,16 +85,21 @@ async function main() {
       allowPositionals: false,
     }));
   } catch (err) {
-    fail(2, `${err instanceof Error ? err.message : String(err)}\nUsage: ${SETUP_COMMAND} [--owner-name "<name>"] [--url <address>] [--generate-password]`);
+    fail(
+      2,
+      `${err instanceof Error ? err.message : String(err)}\nUsage: ${SETUP_COMMAND} [--owner-name "<name>"] [--url <address>] [--generate-password]`,
+    );
   }
   if (values.help) {
     console.log(`Usage: ${SETUP_COMMAND} [--owner-name "<name>"] [--url <address>] [--generate-password]`);
     return;
   }
   const envPassword = process.env.CUSTODY_SETUP_PASSWORD;
-  if (envPassword && values["generate-password"]) fail(2, "Use either CUSTODY_SETUP_PASSWORD or --generate-password, not both.");
+  if (envPassword && values["generate-password"])
+    fail(2, "Use either CUSTODY_SETUP_PASSWORD or --generate-password, not both.");
   const via = envPassword ? "env" : values["generate-password"] ? "generated" : "link";
-  const baseUrl = (values.url as string | undefined) || process.env.NEXTAUTH_URL || `http://localhost:${process.env.PORT || 3000}`;
+  const baseUrl =
+    (values.url as string | undefined) || process.env.NEXTAUTH_URL || `http://localhost:${process.env.PORT || 3000}`;
 
   const url = process.env.DATABASE_URL || undefined;
   say(`database: ${dbLabel(url)} (applying migrations)`);
@@ -124,6 +133,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error("[setup] failed:", err instanceof Error ? err.stack ?? err.message : String(err));
+  console.error("[setup] failed:", err instanceof Error ? (err.stack ?? err.message) : String(err));
   process.exit(1);
 });

@@ -34,23 +34,46 @@ async function main(): Promise<void> {
   await ensureDatabase(url);
   const h = await openDatabase({ url, max: 1 });
   try {
-    const seeded = await seedTenant(h.db, { slug: `walls-${Date.now().toString(36)}`, name: "Walls overhead", users: [], password: "walls-overhead-pw" });
+    const seeded = await seedTenant(h.db, {
+      slug: `walls-${Date.now().toString(36)}`,
+      name: "Walls overhead",
+      users: [],
+      password: "walls-overhead-pw",
+    });
     const tenantId = seeded.tenantId;
     const principal = "tenant/walls:user/1";
-    await h.db.execute(sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by) values (${tenantId}, ${principal}, 'overhead', 'walls') on conflict do nothing`);
+    await h.db.execute(
+      sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by) values (${tenantId}, ${principal}, 'overhead', 'walls') on conflict do nothing`,
+    );
     let n = 0;
     const tx5 = (db: Db) => () =>
       db.transaction(async (tx) => {
         n += 1;
-        await queryRows(tx, sql`select tenant_id from tenants t join api_keys k on k.tenant_id = t.id where t.id = ${tenantId} limit 1 for update of t`);
-        await queryRows(tx, sql`select principal from principal_revocations where tenant_id = ${tenantId} and principal = ${principal}`);
-        await queryRows(tx, sql`insert into tool_lookups (tenant_id, tool, url, timeout_ms) values (${tenantId}, 'walls.tool', 'http://127.0.0.1:9/x', 1000)
-                               on conflict (tenant_id, tool) do update set timeout_ms = excluded.timeout_ms returning tool`);
-        await queryRows(tx, sql`update tool_lookups set updated_at = now() where tenant_id = ${tenantId} and tool = 'walls.tool' returning tool`);
-        await queryRows(tx, sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by)
-                               values (${tenantId}, ${`${principal}/${n % 50}`}, 'overhead', 'walls') on conflict do nothing returning 1`);
+        await queryRows(
+          tx,
+          sql`select tenant_id from tenants t join api_keys k on k.tenant_id = t.id where t.id = ${tenantId} limit 1 for update of t`,
+        );
+        await queryRows(
+          tx,
+          sql`select principal from principal_revocations where tenant_id = ${tenantId} and principal = ${principal}`,
+        );
+        await queryRows(
+          tx,
+          sql`insert into tool_lookups (tenant_id, tool, url, timeout_ms) values (${tenantId}, 'walls.tool', 'http://127.0.0.1:9/x', 1000)
+                               on conflict (tenant_id, tool) do update set timeout_ms = excluded.timeout_ms returning tool`,
+        );
+        await queryRows(
+          tx,
+          sql`update tool_lookups set updated_at = now() where tenant_id = ${tenantId} and tool = 'walls.tool' returning tool`,
+        );
+        await queryRows(
+          tx,
+          sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by)
+                               values (${tenantId}, ${`${principal}/${n % 50}`}, 'overhead', 'walls') on conflict do nothing returning 1`,
+        );
       });
-    const read = (db: Db) => () => queryRows(db, sql`select id, name from api_keys where tenant_id = ${tenantId} order by created_at desc limit 10`);
+    const read = (db: Db) => () =>
+      queryRows(db, sql`select id, name from api_keys where tenant_id = ${tenantId} order by created_at desc limit 10`);
     const scoped = h.scoped({ tenantId });
     // Warm up both paths (prepared plans, connection).
     await timed(tx5(h.db));
@@ -67,7 +90,9 @@ async function main(): Promise<void> {
     console.log(`calls per round ${CALLS}, median of ${ROUNDS} rounds, one connection`);
     console.log("work   owner µs  walled µs  extra µs");
     for (const [name, owner, walled] of rows) {
-      console.log(`${name.padEnd(6)} ${owner.toFixed(0).padStart(8)} ${walled.toFixed(0).padStart(10)} ${(walled - owner).toFixed(0).padStart(9)}`);
+      console.log(
+        `${name.padEnd(6)} ${owner.toFixed(0).padStart(8)} ${walled.toFixed(0).padStart(10)} ${(walled - owner).toFixed(0).padStart(9)}`,
+      );
     }
   } finally {
     await h.close();

@@ -12,7 +12,10 @@ import { requirePageActor } from "@/lib/server/page-actor";
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const actor = await requirePageActor();
   const db = await dbFor(actor);
-  const [workspaces, waiting] = await Promise.all([listWorkspaces(db, actor.userId, actor.tenantId), approvalQueue(db, actor, { scan: 500 })]);
+  const [workspaces, waiting] = await Promise.all([
+    listWorkspaces(db, actor.userId, actor.tenantId),
+    approvalQueue(db, actor, { scan: 500 }),
+  ]);
   return (
     <Providers>
       <div className="flex min-h-screen flex-col">
@@ -24,7 +27,12 @@ export default async function DashboardLayout({ children }: { children: React.Re
             <NavLinks approvals={waiting.length} />
             <div className="ml-auto flex items-center gap-3 text-sm text-neutral-600">
               <WorkspaceSwitcher workspaces={workspaces} />
-              <IntentLink href="/account" className="rounded bg-neutral-100 px-2 py-0.5 text-xs hover:bg-neutral-200" data-testid="current-user" title="Your account">
+              <IntentLink
+                href="/account"
+                className="rounded bg-neutral-100 px-2 py-0.5 text-xs hover:bg-neutral-200"
+                data-testid="current-user"
+                title="Your account"
+              >
                 {actor.email} · {actor.role}
               </IntentLink>
               <SignOutButton />

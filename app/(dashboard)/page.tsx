@@ -22,8 +22,15 @@ export default async function AttentionPage() {
         <p className="text-sm text-neutral-600">Runs that cannot safely continue until someone acts.</p>
       </div>
       {items.length === 0 ? (
-        <div className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-700" data-testid="attention-empty">
-          Nothing waits for a person right now. <Link href="/tasks" className="underline">See all tasks</Link>.
+        <div
+          className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-700"
+          data-testid="attention-empty"
+        >
+          Nothing waits for a person right now.{" "}
+          <Link href="/tasks" className="underline">
+            See all tasks
+          </Link>
+          .
         </div>
       ) : (
         <ul className="divide-y divide-neutral-100 rounded-lg border border-neutral-200 bg-white">
@@ -39,8 +46,12 @@ export default async function AttentionPage() {
               <span className="min-w-0 break-words">
                 <WithTaskId text={i.why} taskId={i.task_id} />
               </span>
-              {i.kind === "side_effect_unknown" && i.reason ? <span className="text-xs text-neutral-600">{i.reason}</span> : null}
-              <span className="text-xs text-neutral-500">since <Time iso={i.since} /></span>
+              {i.kind === "side_effect_unknown" && i.reason ? (
+                <span className="text-xs text-neutral-600">{i.reason}</span>
+              ) : null}
+              <span className="text-xs text-neutral-500">
+                since <Time iso={i.since} />
+              </span>
               <Link
                 href={i.href}
                 className={
@@ -75,7 +86,11 @@ const KIND: Record<AttentionItem["kind"], { icon: string; label: string; cls: st
   side_effect_unknown: { icon: "?", label: "unknown", cls: "border-amber-300 bg-amber-50 text-amber-900" },
   principal_revoked: { icon: "✕", label: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" },
   approval_stale: { icon: "!", label: "approval stale", cls: "border-amber-300 bg-amber-50 text-amber-900" },
-  side_effect_awaiting_approval: { icon: "◔", label: "awaiting approval", cls: "border-sky-200 bg-sky-50 text-sky-800" },
+  side_effect_awaiting_approval: {
+    icon: "◔",
+    label: "awaiting approval",
+    cls: "border-sky-200 bg-sky-50 text-sky-800",
+  },
 };
 
 /** Why an item is in the queue: icon and word (never colour alone). */

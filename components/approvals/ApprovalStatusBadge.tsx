@@ -23,13 +23,25 @@ export const STALE_WORD: Record<StaleReason, string> = {
 };
 
 /** A status pill; a stale one names its reasons. */
-export function ApprovalStatusBadge({ status, reasons = [] }: { status: ApprovalStatus; reasons?: readonly StaleReason[] }) {
+export function ApprovalStatusBadge({
+  status,
+  reasons = [],
+}: {
+  status: ApprovalStatus;
+  reasons?: readonly StaleReason[];
+}) {
   const s = STATUS[status];
   return (
-    <span className={`inline-flex items-center gap-1 rounded-full border px-2 py-0.5 text-xs font-medium ${s.cls}`} data-testid="approval-status" data-status={status}>
+    <span
+      className={`inline-flex items-center gap-1 rounded-full border px-2 py-0.5 text-xs font-medium ${s.cls}`}
+      data-testid="approval-status"
+      data-status={status}
+    >
       <span aria-hidden="true">{s.icon}</span>
       {s.label}
-      {status === "stale" && reasons.length ? <span className="font-normal">: {reasons.map((r) => STALE_WORD[r]).join(", ")}</span> : null}
+      {status === "stale" && reasons.length ? (
+        <span className="font-normal">: {reasons.map((r) => STALE_WORD[r]).join(", ")}</span>
+      ) : null}
     </span>
   );
 }

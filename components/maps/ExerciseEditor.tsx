@@ -14,7 +14,16 @@ import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "
 import type { Role } from "@/db/schema/enums";
 import { ApiError } from "@/lib/client/api";
 import { fieldErrors, mapApi, mapKeys } from "@/lib/client/maps";
-import type { ExerciseJson, ExerciseOutcome, ExerciseStepRow, ExerciseView, LayerRow, LinkedTaskFacts, MapLayer, StepStatus } from "@/lib/client/map-types";
+import type {
+  ExerciseJson,
+  ExerciseOutcome,
+  ExerciseStepRow,
+  ExerciseView,
+  LayerRow,
+  LinkedTaskFacts,
+  MapLayer,
+  StepStatus,
+} from "@/lib/client/map-types";
 import { EXERCISE_OUTCOMES } from "@/db/schema/map-vocabulary";
 import { OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
 import { REVOCATION_ANSWER, revocationCheckText, suggestionsFor } from "@/lib/domain/exercises/suggestions";
@@ -29,10 +38,18 @@ type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "out
 type Save = "saved" | "dirty" | "saving" | "invalid" | "conflict" | "error";
 
 const AUTOSAVE_MS = 900;
-const input = "w-full rounded-md border border-neutral-400 bg-white px-2 py-1.5 text-sm aria-[invalid=true]:border-red-600";
-const small = "rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium text-neutral-800 hover:bg-neutral-100 disabled:opacity-60";
+const input =
+  "w-full rounded-md border border-neutral-400 bg-white px-2 py-1.5 text-sm aria-[invalid=true]:border-red-600";
+const small =
+  "rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium text-neutral-800 hover:bg-neutral-100 disabled:opacity-60";
 
-const draftOf = (e: ExerciseJson): Draft => ({ interruption_point: e.interruption_point, layers: e.layers, steps: e.steps, outcome: e.outcome, finding: e.finding });
+const draftOf = (e: ExerciseJson): Draft => ({
+  interruption_point: e.interruption_point,
+  layers: e.layers,
+  steps: e.steps,
+  outcome: e.outcome,
+  finding: e.finding,
+});
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseView; canEdit: boolean; role: Role }) {
@@ -43,7 +60,9 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
   const [save, setSave] = useState<{ kind: Save; message?: string; at?: string }>({ kind: "saved" });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [conflict, setConflict] = useState<{ current: ExerciseJson; yours: Draft } | null>(null);
-  const [completed, setCompleted] = useState<{ layers: LayerRow[]; mapVersion: number; newDraft: boolean } | null>(null);
+  const [completed, setCompleted] = useState<{ layers: LayerRow[]; mapVersion: number; newDraft: boolean } | null>(
+    null,
+  );
   const [completing, setCompleting] = useState(false);
   const draftRef = useRef(draft);
   const baseRef = useRef(base);
@@ -87,7 +106,10 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
     setSave({ kind: "saving" });
     try {
       const next = await mapApi.saveExercise(mapId, initial.id, { ...body, revision: b.revision });
-      const tasksChanged = !same(next.steps.map((s) => s.task_id), b.steps.map((s) => s.task_id));
+      const tasksChanged = !same(
+        next.steps.map((s) => s.task_id),
+        b.steps.map((s) => s.task_id),
+      );
       baseRef.current = next;
       setBase(next);
       setErrors({});
@@ -174,7 +196,10 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
       setSave({ kind: "saved", at: new Date().toISOString() });
     } catch (err) {
       if (err instanceof ApiError && err.status === 422) setErrors(fieldErrors(err.details));
-      setSave({ kind: err instanceof ApiError && err.status === 409 ? "conflict" : "invalid", message: err instanceof Error ? err.message : String(err) });
+      setSave({
+        kind: err instanceof ApiError && err.status === 409 ? "conflict" : "invalid",
+        message: err instanceof Error ? err.message : String(err),
+      });
     } finally {
       setCompleting(false);
     }
@@ -188,10 +213,20 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="text-xs text-neutral-700">
-            <Link href="/maps" className="underline">Custody maps</Link> / <Link href={`/maps/${mapId}`} className="underline">{initial.map.title}</Link> / exercise
+            <Link href="/maps" className="underline">
+              Custody maps
+            </Link>{" "}
+            /{" "}
+            <Link href={`/maps/${mapId}`} className="underline">
+              {initial.map.title}
+            </Link>{" "}
+            / exercise
           </p>
           <h1 className="text-xl font-semibold">
-            Interruption exercise: <code className="font-mono text-lg" data-testid="exercise-point">{point}</code>
+            Interruption exercise:{" "}
+            <code className="font-mono text-lg" data-testid="exercise-point">
+              {point}
+            </code>
           </h1>
           <div className="mt-1 flex flex-wrap items-center gap-2 text-xs text-neutral-700">
             <OutcomeBadge value={base.status === "completed" ? base.outcome : null} />
@@ -207,23 +242,46 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
         </div>
       </div>
       {!canEdit ? (
-        <p className="rounded-md border border-neutral-300 bg-neutral-50 px-3 py-2 text-sm text-neutral-800" data-testid="read-only-note">
+        <p
+          className="rounded-md border border-neutral-300 bg-neutral-50 px-3 py-2 text-sm text-neutral-800"
+          data-testid="read-only-note"
+        >
           Your role ({role}) can read exercises; owners and admins record them.
         </p>
       ) : null}
       {save.kind !== "saved" && save.message && !conflict ? (
-        <p role="alert" className="rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="exercise-error">
+        <p
+          role="alert"
+          className="rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="exercise-error"
+        >
           {save.message}
         </p>
       ) : null}
       {conflict ? <ExerciseConflict current={conflict.current} yours={conflict.yours} onResolve={resolve} /> : null}
-      {completed ? <CompletedPanel mapId={mapId} layers={completed.layers} mapVersion={completed.mapVersion} newDraft={completed.newDraft} /> : null}
+      {completed ? (
+        <CompletedPanel
+          mapId={mapId}
+          layers={completed.layers}
+          mapVersion={completed.mapVersion}
+          newDraft={completed.newDraft}
+        />
+      ) : null}
 
-      <RunForReal point={point} exerciseId={initial.id} editable={editable} onLink={(taskId) => changeStep(2, { task_id: taskId }, true)} />
+      <RunForReal
+        point={point}
+        exerciseId={initial.id}
+        editable={editable}
+        onLink={(taskId) => changeStep(2, { task_id: taskId }, true)}
+      />
 
       <section aria-labelledby="covered-h" className="rounded-lg border border-neutral-200 bg-white p-3">
-        <h2 id="covered-h" className="text-sm font-semibold">Layers covered</h2>
-        <p className="text-xs text-neutral-700">Completing the exercise sets their verification on the map, with a link back here.</p>
+        <h2 id="covered-h" className="text-sm font-semibold">
+          Layers covered
+        </h2>
+        <p className="text-xs text-neutral-700">
+          Completing the exercise sets their verification on the map, with a link back here.
+        </p>
         {editable ? (
           <div className="mt-2 grid gap-1 sm:grid-cols-2 lg:grid-cols-4">
             {MAP_LAYERS.map((l) => (
@@ -231,7 +289,13 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
                 <input
                   type="checkbox"
                   checked={draft.layers.includes(l)}
-                  onChange={(e) => change({ layers: e.target.checked ? MAP_LAYERS.filter((x) => x === l || draft.layers.includes(x)) : draft.layers.filter((x) => x !== l) })}
+                  onChange={(e) =>
+                    change({
+                      layers: e.target.checked
+                        ? MAP_LAYERS.filter((x) => x === l || draft.layers.includes(x))
+                        : draft.layers.filter((x) => x !== l),
+                    })
+                  }
                 />
                 {LAYER_GUIDE[l].label}
               </label>
@@ -240,7 +304,11 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
         ) : (
           <p className="mt-1 text-sm">{shown.layers.map((l) => LAYER_GUIDE[l].label).join(", ") || "none"}</p>
         )}
-        {errors.layers ? <p className="text-xs text-red-800" role="alert">{errors.layers}</p> : null}
+        {errors.layers ? (
+          <p className="text-xs text-red-800" role="alert">
+            {errors.layers}
+          </p>
+        ) : null}
       </section>
 
       <ol className="space-y-3" aria-label="Steps">
@@ -263,14 +331,26 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
       ) : null}
       <LinkedTasks tasks={linked} />
 
-      <section aria-labelledby="outcome-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="outcome-section">
-        <h2 id="outcome-h" className="text-sm font-semibold">Outcome</h2>
+      <section
+        aria-labelledby="outcome-h"
+        className="rounded-lg border border-neutral-200 bg-white p-3"
+        data-testid="outcome-section"
+      >
+        <h2 id="outcome-h" className="text-sm font-semibold">
+          Outcome
+        </h2>
         {editable ? (
           <>
             <div className="mt-2 grid gap-2 sm:grid-cols-2" role="radiogroup" aria-label="Outcome">
               {EXERCISE_OUTCOMES.map((o) => (
                 <label key={o} className="flex items-start gap-2 rounded-md border border-neutral-200 p-2 text-sm">
-                  <input type="radio" name="outcome" className="mt-1" checked={draft.outcome === o} onChange={() => change({ outcome: o as ExerciseOutcome })} />
+                  <input
+                    type="radio"
+                    name="outcome"
+                    className="mt-1"
+                    checked={draft.outcome === o}
+                    onChange={() => change({ outcome: o as ExerciseOutcome })}
+                  />
                   <span>
                     <span className="font-medium">
                       <span aria-hidden="true">{OUTCOME_GUIDE[o].icon} </span>
@@ -283,7 +363,11 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
                 </label>
               ))}
             </div>
-            {errors.outcome ? <p className="text-xs text-red-800" role="alert">{errors.outcome}</p> : null}
+            {errors.outcome ? (
+              <p className="text-xs text-red-800" role="alert">
+                {errors.outcome}
+              </p>
+            ) : null}
             <label className="mt-2 block text-xs font-semibold text-neutral-900" htmlFor="finding">
               Finding
             </label>
@@ -309,7 +393,9 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
             >
               {completing ? "Completing…" : "Complete the exercise"}
             </button>
-            <p className="mt-1 text-xs text-neutral-700">A completed exercise is kept as recorded; test again with a new one.</p>
+            <p className="mt-1 text-xs text-neutral-700">
+              A completed exercise is kept as recorded; test again with a new one.
+            </p>
           </>
         ) : base.outcome ? (
           <div className="mt-1 text-sm">
@@ -334,17 +420,40 @@ function ExerciseSaveState({ state }: { state: { kind: Save; at?: string } }) {
         : state.kind === "saving"
           ? "Saving…"
           : "Not saved";
-  const cls = state.kind === "saved" ? "text-emerald-800" : state.kind === "dirty" || state.kind === "saving" ? "text-neutral-700" : "text-red-800";
+  const cls =
+    state.kind === "saved"
+      ? "text-emerald-800"
+      : state.kind === "dirty" || state.kind === "saving"
+        ? "text-neutral-700"
+        : "text-red-800";
   return (
-    <span className={`font-medium ${cls}`} role="status" aria-live="polite" data-testid="exercise-save-state" data-state={state.kind}>
-      <span aria-hidden="true">{state.kind === "saved" ? "✔ " : state.kind === "dirty" || state.kind === "saving" ? "↻ " : "✕ "}</span>
+    <span
+      className={`font-medium ${cls}`}
+      role="status"
+      aria-live="polite"
+      data-testid="exercise-save-state"
+      data-state={state.kind}
+    >
+      <span aria-hidden="true">
+        {state.kind === "saved" ? "✔ " : state.kind === "dirty" || state.kind === "saving" ? "↻ " : "✕ "}
+      </span>
       {text}
     </span>
   );
 }
 
 /** The commands that run the demo runtime to the chosen point with a disposable task id, and a button to link that task. */
-function RunForReal({ point, exerciseId, editable, onLink }: { point: string; exerciseId: string; editable: boolean; onLink: (taskId: string) => void }) {
+function RunForReal({
+  point,
+  exerciseId,
+  editable,
+  onLink,
+}: {
+  point: string;
+  exerciseId: string;
+  editable: boolean;
+  onLink: (taskId: string) => void;
+}) {
   const origin = useSyncExternalStore(
     () => () => {},
     () => window.location.origin,
@@ -353,7 +462,9 @@ function RunForReal({ point, exerciseId, editable, onLink }: { point: string; ex
   if (!isCrashPoint(point)) {
     return (
       <section aria-labelledby="run-h" className="rounded-lg border border-neutral-200 bg-white p-3 text-sm">
-        <h2 id="run-h" className="text-sm font-semibold">Run it for real</h2>
+        <h2 id="run-h" className="text-sm font-semibold">
+          Run it for real
+        </h2>
         <p className="mt-1 text-neutral-800">
           Interrupt your own disposable run at <strong>{point}</strong>, then link its task to the steps below. The demo
           runtime can do it at after_intent, after_external_write, after_receipt, during_report or after_checkpoint.
@@ -365,20 +476,34 @@ function RunForReal({ point, exerciseId, editable, onLink }: { point: string; ex
   const demo = `DEMO_INTERRUPT_AT=${point} DEMO_INTERRUPT_TASK_ID=${taskId} npm run demo`;
   const runtime = `CUSTODY_URL=${origin} CUSTODY_API_KEY=<runtime key> npm run demo:runtime -- --interrupt-at ${point} --task-id ${taskId}`;
   return (
-    <section aria-labelledby="run-h" className="rounded-lg border border-sky-200 bg-sky-50 p-3 text-sm text-sky-950" data-testid="run-for-real">
-      <h2 id="run-h" className="text-sm font-semibold">Run it for real</h2>
+    <section
+      aria-labelledby="run-h"
+      className="rounded-lg border border-sky-200 bg-sky-50 p-3 text-sm text-sky-950"
+      data-testid="run-for-real"
+    >
+      <h2 id="run-h" className="text-sm font-semibold">
+        Run it for real
+      </h2>
       <p className="mt-1">
-        The demo runtime loses its sandbox at <code className="font-mono">{point}</code> ({POINT_GUIDE[point].transition}). {POINT_GUIDE[point].knows} It
-        runs as its own task, <code className="font-mono">{taskId}</code>, then waits at the resume gate for you.
+        The demo runtime loses its sandbox at <code className="font-mono">{point}</code> (
+        {POINT_GUIDE[point].transition}). {POINT_GUIDE[point].knows} It runs as its own task,{" "}
+        <code className="font-mono">{taskId}</code>, then waits at the resume gate for you.
       </p>
       <p className="mt-2 text-xs font-medium">With the demo (stop a running one first; it keeps its data):</p>
       <div className="mt-1 flex items-start gap-2">
-        <code className="block flex-1 break-all rounded bg-white px-2 py-1 font-mono text-xs text-neutral-900" data-testid="run-command">{demo}</code>
+        <code
+          className="block flex-1 break-all rounded bg-white px-2 py-1 font-mono text-xs text-neutral-900"
+          data-testid="run-command"
+        >
+          {demo}
+        </code>
         <CopyButton value={demo} />
       </div>
       <p className="mt-2 text-xs font-medium">Or against a running server, with a runtime API key from Settings:</p>
       <div className="mt-1 flex items-start gap-2">
-        <code className="block flex-1 break-all rounded bg-white px-2 py-1 font-mono text-xs text-neutral-900">{runtime}</code>
+        <code className="block flex-1 break-all rounded bg-white px-2 py-1 font-mono text-xs text-neutral-900">
+          {runtime}
+        </code>
         <CopyButton value={runtime} />
       </div>
       {editable ? (
@@ -440,10 +565,23 @@ function StepCard({
                 ))}
               </select>
             </label>
-            {e("status") ? <p className="text-xs text-red-800" role="alert">{e("status")}</p> : null}
-            <TaskPicker idp={idp} value={step.task_id} error={e("task_id")} onPick={(t) => onChange({ task_id: t, ...(t !== step.task_id ? { event_id: null } : {}) }, true)} />
+            {e("status") ? (
+              <p className="text-xs text-red-800" role="alert">
+                {e("status")}
+              </p>
+            ) : null}
+            <TaskPicker
+              idp={idp}
+              value={step.task_id}
+              error={e("task_id")}
+              onPick={(t) => onChange({ task_id: t, ...(t !== step.task_id ? { event_id: null } : {}) }, true)}
+            />
             <EvidenceEvent step={step} linked={linked} onUnlink={() => onChange({ event_id: null }, true)} />
-            {e("event_id") ? <p className="text-xs text-red-800" role="alert">{e("event_id")}</p> : null}
+            {e("event_id") ? (
+              <p className="text-xs text-red-800" role="alert">
+                {e("event_id")}
+              </p>
+            ) : null}
             <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-digest`}>
               Artifact digest (sha256, optional)
               <input
@@ -454,14 +592,28 @@ function StepCard({
                 onChange={(ev) => onChange({ artifact_digest: ev.target.value.trim() ? ev.target.value : null })}
               />
             </label>
-            {e("artifact_digest") ? <p className="text-xs text-red-800" role="alert">{e("artifact_digest")}</p> : null}
+            {e("artifact_digest") ? (
+              <p className="text-xs text-red-800" role="alert">
+                {e("artifact_digest")}
+              </p>
+            ) : null}
           </div>
           <div className="space-y-2">
             <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-note`}>
               Note
-              <textarea id={`${idp}-note`} className={`${input} min-h-[5.5rem]`} value={step.note} aria-invalid={Boolean(e("note"))} onChange={(ev) => onChange({ note: ev.target.value })} />
+              <textarea
+                id={`${idp}-note`}
+                className={`${input} min-h-[5.5rem]`}
+                value={step.note}
+                aria-invalid={Boolean(e("note"))}
+                onChange={(ev) => onChange({ note: ev.target.value })}
+              />
             </label>
-            {e("note") ? <p className="text-xs text-red-800" role="alert">{e("note")}</p> : null}
+            {e("note") ? (
+              <p className="text-xs text-red-800" role="alert">
+                {e("note")}
+              </p>
+            ) : null}
             {suggestions.length ? (
               <div className="rounded-md border border-neutral-200 bg-neutral-50 p-2" data-testid="suggestions">
                 <p className="text-xs font-semibold text-neutral-900">Suggested evidence from the linked task</p>
@@ -473,12 +625,17 @@ function StepCard({
                         type="button"
                         className={small}
                         onClick={() =>
-                          onChange({
-                            note: step.note.includes(sg.apply.note ?? "") ? step.note : [step.note.trim(), sg.apply.note].filter(Boolean).join("\n"),
-                            ...(sg.apply.artifact_digest ? { artifact_digest: sg.apply.artifact_digest } : {}),
-                            ...(!step.task_id && sg.apply.task_id ? { task_id: sg.apply.task_id } : {}),
-                            ...(sg.apply.event_id ? { event_id: sg.apply.event_id } : {}),
-                          }, Boolean(sg.apply.event_id))
+                          onChange(
+                            {
+                              note: step.note.includes(sg.apply.note ?? "")
+                                ? step.note
+                                : [step.note.trim(), sg.apply.note].filter(Boolean).join("\n"),
+                              ...(sg.apply.artifact_digest ? { artifact_digest: sg.apply.artifact_digest } : {}),
+                              ...(!step.task_id && sg.apply.task_id ? { task_id: sg.apply.task_id } : {}),
+                              ...(sg.apply.event_id ? { event_id: sg.apply.event_id } : {}),
+                            },
+                            Boolean(sg.apply.event_id),
+                          )
                         }
                         aria-label={sg.apply.event_id ? `Link this check as evidence: ${sg.text}` : undefined}
                       >
@@ -495,7 +652,18 @@ function StepCard({
         <dl className="mt-2 grid gap-2 text-sm md:grid-cols-3">
           <div>
             <dt className="text-xs font-semibold">Task</dt>
-            <dd>{step.task_id ? <Link className="font-mono text-xs text-sky-800 underline" href={`/tasks/${encodeURIComponent(step.task_id)}`}>{step.task_id}</Link> : "—"}</dd>
+            <dd>
+              {step.task_id ? (
+                <Link
+                  className="font-mono text-xs text-sky-800 underline"
+                  href={`/tasks/${encodeURIComponent(step.task_id)}`}
+                >
+                  {step.task_id}
+                </Link>
+              ) : (
+                "—"
+              )}
+            </dd>
           </div>
           <div>
             <dt className="text-xs font-semibold">Artifact digest</dt>
@@ -523,9 +691,19 @@ function StepCard({
  * The event a step keeps as evidence, linked to it on the task's timeline (`/tasks/{id}?event=…`); a "Test revocation"
  * check is described by its answer. `onUnlink` (editing) removes the link, keeping the task.
  */
-function EvidenceEvent({ step, linked, onUnlink }: { step: ExerciseStepRow; linked: readonly LinkedTaskFacts[]; onUnlink?: () => void }) {
+function EvidenceEvent({
+  step,
+  linked,
+  onUnlink,
+}: {
+  step: ExerciseStepRow;
+  linked: readonly LinkedTaskFacts[];
+  onUnlink?: () => void;
+}) {
   if (!step.event_id || !step.task_id) return null;
-  const check = linked.find((t) => t.task_id === step.task_id)?.revocation_checks.find((c) => c.event_id === step.event_id);
+  const check = linked
+    .find((t) => t.task_id === step.task_id)
+    ?.revocation_checks.find((c) => c.event_id === step.event_id);
   return (
     <p className="text-xs text-neutral-800" data-testid="step-event">
       {onUnlink ? <span className="font-medium">Evidence event </span> : null}
@@ -554,25 +732,47 @@ function EvidenceEvent({ step, linked, onUnlink }: { step: ExerciseStepRow; link
 }
 
 /** A task of this workspace, found by search (part of its id, an idempotency key, a sandbox id or a host). */
-function TaskPicker({ idp, value, error, onPick }: { idp: string; value: string | null; error?: string; onPick: (taskId: string | null) => void }) {
+function TaskPicker({
+  idp,
+  value,
+  error,
+  onPick,
+}: {
+  idp: string;
+  value: string | null;
+  error?: string;
+  onPick: (taskId: string | null) => void;
+}) {
   const [q, setQ] = useState("");
   const [debounced, setDebounced] = useState("");
   useEffect(() => {
     const t = setTimeout(() => setDebounced(q.trim()), 250);
     return () => clearTimeout(t);
   }, [q]);
-  const results = useQuery({ queryKey: mapKeys.taskSearch(debounced), queryFn: () => mapApi.searchTasks(debounced), enabled: debounced.length > 0 });
+  const results = useQuery({
+    queryKey: mapKeys.taskSearch(debounced),
+    queryFn: () => mapApi.searchTasks(debounced),
+    enabled: debounced.length > 0,
+  });
   if (value) {
     return (
       <div className="text-xs">
         <span className="font-medium text-neutral-800">Task </span>
-        <Link href={`/tasks/${encodeURIComponent(value)}`} className="font-mono text-sky-800 underline" data-testid="linked-task">
+        <Link
+          href={`/tasks/${encodeURIComponent(value)}`}
+          className="font-mono text-sky-800 underline"
+          data-testid="linked-task"
+        >
           {value}
         </Link>
         <button type="button" className={`${small} ml-2`} onClick={() => onPick(null)}>
           Unlink
         </button>
-        {error ? <p className="mt-1 text-red-800" role="alert">{error}</p> : null}
+        {error ? (
+          <p className="mt-1 text-red-800" role="alert">
+            {error}
+          </p>
+        ) : null}
       </div>
     );
   }
@@ -580,11 +780,25 @@ function TaskPicker({ idp, value, error, onPick }: { idp: string; value: string 
     <div>
       <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-task`}>
         Find a task of this workspace
-        <input id={`${idp}-task`} className={input} value={q} onChange={(e) => setQ(e.target.value)} placeholder="task id, idempotency key, sandbox id or host" autoComplete="off" />
+        <input
+          id={`${idp}-task`}
+          className={input}
+          value={q}
+          onChange={(e) => setQ(e.target.value)}
+          placeholder="task id, idempotency key, sandbox id or host"
+          autoComplete="off"
+        />
       </label>
-      {error ? <p className="text-xs text-red-800" role="alert">{error}</p> : null}
+      {error ? (
+        <p className="text-xs text-red-800" role="alert">
+          {error}
+        </p>
+      ) : null}
       {debounced ? (
-        <ul className="mt-1 max-h-40 overflow-auto rounded-md border border-neutral-200 text-xs" aria-label="Matching tasks">
+        <ul
+          className="mt-1 max-h-40 overflow-auto rounded-md border border-neutral-200 text-xs"
+          aria-label="Matching tasks"
+        >
           {results.isPending ? (
             <li className="px-2 py-1 text-neutral-700">Searching…</li>
           ) : results.isError ? (
@@ -594,8 +808,16 @@ function TaskPicker({ idp, value, error, onPick }: { idp: string; value: string 
           ) : (
             results.data.map((t) => (
               <li key={t.task_id}>
-                <button type="button" className="w-full px-2 py-1 text-left hover:bg-neutral-100 focus:bg-neutral-100" onClick={() => onPick(t.task_id)}>
-                  <span className="font-mono">{t.task_id}</span> <span className="text-neutral-700">· {t.phase}{t.unknown_side_effects ? ` · ${t.unknown_side_effects} unknown` : ""}</span>
+                <button
+                  type="button"
+                  className="w-full px-2 py-1 text-left hover:bg-neutral-100 focus:bg-neutral-100"
+                  onClick={() => onPick(t.task_id)}
+                >
+                  <span className="font-mono">{t.task_id}</span>{" "}
+                  <span className="text-neutral-700">
+                    · {t.phase}
+                    {t.unknown_side_effects ? ` · ${t.unknown_side_effects} unknown` : ""}
+                  </span>
                 </button>
               </li>
             ))
@@ -609,30 +831,50 @@ function TaskPicker({ idp, value, error, onPick }: { idp: string; value: string 
 /** What the product knows now about each task the steps link. */
 function LinkedTasks({ tasks }: { tasks: ExerciseView["linked_tasks"] }) {
   return (
-    <section aria-labelledby="linked-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="linked-tasks">
-      <h2 id="linked-h" className="text-sm font-semibold">What the product knows about the linked tasks</h2>
+    <section
+      aria-labelledby="linked-h"
+      className="rounded-lg border border-neutral-200 bg-white p-3"
+      data-testid="linked-tasks"
+    >
+      <h2 id="linked-h" className="text-sm font-semibold">
+        What the product knows about the linked tasks
+      </h2>
       {tasks.length === 0 ? (
-        <p className="mt-1 text-sm text-neutral-700">No task linked yet. Find the disposable run&apos;s task in a step above; its checkpoints, unknown writes and gate verdict then appear here and as suggestions.</p>
+        <p className="mt-1 text-sm text-neutral-700">
+          No task linked yet. Find the disposable run&apos;s task in a step above; its checkpoints, unknown writes and
+          gate verdict then appear here and as suggestions.
+        </p>
       ) : (
         <ul className="mt-2 space-y-2">
           {tasks.map((t) => {
             const latest = t.checkpoints[0];
             return (
-              <li key={t.task_id} className="flex flex-wrap items-center gap-x-4 gap-y-1 text-sm" data-testid="linked-task-facts">
+              <li
+                key={t.task_id}
+                className="flex flex-wrap items-center gap-x-4 gap-y-1 text-sm"
+                data-testid="linked-task-facts"
+              >
                 <Link href={`/tasks/${encodeURIComponent(t.task_id)}`} className="font-mono text-sky-800 underline">
                   {t.task_id}
                 </Link>
-                <span>phase {t.phase} · attempt {t.current_attempt}</span>
                 <span>
-                  {latest ? `checkpoint v${latest.version} (${latest.signature_valid ? "✔ signature verified" : "✕ signature does not verify"})` : "no checkpoint"}
+                  phase {t.phase} · attempt {t.current_attempt}
                 </span>
                 <span>
-                  {t.unknown_side_effects.length ? `? unknown: ${t.unknown_side_effects.map((e) => e.name).join(", ")}` : "no unknown write"}
+                  {latest
+                    ? `checkpoint v${latest.version} (${latest.signature_valid ? "✔ signature verified" : "✕ signature does not verify"})`
+                    : "no checkpoint"}
+                </span>
+                <span>
+                  {t.unknown_side_effects.length
+                    ? `? unknown: ${t.unknown_side_effects.map((e) => e.name).join(", ")}`
+                    : "no unknown write"}
                 </span>
                 <span>{t.artifacts.length} artifacts</span>
                 {t.revocation_checks[0] ? (
                   <span>
-                    revocation check: {t.revocation_checks[0].credential_ref} {REVOCATION_ANSWER[t.revocation_checks[0].outcome].word}
+                    revocation check: {t.revocation_checks[0].credential_ref}{" "}
+                    {REVOCATION_ANSWER[t.revocation_checks[0].outcome].word}
                   </span>
                 ) : null}
                 <span className="inline-flex items-center gap-1">
@@ -647,24 +889,46 @@ function LinkedTasks({ tasks }: { tasks: ExerciseView["linked_tasks"] }) {
   );
 }
 
-function ExerciseConflict({ current, yours, onResolve }: { current: ExerciseJson; yours: Draft; onResolve: (keep: "theirs" | "mine") => void }) {
+function ExerciseConflict({
+  current,
+  yours,
+  onResolve,
+}: {
+  current: ExerciseJson;
+  yours: Draft;
+  onResolve: (keep: "theirs" | "mine") => void;
+}) {
   const rows: Array<[string, string, string]> = [];
-  if (current.interruption_point !== yours.interruption_point) rows.push(["Interruption point", current.interruption_point, yours.interruption_point]);
+  if (current.interruption_point !== yours.interruption_point)
+    rows.push(["Interruption point", current.interruption_point, yours.interruption_point]);
   if (!same(current.layers, yours.layers)) rows.push(["Layers", current.layers.join(", "), yours.layers.join(", ")]);
   current.steps.forEach((s, i) => {
     const y = yours.steps[i];
     if (y && !same(s, y)) {
       const txt = (x: ExerciseStepRow) =>
-        [STEP_STATUS_WORD[x.status].word, x.task_id ? `task ${x.task_id}` : "", x.artifact_digest ?? "", x.event_id ? `event ${x.event_id}` : "", x.note].filter(Boolean).join(" · ");
+        [
+          STEP_STATUS_WORD[x.status].word,
+          x.task_id ? `task ${x.task_id}` : "",
+          x.artifact_digest ?? "",
+          x.event_id ? `event ${x.event_id}` : "",
+          x.note,
+        ]
+          .filter(Boolean)
+          .join(" · ");
       rows.push([STEP_GUIDE[s.step].label, txt(s), txt(y)]);
     }
   });
   if (current.outcome !== yours.outcome) rows.push(["Outcome", current.outcome ?? "—", yours.outcome ?? "—"]);
   if (current.finding !== yours.finding) rows.push(["Finding", current.finding, yours.finding]);
   return (
-    <div role="alert" className="rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950" data-testid="conflict">
+    <div
+      role="alert"
+      className="rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950"
+      data-testid="conflict"
+    >
       <p className="font-semibold">
-        {current.updated_by} saved this exercise at {new Date(current.updated_at).toLocaleString()} while you were editing. Your change is not saved.
+        {current.updated_by} saved this exercise at {new Date(current.updated_at).toLocaleString()} while you were
+        editing. Your change is not saved.
       </p>
       <table className="mt-2 w-full text-left text-xs">
         <thead>
@@ -677,7 +941,9 @@ function ExerciseConflict({ current, yours, onResolve }: { current: ExerciseJson
         <tbody>
           {rows.map(([f, a, b]) => (
             <tr key={f} className="border-t border-amber-200 align-top">
-              <th scope="row" className="pr-2 font-medium">{f}</th>
+              <th scope="row" className="pr-2 font-medium">
+                {f}
+              </th>
               <td className="whitespace-pre-wrap pr-2">{a || "—"}</td>
               <td className="whitespace-pre-wrap">{b || "—"}</td>
             </tr>
@@ -685,10 +951,18 @@ function ExerciseConflict({ current, yours, onResolve }: { current: ExerciseJson
         </tbody>
       </table>
       <div className="mt-2 flex gap-2">
-        <button type="button" className="rounded-md border border-neutral-500 bg-white px-3 py-1 text-sm font-medium" onClick={() => onResolve("theirs")}>
+        <button
+          type="button"
+          className="rounded-md border border-neutral-500 bg-white px-3 py-1 text-sm font-medium"
+          onClick={() => onResolve("theirs")}
+        >
           Keep their version
         </button>
-        <button type="button" className="rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white" onClick={() => onResolve("mine")}>
+        <button
+          type="button"
+          className="rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white"
+          onClick={() => onResolve("mine")}
+        >
           Save mine over theirs
         </button>
       </div>
@@ -696,11 +970,26 @@ function ExerciseConflict({ current, yours, onResolve }: { current: ExerciseJson
   );
 }
 
-function CompletedPanel({ mapId, layers, mapVersion, newDraft }: { mapId: string; layers: LayerRow[]; mapVersion: number; newDraft: boolean }) {
+function CompletedPanel({
+  mapId,
+  layers,
+  mapVersion,
+  newDraft,
+}: {
+  mapId: string;
+  layers: LayerRow[];
+  mapVersion: number;
+  newDraft: boolean;
+}) {
   return (
-    <section role="status" className="rounded-lg border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950" data-testid="completed">
+    <section
+      role="status"
+      className="rounded-lg border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-950"
+      data-testid="completed"
+    >
       <p className="font-semibold">
-        <span aria-hidden="true">✔ </span>Exercise completed. The map{newDraft ? ` starts draft v${mapVersion}` : ` (v${mapVersion})`} now shows:
+        <span aria-hidden="true">✔ </span>Exercise completed. The map
+        {newDraft ? ` starts draft v${mapVersion}` : ` (v${mapVersion})`} now shows:
       </p>
       <ul className="mt-1 space-y-1">
         {layers.map((l) => (
@@ -713,7 +1002,10 @@ function CompletedPanel({ mapId, layers, mapVersion, newDraft }: { mapId: string
           </li>
         ))}
       </ul>
-      <Link href={`/maps/${mapId}`} className="mt-2 inline-block rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white">
+      <Link
+        href={`/maps/${mapId}`}
+        className="mt-2 inline-block rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white"
+      >
         Back to the map
       </Link>
     </section>

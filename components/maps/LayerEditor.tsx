@@ -11,7 +11,16 @@ import Link from "next/link";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiError } from "@/lib/client/api";
 import { fieldErrors, mapApi, type LayerSaveResult } from "@/lib/client/maps";
-import type { Custodian, Decision, EvidenceKind, ExerciseListItem, LayerConflictDetails, LayerRow, Verification, VerificationEvidence } from "@/lib/client/map-types";
+import type {
+  Custodian,
+  Decision,
+  EvidenceKind,
+  ExerciseListItem,
+  LayerConflictDetails,
+  LayerRow,
+  Verification,
+  VerificationEvidence,
+} from "@/lib/client/map-types";
 import { custodiansText, evidenceText, fieldText, COMPARED_FIELDS, type ComparedField } from "@/lib/domain/maps/diff";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { CONSTRAINT_PRESETS, joinEvidenceRequest, splitEvidenceRequest } from "@/lib/domain/maps/names";
@@ -41,9 +50,11 @@ const FIELD_LABEL: Record<ComparedField, string> = {
   decision_note: "Decision note",
 };
 
-const input = "w-full rounded-md border border-neutral-400 bg-white px-2 py-1.5 text-sm aria-[invalid=true]:border-red-600";
+const input =
+  "w-full rounded-md border border-neutral-400 bg-white px-2 py-1.5 text-sm aria-[invalid=true]:border-red-600";
 const area = `${input} min-h-[4.5rem] resize-y`;
-const small = "rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium text-neutral-800 hover:bg-neutral-100";
+const small =
+  "rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium text-neutral-800 hover:bg-neutral-100";
 
 function fieldsOf(row: LayerRow): Fields {
   const { layer: _l, revision: _r, ...f } = row;
@@ -56,12 +67,15 @@ function normalize(f: Fields): Fields {
   const ref = ev?.ref.trim() ?? "";
   return {
     ...f,
-    custodians: f.custodians.filter((c) => c.name.trim() || c.organization.trim()).map((c) => ({ name: c.name.trim(), organization: c.organization.trim() })),
+    custodians: f.custodians
+      .filter((c) => c.name.trim() || c.organization.trim())
+      .map((c) => ({ name: c.name.trim(), organization: c.organization.trim() })),
     handoff: f.handoff.trim(),
     evidence: f.evidence.trim(),
     recovery_path: f.recovery_path.trim(),
     acceptance_question: f.acceptance_question.trim(),
-    verification_evidence: ev && ref ? { kind: ev.kind, ref, ...(ev.note?.trim() ? { note: ev.note.trim() } : {}) } : null,
+    verification_evidence:
+      ev && ref ? { kind: ev.kind, ref, ...(ev.note?.trim() ? { note: ev.note.trim() } : {}) } : null,
     decision_note: f.decision_note.trim(),
   };
 }
@@ -99,7 +113,9 @@ export function LayerEditor({
   const [state, setStateRaw] = useState<SaveState>({ kind: "saved", at: null });
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [conflict, setConflict] = useState<LayerConflictDetails | null>(null);
-  const [request, setRequest] = useState(() => splitEvidenceRequest(initial.decision_note) ?? { what: initial.decision_note, whom: "" });
+  const [request, setRequest] = useState(
+    () => splitEvidenceRequest(initial.decision_note) ?? { what: initial.decision_note, whom: "" },
+  );
   const draftRef = useRef(draft);
   const baseRef = useRef(base);
   const conflictRef = useRef(conflict);
@@ -229,7 +245,8 @@ export function LayerEditor({
       <header className="flex flex-wrap items-start justify-between gap-2 border-b border-neutral-100 px-3 py-2">
         <div className="min-w-0">
           <h3 id={`${idp}-h`} className="text-sm font-semibold">
-            <span className="text-neutral-600">{position} ·</span> {guide.label} <code className="ml-1 font-mono text-xs font-normal text-neutral-600">{layer}</code>
+            <span className="text-neutral-600">{position} ·</span> {guide.label}{" "}
+            <code className="ml-1 font-mono text-xs font-normal text-neutral-600">{layer}</code>
           </h3>
           <p className="text-xs text-neutral-700">{guide.covers}</p>
         </div>
@@ -242,10 +259,14 @@ export function LayerEditor({
 
       {conflict ? <ConflictPanel details={conflict} mine={draft} onResolve={resolve} /> : null}
       {base.verification === "failed" && base.decision !== "constrain" ? (
-        <div className="mx-3 mt-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="suggest-constrain">
+        <div
+          className="mx-3 mt-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="suggest-constrain"
+        >
           <span aria-hidden="true">⚠ </span>
-          Verification failed{base.verification_evidence ? ` (${evidenceText(base.verification_evidence)})` : ""}. Suggested decision:{" "}
-          <strong>constrain</strong> — shorter runs, lower permissions or reversible effects until it passes.
+          Verification failed{base.verification_evidence ? ` (${evidenceText(base.verification_evidence)})` : ""}.
+          Suggested decision: <strong>constrain</strong> — shorter runs, lower permissions or reversible effects until
+          it passes.
           {canEdit ? (
             <button type="button" className={`${small} ml-2`} onClick={() => change({ decision: "constrain" })}>
               Constrain this layer
@@ -258,7 +279,9 @@ export function LayerEditor({
         <div className="grid gap-x-4 gap-y-3 p-3 md:grid-cols-2 xl:grid-cols-[1.3fr_1fr_1fr]">
           <fieldset className="min-w-0 space-y-1.5">
             <legend className="text-xs font-semibold text-neutral-900">Custodians</legend>
-            <p className="text-xs text-neutral-700" id={`${idp}-cust-hint`}>{guide.custodiansHint} Name each team or service and its organization.</p>
+            <p className="text-xs text-neutral-700" id={`${idp}-cust-hint`}>
+              {guide.custodiansHint} Name each team or service and its organization.
+            </p>
             {draft.custodians.map((c, i) => (
               <CustodianInputs
                 key={i}
@@ -273,7 +296,11 @@ export function LayerEditor({
               />
             ))}
             {err("custodians") ? <FieldError id={`${idp}-cust-err`} text={errFor("custodians")!} /> : null}
-            <button type="button" className={small} onClick={() => change({ custodians: [...draft.custodians, { name: "", organization: "" }] })}>
+            <button
+              type="button"
+              className={small}
+              onClick={() => change({ custodians: [...draft.custodians, { name: "", organization: "" }] })}
+            >
               + Add custodian
             </button>
             <label className="block pt-1 text-xs font-semibold text-neutral-900" htmlFor={`${idp}-handoff`}>
@@ -292,8 +319,22 @@ export function LayerEditor({
           </fieldset>
 
           <div className="min-w-0 space-y-3">
-            <TextField idp={idp} name="evidence" label="Evidence to retain" value={draft.evidence} error={errFor("evidence")} onChange={(v) => change({ evidence: v })} />
-            <TextField idp={idp} name="recovery_path" label="Recovery or export path" value={draft.recovery_path} error={errFor("recovery_path")} onChange={(v) => change({ recovery_path: v })} />
+            <TextField
+              idp={idp}
+              name="evidence"
+              label="Evidence to retain"
+              value={draft.evidence}
+              error={errFor("evidence")}
+              onChange={(v) => change({ evidence: v })}
+            />
+            <TextField
+              idp={idp}
+              name="recovery_path"
+              label="Recovery or export path"
+              value={draft.recovery_path}
+              error={errFor("recovery_path")}
+              onChange={(v) => change({ recovery_path: v })}
+            />
             <TextField
               idp={idp}
               name="acceptance_question"
@@ -311,7 +352,11 @@ export function LayerEditor({
               verification={draft.verification}
               evidence={draft.verification_evidence}
               exercises={exercises}
-              errors={{ main: errFor("verification_evidence"), ref: errFor("verification_evidence.ref"), note: errFor("verification_evidence.note") }}
+              errors={{
+                main: errFor("verification_evidence"),
+                ref: errFor("verification_evidence.ref"),
+                note: errFor("verification_evidence.note"),
+              }}
               onChange={(v) => change(v)}
             />
             <DecisionInputs
@@ -373,10 +418,20 @@ function SaveIndicator({ state }: { state: SaveState }) {
               ? "Not saved: fix the field"
               : "Not saved: retry";
   const cls =
-    state.kind === "saved" ? "text-emerald-800" : state.kind === "dirty" || state.kind === "saving" ? "text-neutral-700" : "text-red-800";
+    state.kind === "saved"
+      ? "text-emerald-800"
+      : state.kind === "dirty" || state.kind === "saving"
+        ? "text-neutral-700"
+        : "text-red-800";
   const icon = state.kind === "saved" ? "✔" : state.kind === "saving" || state.kind === "dirty" ? "↻" : "✕";
   return (
-    <span className={`inline-flex items-center gap-1 text-xs font-medium ${cls}`} role="status" aria-live="polite" data-testid="save-state" data-state={state.kind}>
+    <span
+      className={`inline-flex items-center gap-1 text-xs font-medium ${cls}`}
+      role="status"
+      aria-live="polite"
+      data-testid="save-state"
+      data-state={state.kind}
+    >
       <span aria-hidden="true">{icon}</span>
       {text}
     </span>
@@ -427,7 +482,12 @@ function CustodianInputs({
             onChange={(e) => onChange({ ...value, organization: e.target.value })}
           />
         </label>
-        <button type="button" className={`${small} mb-0.5`} onClick={onRemove} aria-label={`Remove custodian ${index + 1}`}>
+        <button
+          type="button"
+          className={`${small} mb-0.5`}
+          onClick={onRemove}
+          aria-label={`Remove custodian ${index + 1}`}
+        >
           Remove
         </button>
       </div>
@@ -438,14 +498,35 @@ function CustodianInputs({
   );
 }
 
-function TextField({ idp, name, label, value, error, onChange }: { idp: string; name: string; label: string; value: string; error?: string; onChange: (v: string) => void }) {
+function TextField({
+  idp,
+  name,
+  label,
+  value,
+  error,
+  onChange,
+}: {
+  idp: string;
+  name: string;
+  label: string;
+  value: string;
+  error?: string;
+  onChange: (v: string) => void;
+}) {
   const id = `${idp}-${name}`;
   return (
     <div>
       <label className="block text-xs font-semibold text-neutral-900" htmlFor={id}>
         {label}
       </label>
-      <textarea id={id} className={area} value={value} aria-invalid={Boolean(error)} aria-describedby={error ? `${id}-err` : undefined} onChange={(e) => onChange(e.target.value)} />
+      <textarea
+        id={id}
+        className={area}
+        value={value}
+        aria-invalid={Boolean(error)}
+        aria-describedby={error ? `${id}-err` : undefined}
+        onChange={(e) => onChange(e.target.value)}
+      />
       {error ? <FieldError id={`${id}-err`} text={error} /> : null}
     </div>
   );
@@ -503,7 +584,15 @@ function VerificationInputs({
             value={kind}
             onChange={(e) => {
               const k = e.target.value as EvidenceKind | "";
-              onChange({ verification_evidence: k ? { kind: k, ref: k === "exercise" ? (exercises[0]?.id ?? "") : "", ...(evidence?.note ? { note: evidence.note } : {}) } : null });
+              onChange({
+                verification_evidence: k
+                  ? {
+                      kind: k,
+                      ref: k === "exercise" ? (exercises[0]?.id ?? "") : "",
+                      ...(evidence?.note ? { note: evidence.note } : {}),
+                    }
+                  : null,
+              });
             }}
           >
             <option value="">none yet</option>
@@ -521,9 +610,16 @@ function VerificationInputs({
           {evidence.kind === "exercise" ? (
             <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-evidence-ref`}>
               Exercise
-              <select id={`${idp}-evidence-ref`} className={input} value={evidence.ref} onChange={(e) => onChange({ verification_evidence: { ...evidence, ref: e.target.value } })}>
+              <select
+                id={`${idp}-evidence-ref`}
+                className={input}
+                value={evidence.ref}
+                onChange={(e) => onChange({ verification_evidence: { ...evidence, ref: e.target.value } })}
+              >
                 {exercises.length === 0 ? <option value="">no exercise recorded yet</option> : null}
-                {!exercises.some((x) => x.id === evidence.ref) && evidence.ref ? <option value={evidence.ref}>{evidence.ref}</option> : null}
+                {!exercises.some((x) => x.id === evidence.ref) && evidence.ref ? (
+                  <option value={evidence.ref}>{evidence.ref}</option>
+                ) : null}
                 {exercises.map((x) => (
                   <option key={x.id} value={x.id}>
                     {x.interruption_point} · {x.status === "completed" ? x.outcome : "in progress"}
@@ -558,31 +654,54 @@ function VerificationInputs({
           {errors.note ? <FieldError id={`${idp}-note-err`} text={errors.note} /> : null}
         </>
       ) : (
-        <p className="text-xs text-neutral-700">Stays unknown until evidence is linked: an exercise, a task, an artifact digest or a document.</p>
+        <p className="text-xs text-neutral-700">
+          Stays unknown until evidence is linked: an exercise, a task, an artifact digest or a document.
+        </p>
       )}
     </fieldset>
   );
 }
 
 /** A link to the evidence when the product holds it (an exercise of this map, a task). */
-function EvidenceLink({ mapId, evidence, exercises }: { mapId: string; evidence: VerificationEvidence; exercises: ExerciseListItem[] }) {
+function EvidenceLink({
+  mapId,
+  evidence,
+  exercises,
+}: {
+  mapId: string;
+  evidence: VerificationEvidence;
+  exercises: ExerciseListItem[];
+}) {
   if (evidence.kind === "exercise" && exercises.some((x) => x.id === evidence.ref)) {
     return (
-      <Link href={`/maps/${mapId}/exercises/${evidence.ref}`} className="text-xs text-sky-800 underline" data-testid="evidence-link">
+      <Link
+        href={`/maps/${mapId}/exercises/${evidence.ref}`}
+        className="text-xs text-sky-800 underline"
+        data-testid="evidence-link"
+      >
         Open the exercise
       </Link>
     );
   }
   if (evidence.kind === "task" && evidence.ref.trim()) {
     return (
-      <Link href={`/tasks/${encodeURIComponent(evidence.ref.trim())}`} className="text-xs text-sky-800 underline" data-testid="evidence-link">
+      <Link
+        href={`/tasks/${encodeURIComponent(evidence.ref.trim())}`}
+        className="text-xs text-sky-800 underline"
+        data-testid="evidence-link"
+      >
         Open task {evidence.ref.trim()}
       </Link>
     );
   }
   if (evidence.kind === "document" && /^https?:\/\//i.test(evidence.ref.trim())) {
     return (
-      <a href={evidence.ref.trim()} className="text-xs text-sky-800 underline" rel="noreferrer noopener" target="_blank">
+      <a
+        href={evidence.ref.trim()}
+        className="text-xs text-sky-800 underline"
+        rel="noreferrer noopener"
+        target="_blank"
+      >
         Open the document
       </a>
     );
@@ -621,7 +740,12 @@ function DecisionInputs({
       <div className="flex flex-wrap gap-x-3 gap-y-1" role="radiogroup" aria-label="Decision">
         {options.map((o) => (
           <label key={o.label} className="inline-flex items-center gap-1 text-sm">
-            <input type="radio" name={`${idp}-decision`} checked={decision === o.value} onChange={() => onDecision(o.value)} />
+            <input
+              type="radio"
+              name={`${idp}-decision`}
+              checked={decision === o.value}
+              onChange={() => onDecision(o.value)}
+            />
             {o.label}
           </label>
         ))}
@@ -630,7 +754,12 @@ function DecisionInputs({
         <>
           <div className="flex flex-wrap gap-1" aria-label="Common constraints">
             {CONSTRAINT_PRESETS.map((p) => (
-              <button key={p} type="button" className={small} onClick={() => onNote(note.trim() ? `${note.trim()}; ${p.toLowerCase()}` : p)}>
+              <button
+                key={p}
+                type="button"
+                className={small}
+                onClick={() => onNote(note.trim() ? `${note.trim()}; ${p.toLowerCase()}` : p)}
+              >
                 + {p}
               </button>
             ))}
@@ -685,41 +814,74 @@ function DecisionInputs({
 }
 
 /** Both versions of a row after a 409, field by field, and the two ways out. */
-function ConflictPanel({ details, mine, onResolve }: { details: LayerConflictDetails; mine: Fields; onResolve: (keep: "theirs" | "mine") => void }) {
+function ConflictPanel({
+  details,
+  mine,
+  onResolve,
+}: {
+  details: LayerConflictDetails;
+  mine: Fields;
+  onResolve: (keep: "theirs" | "mine") => void;
+}) {
   const theirs = details.current;
   const yours = { ...theirs, ...mine } as LayerRow;
   const differing = COMPARED_FIELDS.filter((f) => fieldText(theirs, f) !== fieldText(yours, f));
   return (
-    <div role="alert" className="m-3 rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950" data-testid="conflict">
+    <div
+      role="alert"
+      className="m-3 rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950"
+      data-testid="conflict"
+    >
       <p className="font-semibold">
         <span aria-hidden="true">⚠ </span>
-        {details.current_updated_by} saved this row at {new Date(details.current_updated_at).toLocaleString()} while you were editing. Your change is not saved.
+        {details.current_updated_by} saved this row at {new Date(details.current_updated_at).toLocaleString()} while you
+        were editing. Your change is not saved.
       </p>
       <div className="mt-2 overflow-x-auto">
         <table className="w-full min-w-[32rem] text-left text-xs">
           <thead>
             <tr>
-              <th scope="col" className="py-1 pr-2">Field</th>
-              <th scope="col" className="py-1 pr-2">Their version (saved, revision {theirs.revision})</th>
-              <th scope="col" className="py-1">Your version</th>
+              <th scope="col" className="py-1 pr-2">
+                Field
+              </th>
+              <th scope="col" className="py-1 pr-2">
+                Their version (saved, revision {theirs.revision})
+              </th>
+              <th scope="col" className="py-1">
+                Your version
+              </th>
             </tr>
           </thead>
           <tbody>
             {(differing.length ? differing : (["custodians"] as ComparedField[])).map((f) => (
               <tr key={f} className="border-t border-amber-200 align-top">
-                <th scope="row" className="py-1 pr-2 font-medium">{FIELD_LABEL[f]}</th>
-                <td className="whitespace-pre-wrap py-1 pr-2" data-testid="conflict-theirs">{fieldText(theirs, f) || "—"}</td>
-                <td className="whitespace-pre-wrap py-1" data-testid="conflict-yours">{fieldText(yours, f) || "—"}</td>
+                <th scope="row" className="py-1 pr-2 font-medium">
+                  {FIELD_LABEL[f]}
+                </th>
+                <td className="whitespace-pre-wrap py-1 pr-2" data-testid="conflict-theirs">
+                  {fieldText(theirs, f) || "—"}
+                </td>
+                <td className="whitespace-pre-wrap py-1" data-testid="conflict-yours">
+                  {fieldText(yours, f) || "—"}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
       <div className="mt-2 flex flex-wrap gap-2">
-        <button type="button" className="rounded-md border border-neutral-500 bg-white px-3 py-1 text-sm font-medium" onClick={() => onResolve("theirs")}>
+        <button
+          type="button"
+          className="rounded-md border border-neutral-500 bg-white px-3 py-1 text-sm font-medium"
+          onClick={() => onResolve("theirs")}
+        >
           Keep their version
         </button>
-        <button type="button" className="rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white" onClick={() => onResolve("mine")}>
+        <button
+          type="button"
+          className="rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white"
+          onClick={() => onResolve("mine")}
+        >
           Save mine over theirs
         </button>
       </div>
@@ -731,7 +893,9 @@ function ReadOnlyRow({ mapId, row, exercises }: { mapId: string; row: LayerRow; 
   const item = (label: string, value: React.ReactNode) => (
     <div className="min-w-0">
       <dt className="text-xs font-semibold text-neutral-900">{label}</dt>
-      <dd className="whitespace-pre-wrap break-words text-sm text-neutral-800">{value || <span className="text-neutral-600">—</span>}</dd>
+      <dd className="whitespace-pre-wrap break-words text-sm text-neutral-800">
+        {value || <span className="text-neutral-600">—</span>}
+      </dd>
     </div>
   );
   return (
@@ -746,10 +910,17 @@ function ReadOnlyRow({ mapId, row, exercises }: { mapId: string; row: LayerRow; 
         <>
           {row.verification}
           {row.verification_evidence ? ` — ${evidenceText(row.verification_evidence)} ` : " (no evidence linked yet)"}
-          {row.verification_evidence ? <EvidenceLink mapId={mapId} evidence={row.verification_evidence} exercises={exercises} /> : null}
+          {row.verification_evidence ? (
+            <EvidenceLink mapId={mapId} evidence={row.verification_evidence} exercises={exercises} />
+          ) : null}
         </>,
       )}
-      {item("Decision", row.decision ? `${row.decision.replace("_", " ")}${row.decision_note ? `: ${row.decision_note}` : ""}` : "undecided")}
+      {item(
+        "Decision",
+        row.decision
+          ? `${row.decision.replace("_", " ")}${row.decision_note ? `: ${row.decision_note}` : ""}`
+          : "undecided",
+      )}
     </dl>
   );
 }

@@ -35,33 +35,57 @@ export function NewMapForm() {
         }
       }}
     >
-      <h2 id="new-map-h" className="text-sm font-semibold">Start a custody map</h2>
-      <p className="mb-2 text-xs text-neutral-700">It starts as a draft with the eight layers and our worksheet text to edit.</p>
+      <h2 id="new-map-h" className="text-sm font-semibold">
+        Start a custody map
+      </h2>
+      <p className="mb-2 text-xs text-neutral-700">
+        It starts as a draft with the eight layers and our worksheet text to edit.
+      </p>
       <div className="grid gap-2 sm:grid-cols-2">
         <label className="text-xs font-medium text-neutral-800">
           Workflow
-          <input className={input} value={workflow} onChange={(e) => setWorkflow(e.target.value)} placeholder="e.g. document-processing" required />
+          <input
+            className={input}
+            value={workflow}
+            onChange={(e) => setWorkflow(e.target.value)}
+            placeholder="e.g. document-processing"
+            required
+          />
         </label>
         <label className="text-xs font-medium text-neutral-800">
           Title
-          <input className={input} value={title} onChange={(e) => setTitle(e.target.value)} placeholder="e.g. Case files to reports" required />
+          <input
+            className={input}
+            value={title}
+            onChange={(e) => setTitle(e.target.value)}
+            placeholder="e.g. Case files to reports"
+            required
+          />
         </label>
       </div>
       <button className={`${primary} mt-2`} disabled={busy || !workflow.trim() || !title.trim()}>
         {busy ? "Creating…" : "Create map"}
       </button>
-      {error ? <p role="alert" className="mt-2 text-sm text-red-800">{error}</p> : null}
+      {error ? (
+        <p role="alert" className="mt-2 text-sm text-red-800">
+          {error}
+        </p>
+      ) : null}
     </form>
   );
 }
 
 export function ImportMapForm() {
   const router = useRouter();
-  const [error, setError] = useState<{ message: string; fields: Array<{ path: string; message: string }> } | null>(null);
+  const [error, setError] = useState<{ message: string; fields: Array<{ path: string; message: string }> } | null>(
+    null,
+  );
   const [busy, setBusy] = useState(false);
   return (
     <div className="rounded-lg border border-neutral-200 bg-white p-3">
-      <h2 className="text-sm font-semibold" id="import-map-h">Import a map</h2>
+      <h2 className="text-sm font-semibold" id="import-map-h">
+        Import a map
+      </h2>
       <p className="mb-2 text-xs text-neutral-700">A JSON export of a map (Export → JSON) becomes a new draft here.</p>
       <label className="text-xs font-medium text-neutral-800" htmlFor="import-map-file">
         JSON file
@@ -89,7 +113,10 @@ export function ImportMapForm() {
             const map = await mapApi.import(doc);
             router.push(`/maps/${map.id}`);
           } catch (err) {
-            const fields = err instanceof ApiError ? ((err.details as { fields?: Array<{ path: string; message: string }> } | undefined)?.fields ?? []) : [];
+            const fields =
+              err instanceof ApiError
+                ? ((err.details as { fields?: Array<{ path: string; message: string }> } | undefined)?.fields ?? [])
+                : [];
             setError({ message: err instanceof Error ? err.message : String(err), fields });
             setBusy(false);
             e.target.value = "";

@@ -15,7 +15,17 @@ import { MapStatusBadge, OutcomeBadge, ProgressFigure, RecommendationBadge } fro
 import { LayerEditor, type SaveState } from "./LayerEditor";
 import { VersionsPanel } from "./VersionsPanel";
 
-export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: MapView; exercises: ExerciseListItem[]; canEdit: boolean; role: Role }) {
+export function MapWorksheet({
+  initial,
+  exercises,
+  canEdit,
+  role,
+}: {
+  initial: MapView;
+  exercises: ExerciseListItem[];
+  canEdit: boolean;
+  role: Role;
+}) {
   const [head, setHead] = useState({ version: initial.version, status: initial.status });
   const [summary, setSummary] = useState<AdoptionSummary>(initial.summary);
   const [progress, setProgress] = useState<MapProgress>(initial.progress);
@@ -29,9 +39,16 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
     setHead({ version: res.map.version, status: res.map.status });
     setSummary(res.summary);
     setProgress(res.progress);
-    if (res.map.new_draft) setNotice(`Version ${res.map.version - 1} stays published as it was; your edits start draft v${res.map.version}.`);
+    if (res.map.new_draft)
+      setNotice(
+        `Version ${res.map.version - 1} stays published as it was; your edits start draft v${res.map.version}.`,
+      );
   }, []);
-  const onState = useCallback((layer: MapLayer, s: SaveState) => setStates((prev) => (prev[layer]?.kind === s.kind && s.kind !== "saved" ? prev : { ...prev, [layer]: s })), []);
+  const onState = useCallback(
+    (layer: MapLayer, s: SaveState) =>
+      setStates((prev) => (prev[layer]?.kind === s.kind && s.kind !== "saved" ? prev : { ...prev, [layer]: s })),
+    [],
+  );
 
   const overall = useMemo(() => {
     const list = Object.values(states);
@@ -63,9 +80,14 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="text-xs text-neutral-700">
-            <Link href="/maps" className="underline">Custody maps</Link> / workflow <span className="font-mono">{initial.workflow}</span>
+            <Link href="/maps" className="underline">
+              Custody maps
+            </Link>{" "}
+            / workflow <span className="font-mono">{initial.workflow}</span>
           </p>
-          <h1 className="text-xl font-semibold" data-testid="map-title">{initial.title}</h1>
+          <h1 className="text-xl font-semibold" data-testid="map-title">
+            {initial.title}
+          </h1>
           <div className="mt-1 flex flex-wrap items-center gap-2 text-xs text-neutral-700">
             <MapStatusBadge status={head.status} version={head.version} />
             <span>started by {initial.created_by}</span>
@@ -77,17 +99,27 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
                 data-testid="map-save-state"
                 data-state={overall.kind}
               >
-                <span aria-hidden="true">{overall.kind === "problem" ? "✕ " : overall.kind === "busy" ? "↻ " : "✔ "}</span>
+                <span aria-hidden="true">
+                  {overall.kind === "problem" ? "✕ " : overall.kind === "busy" ? "↻ " : "✔ "}
+                </span>
                 {overall.text}
               </span>
             ) : null}
           </div>
         </div>
         <div className="flex flex-wrap items-center gap-2">
-          <a href={`/api/v1/maps/${initial.id}/export?format=md`} className="rounded-md border border-neutral-400 bg-white px-3 py-1.5 text-sm font-medium hover:bg-neutral-100" download>
+          <a
+            href={`/api/v1/maps/${initial.id}/export?format=md`}
+            className="rounded-md border border-neutral-400 bg-white px-3 py-1.5 text-sm font-medium hover:bg-neutral-100"
+            download
+          >
             Export Markdown
           </a>
-          <a href={`/api/v1/maps/${initial.id}/export?format=json`} className="rounded-md border border-neutral-400 bg-white px-3 py-1.5 text-sm font-medium hover:bg-neutral-100" download>
+          <a
+            href={`/api/v1/maps/${initial.id}/export?format=json`}
+            className="rounded-md border border-neutral-400 bg-white px-3 py-1.5 text-sm font-medium hover:bg-neutral-100"
+            download
+          >
             Export JSON
           </a>
           {canEdit ? (
@@ -98,27 +130,47 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
               title={head.status === "published" ? "Nothing changed since this version was published" : undefined}
               onClick={() => void publish()}
             >
-              {publishing ? "Publishing…" : head.status === "published" ? `v${head.version} published` : `Publish v${head.version}`}
+              {publishing
+                ? "Publishing…"
+                : head.status === "published"
+                  ? `v${head.version} published`
+                  : `Publish v${head.version}`}
             </button>
           ) : null}
         </div>
       </div>
-      {publishError ? <p role="alert" className="text-sm text-red-800">{publishError}</p> : null}
+      {publishError ? (
+        <p role="alert" className="text-sm text-red-800">
+          {publishError}
+        </p>
+      ) : null}
       {notice ? (
-        <p role="status" className="rounded-md border border-neutral-300 bg-neutral-50 px-3 py-2 text-sm text-neutral-800">
+        <p
+          role="status"
+          className="rounded-md border border-neutral-300 bg-neutral-50 px-3 py-2 text-sm text-neutral-800"
+        >
           {notice}
         </p>
       ) : null}
       {!canEdit ? (
-        <p className="rounded-md border border-neutral-300 bg-neutral-50 px-3 py-2 text-sm text-neutral-800" data-testid="read-only-note">
+        <p
+          className="rounded-md border border-neutral-300 bg-neutral-50 px-3 py-2 text-sm text-neutral-800"
+          data-testid="read-only-note"
+        >
           Your role ({role}) can read this map; owners and admins edit it and record exercises.
         </p>
       ) : null}
 
-      <section aria-labelledby="summary-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="adoption-summary">
+      <section
+        aria-labelledby="summary-h"
+        className="rounded-lg border border-neutral-200 bg-white p-3"
+        data-testid="adoption-summary"
+      >
         <div className="flex flex-wrap items-center justify-between gap-3">
           <div className="min-w-0">
-            <h2 id="summary-h" className="text-sm font-semibold">Adoption summary</h2>
+            <h2 id="summary-h" className="text-sm font-semibold">
+              Adoption summary
+            </h2>
             <p className="mt-1 flex flex-wrap items-center gap-2 text-sm">
               <RecommendationBadge value={summary.recommendation} large />
               <span data-testid="summary-headline">{summary.headline}</span>
@@ -133,7 +185,10 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
             ].map(([k, v]) => (
               <div key={k} className="text-center">
                 <dt className="text-xs text-neutral-700">{k}</dt>
-                <dd className="text-lg font-semibold tabular-nums" data-testid={`summary-${String(k).toLowerCase().replace(" ", "-")}`}>
+                <dd
+                  className="text-lg font-semibold tabular-nums"
+                  data-testid={`summary-${String(k).toLowerCase().replace(" ", "-")}`}
+                >
                   {v}
                 </dd>
               </div>
@@ -158,29 +213,50 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
         <div className="min-w-0 space-y-3" data-testid="worksheet">
           <h2 className="sr-only">Worksheet</h2>
           {initial.layers.map((row) => (
-            <LayerEditor key={row.layer} mapId={initial.id} initial={row} exercises={exercises} canEdit={canEdit} onSaved={onSaved} onState={onState} />
+            <LayerEditor
+              key={row.layer}
+              mapId={initial.id}
+              initial={row}
+              exercises={exercises}
+              canEdit={canEdit}
+              onSaved={onSaved}
+              onState={onState}
+            />
           ))}
         </div>
         <aside className="space-y-4">
-          <section aria-labelledby="exercises-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="exercises">
+          <section
+            aria-labelledby="exercises-h"
+            className="rounded-lg border border-neutral-200 bg-white p-3"
+            data-testid="exercises"
+          >
             <div className="flex items-center justify-between gap-2">
-              <h2 id="exercises-h" className="text-sm font-semibold">Interruption exercises</h2>
+              <h2 id="exercises-h" className="text-sm font-semibold">
+                Interruption exercises
+              </h2>
               {canEdit ? (
-                <Link href={`/maps/${initial.id}/exercises/new`} className="rounded-md bg-neutral-900 px-2.5 py-1 text-xs font-medium text-white">
+                <Link
+                  href={`/maps/${initial.id}/exercises/new`}
+                  className="rounded-md bg-neutral-900 px-2.5 py-1 text-xs font-medium text-white"
+                >
                   New exercise
                 </Link>
               ) : null}
             </div>
             {exercises.length === 0 ? (
               <p className="mt-2 text-sm text-neutral-700">
-                None yet. An exercise interrupts a disposable run at one point and records what happened; completing it sets
-                the verification of the layers it covered.
+                None yet. An exercise interrupts a disposable run at one point and records what happened; completing it
+                sets the verification of the layers it covered.
               </p>
             ) : (
               <ul className="mt-2 space-y-2">
                 {exercises.map((x) => (
                   <li key={x.id} className="text-sm">
-                    <Link href={`/maps/${initial.id}/exercises/${x.id}`} className="font-medium text-sky-800 underline" data-testid="exercise-link">
+                    <Link
+                      href={`/maps/${initial.id}/exercises/${x.id}`}
+                      className="font-medium text-sky-800 underline"
+                      data-testid="exercise-link"
+                    >
                       {x.interruption_point}
                     </Link>
                     <div className="mt-0.5 flex flex-wrap items-center gap-2 text-xs text-neutral-700">
@@ -193,7 +269,12 @@ export function MapWorksheet({ initial, exercises, canEdit, role }: { initial: M
               </ul>
             )}
           </section>
-          <VersionsPanel mapId={initial.id} versions={versions} currentVersion={head.version} currentStatus={head.status} />
+          <VersionsPanel
+            mapId={initial.id}
+            versions={versions}
+            currentVersion={head.version}
+            currentStatus={head.status}
+          />
         </aside>
       </div>
     </div>

@@ -34,14 +34,19 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
           const ex = await mapApi.createExercise(mapId, { interruption_point: point, layers });
           router.push(`/maps/${mapId}/exercises/${ex.id}`);
         } catch (err) {
-          setError({ message: err instanceof Error ? err.message : String(err), fields: err instanceof ApiError ? fieldErrors(err.details) : {} });
+          setError({
+            message: err instanceof Error ? err.message : String(err),
+            fields: err instanceof ApiError ? fieldErrors(err.details) : {},
+          });
           setBusy(false);
         }
       }}
     >
       <fieldset className="space-y-2">
         <legend className="text-sm font-semibold">Interruption point</legend>
-        <p className="text-xs text-neutral-700">The demo runtime can lose its sandbox at these transitions; for your own runtime, name a phase or transition.</p>
+        <p className="text-xs text-neutral-700">
+          The demo runtime can lose its sandbox at these transitions; for your own runtime, name a phase or transition.
+        </p>
         {CRASH_POINTS.map((p) => (
           <label key={p} className="flex items-start gap-2 text-sm">
             <input type="radio" name="point" className="mt-1" checked={choice === p} onChange={() => setChoice(p)} />
@@ -52,7 +57,13 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
           </label>
         ))}
         <label className="flex items-start gap-2 text-sm">
-          <input type="radio" name="point" className="mt-1" checked={choice === OTHER} onChange={() => setChoice(OTHER)} />
+          <input
+            type="radio"
+            name="point"
+            className="mt-1"
+            checked={choice === OTHER}
+            onChange={() => setChoice(OTHER)}
+          />
           <span className="flex-1">
             Another phase or transition
             {choice === OTHER ? (
@@ -66,18 +77,30 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
             ) : null}
           </span>
         </label>
-        {error?.fields.interruption_point ? <p className="text-xs text-red-800" role="alert">{error.fields.interruption_point}</p> : null}
+        {error?.fields.interruption_point ? (
+          <p className="text-xs text-red-800" role="alert">
+            {error.fields.interruption_point}
+          </p>
+        ) : null}
       </fieldset>
       <fieldset className="space-y-1">
         <legend className="text-sm font-semibold">Layers the exercise covers</legend>
-        <p className="text-xs text-neutral-700">Completing it sets their verification: verified, or failed when the outcome is unsafe.</p>
+        <p className="text-xs text-neutral-700">
+          Completing it sets their verification: verified, or failed when the outcome is unsafe.
+        </p>
         <div className="grid gap-1 sm:grid-cols-2">
           {MAP_LAYERS.map((l) => (
             <label key={l} className="flex items-center gap-2 text-sm">
               <input
                 type="checkbox"
                 checked={layers.includes(l)}
-                onChange={(e) => setLayers(e.target.checked ? MAP_LAYERS.filter((x) => x === l || layers.includes(x)) : layers.filter((x) => x !== l))}
+                onChange={(e) =>
+                  setLayers(
+                    e.target.checked
+                      ? MAP_LAYERS.filter((x) => x === l || layers.includes(x))
+                      : layers.filter((x) => x !== l),
+                  )
+                }
               />
               {LAYER_GUIDE[l].label}
               <span className="text-xs text-neutral-600">
@@ -90,10 +113,17 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
           ))}
         </div>
       </fieldset>
-      <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-60" disabled={busy || !point.trim() || layers.length === 0}>
+      <button
+        className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-60"
+        disabled={busy || !point.trim() || layers.length === 0}
+      >
         {busy ? "Starting…" : "Start the exercise"}
       </button>
-      {error ? <p role="alert" className="text-sm text-red-800">{error.message}</p> : null}
+      {error ? (
+        <p role="alert" className="text-sm text-red-800">
+          {error.message}
+        </p>
+      ) : null}
     </form>
   );
 }

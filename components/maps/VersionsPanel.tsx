@@ -54,16 +54,28 @@ export function VersionsPanel({
   const label = (v: number) => (v === CURRENT ? `current (v${currentVersion} ${currentStatus})` : `v${v}`);
 
   return (
-    <section aria-labelledby="versions-h" className="rounded-lg border border-neutral-200 bg-white p-3" data-testid="versions">
-      <h2 id="versions-h" className="text-sm font-semibold">Versions</h2>
+    <section
+      aria-labelledby="versions-h"
+      className="rounded-lg border border-neutral-200 bg-white p-3"
+      data-testid="versions"
+    >
+      <h2 id="versions-h" className="text-sm font-semibold">
+        Versions
+      </h2>
       {versions.length === 0 ? (
-        <p className="mt-2 text-sm text-neutral-700">Not published yet. Publishing freezes a version; later edits start a new draft you can compare with it.</p>
+        <p className="mt-2 text-sm text-neutral-700">
+          Not published yet. Publishing freezes a version; later edits start a new draft you can compare with it.
+        </p>
       ) : (
         <>
           <ul className="mt-2 space-y-1 text-xs text-neutral-800">
             {versions.map((v) => (
               <li key={v.version}>
-                <a className="font-medium text-sky-800 underline" href={`/api/v1/maps/${mapId}/export?format=md&version=${v.version}`} download>
+                <a
+                  className="font-medium text-sky-800 underline"
+                  href={`/api/v1/maps/${mapId}/export?format=md&version=${v.version}`}
+                  download
+                >
                   v{v.version}
                 </a>{" "}
                 published by {v.published_by} · <Time iso={v.published_at} />
@@ -73,7 +85,11 @@ export function VersionsPanel({
           <div className="mt-3 grid grid-cols-2 gap-2">
             <label className="text-xs font-medium text-neutral-800">
               Compare
-              <select className="w-full rounded-md border border-neutral-400 px-2 py-1 text-sm" value={fromVersion ?? ""} onChange={(e) => setFrom(Number(e.target.value))}>
+              <select
+                className="w-full rounded-md border border-neutral-400 px-2 py-1 text-sm"
+                value={fromVersion ?? ""}
+                onChange={(e) => setFrom(Number(e.target.value))}
+              >
                 {versions.map((v) => (
                   <option key={v.version} value={v.version}>
                     v{v.version}
@@ -83,7 +99,11 @@ export function VersionsPanel({
             </label>
             <label className="text-xs font-medium text-neutral-800">
               with
-              <select className="w-full rounded-md border border-neutral-400 px-2 py-1 text-sm" value={to} onChange={(e) => setTo(Number(e.target.value))}>
+              <select
+                className="w-full rounded-md border border-neutral-400 px-2 py-1 text-sm"
+                value={to}
+                onChange={(e) => setTo(Number(e.target.value))}
+              >
                 <option value={CURRENT}>{label(CURRENT)}</option>
                 {versions.map((v) => (
                   <option key={v.version} value={v.version}>
@@ -97,7 +117,9 @@ export function VersionsPanel({
             {compare.isPending ? (
               <p className="text-xs text-neutral-700">Comparing…</p>
             ) : compare.isError ? (
-              <p role="alert" className="text-xs text-red-800">{compare.error.message}</p>
+              <p role="alert" className="text-xs text-red-800">
+                {compare.error.message}
+              </p>
             ) : compare.data.length === 0 ? (
               <p className="text-xs text-neutral-700">
                 No differences between {label(fromVersion!)} and {label(to)}.

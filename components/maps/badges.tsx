@@ -2,15 +2,37 @@
  * Status words of custody maps and exercises (UX.md "Status language": a word and an icon, never colour alone):
  * verification, decision, map status, recommendation, exercise outcome, step status.
  */
-import type { Decision, ExerciseOutcome, MapStatus, Recommendation, StepStatus, Verification } from "@/lib/client/map-types";
+import type {
+  Decision,
+  ExerciseOutcome,
+  MapStatus,
+  Recommendation,
+  StepStatus,
+  Verification,
+} from "@/lib/client/map-types";
 import { OUTCOME_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
 
 const pill = "inline-flex items-center gap-1 whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium";
 
 const VERIFICATION: Record<Verification, { word: string; icon: string; cls: string; hint: string }> = {
-  unknown: { word: "unknown", icon: "?", cls: "border-amber-300 bg-amber-50 text-amber-900", hint: "No evidence linked yet." },
-  verified: { word: "verified", icon: "✔", cls: "border-emerald-300 bg-emerald-50 text-emerald-800", hint: "Evidence shows the answer is yes." },
-  failed: { word: "failed", icon: "✕", cls: "border-red-300 bg-red-50 text-red-800", hint: "Evidence shows the answer is no." },
+  unknown: {
+    word: "unknown",
+    icon: "?",
+    cls: "border-amber-300 bg-amber-50 text-amber-900",
+    hint: "No evidence linked yet.",
+  },
+  verified: {
+    word: "verified",
+    icon: "✔",
+    cls: "border-emerald-300 bg-emerald-50 text-emerald-800",
+    hint: "Evidence shows the answer is yes.",
+  },
+  failed: {
+    word: "failed",
+    icon: "✕",
+    cls: "border-red-300 bg-red-50 text-red-800",
+    hint: "Evidence shows the answer is no.",
+  },
 };
 
 export function VerificationBadge({ value }: { value: Verification }) {
@@ -42,11 +64,19 @@ export function DecisionBadge({ value }: { value: Decision | null }) {
 
 export function MapStatusBadge({ status, version }: { status: MapStatus; version: number }) {
   return status === "published" ? (
-    <span className={`${pill} border-emerald-300 bg-emerald-50 text-emerald-800`} data-testid="map-status" data-status={status}>
+    <span
+      className={`${pill} border-emerald-300 bg-emerald-50 text-emerald-800`}
+      data-testid="map-status"
+      data-status={status}
+    >
       <span aria-hidden="true">■</span>v{version} published
     </span>
   ) : (
-    <span className={`${pill} border-neutral-300 bg-white text-neutral-800`} data-testid="map-status" data-status={status}>
+    <span
+      className={`${pill} border-neutral-300 bg-white text-neutral-800`}
+      data-testid="map-status"
+      data-status={status}
+    >
       <span aria-hidden="true">✎</span>v{version} draft
     </span>
   );
@@ -62,7 +92,11 @@ const RECOMMENDATION: Record<Recommendation, { word: string; icon: string; cls: 
 export function RecommendationBadge({ value, large = false }: { value: Recommendation; large?: boolean }) {
   const r = RECOMMENDATION[value];
   return (
-    <span className={`${pill} ${r.cls} ${large ? "px-2.5 py-1 text-sm font-semibold" : ""}`} data-testid="recommendation" data-recommendation={value}>
+    <span
+      className={`${pill} ${r.cls} ${large ? "px-2.5 py-1 text-sm font-semibold" : ""}`}
+      data-testid="recommendation"
+      data-recommendation={value}
+    >
       <span aria-hidden="true">{r.icon}</span>
       {r.word}
     </span>
@@ -77,7 +111,12 @@ const OUTCOME_CLS: Record<ExerciseOutcome, string> = {
 };
 
 export function OutcomeBadge({ value }: { value: ExerciseOutcome | null }) {
-  if (!value) return <span className={`${pill} border-neutral-300 bg-white text-neutral-700`} data-testid="outcome">in progress</span>;
+  if (!value)
+    return (
+      <span className={`${pill} border-neutral-300 bg-white text-neutral-700`} data-testid="outcome">
+        in progress
+      </span>
+    );
   const o = OUTCOME_GUIDE[value];
   return (
     <span className={`${pill} ${OUTCOME_CLS[value]}`} title={o.meaning} data-testid="outcome" data-outcome={value}>

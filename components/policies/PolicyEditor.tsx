@@ -11,7 +11,8 @@ import { policyApi, type PolicyFindingJson } from "@/lib/client/policies";
 import { FindingList } from "./FindingList";
 
 const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-60";
-const secondary = "rounded-md border border-neutral-400 bg-white px-3 py-1.5 text-sm font-medium text-neutral-900 disabled:opacity-60";
+const secondary =
+  "rounded-md border border-neutral-400 bg-white px-3 py-1.5 text-sm font-medium text-neutral-900 disabled:opacity-60";
 
 export function PolicyEditor({ canStore, initialText = "" }: { canStore: boolean; initialText?: string }) {
   const router = useRouter();
@@ -41,11 +42,18 @@ export function PolicyEditor({ canStore, initialText = "" }: { canStore: boolean
 
   return (
     <section aria-labelledby={`${id}-h`} className="rounded-lg border border-neutral-200 bg-white p-3">
-      <h2 id={`${id}-h`} className="text-sm font-semibold">Check a policy document</h2>
+      <h2 id={`${id}-h`} className="text-sm font-semibold">
+        Check a policy document
+      </h2>
       <p className="mb-2 text-xs text-neutral-700">
-        Paste YAML or JSON, or upload a file. Lint stores nothing. {canStore ? "Store keeps it as the next version; a version with an error cannot be activated." : "Owners and admins store and activate versions."}
+        Paste YAML or JSON, or upload a file. Lint stores nothing.{" "}
+        {canStore
+          ? "Store keeps it as the next version; a version with an error cannot be activated."
+          : "Owners and admins store and activate versions."}
       </p>
-      <label htmlFor={`${id}-text`} className="block text-xs font-medium text-neutral-800">Policy document</label>
+      <label htmlFor={`${id}-text`} className="block text-xs font-medium text-neutral-800">
+        Policy document
+      </label>
       <textarea
         id={`${id}-text`}
         data-testid="policy-text"
@@ -56,7 +64,9 @@ export function PolicyEditor({ canStore, initialText = "" }: { canStore: boolean
           setText(e.target.value);
           setResult(null);
         }}
-        placeholder={"network:\n  access: restricted\n  allowed_domains: [records.example.com]\ncredentials: []\ntools: []"}
+        placeholder={
+          "network:\n  access: restricted\n  allowed_domains: [records.example.com]\ncredentials: []\ntools: []"
+        }
       />
       <div className="mt-2 flex flex-wrap items-center gap-2">
         <label className={`${secondary} cursor-pointer focus-within:ring-2 focus-within:ring-sky-700`}>
@@ -79,24 +89,42 @@ export function PolicyEditor({ canStore, initialText = "" }: { canStore: boolean
             }}
           />
         </label>
-        <button type="button" className={secondary} disabled={!text.trim() || busy !== null} onClick={() => run("lint")}>
+        <button
+          type="button"
+          className={secondary}
+          disabled={!text.trim() || busy !== null}
+          onClick={() => run("lint")}
+        >
           {busy === "lint" ? "Linting…" : "Lint"}
         </button>
         {canStore ? (
-          <button type="button" className={primary} disabled={!text.trim() || busy !== null} onClick={() => run("store")}>
+          <button
+            type="button"
+            className={primary}
+            disabled={!text.trim() || busy !== null}
+            onClick={() => run("store")}
+          >
             {busy === "store" ? "Storing…" : "Store as a new version"}
           </button>
         ) : null}
       </div>
       <div aria-live="polite" className="mt-2">
-        {error ? <p role="alert" className="text-sm text-red-800">{error}</p> : null}
+        {error ? (
+          <p role="alert" className="text-sm text-red-800">
+            {error}
+          </p>
+        ) : null}
         {result ? (
           result.findings.length === 0 ? (
-            <p className="text-sm text-green-800" data-testid="lint-clean">No findings: this document can be activated.</p>
+            <p className="text-sm text-green-800" data-testid="lint-clean">
+              No findings: this document can be activated.
+            </p>
           ) : (
             <div data-testid="lint-result">
               <p className={`text-sm font-medium ${result.valid ? "text-amber-900" : "text-red-800"}`}>
-                {result.valid ? "Warnings only: this document can be activated." : "Errors: fix them before this document can be activated."}
+                {result.valid
+                  ? "Warnings only: this document can be activated."
+                  : "Errors: fix them before this document can be activated."}
               </p>
               <FindingList findings={result.findings} />
             </div>
@@ -115,15 +143,25 @@ export function ActivateButton({ version, current }: { version: number; current:
   const [error, setError] = useState<string | null>(null);
   if (!confirming) {
     return (
-      <button type="button" className={secondary} onClick={() => setConfirming(true)} data-testid={`activate-${version}`}>
+      <button
+        type="button"
+        className={secondary}
+        onClick={() => setConfirming(true)}
+        data-testid={`activate-${version}`}
+      >
         Activate v{version}
       </button>
     );
   }
   return (
-    <div role="group" aria-label={`Confirm activating version ${version}`} className="flex flex-wrap items-center gap-2 text-sm">
+    <div
+      role="group"
+      aria-label={`Confirm activating version ${version}`}
+      className="flex flex-wrap items-center gap-2 text-sm"
+    >
       <span>
-        Make v{version} the current policy{current ? ` in place of v${current}` : ""}? Runs are checked against it from now on.
+        Make v{version} the current policy{current ? ` in place of v${current}` : ""}? Runs are checked against it from
+        now on.
       </span>
       <button
         type="button"
@@ -149,7 +187,11 @@ export function ActivateButton({ version, current }: { version: number; current:
       <button type="button" className={secondary} onClick={() => setConfirming(false)} disabled={busy}>
         Cancel
       </button>
-      {error ? <p role="alert" className="w-full text-sm text-red-800">{error}</p> : null}
+      {error ? (
+        <p role="alert" className="w-full text-sm text-red-800">
+          {error}
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -34,7 +34,14 @@ export type EventDrawerProps = {
  * sandbox id (as an untrusted pointer), attempt, actor, the redaction count and the attributes as a
  * collapsible JSON tree with `[REDACTED]` values highlighted.
  */
-export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, constraintsHref, className = "" }: EventDrawerProps) {
+export function EventDrawer({
+  event,
+  onClose,
+  sideEffects,
+  sideEffectHref,
+  constraintsHref,
+  className = "",
+}: EventDrawerProps) {
   const titleId = useId();
   const hydrated = useHydrated();
   const t = Date.parse(event.occurred_at);
@@ -64,8 +71,13 @@ export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, const
     >
       <header className="flex items-start gap-2 border-b border-neutral-200 px-4 py-3 dark:border-neutral-800">
         <div className="min-w-0 flex-1">
-          <p className="text-[11px] font-medium tracking-wide text-neutral-500 uppercase dark:text-neutral-400">Event</p>
-          <h3 id={titleId} className="flex items-center gap-1.5 font-mono text-sm font-semibold break-all text-neutral-900 dark:text-neutral-50">
+          <p className="text-[11px] font-medium tracking-wide text-neutral-500 uppercase dark:text-neutral-400">
+            Event
+          </p>
+          <h3
+            id={titleId}
+            className="flex items-center gap-1.5 font-mono text-sm font-semibold break-all text-neutral-900 dark:text-neutral-50"
+          >
             <MarkGlyph shape={shape} outcome={outcome} />
             {event.type}
           </h3>
@@ -82,7 +94,16 @@ export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, const
           title="Close (Esc)"
           className="rounded-md p-1 text-neutral-500 hover:bg-neutral-100 hover:text-neutral-900 focus-visible:outline-2 focus-visible:outline-sky-600 dark:hover:bg-neutral-800 dark:hover:text-neutral-100"
         >
-          <svg width={16} height={16} viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round">
+          <svg
+            width={16}
+            height={16}
+            viewBox="0 0 16 16"
+            aria-hidden="true"
+            fill="none"
+            stroke="currentColor"
+            strokeWidth={1.8}
+            strokeLinecap="round"
+          >
             <path d="M4 4l8 8M12 4l-8 8" />
           </svg>
         </button>
@@ -111,7 +132,10 @@ export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, const
           >
             <span className="font-medium">Constraints not re-checked</span> since this compaction: the resume gate holds
             mutations back until the runtime reports <span className="font-mono">constraint.checked</span>.{" "}
-            <a href={constraintsHref} className="font-medium text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+            <a
+              href={constraintsHref}
+              className="font-medium text-sky-700 underline-offset-2 hover:underline dark:text-sky-300"
+            >
               The gate&apos;s reason
             </a>
           </p>
@@ -142,7 +166,9 @@ export function EventDrawer({ event, onClose, sideEffects, sideEffectHref, const
             )}
             <span className="text-neutral-500 dark:text-neutral-400">is</span>
             <SideEffectStatusLabel status={se.status} />
-            {se.status_reason ? <span className="text-neutral-600 dark:text-neutral-300">· {se.status_reason}</span> : null}
+            {se.status_reason ? (
+              <span className="text-neutral-600 dark:text-neutral-300">· {se.status_reason}</span>
+            ) : null}
           </p>
         ) : null}
 

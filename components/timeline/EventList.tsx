@@ -128,7 +128,9 @@ export function EventList({
   };
 
   const virtualItems = virtualize ? virtualizer.getVirtualItems() : [];
-  const shown = virtualize ? virtualItems.map((vi) => ({ index: vi.index, row: rows[vi.index] })) : rows.map((row, index) => ({ index, row }));
+  const shown = virtualize
+    ? virtualItems.map((vi) => ({ index: vi.index, row: rows[vi.index] }))
+    : rows.map((row, index) => ({ index, row }));
   const padTop = virtualize ? (virtualItems[0]?.start ?? HEADER_H) - HEADER_H : 0;
   const padBottom = virtualize ? virtualizer.getTotalSize() - ((virtualItems.at(-1)?.end ?? HEADER_H) - HEADER_H) : 0;
 
@@ -161,7 +163,9 @@ export function EventList({
                   className="size-3 accent-neutral-800 dark:accent-neutral-200"
                 />
                 {label}
-                <span className="tabular-nums text-neutral-600 dark:text-neutral-400" data-testid="plane-count">{countByPlane[plane]}</span>
+                <span className="tabular-nums text-neutral-600 dark:text-neutral-400" data-testid="plane-count">
+                  {countByPlane[plane]}
+                </span>
               </label>
             );
           })}
@@ -177,7 +181,9 @@ export function EventList({
           />
         </label>
         <p className="text-xs text-neutral-500 tabular-nums dark:text-neutral-400" aria-live="polite">
-          {filtered ? `${rows.length} of ${sorted.length} events` : `${sorted.length} ${sorted.length === 1 ? "event" : "events"}`}
+          {filtered
+            ? `${rows.length} of ${sorted.length} events`
+            : `${sorted.length} ${sorted.length === 1 ? "event" : "events"}`}
           {filtered ? (
             <button
               type="button"
@@ -211,7 +217,12 @@ export function EventList({
         className="relative overflow-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-sky-600"
         style={{ maxHeight: height }}
       >
-        <table role="grid" aria-rowcount={rows.length + 1} aria-labelledby={`${ids}-title`} className="w-full table-fixed text-xs">
+        <table
+          role="grid"
+          aria-rowcount={rows.length + 1}
+          aria-labelledby={`${ids}-title`}
+          className="w-full table-fixed text-xs"
+        >
           <thead className="sticky top-0 z-10 bg-neutral-50 text-left text-[11px] text-neutral-500 dark:bg-neutral-900 dark:text-neutral-400">
             <tr aria-rowindex={1} style={{ height: HEADER_H }}>
               <th scope="col" className="w-[8rem] px-3 font-medium">
@@ -280,7 +291,10 @@ export function EventList({
                       {outcome !== "ok" ? <OutcomeLabel outcome={outcome} className="shrink-0 font-medium" /> : null}
                     </span>
                   </td>
-                  <td className="hidden truncate px-2 text-neutral-600 md:table-cell dark:text-neutral-300" title={summary}>
+                  <td
+                    className="hidden truncate px-2 text-neutral-600 md:table-cell dark:text-neutral-300"
+                    title={summary}
+                  >
                     {summary || <span className="text-neutral-400">—</span>}
                   </td>
                   <td className="hidden px-2 text-right tabular-nums sm:table-cell">{event.attempt ?? "—"}</td>

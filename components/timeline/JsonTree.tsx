@@ -13,15 +13,15 @@ export type JsonTreeProps = { value: unknown; openDepth?: number };
 export function JsonTree({ value, openDepth = 2 }: JsonTreeProps) {
   const isContainer = value !== null && typeof value === "object";
   if (isContainer && Object.keys(value).length === 0) {
-    return <p className="font-mono text-xs text-neutral-500 dark:text-neutral-400">{Array.isArray(value) ? "[]" : "{}"} (empty)</p>;
+    return (
+      <p className="font-mono text-xs text-neutral-500 dark:text-neutral-400">
+        {Array.isArray(value) ? "[]" : "{}"} (empty)
+      </p>
+    );
   }
   return (
     <div className="overflow-x-auto font-mono text-xs leading-5">
-      {isContainer ? (
-        <Entries value={value} depth={0} openDepth={openDepth} />
-      ) : (
-        <Scalar value={value} />
-      )}
+      {isContainer ? <Entries value={value} depth={0} openDepth={openDepth} /> : <Scalar value={value} />}
     </div>
   );
 }

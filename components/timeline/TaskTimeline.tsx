@@ -92,7 +92,11 @@ export function TaskTimeline({
         </p>
       ) : null}
 
-      <div className={selected ? "grid min-w-0 items-start gap-4 lg:grid-cols-[minmax(0,1fr)_minmax(20rem,26rem)]" : "min-w-0"}>
+      <div
+        className={
+          selected ? "grid min-w-0 items-start gap-4 lg:grid-cols-[minmax(0,1fr)_minmax(20rem,26rem)]" : "min-w-0"
+        }
+      >
         <EventList
           events={events}
           selectedId={selectedId}
@@ -109,7 +113,11 @@ export function TaskTimeline({
             onClose={() => onSelect(null)}
             sideEffects={sideEffects}
             sideEffectHref={sideEffectHref}
-            constraintsHref={constraintsUnchecked && constraintsUnchecked.eventId === selected.id ? constraintsUnchecked.href : undefined}
+            constraintsHref={
+              constraintsUnchecked && constraintsUnchecked.eventId === selected.id
+                ? constraintsUnchecked.href
+                : undefined
+            }
             className="order-first lg:sticky lg:top-4 lg:order-last lg:max-h-[calc(100vh-2rem)] lg:overflow-y-auto"
           />
         ) : null}

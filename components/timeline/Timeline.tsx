@@ -110,7 +110,6 @@ export type TimelineProps = {
   constraintsUnchecked?: { eventId: string; occurredAt: string; href: string } | null;
 };
 
-
 /**
  * The four-lane timeline. Props: see `TimelineProps`. Renders a toolbar (zoom, Fit, UTC / Local), the
  * focusable SVG (arrow keys step through events, Escape clears, + / − zoom, 0 fits), a tooltip and a
@@ -188,14 +187,22 @@ export function Timeline({
   // Server-counted events that are not loaded, per lane (real time).
   const unloaded = useMemo(() => {
     if (!serverBins?.length) return [];
-    const byPlane: Record<Plane, { t: number; outcome: Outcome }[]> = { session: [], environment: [], tools: [], vault: [] };
+    const byPlane: Record<Plane, { t: number; outcome: Outcome }[]> = {
+      session: [],
+      environment: [],
+      tools: [],
+      vault: [],
+    };
     for (const i of items) byPlane[i.plane].push({ t: i.t, outcome: i.outcome });
     return unloadedCounts(serverBins, byPlane);
   }, [serverBins, items]);
   const bars = useMemo(() => deriveSandboxBars(sorted, endOfData), [sorted, endOfData]);
   const rules = useMemo(() => deriveRules(sorted), [sorted]);
   const constraintsT = constraintsUnchecked ? Date.parse(constraintsUnchecked.occurredAt) : NaN;
-  const constraints = constraintsUnchecked && Number.isFinite(constraintsT) ? { eventId: constraintsUnchecked.eventId, t: constraintsT, href: constraintsUnchecked.href } : null;
+  const constraints =
+    constraintsUnchecked && Number.isFinite(constraintsT)
+      ? { eventId: constraintsUnchecked.eventId, t: constraintsT, href: constraintsUnchecked.href }
+      : null;
   const instants = useMemo(
     () => [
       ...sorted.map((s) => s.t),
@@ -304,7 +311,8 @@ export function Timeline({
   const envBox = laneBoxes.find((b) => b.lane.plane === "environment");
   const barY = (row: number) => (envBox ? envBox.top + captionH + ENV_MARK_ROW + row * (BAR_H + BAR_GAP) : 0);
   const toolsBox = laneBoxes.find((b) => b.lane.plane === "tools");
-  const callY = (row: number) => (toolsBox ? toolsBox.top + captionH + TOOLS_MARK_ROW + row * (CALL_BAR_H + CALL_BAR_GAP) : 0);
+  const callY = (row: number) =>
+    toolsBox ? toolsBox.top + captionH + TOOLS_MARK_ROW + row * (CALL_BAR_H + CALL_BAR_GAP) : 0;
 
   /* ---- binning ------------------------------------------------------------------------------- */
   // Binned in virtual time (buckets of BIN_PX on screen); bins keep virtual times, marks their real ones.
@@ -334,24 +342,25 @@ export function Timeline({
   }, [viewDomain, onViewChange]);
 
   /* ---- interaction --------------------------------------------------------------------------- */
-  const { onPointerDown, onPointerMove, endDrag, onKeyDown, select, zoomBy, openBin, brush, dragging } = useTimelineInteraction({
-    svgRef,
-    x0,
-    x1,
-    fit,
-    domain,
-    xv,
-    maxSpan,
-    warp,
-    sorted,
-    byId,
-    selectedId,
-    onSelect,
-    accept,
-    setViewDomain,
-    setVirtualDomain,
-    setHover,
-  });
+  const { onPointerDown, onPointerMove, endDrag, onKeyDown, select, zoomBy, openBin, brush, dragging } =
+    useTimelineInteraction({
+      svgRef,
+      x0,
+      x1,
+      fit,
+      domain,
+      xv,
+      maxSpan,
+      warp,
+      sorted,
+      byId,
+      selectedId,
+      onSelect,
+      accept,
+      setViewDomain,
+      setVirtualDomain,
+      setHover,
+    });
 
   /* ---- render helpers ------------------------------------------------------------------------ */
   const x = (t: number) => scale(new Date(t));
@@ -411,7 +420,9 @@ export function Timeline({
         <span className="text-neutral-500 tabular-nums dark:text-neutral-400">
           {formatDate(realStart, zone)} {zoneSuffix(realStart, zone)} · window {formatDuration(realSpan)}
           {warp.gaps.length ? ` (idle stretches compressed)` : ""}
-          {hiddenRuleLabels > 0 ? ` · ${hiddenRuleLabels} marker ${hiddenRuleLabels === 1 ? "label" : "labels"} hidden (zoom in)` : ""}
+          {hiddenRuleLabels > 0
+            ? ` · ${hiddenRuleLabels} marker ${hiddenRuleLabels === 1 ? "label" : "labels"} hidden (zoom in)`
+            : ""}
         </span>
         <TimelineControls
           zoomBy={zoomBy}
@@ -449,7 +460,14 @@ export function Timeline({
               <rect x={x0 - 6} y={0} width={plotW + 6 + PAD_R} height={height} />
             </clipPath>
             <pattern id={hatchId} patternUnits="userSpaceOnUse" width={6} height={6} patternTransform="rotate(45)">
-              <line x1={0} y1={0} x2={0} y2={6} className="stroke-neutral-300 dark:stroke-neutral-700" strokeWidth={2} />
+              <line
+                x1={0}
+                y1={0}
+                x2={0}
+                y2={6}
+                className="stroke-neutral-300 dark:stroke-neutral-700"
+                strokeWidth={2}
+              />
             </pattern>
           </defs>
 
@@ -474,7 +492,16 @@ export function Timeline({
             >
               {lane.plane === "environment"
                 ? bars.map((bar) => (
-                    <SandboxBarMark key={bar.environmentId} bar={bar} x={x} y={barY(bar.row)} x0={x0} x1={x1} onSelect={select} onHover={setHover} />
+                    <SandboxBarMark
+                      key={bar.environmentId}
+                      bar={bar}
+                      x={x}
+                      y={barY(bar.row)}
+                      x0={x0}
+                      x1={x1}
+                      onSelect={select}
+                      onHover={setHover}
+                    />
                   ))
                 : null}
               {lane.plane === "tools" ? (
@@ -501,7 +528,9 @@ export function Timeline({
                 onHover={setHover}
               />
               {marks.filter((m) => m.plane === lane.plane && m.id !== selectedId).map(renderMark)}
-              {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem) ? renderMark(selectedItem) : null}
+              {selectedItem && selectedItem.plane === lane.plane && marks.includes(selectedItem)
+                ? renderMark(selectedItem)
+                : null}
               {lane.plane === "session" && constraints && x(constraints.t) >= x0 - 1 && x(constraints.t) <= x1 + 1 ? (
                 <ConstraintsUncheckedMark
                   eventId={constraints.eventId}
@@ -527,7 +556,6 @@ export function Timeline({
               pointerEvents="none"
             />
           ) : null}
-
 
           {/* Interruptions, restarts, resumes and stops, across all lanes */}
           <TimelineRules
@@ -593,7 +621,6 @@ export function Timeline({
       </div>
 
       <Legend hintId={hintId} constraints={constraints !== null} />
-
 
       <p className="sr-only" aria-live="polite">
         {selected && selectedItem

@@ -56,7 +56,12 @@ export function TimelineAxis({
         return (
           <g key={d.getTime()}>
             <line x1={tx} x2={tx} y1={AXIS_H - 5} y2={AXIS_H} className="stroke-neutral-400 dark:stroke-neutral-600" />
-            <text x={tx} y={AXIS_H - 9} textAnchor={anchor} className="fill-neutral-600 text-[10px] tabular-nums dark:fill-neutral-400">
+            <text
+              x={tx}
+              y={AXIS_H - 9}
+              textAnchor={anchor}
+              className="fill-neutral-600 text-[10px] tabular-nums dark:fill-neutral-400"
+            >
               {afterGap ? formatClock(d.getTime(), zone).replace(/\.000$/, "") : formatTick(d, zone)}
             </text>
           </g>
@@ -83,6 +88,5 @@ export function TimelineAxis({
       ))}
       <line x1={0} x2={width} y1={AXIS_H} y2={AXIS_H} className="stroke-neutral-300 dark:stroke-neutral-700" />
     </g>
-
   );
 }

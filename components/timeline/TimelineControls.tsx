@@ -124,14 +124,27 @@ export function Legend({ hintId, constraints = false }: { hintId: string; constr
         </span>
         <span className="inline-flex items-center gap-1">
           <svg width={22} height={10} aria-hidden="true">
-            <rect x={0.5} y={0.5} width={21} height={9} rx={2} className="fill-amber-100 stroke-amber-800" strokeDasharray="3 2" />
+            <rect
+              x={0.5}
+              y={0.5}
+              width={21}
+              height={9}
+              rx={2}
+              className="fill-amber-100 stroke-amber-800"
+              strokeDasharray="3 2"
+            />
           </svg>
           ? outcome unknown
         </span>
         {constraints ? (
           <span className="inline-flex items-center gap-1">
             <svg width={14} height={12} aria-hidden="true">
-              <path d="M7,1 L13,11 L1,11 Z" className="fill-amber-300 stroke-amber-900" strokeWidth={1} strokeLinejoin="round" />
+              <path
+                d="M7,1 L13,11 L1,11 Z"
+                className="fill-amber-300 stroke-amber-900"
+                strokeWidth={1}
+                strokeLinejoin="round"
+              />
             </svg>
             constraints not re-checked after a compaction
           </span>

@@ -53,9 +53,22 @@ export function TimelineLane({
   const even = index % 2 === 0;
   return (
     <g data-testid="timeline-lane" data-plane={lane.plane}>
-      <rect x={0} y={top} width={width} height={h} className={even ? "fill-white dark:fill-neutral-950" : "fill-neutral-50 dark:fill-neutral-900"} />
+      <rect
+        x={0}
+        y={top}
+        width={width}
+        height={h}
+        className={even ? "fill-white dark:fill-neutral-950" : "fill-neutral-50 dark:fill-neutral-900"}
+      />
       {ticks.map((d) => (
-        <line key={d.getTime()} x1={scale(d)} x2={scale(d)} y1={top} y2={top + h} className="stroke-neutral-200 dark:stroke-neutral-800" />
+        <line
+          key={d.getTime()}
+          x1={scale(d)}
+          x2={scale(d)}
+          y1={top}
+          y2={top + h}
+          className="stroke-neutral-200 dark:stroke-neutral-800"
+        />
       ))}
       {gapBands.map((b) => (
         <rect
@@ -75,7 +88,12 @@ export function TimelineLane({
           <text x={12} y={top + h / 2 - 1} className="fill-neutral-800 text-[12px] font-medium dark:fill-neutral-100">
             {lane.label}
           </text>
-          <text x={12} y={top + h / 2 + 11} className="fill-neutral-600 text-[10px] dark:fill-neutral-400" data-testid="lane-count">
+          <text
+            x={12}
+            y={top + h / 2 + 11}
+            className="fill-neutral-600 text-[10px] dark:fill-neutral-400"
+            data-testid="lane-count"
+          >
             {count} {count === 1 ? "event" : "events"}
           </text>
         </>

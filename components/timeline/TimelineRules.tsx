@@ -9,7 +9,15 @@ import { AXIS_H, RULE_ROW_H, RULE_STYLE, type Hover } from "./constants";
 import type { TimeRule } from "./layout";
 
 /** A rule placed in px: its line at `x`, its label at `lx` in band row `row` (null: no label). */
-export type PlacedRule = { rule: TimeRule; x: number; lx: number; w: number; flip: boolean; inView: boolean; row: number | null };
+export type PlacedRule = {
+  rule: TimeRule;
+  x: number;
+  lx: number;
+  w: number;
+  flip: boolean;
+  inView: boolean;
+  row: number | null;
+};
 
 /** The rules, clipped to the plot. */
 export function TimelineRules({
@@ -73,6 +81,5 @@ export function TimelineRules({
         );
       })}
     </g>
-
   );
 }

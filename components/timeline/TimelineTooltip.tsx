@@ -9,7 +9,18 @@ import type { ReactNode } from "react";
 import type { SideEffectView } from "@/lib/client/types";
 import { AXIS_H, BAR_H, RULE_ROW_H, RULE_WORD, type Hover, type MarkItem } from "./constants";
 import { formatDuration, formatInstant, type TimeZoneMode } from "./format";
-import { planeLabel, sandboxBarLabel, sideEffectNameOf, type IdleGap, type MarkBin, type SandboxBar, type TimedEvent, type TimeRule, type TimeWarp, type ToolCallBar } from "./layout";
+import {
+  planeLabel,
+  sandboxBarLabel,
+  sideEffectNameOf,
+  type IdleGap,
+  type MarkBin,
+  type SandboxBar,
+  type TimedEvent,
+  type TimeRule,
+  type TimeWarp,
+  type ToolCallBar,
+} from "./layout";
 import { binKey, CONSTRAINTS_MARK_DY } from "./marks";
 import { MarkGlyph, OutcomeLabel, SHAPE_WORD, SideEffectStatusLabel } from "./parts";
 import { CALL_BAR_H, toolCallTooltip } from "./ToolCallBars";
@@ -43,7 +54,26 @@ export type TooltipContext = {
 
 /** The tooltip for `hover`, or null when nothing is hovered (or it is gone). */
 export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip | null {
-  const { byId, itemById, sideEffects, zone, warp, x, xv, x0, x1, markY, barY, callY, bins, bars, callBars, ruleLayout, gapBands, constraints } = ctx;
+  const {
+    byId,
+    itemById,
+    sideEffects,
+    zone,
+    warp,
+    x,
+    xv,
+    x0,
+    x1,
+    markY,
+    barY,
+    callY,
+    bins,
+    bars,
+    callBars,
+    ruleLayout,
+    gapBands,
+    constraints,
+  } = ctx;
   let tooltip: Tooltip | null = null;
   if (hover?.kind === "event") {
     const te = byId.get(hover.id);
@@ -181,9 +211,10 @@ export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip
             <div className="font-semibold">Constraints not re-checked</div>
             <div className="tabular-nums">compaction at {formatInstant(constraints.t, zone)}</div>
             <div className="mt-1">
-              No <span className="font-mono">constraint.checked</span> arrived after this compaction (the server&apos;s receive
-              order): a summary may have dropped the task&apos;s constraints. The resume gate holds mutations back
-              (<span className="font-mono">replay</span>, <span className="font-mono">constraints_unchecked</span>); reads may go on.
+              No <span className="font-mono">constraint.checked</span> arrived after this compaction (the server&apos;s
+              receive order): a summary may have dropped the task&apos;s constraints. The resume gate holds mutations
+              back (<span className="font-mono">replay</span>, <span className="font-mono">constraints_unchecked</span>
+              ); reads may go on.
             </div>
             <div className="mt-1 text-neutral-500 dark:text-neutral-400">Enter or click: the gate&apos;s reason.</div>
           </>
@@ -201,7 +232,9 @@ export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip
             <div className="font-semibold">No events for {formatDuration(band.gap.end - band.gap.start)}</div>
             <div className="tabular-nums">from {formatInstant(band.gap.start, zone)}</div>
             <div className="tabular-nums">to {formatInstant(band.gap.end, zone)}</div>
-            <div className="mt-1 text-neutral-600 dark:text-neutral-300">Drawn narrow so the rest of the run stays readable; zoom in to widen it.</div>
+            <div className="mt-1 text-neutral-600 dark:text-neutral-300">
+              Drawn narrow so the rest of the run stays readable; zoom in to widen it.
+            </div>
           </>
         ),
       };

@@ -19,12 +19,34 @@ export const CALL_BAR_GAP = 3;
 export const MAX_INDIVIDUAL_CALL_BARS = 300;
 
 const STYLE: Record<ToolCallStatus, { rect: string; text: string; dash?: string }> = {
-  completed: { rect: "fill-neutral-200 stroke-neutral-500 dark:fill-neutral-700 dark:stroke-neutral-400", text: "fill-neutral-800 dark:fill-neutral-100" },
-  failed: { rect: "fill-red-100 stroke-red-700 dark:fill-red-950 dark:stroke-red-400", text: "fill-red-900 dark:fill-red-200" },
-  pending: { rect: "fill-white stroke-neutral-500 dark:fill-neutral-900 dark:stroke-neutral-400", text: "fill-neutral-800 dark:fill-neutral-100", dash: "4 2" },
-  unknown: { rect: "fill-amber-100 stroke-amber-800 dark:fill-amber-950 dark:stroke-amber-300", text: "fill-amber-950 dark:fill-amber-100", dash: "3 2" },
-  reconciled: { rect: "fill-neutral-100 stroke-neutral-500 dark:fill-neutral-800 dark:stroke-neutral-400", text: "fill-neutral-800 dark:fill-neutral-100", dash: "3 2" },
-  no_result: { rect: "fill-neutral-50 stroke-neutral-400 dark:fill-neutral-900 dark:stroke-neutral-500", text: "fill-neutral-700 dark:fill-neutral-300", dash: "2 2" },
+  completed: {
+    rect: "fill-neutral-200 stroke-neutral-500 dark:fill-neutral-700 dark:stroke-neutral-400",
+    text: "fill-neutral-800 dark:fill-neutral-100",
+  },
+  failed: {
+    rect: "fill-red-100 stroke-red-700 dark:fill-red-950 dark:stroke-red-400",
+    text: "fill-red-900 dark:fill-red-200",
+  },
+  pending: {
+    rect: "fill-white stroke-neutral-500 dark:fill-neutral-900 dark:stroke-neutral-400",
+    text: "fill-neutral-800 dark:fill-neutral-100",
+    dash: "4 2",
+  },
+  unknown: {
+    rect: "fill-amber-100 stroke-amber-800 dark:fill-amber-950 dark:stroke-amber-300",
+    text: "fill-amber-950 dark:fill-amber-100",
+    dash: "3 2",
+  },
+  reconciled: {
+    rect: "fill-neutral-100 stroke-neutral-500 dark:fill-neutral-800 dark:stroke-neutral-400",
+    text: "fill-neutral-800 dark:fill-neutral-100",
+    dash: "3 2",
+  },
+  no_result: {
+    rect: "fill-neutral-50 stroke-neutral-400 dark:fill-neutral-900 dark:stroke-neutral-500",
+    text: "fill-neutral-700 dark:fill-neutral-300",
+    dash: "2 2",
+  },
 };
 
 /** Statuses always drawn bar by bar (they need a person's eye), however many bars there are. */
@@ -87,7 +109,13 @@ export function ToolCallBars({
   return (
     <g data-testid="tool-call-bars">
       {[...merged.entries()].map(([row, ds]) => (
-        <path key={`merged-${row}`} d={ds.join("")} className={STYLE.completed.rect} strokeWidth={0.5} pointerEvents="none" />
+        <path
+          key={`merged-${row}`}
+          d={ds.join("")}
+          className={STYLE.completed.rect}
+          strokeWidth={0.5}
+          pointerEvents="none"
+        />
       ))}
       {single.map(({ bar, bx0, bx1 }) => {
         const w = Math.max(2, bx1 - bx0);

@@ -34,7 +34,10 @@ export type Hover =
 
 export type Drag = { pointerId: number; startX: number; startDomain: Domain; mode: "pan" | "brush"; moved: boolean };
 
-export const RULE_STYLE: Record<RuleKind, { line: string; text: string; dash?: string; width: number; testId: string }> = {
+export const RULE_STYLE: Record<
+  RuleKind,
+  { line: string; text: string; dash?: string; width: number; testId: string }
+> = {
   interruption: {
     line: "stroke-red-500 dark:stroke-red-400",
     text: "fill-red-700 dark:fill-red-300",
@@ -42,8 +45,18 @@ export const RULE_STYLE: Record<RuleKind, { line: string; text: string; dash?: s
     width: 1.5,
     testId: "interruption-rule",
   },
-  stop: { line: "stroke-red-700 dark:stroke-red-400", text: "fill-red-800 dark:fill-red-300", width: 2, testId: "stop-rule" },
-  finish: { line: "stroke-neutral-500 dark:stroke-neutral-400", text: "fill-neutral-700 dark:fill-neutral-300", width: 1.5, testId: "finish-rule" },
+  stop: {
+    line: "stroke-red-700 dark:stroke-red-400",
+    text: "fill-red-800 dark:fill-red-300",
+    width: 2,
+    testId: "stop-rule",
+  },
+  finish: {
+    line: "stroke-neutral-500 dark:stroke-neutral-400",
+    text: "fill-neutral-700 dark:fill-neutral-300",
+    width: 1.5,
+    testId: "finish-rule",
+  },
   restart: {
     line: "stroke-emerald-600 dark:stroke-emerald-400",
     text: "fill-emerald-800 dark:fill-emerald-300",

@@ -185,16 +185,20 @@ export function deriveSandboxBars(sorted: readonly TimedEvent[], endOfData: numb
         ? creations.filter((c) => c.attempt > attempt && c.t >= start).sort((a, b) => a.t - b.t)[0]
         : undefined;
     const open = acc.ended === null && !successor;
-    const end = open
-      ? Math.max(endOfData, start)
-      : Math.max(acc.ended?.t ?? successor?.t ?? start, start);
+    const end = open ? Math.max(endOfData, start) : Math.max(acc.ended?.t ?? successor?.t ?? start, start);
     bars.push({
       environmentId: acc.environmentId,
       attempt,
       start,
       end,
       open,
-      endedBy: acc.ended ? (acc.ended.event.type === "sandbox.destroyed" ? "destroyed" : "replaced") : successor ? "replaced" : null,
+      endedBy: acc.ended
+        ? acc.ended.event.type === "sandbox.destroyed"
+          ? "destroyed"
+          : "replaced"
+        : successor
+          ? "replaced"
+          : null,
       createdEventId: acc.created?.event.id ?? null,
     });
   }
@@ -337,7 +341,9 @@ export function deriveToolCallBars(
     else outcomes.set(id, [te]);
   }
   const enders = sorted.filter((te) =>
-    ["run.interrupted", "run.stopped", "sandbox.destroyed", "sandbox.replaced", "sandbox.created"].includes(te.event.type),
+    ["run.interrupted", "run.stopped", "sandbox.destroyed", "sandbox.replaced", "sandbox.created"].includes(
+      te.event.type,
+    ),
   );
   // Intents that may claim a call: by the call id they name, else by their tool (indexed: a task may have thousands).
   const intentsByCall = new Map<string, TimedEvent[]>();
@@ -365,7 +371,9 @@ export function deriveToolCallBars(
     if (callId === null) continue;
     const attempt = te.event.attempt;
     const env = te.event.environment_id;
-    const outcome = (outcomes.get(callId) ?? []).find((o) => !claimed.has(o.event.id) && sameAttempt(attempt, o.event.attempt));
+    const outcome = (outcomes.get(callId) ?? []).find(
+      (o) => !claimed.has(o.event.id) && sameAttempt(attempt, o.event.attempt),
+    );
     const tool = str(te.event.attrs.tool) ?? str(te.event.attrs.name);
     const intent = intentOf(te, callId, tool);
     const effect = intent ? sideEffectNameOf(intent.event) : null;
@@ -404,7 +412,8 @@ export function deriveToolCallBars(
           return attempt !== null && ev.attempt !== null && ev.attempt > attempt;
       }
     });
-    const settled = effect !== null && sideEffects && Object.hasOwn(sideEffects, effect) && sideEffects[effect]?.status !== "unknown";
+    const settled =
+      effect !== null && sideEffects && Object.hasOwn(sideEffects, effect) && sideEffects[effect]?.status !== "unknown";
     bars.push({
       ...base,
       status: ender ? (base.mutation ? (settled ? "reconciled" : "unknown") : "no_result") : "pending",
@@ -475,7 +484,11 @@ export function findIdleGaps(instants: readonly number[], opts: Partial<typeof I
 }
 
 /** Virtual length of a compressed stretch: `gapFraction` of the active time, never longer than the stretch. */
-export function idleGapWidth(gaps: readonly IdleGap[], span: number, gapFraction: number = IDLE_DEFAULTS.gapFraction): number {
+export function idleGapWidth(
+  gaps: readonly IdleGap[],
+  span: number,
+  gapFraction: number = IDLE_DEFAULTS.gapFraction,
+): number {
   const idle = gaps.reduce((n, g) => n + (g.end - g.start), 0);
   return Math.max((span - idle) * gapFraction, 1);
 }
@@ -540,7 +553,11 @@ export function warpedTimeScale(
   }
   const end = warp.toReal(v1);
   if (end > real[real.length - 1]!) real.push(end);
-  return timeScale(real, real.map((t) => px(warp.toVirtual(t))), zone);
+  return timeScale(
+    real,
+    real.map((t) => px(warp.toVirtual(t))),
+    zone,
+  );
 }
 
 /**
@@ -609,7 +626,13 @@ export function deriveRules(sorted: readonly TimedEvent[]): TimeRule[] {
       // A run that stopped because it finished its work is not an error stop.
       const reason = typeof event.attrs.reason === "string" ? event.attrs.reason : "";
       const finished = ["completed", "done", "finished", "success"].includes(reason);
-      rules.push({ eventId: event.id, kind: finished ? "finish" : "stop", t, label: finished ? "finished" : "stopped", attempt });
+      rules.push({
+        eventId: event.id,
+        kind: finished ? "finish" : "stop",
+        t,
+        label: finished ? "finished" : "stopped",
+        attempt,
+      });
     }
   }
   return rules;
@@ -650,11 +673,13 @@ export function thinLabels(
   gap = 6,
 ): Array<number | null> {
   const rows: Array<Array<[number, number]>> = Array.from({ length: Math.max(1, maxRows) }, () => []);
-  const order = labels.map((_, i) => i).sort((a, b) => {
-    const la = labels[a]!;
-    const lb = labels[b]!;
-    return (lb.priority ?? 0) - (la.priority ?? 0) || lb.x - la.x;
-  });
+  const order = labels
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const la = labels[a]!;
+      const lb = labels[b]!;
+      return (lb.priority ?? 0) - (la.priority ?? 0) || lb.x - la.x;
+    });
   const out: Array<number | null> = labels.map(() => null);
   for (const i of order) {
     const { x, width } = labels[i]!;
@@ -818,7 +843,14 @@ export function unloadedCounts(
     if (count <= 0) continue;
     const f = Math.max(0, Math.min(count, b.failed - failed));
     const d = Math.max(0, Math.min(count - f, b.denied - denied));
-    out.push({ plane: b.plane, t: (b.first + b.last) / 2, first: b.first, last: b.last, count, outcomes: { failed: f, denied: d, ok: count - f - d } });
+    out.push({
+      plane: b.plane,
+      t: (b.first + b.last) / 2,
+      first: b.first,
+      last: b.last,
+      count,
+      outcomes: { failed: f, denied: d, ok: count - f - d },
+    });
   }
   return out;
 }
@@ -894,14 +926,25 @@ export function ensureVisible(domain: Domain, t: number, marginFraction = 0.02):
  * {@link findIdleGaps}) and the fitted window in virtual time (all instants, 3% padding; a minute around
  * `fallback` when there are none).
  */
-export function frameTimeline(instants: readonly number[], compress: boolean, fallback = 0): { warp: TimeWarp; fit: Domain } {
+export function frameTimeline(
+  instants: readonly number[],
+  compress: boolean,
+  fallback = 0,
+): { warp: TimeWarp; fit: Domain } {
   const gaps = compress ? findIdleGaps(instants) : [];
   let warp = NO_WARP;
   if (gaps.length) {
     const finite = instants.filter((t) => Number.isFinite(t));
     warp = makeTimeWarp(gaps, idleGapWidth(gaps, Math.max(...finite) - Math.min(...finite)));
   }
-  return { warp, fit: fitDomain(instants.map((t) => warp.toVirtual(t)), 0.03, fallback) };
+  return {
+    warp,
+    fit: fitDomain(
+      instants.map((t) => warp.toVirtual(t)),
+      0.03,
+      fallback,
+    ),
+  };
 }
 
 /* ------------------------------------------------------------------------------------------------ */

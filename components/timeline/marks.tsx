@@ -46,7 +46,13 @@ export function EventMark({
       onPointerLeave={() => onHover(null)}
     >
       <circle r={10} fill="transparent" />
-      {selected ? <circle r={10.5} className="fill-sky-100 stroke-neutral-900 dark:fill-sky-950 dark:stroke-white" strokeWidth={2} /> : null}
+      {selected ? (
+        <circle
+          r={10.5}
+          className="fill-sky-100 stroke-neutral-900 dark:fill-sky-950 dark:stroke-white"
+          strokeWidth={2}
+        />
+      ) : null}
       {mark.outcome !== "ok" ? (
         <circle
           r={8.5}
@@ -113,7 +119,17 @@ export function LaneBins({
     const label = binLabel(bin.count);
     return { bin, cx: x(bin), w: binWidth(label), label };
   });
-  type Group = { worst: Outcome; unloaded: boolean; dim: boolean; small: boolean; d: string[]; xs: number[]; text: string[]; count: number; away: number };
+  type Group = {
+    worst: Outcome;
+    unloaded: boolean;
+    dim: boolean;
+    small: boolean;
+    d: string[];
+    xs: number[];
+    text: string[];
+    count: number;
+    away: number;
+  };
   const groups = new Map<string, Group>();
   for (const p of placed) {
     const small = p.label.length > 2;
@@ -121,7 +137,17 @@ export function LaneBins({
     const key = `${p.bin.worst}|${p.bin.unloaded > 0}|${gd}|${small}`;
     let g = groups.get(key);
     if (!g) {
-      g = { worst: p.bin.worst, unloaded: p.bin.unloaded > 0, dim: gd, small, d: [], xs: [], text: [], count: 0, away: 0 };
+      g = {
+        worst: p.bin.worst,
+        unloaded: p.bin.unloaded > 0,
+        dim: gd,
+        small,
+        d: [],
+        xs: [],
+        text: [],
+        count: 0,
+        away: 0,
+      };
       groups.set(key, g);
     }
     const l = p.cx - p.w / 2;
@@ -252,7 +278,12 @@ export function SandboxBarMark({
       />
       {label !== null ? (
         <svg x={bx0} y={y} width={bw} height={BAR_H} overflow="hidden">
-          <text x={labelX} y={10.5} className="fill-neutral-800 text-[10px] font-medium dark:fill-neutral-100" data-testid="sandbox-bar-label">
+          <text
+            x={labelX}
+            y={10.5}
+            className="fill-neutral-800 text-[10px] font-medium dark:fill-neutral-100"
+            data-testid="sandbox-bar-label"
+          >
             {label}
           </text>
         </svg>
@@ -301,7 +332,12 @@ export function ConstraintsUncheckedMark({
       <g transform={`translate(${x},${y + CONSTRAINTS_MARK_DY})`}>
         <circle r={9} fill="transparent" />
         <circle r={9} fill="none" strokeWidth={2} className="hidden stroke-sky-600 group-focus-visible:block" />
-        <path d="M0,-6.5 L6.5,5 L-6.5,5 Z" strokeWidth={1} strokeLinejoin="round" className="fill-amber-300 stroke-amber-900 dark:fill-amber-400 dark:stroke-amber-200" />
+        <path
+          d="M0,-6.5 L6.5,5 L-6.5,5 Z"
+          strokeWidth={1}
+          strokeLinejoin="round"
+          className="fill-amber-300 stroke-amber-900 dark:fill-amber-400 dark:stroke-amber-200"
+        />
         <text y={3.8} textAnchor="middle" className="fill-amber-950 text-[8px] font-bold" aria-hidden="true">
           !
         </text>

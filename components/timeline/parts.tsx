@@ -12,7 +12,8 @@ export const OUTCOME_STYLE: Record<Outcome, { mark: string; ring: string; text: 
     mark: "fill-sky-500 stroke-sky-800 dark:fill-sky-400 dark:stroke-sky-200",
     ring: "stroke-sky-700 dark:stroke-sky-300",
     text: "text-neutral-600 dark:text-neutral-300",
-    badge: "bg-neutral-100 text-neutral-700 ring-neutral-300 dark:bg-neutral-800 dark:text-neutral-200 dark:ring-neutral-600",
+    badge:
+      "bg-neutral-100 text-neutral-700 ring-neutral-300 dark:bg-neutral-800 dark:text-neutral-200 dark:ring-neutral-600",
   },
   denied: {
     mark: "fill-red-600 stroke-red-900 dark:fill-red-500 dark:stroke-red-200",
@@ -52,9 +53,17 @@ export function ShapePath({ shape, className, scale = 1 }: { shape: MarkShape; c
     case "diamond":
       return <path d={`M0,${-6 * s} L${6 * s},0 L0,${6 * s} L${-6 * s},0 Z`} className={className} strokeWidth={1} />;
     case "square":
-      return <rect x={-4.5 * s} y={-4.5 * s} width={9 * s} height={9 * s} rx={1} className={className} strokeWidth={1} />;
+      return (
+        <rect x={-4.5 * s} y={-4.5 * s} width={9 * s} height={9 * s} rx={1} className={className} strokeWidth={1} />
+      );
     case "triangle":
-      return <path d={`M0,${-6 * s} L${5.5 * s},${4.5 * s} L${-5.5 * s},${4.5 * s} Z`} className={className} strokeWidth={1} />;
+      return (
+        <path
+          d={`M0,${-6 * s} L${5.5 * s},${4.5 * s} L${-5.5 * s},${4.5 * s} Z`}
+          className={className}
+          strokeWidth={1}
+        />
+      );
     default:
       return <circle r={4.75 * s} className={className} strokeWidth={1} />;
   }

@@ -18,7 +18,15 @@ import {
 } from "react";
 import type { StoredEvent } from "@/lib/client/types";
 import { MIN_SPAN_MS, PAD_R, toRealDomain, toVirtualDomain, type Drag, type Hover } from "./constants";
-import { neighbourId, panDomain, zoomDomain, type Domain, type MarkBin, type TimedEvent, type TimeWarp } from "./layout";
+import {
+  neighbourId,
+  panDomain,
+  zoomDomain,
+  type Domain,
+  type MarkBin,
+  type TimedEvent,
+  type TimeWarp,
+} from "./layout";
 
 /** What the interaction reads from the timeline. */
 export type InteractionInput = {
@@ -105,7 +113,13 @@ export function useTimelineInteraction({
     if (e.button !== 0) return;
     const px = localX(e);
     if (px < x0 - 4) return;
-    dragRef.current = { pointerId: e.pointerId, startX: px, startDomain: domain, mode: e.shiftKey ? "brush" : "pan", moved: false };
+    dragRef.current = {
+      pointerId: e.pointerId,
+      startX: px,
+      startDomain: domain,
+      mode: e.shiftKey ? "brush" : "pan",
+      moved: false,
+    };
   };
   const onPointerMove = (e: ReactPointerEvent<SVGSVGElement>) => {
     const drag = dragRef.current;

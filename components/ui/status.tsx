@@ -5,13 +5,43 @@
 import type { SideEffectStatus } from "@/db/schema/enums";
 
 const SIDE_EFFECT: Record<SideEffectStatus, { label: string; icon: string; cls: string; hint: string }> = {
-  not_started: { label: "not started", icon: "○", cls: "bg-neutral-100 text-neutral-700 border-neutral-200", hint: "No intent recorded yet." },
-  awaiting_approval: { label: "awaiting approval", icon: "◔", cls: "bg-sky-50 text-sky-800 border-sky-200", hint: "Needs a fresh approval before it may run." },
+  not_started: {
+    label: "not started",
+    icon: "○",
+    cls: "bg-neutral-100 text-neutral-700 border-neutral-200",
+    hint: "No intent recorded yet.",
+  },
+  awaiting_approval: {
+    label: "awaiting approval",
+    icon: "◔",
+    cls: "bg-sky-50 text-sky-800 border-sky-200",
+    hint: "Needs a fresh approval before it may run.",
+  },
   approved: { label: "approved", icon: "✓", cls: "bg-sky-50 text-sky-800 border-sky-200", hint: "Approved; may run." },
-  in_flight: { label: "in flight", icon: "↻", cls: "bg-indigo-50 text-indigo-800 border-indigo-200", hint: "Intent recorded; waiting for the receipt." },
-  completed: { label: "completed", icon: "✔", cls: "bg-emerald-50 text-emerald-800 border-emerald-200", hint: "Receipt recorded." },
-  failed: { label: "failed", icon: "✕", cls: "bg-red-50 text-red-800 border-red-200", hint: "The write failed; it may be retried with the same key." },
-  unknown: { label: "unknown", icon: "?", cls: "bg-amber-50 text-amber-900 border-amber-300", hint: "Request sent, outcome not recorded." },
+  in_flight: {
+    label: "in flight",
+    icon: "↻",
+    cls: "bg-indigo-50 text-indigo-800 border-indigo-200",
+    hint: "Intent recorded; waiting for the receipt.",
+  },
+  completed: {
+    label: "completed",
+    icon: "✔",
+    cls: "bg-emerald-50 text-emerald-800 border-emerald-200",
+    hint: "Receipt recorded.",
+  },
+  failed: {
+    label: "failed",
+    icon: "✕",
+    cls: "bg-red-50 text-red-800 border-red-200",
+    hint: "The write failed; it may be retried with the same key.",
+  },
+  unknown: {
+    label: "unknown",
+    icon: "?",
+    cls: "bg-amber-50 text-amber-900 border-amber-300",
+    hint: "Request sent, outcome not recorded.",
+  },
 };
 
 /** The word for each side-effect status: the one vocabulary the pills, the timeline and its drawer share. */
@@ -52,7 +82,15 @@ const MUTED_VERDICT_CLS = "bg-neutral-50 text-neutral-700 border-neutral-300 bor
  * Resume-gate verdict pill with the count of reasons. `muted`: neutral colours instead of the verdict's own, for a
  * verdict shown as information rather than as a call to act (e.g. on a run that has ended).
  */
-export function VerdictBadge({ verdict, reasons, muted = false }: { verdict: keyof typeof VERDICT; reasons: number; muted?: boolean }) {
+export function VerdictBadge({
+  verdict,
+  reasons,
+  muted = false,
+}: {
+  verdict: keyof typeof VERDICT;
+  reasons: number;
+  muted?: boolean;
+}) {
   const v = VERDICT[verdict];
   return (
     <span
@@ -63,7 +101,11 @@ export function VerdictBadge({ verdict, reasons, muted = false }: { verdict: key
     >
       <span aria-hidden="true">{v.icon}</span>
       {v.label}
-      {reasons > 0 ? <span className="font-normal">· {reasons} {reasons === 1 ? "reason" : "reasons"}</span> : null}
+      {reasons > 0 ? (
+        <span className="font-normal">
+          · {reasons} {reasons === 1 ? "reason" : "reasons"}
+        </span>
+      ) : null}
     </span>
   );
 }
@@ -74,7 +116,10 @@ export function SignatureBadge({ valid }: { valid: boolean | null }) {
     return <span className="text-xs text-neutral-600">no checkpoint yet</span>;
   }
   return valid ? (
-    <span className="inline-flex items-center gap-1 text-xs font-medium text-emerald-800" data-testid="signature-status">
+    <span
+      className="inline-flex items-center gap-1 text-xs font-medium text-emerald-800"
+      data-testid="signature-status"
+    >
       <span aria-hidden="true">✔</span> signature verified
     </span>
   ) : (

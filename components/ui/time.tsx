@@ -4,7 +4,10 @@
 export function Time({ iso, className }: { iso: string | null; className?: string }) {
   if (!iso) return <span className={className}>—</span>;
   const d = new Date(iso);
-  const text = d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  const text = d
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
   return (
     <time dateTime={iso} title={iso} className={className}>
       {text}

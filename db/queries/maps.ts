@@ -3,7 +3,15 @@
  * db-or-transaction; tenant id required.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { Custodian, Decision, ExerciseStepJson, MapLayer, MapStatus, Verification, VerificationEvidence } from "../schema/map-vocabulary";
+import type {
+  Custodian,
+  Decision,
+  ExerciseStepJson,
+  MapLayer,
+  MapStatus,
+  Verification,
+  VerificationEvidence,
+} from "../schema/map-vocabulary";
 import { queryRows, type Db } from "../index";
 import { isoUtc, likeEscape } from "./sql-helpers";
 
@@ -22,7 +30,12 @@ const MAP_COLUMNS = sql`id::text as id, workflow, title, version, status::text a
   ${isoUtc("created_at")} as created_at, ${isoUtc("updated_at")} as updated_at`;
 
 /** One map of a tenant, or undefined. `forUpdate` locks its row until the transaction ends. */
-export async function findMap(db: Db, tenantId: string, mapId: string, opts: { forUpdate?: boolean } = {}): Promise<MapRow | undefined> {
+export async function findMap(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<MapRow | undefined> {
   const rows = await queryRows<MapRow>(
     db,
     sql`select ${MAP_COLUMNS} from custody_maps where tenant_id = ${tenantId} and id = ${mapId}::uuid ${opts.forUpdate ? sql`for update` : sql``}`,
@@ -31,9 +44,16 @@ export async function findMap(db: Db, tenantId: string, mapId: string, opts: { f
 }
 
 /** The tenant's maps (at most `limit`), by workflow then most recently changed; `q` matches workflow or title. */
-export async function listMaps(db: Db, tenantId: string, opts: { q?: string; status?: MapStatus; limit: number }): Promise<MapRow[]> {
+export async function listMaps(
+  db: Db,
+  tenantId: string,
+  opts: { q?: string; status?: MapStatus; limit: number },
+): Promise<MapRow[]> {
   const conds: SQL[] = [sql`tenant_id = ${tenantId}`];
-  if (opts.q) conds.push(sql`(workflow ilike ${"%" + likeEscape(opts.q) + "%"} or title ilike ${"%" + likeEscape(opts.q) + "%"})`);
+  if (opts.q)
+    conds.push(
+      sql`(workflow ilike ${"%" + likeEscape(opts.q) + "%"} or title ilike ${"%" + likeEscape(opts.q) + "%"})`,
+    );
   if (opts.status) conds.push(sql`status = ${opts.status}::map_status`);
   return queryRows<MapRow>(
     db,
@@ -42,7 +62,11 @@ export async function listMaps(db: Db, tenantId: string, opts: { q?: string; sta
 }
 
 /** Inserts a map (a draft at version 1) and returns its id. */
-export async function insertMap(db: Db, tenantId: string, m: { workflow: string; title: string; createdBy: string }): Promise<MapRow> {
+export async function insertMap(
+  db: Db,
+  tenantId: string,
+  m: { workflow: string; title: string; createdBy: string },
+): Promise<MapRow> {
   const rows = await queryRows<MapRow>(
     db,
     sql`insert into custody_maps (tenant_id, workflow, title, created_by) values (${tenantId}, ${m.workflow}, ${m.title}, ${m.createdBy})
@@ -83,7 +107,9 @@ export async function insertLayers(
   by: string,
 ): Promise<void> {
   const values = rows.map(
-    (r) => sql`(${tenantId}, ${mapId}::uuid, ${r.layer}::map_layer, ${r.position}, ${JSON.stringify(r.custodians)}::jsonb, ${r.handoff}, ${r.evidence},
+    (
+      r,
+    ) => sql`(${tenantId}, ${mapId}::uuid, ${r.layer}::map_layer, ${r.position}, ${JSON.stringify(r.custodians)}::jsonb, ${r.handoff}, ${r.evidence},
       ${r.recovery_path}, ${r.acceptance_question}, ${r.verification}::map_verification,
       ${r.verification_evidence ? JSON.stringify(r.verification_evidence) : null}::jsonb, ${r.decision}::map_decision, ${r.decision_note}, ${r.revision ?? 1}, ${by})`,
   );
@@ -101,18 +127,30 @@ export async function listLayers(db: Db, tenantId: string, mapId: string): Promi
 }
 
 /** Rows of several maps (for the list), in the fixed order per map. */
-export async function listLayersOfMaps(db: Db, tenantId: string, mapIds: string[]): Promise<Array<LayerDbRow & { map_id: string }>> {
+export async function listLayersOfMaps(
+  db: Db,
+  tenantId: string,
+  mapIds: string[],
+): Promise<Array<LayerDbRow & { map_id: string }>> {
   if (mapIds.length === 0) return [];
   return queryRows<LayerDbRow & { map_id: string }>(
     db,
     sql`select map_id::text as map_id, ${LAYER_COLUMNS} from custody_map_layers
-        where tenant_id = ${tenantId} and map_id in (${sql.join(mapIds.map((id) => sql`${id}::uuid`), sql`, `)})
+        where tenant_id = ${tenantId} and map_id in (${sql.join(
+          mapIds.map((id) => sql`${id}::uuid`),
+          sql`, `,
+        )})
         order by map_id, position`,
   );
 }
 
 /** One row of a map, or undefined. */
-export async function findLayer(db: Db, tenantId: string, mapId: string, layer: MapLayer): Promise<LayerDbRow | undefined> {
+export async function findLayer(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  layer: MapLayer,
+): Promise<LayerDbRow | undefined> {
   const rows = await queryRows<LayerDbRow>(
     db,
     sql`select ${LAYER_COLUMNS} from custody_map_layers where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and layer = ${layer}::map_layer`,
@@ -153,7 +191,11 @@ export async function updateLayerGuarded(
  * Call with the map row locked (findMap forUpdate) in the same transaction.
  * @returns the map's version and status after the change, and whether a new draft was started.
  */
-export async function touchMapDraft(db: Db, tenantId: string, mapId: string): Promise<{ version: number; status: MapStatus; new_draft: boolean }> {
+export async function touchMapDraft(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+): Promise<{ version: number; status: MapStatus; new_draft: boolean }> {
   const rows = await queryRows<{ version: number; status: MapStatus; new_draft: boolean }>(
     db,
     sql`update custody_maps m set status = 'draft', version = case when m.status = 'published' then m.version + 1 else m.version end,
@@ -176,7 +218,14 @@ export async function markPublished(db: Db, tenantId: string, mapId: string): Pr
 }
 
 /** Stores the frozen JSON of a published version. */
-export async function insertVersion(db: Db, tenantId: string, mapId: string, version: number, snapshot: unknown, by: string): Promise<string> {
+export async function insertVersion(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  version: number,
+  snapshot: unknown,
+  by: string,
+): Promise<string> {
   const rows = await queryRows<{ published_at: string }>(
     db,
     sql`insert into custody_map_versions (tenant_id, map_id, version, snapshot, published_by)
@@ -198,7 +247,12 @@ export async function listVersions(db: Db, tenantId: string, mapId: string): Pro
 }
 
 /** The frozen JSON of one published version, or undefined. */
-export async function findVersionSnapshot(db: Db, tenantId: string, mapId: string, version: number): Promise<Record<string, unknown> | undefined> {
+export async function findVersionSnapshot(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  version: number,
+): Promise<Record<string, unknown> | undefined> {
   const rows = await queryRows<{ snapshot: Record<string, unknown> }>(
     db,
     sql`select snapshot from custody_map_versions where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and version = ${version}`,
@@ -246,7 +300,12 @@ export async function insertExercise(
 }
 
 /** One exercise of a map, or undefined. */
-export async function findExercise(db: Db, tenantId: string, mapId: string, exerciseId: string): Promise<ExerciseRow | undefined> {
+export async function findExercise(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  exerciseId: string,
+): Promise<ExerciseRow | undefined> {
   const rows = await queryRows<ExerciseRow>(
     db,
     sql`select ${EXERCISE_COLUMNS} from custody_exercises where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and id = ${exerciseId}::uuid`,
@@ -268,7 +327,10 @@ export async function countExercises(db: Db, tenantId: string, mapIds: string[])
   const rows = await queryRows<{ map_id: string; n: string | number }>(
     db,
     sql`select map_id::text as map_id, count(*) as n from custody_exercises
-        where tenant_id = ${tenantId} and map_id in (${sql.join(mapIds.map((id) => sql`${id}::uuid`), sql`, `)}) group by map_id`,
+        where tenant_id = ${tenantId} and map_id in (${sql.join(
+          mapIds.map((id) => sql`${id}::uuid`),
+          sql`, `,
+        )}) group by map_id`,
   );
   return new Map(rows.map((r) => [r.map_id, Number(r.n)]));
 }
@@ -282,7 +344,13 @@ export async function updateExerciseGuarded(
   tenantId: string,
   mapId: string,
   exerciseId: string,
-  v: { interruptionPoint: string; layers: MapLayer[]; steps: ExerciseStepJson[]; finding: string; outcome: ExerciseRow["outcome"] },
+  v: {
+    interruptionPoint: string;
+    layers: MapLayer[];
+    steps: ExerciseStepJson[];
+    finding: string;
+    outcome: ExerciseRow["outcome"];
+  },
   expectedRevision: number,
   by: string,
 ): Promise<ExerciseRow | undefined> {

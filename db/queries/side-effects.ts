@@ -38,7 +38,10 @@ export async function listSideEffects(
   opts: { statuses?: SideEffectStatus[] } = {},
 ): Promise<SideEffectRow[]> {
   const only = opts.statuses
-    ? sql`and status in (${sql.join(opts.statuses.map((st) => sql`${st}::side_effect_status`), sql`, `)})`
+    ? sql`and status in (${sql.join(
+        opts.statuses.map((st) => sql`${st}::side_effect_status`),
+        sql`, `,
+      )})`
     : sql``;
   return queryRows<SideEffectRow>(
     db,

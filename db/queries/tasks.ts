@@ -80,7 +80,8 @@ export async function listTasks(db: Db, tenantId: string, opts: ListTasksOptions
 /** The statement {@link listTasks} runs (exported so a test can EXPLAIN it). */
 export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
   const conds = [sql`t.tenant_id = ${tenantId}`];
-  if (opts.after) conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
+  if (opts.after)
+    conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
   if (opts.q) conds.push(searchCondition(tenantId, opts.q));
   if (opts.phase) conds.push(sql`t.phase = ${opts.phase}`);
   if (opts.host) {

@@ -29,7 +29,11 @@ export const MARKER_TYPES = [
 ] as const;
 
 /** First and last event time of a task (two index endpoint lookups), or null without events. */
-export async function timelineRange(db: Db, tenantId: string, taskId: string): Promise<{ first: string; last: string } | null> {
+export async function timelineRange(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+): Promise<{ first: string; last: string } | null> {
   const rows = await queryRows<{ first: string | null; last: string | null }>(
     db,
     sql`select
@@ -72,7 +76,15 @@ export async function timelineBins(
 ): Promise<BinRow[]> {
   const spanMs = Math.max(0, Date.parse(range.last) - Date.parse(range.first));
   const strideMs = Math.max(1, Math.ceil((spanMs + 1) / buckets));
-  const rows = await queryRows<{ plane: EventRow["plane"]; bucket: string; n: string | number; first: string; last: string; failed: string | number; denied: string | number }>(
+  const rows = await queryRows<{
+    plane: EventRow["plane"];
+    bucket: string;
+    n: string | number;
+    first: string;
+    last: string;
+    failed: string | number;
+    denied: string | number;
+  }>(
     db,
     sql`select plane, ${isoUtc(sql`date_bin(make_interval(secs => ${strideMs / 1000}::float8), occurred_at, ${range.first}::timestamptz)`)} as bucket,
                count(*) as n, ${isoUtc("min(occurred_at)")} as first, ${isoUtc("max(occurred_at)")} as last,
@@ -123,12 +135,19 @@ export async function timelineMarkers(db: Db, tenantId: string, taskId: string, 
  * The latest `compaction.performed` and the latest `constraint.checked` of a task in the server's receive order (`seq`),
  * with `seq`: at most two rows, each one backward probe of the partial index `events_task_facts_idx`.
  */
-export async function latestCompactionFacts(db: Db, tenantId: string, taskId: string): Promise<Array<EventRow & { seq: number | string }>> {
+export async function latestCompactionFacts(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+): Promise<Array<EventRow & { seq: number | string }>> {
   const latest = (type: string) =>
     sql`(select ${EVENT_COLUMNS}, seq from events
          where tenant_id = ${tenantId} and task_id = ${taskId} and type = ${type}
          order by seq desc limit 1)`;
-  return queryRows<EventRow & { seq: number | string }>(db, sql`${latest("compaction.performed")} union all ${latest("constraint.checked")}`);
+  return queryRows<EventRow & { seq: number | string }>(
+    db,
+    sql`${latest("compaction.performed")} union all ${latest("constraint.checked")}`,
+  );
 }
 
 /** The newest `limit` events of a task, returned oldest first. */
@@ -201,7 +220,10 @@ export async function arrivalFeed(
 
 /** The arrival feed's current horizon: every event of a transaction below it is already visible. */
 export async function arrivalHorizon(db: Db): Promise<string> {
-  const rows = await queryRows<{ horizon: string }>(db, sql`select pg_snapshot_xmin(pg_current_snapshot())::text as horizon`);
+  const rows = await queryRows<{ horizon: string }>(
+    db,
+    sql`select pg_snapshot_xmin(pg_current_snapshot())::text as horizon`,
+  );
   return rows[0]?.horizon ?? "0";
 }
 

@@ -32,7 +32,10 @@ export const sessions = pgTable(
     /** `signed_out`, `member_removed`, `password_changed`. */
     endedReason: text("ended_reason"),
   },
-  (t) => [index("sessions_user_idx").on(t.userId, t.selectedAt), index("sessions_tenant_user_idx").on(t.tenantId, t.userId)],
+  (t) => [
+    index("sessions_user_idx").on(t.userId, t.selectedAt),
+    index("sessions_tenant_user_idx").on(t.tenantId, t.userId),
+  ],
 );
 
 /**
@@ -84,5 +87,8 @@ export const signInThrottle = pgTable(
     /** No password is checked for this key before this time. */
     nextAllowedAt: timestamp("next_allowed_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ name: "sign_in_throttle_pkey", columns: [t.email, t.source] }), index("sign_in_throttle_last_idx").on(t.lastFailureAt)],
+  (t) => [
+    primaryKey({ name: "sign_in_throttle_pkey", columns: [t.email, t.source] }),
+    index("sign_in_throttle_last_idx").on(t.lastFailureAt),
+  ],
 );

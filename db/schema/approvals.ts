@@ -17,7 +17,19 @@
  *   server knows of (policy change).
  */
 import { sql } from "drizzle-orm";
-import { boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { tasks } from "./tasks";
 import { tenants } from "./tenancy";
 
@@ -77,7 +89,10 @@ export const approvalRequests = pgTable(
     offeredAgentVersion: text("offered_agent_version"),
     offeredAt: timestamp("offered_at", { withTimezone: true }),
 
-    invalidatedReasons: text("invalidated_reasons").array().notNull().default(sql`'{}'::text[]`),
+    invalidatedReasons: text("invalidated_reasons")
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     invalidatedAt: timestamp("invalidated_at", { withTimezone: true }),
 
     supersededBy: uuid("superseded_by"),

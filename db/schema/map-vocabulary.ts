@@ -5,7 +5,16 @@
  */
 
 /** The eight layers of a custody map, in their fixed order (DESIGN.md "Custody map"). */
-export const MAP_LAYERS = ["session_state", "compaction", "tools", "compute", "credentials", "artifacts", "recovery", "export"] as const;
+export const MAP_LAYERS = [
+  "session_state",
+  "compaction",
+  "tools",
+  "compute",
+  "credentials",
+  "artifacts",
+  "recovery",
+  "export",
+] as const;
 export type MapLayer = (typeof MAP_LAYERS)[number];
 
 /** `draft` while it can change; `published` once a version is frozen (the next edit starts a new draft). */
@@ -62,4 +71,3 @@ export type ExerciseStepJson = {
   event_id?: string | null;
   note: string;
 };
-

@@ -4,7 +4,19 @@
  * Source: DESIGN.md "Custody map", "Interruption exercise"; issue 9.
  */
 import { sql } from "drizzle-orm";
-import { foreignKey, index, integer, jsonb, pgEnum, pgTable, primaryKey, smallint, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 import {
   DECISIONS,
   EXERCISE_OUTCOMES,
@@ -73,7 +85,11 @@ export const custodyMapLayers = pgTable(
   },
   (t) => [
     primaryKey({ name: "custody_map_layers_pkey", columns: [t.tenantId, t.mapId, t.layer] }),
-    foreignKey({ name: "custody_map_layers_map_fk", columns: [t.tenantId, t.mapId], foreignColumns: [custodyMaps.tenantId, custodyMaps.id] }),
+    foreignKey({
+      name: "custody_map_layers_map_fk",
+      columns: [t.tenantId, t.mapId],
+      foreignColumns: [custodyMaps.tenantId, custodyMaps.id],
+    }),
   ],
 );
 
@@ -90,7 +106,11 @@ export const custodyMapVersions = pgTable(
   },
   (t) => [
     primaryKey({ name: "custody_map_versions_pkey", columns: [t.tenantId, t.mapId, t.version] }),
-    foreignKey({ name: "custody_map_versions_map_fk", columns: [t.tenantId, t.mapId], foreignColumns: [custodyMaps.tenantId, custodyMaps.id] }),
+    foreignKey({
+      name: "custody_map_versions_map_fk",
+      columns: [t.tenantId, t.mapId],
+      foreignColumns: [custodyMaps.tenantId, custodyMaps.id],
+    }),
   ],
 );
 
@@ -120,6 +140,10 @@ export const custodyExercises = pgTable(
   (t) => [
     primaryKey({ name: "custody_exercises_pkey", columns: [t.tenantId, t.id] }),
     index("custody_exercises_tenant_map_idx").on(t.tenantId, t.mapId, sql`${t.createdAt} desc`),
-    foreignKey({ name: "custody_exercises_map_fk", columns: [t.tenantId, t.mapId], foreignColumns: [custodyMaps.tenantId, custodyMaps.id] }),
+    foreignKey({
+      name: "custody_exercises_map_fk",
+      columns: [t.tenantId, t.mapId],
+      foreignColumns: [custodyMaps.tenantId, custodyMaps.id],
+    }),
   ],
 );

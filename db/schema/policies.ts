@@ -4,7 +4,18 @@
  * is first made current); the current version is the one with the latest activation.
  */
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import type { PolicyDocument, PolicyFinding } from "@/lib/domain/policies/document";
 import { tenants } from "./tenancy";
 

@@ -109,7 +109,9 @@ export const events = pgTable(
      * The inserting transaction (set by the database, never by a sender). The arrival feed reads rows in
      * (txid, seq) order up to the oldest transaction still running, so a row that commits late is never skipped.
      */
-    txid: xid8("txid").notNull().default(sql`pg_current_xact_id()`),
+    txid: xid8("txid")
+      .notNull()
+      .default(sql`pg_current_xact_id()`),
     environmentId: text("environment_id"),
     attempt: integer("attempt"),
     actor: text("actor"),
@@ -215,9 +217,13 @@ export const sideEffects = pgTable(
     index("side_effects_tenant_status_idx").on(t.tenantId, t.status),
     // The effects of a task that are not completed: what the gate, an intent's lease expiry and its facts read. A long
     // run's completed effects (most of them) stay out of those scans (decision 0022).
-    index("side_effects_open_idx").on(t.tenantId, t.taskId).where(sql`${t.status} <> 'completed'`),
+    index("side_effects_open_idx")
+      .on(t.tenantId, t.taskId)
+      .where(sql`${t.status} <> 'completed'`),
     // Outcomes of tool calls that became effects (a late tool.completed is kept as evidence).
-    index("side_effects_tool_call_idx").on(t.tenantId, t.taskId, t.callId).where(sql`${t.origin} = 'tool_call'`),
+    index("side_effects_tool_call_idx")
+      .on(t.tenantId, t.taskId, t.callId)
+      .where(sql`${t.origin} = 'tool_call'`),
     foreignKey({
       name: "side_effects_task_fk",
       columns: [t.tenantId, t.taskId],

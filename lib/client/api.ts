@@ -31,7 +31,12 @@ export async function apiFetch<T>(path: string, init: { method?: string; body?: 
   const body = text ? (JSON.parse(text) as unknown) : null;
   if (!res.ok) {
     const err = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
-    throw new ApiError(res.status, err?.code ?? "http_error", err?.message ?? `Request failed (${res.status}).`, err?.details);
+    throw new ApiError(
+      res.status,
+      err?.code ?? "http_error",
+      err?.message ?? `Request failed (${res.status}).`,
+      err?.details,
+    );
   }
   return body as T;
 }

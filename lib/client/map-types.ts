@@ -58,7 +58,13 @@ export type CustodyMapJson = {
 };
 
 /** Layers with a named custodian, verified, failed and decided, out of eight. */
-export type MapProgress = { total: number; custodians_named: number; verified: number; failed: number; decided: number };
+export type MapProgress = {
+  total: number;
+  custodians_named: number;
+  verified: number;
+  failed: number;
+  decided: number;
+};
 
 export type Recommendation = "not_ready" | "hold" | "adopt_with_constraints" | "adopt";
 
@@ -180,5 +186,13 @@ export type ExerciseView = ExerciseJson & {
 
 export type ExerciseListItem = Pick<
   ExerciseJson,
-  "id" | "interruption_point" | "layers" | "status" | "outcome" | "finding" | "created_at" | "completed_at" | "updated_at"
+  | "id"
+  | "interruption_point"
+  | "layers"
+  | "status"
+  | "outcome"
+  | "finding"
+  | "created_at"
+  | "completed_at"
+  | "updated_at"
 >;

@@ -30,20 +30,26 @@ export const mapApi = {
   version: (mapId: string, version: number) => apiFetch<MapView>(`/api/v1/maps/${enc(mapId)}?version=${version}`),
   create: (body: { workflow: string; title: string }) => apiFetch<MapView>("/api/v1/maps", { method: "POST", body }),
   import: (doc: unknown) => apiFetch<MapView>("/api/v1/maps/import", { method: "POST", body: doc }),
-  saveLayer: (mapId: string, layer: MapLayer, body: Partial<Omit<LayerRow, "layer" | "revision">> & { revision: number }) =>
-    apiFetch<LayerSaveResult>(`/api/v1/maps/${enc(mapId)}/layers/${layer}`, { method: "PATCH", body }),
+  saveLayer: (
+    mapId: string,
+    layer: MapLayer,
+    body: Partial<Omit<LayerRow, "layer" | "revision">> & { revision: number },
+  ) => apiFetch<LayerSaveResult>(`/api/v1/maps/${enc(mapId)}/layers/${layer}`, { method: "PATCH", body }),
   publish: (mapId: string) => apiFetch<MapView>(`/api/v1/maps/${enc(mapId)}/publish`, { method: "POST", body: {} }),
-  exercises: async (mapId: string) => (await apiFetch<{ exercises: ExerciseListItem[] }>(`/api/v1/maps/${enc(mapId)}/exercises`)).exercises,
+  exercises: async (mapId: string) =>
+    (await apiFetch<{ exercises: ExerciseListItem[] }>(`/api/v1/maps/${enc(mapId)}/exercises`)).exercises,
   createExercise: (mapId: string, body: { interruption_point: string; layers: MapLayer[] }) =>
     apiFetch<ExerciseJson>(`/api/v1/maps/${enc(mapId)}/exercises`, { method: "POST", body }),
-  exercise: (mapId: string, exerciseId: string) => apiFetch<ExerciseView>(`/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}`),
+  exercise: (mapId: string, exerciseId: string) =>
+    apiFetch<ExerciseView>(`/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}`),
   saveExercise: (mapId: string, exerciseId: string, body: Record<string, unknown> & { revision: number }) =>
     apiFetch<ExerciseJson>(`/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}`, { method: "PATCH", body }),
   completeExercise: (mapId: string, exerciseId: string, body: { outcome: string; finding: string; revision: number }) =>
-    apiFetch<{ exercise: ExerciseJson; layers: LayerRow[]; map: { id: string; version: number; status: string; new_draft: boolean } }>(
-      `/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}/complete`,
-      { method: "POST", body },
-    ),
+    apiFetch<{
+      exercise: ExerciseJson;
+      layers: LayerRow[];
+      map: { id: string; version: number; status: string; new_draft: boolean };
+    }>(`/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}/complete`, { method: "POST", body }),
   searchTasks: async (q: string) => (await apiFetch<TaskList>(`/api/v1/tasks?limit=8&q=${enc(q)}`)).tasks,
 };
 

@@ -103,7 +103,11 @@ export class CustodyApprovals {
   bindingFor(tool: string, callId: string, args: unknown): EffectBinding {
     if (this.opts.effectFor) return this.opts.effectFor(tool, callId, args);
     const safe = `${tool}.${callId}`.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 100);
-    return { name: safe, idempotencyKey: `oai:${sha256Text(`${this.opts.taskId}\u0000${callId}`).slice(0, 40)}`, action: tool };
+    return {
+      name: safe,
+      idempotencyKey: `oai:${sha256Text(`${this.opts.taskId}\u0000${callId}`).slice(0, 40)}`,
+      action: tool,
+    };
   }
 
   /**
@@ -136,8 +140,15 @@ export class CustodyApprovals {
             agent: item.agent?.name,
             ...(this.opts.agentVersion ? { agent_version: this.opts.agentVersion } : {}),
           });
-          this.grants.set(callId, { binding, digest, decision: out.decision, ...(out.decision === "replay" ? { receipt: out.receipt } : {}) });
-          this.log(`${binding.name}: intent → ${out.decision}${out.decision === "go" ? " (approved; the approval is used for this one write)" : " (already written)"}`);
+          this.grants.set(callId, {
+            binding,
+            digest,
+            decision: out.decision,
+            ...(out.decision === "replay" ? { receipt: out.receipt } : {}),
+          });
+          this.log(
+            `${binding.name}: intent → ${out.decision}${out.decision === "go" ? " (approved; the approval is used for this one write)" : " (already written)"}`,
+          );
           return { decision: "approve" };
         } catch (err) {
           if (!(err instanceof CustodyApiError)) throw err;
@@ -157,9 +168,12 @@ export class CustodyApprovals {
       if (approval.status !== lastStatus) {
         lastStatus = approval.status;
         const why = approval.stale_reasons?.length ? ` (${approval.stale_reasons.join(", ")})` : "";
-        this.log(`${binding.name}: approval ${approval.id} is ${approval.status}${why}${approval.status === "approved" ? "" : "; waiting for an approver"}`);
+        this.log(
+          `${binding.name}: approval ${approval.id} is ${approval.status}${why}${approval.status === "approved" ? "" : "; waiting for an approver"}`,
+        );
       }
-      if (approval.status === "rejected") return { decision: "reject", message: rejection(approval.decision?.reason ?? "") };
+      if (approval.status === "rejected")
+        return { decision: "reject", message: rejection(approval.decision?.reason ?? "") };
       if (approval.status === "approved") continue;
       if (this.opts.timeoutMs !== undefined && Date.now() - started > this.opts.timeoutMs) {
         throw new Error(`no decision on approval ${approval.id} within ${this.opts.timeoutMs} ms`);
@@ -176,7 +190,10 @@ export class CustodyApprovals {
    * @param callId the call id (`details.toolCall.callId` in a tool's `execute`).
    * @throws Error when the call holds no go (it was never approved through {@link decide}).
    */
-  async write(callId: string, perform: () => Promise<{ external_operation_id: string; result_digest: string }>): Promise<{ replayed: boolean; receipt: Receipt }> {
+  async write(
+    callId: string,
+    perform: () => Promise<{ external_operation_id: string; result_digest: string }>,
+  ): Promise<{ replayed: boolean; receipt: Receipt }> {
     const grant = this.grants.get(callId);
     if (!grant) throw new Error(`call ${callId} has no approved intent: refusing to write`);
     if (grant.decision === "replay") return { replayed: true, receipt: grant.receipt! };
@@ -197,7 +214,10 @@ export class CustodyApprovals {
    * Handles one pause: stores and checkpoints the state, waits for every decision, applies them to the state.
    * @returns the state, ready for `run(agent, state)`.
    */
-  async settle<TContext, TAgent extends AnyAgent>(state: RunState<TContext, TAgent>, pending: RunToolApprovalItem[]): Promise<RunState<TContext, TAgent>> {
+  async settle<TContext, TAgent extends AnyAgent>(
+    state: RunState<TContext, TAgent>,
+    pending: RunToolApprovalItem[],
+  ): Promise<RunState<TContext, TAgent>> {
     const text = state.toString();
     const sha256 = sha256Text(text);
     const ref = await this.opts.storeState(text, sha256);
@@ -238,6 +258,9 @@ export async function runWithCustodyApprovals<TAgent extends AnyAgent>(
 }
 
 /** Restores a stored RunState for `agent` (the SDK checks its schema version). */
-export function restoreRunState<TAgent extends AnyAgent>(agent: TAgent, text: string): Promise<RunState<unknown, TAgent>> {
+export function restoreRunState<TAgent extends AnyAgent>(
+  agent: TAgent,
+  text: string,
+): Promise<RunState<unknown, TAgent>> {
   return RunState.fromString(agent, text) as Promise<RunState<unknown, TAgent>>;
 }

@@ -28,13 +28,25 @@ async function sendText<T>(path: string, text: string): Promise<T> {
   const body = raw ? (JSON.parse(raw) as unknown) : null;
   if (!res.ok) {
     const err = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
-    throw new ApiError(res.status, err?.code ?? "http_error", err?.message ?? `Request failed (${res.status}).`, err?.details);
+    throw new ApiError(
+      res.status,
+      err?.code ?? "http_error",
+      err?.message ?? `Request failed (${res.status}).`,
+      err?.details,
+    );
   }
   return body as T;
 }
 
 export const policyApi = {
   lint: (text: string) => sendText<{ valid: boolean; findings: PolicyFindingJson[] }>("/api/v1/policies/lint", text),
-  store: (text: string) => sendText<{ version: number; digest: string; valid: boolean; findings: PolicyFindingJson[] }>("/api/v1/policies", text),
-  activate: (version: number) => apiFetch<{ version: number; previous: number | null; changed: boolean }>(`/api/v1/policies/${version}/activate`, { method: "POST" }),
+  store: (text: string) =>
+    sendText<{ version: number; digest: string; valid: boolean; findings: PolicyFindingJson[] }>(
+      "/api/v1/policies",
+      text,
+    ),
+  activate: (version: number) =>
+    apiFetch<{ version: number; previous: number | null; changed: boolean }>(`/api/v1/policies/${version}/activate`, {
+      method: "POST",
+    }),
 };

@@ -16,7 +16,6 @@ export const keys = {
   gate: (taskId: string) => ["task", taskId, "gate"] as const,
 };
 
-
 const enc = encodeURIComponent;
 
 /**
@@ -44,7 +43,9 @@ export function useCheckpoints(taskId: string, version: number) {
   return useInfiniteQuery({
     queryKey: [...keys.checkpoints(taskId), version],
     queryFn: ({ pageParam }) =>
-      apiFetch<CheckpointPage>(`/api/v1/tasks/${enc(taskId)}/checkpoints?limit=50${pageParam ? `&cursor=${enc(pageParam)}` : ""}`),
+      apiFetch<CheckpointPage>(
+        `/api/v1/tasks/${enc(taskId)}/checkpoints?limit=50${pageParam ? `&cursor=${enc(pageParam)}` : ""}`,
+      ),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
     placeholderData: keepPreviousData,
@@ -59,7 +60,8 @@ export function useCheckpoints(taskId: string, version: number) {
 export function useArtifacts(taskId: string, version: number) {
   return useQuery({
     queryKey: [...keys.artifacts(taskId), version],
-    queryFn: async () => (await apiFetch<{ artifacts: ArtifactView[] }>(`/api/v1/tasks/${enc(taskId)}/artifacts`)).artifacts,
+    queryFn: async () =>
+      (await apiFetch<{ artifacts: ArtifactView[] }>(`/api/v1/tasks/${enc(taskId)}/artifacts`)).artifacts,
     placeholderData: keepPreviousData,
     staleTime: Infinity,
   });

@@ -80,7 +80,13 @@ export type ApprovalAnswer = {
   id: string;
   status: "pending" | "stale" | "approved" | "rejected";
   stale_reasons?: string[];
-  decision?: { decision: "approve" | "reject"; reason?: string | null; decided_by?: string; decided_at?: string; expires_at?: string | null } | null;
+  decision?: {
+    decision: "approve" | "reject";
+    reason?: string | null;
+    decided_by?: string;
+    decided_at?: string;
+    expires_at?: string | null;
+  } | null;
   /** The request that re-binds this one after a stale approval was re-approved. */
   superseded_by?: string | null;
 } & Record<string, unknown>;
@@ -399,9 +405,13 @@ function describe(err: unknown): string {
 /** Builds the error of a non-2xx answer from the server's `{error: {code, message, details?}}`. */
 function toApiError(res: RawResponse, opts: RequestOptions): CustodyApiError {
   const err =
-    res.body && typeof res.body === "object" ? (res.body as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error : undefined;
+    res.body && typeof res.body === "object"
+      ? (res.body as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error
+      : undefined;
   const code = typeof err?.code === "string" ? err.code : `http_${res.status}`;
   const message =
-    typeof err?.message === "string" ? err.message : `${opts.method} ${opts.path} answered ${res.status} without an error body`;
+    typeof err?.message === "string"
+      ? err.message
+      : `${opts.method} ${opts.path} answered ${res.status} without an error body`;
   return new CustodyApiError(res.status, code, message, err?.details);
 }

@@ -58,7 +58,9 @@ export function useTimelineData(taskId: string, initial: PageOverview, tick: unk
   const seen = useRef<Set<string> | null>(null);
   // Events first seen in the feed (not in the overview), per lane: the overview's counts grow by them.
   const [fresh, setFresh] = useState<Record<Plane, number>>({ session: 0, environment: 0, tools: 0, vault: 0 });
-  const [compactionUnchecked, setCompactionUnchecked] = useState<UncheckedCompaction | null>(initial.compaction_unchecked ?? null);
+  const [compactionUnchecked, setCompactionUnchecked] = useState<UncheckedCompaction | null>(
+    initial.compaction_unchecked ?? null,
+  );
 
   const merge = useCallback(
     (events: StoredEvent[], fromFeed: boolean) => {
@@ -101,7 +103,9 @@ export function useTimelineData(taskId: string, initial: PageOverview, tick: unk
       do {
         again.current = false;
         for (let i = 0; i < FEED_PAGES; i += 1) {
-          const page = await apiFetch<ArrivalPage>(`/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(sinceRef.current)}&limit=1000`);
+          const page = await apiFetch<ArrivalPage>(
+            `/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(sinceRef.current)}&limit=1000`,
+          );
           sinceRef.current = page.next_since;
           merge(page.events, true);
           // The feed is the server's receive order: the gate's compaction rule carries forward over it.

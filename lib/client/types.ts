@@ -251,7 +251,10 @@ export type CheckpointSummary = {
   created_at: string;
 };
 
-export type CheckpointPage = { checkpoints: Array<CheckpointSummary & { record: TaskRecord }>; next_cursor: string | null };
+export type CheckpointPage = {
+  checkpoints: Array<CheckpointSummary & { record: TaskRecord }>;
+  next_cursor: string | null;
+};
 
 export type ArtifactView = {
   ref: string;
@@ -262,9 +265,7 @@ export type ArtifactView = {
   created_at: string;
 };
 
-export type IntentResult =
-  | { decision: "go"; lease_expires_at: string }
-  | { decision: "replay"; receipt: Receipt };
+export type IntentResult = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };
 
 export type GateReason = { code: string; message: string; target: string };
 

@@ -9,7 +9,10 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 
 function writeTemp(file: string, data: string, mode: number): string {
-  const tmp = path.join(/*turbopackIgnore: true*/ path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const tmp = path.join(
+    /*turbopackIgnore: true*/ path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+  );
   const fd = fs.openSync(tmp, "wx", mode);
   try {
     fs.writeSync(fd, data);

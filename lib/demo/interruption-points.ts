@@ -5,7 +5,13 @@
  * command for a point) share it; it lives under lib/ because the dashboard's build includes it.
  */
 
-export const CRASH_POINTS = ["after_intent", "after_external_write", "after_receipt", "during_report", "after_checkpoint"] as const;
+export const CRASH_POINTS = [
+  "after_intent",
+  "after_external_write",
+  "after_receipt",
+  "during_report",
+  "after_checkpoint",
+] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Each point as a transition of the run, in order, and what the server can know when the run stops there. */
@@ -39,5 +45,8 @@ export function isCrashPoint(value: string): value is CrashPoint {
 
 /** A disposable task id for an exercise run at `point` (unique per exercise, valid as a task id). */
 export function drillTaskId(point: CrashPoint, exerciseId: string): string {
-  return `drill-${point.replace(/_/g, "-")}-${exerciseId.replace(/[^a-z0-9]/gi, "").slice(0, 8).toLowerCase()}`;
+  return `drill-${point.replace(/_/g, "-")}-${exerciseId
+    .replace(/[^a-z0-9]/gi, "")
+    .slice(0, 8)
+    .toLowerCase()}`;
 }

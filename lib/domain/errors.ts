@@ -91,7 +91,9 @@ export function validationError(issues: ReadonlyArray<ValidationIssue>, prefix =
   const first = fields[0];
   const name = first?.path || "body";
   const lead = first ? (first.message.startsWith(`${name} `) ? first.message : `${name}: ${first.message}`) : "";
-  const message = first ? `${lead}${fields.length > 1 ? ` (and ${fields.length - 1} more)` : ""}` : "The request is not valid.";
+  const message = first
+    ? `${lead}${fields.length > 1 ? ` (and ${fields.length - 1} more)` : ""}`
+    : "The request is not valid.";
   return new DomainError("validation_failed", message, { fields });
 }
 

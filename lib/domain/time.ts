@@ -20,15 +20,19 @@ export function plausibleTime(iso: string): boolean {
 /** Why `value` is not an ISO 8601 time with a zone, naming `field` and what to send; null when it is one. */
 export function timeProblem(field: string, value: string): string | null {
   if (ISO_TIME_PATTERN.test(value)) return null;
-  if (value.length > 64) return `${field} must be an ISO 8601 time with a zone, ${EXAMPLE} (this value is ${value.length} characters long)`;
+  if (value.length > 64)
+    return `${field} must be an ISO 8601 time with a zone, ${EXAMPLE} (this value is ${value.length} characters long)`;
   if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:60(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?$/.test(value)) {
     return `${field} is a leap second (:60), which PostgreSQL and JavaScript times cannot hold; send the last instant before it (…:59.999999) or the next second (…:00 of the next minute) instead`;
   }
-  if (ISO_TIME_PATTERN.test(`${value}Z`)) return `${field} has no zone: add Z for UTC or an offset such as +02:00 (${EXAMPLE})`;
+  if (ISO_TIME_PATTERN.test(`${value}Z`))
+    return `${field} has no zone: add Z for UTC or an offset such as +02:00 (${EXAMPLE})`;
   const normalized = value.replace(/^(\d{4}-\d\d-\d\d)[ t]/, "$1T").replace(/z$/, "Z");
-  if (normalized !== value && ISO_TIME_PATTERN.test(normalized)) return `${field} must be written ${normalized} (an upper-case T between date and time, Z or ±hh:mm for the zone)`;
+  if (normalized !== value && ISO_TIME_PATTERN.test(normalized))
+    return `${field} must be written ${normalized} (an upper-case T between date and time, Z or ±hh:mm for the zone)`;
   const date = /^(\d{4}-\d\d-\d\d)T/.exec(value);
-  if (date && ISO_TIME_PATTERN.test(value.replace(date[1]!, "2000-01-01"))) return `${field} is not a date on the calendar (${date[1]}); ${EXAMPLE}`;
+  if (date && ISO_TIME_PATTERN.test(value.replace(date[1]!, "2000-01-01")))
+    return `${field} is not a date on the calendar (${date[1]}); ${EXAMPLE}`;
   return `${field} must be an ISO 8601 time with a zone, ${EXAMPLE}`;
 }
 
@@ -65,13 +69,19 @@ export function isoTimeField(field: string, opts: { plausible?: boolean } = {}) 
   return z
     .string({
       error: (iss) =>
-        iss.input === undefined ? `${field} is required: an ISO 8601 time with a zone (${EXAMPLE})` : `${field} must be a string: an ISO 8601 time with a zone (${EXAMPLE})`,
+        iss.input === undefined
+          ? `${field} is required: an ISO 8601 time with a zone (${EXAMPLE})`
+          : `${field} must be a string: an ISO 8601 time with a zone (${EXAMPLE})`,
     })
     .check((ctx) => {
       const why = timeProblem(field, ctx.value);
       if (why) ctx.issues.push({ code: "custom", input: ctx.value, message: why });
       else if (opts.plausible && !plausibleTime(ctx.value)) {
-        ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} must lie between the year 2000 and one day from now (check the sender's clock)` });
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value,
+          message: `${field} must lie between the year 2000 and one day from now (check the sender's clock)`,
+        });
       }
     })
     .meta({ format: "date-time" })

@@ -43,7 +43,9 @@ export function unsafeTextReason(value: string, opts: { multiline?: boolean } = 
 /** Why typed text may not be kept because it looks like a credential, or null. Reads after a field name. */
 export function credentialReason(value: string): string | null {
   const kinds = redactString(value).kinds;
-  return kinds.length ? `looks like a credential value (${kinds[0]}); it would be stored and shown for good, so never paste secrets here` : null;
+  return kinds.length
+    ? `looks like a credential value (${kinds[0]}); it would be stored and shown for good, so never paste secrets here`
+    : null;
 }
 
 export type TypedTextRule = {
@@ -84,10 +86,17 @@ export function typedText(field: string, rule: TypedTextRule): z.ZodType<string,
         ctx.issues.push({
           code: "custom",
           input: v,
-          message: n === 0 ? `${field} must not be empty${hint} ${expected}` : `${field} is too short (${span(n, n)})${hint} ${expected}`,
+          message:
+            n === 0
+              ? `${field} must not be empty${hint} ${expected}`
+              : `${field} is too short (${span(n, n)})${hint} ${expected}`,
         });
       } else if (n > max) {
-        ctx.issues.push({ code: "custom", input: v, message: `${field} is too long (${n} characters); at most ${max} are allowed` });
+        ctx.issues.push({
+          code: "custom",
+          input: v,
+          message: `${field} is too long (${n} characters); at most ${max} are allowed`,
+        });
       }
       const unsafe = unsafeTextReason(v);
       if (unsafe) ctx.issues.push({ code: "custom", input: v, message: `${field} ${unsafe}` });
@@ -100,7 +109,11 @@ export function typedText(field: string, rule: TypedTextRule): z.ZodType<string,
  * {@link typedText} for a value that is not part of a JSON body (a path segment, an option): returns the trimmed
  * text, or the message of the first rule it breaks.
  */
-export function checkTypedText(field: string, value: unknown, rule: TypedTextRule): { ok: true; value: string } | { ok: false; message: string } {
+export function checkTypedText(
+  field: string,
+  value: unknown,
+  rule: TypedTextRule,
+): { ok: true; value: string } | { ok: false; message: string } {
   const parsed = typedText(field, rule).safeParse(value);
   if (parsed.success) return { ok: true, value: parsed.data };
   return { ok: false, message: parsed.error.issues[0]?.message ?? `${field} is not valid` };

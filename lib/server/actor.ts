@@ -24,14 +24,21 @@ export async function requireActor(req: Request): Promise<Actor> {
     // A lookup by a unique hash on every API request: prepared, planned once per connection (decision 0022).
     const actor = await withGenericPlans(async () => authenticateApiKey(await getOwnerDb(), m[1]!));
     if (!actor) {
-      throw new DomainError("unauthorized", "This API key is not valid or was revoked. Create a new one under Settings → Runtime API keys.");
+      throw new DomainError(
+        "unauthorized",
+        "This API key is not valid or was revoked. Create a new one under Settings → Runtime API keys.",
+      );
     }
     return actor;
   }
   const user = await currentUser();
-  if (!user) throw new DomainError("unauthorized", "Sign in, or send a runtime API key as `Authorization: Bearer <key>`.");
+  if (!user)
+    throw new DomainError("unauthorized", "Sign in, or send a runtime API key as `Authorization: Bearer <key>`.");
   if (!sameOrigin(req)) {
-    throw new DomainError("forbidden", "Cross-site requests cannot act with your session; use the dashboard or an API key.");
+    throw new DomainError(
+      "forbidden",
+      "Cross-site requests cannot act with your session; use the dashboard or an API key.",
+    );
   }
   return user;
 }

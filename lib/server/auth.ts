@@ -55,7 +55,12 @@ function buildOptions(): NextAuthOptions {
           }
           const session = await startSession(db, result.userId, { tenantId: credentials?.workspace || null });
           if (!session) throw new Error("Your access to every workspace has been revoked. Ask an owner to restore it.");
-          const user: SessionUser = { id: result.userId, email: result.email, name: result.name, sid: session.sessionId };
+          const user: SessionUser = {
+            id: result.userId,
+            email: result.email,
+            name: result.name,
+            sid: session.sessionId,
+          };
           return user;
         },
       }),

@@ -26,6 +26,9 @@ export function clientAddress(headers: HeaderBag, hops = Number(process.env.CUST
   const n = Number.isInteger(hops) && hops > 0 ? hops : 0;
   const raw = entries[Math.max(0, entries.length - 1 - n)];
   if (!raw) return "unknown";
-  const addr = raw.toLowerCase().replace(/^\[|\](:\d+)?$/g, "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
+  const addr = raw
+    .toLowerCase()
+    .replace(/^\[|\](:\d+)?$/g, "")
+    .replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
   return /^[0-9a-f:.]{2,45}$/.test(addr) ? addr : "unknown";
 }

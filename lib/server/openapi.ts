@@ -20,14 +20,23 @@ import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
-import { actionRuleBodySchema, approvalSettingsBodySchema, policyVersionBodySchema } from "@/lib/domain/approvals/settings";
+import {
+  actionRuleBodySchema,
+  approvalSettingsBodySchema,
+  policyVersionBodySchema,
+} from "@/lib/domain/approvals/settings";
 
 const schema = (s: z.ZodType) => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
-const json = (ref: string) => ({ content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const json = (ref: string) => ({
+  content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } },
+});
 const errors = (...codes: number[]) =>
   Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? "Error", ...json("Error") }]));
 const ERROR_TEXT: Record<number, string> = {
@@ -39,7 +48,12 @@ const ERROR_TEXT: Record<number, string> = {
   413: "Body over 1 MB or more than 1000 events",
   422: "Validation failed; the message names the field",
 };
-const taskId = { name: "task_id", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" } };
+const taskId = {
+  name: "task_id",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" },
+};
 const effect = { name: "name", in: "path", required: true, schema: { type: "string" } };
 const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
 const mapId = { name: "map_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
@@ -61,16 +75,31 @@ export function openApiDocument(): Record<string, unknown> {
     components: {
       securitySchemes: {
         runtimeKey: { type: "http", scheme: "bearer" },
-        session: { type: "apiKey", in: "cookie", name: "next-auth.session-token", description: "A signed-in person's session (the dashboard)" },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: "next-auth.session-token",
+          description: "A signed-in person's session (the dashboard)",
+        },
       },
       schemas: {
         Error: {
           type: "object",
           required: ["error"],
-          properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" }, details: {} } } },
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message"],
+              properties: { code: { type: "string" }, message: { type: "string" }, details: {} },
+            },
+          },
         },
         Event: schema(eventInputSchema),
-        EventBatch: { type: "object", required: ["events"], properties: { events: { type: "array", maxItems: 1000, items: { $ref: "#/components/schemas/Event" } } } },
+        EventBatch: {
+          type: "object",
+          required: ["events"],
+          properties: { events: { type: "array", maxItems: 1000, items: { $ref: "#/components/schemas/Event" } } },
+        },
         TaskRecord: schema(taskRecordSchema),
         Intent: schema(intentBodySchema),
         Receipt: schema(receiptBodySchema),
@@ -100,7 +129,9 @@ export function openApiDocument(): Record<string, unknown> {
     },
     security: [{ runtimeKey: [] }],
     paths: {
-      "/api/health": { get: { summary: "Liveness once migrations are applied", security: [], responses: ok("`{ok: true}`") } },
+      "/api/health": {
+        get: { summary: "Liveness once migrations are applied", security: [], responses: ok("`{ok: true}`") },
+      },
       "/api/v1/events": {
         post: {
           summary: "Report a batch of events (≤ 1000, ≤ 1 MB); idempotent by event id",
@@ -127,27 +158,46 @@ export function openApiDocument(): Record<string, unknown> {
             {
               name: "q",
               in: "query",
-              description: "Part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a host (an event's attrs.host, any case)",
+              description:
+                "Part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a host (an event's attrs.host, any case)",
               schema: { type: "string" },
             },
             { name: "phase", in: "query", schema: { type: "string" } },
-            { name: "status", in: "query", description: "Tasks with a side effect in this status", schema: { type: "string" } },
+            {
+              name: "status",
+              in: "query",
+              description: "Tasks with a side effect in this status",
+              schema: { type: "string" },
+            },
           ],
           responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
         },
       },
       "/api/v1/tasks/{task_id}": {
         get: {
-          summary: "Latest record with its signature and key id, signature check, side-effect view, the runtime's gate asks per attempt (ETag: the version)",
+          summary:
+            "Latest record with its signature and key id, signature check, side-effect view, the runtime's gate asks per attempt (ETag: the version)",
           parameters: [taskId],
           responses: { ...ok("Task view"), ...errors(401, 404) },
         },
         put: {
           summary:
-            "Checkpoint the task record (new signed version). The record names its `attempt`: an older attempt than the task's current one gets 409 stale_attempt. Send the version it is based on as `If-Match: \"n\"` or `base_version` to get 409 version_conflict instead of overwriting a newer one.",
-          parameters: [taskId, { name: "If-Match", in: "header", required: false, schema: { type: "string" }, description: 'The version this checkpoint is based on, e.g. "3"' }],
+            'Checkpoint the task record (new signed version). The record names its `attempt`: an older attempt than the task\'s current one gets 409 stale_attempt. Send the version it is based on as `If-Match: "n"` or `base_version` to get 409 version_conflict instead of overwriting a newer one.',
+          parameters: [
+            taskId,
+            {
+              name: "If-Match",
+              in: "header",
+              required: false,
+              schema: { type: "string" },
+              description: 'The version this checkpoint is based on, e.g. "3"',
+            },
+          ],
           requestBody: { required: true, ...json("TaskRecord") },
-          responses: { ...ok("`{task_id, version, digest, signature, key_id, attempt}`"), ...errors(400, 401, 403, 409, 413, 422) },
+          responses: {
+            ...ok("`{task_id, version, digest, signature, key_id, attempt}`"),
+            ...errors(400, 401, 403, 409, 413, 422),
+          },
         },
       },
       "/api/v1/tasks/{task_id}/timeline": {
@@ -159,10 +209,18 @@ export function openApiDocument(): Record<string, unknown> {
             { name: "cursor", in: "query", schema: { type: "string" } },
             { name: "from", in: "query", schema: { type: "string", format: "date-time" } },
             { name: "to", in: "query", schema: { type: "string", format: "date-time" } },
-            { name: "since", in: "query", schema: { type: "string" }, description: "Arrival-feed cursor: 0, a next_since, or an overview's since" },
+            {
+              name: "since",
+              in: "query",
+              schema: { type: "string" },
+              description: "Arrival-feed cursor: 0, a next_since, or an overview's since",
+            },
             { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000, default: 200 } },
           ],
-          responses: { ...ok("`{events, next_cursor}` or, with since, `{events, next_since, has_more}`"), ...errors(400, 401, 404) },
+          responses: {
+            ...ok("`{events, next_cursor}` or, with since, `{events, next_since, has_more}`"),
+            ...errors(400, 401, 404),
+          },
         },
       },
       "/api/v1/tasks/{task_id}/timeline/overview": {
@@ -170,24 +228,48 @@ export function openApiDocument(): Record<string, unknown> {
           summary:
             "What a timeline shows first: every event of a task of up to 2,000 (complete: true); for a longer one every marker event (interruptions, restarts, resumes, stops, sandbox lifecycle), the 250 newest events (all from newest_from on) and per-lane bins counted on the server; since is an arrival-feed cursor for what arrives next.",
           parameters: [taskId],
-          responses: { ...ok("`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since, compaction_unchecked: {event_id, occurred_at} | null}`"), ...errors(401, 404) },
+          responses: {
+            ...ok(
+              "`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since, compaction_unchecked: {event_id, occurred_at} | null}`",
+            ),
+            ...errors(401, 404),
+          },
         },
       },
       "/api/v1/tasks/{task_id}/checkpoints": {
         get: {
-          summary: "Checkpoint history, newest first, each with signature and key id (keyset pagination: pass next_cursor back as cursor)",
-          parameters: [taskId, { name: "cursor", in: "query", schema: { type: "string" } }, { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } }],
-          responses: { ...ok("`{checkpoints: [{version, digest, signature, key_id, attempt, signature_valid, phase, created_at, record}], next_cursor}`"), ...errors(400, 401, 404) },
+          summary:
+            "Checkpoint history, newest first, each with signature and key id (keyset pagination: pass next_cursor back as cursor)",
+          parameters: [
+            taskId,
+            { name: "cursor", in: "query", schema: { type: "string" } },
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+          ],
+          responses: {
+            ...ok(
+              "`{checkpoints: [{version, digest, signature, key_id, attempt, signature_valid, phase, created_at, record}], next_cursor}`",
+            ),
+            ...errors(400, 401, 404),
+          },
         },
       },
-      "/api/v1/tasks/{task_id}/artifacts": { get: { summary: "Artifacts with sha256", parameters: [taskId], responses: { ...ok("`{artifacts}`"), ...errors(401, 404) } } },
+      "/api/v1/tasks/{task_id}/artifacts": {
+        get: {
+          summary: "Artifacts with sha256",
+          parameters: [taskId],
+          responses: { ...ok("`{artifacts}`"), ...errors(401, 404) },
+        },
+      },
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
           summary:
             "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go.",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Intent") },
-          responses: { ...ok("`{decision: go, lease_expires_at}` or `{decision: replay, receipt}`"), ...errors(400, 401, 403, 404, 409, 422) },
+          responses: {
+            ...ok("`{decision: go, lease_expires_at}` or `{decision: replay, receipt}`"),
+            ...errors(400, 401, 403, 404, 409, 422),
+          },
         },
       },
       "/api/v1/tasks/{task_id}/side-effects/{name}/receipt": {
@@ -196,7 +278,10 @@ export function openApiDocument(): Record<string, unknown> {
             "Record the receipt of a completed write (an identical repeat is a no-op). One that is not applied (effect unknown, older attempt, no intent yet, conflicting) answers 409 and is kept as evidence for whoever reconciles.",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Receipt") },
-          responses: { ...ok("`{status: completed, receipt, replayed, warnings}`"), ...errors(400, 401, 404, 409, 422) },
+          responses: {
+            ...ok("`{status: completed, receipt, replayed, warnings}`"),
+            ...errors(400, 401, 404, 409, 422),
+          },
         },
       },
       "/api/v1/import/openai-agents/run-state": {
@@ -205,12 +290,27 @@ export function openApiDocument(): Record<string, unknown> {
             "Import a serialized RunState of the OpenAI Agents SDK (JavaScript camelCase or Python snake_case; a JSON object or a JSON string): pending tool approvals become approval requests (nested agent-as-tool runs included, attributed to the agent that raised them; hosted/MCP requests keep their provider request id), executed tool outputs become receipts, calls with no output in a state that ended mid-turn become unknown effects. $schemaVersion is read per SDK. Importing the same state again creates nothing new. Runtime keys and signed-in responders, owners, admins.",
           security: [{ runtimeKey: [] }, { session: [] }],
           parameters: [
-            { name: "task_id", in: "query", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" } },
-            { name: "agent_version", in: "query", schema: { type: "string", maxLength: 200 }, description: "The agent's version, bound into the approval requests." },
+            {
+              name: "task_id",
+              in: "query",
+              required: true,
+              schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" },
+            },
+            {
+              name: "agent_version",
+              in: "query",
+              schema: { type: "string", maxLength: 200 },
+              description: "The agent's version, bound into the approval requests.",
+            },
           ],
-          requestBody: { required: true, content: { "application/json": { schema: { oneOf: [{ type: "object" }, { type: "string" }] } } } },
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { oneOf: [{ type: "object" }, { type: "string" }] } } },
+          },
           responses: {
-            ...ok("`{task_id, sdk: openai-agents-js|openai-agents-python, schema_version, approvals: [approval ids], receipts: [effect names], unknown: [effect names], warnings: [...]}`"),
+            ...ok(
+              "`{task_id, sdk: openai-agents-js|openai-agents-python, schema_version, approvals: [approval ids], receipts: [effect names], unknown: [effect names], warnings: [...]}`",
+            ),
             ...errors(400, 401, 403, 404, 413, 422),
           },
         },
@@ -224,7 +324,11 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/tasks/{task_id}/side-effects/{name}/lookup": {
-        post: { summary: "Ask the tool owner's lookup endpoint (evidence only)", parameters: [taskId, effect], responses: { ...ok("Lookup answer"), ...errors(401, 403, 404) } },
+        post: {
+          summary: "Ask the tool owner's lookup endpoint (evidence only)",
+          parameters: [taskId, effect],
+          responses: { ...ok("Lookup answer"), ...errors(401, 403, 404) },
+        },
       },
       "/api/v1/tasks/{task_id}/resume": {
         post: {
@@ -234,11 +338,21 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{verdict, reasons, next_phase, permitted_side_effects}`"), ...errors(401, 404, 422) },
         },
       },
-      "/api/v1/signing-keys": { get: { summary: "Ed25519 public keys (JWK Set) that verify checkpoints", security: [], responses: ok("`{keys}`") } },
+      "/api/v1/signing-keys": {
+        get: {
+          summary: "Ed25519 public keys (JWK Set) that verify checkpoints",
+          security: [],
+          responses: ok("`{keys}`"),
+        },
+      },
       "/api/v1/settings/api-keys": {
-        get: { summary: "Runtime API keys of the tenant (never the key; signed-in)", responses: { ...ok("`{keys}`"), ...errors(401, 403) } },
+        get: {
+          summary: "Runtime API keys of the tenant (never the key; signed-in)",
+          responses: { ...ok("`{keys}`"), ...errors(401, 403) },
+        },
         post: {
-          summary: "Create a runtime API key, shown once (owners, admins; signed-in). Typed text: no control or bidi override characters",
+          summary:
+            "Create a runtime API key, shown once (owners, admins; signed-in). Typed text: no control or bidi override characters",
           requestBody: { required: true, ...json("CreateApiKey") },
           responses: { ...ok("`{id, name, key}`"), ...errors(400, 401, 403, 422) },
         },
@@ -263,34 +377,51 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{members, invitations}`"), ...errors(401, 403) },
         },
         post: {
-          summary: "Add a person: a one-time link (7 days) that sets their password and makes them a member (owners, admins; audited)",
+          summary:
+            "Add a person: a one-time link (7 days) that sets their password and makes them a member (owners, admins; audited)",
           requestBody: { required: true, ...json("Invite") },
-          responses: { ...ok("`{invitation_url, expires_at, invitation, audit_seq}`"), ...errors(400, 401, 403, 409, 422) },
+          responses: {
+            ...ok("`{invitation_url, expires_at, invitation, audit_seq}`"),
+            ...errors(400, 401, 403, 409, 422),
+          },
         },
       },
       "/api/v1/settings/members/{user_id}": {
         patch: {
-          summary: "Change a member's role, effective on their next request (owners, admins; only owners touch the owner role: 403 not_allowed; 409 last_owner)",
+          summary:
+            "Change a member's role, effective on their next request (owners, admins; only owners touch the owner role: 403 not_allowed; 409 last_owner)",
           parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
           requestBody: { required: true, ...json("ChangeRole") },
-          responses: { ...ok("`{user_id, email, role, previous_role, changed, audit_seq}`"), ...errors(400, 401, 403, 404, 409, 422) },
+          responses: {
+            ...ok("`{user_id, email, role, previous_role, changed, audit_seq}`"),
+            ...errors(400, 401, 403, 404, 409, 422),
+          },
         },
         delete: {
-          summary: "Remove a member: their sessions here end at once, past decisions keep their name (owners, admins; 403 not_allowed; 409 last_owner)",
+          summary:
+            "Remove a member: their sessions here end at once, past decisions keep their name (owners, admins; 403 not_allowed; 409 last_owner)",
           parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-          responses: { ...ok("`{removed: true, user_id, email, role, sessions_ended, audit_seq}`"), ...errors(401, 403, 404, 409) },
+          responses: {
+            ...ok("`{removed: true, user_id, email, role, sessions_ended, audit_seq}`"),
+            ...errors(401, 403, 404, 409),
+          },
         },
       },
       "/api/v1/settings/invitations": {
         post: {
-          summary: "A one-time invitation link (7 days, single use; only its hash stored) for `{email, role}` (owners, admins; 409 already_member; audited)",
+          summary:
+            "A one-time invitation link (7 days, single use; only its hash stored) for `{email, role}` (owners, admins; 409 already_member; audited)",
           requestBody: { required: true, ...json("Invite") },
-          responses: { ...ok("`{invitation_url, expires_at, invitation, audit_seq}`"), ...errors(400, 401, 403, 409, 422) },
+          responses: {
+            ...ok("`{invitation_url, expires_at, invitation, audit_seq}`"),
+            ...errors(400, 401, 403, 409, 422),
+          },
         },
       },
       "/api/v1/invitations/{token}/accept": {
         post: {
-          summary: "Use an invitation link: sets the new account's password (or checks an existing account's) and joins the workspace. No session needed; 410 when used, expired or withdrawn",
+          summary:
+            "Use an invitation link: sets the new account's password (or checks an existing account's) and joins the workspace. No session needed; 410 when used, expired or withdrawn",
           security: [],
           parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" } }],
           requestBody: { required: true, ...json("AcceptInvitation") },
@@ -303,7 +434,10 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/me": {
-        get: { summary: "The signed-in person, the workspace this session works in, and their workspaces (sessions only)", responses: { ...ok("`{user_id, email, name, role, workspace, workspaces}`"), ...errors(401, 403) } },
+        get: {
+          summary: "The signed-in person, the workspace this session works in, and their workspaces (sessions only)",
+          responses: { ...ok("`{user_id, email, name, role, workspace, workspaces}`"), ...errors(401, 403) },
+        },
       },
       "/api/v1/me/workspace": {
         put: {
@@ -316,14 +450,22 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           summary: "Change one's own password (current one required; other sessions end; audited)",
           requestBody: { required: true, ...json("ChangePassword") },
-          responses: { ...ok("`{changed: true, sessions_ended, audit_seq}`"), ...errors(400, 401, 403, 422), "429": { description: "Too many password tries", ...json("Error") } },
+          responses: {
+            ...ok("`{changed: true, sessions_ended, audit_seq}`"),
+            ...errors(400, 401, 403, 422),
+            "429": { description: "Too many password tries", ...json("Error") },
+          },
         },
       },
       "/api/v1/settings/members/{user_id}/unlock": {
         post: {
-          summary: "Forget a locked-out member's failed sign-ins so the right password works again (owners, admins; signed-in; audited)",
+          summary:
+            "Forget a locked-out member's failed sign-ins so the right password works again (owners, admins; signed-in; audited)",
           parameters: [{ name: "user_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-          responses: { ...ok("`{unlocked: true, user_id, email, failures, audit_seq}`"), ...errors(401, 403, 404, 409) },
+          responses: {
+            ...ok("`{unlocked: true, user_id, email, failures, audit_seq}`"),
+            ...errors(401, 403, 404, 409),
+          },
         },
       },
       "/api/v1/maps": {
@@ -333,15 +475,27 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [
             { name: "q", in: "query", description: "Part of the workflow or title", schema: { type: "string" } },
             { name: "status", in: "query", schema: { type: "string", enum: ["draft", "published"] } },
-            { name: "attention", in: "query", schema: { type: "string", enum: ["failed", "undecided", "evidence_requested", "unverified"] } },
+            {
+              name: "attention",
+              in: "query",
+              schema: { type: "string", enum: ["failed", "undecided", "evidence_requested", "unverified"] },
+            },
           ],
-          responses: { ...ok("`{maps: [{id, workflow, title, version, status, updated_at, progress, recommendation, exercises}]}`"), ...errors(400, 401, 403) },
+          responses: {
+            ...ok(
+              "`{maps: [{id, workflow, title, version, status, updated_at, progress, recommendation, exercises}]}`",
+            ),
+            ...errors(400, 401, 403),
+          },
         },
         post: {
           summary: "Start a custody map: a draft with the eight layers and our worksheet text (owners, admins)",
           security: session,
           requestBody: { required: true, ...json("CreateMap") },
-          responses: { ...ok("The map `{id, workflow, title, version, status, layers, summary, progress, versions}`"), ...errors(400, 401, 403, 422) },
+          responses: {
+            ...ok("The map `{id, workflow, title, version, status, layers, summary, progress, versions}`"),
+            ...errors(400, 401, 403, 422),
+          },
         },
       },
       "/api/v1/maps/import": {
@@ -357,16 +511,26 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "One map (current draft or latest published; `version` = a published version as frozen)",
           security: session,
           parameters: [mapId, { name: "version", in: "query", schema: { type: "integer", minimum: 1 } }],
-          responses: { ...ok("`{id, workflow, title, version, status, layers: [LayerRow × 8], summary, progress, versions}`"), ...errors(400, 401, 403, 404) },
+          responses: {
+            ...ok("`{id, workflow, title, version, status, layers: [LayerRow × 8], summary, progress, versions}`"),
+            ...errors(400, 401, 403, 404),
+          },
         },
       },
       "/api/v1/maps/{map_id}/layers/{layer}": {
         patch: {
-          summary: "Change one row with the revision it was based on (owners, admins); 409 with both versions when stale",
+          summary:
+            "Change one row with the revision it was based on (owners, admins); 409 with both versions when stale",
           security: session,
-          parameters: [mapId, { name: "layer", in: "path", required: true, schema: { type: "string", enum: [...MAP_LAYERS] } }],
+          parameters: [
+            mapId,
+            { name: "layer", in: "path", required: true, schema: { type: "string", enum: [...MAP_LAYERS] } },
+          ],
           requestBody: { required: true, ...json("LayerPatch") },
-          responses: { ...ok("`{row: LayerRow, map: {id, version, status, new_draft}, summary, progress, changed}`"), ...errors(400, 401, 403, 404, 409, 422) },
+          responses: {
+            ...ok("`{row: LayerRow, map: {id, version, status, new_draft}, summary, progress, changed}`"),
+            ...errors(400, 401, 403, 404, 409, 422),
+          },
         },
       },
       "/api/v1/maps/{map_id}/publish": {
@@ -389,7 +553,10 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             "200": {
               description: "`json`: `{id, workflow, title, version, status, layers}`; `md`: text/markdown",
-              content: { "application/json": { schema: { type: "object" } }, "text/markdown": { schema: { type: "string" } } },
+              content: {
+                "application/json": { schema: { type: "object" } },
+                "text/markdown": { schema: { type: "string" } },
+              },
             },
             ...errors(400, 401, 403, 404),
           },
@@ -400,7 +567,12 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "Interruption exercises of a map, newest first",
           security: session,
           parameters: [mapId],
-          responses: { ...ok("`{exercises: [{id, interruption_point, layers, status, outcome, finding, created_at, completed_at, updated_at}]}`"), ...errors(401, 403, 404) },
+          responses: {
+            ...ok(
+              "`{exercises: [{id, interruption_point, layers, status, outcome, finding, created_at, completed_at, updated_at}]}`",
+            ),
+            ...errors(401, 403, 404),
+          },
         },
         post: {
           summary: "Start an interruption exercise: the interruption point and the layers it covers (owners, admins)",
@@ -412,13 +584,20 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/maps/{map_id}/exercises/{exercise_id}": {
         get: {
-          summary: "One exercise, with what the product knows about each linked task (checkpoints, unknown side effects, artifacts, gate verdict)",
+          summary:
+            "One exercise, with what the product knows about each linked task (checkpoints, unknown side effects, artifacts, gate verdict)",
           security: session,
           parameters: [mapId, exerciseId],
-          responses: { ...ok("`{id, map_id, interruption_point, layers, steps, status, outcome, finding, revision, map, linked_tasks}`"), ...errors(401, 403, 404) },
+          responses: {
+            ...ok(
+              "`{id, map_id, interruption_point, layers, steps, status, outcome, finding, revision, map, linked_tasks}`",
+            ),
+            ...errors(401, 403, 404),
+          },
         },
         patch: {
-          summary: "Record progress: steps with status and evidence, layers, draft outcome and finding, with the revision (owners, admins)",
+          summary:
+            "Record progress: steps with status and evidence, layers, draft outcome and finding, with the revision (owners, admins)",
           security: session,
           parameters: [mapId, exerciseId],
           requestBody: { required: true, ...json("UpdateExercise") },
@@ -427,32 +606,44 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/maps/{map_id}/exercises/{exercise_id}/complete": {
         post: {
-          summary: "Complete an exercise: sets the covered layers' verification (failed for unsafe) with a link back (owners, admins)",
+          summary:
+            "Complete an exercise: sets the covered layers' verification (failed for unsafe) with a link back (owners, admins)",
           security: session,
           parameters: [mapId, exerciseId],
           requestBody: { required: true, ...json("CompleteExercise") },
-          responses: { ...ok("`{exercise, layers: [LayerRow], map: {id, version, status, new_draft}}`"), ...errors(400, 401, 403, 404, 409, 422) },
+          responses: {
+            ...ok("`{exercise, layers: [LayerRow], map: {id, version, status, new_draft}}`"),
+            ...errors(400, 401, 403, 404, 409, 422),
+          },
         },
       },
       "/api/v1/approvals": {
         get: {
-          summary: "Approvals, oldest first (keyset): status (pending, stale, approved, rejected) computed now; filters status, task_id, action",
+          summary:
+            "Approvals, oldest first (keyset): status (pending, stale, approved, rejected) computed now; filters status, task_id, action",
           parameters: [
-            { name: "status", in: "query", schema: { type: "string", enum: ["pending", "stale", "approved", "rejected"] } },
+            {
+              name: "status",
+              in: "query",
+              schema: { type: "string", enum: ["pending", "stale", "approved", "rejected"] },
+            },
             { name: "task_id", in: "query", schema: { type: "string" } },
             { name: "action", in: "query", schema: { type: "string" } },
             { name: "cursor", in: "query", schema: { type: "string" } },
             { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200 } },
           ],
           responses: {
-            ...ok("`{approvals: [{id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest, input_digest, policy_version, agent, agent_version, requested_by, requested_at, status, stale_reasons, decision?}], next_cursor}`"),
+            ...ok(
+              "`{approvals: [{id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest, input_digest, policy_version, agent, agent_version, requested_by, requested_at, status, stale_reasons, decision?}], next_cursor}`",
+            ),
             ...errors(400, 401, 422),
           },
         },
       },
       "/api/v1/approvals/{approval_id}": {
         get: {
-          summary: "One approval with its payload (secrets redacted) and, when stale, `changes: [{field, approved, current}]`",
+          summary:
+            "One approval with its payload (secrets redacted) and, when stale, `changes: [{field, approved, current}]`",
           parameters: [{ name: "approval_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
           responses: { ...ok("The approval plus `payload`, `offered_payload`, `changes`"), ...errors(401, 404) },
         },
@@ -468,12 +659,19 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/policy/current": {
-        get: { summary: "The tenant's current policy version `{version}`", responses: { ...ok("`{version}`"), ...errors(401) } },
+        get: {
+          summary: "The tenant's current policy version `{version}`",
+          responses: { ...ok("`{version}`"), ...errors(401) },
+        },
         put: {
-          summary: "Change the current policy version (owners, admins): approvals bound to another version become stale at once (audited, on their tasks' timelines)",
+          summary:
+            "Change the current policy version (owners, admins): approvals bound to another version become stale at once (audited, on their tasks' timelines)",
           security: session,
           requestBody: { required: true, ...json("PolicyVersion") },
-          responses: { ...ok("`{version, previous, invalidated: [{id, task_id, side_effect}]}`"), ...errors(401, 403, 422) },
+          responses: {
+            ...ok("`{version, previous, invalidated: [{id, task_id, side_effect}]}`"),
+            ...errors(401, 403, 422),
+          },
         },
       },
       "/api/v1/audit/verify": {
@@ -484,8 +682,17 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/api/v1/settings/approvals": {
-        get: { summary: "Approval settings: policy version, default TTL, self-approval, approval-required actions", security: session, responses: { ...ok("Settings"), ...errors(401) } },
-        put: { summary: "Change the default approval TTL or self-approval (owners, admins)", security: session, requestBody: { required: true, ...json("ApprovalSettings") }, responses: { ...ok("`{updated: true}`"), ...errors(401, 403, 422) } },
+        get: {
+          summary: "Approval settings: policy version, default TTL, self-approval, approval-required actions",
+          security: session,
+          responses: { ...ok("Settings"), ...errors(401) },
+        },
+        put: {
+          summary: "Change the default approval TTL or self-approval (owners, admins)",
+          security: session,
+          requestBody: { required: true, ...json("ApprovalSettings") },
+          responses: { ...ok("`{updated: true}`"), ...errors(401, 403, 422) },
+        },
       },
       "/api/v1/settings/approval-rules/{action}": {
         put: {

@@ -47,9 +47,7 @@ export function refuseNulInAddress(url: string): void {
  * actor's database scope: `getDb()` there is walled by row-level security to the actor's tenant (and, for a person,
  * their own sessions and memberships) — docs/decisions/0016-tenant-walls.md.
  */
-export function apiRoute<P = Record<string, string>>(
-  handler: (ctx: RouteContext<P>) => Promise<Response | unknown>,
-) {
+export function apiRoute<P = Record<string, string>>(handler: (ctx: RouteContext<P>) => Promise<Response | unknown>) {
   return async (req: Request, context: { params: Promise<P> }): Promise<Response> => {
     const requestId = randomUUID();
     try {
@@ -120,15 +118,21 @@ export function otherMethods(...served: HttpMethod[]): Record<HttpMethod | "OPTI
   };
   // Next's own OPTIONS would list the 405 handlers above as allowed; this one names what the route serves.
   const options = (): Response =>
-    new Response(null, { status: 204, headers: { allow: [...served, ...(served.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ") } });
-  const handlers = Object.fromEntries(HTTP_METHODS.map((m) => [m, handler])) as Record<HttpMethod, (req: Request) => Response>;
+    new Response(null, {
+      status: 204,
+      headers: { allow: [...served, ...(served.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ") },
+    });
+  const handlers = Object.fromEntries(HTTP_METHODS.map((m) => [m, handler])) as Record<
+    HttpMethod,
+    (req: Request) => Response
+  >;
   return { ...handlers, OPTIONS: options };
 }
 
 /** Maps any thrown value to a response; logs unexpected ones without request bodies. */
 export function handleError(err: unknown, requestId: string): Response {
   if (isDomainError(err)) return errorResponse(err, requestId);
-  console.error(`[${requestId}] unhandled error:`, err instanceof Error ? err.stack ?? err.message : String(err));
+  console.error(`[${requestId}] unhandled error:`, err instanceof Error ? (err.stack ?? err.message) : String(err));
   return errorResponse(
     new DomainError("internal", `Something went wrong on our side. Quote request id ${requestId} when reporting it.`),
     requestId,
@@ -143,7 +147,11 @@ export function handleError(err: unknown, requestId: string): Response {
  * surrogates — is refused whole too.
  * @throws DomainError payload_too_large, invalid_json, validation_failed.
  */
-export async function readJson(req: Request, limit = MAX_BODY_BYTES, opts: { perItem?: boolean } = {}): Promise<unknown> {
+export async function readJson(
+  req: Request,
+  limit = MAX_BODY_BYTES,
+  opts: { perItem?: boolean } = {},
+): Promise<unknown> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   if (!req.body) throw new DomainError("invalid_json", "The request has no body; send a JSON document.");
@@ -194,5 +202,8 @@ export async function readNoBody(req: Request): Promise<void> {
 }
 
 function tooLarge(limit: number): DomainError {
-  return new DomainError("payload_too_large", `The body is larger than ${Math.round(limit / 1024)} KiB; send smaller batches.`);
+  return new DomainError(
+    "payload_too_large",
+    `The body is larger than ${Math.round(limit / 1024)} KiB; send smaller batches.`,
+  );
 }

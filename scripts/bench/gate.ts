@@ -36,9 +36,17 @@ export const gateBenchmark: Benchmark = {
     log(`gate: seeding ${taskId} with ${effectCount} side effects (${unknownCount} unknown) …`);
     // A checkpoint declares at most MAX_RECORD_SIDE_EFFECTS effects (finished ones stay out of the record); the rest
     // exist on the server from their intent events, as in a long run.
-    const sideEffects: Record<string, { idempotency_key: string; status: "not_started"; action: string; mutation: boolean }> = {};
+    const sideEffects: Record<
+      string,
+      { idempotency_key: string; status: "not_started"; action: string; mutation: boolean }
+    > = {};
     for (let i = 0; i < Math.min(effectCount, MAX_RECORD_SIDE_EFFECTS); i++) {
-      sideEffects[`write_${i}`] = { idempotency_key: `${taskId}:k${i}`, status: "not_started", action: "records.update", mutation: true };
+      sideEffects[`write_${i}`] = {
+        idempotency_key: `${taskId}:k${i}`,
+        status: "not_started",
+        action: "records.update",
+        mutation: true,
+      };
     }
     const record = {
       task_id: taskId,
@@ -57,25 +65,93 @@ export const gateBenchmark: Benchmark = {
       headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
       body: JSON.stringify(record),
     });
-    if (put.status !== 200) throw new Error(`checkpoint failed: HTTP ${put.status} ${(await put.text()).slice(0, 200)}`);
+    if (put.status !== 200)
+      throw new Error(`checkpoint failed: HTTP ${put.status} ${(await put.text()).slice(0, 200)}`);
 
     const t0 = Date.now();
     const at = (ms: number) => new Date(t0 + ms).toISOString();
     const events: EventInput[] = [
-      { id: `${taskId}:sbx1`, task_id: taskId, plane: "environment", type: "sandbox.created", occurred_at: at(1), attempt: 1, environment_id: "sbx-1" },
-      { id: `${taskId}:snap`, task_id: taskId, plane: "environment", type: "snapshot.saved", occurred_at: at(2), attempt: 1, attrs: { digest: SHA("c"), snapshot_id: "snap-1" } },
-      { id: `${taskId}:cred`, task_id: taskId, plane: "vault", type: "credential.issued", occurred_at: at(3), attempt: 1, attrs: { credential_ref: "records-api", credential_id: "c1", expires_at: new Date(t0 + 3_600_000).toISOString() } },
+      {
+        id: `${taskId}:sbx1`,
+        task_id: taskId,
+        plane: "environment",
+        type: "sandbox.created",
+        occurred_at: at(1),
+        attempt: 1,
+        environment_id: "sbx-1",
+      },
+      {
+        id: `${taskId}:snap`,
+        task_id: taskId,
+        plane: "environment",
+        type: "snapshot.saved",
+        occurred_at: at(2),
+        attempt: 1,
+        attrs: { digest: SHA("c"), snapshot_id: "snap-1" },
+      },
+      {
+        id: `${taskId}:cred`,
+        task_id: taskId,
+        plane: "vault",
+        type: "credential.issued",
+        occurred_at: at(3),
+        attempt: 1,
+        attrs: {
+          credential_ref: "records-api",
+          credential_id: "c1",
+          expires_at: new Date(t0 + 3_600_000).toISOString(),
+        },
+      },
     ];
     for (let i = 0; i < effectCount; i++) {
       const attrs = { name: `write_${i}`, idempotency_key: `${taskId}:k${i}` };
-      events.push({ id: `${taskId}:i${i}`, task_id: taskId, plane: "tools", type: "side_effect.intent", occurred_at: at(10 + i), attempt: 1, attrs });
+      events.push({
+        id: `${taskId}:i${i}`,
+        task_id: taskId,
+        plane: "tools",
+        type: "side_effect.intent",
+        occurred_at: at(10 + i),
+        attempt: 1,
+        attrs,
+      });
       if (i >= unknownCount) {
-        events.push({ id: `${taskId}:r${i}`, task_id: taskId, plane: "tools", type: "side_effect.receipt", occurred_at: at(10 + i), attempt: 1, attrs: { ...attrs, external_operation_id: `op-${i}` } });
+        events.push({
+          id: `${taskId}:r${i}`,
+          task_id: taskId,
+          plane: "tools",
+          type: "side_effect.receipt",
+          occurred_at: at(10 + i),
+          attempt: 1,
+          attrs: { ...attrs, external_operation_id: `op-${i}` },
+        });
       }
     }
-    events.push({ id: `${taskId}:int`, task_id: taskId, plane: "session", type: "run.interrupted", occurred_at: at(20 + effectCount), attempt: 1 });
-    events.push({ id: `${taskId}:sbx2`, task_id: taskId, plane: "environment", type: "sandbox.created", occurred_at: at(30 + effectCount), attempt: 2, environment_id: "sbx-2" });
-    events.push({ id: `${taskId}:rest`, task_id: taskId, plane: "environment", type: "snapshot.restored", occurred_at: at(31 + effectCount), attempt: 2, attrs: { digest: SHA("c"), snapshot_id: "snap-1" } });
+    events.push({
+      id: `${taskId}:int`,
+      task_id: taskId,
+      plane: "session",
+      type: "run.interrupted",
+      occurred_at: at(20 + effectCount),
+      attempt: 1,
+    });
+    events.push({
+      id: `${taskId}:sbx2`,
+      task_id: taskId,
+      plane: "environment",
+      type: "sandbox.created",
+      occurred_at: at(30 + effectCount),
+      attempt: 2,
+      environment_id: "sbx-2",
+    });
+    events.push({
+      id: `${taskId}:rest`,
+      task_id: taskId,
+      plane: "environment",
+      type: "snapshot.restored",
+      occurred_at: at(31 + effectCount),
+      attempt: 2,
+      attrs: { digest: SHA("c"), snapshot_id: "snap-1" },
+    });
     for (let i = 0; i < events.length; i += 1000) {
       const res = await client.post("/api/v1/events", { events: events.slice(i, i + 1000) });
       if (res.status !== 200) throw new Error(`events failed: HTTP ${res.status} ${res.text.slice(0, 200)}`);
@@ -110,12 +186,21 @@ export const gateBenchmark: Benchmark = {
     printTable("gate — POST /api/v1/tasks/{id}/resume on one task", [
       ["side effects on the task", `${fmt(effectCount)} (${unknownCount} unknown), ${fmt(events.length)} events`],
       ["asks (sequential)", fmt(asks)],
-      ["latency p50 / p95 / max", `${fmt(figures.latency_ms_p50, 1)} / ${fmt(figures.latency_ms_p95, 1)} / ${fmt(figures.latency_ms_max, 1)} ms`],
+      [
+        "latency p50 / p95 / max",
+        `${fmt(figures.latency_ms_p50, 1)} / ${fmt(figures.latency_ms_p95, 1)} / ${fmt(figures.latency_ms_max, 1)} ms`,
+      ],
     ]);
     return {
       name: "gate",
       figures,
-      checks: [{ name: "every answer is stop with exactly the unknown effects", ok: wrong.length === 0, detail: `${wrong.length} unexpected answers` }],
+      checks: [
+        {
+          name: "every answer is stop with exactly the unknown effects",
+          ok: wrong.length === 0,
+          detail: `${wrong.length} unexpected answers`,
+        },
+      ],
     };
   },
 };

@@ -149,7 +149,13 @@ export function buildIfMissing(root: string, distDir: string, force = false): vo
 }
 
 /** A running `next start`. `stop()` ends its whole process group and waits for it. */
-export type BenchServer = { baseUrl: string; port: number; pid: number; stop: () => Promise<void>; logTail: () => string };
+export type BenchServer = {
+  baseUrl: string;
+  port: number;
+  pid: number;
+  stop: () => Promise<void>;
+  logTail: () => string;
+};
 
 /**
  * Starts `next start` from `distDir` on a free port of `ports` with the env the server needs on PostgreSQL
@@ -173,7 +179,15 @@ export async function startServer(opts: {
   const nodeArgs = opts.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...nodeArgs, path.join(opts.root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"],
+    [
+      ...nodeArgs,
+      path.join(opts.root, "node_modules", "next", "dist", "bin", "next"),
+      "start",
+      "-p",
+      String(port),
+      "-H",
+      "127.0.0.1",
+    ],
     {
       cwd: opts.root,
       detached: true,
@@ -219,7 +233,9 @@ export async function startServer(opts: {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(`next start exited with ${child.exitCode} before it was healthy:\n${lines.slice(-20).join("\n")}`);
+      throw new Error(
+        `next start exited with ${child.exitCode} before it was healthy:\n${lines.slice(-20).join("\n")}`,
+      );
     }
     const res = await httpRequest(`${baseUrl}/api/health`, { method: "GET" }).catch(() => null);
     if (res?.status === 200) break;

@@ -60,7 +60,15 @@ type TaskState = {
 };
 
 const PHASES = ["intake", "read_inputs", "extract", "update_records", "draft_report", "review", "publish"];
-const TOOLS = ["pdf.extract", "records.lookup", "records.update", "search.query", "fs.write", "http.get", "report.render"];
+const TOOLS = [
+  "pdf.extract",
+  "records.lookup",
+  "records.update",
+  "search.query",
+  "fs.write",
+  "http.get",
+  "report.render",
+];
 const CREDS = [
   { id: "cred/records-rw", scope: "records:write", host: "records.internal.example" },
   { id: "cred/records-ro", scope: "records:read", host: "records.internal.example" },
@@ -151,7 +159,10 @@ class EventFactory {
 
   private hex(len: number): string {
     let s = "";
-    while (s.length < len) s += Math.floor(this.rnd() * 0x100000000).toString(16).padStart(8, "0");
+    while (s.length < len)
+      s += Math.floor(this.rnd() * 0x100000000)
+        .toString(16)
+        .padStart(8, "0");
     return s.slice(0, len);
   }
 
@@ -168,7 +179,16 @@ class EventFactory {
       actor: "runtime:doc-agent@2.4.1",
     };
     if (t.seq === 1) {
-      return { ...base, plane: "session", type: "task.created", attrs: { principal: `tenant/bench:user/${this.n % 97}`, policy_version: "pv-7", inputs: [{ ref: `s3://inbox/${t.id}/case.pdf`, sha256: digest(t.id, "input") }] } };
+      return {
+        ...base,
+        plane: "session",
+        type: "task.created",
+        attrs: {
+          principal: `tenant/bench:user/${this.n % 97}`,
+          policy_version: "pv-7",
+          inputs: [{ ref: `s3://inbox/${t.id}/case.pdf`, sha256: digest(t.id, "input") }],
+        },
+      };
     }
     if (t.attempt === 0 || (t.seq > 2 && this.rnd() < 0.0004)) {
       t.attempt += 1;
@@ -179,7 +199,13 @@ class EventFactory {
         type: "sandbox.created",
         environment_id: t.sandbox,
         attempt: t.attempt,
-        attrs: { image: "registry.example/agents/doc-worker:2.4.1", image_digest: `sha256:${digest("img", 241)}`, cpu: 2, memory_mb: 4096, region: "eu-west-1" },
+        attrs: {
+          image: "registry.example/agents/doc-worker:2.4.1",
+          image_digest: `sha256:${digest("img", 241)}`,
+          cpu: 2,
+          memory_mb: 4096,
+          region: "eu-west-1",
+        },
       };
     }
     const env = { environment_id: t.sandbox, attempt: t.attempt };
@@ -216,17 +242,47 @@ class EventFactory {
         const open = t.openCalls.shift() ?? { call: `call_${this.hex(16)}`, tool: this.pick(TOOLS) };
         return e(
           type === "tool.completed"
-            ? { tool: open.tool, call_id: open.call, duration_ms: 5 + Math.floor(this.rnd() * 9000), output_digest: `sha256:${digest(open.call, "out")}`, output_bytes: Math.floor(this.rnd() * 200000) }
-            : { tool: open.tool, call_id: open.call, duration_ms: 30000, error: { code: "timeout", message: "upstream did not answer within 30s" }, retryable: true },
+            ? {
+                tool: open.tool,
+                call_id: open.call,
+                duration_ms: 5 + Math.floor(this.rnd() * 9000),
+                output_digest: `sha256:${digest(open.call, "out")}`,
+                output_bytes: Math.floor(this.rnd() * 200000),
+              }
+            : {
+                tool: open.tool,
+                call_id: open.call,
+                duration_ms: 30000,
+                error: { code: "timeout", message: "upstream did not answer within 30s" },
+                retryable: true,
+              },
         );
       }
       case "tool.definition_changed":
-        return e({ tool: this.pick(TOOLS), old_digest: `sha256:${digest(t.id, "def", t.seq - 1)}`, new_digest: `sha256:${digest(t.id, "def", t.seq)}`, source: "mcp://tools.example/records" });
+        return e({
+          tool: this.pick(TOOLS),
+          old_digest: `sha256:${digest(t.id, "def", t.seq - 1)}`,
+          new_digest: `sha256:${digest(t.id, "def", t.seq)}`,
+          source: "mcp://tools.example/records",
+        });
       case "egress.allowed":
       case "egress.denied": {
         const cred = this.pick(CREDS);
-        const host = type === "egress.allowed" ? cred.host : this.pick(["paste.example.com", "unknown-cdn.example", "203.0.113.7"]);
-        return e({ host, port: 443, method: this.pick(["GET", "GET", "POST", "PUT"]), policy_version: "pv-7", tool: this.pick(TOOLS), credential_ref: cred.id, action_class: this.pick(["read", "read", "write"]), outcome: type === "egress.allowed" ? "allowed" : "denied", bytes_out: Math.floor(this.rnd() * 4000) });
+        const host =
+          type === "egress.allowed"
+            ? cred.host
+            : this.pick(["paste.example.com", "unknown-cdn.example", "203.0.113.7"]);
+        return e({
+          host,
+          port: 443,
+          method: this.pick(["GET", "GET", "POST", "PUT"]),
+          policy_version: "pv-7",
+          tool: this.pick(TOOLS),
+          credential_ref: cred.id,
+          action_class: this.pick(["read", "read", "write"]),
+          outcome: type === "egress.allowed" ? "allowed" : "denied",
+          bytes_out: Math.floor(this.rnd() * 4000),
+        });
       }
       case "side_effect.intent": {
         t.effects += 1;
@@ -234,12 +290,31 @@ class EventFactory {
         const key = `${t.id}:${name}`;
         const payload = `sha256:${digest(key, "payload")}`;
         t.openIntents.push({ name, key, digest: payload });
-        return e({ name, idempotency_key: key, payload_digest: payload, action: "records.update", tool: "records.update" });
+        return e({
+          name,
+          idempotency_key: key,
+          payload_digest: payload,
+          action: "records.update",
+          tool: "records.update",
+        });
       }
       case "side_effect.receipt": {
         const open = t.openIntents.shift();
-        if (!open) return e({ name: "publish-report", idempotency_key: `${t.id}:publish-report:${t.seq}`, external_operation_id: `op-${this.hex(10)}`, result_digest: `sha256:${digest(t.id, t.seq)}`, completed_at: base.occurred_at });
-        return e({ name: open.name, idempotency_key: open.key, external_operation_id: `rec-${this.hex(10)}`, result_digest: `sha256:${digest(open.key, "result")}`, completed_at: base.occurred_at });
+        if (!open)
+          return e({
+            name: "publish-report",
+            idempotency_key: `${t.id}:publish-report:${t.seq}`,
+            external_operation_id: `op-${this.hex(10)}`,
+            result_digest: `sha256:${digest(t.id, t.seq)}`,
+            completed_at: base.occurred_at,
+          });
+        return e({
+          name: open.name,
+          idempotency_key: open.key,
+          external_operation_id: `rec-${this.hex(10)}`,
+          result_digest: `sha256:${digest(open.key, "result")}`,
+          completed_at: base.occurred_at,
+        });
       }
       case "credential.used":
       case "credential.issued":
@@ -248,29 +323,65 @@ class EventFactory {
       case "credential.expired":
       case "credential.denied": {
         const cred = this.pick(CREDS);
-        return e({ credential_id: cred.id, scope: cred.scope, allowed_hosts: [cred.host], host: cred.host, expires_at: new Date(t.clock + 3600_000).toISOString(), issuer: "vault.example", lease_id: `lease-${this.hex(12)}` });
+        return e({
+          credential_id: cred.id,
+          scope: cred.scope,
+          allowed_hosts: [cred.host],
+          host: cred.host,
+          expires_at: new Date(t.clock + 3600_000).toISOString(),
+          issuer: "vault.example",
+          lease_id: `lease-${this.hex(12)}`,
+        });
       }
       case "checkpoint.saved":
         t.checkpoint += 1;
-        return e({ version: t.checkpoint, digest: `sha256:${digest(t.id, "ckpt", t.checkpoint)}`, phase: PHASES[t.phase]!, bytes: 2000 + Math.floor(this.rnd() * 30000) });
+        return e({
+          version: t.checkpoint,
+          digest: `sha256:${digest(t.id, "ckpt", t.checkpoint)}`,
+          phase: PHASES[t.phase]!,
+          bytes: 2000 + Math.floor(this.rnd() * 30000),
+        });
       case "phase.changed": {
         const from = PHASES[t.phase]!;
         t.phase = Math.min(t.phase + 1, PHASES.length - 1);
         return e({ from, to: PHASES[t.phase]!, reason: "step finished" });
       }
       case "constraint.checked":
-        return e({ constraint: this.pick(["no-pii-egress", "records-write-approved", "budget-under-limit"]), result: "pass", after_compaction: this.rnd() < 0.2 });
+        return e({
+          constraint: this.pick(["no-pii-egress", "records-write-approved", "budget-under-limit"]),
+          result: "pass",
+          after_compaction: this.rnd() < 0.2,
+        });
       case "decision.recorded":
-        return e({ decision_id: `dec-${this.hex(8)}`, summary: "chose the newest record revision as the source of truth", alternatives: 2 });
+        return e({
+          decision_id: `dec-${this.hex(8)}`,
+          summary: "chose the newest record revision as the source of truth",
+          alternatives: 2,
+        });
       case "compaction.performed":
-        return e({ tokens_before: 180000, tokens_after: 42000, constraints_rechecked: true, summary_digest: `sha256:${digest(t.id, "summary", t.seq)}` });
+        return e({
+          tokens_before: 180000,
+          tokens_after: 42000,
+          constraints_rechecked: true,
+          summary_digest: `sha256:${digest(t.id, "summary", t.seq)}`,
+        });
       case "approval.requested":
       case "approval.decided":
-        return e({ side_effect: "publish-report", approver: "user:approver@bench.test", policy_version: "pv-7", payload_digest: `sha256:${digest(t.id, "report")}`, ...(type === "approval.decided" ? { decision: "approved" } : {}) });
+        return e({
+          side_effect: "publish-report",
+          approver: "user:approver@bench.test",
+          policy_version: "pv-7",
+          payload_digest: `sha256:${digest(t.id, "report")}`,
+          ...(type === "approval.decided" ? { decision: "approved" } : {}),
+        });
       case "run.interrupted":
         return e({ reason: "sandbox lost", signal: "SIGKILL", exit_code: 137 });
       case "snapshot.saved":
-        return e({ snapshot_id: `snap-${this.hex(10)}`, provenance_digest: `sha256:${digest(t.id, "snap", t.seq)}`, bytes: Math.floor(this.rnd() * 5e7) });
+        return e({
+          snapshot_id: `snap-${this.hex(10)}`,
+          provenance_digest: `sha256:${digest(t.id, "snap", t.seq)}`,
+          bytes: Math.floor(this.rnd() * 5e7),
+        });
       case "manifest.applied":
         return e({ manifest_digest: `sha256:${digest(t.id, "manifest")}`, packages: 42, files: 311 });
       case "sandbox.replaced":
@@ -347,7 +458,9 @@ export function buildWorkload(opts: WorkloadOptions, runTag: string): Workload {
   const byPlane: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
   for (const e of unique) byPlane[e.plane] += 1;
   let largestBodyBytes = 0;
-  for (const list of perSender) for (const b of list) largestBodyBytes = Math.max(largestBodyBytes, Buffer.byteLength(b.body));
-  if (largestBodyBytes > 1024 * 1024) throw new Error(`a batch body has ${largestBodyBytes} bytes, above the API's 1 MiB limit`);
+  for (const list of perSender)
+    for (const b of list) largestBodyBytes = Math.max(largestBodyBytes, Buffer.byteLength(b.body));
+  if (largestBodyBytes > 1024 * 1024)
+    throw new Error(`a batch body has ${largestBodyBytes} bytes, above the API's 1 MiB limit`);
   return { unique, perSender, posted: postedSoFar, planned, taskIds: factory.taskIds, byPlane, largestBodyBytes };
 }

@@ -17,14 +17,30 @@ import { pipeline } from "node:stream/promises";
 import type { EventInput, EventResult } from "@/lib/client/types";
 import { redactJson } from "@/lib/domain/events/redact";
 import { markCpu, round, spentSince, type CpuSpent } from "./cpu";
-import { createApiClient, log, seedBenchTenant, type BenchEnv, type BenchOutcome, type Benchmark, type Sql } from "./harness";
+import {
+  createApiClient,
+  log,
+  seedBenchTenant,
+  type BenchEnv,
+  type BenchOutcome,
+  type Benchmark,
+  type Sql,
+} from "./harness";
 import { buildWorkload, type PlannedBatch, type Workload } from "./ingest-workload";
 import { fmt, printTable, quantile } from "./report";
 
 /** The throughput target: API events/s at least this share of COPY's. */
 export const TARGET_RATIO = 0.5;
 
-type Options = { total: number; batchSize: number; senders: number; dupRatio: number; tasks: number; seed: number; keepData: boolean };
+type Options = {
+  total: number;
+  batchSize: number;
+  senders: number;
+  dupRatio: number;
+  tasks: number;
+  seed: number;
+  keepData: boolean;
+};
 
 function readOptions(o: BenchEnv["options"]): Options {
   const num = (key: string, dflt: number) => {
@@ -45,11 +61,19 @@ function readOptions(o: BenchEnv["options"]): Options {
   };
   if (opts.batchSize < 1 || opts.batchSize > 1000) throw new Error("--batch must be 1–1000 (the API's limit)");
   if (opts.dupRatio < 0 || opts.dupRatio >= 1) throw new Error("--dup must be in [0, 1)");
-  if (opts.senders < 1 || opts.total < 1 || opts.tasks < 1) throw new Error("--senders, --events and --tasks must be ≥ 1");
+  if (opts.senders < 1 || opts.total < 1 || opts.tasks < 1)
+    throw new Error("--senders, --events and --tasks must be ≥ 1");
   return opts;
 }
 
-type Answer = { batch: PlannedBatch; status: number; results: EventResult[] | null; error?: string; t0: number; t1: number };
+type Answer = {
+  batch: PlannedBatch;
+  status: number;
+  results: EventResult[] | null;
+  error?: string;
+  t0: number;
+  t1: number;
+};
 
 /** Posts every sender's batches, one request in flight per sender, all senders at once. */
 async function postAll(env: BenchEnv, apiKey: string, workload: Workload): Promise<Answer[]> {
@@ -69,7 +93,14 @@ async function postAll(env: BenchEnv, apiKey: string, workload: Workload): Promi
           const body = client.json<{ results: EventResult[] }>(res);
           answers.push({ batch, status: res.status, results: body.results, t0, t1 });
         } catch (err) {
-          answers.push({ batch, status: 0, results: null, error: err instanceof Error ? err.message : String(err), t0, t1: performance.now() });
+          answers.push({
+            batch,
+            status: 0,
+            results: null,
+            error: err instanceof Error ? err.message : String(err),
+            t0,
+            t1: performance.now(),
+          });
         }
       }
     }),
@@ -81,10 +112,13 @@ async function postAll(env: BenchEnv, apiKey: string, workload: Workload): Promi
 function copyField(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return "\\N";
   const s = String(v);
-  return /[\\\t\n\r]/.test(s) ? s.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r") : s;
+  return /[\\\t\n\r]/.test(s)
+    ? s.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r")
+    : s;
 }
 
-const COPY_COLUMNS = "tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count";
+const COPY_COLUMNS =
+  "tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count";
 
 /** COPY text lines of the unique events (attrs redacted like the server does), in chunks of `chunk` rows. */
 function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chunks: string[]; redactions: number } {
@@ -95,7 +129,19 @@ function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chu
     const r = redactJson(e.attrs ?? {});
     redactions += r.redactions.length;
     buf.push(
-      [tenantId, e.id, e.task_id, e.plane, e.type, e.occurred_at, e.environment_id, e.attempt, e.actor, JSON.stringify(r.value), r.redactions.length]
+      [
+        tenantId,
+        e.id,
+        e.task_id,
+        e.plane,
+        e.type,
+        e.occurred_at,
+        e.environment_id,
+        e.attempt,
+        e.actor,
+        JSON.stringify(r.value),
+        r.redactions.length,
+      ]
         .map(copyField)
         .join("\t"),
     );
@@ -127,7 +173,10 @@ async function copyPhase(sql: Sql, chunks: string[]): Promise<{ table: string; c
       let timer: NodeJS.Timeout | undefined;
       const watchdog = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`COPY did not finish within ${COPY_TIMEOUT_MS / 1000} s; see the PostgreSQL log for the error`)),
+          () =>
+            reject(
+              new Error(`COPY did not finish within ${COPY_TIMEOUT_MS / 1000} s; see the PostgreSQL log for the error`),
+            ),
           COPY_TIMEOUT_MS,
         );
       });
@@ -192,7 +241,8 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
   const client = createApiClient(env.server.baseUrl, tenant.apiKey, opts.senders);
   for (let i = 0; i < 3; i++) {
     const warm = await client.post("/api/v1/events", { events: [] });
-    if (warm.status !== 200) throw new Error(`warm-up POST /api/v1/events answered ${warm.status}: ${warm.text.slice(0, 300)}`);
+    if (warm.status !== 200)
+      throw new Error(`warm-up POST /api/v1/events answered ${warm.status}: ${warm.text.slice(0, 300)}`);
   }
 
   // Autovacuum may be off (it is on the development machine): earlier runs' deleted rows would otherwise
@@ -219,7 +269,10 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
   checks.push({
     name: "every request answered 200",
     ok: failed.length === 0,
-    detail: failed.length === 0 ? `${answers.length} requests` : `${failed.length} failed, e.g. HTTP ${failed[0]!.status}: ${failed[0]!.error}`,
+    detail:
+      failed.length === 0
+        ? `${answers.length} requests`
+        : `${failed.length} failed, e.g. HTTP ${failed[0]!.status}: ${failed[0]!.error}`,
   });
   checks.push({
     name: "COPY loaded every unique row",
@@ -244,8 +297,16 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
       }
     });
   }
-  checks.push({ name: "answers align with the posted events", ok: misaligned === 0, detail: `${misaligned} misaligned` });
-  checks.push({ name: "no event rejected", ok: rejected === 0, detail: rejected ? `${rejected} rejected, e.g. ${rejectSamples.join("; ")}` : "0 rejected" });
+  checks.push({
+    name: "answers align with the posted events",
+    ok: misaligned === 0,
+    detail: `${misaligned} misaligned`,
+  });
+  checks.push({
+    name: "no event rejected",
+    ok: rejected === 0,
+    detail: rejected ? `${rejected} rejected, e.g. ${rejectSamples.join("; ")}` : "0 rejected",
+  });
   let storedTwice = 0;
   let neverStored = 0;
   for (const id of uniqueIds) {
@@ -271,7 +332,9 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
     ok: rows.length === uniqueIds.size && inDb.size === rows.length && missing === 0 && extra === 0,
     detail: `${fmt(rows.length)} rows for ${fmt(uniqueIds.size)} unique ids; ${missing} missing, ${extra} unexpected, ${rows.length - inDb.size} repeated`,
   });
-  const [red] = await sql<{ n: string }[]>`select coalesce(sum(redaction_count), 0)::text as n from events where tenant_id = ${tenant.tenantId}`;
+  const [red] = await sql<
+    { n: string }[]
+  >`select coalesce(sum(redaction_count), 0)::text as n from events where tenant_id = ${tenant.tenantId}`;
   checks.push({
     name: "secrets redacted as expected",
     ok: Number(red?.n) === expectedRedactions,
@@ -288,7 +351,9 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
       });
       await sql.unsafe("vacuum events, tasks, side_effects");
     } catch (err) {
-      log(`note: could not remove the benchmark's rows (${err instanceof Error ? err.message : err}); they stay under tenant ${tenant.slug}`);
+      log(
+        `note: could not remove the benchmark's rows (${err instanceof Error ? err.message : err}); they stay under tenant ${tenant.slug}`,
+      );
     }
   }
 
@@ -298,7 +363,8 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
   const apiPostedEps = workload.posted / apiWall;
   const copyEps = unique / copyWall;
   const ratio = apiStoredEps / copyEps;
-  const serverSide = (apiCpu.next_server_s ?? 0) + (apiCpu.postgres_backends_s ?? 0) + (apiCpu.postgres_background_s ?? 0);
+  const serverSide =
+    (apiCpu.next_server_s ?? 0) + (apiCpu.postgres_backends_s ?? 0) + (apiCpu.postgres_background_s ?? 0);
   const copyServerSide = (copy.cpu.postgres_backends_s ?? 0) + (copy.cpu.postgres_background_s ?? 0);
   const [pgInfo] = await sql<{ version: string; sync: string; sb: string }[]>`
     select current_setting('server_version') as version, current_setting('synchronous_commit') as sync,
@@ -353,14 +419,26 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
   const cpuRow = (c: CpuSpent) =>
     `gen ${fmt(c.load_generator_s, 1)} · next ${fmt(c.next_server_s, 1)} · pg ${fmt(c.postgres_backends_s, 1)}+${fmt(c.postgres_background_s, 1)} · other ${fmt(c.other_s, 1)} (of ${fmt(c.wall_s * c.cores, 1)} on ${c.cores} cores)`;
   printTable("ingest — POST /api/v1/events vs COPY", [
-    ["posted events", `${fmt(workload.posted)} in ${fmt(answers.length)} batches of ≤ ${opts.batchSize}, ${opts.senders} senders`],
-    ["unique events", `${fmt(unique)} over ${fmt(opts.tasks)} tasks (session ${fmt(workload.byPlane.session)}, environment ${fmt(workload.byPlane.environment)}, tools ${fmt(workload.byPlane.tools)}, vault ${fmt(workload.byPlane.vault)})`],
-    ["duplicates posted", `${fmt(workload.posted - unique)} (replay ${fmt(workload.planned.replay)}, race ${fmt(workload.planned.race)}, in-batch ${fmt(workload.planned.in_batch)}; ${fmt(figures.workload.duplicate_ids_posted_concurrently)} ids seen in flight twice at once)`],
+    [
+      "posted events",
+      `${fmt(workload.posted)} in ${fmt(answers.length)} batches of ≤ ${opts.batchSize}, ${opts.senders} senders`,
+    ],
+    [
+      "unique events",
+      `${fmt(unique)} over ${fmt(opts.tasks)} tasks (session ${fmt(workload.byPlane.session)}, environment ${fmt(workload.byPlane.environment)}, tools ${fmt(workload.byPlane.tools)}, vault ${fmt(workload.byPlane.vault)})`,
+    ],
+    [
+      "duplicates posted",
+      `${fmt(workload.posted - unique)} (replay ${fmt(workload.planned.replay)}, race ${fmt(workload.planned.race)}, in-batch ${fmt(workload.planned.in_batch)}; ${fmt(figures.workload.duplicate_ids_posted_concurrently)} ids seen in flight twice at once)`,
+    ],
     "API",
     ["  wall time", `${fmt(apiWall, 2)} s`],
     ["  stored events/s", fmt(apiStoredEps)],
     ["  posted events/s", fmt(apiPostedEps)],
-    ["  request p50 / p95 / max", `${fmt(figures.api.request_ms_p50)} / ${fmt(figures.api.request_ms_p95)} / ${fmt(figures.api.request_ms_max)} ms`],
+    [
+      "  request p50 / p95 / max",
+      `${fmt(figures.api.request_ms_p50)} / ${fmt(figures.api.request_ms_p95)} / ${fmt(figures.api.request_ms_max)} ms`,
+    ],
     ["  CPU s", cpuRow(apiCpu)],
     ["  events per server CPU s", fmt(figures.api.stored_events_per_server_cpu_s)],
     `COPY (one stream, same unique rows, scratch table LIKE events INCLUDING ALL; median of ${copyRuns.length} runs)`,
@@ -369,7 +447,10 @@ async function runIngest(env: BenchEnv): Promise<BenchOutcome> {
     ["  CPU s", cpuRow(copy.cpu)],
     ["  events per server CPU s", fmt(figures.copy.events_per_server_cpu_s)],
     "Result",
-    ["  API stored/s ÷ COPY/s", `${fmt(ratio, 3)}  (target ≥ ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? "met" : "NOT met"})`],
+    [
+      "  API stored/s ÷ COPY/s",
+      `${fmt(ratio, 3)}  (target ≥ ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? "met" : "NOT met"})`,
+    ],
     ["  API posted/s ÷ COPY/s", fmt(figures.ratio_posted_to_copy, 3)],
     ...checks.map((c): [string, string] => [`  ${c.ok ? "ok  " : "FAIL"} ${c.name}`, c.detail]),
   ]);

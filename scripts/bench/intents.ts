@@ -27,7 +27,12 @@ function readOptions(o: BenchEnv["options"]): Options {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${key} must be a whole number ≥ 1`);
     return n;
   };
-  return { effects: num("effects", 2000), contenders: num("contenders", 8), concurrency: num("concurrency", 16), tasks: num("intent-tasks", 20) };
+  return {
+    effects: num("effects", 2000),
+    contenders: num("contenders", 8),
+    concurrency: num("concurrency", 16),
+    tasks: num("intent-tasks", 20),
+  };
 }
 
 /** Runs `jobs` with at most `limit` in flight; returns their results in order. */
@@ -57,18 +62,37 @@ export const intentsBenchmark: Benchmark = {
     const run = randomBytes(4).toString("hex");
     const taskIds = Array.from({ length: o.tasks }, (_, i) => `bench-intents-${run}-${i}`);
     const now = new Date().toISOString();
-    const created: EventInput[] = taskIds.map((task_id, i) => ({ id: `${task_id}:created`, task_id, plane: "session", type: "task.created", occurred_at: now, attrs: { n: i } }));
+    const created: EventInput[] = taskIds.map((task_id, i) => ({
+      id: `${task_id}:created`,
+      task_id,
+      plane: "session",
+      type: "task.created",
+      occurred_at: now,
+      attrs: { n: i },
+    }));
     const seeded = await client.post("/api/v1/events", { events: created });
-    if (seeded.status !== 200) throw new Error(`seeding tasks failed: HTTP ${seeded.status} ${seeded.text.slice(0, 200)}`);
+    if (seeded.status !== 200)
+      throw new Error(`seeding tasks failed: HTTP ${seeded.status} ${seeded.text.slice(0, 200)}`);
     // A checkpoint per task: without one the gate answers replay and no write may start.
     for (const task_id of taskIds) {
-      const record = { task_id, principal: "tenant/bench:user/1", policy_version: "policy-v1", phase: "writing", attempt: 1, inputs: [], decisions: [], artifacts: [], side_effects: {} };
+      const record = {
+        task_id,
+        principal: "tenant/bench:user/1",
+        policy_version: "policy-v1",
+        phase: "writing",
+        attempt: 1,
+        inputs: [],
+        decisions: [],
+        artifacts: [],
+        side_effects: {},
+      };
       const put = await fetch(`${env.server.baseUrl}/api/v1/tasks/${encodeURIComponent(task_id)}`, {
         method: "PUT",
         headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
         body: JSON.stringify(record),
       });
-      if (put.status !== 200) throw new Error(`checkpoint of ${task_id} failed: HTTP ${put.status} ${(await put.text()).slice(0, 200)}`);
+      if (put.status !== 200)
+        throw new Error(`checkpoint of ${task_id} failed: HTTP ${put.status} ${(await put.text()).slice(0, 200)}`);
     }
 
     const effects = Array.from({ length: o.effects }, (_, i) => {
@@ -92,33 +116,66 @@ export const intentsBenchmark: Benchmark = {
     };
     const intentPath = (e: (typeof effects)[number], what: string) =>
       `/api/v1/tasks/${encodeURIComponent(e.task)}/side-effects/${encodeURIComponent(e.name)}/${what}`;
-    const intentBody = (e: (typeof effects)[number]) => ({ idempotency_key: e.key, payload_digest: e.digest, action: "records.update", mutation: true, attempt: 1 });
+    const intentBody = (e: (typeof effects)[number]) => ({
+      idempotency_key: e.key,
+      payload_digest: e.digest,
+      action: "records.update",
+      mutation: true,
+      attempt: 1,
+    });
 
     // Race: all contenders of one effect are queued next to each other, so they are in flight together.
     log(`intents: ${o.effects} effects × ${o.contenders} contenders, ${o.concurrency} in flight …`);
-    const raceJobs = effects.flatMap((e) => Array.from({ length: o.contenders }, () => () => call(intentPath(e, "intent"), intentBody(e))));
+    const raceJobs = effects.flatMap((e) =>
+      Array.from({ length: o.contenders }, () => () => call(intentPath(e, "intent"), intentBody(e))),
+    );
     const cpu0 = await markCpu(env.db.sql, env.server.pid);
     const t0 = performance.now();
     const race = await pool(raceJobs, o.concurrency);
     const raceWall = (performance.now() - t0) / 1000;
     const raceCpu = await spentSince(cpu0, env.db.sql, env.server.pid);
 
-    const goPerEffect = effects.map((_, i) => race.slice(i * o.contenders, (i + 1) * o.contenders).filter((r) => r.status === 200 && r.body.decision === "go").length);
-    const otherAnswers = race.filter((r) => !(r.status === 200 && r.body.decision === "go") && !(r.status === 409 && (r.body.error as { code?: string } | undefined)?.code === "in_flight"));
+    const goPerEffect = effects.map(
+      (_, i) =>
+        race.slice(i * o.contenders, (i + 1) * o.contenders).filter((r) => r.status === 200 && r.body.decision === "go")
+          .length,
+    );
+    const otherAnswers = race.filter(
+      (r) =>
+        !(r.status === 200 && r.body.decision === "go") &&
+        !(r.status === 409 && (r.body.error as { code?: string } | undefined)?.code === "in_flight"),
+    );
 
     log("intents: receipts …");
     const receipts = await pool(
-      effects.map((e, i) => () =>
-        call(intentPath(e, "receipt"), { idempotency_key: e.key, external_operation_id: `op-${run}-${i}`, result_digest: e.digest, completed_at: new Date().toISOString(), attempt: 1 }),
+      effects.map(
+        (e, i) => () =>
+          call(intentPath(e, "receipt"), {
+            idempotency_key: e.key,
+            external_operation_id: `op-${run}-${i}`,
+            result_digest: e.digest,
+            completed_at: new Date().toISOString(),
+            attempt: 1,
+          }),
       ),
       o.concurrency,
     );
 
     log("intents: replays …");
     const t1 = performance.now();
-    const replays = await pool(effects.map((e) => () => call(intentPath(e, "intent"), intentBody(e))), o.concurrency);
+    const replays = await pool(
+      effects.map((e) => () => call(intentPath(e, "intent"), intentBody(e))),
+      o.concurrency,
+    );
     const replayWall = (performance.now() - t1) / 1000;
-    const badReplays = replays.filter((r, i) => !(r.status === 200 && r.replayed && (r.body.receipt as { external_operation_id?: string } | undefined)?.external_operation_id === `op-${run}-${i}`));
+    const badReplays = replays.filter(
+      (r, i) =>
+        !(
+          r.status === 200 &&
+          r.replayed &&
+          (r.body.receipt as { external_operation_id?: string } | undefined)?.external_operation_id === `op-${run}-${i}`
+        ),
+    );
 
     const rows = await env.db.sql<{ n: string; completed: string }[]>`
       select count(*) as n, count(*) filter (where status = 'completed') as completed from side_effects where tenant_id = ${tenant.tenantId}`;
@@ -138,15 +195,25 @@ export const intentsBenchmark: Benchmark = {
         latency_ms_p95: quantile(raceMs, 0.95),
         cpu: raceCpu,
       },
-      replay: { requests: replays.length, wall_s: Number(replayWall.toFixed(3)), intents_per_s: Math.round(replays.length / replayWall) },
+      replay: {
+        requests: replays.length,
+        wall_s: Number(replayWall.toFixed(3)),
+        intents_per_s: Math.round(replays.length / replayWall),
+      },
     };
     printTable("intents — POST …/side-effects/{name}/intent, contenders racing per key", [
-      ["effects × contenders", `${fmt(o.effects)} × ${o.contenders} (${fmt(race.length)} requests, ${o.concurrency} in flight)`],
+      [
+        "effects × contenders",
+        `${fmt(o.effects)} × ${o.contenders} (${fmt(race.length)} requests, ${o.concurrency} in flight)`,
+      ],
       "race (first intents)",
       ["  intents/s", fmt(figures.race.intents_per_s)],
       ["  go decisions/s", fmt(figures.race.go_per_s)],
       ["  latency p50 / p95", `${fmt(figures.race.latency_ms_p50, 1)} / ${fmt(figures.race.latency_ms_p95, 1)} ms`],
-      ["  CPU s", `gen ${raceCpu.load_generator_s} · next ${raceCpu.next_server_s ?? "n/a"} · pg ${raceCpu.postgres_backends_s} · other ${raceCpu.other_s ?? "n/a"}`],
+      [
+        "  CPU s",
+        `gen ${raceCpu.load_generator_s} · next ${raceCpu.next_server_s ?? "n/a"} · pg ${raceCpu.postgres_backends_s} · other ${raceCpu.other_s ?? "n/a"}`,
+      ],
       "replay (after receipts)",
       ["  intents/s", fmt(figures.replay.intents_per_s)],
     ]);
@@ -154,12 +221,36 @@ export const intentsBenchmark: Benchmark = {
       name: "intents",
       figures,
       checks: [
-        { name: "exactly one go per key", ok: goPerEffect.every((n) => n === 1), detail: `${goPerEffect.filter((n) => n !== 1).length} keys with ≠ 1 go` },
-        { name: "every other racer got 409 in_flight", ok: otherAnswers.length === 0, detail: `${otherAnswers.length} other answers${otherAnswers[0] ? ` (first: ${otherAnswers[0].status} ${JSON.stringify(otherAnswers[0].body).slice(0, 120)})` : ""}` },
-        { name: "every receipt stored", ok: receipts.every((r) => r.status === 200), detail: `${receipts.filter((r) => r.status !== 200).length} receipts refused` },
-        { name: "every replay returns the stored receipt", ok: badReplays.length === 0, detail: `${badReplays.length} bad replays` },
-        { name: "one completed row per effect", ok: Number(rows[0]!.n) === o.effects && Number(rows[0]!.completed) === o.effects, detail: `${rows[0]!.n} rows, ${rows[0]!.completed} completed` },
-        { name: "one intent audit row per effect", ok: Number(audits[0]!.n) === o.effects, detail: `${audits[0]!.n} audit rows` },
+        {
+          name: "exactly one go per key",
+          ok: goPerEffect.every((n) => n === 1),
+          detail: `${goPerEffect.filter((n) => n !== 1).length} keys with ≠ 1 go`,
+        },
+        {
+          name: "every other racer got 409 in_flight",
+          ok: otherAnswers.length === 0,
+          detail: `${otherAnswers.length} other answers${otherAnswers[0] ? ` (first: ${otherAnswers[0].status} ${JSON.stringify(otherAnswers[0].body).slice(0, 120)})` : ""}`,
+        },
+        {
+          name: "every receipt stored",
+          ok: receipts.every((r) => r.status === 200),
+          detail: `${receipts.filter((r) => r.status !== 200).length} receipts refused`,
+        },
+        {
+          name: "every replay returns the stored receipt",
+          ok: badReplays.length === 0,
+          detail: `${badReplays.length} bad replays`,
+        },
+        {
+          name: "one completed row per effect",
+          ok: Number(rows[0]!.n) === o.effects && Number(rows[0]!.completed) === o.effects,
+          detail: `${rows[0]!.n} rows, ${rows[0]!.completed} completed`,
+        },
+        {
+          name: "one intent audit row per effect",
+          ok: Number(audits[0]!.n) === o.effects,
+          detail: `${audits[0]!.n} audit rows`,
+        },
       ],
     };
   },

@@ -51,11 +51,18 @@ function main(): void {
       self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + Math.max(0, dt));
     }
   } else {
-    const per = (p.endTime - p.startTime) / Math.max(1, p.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0));
+    const per =
+      (p.endTime - p.startTime) /
+      Math.max(
+        1,
+        p.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0),
+      );
     for (const n of p.nodes) self.set(n.id, (n.hitCount ?? 0) * per);
   }
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const busy = [...self].filter(([id]) => byId.get(id)!.callFrame.functionName !== "(idle)").reduce((a, [, v]) => a + v, 0);
+  const busy = [...self]
+    .filter(([id]) => byId.get(id)!.callFrame.functionName !== "(idle)")
+    .reduce((a, [, v]) => a + v, 0);
   const fn = new Map<string, number>();
   const grp = new Map<string, number>();
   for (const [id, us] of self) {
@@ -68,7 +75,9 @@ function main(): void {
   }
   const pct = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%`;
   const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(7)} ms`;
-  console.log(`profile ${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle (shares below are of that)`);
+  console.log(
+    `profile ${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle (shares below are of that)`,
+  );
   console.log("\nself time by package / file:");
   for (const [g, us] of [...grp].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(us)} ${pct(us)}  ${g}`);
   console.log("\nself time by function:");

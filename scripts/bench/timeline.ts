@@ -47,7 +47,13 @@ export const timelineBenchmark: Benchmark = {
     const slug = `bench-timeline-${randomBytes(5).toString("hex")}`;
     const password = randomBytes(12).toString("base64url");
     const email = `responder@${slug}.example.com`;
-    const seeded = await seedTenant(env.db.db, { slug, name: "Benchmark timeline", users: [{ email, name: "Responder", role: "responder" }], password, apiKeyName: "bench timeline" });
+    const seeded = await seedTenant(env.db.db, {
+      slug,
+      name: "Benchmark timeline",
+      users: [{ email, name: "Responder", role: "responder" }],
+      password,
+      apiKeyName: "bench timeline",
+    });
     const taskId = `bench-timeline-${randomBytes(4).toString("hex")}`;
     log(`timeline: seeding ${taskId} with ${events} events over ${attempts} attempts …`);
     const t0 = performance.now();
@@ -64,7 +70,12 @@ export const timelineBenchmark: Benchmark = {
     // only rows below the arrival horizon: a transaction that began before the seed committed — anywhere in the cluster,
     // e.g. another benchmark's batch — holds them back (decision 0015), and such an answer is not kept. Ask again until
     // it counts them all (for at most two minutes), so that every run measures the same page.
-    type Head = { since: string; total: number; complete: boolean; events: Array<{ type: string; attempt: number | null }> };
+    type Head = {
+      since: string;
+      total: number;
+      complete: boolean;
+      events: Array<{ type: string; attempt: number | null }>;
+    };
     let overviewColdMs = 0;
     let head: Head | null = null;
     for (let waited = 0; ; waited += 1) {
@@ -73,10 +84,17 @@ export const timelineBenchmark: Benchmark = {
       overviewColdMs = performance.now() - coldStart;
       head = JSON.parse(coldAnswer.text) as Head;
       if (head.total >= events || waited >= 120) break;
-      if (waited === 0) log(`timeline: the overview counts ${head.total} of ${events} events (an older transaction holds the horizon back); waiting …`);
+      if (waited === 0)
+        log(
+          `timeline: the overview counts ${head.total} of ${events} events (an older transaction holds the horizon back); waiting …`,
+        );
       await new Promise((r) => setTimeout(r, 1000));
     }
-    checks.push({ name: "overview counts every event", ok: head.total === events && !head.complete, detail: `total ${head.total}` });
+    checks.push({
+      name: "overview counts every event",
+      ok: head.total === events && !head.complete,
+      detail: `total ${head.total}`,
+    });
     const createdAttempts = new Set(head.events.filter((e) => e.type === "sandbox.created").map((e) => e.attempt));
     checks.push({
       name: "overview holds every attempt and the interruption",
@@ -111,7 +129,8 @@ export const timelineBenchmark: Benchmark = {
       return c
         ? {
             next_server_cpu_ms: c.next_server_s === null ? null : round((c.next_server_s * 1000) / requests, 2),
-            postgres_cpu_ms: c.postgres_backends_s === null ? null : round((c.postgres_backends_s * 1000) / requests, 2),
+            postgres_cpu_ms:
+              c.postgres_backends_s === null ? null : round((c.postgres_backends_s * 1000) / requests, 2),
             other_cpu_s: c.other_s,
             wall_s: c.wall_s,
           }
@@ -121,7 +140,14 @@ export const timelineBenchmark: Benchmark = {
     log(`timeline: loading the task page ${loads} times in Chromium …`);
     const browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
     });
     const interactive: number[] = [];
     // Where a load's time goes (Navigation Timing, ms from navigation start): the server's first byte, the end of the
@@ -166,12 +192,16 @@ export const timelineBenchmark: Benchmark = {
           const state = await page
             .evaluate(() => ({
               svg: Boolean(document.querySelector('svg[aria-roledescription="timeline"]')),
-              hydrated: document.querySelector('svg[aria-roledescription="timeline"]')?.getAttribute("data-hydrated") ?? null,
+              hydrated:
+                document.querySelector('svg[aria-roledescription="timeline"]')?.getAttribute("data-hydrated") ?? null,
               rows: document.querySelectorAll('[data-testid="event-row"]').length,
               title: document.title,
             }))
             .catch(() => null);
-          throw new Error(`the task page did not become interactive: ${JSON.stringify(state)}; errors: ${pageErrors.slice(0, 5).join(" | ")}; screenshot ${shot}`, { cause: err });
+          throw new Error(
+            `the task page did not become interactive: ${JSON.stringify(state)}; errors: ${pageErrors.slice(0, 5).join(" | ")}; screenshot ${shot}`,
+            { cause: err },
+          );
         }
         const at = (await page.evaluate("window.__interactiveAt")) as number;
         const nav = (await page.evaluate(`(() => {
@@ -189,7 +219,12 @@ export const timelineBenchmark: Benchmark = {
         await page.keyboard.press("End");
         await page.waitForURL(/event=/, { timeout: 10_000 });
         const rules = await page.getByTestId("interruption-rule").count();
-        if (i === loads) checks.push({ name: "task page: keyboard selects, interruption drawn", ok: rules > 0, detail: `${rules} interruption rule(s)` });
+        if (i === loads)
+          checks.push({
+            name: "task page: keyboard selects, interruption drawn",
+            ok: rules > 0,
+            detail: `${rules} interruption rule(s)`,
+          });
       }
       pageCpu = await spentSince(loadMark, env.db.sql, env.server.pid);
       // First-load JS: the scripts the task page's HTML references, except `nomodule` ones (Next's polyfills for
@@ -202,7 +237,8 @@ export const timelineBenchmark: Benchmark = {
         noModule: /\snomodule(?:=|\s|>)/i.test(m[0]),
       }));
       const gzipKb = async (src: string) =>
-        gzipSync(Buffer.from(await (await fetch(new URL(src, env.server.baseUrl))).arrayBuffer()), { level: 9 }).length / 1024;
+        gzipSync(Buffer.from(await (await fetch(new URL(src, env.server.baseUrl))).arrayBuffer()), { level: 9 })
+          .length / 1024;
       const srcs = [...new Set(tags.filter((t) => !t.noModule).map((t) => t.src))];
       let total = 0;
       for (const src of srcs) total += await gzipKb(src);
@@ -238,7 +274,10 @@ export const timelineBenchmark: Benchmark = {
         "ms from navigation start until the timeline SVG has hydrated (data-hydrated), an event row is rendered and the lane group is focusable (tabindex 0); median of the loads after one warm-up",
       page_load_next_server_cpu_ms:
         pageCpu?.next_server_s === null || pageCpu === null ? null : round((pageCpu.next_server_s * 1000) / loads, 1),
-      page_load_postgres_cpu_ms: pageCpu === null || pageCpu.postgres_backends_s === null ? null : round((pageCpu.postgres_backends_s * 1000) / loads, 1),
+      page_load_postgres_cpu_ms:
+        pageCpu === null || pageCpu.postgres_backends_s === null
+          ? null
+          : round((pageCpu.postgres_backends_s * 1000) / loads, 1),
       page_load_other_cpu_s: pageCpu?.other_s ?? null,
       cpu_per_request: {
         first_page: perRequest("first_page"),
@@ -246,7 +285,8 @@ export const timelineBenchmark: Benchmark = {
         window: perRequest("window"),
         feed: perRequest("feed"),
       },
-      machine_load_note: "other_cpu_s is CPU used by everything else on the machine during the phase (other processes); wall times are inflated by it",
+      machine_load_note:
+        "other_cpu_s is CPU used by everything else on the machine during the phase (other processes); wall times are inflated by it",
       task_page_first_load_js_kb_gzip: firstLoadKb,
       task_page_first_load_scripts: firstLoadScripts,
       task_page_nomodule_polyfills_kb_gzip: noModuleKb,
@@ -257,23 +297,43 @@ export const timelineBenchmark: Benchmark = {
         (firstLoadKb ?? Infinity) <= TARGET_FIRST_LOAD_KB,
     };
     printTable(`timeline — ${fmt(events)} events over ${attempts} attempts`, [
-      ["first page p50 / p95 (ms)", `${fmt(figures.api_first_page_ms_p50, 1)} / ${fmt(figures.api_first_page_ms_p95, 1)} (target ≤ ${TARGET_FIRST_PAGE_P95_MS})`],
-      ["overview p50 / p95 (ms)", `${fmt(figures.api_overview_ms_p50, 1)} / ${fmt(figures.api_overview_ms_p95, 1)} (${fmt((bytes.overview ?? 0) / 1024)} KB)`],
+      [
+        "first page p50 / p95 (ms)",
+        `${fmt(figures.api_first_page_ms_p50, 1)} / ${fmt(figures.api_first_page_ms_p95, 1)} (target ≤ ${TARGET_FIRST_PAGE_P95_MS})`,
+      ],
+      [
+        "overview p50 / p95 (ms)",
+        `${fmt(figures.api_overview_ms_p50, 1)} / ${fmt(figures.api_overview_ms_p95, 1)} (${fmt((bytes.overview ?? 0) / 1024)} KB)`,
+      ],
       ["first overview of the task (ms)", fmt(overviewColdMs, 1)],
       ["window of detail p95 (ms)", fmt(figures.api_window_ms_p95, 1)],
       ["arrival feed at head p95 (ms)", fmt(figures.api_feed_ms_p95, 1)],
-      ["page interactive, median (ms)", `${fmt(figures.page_interactive_ms)} (target ≤ ${TARGET_INTERACTIVE_MS}; ${figures.page_interactive_ms_all.join(", ")})`],
+      [
+        "page interactive, median (ms)",
+        `${fmt(figures.page_interactive_ms)} (target ≤ ${TARGET_INTERACTIVE_MS}; ${figures.page_interactive_ms_all.join(", ")})`,
+      ],
       [
         "  first byte / HTML done / DOMContentLoaded (ms)",
         `${fmt(quantile(breakdown.first_byte, 0.5))} / ${fmt(quantile(breakdown.html_done, 0.5))} / ${fmt(quantile(breakdown.dom_content_loaded, 0.5))} (medians)`,
       ],
-      ["first-load JS (KB gzip)", `${fmt(firstLoadKb, 1)} in ${firstLoadScripts} scripts (target ≤ ${TARGET_FIRST_LOAD_KB}); nomodule polyfills ${fmt(noModuleKb, 1)} more`],
+      [
+        "first-load JS (KB gzip)",
+        `${fmt(firstLoadKb, 1)} in ${firstLoadScripts} scripts (target ≤ ${TARGET_FIRST_LOAD_KB}); nomodule polyfills ${fmt(noModuleKb, 1)} more`,
+      ],
       "CPU per request (Next server / PostgreSQL, ms)",
       ...(["first_page", "overview", "window", "feed"] as const).map((n): [string, string] => {
         const c = perRequest(n);
-        return [`  ${n}`, c ? `${fmt(c.next_server_cpu_ms, 2)} / ${fmt(c.postgres_cpu_ms, 2)} (others used ${fmt(c.other_cpu_s, 1)} CPU s in ${fmt(c.wall_s, 1)} s)` : "n/a"];
+        return [
+          `  ${n}`,
+          c
+            ? `${fmt(c.next_server_cpu_ms, 2)} / ${fmt(c.postgres_cpu_ms, 2)} (others used ${fmt(c.other_cpu_s, 1)} CPU s in ${fmt(c.wall_s, 1)} s)`
+            : "n/a",
+        ];
       }),
-      ["  task page load (SSR)", `${fmt(pageCpu?.next_server_s !== null && pageCpu ? (pageCpu.next_server_s * 1000) / loads : null, 1)} / ${fmt(pageCpu?.postgres_backends_s !== null && pageCpu ? (pageCpu.postgres_backends_s * 1000) / loads : null, 1)}`],
+      [
+        "  task page load (SSR)",
+        `${fmt(pageCpu?.next_server_s !== null && pageCpu ? (pageCpu.next_server_s * 1000) / loads : null, 1)} / ${fmt(pageCpu?.postgres_backends_s !== null && pageCpu ? (pageCpu.postgres_backends_s * 1000) / loads : null, 1)}`,
+      ],
     ]);
     if (!env.options["keep-data"]) {
       await env.db.sql`delete from events where tenant_id = ${seeded.tenantId}`;

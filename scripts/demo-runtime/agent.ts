@@ -56,33 +56,41 @@ export function buildTools(host: ToolHost): FunctionTool[] {
     description: "Read a case document from the workspace and return its object reference, size and sha256.",
     parameters: z.object({ path: z.string().describe("workspace-relative file name, e.g. case-918.pdf") }),
     errorFunction: null,
-    execute: async (args, _ctx, details) => JSON.stringify(await host.readDocument(args, callIdOf(details, "read_document"))),
+    execute: async (args, _ctx, details) =>
+      JSON.stringify(await host.readDocument(args, callIdOf(details, "read_document"))),
   });
   const updateRecord = tool({
     name: "update_record",
-    description:
-      "Set the status of a record in the records system (an external write, made once per idempotency key).",
+    description: "Set the status of a record in the records system (an external write, made once per idempotency key).",
     parameters: z.object({
       record_id: z.string().describe("record id in the records system"),
       status: z.string().describe("new status, e.g. reviewed"),
     }),
     errorFunction: null,
-    execute: async (args, _ctx, details) => JSON.stringify(await host.updateRecord(args, callIdOf(details, "update_record"))),
+    execute: async (args, _ctx, details) =>
+      JSON.stringify(await host.updateRecord(args, callIdOf(details, "update_record"))),
   });
   const writeReport = tool({
     name: "write_report",
-    description: "Write report.md in the workspace: the first half, or append the second half; registers it as an artifact.",
+    description:
+      "Write report.md in the workspace: the first half, or append the second half; registers it as an artifact.",
     parameters: z.object({ part: z.enum(["first_half", "second_half"]) }),
     errorFunction: null,
-    execute: async (args, _ctx, details) => JSON.stringify(await host.writeReport(args, callIdOf(details, "write_report"))),
+    execute: async (args, _ctx, details) =>
+      JSON.stringify(await host.writeReport(args, callIdOf(details, "write_report"))),
   });
   const publishReport = tool({
     name: "publish_report",
-    description: "Publish report.md to the records system's report channel (an external write that needs an approver's decision).",
-    parameters: z.object({ report: z.string().describe("workspace file to publish"), channel: z.string().describe("records channel") }),
+    description:
+      "Publish report.md to the records system's report channel (an external write that needs an approver's decision).",
+    parameters: z.object({
+      report: z.string().describe("workspace file to publish"),
+      channel: z.string().describe("records channel"),
+    }),
     needsApproval: true,
     errorFunction: null,
-    execute: async (args, _ctx, details) => JSON.stringify(await host.publishReport(args, callIdOf(details, "publish_report"))),
+    execute: async (args, _ctx, details) =>
+      JSON.stringify(await host.publishReport(args, callIdOf(details, "publish_report"))),
   });
   return [readDocument, updateRecord, writeReport, publishReport] as unknown as FunctionTool[];
 }
@@ -94,7 +102,13 @@ export function buildTools(host: ToolHost): FunctionTool[] {
 export function toolDefinitionDigests(tools: FunctionTool[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const t of tools) {
-    const text = canonicalize({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: t.strict });
+    const text = canonicalize({
+      type: "function",
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      strict: t.strict,
+    });
     if (text === undefined) throw new Error(`tool ${t.name} has no canonical definition`);
     out[t.name] = sha256Hex(text);
   }
@@ -144,7 +158,14 @@ export class ScriptedModel implements Model {
     return {
       usage,
       responseId,
-      output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: this.finalText }] }],
+      output: [
+        {
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: this.finalText }],
+        },
+      ],
     };
   }
 
@@ -178,7 +199,12 @@ export async function runAgent(opts: {
     tools: opts.tools,
   });
   const runOptions = { maxTurns: opts.plan.length + 2 };
-  const result = opts.custody ? await runWithCustodyApprovals(agent, opts.input, opts.custody, runOptions) : await run(agent, opts.input, runOptions);
-  if (result.interruptions?.length) throw new Error(`the run paused for approval of ${result.interruptions.map((i) => i.name).join(", ")} and no custody helper settles it`);
+  const result = opts.custody
+    ? await runWithCustodyApprovals(agent, opts.input, opts.custody, runOptions)
+    : await run(agent, opts.input, runOptions);
+  if (result.interruptions?.length)
+    throw new Error(
+      `the run paused for approval of ${result.interruptions.map((i) => i.name).join(", ")} and no custody helper settles it`,
+    );
   return String(result.finalOutput ?? "");
 }

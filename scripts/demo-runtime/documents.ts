@@ -16,7 +16,9 @@ export function sha256Hex(data: string | Uint8Array): string {
  */
 export function minimalPdf(lines: string[]): Buffer {
   const escape = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`);
-  const content = ["BT", "/F1 14 Tf", "72 760 Td", "18 TL", ...lines.map((l) => `(${escape(l)}) Tj T*`), "ET"].join("\n");
+  const content = ["BT", "/F1 14 Tf", "72 760 Td", "18 TL", ...lines.map((l) => `(${escape(l)}) Tj T*`), "ET"].join(
+    "\n",
+  );
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
     "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

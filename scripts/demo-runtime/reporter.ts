@@ -98,7 +98,8 @@ export class EventReporter {
       throw err;
     }
     for (const r of results) {
-      if (r.status === "rejected") this.log(`event ${r.id} rejected: ${r.error?.code ?? "?"} ${r.error?.message ?? ""}`);
+      if (r.status === "rejected")
+        this.log(`event ${r.id} rejected: ${r.error?.code ?? "?"} ${r.error?.message ?? ""}`);
     }
   }
 }

@@ -9,7 +9,15 @@ import { CustodyApiError, CustodyClient, type ReceiptInput } from "@/lib/client/
 import type { GateVerdict, Receipt, TaskRecord } from "@/lib/client/types";
 import { startRecordsService, type RecordUpdateResult } from "../records-service";
 import { CustodyApprovals, toolPayloadDigest } from "@/lib/client/openai-agents";
-import { buildTools, runAgent, toolDefinitionDigests, type PlannedCall, type PublishArgs, type ReportPart, type ToolHost } from "./agent";
+import {
+  buildTools,
+  runAgent,
+  toolDefinitionDigests,
+  type PlannedCall,
+  type PublishArgs,
+  type ReportPart,
+  type ToolHost,
+} from "./agent";
 import { caseDocument, reportFirstHalf, reportSecondHalf, sha256Hex } from "./documents";
 import { EventReporter, MonotonicClock } from "./reporter";
 import { CRASH_POINTS, type CrashPoint } from "@/lib/demo/interruption-points";
@@ -63,7 +71,15 @@ const VAULT = "vault:demo";
 const EGRESS = "egress-proxy:demo";
 const CREDENTIAL_TTL_MS = 60 * 60 * 1000;
 /** Phases of the task record, in order. */
-export const PHASES = ["started", "document_read", "record_updated", "report_drafted", "report_written", "report_published", "done"];
+export const PHASES = [
+  "started",
+  "document_read",
+  "record_updated",
+  "report_drafted",
+  "report_written",
+  "report_published",
+  "done",
+];
 
 /** Exit code of a simulated hard crash (as if killed by SIGKILL). */
 export const CRASH_EXIT_CODE = 137;
@@ -146,17 +162,25 @@ export class DemoRuntime {
     try {
       const task = await this.client.getTask(this.cfg.taskId);
       if (!task) {
-        const cut = this.cfg.crashAt ? ` (will crash ${this.cfg.crashAt})` : this.cfg.interruptAt ? ` (will lose its sandbox ${this.cfg.interruptAt})` : "";
+        const cut = this.cfg.crashAt
+          ? ` (will crash ${this.cfg.crashAt})`
+          : this.cfg.interruptAt
+            ? ` (will lose its sandbox ${this.cfg.interruptAt})`
+            : "";
         this.log(`task ${this.cfg.taskId} is new: starting the scenario${cut}`);
         await this.firstAttempt();
         return await this.continueAttempt(2);
       }
       if (task.phase === "done") {
-        this.log(`task ${this.cfg.taskId} is done (checkpoint v${task.version}); the scenario is complete, nothing to do`);
+        this.log(
+          `task ${this.cfg.taskId} is done (checkpoint v${task.version}); the scenario is complete, nothing to do`,
+        );
         return 0;
       }
       const next = task.current_attempt + 1;
-      this.log(`task ${this.cfg.taskId} stopped midway (phase ${task.phase}, attempt ${task.current_attempt}): continuing with attempt ${next}`);
+      this.log(
+        `task ${this.cfg.taskId} stopped midway (phase ${task.phase}, attempt ${task.current_attempt}): continuing with attempt ${next}`,
+      );
       return await this.continueAttempt(next);
     } catch (err) {
       this.log(`failed: ${describeError(err)}`);
@@ -175,8 +199,18 @@ export class DemoRuntime {
     const a = this.current;
     if (a && !a.finished) {
       a.finished = true;
-      a.rep.emit("session", "run.interrupted", { reason: "runtime_stopped", signal, phase: a.record.phase }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
-      a.rep.emit("environment", "sandbox.destroyed", { reason: "stopped", environment_id: a.sandbox.environmentId, attempt: a.n }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
+      a.rep.emit(
+        "session",
+        "run.interrupted",
+        { reason: "runtime_stopped", signal, phase: a.record.phase },
+        { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+      );
+      a.rep.emit(
+        "environment",
+        "sandbox.destroyed",
+        { reason: "stopped", environment_id: a.sandbox.environmentId, attempt: a.n },
+        { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+      );
       a.sandbox.destroy();
       await Promise.race([a.rep.flush(), sleep(3000)]).catch(() => {});
       this.log(`attempt ${a.n}: stopped by ${signal}; reported run.interrupted`);
@@ -197,7 +231,12 @@ export class DemoRuntime {
     a.rep.emit(
       "session",
       "task.created",
-      { principal: PRINCIPAL, policy_version: POLICY_VERSION, workflow: "document-processing", runtime: "demo-runtime (@openai/agents 0.20.0)" },
+      {
+        principal: PRINCIPAL,
+        policy_version: POLICY_VERSION,
+        workflow: "document-processing",
+        runtime: "demo-runtime (@openai/agents 0.20.0)",
+      },
       { actor: ORCHESTRATOR },
     );
     this.startSandbox(a, null);
@@ -210,7 +249,11 @@ export class DemoRuntime {
       { tool: "write_report", args: { part: "second_half" } },
     ];
     try {
-      await this.runPlan(a, plan, `Process case file ${this.cfg.taskId}: read the document, mark the record reviewed, write report.md.`);
+      await this.runPlan(
+        a,
+        plan,
+        `Process case file ${this.cfg.taskId}: read the document, mark the record reviewed, write report.md.`,
+      );
     } catch (err) {
       if (a.sandbox.lost) {
         await this.reportSandboxLoss(a);
@@ -224,7 +267,9 @@ export class DemoRuntime {
   /** Attempt n ≥ 2: fresh sandbox, restore, ask the gate until it lets the run continue, finish the task. */
   private async continueAttempt(n: number): Promise<number> {
     const view = await this.client.getTask(this.cfg.taskId);
-    const record: TaskRecord = view?.record ? (JSON.parse(JSON.stringify(view.record)) as TaskRecord) : this.baseRecord();
+    const record: TaskRecord = view?.record
+      ? (JSON.parse(JSON.stringify(view.record)) as TaskRecord)
+      : this.baseRecord();
     if (!record.side_effects[EFFECT]) record.side_effects[EFFECT] = this.declaredEffect();
     record.tool_definitions = { ...this.toolDefs };
     const a = this.newAttempt(n, record, { bufferReceipts: false, version: view?.version || null });
@@ -257,9 +302,15 @@ export class DemoRuntime {
     if (!this.draftIntact(a)) plan.push({ tool: "write_report", args: { part: "first_half" } });
     plan.push({ tool: "write_report", args: { part: "second_half" } });
     if (this.cfg.publish) plan.push({ tool: "publish_report", args: publishArgsFor(this.cfg.taskId) });
-    this.log(`attempt ${n}: gate said ${verdict.verdict}; plan: ${plan.map((p) => p.tool + ("part" in p.args ? `(${p.args.part})` : "")).join(" → ")}`);
+    this.log(
+      `attempt ${n}: gate said ${verdict.verdict}; plan: ${plan.map((p) => p.tool + ("part" in p.args ? `(${p.args.part})` : "")).join(" → ")}`,
+    );
 
-    await this.runPlan(a, plan, `Resume case file ${this.cfg.taskId} from its last checkpoint (phase ${record.phase}).`);
+    await this.runPlan(
+      a,
+      plan,
+      `Resume case file ${this.cfg.taskId} from its last checkpoint (phase ${record.phase}).`,
+    );
     await this.finish(a);
     return 0;
   }
@@ -268,15 +319,33 @@ export class DemoRuntime {
     const host = this.hostFor(a);
     const tools = buildTools(host);
     this.custody = this.cfg.publish ? this.custodyFor(a) : null;
-    const final = await runAgent({ tools, host, plan, input, finalText: `Case ${this.cfg.taskId} processed.`, callPrefix: `a${a.n}`, custody: this.custody ?? undefined });
+    const final = await runAgent({
+      tools,
+      host,
+      plan,
+      input,
+      finalText: `Case ${this.cfg.taskId} processed.`,
+      callPrefix: `a${a.n}`,
+      custody: this.custody ?? undefined,
+    });
     this.log(`attempt ${a.n}: agent finished: "${final}"`);
   }
 
   /** Final checkpoint, run.stopped, sandbox teardown, and the records service's count. */
   private async finish(a: Attempt): Promise<void> {
     await this.checkpoint(a, "done");
-    a.rep.emit("session", "run.stopped", { reason: "completed", phase: "done" }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
-    a.rep.emit("environment", "sandbox.destroyed", { reason: "completed", environment_id: a.sandbox.environmentId, attempt: a.n }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
+    a.rep.emit(
+      "session",
+      "run.stopped",
+      { reason: "completed", phase: "done" },
+      { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+    );
+    a.rep.emit(
+      "environment",
+      "sandbox.destroyed",
+      { reason: "completed", environment_id: a.sandbox.environmentId, attempt: a.n },
+      { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+    );
     a.sandbox.destroy();
     a.finished = true;
     await a.rep.flush();
@@ -304,10 +373,20 @@ export class DemoRuntime {
     a.rep.emit(
       "session",
       "run.interrupted",
-      { reason: "sandbox_lost", environment_id: a.sandbox.environmentId, phase: a.record.phase, detail: "the sandbox host stopped answering" },
+      {
+        reason: "sandbox_lost",
+        environment_id: a.sandbox.environmentId,
+        phase: a.record.phase,
+        detail: "the sandbox host stopped answering",
+      },
       { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
     );
-    a.rep.emit("environment", "sandbox.destroyed", { reason: "lost", environment_id: a.sandbox.environmentId, attempt: a.n }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
+    a.rep.emit(
+      "environment",
+      "sandbox.destroyed",
+      { reason: "lost", environment_id: a.sandbox.environmentId, attempt: a.n },
+      { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+    );
     await a.rep.flush();
     this.log(`attempt ${a.n}: reported run.interrupted and sandbox.destroyed (lost)`);
   }
@@ -317,9 +396,20 @@ export class DemoRuntime {
     const a = this.current;
     if (!a || a.finished) return;
     a.finished = true;
-    const code = err instanceof CustodyApiError ? err.code : err instanceof SandboxLostError ? "sandbox_lost" : "runtime_error";
-    a.rep.emit("session", "run.stopped", { reason: "error", code, phase: a.record.phase }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
-    a.rep.emit("environment", "sandbox.destroyed", { reason: "error", environment_id: a.sandbox.environmentId, attempt: a.n }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
+    const code =
+      err instanceof CustodyApiError ? err.code : err instanceof SandboxLostError ? "sandbox_lost" : "runtime_error";
+    a.rep.emit(
+      "session",
+      "run.stopped",
+      { reason: "error", code, phase: a.record.phase },
+      { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+    );
+    a.rep.emit(
+      "environment",
+      "sandbox.destroyed",
+      { reason: "error", environment_id: a.sandbox.environmentId, attempt: a.n },
+      { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+    );
     a.sandbox.destroy();
     await a.rep.flush();
   }
@@ -341,11 +431,16 @@ export class DemoRuntime {
         a.rep.emit(
           "session",
           "x.resume_gate.verdict",
-          { verdict: v.verdict, reasons: v.reasons.map((r) => ({ code: r.code, target: r.target })), next_phase: v.next_phase },
+          {
+            verdict: v.verdict,
+            reasons: v.reasons.map((r) => ({ code: r.code, target: r.target })),
+            next_phase: v.next_phase,
+          },
           { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
         );
         await a.rep.flush();
-        if (v.verdict === "stop") this.log(`attempt ${a.n}: waiting for a person (polling the gate every ${this.cfg.pollMs} ms)`);
+        if (v.verdict === "stop")
+          this.log(`attempt ${a.n}: waiting for a person (polling the gate every ${this.cfg.pollMs} ms)`);
       } else if (Date.now() - lastLog > 30_000) {
         lastLog = Date.now();
         this.log(`attempt ${a.n}: still ${v.verdict}: ${v.reasons.map((r) => r.code).join(", ")}`);
@@ -398,13 +493,26 @@ export class DemoRuntime {
     a.rep.emit(
       "tools",
       "tool.called",
-      { tool: name, call_id: callId, arguments_digest: canonicalSha256(args), definition_digest: this.toolDefs[name] ?? null, ...write },
+      {
+        tool: name,
+        call_id: callId,
+        arguments_digest: canonicalSha256(args),
+        definition_digest: this.toolDefs[name] ?? null,
+        ...write,
+      },
       { actor: AGENT, environmentId: a.sandbox.environmentId },
     );
     return Date.now();
   }
 
-  private toolCompleted(a: Attempt, name: string, callId: string, started: number, attrs: Record<string, unknown>, hold = false) {
+  private toolCompleted(
+    a: Attempt,
+    name: string,
+    callId: string,
+    started: number,
+    attrs: Record<string, unknown>,
+    hold = false,
+  ) {
     a.rep.emit(
       "tools",
       "tool.completed",
@@ -424,17 +532,35 @@ export class DemoRuntime {
     const ref = storeObject(this.cfg.workDir, this.cfg.taskId, name, bytes, sha256);
     a.record.inputs = [{ ref, sha256 }];
     a.record.decisions = [
-      { id: "d1", summary: `Evidence in ${name} is complete: set record ${recordIdFor(this.cfg.taskId)} to reviewed.`, by: AGENT },
+      {
+        id: "d1",
+        summary: `Evidence in ${name} is complete: set record ${recordIdFor(this.cfg.taskId)} to reviewed.`,
+        by: AGENT,
+      },
     ];
-    this.toolCompleted(a, "read_document", callId, started, { ref, sha256, size: bytes.length, media_type: "application/pdf" });
-    a.rep.emit("session", "decision.recorded", { decision_id: "d1", summary: a.record.decisions[0]!.summary, by: AGENT }, { actor: AGENT, environmentId: a.sandbox.environmentId });
+    this.toolCompleted(a, "read_document", callId, started, {
+      ref,
+      sha256,
+      size: bytes.length,
+      media_type: "application/pdf",
+    });
+    a.rep.emit(
+      "session",
+      "decision.recorded",
+      { decision_id: "d1", summary: a.record.decisions[0]!.summary, by: AGENT },
+      { actor: AGENT, environmentId: a.sandbox.environmentId },
+    );
     await a.rep.flush();
     this.log(`attempt ${a.n}: read_document ${name} → sha256 ${sha256.slice(0, 12)}…`);
     await this.snapshotAndCheckpoint(a, "document_read");
     return { ref, sha256, size: bytes.length, pages: 1 };
   }
 
-  private async toolUpdateRecord(a: Attempt, args: { record_id: string; status: string }, callId: string): Promise<Record<string, unknown>> {
+  private async toolUpdateRecord(
+    a: Attempt,
+    args: { record_id: string; status: string },
+    callId: string,
+  ): Promise<Record<string, unknown>> {
     a.sandbox.assertAlive();
     const effect = a.record.side_effects[EFFECT] ?? (a.record.side_effects[EFFECT] = this.declaredEffect());
     const documentSha = a.record.inputs[0]?.sha256;
@@ -475,9 +601,14 @@ export class DemoRuntime {
     if (intent.decision === "replay") {
       effect.status = "completed";
       effect.receipt = intent.receipt;
-      this.toolCompleted(a, "update_record", callId, started, { replayed: true, external_operation_id: intent.receipt.external_operation_id });
+      this.toolCompleted(a, "update_record", callId, started, {
+        replayed: true,
+        external_operation_id: intent.receipt.external_operation_id,
+      });
       await a.rep.flush();
-      this.log(`attempt ${a.n}: ${EFFECT} replayed from the stored receipt (${intent.receipt.external_operation_id}); no second write`);
+      this.log(
+        `attempt ${a.n}: ${EFFECT} replayed from the stored receipt (${intent.receipt.external_operation_id}); no second write`,
+      );
       await this.snapshotAndCheckpoint(a, "record_updated");
       return { record_id: args.record_id, operation_id: intent.receipt.external_operation_id, replayed: true };
     }
@@ -486,7 +617,13 @@ export class DemoRuntime {
     a.rep.emit(
       "vault",
       "credential.used",
-      { credential_ref: CREDENTIAL_REF, credential_id: a.credentialId, host: url.hostname, tool: "update_record", purpose: EFFECT_ACTION },
+      {
+        credential_ref: CREDENTIAL_REF,
+        credential_id: a.credentialId,
+        host: url.hostname,
+        tool: "update_record",
+        purpose: EFFECT_ACTION,
+      },
       { actor: VAULT, environmentId: a.sandbox.environmentId },
     );
     const res = await fetch(url, {
@@ -513,7 +650,12 @@ export class DemoRuntime {
       { actor: EGRESS, environmentId: a.sandbox.environmentId },
     );
     if (!res.ok) {
-      a.rep.emit("tools", "tool.failed", { tool: "update_record", call_id: callId, http_status: res.status }, { actor: AGENT, environmentId: a.sandbox.environmentId });
+      a.rep.emit(
+        "tools",
+        "tool.failed",
+        { tool: "update_record", call_id: callId, http_status: res.status },
+        { actor: AGENT, environmentId: a.sandbox.environmentId },
+      );
       await a.rep.flush();
       throw new Error(`update_record: the records service answered ${res.status}: ${text.slice(0, 200)}`);
     }
@@ -534,26 +676,46 @@ export class DemoRuntime {
     const receiptAttrs = { name: EFFECT, ...receiptFields };
     const completedAttrs = { external_operation_id: result.operation_id, http_status: res.status };
     if (a.bufferReceipts) {
-      a.rep.emit("tools", "side_effect.receipt", receiptAttrs, { actor: AGENT, environmentId: a.sandbox.environmentId, hold: true });
+      a.rep.emit("tools", "side_effect.receipt", receiptAttrs, {
+        actor: AGENT,
+        environmentId: a.sandbox.environmentId,
+        hold: true,
+      });
       this.toolCompleted(a, "update_record", callId, started, completedAttrs, true);
       effect.status = "in_flight";
       await a.rep.flush();
       this.log(`attempt ${a.n}: receipt of ${EFFECT} held in the sandbox's buffer (sent when the agent run ends)`);
     } else {
       await this.client.receipt(this.cfg.taskId, EFFECT, receipt);
-      a.rep.emit("tools", "side_effect.receipt", receiptAttrs, { actor: AGENT, environmentId: a.sandbox.environmentId });
+      a.rep.emit("tools", "side_effect.receipt", receiptAttrs, {
+        actor: AGENT,
+        environmentId: a.sandbox.environmentId,
+      });
       this.toolCompleted(a, "update_record", callId, started, completedAttrs);
       effect.status = "completed";
-      effect.receipt = { external_operation_id: receipt.external_operation_id, result_digest: receipt.result_digest, completed_at: receipt.completed_at } satisfies Receipt;
+      effect.receipt = {
+        external_operation_id: receipt.external_operation_id,
+        result_digest: receipt.result_digest,
+        completed_at: receipt.completed_at,
+      } satisfies Receipt;
       await a.rep.flush();
       this.log(`attempt ${a.n}: receipt ${EFFECT} → recorded (${receipt.external_operation_id})`);
       this.crashPoint(a, "after_receipt");
     }
     await this.snapshotAndCheckpoint(a, "record_updated");
-    return { record_id: result.record_id, operation_id: result.operation_id, update_count: result.update_count, replayed: false };
+    return {
+      record_id: result.record_id,
+      operation_id: result.operation_id,
+      update_count: result.update_count,
+      replayed: false,
+    };
   }
 
-  private async toolWriteReport(a: Attempt, args: { part: ReportPart }, callId: string): Promise<Record<string, unknown>> {
+  private async toolWriteReport(
+    a: Attempt,
+    args: { part: ReportPart },
+    callId: string,
+  ): Promise<Record<string, unknown>> {
     a.sandbox.assertAlive();
     const started = this.toolCalled(a, "write_report", args, callId);
     await a.rep.flush();
@@ -575,10 +737,15 @@ export class DemoRuntime {
     const bytes = fs.readFileSync(file);
     const sha256 = sha256Hex(bytes);
     const ref = storeObject(this.cfg.workDir, this.cfg.taskId, "report.md", bytes, sha256);
-    a.record.artifacts = [...a.record.artifacts.filter((x) => x.ref !== ref), { ref, sha256, size: bytes.length, media_type: "text/markdown" }];
+    a.record.artifacts = [
+      ...a.record.artifacts.filter((x) => x.ref !== ref),
+      { ref, sha256, size: bytes.length, media_type: "text/markdown" },
+    ];
     this.toolCompleted(a, "write_report", callId, started, { part: args.part, ref, sha256, size: bytes.length });
     await a.rep.flush();
-    this.log(`attempt ${a.n}: write_report ${args.part} → report.md ${bytes.length} bytes, sha256 ${sha256.slice(0, 12)}…`);
+    this.log(
+      `attempt ${a.n}: write_report ${args.part} → report.md ${bytes.length} bytes, sha256 ${sha256.slice(0, 12)}…`,
+    );
     await this.snapshotAndCheckpoint(a, args.part === "first_half" ? "report_drafted" : "report_written");
     if (args.part === "first_half") {
       // The approval story asks now, with the draft checkpointed: a pending request stops every write of the task at
@@ -611,11 +778,15 @@ export class DemoRuntime {
         agent: "doc-processor",
         agent_version: AGENT_VERSION,
       });
-      this.log(`attempt ${a.n}: ${PUBLISH_EFFECT} asked in advance → ${out.decision} (unexpected: nothing approved it yet)`);
+      this.log(
+        `attempt ${a.n}: ${PUBLISH_EFFECT} asked in advance → ${out.decision} (unexpected: nothing approved it yet)`,
+      );
     } catch (err) {
       if (err instanceof CustodyApiError && err.code === "approval_required") {
         const id = (err.details as { approval_id?: string } | undefined)?.approval_id ?? "?";
-        this.log(`attempt ${a.n}: ${PUBLISH_EFFECT} needs an approver's decision: approval ${id} requested (policy bound now)`);
+        this.log(
+          `attempt ${a.n}: ${PUBLISH_EFFECT} needs an approver's decision: approval ${id} requested (policy bound now)`,
+        );
         return;
       }
       throw err;
@@ -630,8 +801,13 @@ export class DemoRuntime {
       attempt: a.n,
       agentVersion: AGENT_VERSION,
       pollMs: this.cfg.pollMs,
-      effectFor: () => ({ name: PUBLISH_EFFECT, idempotencyKey: publishKeyFor(this.cfg.taskId), action: PUBLISH_ACTION }),
-      storeState: async (text, sha256) => storeObject(this.cfg.workDir, this.cfg.taskId, "run-state.json", Buffer.from(text), sha256),
+      effectFor: () => ({
+        name: PUBLISH_EFFECT,
+        idempotencyKey: publishKeyFor(this.cfg.taskId),
+        action: PUBLISH_ACTION,
+      }),
+      storeState: async (text, sha256) =>
+        storeObject(this.cfg.workDir, this.cfg.taskId, "run-state.json", Buffer.from(text), sha256),
       checkpointState: async (artifact) => {
         a.record.artifacts = [...a.record.artifacts.filter((x) => x.ref !== artifact.ref), artifact];
         await this.checkpoint(a, a.record.phase);
@@ -656,7 +832,13 @@ export class DemoRuntime {
       a.rep.emit(
         "vault",
         "credential.used",
-        { credential_ref: CREDENTIAL_REF, credential_id: a.credentialId, host: url.hostname, tool: "publish_report", purpose: PUBLISH_ACTION },
+        {
+          credential_ref: CREDENTIAL_REF,
+          credential_id: a.credentialId,
+          host: url.hostname,
+          tool: "publish_report",
+          purpose: PUBLISH_ACTION,
+        },
         { actor: VAULT, environmentId: a.sandbox.environmentId },
       );
       const res = await fetch(url, {
@@ -667,13 +849,23 @@ export class DemoRuntime {
       const text = await res.text();
       if (!res.ok) throw new Error(`publish_report: the records service answered ${res.status}: ${text.slice(0, 200)}`);
       const result = JSON.parse(text) as RecordUpdateResult;
-      this.log(`attempt ${a.n}: records service published ${recordId} (operation ${result.operation_id}, update_count ${result.update_count})`);
+      this.log(
+        `attempt ${a.n}: records service published ${recordId} (operation ${result.operation_id}, update_count ${result.update_count})`,
+      );
       return { external_operation_id: result.operation_id, result_digest: canonicalSha256(result) };
     });
-    this.toolCompleted(a, "publish_report", callId, started, { external_operation_id: out.receipt.external_operation_id, replayed: out.replayed });
+    this.toolCompleted(a, "publish_report", callId, started, {
+      external_operation_id: out.receipt.external_operation_id,
+      replayed: out.replayed,
+    });
     await a.rep.flush();
     await this.snapshotAndCheckpoint(a, "report_published");
-    return { published: true, record_id: recordId, operation_id: out.receipt.external_operation_id, replayed: out.replayed };
+    return {
+      published: true,
+      record_id: recordId,
+      operation_id: out.receipt.external_operation_id,
+      replayed: out.replayed,
+    };
   }
 
   // ---------------------------------------------------------------- helpers
@@ -717,7 +909,13 @@ export class DemoRuntime {
   }
 
   private declaredEffect(): TaskRecord["side_effects"][string] {
-    return { idempotency_key: idempotencyKeyFor(this.cfg.taskId), status: "not_started", action: EFFECT_ACTION, tool: "update_record", mutation: true };
+    return {
+      idempotency_key: idempotencyKeyFor(this.cfg.taskId),
+      status: "not_started",
+      action: EFFECT_ACTION,
+      tool: "update_record",
+      mutation: true,
+    };
   }
 
   private recordsHost(): { host: string; port: number } {
@@ -765,7 +963,13 @@ export class DemoRuntime {
     a.rep.emit(
       "vault",
       "credential.issued",
-      { credential_ref: CREDENTIAL_REF, credential_id: a.credentialId, scope: "records:write", expires_at: expiresAt, allowed_hosts: [host] },
+      {
+        credential_ref: CREDENTIAL_REF,
+        credential_id: a.credentialId,
+        scope: "records:write",
+        expires_at: expiresAt,
+        allowed_hosts: [host],
+      },
       { actor: VAULT, environmentId: env },
     );
     a.rep.emit(
@@ -795,14 +999,30 @@ export class DemoRuntime {
     const phase = PHASES.indexOf(wanted) < PHASES.indexOf(from) ? from : wanted;
     a.record.phase = phase;
     a.record.tool_definitions = { ...this.toolDefs };
-    if (from !== phase) a.rep.emit("session", "phase.changed", { from, to: phase }, { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId });
+    if (from !== phase)
+      a.rep.emit(
+        "session",
+        "phase.changed",
+        { from, to: phase },
+        { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
+      );
     a.record.attempt = a.n;
-    const res = await this.client.checkpoint(this.cfg.taskId, a.record, a.version !== null ? { baseVersion: a.version } : {});
+    const res = await this.client.checkpoint(
+      this.cfg.taskId,
+      a.record,
+      a.version !== null ? { baseVersion: a.version } : {},
+    );
     a.version = res.version;
     a.rep.emit(
       "session",
       "checkpoint.saved",
-      { version: res.version, digest: res.digest, phase, artifacts: a.record.artifacts.length, side_effects: Object.keys(a.record.side_effects).length },
+      {
+        version: res.version,
+        digest: res.digest,
+        phase,
+        artifacts: a.record.artifacts.length,
+        side_effects: Object.keys(a.record.side_effects).length,
+      },
       { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
     );
     await a.rep.flush();
@@ -810,7 +1030,10 @@ export class DemoRuntime {
   }
 
   /** The last sandbox and snapshot the timeline knows of. */
-  private async lastEnvironment(): Promise<{ environmentId: string | null; snapshot: { digest: string; environmentId: string | null } | null }> {
+  private async lastEnvironment(): Promise<{
+    environmentId: string | null;
+    snapshot: { digest: string; environmentId: string | null } | null;
+  }> {
     let cursor: string | null = null;
     let environmentId: string | null = null;
     let snapshot: { digest: string; environmentId: string | null } | null = null;
@@ -818,21 +1041,27 @@ export class DemoRuntime {
       const page = await this.client.timeline(this.cfg.taskId, { cursor, limit: 1000 });
       for (const e of page.events) {
         if (e.type === "sandbox.created" && e.environment_id) environmentId = e.environment_id;
-        if (e.type === "snapshot.saved" && typeof e.attrs.digest === "string") snapshot = { digest: e.attrs.digest, environmentId: e.environment_id };
+        if (e.type === "snapshot.saved" && typeof e.attrs.digest === "string")
+          snapshot = { digest: e.attrs.digest, environmentId: e.environment_id };
       }
       cursor = page.next_cursor;
     } while (cursor);
     return { environmentId, snapshot };
   }
 
-  private async restoreSnapshot(a: Attempt, snapshot: { digest: string; environmentId: string | null } | null): Promise<void> {
+  private async restoreSnapshot(
+    a: Attempt,
+    snapshot: { digest: string; environmentId: string | null } | null,
+  ): Promise<void> {
     if (!snapshot) {
       this.log(`attempt ${a.n}: no snapshot on the timeline; starting from an empty workspace`);
       return;
     }
     const restored = this.snapshots.restore(snapshot.digest, a.sandbox);
     if (!restored) {
-      this.log(`attempt ${a.n}: snapshot ${snapshot.digest.slice(0, 12)}… is not in the store; starting from an empty workspace`);
+      this.log(
+        `attempt ${a.n}: snapshot ${snapshot.digest.slice(0, 12)}… is not in the store; starting from an empty workspace`,
+      );
       return;
     }
     a.rep.emit(
@@ -847,8 +1076,13 @@ export class DemoRuntime {
       { actor: ORCHESTRATOR, environmentId: a.sandbox.environmentId },
     );
     await a.rep.flush();
-    const note = restored.actualDigest === snapshot.digest ? "digest verified" : `DIGEST MISMATCH (recorded ${snapshot.digest.slice(0, 12)}…)`;
-    this.log(`attempt ${a.n}: snapshot ${restored.actualDigest.slice(0, 12)}… restored (${restored.files.join(", ")}; ${note})`);
+    const note =
+      restored.actualDigest === snapshot.digest
+        ? "digest verified"
+        : `DIGEST MISMATCH (recorded ${snapshot.digest.slice(0, 12)}…)`;
+    this.log(
+      `attempt ${a.n}: snapshot ${restored.actualDigest.slice(0, 12)}… restored (${restored.files.join(", ")}; ${note})`,
+    );
   }
 
   /** True when the restored workspace holds exactly the checkpointed first half of report.md. */
@@ -883,7 +1117,10 @@ export class DemoRuntime {
       this.recordsUrl = this.cfg.recordsUrl.replace(/\/+$/, "");
       return;
     }
-    const service = await startRecordsService({ port: this.cfg.recordsPort ?? 0, stateFile: `${this.cfg.workDir}/records-service.json` });
+    const service = await startRecordsService({
+      port: this.cfg.recordsPort ?? 0,
+      stateFile: `${this.cfg.workDir}/records-service.json`,
+    });
     this.recordsUrl = service.url;
     this.closeRecords = service.close;
     this.log(`records service started in-process at ${service.url} (lookup: ${service.url}/lookup)`);

@@ -17,10 +17,21 @@ export const DEMO_POLICY_AFTER = "2";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function call<T>(baseUrl: string, auth: { cookie: string } | { apiKey: string }, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const headers: Record<string, string> = "cookie" in auth ? { cookie: auth.cookie } : { authorization: `Bearer ${auth.apiKey}` };
+async function call<T>(
+  baseUrl: string,
+  auth: { cookie: string } | { apiKey: string },
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> =
+    "cookie" in auth ? { cookie: auth.cookie } : { authorization: `Bearer ${auth.apiKey}` };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
@@ -59,7 +70,12 @@ export async function seedDemoApproval(opts: {
   let request: ApprovalItem | undefined;
   while (!request) {
     if (Date.now() > deadline) throw new Error("the run did not ask for the approval of publish_report in time");
-    const list = await call<{ approvals: ApprovalItem[] }>(baseUrl, approver, "GET", `/api/v1/approvals?task_id=${encodeURIComponent(taskId)}&status=pending`);
+    const list = await call<{ approvals: ApprovalItem[] }>(
+      baseUrl,
+      approver,
+      "GET",
+      `/api/v1/approvals?task_id=${encodeURIComponent(taskId)}&status=pending`,
+    );
     request = list.status === 200 ? list.body.approvals.find((a) => a.side_effect === "publish_report") : undefined;
     if (!request) await sleep(pollMs);
   }
@@ -67,24 +83,34 @@ export async function seedDemoApproval(opts: {
     decision: "approve",
     reason: `Seeded by the demo: publishing the report of ${taskId} is fine under policy version ${DEMO_POLICY_BEFORE}.`,
   });
-  if (decided.status !== 200) throw new Error(`approving ${request.id} answered ${decided.status}: ${JSON.stringify(decided.body).slice(0, 200)}`);
-  log(`approval story: ${opts.approverEmail ?? "approver@demo.test"} approved publish_report (approval ${request.id}) under policy version ${DEMO_POLICY_BEFORE}`);
+  if (decided.status !== 200)
+    throw new Error(
+      `approving ${request.id} answered ${decided.status}: ${JSON.stringify(decided.body).slice(0, 200)}`,
+    );
+  log(
+    `approval story: ${opts.approverEmail ?? "approver@demo.test"} approved publish_report (approval ${request.id}) under policy version ${DEMO_POLICY_BEFORE}`,
+  );
 
   // While the sandbox is down: after attempt 1 reported it lost.
   for (;;) {
     if (Date.now() > deadline) throw new Error("attempt 1 did not lose its sandbox in time");
-    const page = await call<{ events: Array<{ type: string; attrs: Record<string, unknown> }>; next_cursor: string | null }>(
-      baseUrl,
-      runtime,
-      "GET",
-      `/api/v1/tasks/${encodeURIComponent(taskId)}/timeline?limit=1000`,
-    );
-    if (page.status === 200 && page.body.events.some((e) => e.type === "sandbox.destroyed" && e.attrs.reason === "lost")) break;
+    const page = await call<{
+      events: Array<{ type: string; attrs: Record<string, unknown> }>;
+      next_cursor: string | null;
+    }>(baseUrl, runtime, "GET", `/api/v1/tasks/${encodeURIComponent(taskId)}/timeline?limit=1000`);
+    if (
+      page.status === 200 &&
+      page.body.events.some((e) => e.type === "sandbox.destroyed" && e.attrs.reason === "lost")
+    )
+      break;
     await sleep(pollMs);
   }
   const owner = await signInOverHttp(baseUrl, opts.ownerEmail ?? "owner@demo.test", opts.password);
   const moved = await call(baseUrl, owner, "PUT", "/api/v1/policy/current", { version: DEMO_POLICY_AFTER });
-  if (moved.status !== 200) throw new Error(`changing the policy version answered ${moved.status}: ${JSON.stringify(moved.body).slice(0, 200)}`);
+  if (moved.status !== 200)
+    throw new Error(
+      `changing the policy version answered ${moved.status}: ${JSON.stringify(moved.body).slice(0, 200)}`,
+    );
   log(
     `approval story: the policy moved to version ${DEMO_POLICY_AFTER} while the sandbox was down; approval ${request.id} is stale (policy_changed). ` +
       `Re-approve it in the browser as ${opts.approverEmail ?? "approver@demo.test"} (Approvals → the request).`,

@@ -28,7 +28,10 @@ export function loadDemoSecrets(dir: string): DemoSecrets {
     apiKey: saved.apiKey,
     nextauthSecret: saved.nextauthSecret ?? randomBytes(32).toString("base64url"),
   };
-  if (JSON.stringify(secrets) !== JSON.stringify({ password: saved.password, apiKey: saved.apiKey, nextauthSecret: saved.nextauthSecret })) {
+  if (
+    JSON.stringify(secrets) !==
+    JSON.stringify({ password: saved.password, apiKey: saved.apiKey, nextauthSecret: saved.nextauthSecret })
+  ) {
     saveDemoSecrets(dir, secrets);
   }
   return secrets;

@@ -39,14 +39,26 @@ export async function signInOverHttp(baseUrl: string, email: string, password: s
     body: new URLSearchParams({ csrfToken, email, password, json: "true", callbackUrl: `${baseUrl}/maps` }).toString(),
   });
   keep(res);
-  if (![...jar.keys()].some((k) => k.endsWith("next-auth.session-token"))) throw new Error(`signing in as ${email} was refused (${res.status})`);
+  if (![...jar.keys()].some((k) => k.endsWith("next-auth.session-token")))
+    throw new Error(`signing in as ${email} was refused (${res.status})`);
   return { cookie: cookie() };
 }
 
-async function call<T>(baseUrl: string, auth: Session | { apiKey: string }, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const headers: Record<string, string> = "cookie" in auth ? { cookie: auth.cookie } : { authorization: `Bearer ${auth.apiKey}` };
+async function call<T>(
+  baseUrl: string,
+  auth: Session | { apiKey: string },
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> =
+    "cookie" in auth ? { cookie: auth.cookie } : { authorization: `Bearer ${auth.apiKey}` };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
@@ -63,7 +75,11 @@ function rows(taskId: string): Partial<Record<MapLayer, Partial<Omit<LayerRow, "
     session_state: {
       custodians: [{ name: "Agent platform team", organization: "Acme Docs" }],
       verification: "verified",
-      verification_evidence: { kind: "task", ref: taskId, note: "Signed checkpoints of the run are kept and verify after its sandbox was lost." },
+      verification_evidence: {
+        kind: "task",
+        ref: taskId,
+        note: "Signed checkpoints of the run are kept and verify after its sandbox was lost.",
+      },
       decision: "accept",
     },
     tools: {
@@ -81,7 +97,8 @@ function rows(taskId: string): Partial<Record<MapLayer, Partial<Omit<LayerRow, "
         { name: "Sandbox operations", organization: "VendorCo" },
         { name: "Agent platform team", organization: "Acme Docs" },
       ],
-      handoff: "VendorCo replaces a lost sandbox and reports it as a new attempt; Acme Docs restores the last snapshot and checks its digest before resuming.",
+      handoff:
+        "VendorCo replaces a lost sandbox and reports it as a new attempt; Acme Docs restores the last snapshot and checks its digest before resuming.",
       decision: "request_evidence",
       decision_note: "Which workspace paths survive a sandbox replacement — from Sandbox operations (VendorCo)",
     },
@@ -104,56 +121,112 @@ function rows(taskId: string): Partial<Record<MapLayer, Partial<Omit<LayerRow, "
  * Creates the demo map unless the workspace already has one for the workflow.
  * @param opts.apiKey the runtime key (to wait for the demo task); `email`/`password` the owner's login.
  */
-export async function seedDemoMap(opts: { baseUrl: string; apiKey: string; email: string; password: string; taskId: string; log: Log; timeoutMs?: number }): Promise<void> {
+export async function seedDemoMap(opts: {
+  baseUrl: string;
+  apiKey: string;
+  email: string;
+  password: string;
+  taskId: string;
+  log: Log;
+  timeoutMs?: number;
+}): Promise<void> {
   const { baseUrl, taskId, log } = opts;
   const owner = await signInOverHttp(baseUrl, opts.email, opts.password);
-  const existing = await ok(call<{ maps: MapListItem[] }>(baseUrl, owner, "GET", `/api/v1/maps?q=${encodeURIComponent(DEMO_WORKFLOW)}`), "listing maps");
+  const existing = await ok(
+    call<{ maps: MapListItem[] }>(baseUrl, owner, "GET", `/api/v1/maps?q=${encodeURIComponent(DEMO_WORKFLOW)}`),
+    "listing maps",
+  );
   if (existing.maps.some((m) => m.workflow === DEMO_WORKFLOW)) return;
 
   // The exercise links the demo task: wait until it has lost its first sandbox (or finished, on an old data dir).
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   let task: TaskView | null = null;
   for (;;) {
-    const res = await call<TaskView>(baseUrl, { apiKey: opts.apiKey }, "GET", `/api/v1/tasks/${encodeURIComponent(taskId)}`);
+    const res = await call<TaskView>(
+      baseUrl,
+      { apiKey: opts.apiKey },
+      "GET",
+      `/api/v1/tasks/${encodeURIComponent(taskId)}`,
+    );
     if (res.status === 200 && (res.body.current_attempt >= 2 || res.body.phase === "done")) {
       task = res.body;
       break;
     }
-    if (Date.now() > deadline) throw new Error(`task ${taskId} did not reach its second attempt in time; the map is not seeded`);
+    if (Date.now() > deadline)
+      throw new Error(`task ${taskId} did not reach its second attempt in time; the map is not seeded`);
     await sleep(1000);
   }
-  const artifacts = await ok(call<{ artifacts: ArtifactView[] }>(baseUrl, { apiKey: opts.apiKey }, "GET", `/api/v1/tasks/${encodeURIComponent(taskId)}/artifacts`), "artifacts");
+  const artifacts = await ok(
+    call<{ artifacts: ArtifactView[] }>(
+      baseUrl,
+      { apiKey: opts.apiKey },
+      "GET",
+      `/api/v1/tasks/${encodeURIComponent(taskId)}/artifacts`,
+    ),
+    "artifacts",
+  );
   const draft = artifacts.artifacts.find((a) => a.ref.endsWith("report.md"));
 
-  let map = await ok(call<MapView>(baseUrl, owner, "POST", "/api/v1/maps", { workflow: DEMO_WORKFLOW, title: DEMO_MAP_TITLE }), "creating the map");
+  let map = await ok(
+    call<MapView>(baseUrl, owner, "POST", "/api/v1/maps", { workflow: DEMO_WORKFLOW, title: DEMO_MAP_TITLE }),
+    "creating the map",
+  );
   for (const [layer, fields] of Object.entries(rows(taskId)) as Array<[MapLayer, Record<string, unknown>]>) {
     const row = map.layers.find((l) => l.layer === layer)!;
-    await ok(call(baseUrl, owner, "PATCH", `/api/v1/maps/${map.id}/layers/${layer}`, { ...fields, revision: row.revision }), `filling ${layer}`);
+    await ok(
+      call(baseUrl, owner, "PATCH", `/api/v1/maps/${map.id}/layers/${layer}`, { ...fields, revision: row.revision }),
+      `filling ${layer}`,
+    );
   }
   await ok(call(baseUrl, owner, "POST", `/api/v1/maps/${map.id}/publish`, {}), "publishing v1");
 
   const ex = await ok(
-    call<ExerciseJson>(baseUrl, owner, "POST", `/api/v1/maps/${map.id}/exercises`, { interruption_point: "after_external_write", layers: ["tools", "artifacts", "recovery"] }),
+    call<ExerciseJson>(baseUrl, owner, "POST", `/api/v1/maps/${map.id}/exercises`, {
+      interruption_point: "after_external_write",
+      layers: ["tools", "artifacts", "recovery"],
+    }),
     "starting the exercise",
   );
   const steps = [
-    { status: "passed", note: (`Expected: record ${task.task_id} updated exactly once; report.md complete.`), task_id: null },
-    { status: "passed", note: (`Checkpoints up to the drafted report are signed and kept (${task.version} so far).`), task_id: taskId },
-    { status: "passed", note: ("The sandbox was lost after the records service applied the update and before its receipt was reported."), task_id: taskId },
     {
       status: "passed",
-      note: ("The resume gate answered stop (side_effect_unknown) instead of retrying; the write waits for a person to reconcile it."),
+      note: `Expected: record ${task.task_id} updated exactly once; report.md complete.`,
+      task_id: null,
+    },
+    {
+      status: "passed",
+      note: `Checkpoints up to the drafted report are signed and kept (${task.version} so far).`,
       task_id: taskId,
     },
     {
       status: "passed",
-      note: ("The half-written report.md is listed with its sha256 and survives the lost sandbox."),
+      note: "The sandbox was lost after the records service applied the update and before its receipt was reported.",
+      task_id: taskId,
+    },
+    {
+      status: "passed",
+      note: "The resume gate answered stop (side_effect_unknown) instead of retrying; the write waits for a person to reconcile it.",
+      task_id: taskId,
+    },
+    {
+      status: "passed",
+      note: "The half-written report.md is listed with its sha256 and survives the lost sandbox.",
       task_id: taskId,
       artifact_digest: draft?.sha256 ?? null,
     },
-    { status: "blocked", note: ("Not exercised: the demo runtime has no revocation step. Test it with your own runtime and scoped test access."), task_id: null },
+    {
+      status: "blocked",
+      note: "Not exercised: the demo runtime has no revocation step. Test it with your own runtime and scoped test access.",
+      task_id: null,
+    },
   ].map((s, i) => ({ step: ex.steps[i]!.step, artifact_digest: null, ...s }));
-  const saved = await ok(call<ExerciseJson>(baseUrl, owner, "PATCH", `/api/v1/maps/${map.id}/exercises/${ex.id}`, { steps, revision: ex.revision }), "recording the steps");
+  const saved = await ok(
+    call<ExerciseJson>(baseUrl, owner, "PATCH", `/api/v1/maps/${map.id}/exercises/${ex.id}`, {
+      steps,
+      revision: ex.revision,
+    }),
+    "recording the steps",
+  );
   await ok(
     call(baseUrl, owner, "POST", `/api/v1/maps/${map.id}/exercises/${ex.id}/complete`, {
       outcome: "visible_stop",
@@ -165,5 +238,7 @@ export async function seedDemoMap(opts: { baseUrl: string; apiKey: string; email
   );
   map = await ok(call<MapView>(baseUrl, owner, "GET", `/api/v1/maps/${map.id}`), "reading the map");
   const unknown = map.layers.filter((l) => l.verification === "unknown").map((l) => l.layer);
-  log(`custody map "${DEMO_MAP_TITLE}" seeded (v1 published, draft v${map.version}); still unknown: ${unknown.join(", ")}`);
+  log(
+    `custody map "${DEMO_MAP_TITLE}" seeded (v1 published, draft v${map.version}); still unknown: ${unknown.join(", ")}`,
+  );
 }

@@ -44,14 +44,24 @@ export function demoPolicyV2(recordsHost: string): string {
  * Stores versions 1 and 2 and activates version 1, as the demo's owner, unless the tenant already keeps policy versions.
  * @returns whether it stored them.
  */
-export async function seedDemoPolicies(db: Db, tenantId: string, owner: { userId: string; email: string }, recordsHost: string): Promise<boolean> {
-  const [row] = await queryRows<{ n: string | number }>(db, sql`select count(*) as n from policy_versions where tenant_id = ${tenantId}`);
+export async function seedDemoPolicies(
+  db: Db,
+  tenantId: string,
+  owner: { userId: string; email: string },
+  recordsHost: string,
+): Promise<boolean> {
+  const [row] = await queryRows<{ n: string | number }>(
+    db,
+    sql`select count(*) as n from policy_versions where tenant_id = ${tenantId}`,
+  );
   if (Number(row?.n ?? 0) > 0) return false;
   const actor: UserActor = { kind: "user", tenantId, userId: owner.userId, email: owner.email, role: "owner" };
   const v1 = await storePolicyVersion(db, actor, { text: demoPolicyV1(recordsHost), format: "yaml" });
   const v2 = await storePolicyVersion(db, actor, { text: demoPolicyV2(recordsHost), format: "yaml" });
   if (!v1.valid || !v2.valid || v1.version !== 1 || v2.version !== 2) {
-    throw new Error(`the demo policies did not store as valid versions 1 and 2: ${JSON.stringify([v1, v2]).slice(0, 400)}`);
+    throw new Error(
+      `the demo policies did not store as valid versions 1 and 2: ${JSON.stringify([v1, v2]).slice(0, 400)}`,
+    );
   }
   await activatePolicyVersion(db, actor, 1);
   return true;

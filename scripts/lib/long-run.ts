@@ -12,7 +12,15 @@ import { sql } from "drizzle-orm";
 import type { Db } from "@/db";
 
 /** What {@link seedLongRun} wrote. */
-export type LongRun = { taskId: string; events: number; attempts: number; first: Date; last: Date; lastEventId: string; interruptedId: string };
+export type LongRun = {
+  taskId: string;
+  events: number;
+  attempts: number;
+  first: Date;
+  last: Date;
+  lastEventId: string;
+  interruptedId: string;
+};
 
 /** Inserts the task row and its events. The caller owns `tenantId` (an existing tenant). */
 export async function seedLongRun(

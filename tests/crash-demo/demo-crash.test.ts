@@ -33,7 +33,8 @@ afterAll(async () => {
   for (const d of started) d.signal("SIGKILL");
   // The children stop by themselves within seconds; give them that before removing their directory.
   const deadline = Date.now() + 20_000;
-  while (dataDir && dataDirLockHolder(dataDir) !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  while (dataDir && dataDirLockHolder(dataDir) !== null && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 250));
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -56,7 +57,11 @@ describe("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
       DEMO_POLL_MS: "500",
     };
     const demo = () => {
-      const d = new ChildLines(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo.ts"], { cwd: ROOT, env });
+      const d = new ChildLines(
+        process.execPath,
+        [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo.ts"],
+        { cwd: ROOT, env },
+      );
       started.push(d);
       return d;
     };
@@ -73,9 +78,15 @@ describe("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
 
     // 3. The second run continues the story from what the first one stored.
     const second = demo();
-    await second.waitFor(/\[runtime\] task case-918 stopped midway \(phase \w+, attempt 1\): continuing with attempt 2/, 240_000);
+    await second.waitFor(
+      /\[runtime\] task case-918 stopped midway \(phase \w+, attempt 1\): continuing with attempt 2/,
+      240_000,
+    );
     await second.waitFor(/\[runtime\] attempt 2: waiting for a person/, 120_000);
-    expect(second.lines.some((l) => /side_effect_unknown/.test(l)), second.tail()).toBe(true);
+    expect(
+      second.lines.some((l) => /side_effect_unknown/.test(l)),
+      second.tail(),
+    ).toBe(true);
 
     // 4. A responder settles the write by the records service's answer (applied or not), as in the browser.
     const base = `http://localhost:${port}`;
@@ -83,9 +94,16 @@ describe("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
     expect(signedIn.cookie, `sign-in: ${signedIn.status} ${signedIn.url}`).not.toBeNull();
     const responder = api({ cookie: signedIn.cookie! }, base);
     const effectPath = `/api/v1/tasks/${TASK}/side-effects/${EFFECT}/reconcile`;
-    let settled = await responder.post(effectPath, { outcome: "completed", use_lookup: true, evidence: "The records service's lookup found the write." });
+    let settled = await responder.post(effectPath, {
+      outcome: "completed",
+      use_lookup: true,
+      evidence: "The records service's lookup found the write.",
+    });
     if (settled.status === 422) {
-      settled = await responder.post(effectPath, { outcome: "not_applied", evidence: "The records service's lookup did not find the write." });
+      settled = await responder.post(effectPath, {
+        outcome: "not_applied",
+        evidence: "The records service's lookup did not find the write.",
+      });
     }
     expect(settled.status, settled.text).toBe(200);
 
@@ -95,7 +113,9 @@ describe("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
       records: Record<string, { update_count?: number }>;
     };
     expect(Object.values(records.records).map((r) => r.update_count)).toEqual([1]);
-    const task = await responder.get<{ phase: string; current_attempt: number; signature_valid?: boolean }>(`/api/v1/tasks/${TASK}`);
+    const task = await responder.get<{ phase: string; current_attempt: number; signature_valid?: boolean }>(
+      `/api/v1/tasks/${TASK}`,
+    );
     expect(task.status, task.text).toBe(200);
     expect(task.body).toMatchObject({ phase: "done", current_attempt: 2 });
 
@@ -103,4 +123,3 @@ describe("npm run demo under SIGKILL (npm run test:crash-demo)", () => {
     await second.exit(30_000);
   }, 600_000);
 });
-

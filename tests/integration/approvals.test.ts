@@ -18,7 +18,14 @@ const ARGS = { title: "Q3 custody report", recipients: ["board@example.com"] };
 const DIGEST = payloadDigestOf("publish_report", ARGS);
 
 type ErrorBody = { error: { code: string; message: string; details?: Record<string, unknown> } };
-type Approval = { id: string; status: string; stale_reasons: string[]; policy_version: string; decision?: { decision: string; decided_by: string }; changes?: Array<{ field: string; approved: string; current: string }> };
+type Approval = {
+  id: string;
+  status: string;
+  stale_reasons: string[];
+  policy_version: string;
+  decision?: { decision: string; decided_by: string };
+  changes?: Array<{ field: string; approved: string; current: string }>;
+};
 
 const intentBody = (taskId: string, over: Record<string, unknown> = {}) => ({
   idempotency_key: `publish-${taskId}`,
@@ -47,7 +54,8 @@ async function pending(t: TestTenant): Promise<{ taskId: string; approvalId: str
   return { taskId, approvalId: res.body.error.details!.approval_id as string };
 }
 
-const decide = (auth: Auth, id: string, body: unknown) => api(auth).post<Approval & ErrorBody>(`/api/v1/approvals/${id}/decision`, body);
+const decide = (auth: Auth, id: string, body: unknown) =>
+  api(auth).post<Approval & ErrorBody>(`/api/v1/approvals/${id}/decision`, body);
 
 describe("approval requests", () => {
   it("an intent that needs approval creates one request; asking again returns the same one", async () => {
@@ -56,7 +64,10 @@ describe("approval requests", () => {
     const again = await postIntent(t, taskId, intentBody(taskId));
     expect(again.status).toBe(403);
     expect(again.body.error.details!.approval_id).toBe(approvalId);
-    const [n] = await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from approval_requests where tenant_id = ${t.tenantId}`);
+    const [n] = await queryRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from approval_requests where tenant_id = ${t.tenantId}`,
+    );
     expect(n!.n).toBe(1);
     const got = await api(t.apiKey).get<Approval & { payload: unknown }>(`/api/v1/approvals/${approvalId}`);
     expect(got.status).toBe(200);
@@ -68,7 +79,14 @@ describe("approval requests", () => {
   it("a tenant's approval-required action needs approval without the runtime saying so", async () => {
     const t = await createTestTenant(handle.db, { roles: ["owner"] });
     const owner = await signInAs(t, "owner");
-    expect((await api(owner).put("/api/v1/settings/approval-rules/publish_report", { requires_approval: true, ttl_seconds: 3600 })).status).toBe(200);
+    expect(
+      (
+        await api(owner).put("/api/v1/settings/approval-rules/publish_report", {
+          requires_approval: true,
+          ttl_seconds: 3600,
+        })
+      ).status,
+    ).toBe(200);
     const taskId = newTaskId("rule");
     await checkpoint(t, taskId, { side_effects: {} });
     const res = await postIntent(t, taskId, intentBody(taskId, { requires_approval: undefined }));
@@ -79,14 +97,23 @@ describe("approval requests", () => {
   it("a checkpoint that declares an effect approved puts a request in the queue (only a decision approves)", async () => {
     const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const taskId = newTaskId("ckpt");
-    await checkpoint(t, taskId, { side_effects: { publish_report: { idempotency_key: `publish-${taskId}`, status: "approved", action: "publish_report" } } });
+    await checkpoint(t, taskId, {
+      side_effects: {
+        publish_report: { idempotency_key: `publish-${taskId}`, status: "approved", action: "publish_report" },
+      },
+    });
     const list = await api(t.apiKey).get<{ approvals: Approval[] }>(`/api/v1/approvals?task_id=${taskId}`);
     expect(list.body.approvals).toHaveLength(1);
     expect(list.body.approvals[0]).toMatchObject({ status: "pending", origin: "checkpoint" });
-    const [effect] = await queryRows<{ status: string }>(handle.db, sql`select status from side_effects where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    const [effect] = await queryRows<{ status: string }>(
+      handle.db,
+      sql`select status from side_effects where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
     expect(effect!.status).toBe("awaiting_approval");
     // The intent binds the digest; then it can be approved, and the write goes.
-    expect((await postIntent(t, taskId, intentBody(taskId, { requires_approval: undefined }))).body.error.code).toBe("approval_required");
+    expect((await postIntent(t, taskId, intentBody(taskId, { requires_approval: undefined }))).body.error.code).toBe(
+      "approval_required",
+    );
     const approver = await signInAs(t, "approver");
     expect((await decide(approver, list.body.approvals[0]!.id, { decision: "approve" })).status).toBe(200);
     expect((await postIntent(t, taskId, intentBody(taskId))).body.decision).toBe("go");
@@ -99,16 +126,32 @@ describe("decisions", () => {
     const { approvalId } = await pending(t);
     const sessions = [await signInAs(t, "approver"), await signInAs(t, "admin"), await signInAs(t, "owner")];
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => decide(sessions[i % 3], approvalId, i % 2 ? { decision: "approve" } : { decision: "reject", reason: `no ${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        decide(
+          sessions[i % 3],
+          approvalId,
+          i % 2 ? { decision: "approve" } : { decision: "reject", reason: `no ${i}` },
+        ),
+      ),
     );
     const won = answers.filter((a) => a.status === 200);
     expect(won).toHaveLength(1);
     const lost = answers.filter((a) => a.status !== 200);
     expect(lost.every((a) => a.status === 409 && a.body.error.code === "already_decided")).toBe(true);
-    for (const l of lost) expect(l.body.error.details).toMatchObject({ decision: won[0]!.body.decision!.decision, decided_by: won[0]!.body.decision!.decided_by });
-    const [stored] = await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from approval_requests where tenant_id = ${t.tenantId} and decision is not null`);
+    for (const l of lost)
+      expect(l.body.error.details).toMatchObject({
+        decision: won[0]!.body.decision!.decision,
+        decided_by: won[0]!.body.decision!.decided_by,
+      });
+    const [stored] = await queryRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from approval_requests where tenant_id = ${t.tenantId} and decision is not null`,
+    );
     expect(stored!.n).toBe(1);
-    const [audited] = await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'approval.decided'`);
+    const [audited] = await queryRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'approval.decided'`,
+    );
     expect(audited!.n).toBe(1);
   });
 
@@ -122,7 +165,10 @@ describe("decisions", () => {
     }
     const noReason = await decide(await signInAs(t, "approver"), approvalId, { decision: "reject" });
     expect(noReason.status).toBe(422);
-    const [row] = await queryRows<{ decision: string | null }>(handle.db, sql`select decision from approval_requests where tenant_id = ${t.tenantId}`);
+    const [row] = await queryRows<{ decision: string | null }>(
+      handle.db,
+      sql`select decision from approval_requests where tenant_id = ${t.tenantId}`,
+    );
     expect(row!.decision).toBeNull();
   });
 
@@ -135,9 +181,20 @@ describe("decisions", () => {
     const seed = (key: string) =>
       handle.db.transaction((tx) =>
         requestApproval(tx, {
-          tenantId: t.tenantId, taskId, sideEffect: `publish_${key}`, idempotencyKey: `publish-${key}-${rid()}`, principal: ctx.principal,
-          action: "publish_report", tool: "publish_report", payload: ARGS, payloadDigest: DIGEST, inputDigest: ctx.input_digest,
-          policyVersion: ctx.policy_version, agent: null, agentVersion: null, requestedBy: me,
+          tenantId: t.tenantId,
+          taskId,
+          sideEffect: `publish_${key}`,
+          idempotencyKey: `publish-${key}-${rid()}`,
+          principal: ctx.principal,
+          action: "publish_report",
+          tool: "publish_report",
+          payload: ARGS,
+          payloadDigest: DIGEST,
+          inputDigest: ctx.input_digest,
+          policyVersion: ctx.policy_version,
+          agent: null,
+          agentVersion: null,
+          requestedBy: me,
         }),
       );
     const own = await seed("a");
@@ -157,14 +214,26 @@ describe("decisions", () => {
     const { taskId, approvalId } = await pending(t);
     expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "approve" })).status).toBe(200);
     const otherArgs = { ...ARGS, recipients: ["everyone@example.com"] };
-    const other = await postIntent(t, taskId, intentBody(taskId, { payload_digest: payloadDigestOf("publish_report", otherArgs), payload: otherArgs }));
+    const other = await postIntent(
+      t,
+      taskId,
+      intentBody(taskId, { payload_digest: payloadDigestOf("publish_report", otherArgs), payload: otherArgs }),
+    );
     expect(other.status).toBe(403);
     expect(other.body.error.code).toBe("approval_mismatch");
-    expect(other.body.error.details).toMatchObject({ approval_id: approvalId, bound_payload_digest: DIGEST, offered_payload_digest: payloadDigestOf("publish_report", otherArgs) });
+    expect(other.body.error.details).toMatchObject({
+      approval_id: approvalId,
+      bound_payload_digest: DIGEST,
+      offered_payload_digest: payloadDigestOf("publish_report", otherArgs),
+    });
     const view = await api(t.apiKey).get<Approval & { offered_payload: unknown }>(`/api/v1/approvals/${approvalId}`);
     expect(view.body.status).toBe("stale");
     expect(view.body.stale_reasons).toEqual(["payload_changed"]);
-    expect(view.body.changes).toContainEqual({ field: "payload_digest", approved: DIGEST, current: payloadDigestOf("publish_report", otherArgs) });
+    expect(view.body.changes).toContainEqual({
+      field: "payload_digest",
+      approved: DIGEST,
+      current: payloadDigestOf("publish_report", otherArgs),
+    });
     expect(view.body.offered_payload).toEqual(otherArgs);
   });
 
@@ -175,10 +244,15 @@ describe("decisions", () => {
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
     const answers = await Promise.all(Array.from({ length: 5 }, () => postIntent(t, taskId, intentBody(taskId))));
     expect(answers.filter((a) => a.status === 200 && a.body.decision === "go")).toHaveLength(1);
-    const [row] = await queryRows<{ consumed_at: string | null }>(handle.db, sql`select consumed_at from approval_requests where id = ${approvalId}`);
+    const [row] = await queryRows<{ consumed_at: string | null }>(
+      handle.db,
+      sql`select consumed_at from approval_requests where id = ${approvalId}`,
+    );
     expect(row!.consumed_at).not.toBeNull();
     // A second decision of a decided request is 409.
-    expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "reject", reason: "late" })).status).toBe(409);
+    expect(
+      (await decide(await signInAs(t, "approver"), approvalId, { decision: "reject", reason: "late" })).status,
+    ).toBe(409);
   });
 
   it("an intent from a new attempt raises the attempt, then asks for approval like any other; the approval goes to that attempt", async () => {
@@ -190,7 +264,12 @@ describe("decisions", () => {
     expect(asked.body.error.code).toBe("approval_required");
     const approvalId = asked.body.error.details!.approval_id as string;
     const attempt = async () =>
-      (await queryRows<{ n: number }>(handle.db, sql`select current_attempt as n from tasks where tenant_id = ${t.tenantId} and task_id = ${taskId}`))[0]!.n;
+      (
+        await queryRows<{ n: number }>(
+          handle.db,
+          sql`select current_attempt as n from tasks where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+        )
+      )[0]!.n;
     expect(await attempt()).toBe(2);
     expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "approve" })).status).toBe(200);
     const stale = await postIntent(t, taskId, intentBody(taskId));
@@ -199,7 +278,10 @@ describe("decisions", () => {
     const go = await postIntent(t, taskId, intentBody(taskId, { attempt: 2 }));
     expect(go.status, go.text).toBe(200);
     expect(go.body.decision).toBe("go");
-    const [row] = await queryRows<{ consumed_attempt: number | null }>(handle.db, sql`select consumed_attempt from approval_requests where id = ${approvalId}`);
+    const [row] = await queryRows<{ consumed_attempt: number | null }>(
+      handle.db,
+      sql`select consumed_attempt from approval_requests where id = ${approvalId}`,
+    );
     expect(row!.consumed_attempt).toBe(2);
   });
 
@@ -212,27 +294,44 @@ describe("decisions", () => {
         type: "side_effect.intent",
         attempt: 1,
         occurred_at: new Date(Date.now() + 1000).toISOString(),
-        attrs: { name: "publish_report", idempotency_key: `publish-${taskId}`, payload_digest: digest, action: "publish_report" },
+        attrs: {
+          name: "publish_report",
+          idempotency_key: `publish-${taskId}`,
+          payload_digest: digest,
+          action: "publish_report",
+        },
       });
     const a = await pending(t);
     expect((await decide(approver, a.approvalId, { decision: "approve" })).status).toBe(200);
     await sendEvents(t, [intentEvent(a.taskId, "f".repeat(64))]);
-    const [ra] = await queryRows<{ status: string; status_reason: string }>(handle.db, sql`select status, status_reason from side_effects where tenant_id = ${t.tenantId} and task_id = ${a.taskId}`);
+    const [ra] = await queryRows<{ status: string; status_reason: string }>(
+      handle.db,
+      sql`select status, status_reason from side_effects where tenant_id = ${t.tenantId} and task_id = ${a.taskId}`,
+    );
     expect(ra!.status).toBe("unknown");
     expect(ra!.status_reason).toContain("approval does not stand");
     const b = await pending(t);
     expect((await decide(approver, b.approvalId, { decision: "approve" })).status).toBe(200);
     await sendEvents(t, [intentEvent(b.taskId, DIGEST)]);
-    const [rb] = await queryRows<{ status: string }>(handle.db, sql`select status from side_effects where tenant_id = ${t.tenantId} and task_id = ${b.taskId}`);
+    const [rb] = await queryRows<{ status: string }>(
+      handle.db,
+      sql`select status from side_effects where tenant_id = ${t.tenantId} and task_id = ${b.taskId}`,
+    );
     expect(rb!.status).toBe("in_flight");
-    const [used] = await queryRows<{ consumed_at: string | null }>(handle.db, sql`select consumed_at from approval_requests where id = ${b.approvalId}`);
+    const [used] = await queryRows<{ consumed_at: string | null }>(
+      handle.db,
+      sql`select consumed_at from approval_requests where id = ${b.approvalId}`,
+    );
     expect(used!.consumed_at).not.toBeNull();
   });
 
   it("a rejection refuses the write and blocks nothing else", async () => {
     const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const { taskId, approvalId } = await pending(t);
-    expect((await decide(await signInAs(t, "approver"), approvalId, { decision: "reject", reason: "Wrong audience" })).status).toBe(200);
+    expect(
+      (await decide(await signInAs(t, "approver"), approvalId, { decision: "reject", reason: "Wrong audience" }))
+        .status,
+    ).toBe(200);
     const res = await postIntent(t, taskId, intentBody(taskId));
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("approval_rejected");
@@ -248,8 +347,12 @@ describe("policy version", () => {
     expect((await decide(approver, approvalId, { decision: "approve" })).status).toBe(200);
     const owner = await signInAs(t, "owner");
     // Approvers, viewers and runtime keys may not change it.
-    for (const who of [approver, await signInAs(t, "viewer"), t.apiKey]) expect((await api(who).put("/api/v1/policy/current", { version: "2" })).status).toBe(403);
-    const changed = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>("/api/v1/policy/current", { version: "2" });
+    for (const who of [approver, await signInAs(t, "viewer"), t.apiKey])
+      expect((await api(who).put("/api/v1/policy/current", { version: "2" })).status).toBe(403);
+    const changed = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>(
+      "/api/v1/policy/current",
+      { version: "2" },
+    );
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ version: "2", previous: "1", invalidated: [{ id: approvalId }] });
     expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("2");
@@ -264,9 +367,15 @@ describe("policy version", () => {
     const intent = await postIntent(t, taskId, intentBody(taskId));
     expect(intent.status).toBe(403);
     expect(intent.body.error.details).toMatchObject({ status: "stale", stale_reasons: ["policy_changed"] });
-    const events = await queryRows<{ type: string }>(handle.db, sql`select type from events where tenant_id = ${t.tenantId} and task_id = ${taskId} and plane = 'session' order by seq`);
+    const events = await queryRows<{ type: string }>(
+      handle.db,
+      sql`select type from events where tenant_id = ${t.tenantId} and task_id = ${taskId} and plane = 'session' order by seq`,
+    );
     expect(events.map((e) => e.type)).toEqual(["approval.requested", "approval.decided", "approval.invalidated"]);
-    const audit = await queryRows<{ action: string }>(handle.db, sql`select action from audit_log where tenant_id = ${t.tenantId} and action in ('policy.changed', 'approval.invalidated') order by seq`);
+    const audit = await queryRows<{ action: string }>(
+      handle.db,
+      sql`select action from audit_log where tenant_id = ${t.tenantId} and action in ('policy.changed', 'approval.invalidated') order by seq`,
+    );
     expect(audit.map((a) => a.action)).toEqual(["policy.changed", "approval.invalidated"]);
 
     const re = await decide(approver, approvalId, { decision: "approve", reason: "Checked under policy 2" });
@@ -292,9 +401,13 @@ describe("tenant walls and reads", () => {
     expect((await api(other.apiKey).get(`/api/v1/approvals/${a.approvalId}`)).status).toBe(404);
     expect((await decide(outsider, a.approvalId, { decision: "approve" })).status).toBe(404);
     expect((await api(outsider).get<{ approvals: Approval[] }>("/api/v1/approvals")).body.approvals).toEqual([]);
-    const page1 = await api(t.apiKey).get<{ approvals: Approval[]; next_cursor: string | null }>("/api/v1/approvals?limit=1");
+    const page1 = await api(t.apiKey).get<{ approvals: Approval[]; next_cursor: string | null }>(
+      "/api/v1/approvals?limit=1",
+    );
     expect(page1.body.approvals.map((x) => x.id)).toEqual([a.approvalId]);
-    const page2 = await api(t.apiKey).get<{ approvals: Approval[]; next_cursor: string | null }>(`/api/v1/approvals?limit=1&cursor=${page1.body.next_cursor}`);
+    const page2 = await api(t.apiKey).get<{ approvals: Approval[]; next_cursor: string | null }>(
+      `/api/v1/approvals?limit=1&cursor=${page1.body.next_cursor}`,
+    );
     expect(page2.body.approvals.map((x) => x.id)).toEqual([b.approvalId]);
     expect((await api(t.apiKey).get("/api/v1/approvals?status=bogus")).status).toBe(422);
     expect((await api(t.apiKey).get("/api/v1/approvals/not-a-uuid")).status).toBe(404);
@@ -308,7 +421,9 @@ describe("tenant walls and reads", () => {
     expect((await api(t.apiKey).get("/api/v1/audit/verify")).status).toBe(403);
     await handle.db.transaction(async (tx) => {
       await tx.execute(sql`alter table audit_log disable trigger audit_log_no_update_delete`);
-      await tx.execute(sql`update audit_log set details = '{"tampered": true}'::jsonb where tenant_id = ${t.tenantId} and seq = 1`);
+      await tx.execute(
+        sql`update audit_log set details = '{"tampered": true}'::jsonb where tenant_id = ${t.tenantId} and seq = 1`,
+      );
       await tx.execute(sql`alter table audit_log enable trigger audit_log_no_update_delete`);
     });
     const broken = await api(me).get<{ valid: boolean; first_bad_entry: { seq: number } }>("/api/v1/audit/verify");

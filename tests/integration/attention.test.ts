@@ -26,7 +26,9 @@ describe("the attention queue", () => {
   it("is empty, with the empty state on the page, when nothing waits", async () => {
     const t = await createTestTenant(handle.db, { roles: ["viewer"] });
     // An ordinary running task with a settled effect is not a reason to look.
-    await checkpoint(t, newTaskId(), { side_effects: { update_record: { idempotency_key: newKey(), status: "not_started" } } });
+    await checkpoint(t, newTaskId(), {
+      side_effects: { update_record: { idempotency_key: newKey(), status: "not_started" } },
+    });
     expect(await attentionQueue(handle.db, viewerOf(t))).toEqual([]);
     const html = await page(await signInAs(t, "viewer"));
     expect(html).toContain('data-testid="attention-empty"');
@@ -57,7 +59,9 @@ describe("the attention queue", () => {
     const waitingKey = newKey();
     await checkpoint(t, waiting, {
       principal: kept,
-      side_effects: { publish_report: { idempotency_key: waitingKey, status: "awaiting_approval", action: "reports.publish" } },
+      side_effects: {
+        publish_report: { idempotency_key: waitingKey, status: "awaiting_approval", action: "reports.publish" },
+      },
     });
     const endedWaiting = newTaskId("ended-waiting");
     await checkpoint(t, endedWaiting, {
@@ -67,13 +71,26 @@ describe("the attention queue", () => {
     });
     const unsure = newTaskId("unsure");
     const unsureKey = newKey();
-    await checkpoint(t, unsure, { principal: kept, side_effects: { update_record: { idempotency_key: unsureKey, status: "in_flight" } } });
+    await checkpoint(t, unsure, {
+      principal: kept,
+      side_effects: { update_record: { idempotency_key: unsureKey, status: "in_flight" } },
+    });
 
     const owner = await signInAs(t, "owner");
-    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", { principal: revoked, reason: "left the company" });
+    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", {
+      principal: revoked,
+      reason: "left the company",
+    });
     expect(revoke.status, revoke.text).toBe(200);
     const otherOwner = await signInAs(other, "owner");
-    expect((await api(otherOwner).post("/api/v1/settings/principals/revoke", { principal: revoked, reason: "elsewhere too" })).status).toBe(200);
+    expect(
+      (
+        await api(otherOwner).post("/api/v1/settings/principals/revoke", {
+          principal: revoked,
+          reason: "elsewhere too",
+        })
+      ).status,
+    ).toBe(200);
 
     const items = await attentionQueue(handle.db, viewerOf(t));
     expect(items.map((i) => [i.kind, i.task_id])).toEqual([
@@ -86,7 +103,11 @@ describe("the attention queue", () => {
       Extract<AttentionItem, { kind: "principal_revoked" }>,
       Extract<AttentionItem, { kind: "side_effect_awaiting_approval" }>,
     ];
-    expect(unknownItem).toMatchObject({ side_effect: "update_record", idempotency_key: unsureKey, href: `/tasks/${unsure}?tab=side-effects&effect=update_record` });
+    expect(unknownItem).toMatchObject({
+      side_effect: "update_record",
+      idempotency_key: unsureKey,
+      href: `/tasks/${unsure}?tab=side-effects&effect=update_record`,
+    });
     expect(unknownItem.why).toContain("outcome not recorded");
     expect(revokedItem).toMatchObject({
       principal: revoked,
@@ -117,11 +138,15 @@ describe("the attention queue", () => {
     expect(html).toContain(`href="${waitingItem.href}"`);
     expect(html).toContain("principal revoked");
     expect(html).toContain("awaiting approval");
-    for (const hidden of [done, cancelled, failed, otherPrincipal, endedWaiting, foreign]) expect(html).not.toContain(hidden);
+    for (const hidden of [done, cancelled, failed, otherPrincipal, endedWaiting, foreign])
+      expect(html).not.toContain(hidden);
 
     // Restoring the principal takes its runs out of the queue.
     expect((await api(owner).post("/api/v1/settings/principals/restore", { principal: revoked })).status).toBe(200);
-    expect((await attentionQueue(handle.db, viewerOf(t))).map((i) => i.kind)).toEqual(["side_effect_unknown", "side_effect_awaiting_approval"]);
+    expect((await attentionQueue(handle.db, viewerOf(t))).map((i) => i.kind)).toEqual([
+      "side_effect_unknown",
+      "side_effect_awaiting_approval",
+    ]);
   });
 
   it("keeps a run that ended (phase done) with an unknown write, and its page does not say nothing is waiting", async () => {
@@ -129,7 +154,9 @@ describe("the attention queue", () => {
     const { taskId, name } = await unknownEffect(handle.db, t);
     await checkpoint(t, taskId, { phase: "done" });
     const items = await attentionQueue(handle.db, viewerOf(t));
-    expect(items).toContainEqual(expect.objectContaining({ kind: "side_effect_unknown", task_id: taskId, side_effect: name }));
+    expect(items).toContainEqual(
+      expect.objectContaining({ kind: "side_effect_unknown", task_id: taskId, side_effect: name }),
+    );
     const viewer = await signInAs(t, "viewer");
     expect(await page(viewer)).toContain(`data-task="${taskId}"`);
 

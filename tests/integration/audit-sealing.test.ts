@@ -16,7 +16,12 @@ import { testDatabaseUrl } from "../support/env";
 const handle = testDbForFile();
 
 const pendingCount = async (t: TestTenant) =>
-  (await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from audit_pending where tenant_id = ${t.tenantId}`))[0]!.n;
+  (
+    await queryRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from audit_pending where tenant_id = ${t.tenantId}`,
+    )
+  )[0]!.n;
 const intentAudits = async (t: TestTenant, taskId: string) =>
   (
     await queryRows<{ n: number }>(
@@ -27,8 +32,16 @@ const intentAudits = async (t: TestTenant, taskId: string) =>
 
 /** An entry written the way the hot paths write one, committed, and never sealed (what a crash leaves behind). */
 async function leavePending(db: Db, t: TestTenant, target: string): Promise<void> {
-  const actor = { kind: "api_key", tenantId: t.tenantId, keyId: "left-pending", keyName: "left pending", role: "runtime" } as unknown as Actor;
-  await db.transaction(async (tx) => appendAuditPending(tx, actor, { action: "test.left_pending", target, details: { why: "no seal ran" } }));
+  const actor = {
+    kind: "api_key",
+    tenantId: t.tenantId,
+    keyId: "left-pending",
+    keyName: "left pending",
+    role: "runtime",
+  } as unknown as Actor;
+  await db.transaction(async (tx) =>
+    appendAuditPending(tx, actor, { action: "test.left_pending", target, details: { why: "no seal ran" } }),
+  );
 }
 
 describe("audit sealing", () => {
@@ -43,7 +56,10 @@ describe("audit sealing", () => {
     // No read of the log has run yet: the entries were sealed by the requests themselves.
     expect(await intentAudits(t, taskId)).toBe(40);
     expect(await pendingCount(t)).toBe(0);
-    const seqs = await queryRows<{ seq: number }>(handle.db, sql`select seq::int as seq from audit_log where tenant_id = ${t.tenantId} order by seq`);
+    const seqs = await queryRows<{ seq: number }>(
+      handle.db,
+      sql`select seq::int as seq from audit_log where tenant_id = ${t.tenantId} order by seq`,
+    );
     expect(seqs.map((r) => r.seq)).toEqual(seqs.map((_, i) => i + 1));
     const owner = await signInAs(t, "owner");
     const verify = await api(owner).get<{ valid: boolean; checked: number }>("/api/v1/audit/verify");
@@ -57,7 +73,9 @@ describe("audit sealing", () => {
     await leavePending(handle.db, t, "task:left-behind");
     expect(await pendingCount(t)).toBe(1);
     // A person's synchronous entry meanwhile (an API key made) takes the next seq; the pending one follows it.
-    const made = await api(owner).post<{ id: string }>("/api/v1/settings/api-keys", { name: `k-${newKey().slice(0, 8)}` });
+    const made = await api(owner).post<{ id: string }>("/api/v1/settings/api-keys", {
+      name: `k-${newKey().slice(0, 8)}`,
+    });
     expect(made.status, made.text).toBeLessThan(300);
     // The audit page reads the log (and seals first).
     const page = await api(owner).get<string>("/audit");

@@ -43,7 +43,17 @@ import {
   sleep,
   unknownEffect as makeUnknownEffect,
 } from "./custody-helpers";
-import { api, createTestTenant, makeEvent, makeRecord, newTaskId, postEvents, type TestTenant, cleanupsAfterEachTest, testDbForFile } from "./helpers";
+import {
+  api,
+  createTestTenant,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  postEvents,
+  type TestTenant,
+  cleanupsAfterEachTest,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 /** Servers started by a test; closed after it whatever happened. */
@@ -61,10 +71,15 @@ describe("the principal of a task is fixed", () => {
     const principal = `tenant/acme:user/${taskId}`;
     await checkpoint(t, taskId, { principal });
     const owner = await signInAs(t, "owner");
-    expect((await api(owner).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status).toBe(200);
+    expect(
+      (await api(owner).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status,
+    ).toBe(200);
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
 
-    const res = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, makeRecord(taskId, { principal: "tenant/acme:user/someone-else" }));
+    const res = await api(t.apiKey).put(
+      `/api/v1/tasks/${taskId}`,
+      makeRecord(taskId, { principal: "tenant/acme:user/someone-else" }),
+    );
     expectError(res, 409, "conflict");
     expect(res.text).toContain(principal);
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
@@ -107,11 +122,17 @@ describe("evidence is plain text", () => {
     const { taskId } = await unknownEffect(t);
     const responder = await signInAs(t, "responder");
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
-    const res = await postReconcile(responder, taskId, EFFECT, { outcome: "not_applied", evidence: "no write found \u202Edeificer" });
+    const res = await postReconcile(responder, taskId, EFFECT, {
+      outcome: "not_applied",
+      evidence: "no write found \u202Edeificer",
+    });
     expectError(res, 422, "validation_failed");
     expect(res.text).toContain("U+202E");
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
-    const ok = await postReconcile(responder, taskId, EFFECT, { outcome: "not_applied", evidence: "checked the records system:\n\tno write under this key" });
+    const ok = await postReconcile(responder, taskId, EFFECT, {
+      outcome: "not_applied",
+      evidence: "checked the records system:\n\tno write under this key",
+    });
     expect(ok.status, ok.text).toBe(200);
   });
 });
@@ -121,8 +142,16 @@ describe("side-effect events", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = newKey();
-    const intent = makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: EFFECT, idempotency_key: key } });
-    const receipt = makeEvent(taskId, { plane: "tools", type: "side_effect.receipt", attrs: { name: EFFECT, idempotency_key: key } });
+    const intent = makeEvent(taskId, {
+      plane: "tools",
+      type: "side_effect.intent",
+      attrs: { name: EFFECT, idempotency_key: key },
+    });
+    const receipt = makeEvent(taskId, {
+      plane: "tools",
+      type: "side_effect.receipt",
+      attrs: { name: EFFECT, idempotency_key: key },
+    });
     const res = await postEvents(t.apiKey, [intent, receipt]);
     expect(res.body.results.map((r) => r.status)).toEqual(["stored", "rejected"]);
     expect(res.body.results[1]!.error!.message).toContain("attrs.external_operation_id");
@@ -139,7 +168,12 @@ describe("side-effect events", () => {
     const dated = new Date(Date.now() - 2 * DEFAULT_LEASE_SECONDS * 1000);
     const before = Date.now();
     await sendEvents(t, [
-      makeEvent(taskId, { plane: "tools", type: "side_effect.intent", occurred_at: dated.toISOString(), attrs: { name: EFFECT, idempotency_key: key, payload_digest: hex("a") } }),
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.intent",
+        occurred_at: dated.toISOString(),
+        attrs: { name: EFFECT, idempotency_key: key, payload_digest: hex("a") },
+      }),
     ]);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(row?.status).toBe("in_flight");
@@ -152,11 +186,17 @@ describe("side-effect events", () => {
     expect(Number(lease?.ms)).toBeLessThanOrEqual(Date.now() + DEFAULT_LEASE_SECONDS * 1000 + 1000);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
     // once the server's clock passes the lease, the gate stops and the intent route sees an unknown effect
-    await handle.db.execute(sql`update side_effects set lease_expires_at = now() - interval '1 second' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    await handle.db.execute(
+      sql`update side_effects set lease_expires_at = now() - interval '1 second' where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
     const gate = await askGate(t.apiKey, taskId);
     expect(gate.body.verdict).toBe("stop");
     expect(gate.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
-    expectError(await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { payload_digest: hex("a") })), 409, "reconcile_required");
+    expectError(
+      await postIntent(t.apiKey, taskId, EFFECT, intentBody(key, { payload_digest: hex("a") })),
+      409,
+      "reconcile_required",
+    );
   });
 
   it("does not let a later intent event rewrite the payload digest of an effect, and says so in the event's result", async () => {
@@ -173,9 +213,14 @@ describe("side-effect events", () => {
       });
     await sendEvents(t, [intent(hex("a"), 1)]);
     // The write failed; a retry under the same key with another payload is what the intent route refuses (422).
-    await handle.db.execute(sql`update side_effects set status = 'failed' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    await handle.db.execute(
+      sql`update side_effects set status = 'failed' where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
     const res = await postEvents(t.apiKey, [intent(hex("b"), 2)]);
-    expect(res.body.results[0]).toMatchObject({ status: "stored", effect: { name: EFFECT, applied: false, code: "idempotency_key_mismatch" } });
+    expect(res.body.results[0]).toMatchObject({
+      status: "stored",
+      effect: { name: EFFECT, applied: false, code: "idempotency_key_mismatch" },
+    });
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(row?.status).toBe("failed");
     expect(row?.payload_digest).toBe(hex("a"));
@@ -192,13 +237,16 @@ describe("late receipts", () => {
     await checkpoint(t, taskId);
     const keys = [newKey(), newKey()];
     for (const [i, key] of keys.entries()) {
-      expect((await postIntent(t.apiKey, taskId, `e${i}`, intentBody(key, { lease_seconds: 5 }))).body.decision).toBe("go");
+      expect((await postIntent(t.apiKey, taskId, `e${i}`, intentBody(key, { lease_seconds: 5 }))).body.decision).toBe(
+        "go",
+      );
     }
     await sleep(6_000);
     expectError(await postReceipt(t.apiKey, taskId, "e0", receiptBody(keys[0]!)), 409, "reconcile_required");
     await askGate(t.apiKey, taskId);
     expectError(await postReceipt(t.apiKey, taskId, "e1", receiptBody(keys[1]!)), 409, "reconcile_required");
-    for (const name of ["e0", "e1"]) expect((await effectRow(handle.db, t.tenantId, taskId, name))?.status).toBe("unknown");
+    for (const name of ["e0", "e1"])
+      expect((await effectRow(handle.db, t.tenantId, taskId, name))?.status).toBe("unknown");
   });
 });
 
@@ -208,13 +256,18 @@ describe("approval waits", () => {
     const taskId = newTaskId();
     const key = newKey();
     await checkpoint(t, taskId, {
-      side_effects: { publish: { idempotency_key: key, status: "awaiting_approval" }, send: { idempotency_key: newKey(), status: "not_started" } },
+      side_effects: {
+        publish: { idempotency_key: key, status: "awaiting_approval" },
+        send: { idempotency_key: newKey(), status: "not_started" },
+      },
     });
     expectError(await postIntent(t.apiKey, taskId, "publish", intentBody(key)), 403, "approval_required");
     const gate = await askGate(t.apiKey, taskId);
     expect(gate.body).toMatchObject({ verdict: "stop", permitted_side_effects: [] });
     // The checkpoint's declaration became a request in the approvals queue (issue 8); the reason links to it.
-    expect(gate.body.reasons.map((r) => [r.code, r.target])).toEqual([["approval_missing", expect.stringMatching(/^\/approvals\/[0-9a-f-]{36}$/)]]);
+    expect(gate.body.reasons.map((r) => [r.code, r.target])).toEqual([
+      ["approval_missing", expect.stringMatching(/^\/approvals\/[0-9a-f-]{36}$/)],
+    ]);
   });
 });
 
@@ -263,9 +316,17 @@ describe("what a lookup may reach and keep", () => {
     const responder = await signInAs(t, "responder");
     const looked = await postLookup(responder, taskId, EFFECT);
     expect(looked.body).toMatchObject({ outcome: "found", external_operation_id: "op-9", completed_at: null });
-    expect((looked.body as { answer: unknown }).answer).toEqual({ found: true, external_operation_id: "op-9", completed_at: "2999-01-01T00:00:00Z" });
+    expect((looked.body as { answer: unknown }).answer).toEqual({
+      found: true,
+      external_operation_id: "op-9",
+      completed_at: "2999-01-01T00:00:00Z",
+    });
     expect(looked.text).not.toContain("hunter2");
-    const rec = await postReconcile(responder, taskId, EFFECT, { outcome: "completed", evidence: "lookup found it", use_lookup: true });
+    const rec = await postReconcile(responder, taskId, EFFECT, {
+      outcome: "completed",
+      evidence: "lookup found it",
+      use_lookup: true,
+    });
     expect(rec.status, rec.text).toBe(200);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(JSON.stringify(row)).not.toContain("hunter2");
@@ -294,8 +355,12 @@ describe("second review: the event path follows the route's rules", () => {
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     const key = newKey();
-    await sendEvents(t, [makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: "pay", idempotency_key: key } })]);
-    await handle.db.execute(sql`update side_effects set lease_expires_at = now() - interval '1 second' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    await sendEvents(t, [
+      makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: "pay", idempotency_key: key } }),
+    ]);
+    await handle.db.execute(
+      sql`update side_effects set lease_expires_at = now() - interval '1 second' where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
     const res = await postEvents(t.apiKey, [
       makeEvent(taskId, {
         plane: "tools",
@@ -305,7 +370,10 @@ describe("second review: the event path follows the route's rules", () => {
         attrs: { name: "pay", idempotency_key: key, external_operation_id: "op-late" },
       }),
     ]);
-    expect(res.body.results[0]).toMatchObject({ status: "stored", effect: { name: "pay", applied: false, code: "reconcile_required" } });
+    expect(res.body.results[0]).toMatchObject({
+      status: "stored",
+      effect: { name: "pay", applied: false, code: "reconcile_required" },
+    });
     const row = await effectRow(handle.db, t.tenantId, taskId, "pay");
     expect(row?.status).toBe("unknown");
     expect(row?.receipt ?? null).toBeNull();
@@ -321,7 +389,14 @@ describe("second review: the event path follows the route's rules", () => {
     const taskId = newTaskId();
     const principal = `tenant/acme:user/${taskId}`;
     await checkpoint(t, taskId, { principal });
-    expect((await api(await signInAs(t, "owner")).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status).toBe(200);
+    expect(
+      (
+        await api(await signInAs(t, "owner")).post("/api/v1/settings/principals/revoke", {
+          principal,
+          reason: "left the company",
+        })
+      ).status,
+    ).toBe(200);
     const key = newKey();
     await sendEvents(t, [
       makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: "send", idempotency_key: key } }),
@@ -343,13 +418,26 @@ describe("second review: the event path follows the route's rules", () => {
     await checkpoint(t, taskId);
     const key = newKey();
     await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
-    expectError(await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "   " })), 422, "validation_failed");
+    expectError(
+      await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { external_operation_id: "   " })),
+      422,
+      "validation_failed",
+    );
     const res = await postEvents(t.apiKey, [
-      makeEvent(taskId, { plane: "tools", type: "side_effect.receipt", attrs: { name: EFFECT, idempotency_key: key, external_operation_id: " " } }),
       makeEvent(taskId, {
         plane: "tools",
         type: "side_effect.receipt",
-        attrs: { name: EFFECT, idempotency_key: key, external_operation_id: "op-2", completed_at: "1970-01-01T00:00:00Z" },
+        attrs: { name: EFFECT, idempotency_key: key, external_operation_id: " " },
+      }),
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        attrs: {
+          name: EFFECT,
+          idempotency_key: key,
+          external_operation_id: "op-2",
+          completed_at: "1970-01-01T00:00:00Z",
+        },
       }),
     ]);
     expect(res.body.results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
@@ -386,14 +474,20 @@ describe("second review: not applied always asks a registered lookup", () => {
     expect((await registerLookup(await signInAs(t, "owner"), "ledger", `${server.url}/lookup`)).status).toBe(200);
     const responder = await signInAs(t, "responder");
     const first = await unknownEffect(t, "ledger");
-    const refused = await postReconcile(responder, first.taskId, EFFECT, { outcome: "not_applied", evidence: "checked the logs" });
+    const refused = await postReconcile(responder, first.taskId, EFFECT, {
+      outcome: "not_applied",
+      evidence: "checked the logs",
+    });
     expectError(refused, 422, "validation_failed");
     expect(refused.text).toContain("op-found-1");
     expect((await effectRow(handle.db, t.tenantId, first.taskId, EFFECT))?.status).toBe("unknown");
 
     found = false;
     const second = await unknownEffect(t, "ledger");
-    const ok = await postReconcile(responder, second.taskId, EFFECT, { outcome: "not_applied", evidence: "checked the logs" });
+    const ok = await postReconcile(responder, second.taskId, EFFECT, {
+      outcome: "not_applied",
+      evidence: "checked the logs",
+    });
     expect(ok.status, ok.text).toBe(200);
     const row = await effectRow(handle.db, t.tenantId, second.taskId, EFFECT);
     expect((row?.last_reconcile as { lookup?: { outcome?: string } })?.lookup?.outcome).toBe("not_found");
@@ -413,7 +507,11 @@ describe("second review: not applied always asks a registered lookup", () => {
     expect(looked.body).toMatchObject({ outcome: "ambiguous" });
     expect(looked.text).not.toContain("\\u0000");
     expect(looked.text).not.toContain("\\u202e");
-    const rec = await postReconcile(responder, taskId, EFFECT, { outcome: "completed", evidence: "lookup", use_lookup: true });
+    const rec = await postReconcile(responder, taskId, EFFECT, {
+      outcome: "completed",
+      evidence: "lookup",
+      use_lookup: true,
+    });
     expectError(rec, 422, "validation_failed");
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
   });
@@ -424,9 +522,24 @@ describe("second review: the task list agrees with the attention queue", () => {
     const t = await createTestTenant(handle.db, { roles: ["owner"] });
     const taskId = newTaskId();
     const principal = `tenant/acme:user/${taskId}`;
-    await checkpoint(t, taskId, { principal, side_effects: { publish: { idempotency_key: newKey(), status: "awaiting_approval" } } });
-    expect((await api(await signInAs(t, "owner")).post("/api/v1/settings/principals/revoke", { principal, reason: "left the company" })).status).toBe(200);
+    await checkpoint(t, taskId, {
+      principal,
+      side_effects: { publish: { idempotency_key: newKey(), status: "awaiting_approval" } },
+    });
+    expect(
+      (
+        await api(await signInAs(t, "owner")).post("/api/v1/settings/principals/revoke", {
+          principal,
+          reason: "left the company",
+        })
+      ).status,
+    ).toBe(200);
     const list = await api(t.apiKey).get<{ tasks: Array<Record<string, unknown>> }>(`/api/v1/tasks?q=${taskId}`);
-    expect(list.body.tasks[0]).toMatchObject({ task_id: taskId, awaiting_approval_side_effects: 1, principal_revoked: true, unknown_side_effects: 0 });
+    expect(list.body.tasks[0]).toMatchObject({
+      task_id: taskId,
+      awaiting_approval_side_effects: 1,
+      principal_revoked: true,
+      unknown_side_effects: 0,
+    });
   });
 });

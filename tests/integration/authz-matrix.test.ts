@@ -20,12 +20,33 @@ import { queryRows } from "@/db";
 import { API_ROUTES, routeFileMethods } from "../support/api-routes";
 import { walkRoutes, type RouteCall } from "../support/route-walk";
 import { checkpoint, intentBody, newKey, receiptBody, signInAs, unknownEffect } from "./custody-helpers";
-import { api, createTestTenant, makeRecord, newTaskId, rid, testDbForFile, type Auth, type FullTestTenant, type TestTenant } from "./helpers";
+import {
+  api,
+  createTestTenant,
+  makeRecord,
+  newTaskId,
+  rid,
+  testDbForFile,
+  type Auth,
+  type FullTestTenant,
+  type TestTenant,
+} from "./helpers";
 
 const handle = testDbForFile();
 
 /** Who calls. The five roles and `runtime` are of this tenant (A); `other_*` are another tenant's (B). */
-const CALLERS = ["owner", "admin", "approver", "responder", "viewer", "runtime", "revoked_key", "no_credentials", "other_key", "other_session"] as const;
+const CALLERS = [
+  "owner",
+  "admin",
+  "approver",
+  "responder",
+  "viewer",
+  "runtime",
+  "revoked_key",
+  "no_credentials",
+  "other_key",
+  "other_session",
+] as const;
 type Caller = (typeof CALLERS)[number];
 type Allowed = "owner" | "admin" | "approver" | "responder" | "viewer" | "runtime";
 
@@ -85,8 +106,20 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/tasks/[taskId]/checkpoints": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/artifacts": { allowed: READERS, ok: 200, cross: 404 },
   "POST /api/v1/tasks/[taskId]/resume": { allowed: READERS, ok: 200, cross: 404 },
-  "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { allowed: RUNTIME, probe: {}, ok: 400, cross: 404, crossBody: "intent" },
-  "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": { allowed: RUNTIME, probe: {}, ok: 400, cross: 404, crossBody: "receipt" },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": {
+    allowed: RUNTIME,
+    probe: {},
+    ok: 400,
+    cross: 404,
+    crossBody: "intent",
+  },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": {
+    allowed: RUNTIME,
+    probe: {},
+    ok: 400,
+    cross: 404,
+    crossBody: "receipt",
+  },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/reconcile": {
     allowed: DECIDERS,
     probe: { outcome: "completed" },
@@ -109,8 +142,19 @@ const MATRIX: Record<string, Cell> = {
   "POST /api/v1/settings/principals/revoke": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "POST /api/v1/settings/principals/restore": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "POST /api/v1/settings/members": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
-  "PATCH /api/v1/settings/members/[userId]": { allowed: MANAGERS, probe: { role: "viewer" }, ok: 404, harmless: { userId: NO_SUCH_ID }, cross: 404 },
-  "DELETE /api/v1/settings/members/[userId]": { allowed: MANAGERS, ok: 404, harmless: { userId: NO_SUCH_ID }, cross: 404 },
+  "PATCH /api/v1/settings/members/[userId]": {
+    allowed: MANAGERS,
+    probe: { role: "viewer" },
+    ok: 404,
+    harmless: { userId: NO_SUCH_ID },
+    cross: 404,
+  },
+  "DELETE /api/v1/settings/members/[userId]": {
+    allowed: MANAGERS,
+    ok: 404,
+    harmless: { userId: NO_SUCH_ID },
+    cross: 404,
+  },
   "POST /api/v1/settings/invitations": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "POST /api/v1/invitations/[token]/accept": { allowed: "public", probe: {}, ok: 422, cross: "own" },
   "GET /api/v1/me": { allowed: PEOPLE, ok: 200, cross: "own" },
@@ -134,7 +178,12 @@ const MATRIX: Record<string, Cell> = {
     crossBody: { interruption_point: "after_external_write" },
   },
   "GET /api/v1/maps/[mapId]/exercises/[exerciseId]": { allowed: PEOPLE, ok: 200, cross: 404 },
-  "PATCH /api/v1/maps/[mapId]/exercises/[exerciseId]": { allowed: MANAGERS, probe: { revision: 999 }, ok: 409, cross: 404 },
+  "PATCH /api/v1/maps/[mapId]/exercises/[exerciseId]": {
+    allowed: MANAGERS,
+    probe: { revision: 999 },
+    ok: 409,
+    cross: 404,
+  },
   "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": {
     allowed: MANAGERS,
     probe: { outcome: "safe_resume", finding: "matrix", revision: 999 },
@@ -144,7 +193,13 @@ const MATRIX: Record<string, Cell> = {
   // Approvals (issue 8): no such request in either tenant; a decision's empty body is refused before anything is read.
   "GET /api/v1/approvals": { allowed: READERS, ok: 200, cross: "own" },
   "GET /api/v1/approvals/[approvalId]": { allowed: READERS, ok: 404, cross: 404 },
-  "POST /api/v1/approvals/[approvalId]/decision": { allowed: APPROVERS, probe: {}, ok: 422, cross: 404, crossBody: { decision: "approve", reason: "matrix" } },
+  "POST /api/v1/approvals/[approvalId]/decision": {
+    allowed: APPROVERS,
+    probe: {},
+    ok: 422,
+    cross: 404,
+    crossBody: { decision: "approve", reason: "matrix" },
+  },
   "GET /api/v1/policy/current": { allowed: READERS, ok: 200, cross: "own" },
   "PUT /api/v1/policy/current": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "GET /api/v1/audit/verify": { allowed: PEOPLE, ok: 200, cross: "own" },
@@ -153,7 +208,13 @@ const MATRIX: Record<string, Cell> = {
   "PUT /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   // Removing a rule that is not there changes nothing and says so (idempotent).
   "DELETE /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, ok: 200, cross: "own" },
-  "POST /api/v1/import/openai-agents/run-state": { allowed: IMPORTERS, query: "?task_id=matrix-no-such-task", probe: {}, ok: 422, cross: "own" },
+  "POST /api/v1/import/openai-agents/run-state": {
+    allowed: IMPORTERS,
+    query: "?task_id=matrix-no-such-task",
+    probe: {},
+    ok: 422,
+    cross: "own",
+  },
   // Policies (issue 11): a reserved key is refused before anything is stored; no version 1 exists in either tenant.
   "POST /api/v1/policies/lint": { allowed: READERS, probe: {}, ok: 200, cross: "own" },
   "GET /api/v1/policies": { allowed: READERS, ok: 200, cross: "own" },
@@ -193,11 +254,15 @@ beforeAll(async () => {
   const db = handle.db;
   const a = await createTestTenant(db);
   const b = await createTestTenant(db, { roles: ["owner"] });
-  const sessions = Object.fromEntries(await Promise.all(PEOPLE.map(async (r) => [r, await signInAs(a, r as never)] as const))) as Record<string, Auth>;
+  const sessions = Object.fromEntries(
+    await Promise.all(PEOPLE.map(async (r) => [r, await signInAs(a, r as never)] as const)),
+  ) as Record<string, Auth>;
   const otherSession = await signInAs(b, "owner");
   const owner = sessions.owner;
 
-  const revoked = await api(owner).post<{ id: string; key: string }>("/api/v1/settings/api-keys", { name: "matrix revoked" });
+  const revoked = await api(owner).post<{ id: string; key: string }>("/api/v1/settings/api-keys", {
+    name: "matrix revoked",
+  });
   expect(revoked.status, revoked.text).toBe(200);
   const rev = await api(owner).post(`/api/v1/settings/api-keys/${revoked.body.id}/revoke`, {});
   expect(rev.status, rev.text).toBe(200);
@@ -207,9 +272,14 @@ beforeAll(async () => {
   const title = `Matrix map ${rid()}`;
   const map = await api(owner).post<{ id: string }>("/api/v1/maps", { workflow: `matrix-${rid()}`, title });
   expect(map.status, map.text).toBeLessThan(300);
-  const ex = await api(owner).post<{ id: string }>(`/api/v1/maps/${map.body.id}/exercises`, { interruption_point: "after_intent" });
+  const ex = await api(owner).post<{ id: string }>(`/api/v1/maps/${map.body.id}/exercises`, {
+    interruption_point: "after_intent",
+  });
   expect(ex.status, ex.text).toBeLessThan(300);
-  const inv = await api(owner).post<{ invitation_url: string }>("/api/v1/settings/invitations", { email: `matrix-${rid()}@matrix.test`, role: "viewer" });
+  const inv = await api(owner).post<{ invitation_url: string }>("/api/v1/settings/invitations", {
+    email: `matrix-${rid()}@matrix.test`,
+    role: "viewer",
+  });
   expect(inv.status, inv.text).toBeLessThan(300);
   const [principal] = [makeRecord(effect.taskId).principal as string];
 
@@ -239,9 +309,17 @@ beforeAll(async () => {
       ref: "matrix-credential",
       action: "matrix_action",
     },
-    markers: [a.tenantId, a.slug, ...Object.values(a.users).flatMap((u) => [u.email, u.userId]), effect.taskId, effect.key, map.body.id, ex.body.id, title, revoked.body.id].filter(
-      (m) => m !== principal,
-    ),
+    markers: [
+      a.tenantId,
+      a.slug,
+      ...Object.values(a.users).flatMap((u) => [u.email, u.userId]),
+      effect.taskId,
+      effect.key,
+      map.body.id,
+      ex.body.id,
+      title,
+      revoked.body.id,
+    ].filter((m) => m !== principal),
     intentKey: newKey("matrix"),
   };
 }, 120_000);
@@ -260,14 +338,31 @@ function cellCall(route: string, cell: Cell, caller: Caller): CellCall {
   const cross = caller === "other_key" || caller === "other_session";
   const params = cross ? world.params : { ...world.params, ...(cell.harmless ?? {}) };
   const spec = cross && cell.crossBody !== undefined ? cell.crossBody : cell.probe;
-  return { route, caller, expected: expectedStatus(cell, caller), auth: world.auth[caller], params, query: cell.query, body: bodyOf(spec, world) };
+  return {
+    route,
+    caller,
+    expected: expectedStatus(cell, caller),
+    auth: world.auth[caller],
+    params,
+    query: cell.query,
+    body: bodyOf(spec, world),
+  };
 }
 
 describe("authorization matrix", () => {
   it("has one row per route of the registry, and the registry names every route file's methods", () => {
-    expect(Object.keys(API_ROUTES).filter((r) => !(r in MATRIX)), "routes without a matrix row").toEqual([]);
-    expect(Object.keys(MATRIX).filter((r) => !(r in API_ROUTES)), "matrix rows for routes that are gone").toEqual([]);
-    expect(routeFileMethods().filter((r) => !(r in API_ROUTES)), "route files missing from tests/support/api-routes.ts").toEqual([]);
+    expect(
+      Object.keys(API_ROUTES).filter((r) => !(r in MATRIX)),
+      "routes without a matrix row",
+    ).toEqual([]);
+    expect(
+      Object.keys(MATRIX).filter((r) => !(r in API_ROUTES)),
+      "matrix rows for routes that are gone",
+    ).toEqual([]);
+    expect(
+      routeFileMethods().filter((r) => !(r in API_ROUTES)),
+      "route files missing from tests/support/api-routes.ts",
+    ).toEqual([]);
   });
 
   it("answers every route × caller cell with its expected status, and shows another tenant nothing of this one", async () => {
@@ -279,13 +374,18 @@ describe("authorization matrix", () => {
     const results = await walkRoutes(calls, 8);
     const wrong = results
       .filter((r) => r.status !== r.call.expected)
-      .map((r) => `${r.call.route} as ${r.call.caller}: expected ${r.call.expected}, got ${r.status} ${r.text.slice(0, 300)}`);
+      .map(
+        (r) =>
+          `${r.call.route} as ${r.call.caller}: expected ${r.call.expected}, got ${r.status} ${r.text.slice(0, 300)}`,
+      );
     // Another tenant's caller must see nothing of this tenant that its request did not itself name.
     const leaks = results.flatMap((r) => {
       if (r.call.caller !== "other_key" && r.call.caller !== "other_session") return [];
       const sent = r.url + JSON.stringify(r.call.body ?? null);
       const leaked = world.markers.filter((m) => !sent.includes(m) && r.text.includes(m));
-      return leaked.length ? [`${r.call.route} as ${r.call.caller} showed ${leaked.join(", ")}: ${r.text.slice(0, 300)}`] : [];
+      return leaked.length
+        ? [`${r.call.route} as ${r.call.caller} showed ${leaked.join(", ")}: ${r.text.slice(0, 300)}`]
+        : [];
     });
     expect(wrong).toEqual([]);
     expect(leaks).toEqual([]);
@@ -297,7 +397,10 @@ describe("authorization matrix", () => {
       sql`select role, revoked_at is not null as revoked from memberships where tenant_id = ${world.a.tenantId} and user_id = ${world.a.users.viewer.userId}`,
     );
     expect(member).toEqual({ role: "viewer", revoked: false });
-    const [map] = await queryRows<{ status: string }>(handle.db, sql`select status from custody_maps where tenant_id = ${world.a.tenantId} and id = ${world.params.mapId}`);
+    const [map] = await queryRows<{ status: string }>(
+      handle.db,
+      sql`select status from custody_maps where tenant_id = ${world.a.tenantId} and id = ${world.params.mapId}`,
+    );
     expect(map?.status).toBe("draft");
     const [effect] = await queryRows<{ status: string }>(
       handle.db,

@@ -24,7 +24,16 @@ import { verifyAuditChain } from "@/lib/domain/audit/read";
 import type { EventInput, TaskRecord } from "@/lib/client/types";
 import { freePort, serverEnv, testServerSecrets } from "../support/env";
 import { NextServer } from "../support/next-server";
-import { createTestTenant, makeEvent, makeRecord, newTaskId, rid, signIn, testDbForFile, type FullTestTenant } from "./helpers";
+import {
+  createTestTenant,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  rid,
+  signIn,
+  testDbForFile,
+  type FullTestTenant,
+} from "./helpers";
 import { intentBody, receiptBody } from "./custody-helpers";
 
 const handle = testDbForFile();
@@ -82,7 +91,12 @@ afterAll(async () => {
 });
 
 /** One request against the crash server; a network error (the kill) rejects. */
-async function call(auth: string | { cookie: string }, method: string, urlPath: string, json: unknown): Promise<Answer> {
+async function call(
+  auth: string | { cookie: string },
+  method: string,
+  urlPath: string,
+  json: unknown,
+): Promise<Answer> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (typeof auth === "string") headers.authorization = `Bearer ${auth}`;
   else headers.cookie = auth.cookie;
@@ -102,7 +116,8 @@ async function call(auth: string | { cookie: string }, method: string, urlPath: 
   return { status: res.status, body, text };
 }
 
-const effectPath = (taskId: string, name: string, verb: string) => `/api/v1/tasks/${taskId}/side-effects/${name}/${verb}`;
+const effectPath = (taskId: string, name: string, verb: string) =>
+  `/api/v1/tasks/${taskId}/side-effects/${name}/${verb}`;
 const effectNames = (prefix: string) => Array.from({ length: EFFECTS_PER_KIND }, (_, i) => `${prefix}_${i}`);
 const keyOf = (taskId: string, name: string) => `idem:${taskId}:${name}`;
 
@@ -131,11 +146,20 @@ function declare(taskId: string, names: string[]): Promise<Answer> {
 }
 
 function intent(taskId: string, name: string): Promise<Answer> {
-  return call(tenant.apiKey, "POST", effectPath(taskId, name, "intent"), intentBody(keyOf(taskId, name), { tool: name }));
+  return call(
+    tenant.apiKey,
+    "POST",
+    effectPath(taskId, name, "intent"),
+    intentBody(keyOf(taskId, name), { tool: name }),
+  );
 }
 
 const interruption = (taskId: string) =>
-  makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString(), attrs: { reason: "sandbox_lost" } });
+  makeEvent(taskId, {
+    type: "run.interrupted",
+    occurred_at: new Date(Date.now() + 1000).toISOString(),
+    attrs: { reason: "sandbox_lost" },
+  });
 
 /**
  * Prepares a round: a task whose effects wait for their intents; one whose effects are in flight (for receipts); one
@@ -158,8 +182,14 @@ async function prepareRound(): Promise<Round> {
   await must(declare(reconcileTask, effectNames("write")), "checkpoint");
   for (const t of round.interruptTasks.keys()) await must(declare(t, ["write_a", "write_b"]), "checkpoint");
   const gos = [
-    ...effectNames("write").flatMap((n) => [{ t: receiptTask, n }, { t: reconcileTask, n }]),
-    ...[...round.interruptTasks.keys()].flatMap((t) => [{ t, n: "write_a" }, { t, n: "write_b" }]),
+    ...effectNames("write").flatMap((n) => [
+      { t: receiptTask, n },
+      { t: reconcileTask, n },
+    ]),
+    ...[...round.interruptTasks.keys()].flatMap((t) => [
+      { t, n: "write_a" },
+      { t, n: "write_b" },
+    ]),
   ];
   await pool(gos, 4, async ({ t, n }) => void (await must(intent(t, n), `intent ${t}/${n}`)));
   await must(call(tenant.apiKey, "POST", "/api/v1/events", { events: [interruption(reconcileTask)] }), "interruption");
@@ -175,7 +205,11 @@ async function prepareRound(): Promise<Round> {
   }
 
   for (const [b, events] of round.batches.entries()) {
-    round.requests.push({ kind: "events", label: String(b), send: () => call(tenant.apiKey, "POST", "/api/v1/events", { events }) });
+    round.requests.push({
+      kind: "events",
+      label: String(b),
+      send: () => call(tenant.apiKey, "POST", "/api/v1/events", { events }),
+    });
   }
   for (const name of effectNames("write")) {
     round.requests.push({ kind: "intent", label: name, send: () => intent(intentTask, name) });
@@ -183,7 +217,12 @@ async function prepareRound(): Promise<Round> {
       kind: "receipt",
       label: name,
       send: () =>
-        call(tenant.apiKey, "POST", effectPath(receiptTask, name, "receipt"), receiptBody(keyOf(receiptTask, name), { external_operation_id: `op-${name}` })),
+        call(
+          tenant.apiKey,
+          "POST",
+          effectPath(receiptTask, name, "receipt"),
+          receiptBody(keyOf(receiptTask, name), { external_operation_id: `op-${name}` }),
+        ),
     });
     round.requests.push({
       kind: "reconcile",
@@ -224,7 +263,8 @@ async function sendAndKill(round: Round, killAt: KillAt): Promise<Record<Kind, n
             onAck();
           }
         } catch (err) {
-          req.cutOff = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err);
+          req.cutOff =
+            err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err);
         } finally {
           inFlight[kind]--;
         }
@@ -275,7 +315,10 @@ async function effectStates(taskIds: string[]): Promise<Map<string, EffectState>
                   and e.type = 'decision.recorded' and e.attrs ->> 'kind' = 'reconcile' and e.attrs ->> 'side_effect' = s.name)::int
                  as reconcile_events
         from side_effects s
-        where s.tenant_id = ${tenant.tenantId} and s.task_id in (${sql.join(taskIds.map((t) => sql`${t}`), sql`, `)})`,
+        where s.tenant_id = ${tenant.tenantId} and s.task_id in (${sql.join(
+          taskIds.map((t) => sql`${t}`),
+          sql`, `,
+        )})`,
   );
   return new Map(rows.map((r) => [`${r.task_id}/${r.name}`, r]));
 }
@@ -287,7 +330,10 @@ async function storedPerBatch(round: Round): Promise<number[]> {
     const [row] = await queryRows<{ n: number }>(
       handle.db,
       sql`select count(*)::int as n from events where tenant_id = ${tenant.tenantId}
-            and event_id in (${sql.join(batch.map((e) => sql`${e.id}`), sql`, `)})`,
+            and event_id in (${sql.join(
+              batch.map((e) => sql`${e.id}`),
+              sql`, `,
+            )})`,
     );
     counts.push(row!.n);
   }
@@ -302,12 +348,17 @@ async function halfApplied(round: Round): Promise<string[]> {
   const problems: string[] = [];
   const tasks = [...Object.values(round.effectTask), ...round.interruptTasks.keys()];
   for (const [id, s] of await effectStates(tasks)) {
-    if (s.status === "in_flight" && (!s.lease_expires_at || !s.intent_at)) problems.push(`${id} is in flight without a lease`);
-    if (s.go_audits !== (s.intent_at ? 1 : 0)) problems.push(`${id}: intent at ${s.intent_at ?? "none"} but ${s.go_audits} go audit entries`);
+    if (s.status === "in_flight" && (!s.lease_expires_at || !s.intent_at))
+      problems.push(`${id} is in flight without a lease`);
+    if (s.go_audits !== (s.intent_at ? 1 : 0))
+      problems.push(`${id}: intent at ${s.intent_at ?? "none"} but ${s.go_audits} go audit entries`);
     const byReceipt = s.status === "completed" && !s.last_reconcile;
-    if (s.receipt_audits !== (byReceipt ? 1 : 0)) problems.push(`${id}: status ${s.status} but ${s.receipt_audits} receipt audit entries`);
+    if (s.receipt_audits !== (byReceipt ? 1 : 0))
+      problems.push(`${id}: status ${s.status} but ${s.receipt_audits} receipt audit entries`);
     if (s.reconcile_audits !== (s.last_reconcile ? 1 : 0) || s.reconcile_events !== s.reconcile_audits) {
-      problems.push(`${id}: reconciled ${s.last_reconcile ? "yes" : "no"}, ${s.reconcile_audits} audit entries, ${s.reconcile_events} events`);
+      problems.push(
+        `${id}: reconciled ${s.last_reconcile ? "yes" : "no"}, ${s.reconcile_audits} audit entries, ${s.reconcile_events} events`,
+      );
     }
   }
   // Audit entries about effects that do not exist.
@@ -324,7 +375,8 @@ async function halfApplied(round: Round): Promise<string[]> {
     sql`select (select count(*) from task_checkpoints where tenant_id = ${tenant.tenantId})::int as checkpoints,
                (select count(*) from audit_log where tenant_id = ${tenant.tenantId} and action = 'task.checkpoint')::int as audits`,
   );
-  if (cp!.checkpoints !== cp!.audits) problems.push(`${cp!.checkpoints} checkpoints but ${cp!.audits} checkpoint audit entries`);
+  if (cp!.checkpoints !== cp!.audits)
+    problems.push(`${cp!.checkpoints} checkpoints but ${cp!.audits} checkpoint audit entries`);
   // Events whose task row is missing (tasks are created in the same statement as their first events).
   const [homeless] = await queryRows<{ n: number }>(
     handle.db,
@@ -343,7 +395,9 @@ async function halfApplied(round: Round): Promise<string[]> {
     );
     const expected = row!.stored ? { in_flight: 0, unknown: 2 } : { in_flight: 2, unknown: 0 };
     if (row!.in_flight !== expected.in_flight || row!.unknown !== expected.unknown) {
-      problems.push(`${t}: interruption ${row!.stored ? "stored" : "not stored"} but ${row!.in_flight} in flight, ${row!.unknown} unknown`);
+      problems.push(
+        `${t}: interruption ${row!.stored ? "stored" : "not stored"} but ${row!.in_flight} in flight, ${row!.unknown} unknown`,
+      );
     }
   }
   const chain = await verifyAuditChain(handle.db, { kind: "system", tenantId: tenant.tenantId, label: "crash test" });
@@ -360,15 +414,22 @@ async function lostAcks(round: Round): Promise<string[]> {
     if (!req.before || req.before.status >= 300) continue;
     if (req.kind === "events") {
       const b = Number(req.label);
-      if (stored[b] !== round.batches[b]!.length) lost.push(`batch ${b}: acknowledged, ${stored[b]} of ${round.batches[b]!.length} stored`);
+      if (stored[b] !== round.batches[b]!.length)
+        lost.push(`batch ${b}: acknowledged, ${stored[b]} of ${round.batches[b]!.length} stored`);
       continue;
     }
     const s = states.get(`${round.effectTask[req.kind]}/${req.label}`);
     const body = req.before.body as { decision?: string; audit_seq?: number };
-    if (req.kind === "intent" && !(body.decision === "go" && s?.intent_at && s.status === "in_flight" && s.go_audits === 1)) {
+    if (
+      req.kind === "intent" &&
+      !(body.decision === "go" && s?.intent_at && s.status === "in_flight" && s.go_audits === 1)
+    ) {
       lost.push(`intent ${req.label}: answered ${req.before.text}, stored ${JSON.stringify(s)}`);
     }
-    if (req.kind === "receipt" && !(s?.status === "completed" && s.receipt?.external_operation_id === `op-${req.label}` && s.receipt_audits === 1)) {
+    if (
+      req.kind === "receipt" &&
+      !(s?.status === "completed" && s.receipt?.external_operation_id === `op-${req.label}` && s.receipt_audits === 1)
+    ) {
       lost.push(`receipt ${req.label}: acknowledged, stored ${JSON.stringify(s)}`);
     }
     if (req.kind === "reconcile") {
@@ -376,7 +437,11 @@ async function lostAcks(round: Round): Promise<string[]> {
         handle.db,
         sql`select target from audit_log where tenant_id = ${tenant.tenantId} and seq = ${body.audit_seq ?? -1} and action = 'side_effect.reconcile'`,
       );
-      if (!(s?.status === "completed" && s.last_reconcile && entry?.target === `side_effect:${round.effectTask.reconcile}/${req.label}`)) {
+      if (!(
+        s?.status === "completed" &&
+        s.last_reconcile &&
+        entry?.target === `side_effect:${round.effectTask.reconcile}/${req.label}`
+      )) {
         lost.push(`reconcile ${req.label}: acknowledged (audit #${body.audit_seq}), stored ${JSON.stringify(s)}`);
       }
     }
@@ -391,17 +456,25 @@ function wrongResendAnswers(round: Round): string[] {
     const acked = req.before !== undefined && req.before.status < 300;
     const a = req.after!;
     const code = (a.body as { error?: { code?: string } }).error?.code;
-    const say = () => `${req.kind} ${req.label} (${acked ? "acknowledged" : "not acknowledged"}) resent: ${a.status} ${a.text.slice(0, 300)}`;
+    const say = () =>
+      `${req.kind} ${req.label} (${acked ? "acknowledged" : "not acknowledged"}) resent: ${a.status} ${a.text.slice(0, 300)}`;
     switch (req.kind) {
       case "events": {
         const statuses = new Set((a.body as { results?: Array<{ status: string }> }).results?.map((r) => r.status));
-        const ok = a.status === 200 && statuses.size === 1 && (acked ? statuses.has("duplicate") : statuses.has("duplicate") || statuses.has("stored"));
+        const ok =
+          a.status === 200 &&
+          statuses.size === 1 &&
+          (acked ? statuses.has("duplicate") : statuses.has("duplicate") || statuses.has("stored"));
         if (!ok) wrong.push(`${say()} → ${[...statuses].join(", ")}`);
         break;
       }
       case "intent":
         // The acknowledged go holds the lease: the resend finds it (no second go); an unanswered one may get its go now.
-        if (!(a.status === 409 && code === "in_flight") && !(!acked && a.status === 200 && (a.body as { decision?: string }).decision === "go")) wrong.push(say());
+        if (
+          !(a.status === 409 && code === "in_flight") &&
+          !(!acked && a.status === 200 && (a.body as { decision?: string }).decision === "go")
+        )
+          wrong.push(say());
         break;
       case "receipt":
         if (!(a.status === 200 && (!acked || (a.body as { replayed?: boolean }).replayed === true))) wrong.push(say());
@@ -441,7 +514,8 @@ describe("crash safety: SIGKILL mid-write on PostgreSQL", () => {
     // Before anything is resent: what was acknowledged is there, and nothing is half-applied.
     expect(await lostAcks(round)).toEqual([]);
     expect(await halfApplied(round)).toEqual([]);
-    for (const [b, n] of (await storedPerBatch(round)).entries()) expect([0, round.batches[b]!.length], `batch ${b}: ${n} stored`).toContain(n);
+    for (const [b, n] of (await storedPerBatch(round)).entries())
+      expect([0, round.batches[b]!.length], `batch ${b}: ${n} stored`).toContain(n);
 
     // The runtime and the responder resend everything they sent: each gets the idempotent answer.
     await pool(round.requests, 8, async (req) => {
@@ -456,15 +530,28 @@ describe("crash safety: SIGKILL mid-write on PostgreSQL", () => {
     const states = await effectStates(Object.values(round.effectTask));
     for (const name of effectNames("write")) {
       expect(states.get(`${round.effectTask.intent}/${name}`)).toMatchObject({ status: "in_flight", go_audits: 1 });
-      expect(states.get(`${round.effectTask.receipt}/${name}`)).toMatchObject({ status: "completed", go_audits: 1, receipt_audits: 1 });
-      expect(states.get(`${round.effectTask.reconcile}/${name}`)).toMatchObject({ status: "completed", go_audits: 1, reconcile_audits: 1, reconcile_events: 1 });
+      expect(states.get(`${round.effectTask.receipt}/${name}`)).toMatchObject({
+        status: "completed",
+        go_audits: 1,
+        receipt_audits: 1,
+      });
+      expect(states.get(`${round.effectTask.reconcile}/${name}`)).toMatchObject({
+        status: "completed",
+        go_audits: 1,
+        reconcile_audits: 1,
+        reconcile_events: 1,
+      });
     }
   });
 
   test("every kind of write was in flight at some kill", () => {
     console.log(`[crash] kills: ${JSON.stringify(kills)}`);
     expect(kills).toHaveLength(3);
-    for (const kind of KINDS) expect(kills.some((k) => k.inFlight[kind] > 0), `${kind}: ${JSON.stringify(kills)}`).toBe(true);
+    for (const kind of KINDS)
+      expect(
+        kills.some((k) => k.inFlight[kind] > 0),
+        `${kind}: ${JSON.stringify(kills)}`,
+      ).toBe(true);
     // Some writes were cut off by a kill, and some were acknowledged before one.
     expect(kills.reduce((n, k) => n + k.cutOff, 0)).toBeGreaterThan(0);
     expect(kills.reduce((n, k) => n + k.acked, 0)).toBeGreaterThan(0);

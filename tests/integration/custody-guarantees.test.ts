@@ -28,17 +28,36 @@ import {
   sendEvents,
   signInAs,
 } from "./custody-helpers";
-import { api, createTestTenant, makeEvent, makeRecord, newTaskId, postEvents, type TestTenant, testDbForFile } from "./helpers";
+import {
+  api,
+  createTestTenant,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  postEvents,
+  type TestTenant,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 
 const put = (t: TestTenant, taskId: string, body: unknown, headers: Record<string, string> = {}) =>
-  api(t.apiKey).request<CheckpointResult>("PUT", `/api/v1/tasks/${encodeURIComponent(taskId)}`, { json: body, headers });
+  api(t.apiKey).request<CheckpointResult>("PUT", `/api/v1/tasks/${encodeURIComponent(taskId)}`, {
+    json: body,
+    headers,
+  });
 
 const sandbox = (taskId: string, attempt: number): EventInput =>
-  makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt, environment_id: `sbx-${attempt}`, occurred_at: new Date().toISOString() });
+  makeEvent(taskId, {
+    plane: "environment",
+    type: "sandbox.created",
+    attempt,
+    environment_id: `sbx-${attempt}`,
+    occurred_at: new Date().toISOString(),
+  });
 
-const reasonsOf = (res: { body: unknown }) => ((errorOf(res).details as { reasons?: Array<{ code: string }> })?.reasons ?? []).map((r) => r.code);
+const reasonsOf = (res: { body: unknown }) =>
+  ((errorOf(res).details as { reasons?: Array<{ code: string }> })?.reasons ?? []).map((r) => r.code);
 
 describe("1. stale writers are fenced", () => {
   it("refuses a checkpoint from an older attempt (409 stale_attempt); the gate resumes from the current attempt's phase", async () => {
@@ -67,9 +86,17 @@ describe("1. stale writers are fenced", () => {
     expect((await getTask(t.apiKey, taskId)).body.current_attempt).toBe(3);
     // the older attempt's write in flight is now unknown; its receipt is refused, kept as evidence
     expect((await effectRow(handle.db, t.tenantId, taskId, "update_record"))?.status).toBe("unknown");
-    expectError(await postReceipt(t.apiKey, taskId, "update_record", receiptBody(key, { attempt: 1 })), 409, "stale_attempt");
+    expectError(
+      await postReceipt(t.apiKey, taskId, "update_record", receiptBody(key, { attempt: 1 })),
+      409,
+      "stale_attempt",
+    );
     expect((await refusals(handle.db, t.tenantId, taskId)).kept).toEqual(["stale_attempt"]);
-    expectError(await postIntent(t.apiKey, taskId, "other_write", intentBody(newKey(), { attempt: 2 })), 409, "stale_attempt");
+    expectError(
+      await postIntent(t.apiKey, taskId, "other_write", intentBody(newKey(), { attempt: 2 })),
+      409,
+      "stale_attempt",
+    );
   });
 
   it("with If-Match, exactly one of twenty concurrent checkpoints based on v1 wins; the others get 409 version_conflict", async () => {
@@ -77,12 +104,15 @@ describe("1. stale writers are fenced", () => {
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => put(t, taskId, makeRecord(taskId, { phase: `writer-${i}` }), { "if-match": '"1"' })),
+      Array.from({ length: 20 }, (_, i) =>
+        put(t, taskId, makeRecord(taskId, { phase: `writer-${i}` }), { "if-match": '"1"' }),
+      ),
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     const losers = answers.filter((a) => a.status === 409);
     expect(losers).toHaveLength(19);
-    for (const l of losers) expect(errorOf(l)).toMatchObject({ code: "version_conflict", details: { base_version: 1, current_version: 2 } });
+    for (const l of losers)
+      expect(errorOf(l)).toMatchObject({ code: "version_conflict", details: { base_version: 1, current_version: 2 } });
     expect((await getTask(t.apiKey, taskId)).body.version).toBe(2);
   });
 
@@ -94,7 +124,11 @@ describe("1. stale writers are fenced", () => {
     expect(first.headers.get("etag")).toBe('"1"');
     expectError(await put(t, taskId, { ...makeRecord(taskId), base_version: 0 }), 409, "version_conflict");
     expectError(await put(t, taskId, makeRecord(taskId), { "if-match": '"7"' }), 409, "version_conflict");
-    expectError(await put(t, taskId, { ...makeRecord(taskId), base_version: 1 }, { "if-match": '"2"' }), 422, "validation_failed");
+    expectError(
+      await put(t, taskId, { ...makeRecord(taskId), base_version: 1 }, { "if-match": '"2"' }),
+      422,
+      "validation_failed",
+    );
     const ok = await put(t, taskId, { ...makeRecord(taskId, { phase: "next" }), base_version: 1 });
     expect(ok.status, ok.text).toBe(200);
     // base_version is a request field: the signed record does not hold it
@@ -115,7 +149,9 @@ describe("1. stale writers are fenced", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     for (let i = 0; i < 45; i++) await checkpoint(t, taskId, { phase: `p${i}` });
-    const keys = (await api().get<{ keys: Array<{ kid: string; kty: string; crv: string; x: string }> }>("/api/v1/signing-keys")).body.keys;
+    const keys = (
+      await api().get<{ keys: Array<{ kid: string; kty: string; crv: string; x: string }> }>("/api/v1/signing-keys")
+    ).body.keys;
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
@@ -147,8 +183,17 @@ describe("2. the gate is enforced, not advisory", () => {
     expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()))).body.decision).toBe("go");
     await sendEvents(t, [
       makeEvent(taskId, { type: "run.interrupted", attempt: 1 }),
-      makeEvent(taskId, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "records-api", credential_id: "c1", expires_at: "2099-01-01T00:00:00Z" } }),
-      makeEvent(taskId, { plane: "vault", type: "credential.revoked", occurred_at: "2025-01-02T00:00:00Z", attrs: { credential_ref: "records-api", credential_id: "c1" } }),
+      makeEvent(taskId, {
+        plane: "vault",
+        type: "credential.issued",
+        attrs: { credential_ref: "records-api", credential_id: "c1", expires_at: "2099-01-01T00:00:00Z" },
+      }),
+      makeEvent(taskId, {
+        plane: "vault",
+        type: "credential.revoked",
+        occurred_at: "2025-01-02T00:00:00Z",
+        attrs: { credential_ref: "records-api", credential_id: "c1" },
+      }),
     ]);
     const gate = (await askGate(t.apiKey, taskId)).body;
     expect(gate.verdict).toBe("stop");
@@ -158,14 +203,20 @@ describe("2. the gate is enforced, not advisory", () => {
     expect(reasonsOf(res)).toEqual(["side_effect_unknown", "credential_revoked"]);
     expect(await effectRow(handle.db, t.tenantId, taskId, "send_email")).toBeUndefined();
     const audit = (await auditRows(handle.db, t.tenantId, "side_effect.intent")).at(-1)!;
-    expect(audit.details).toMatchObject({ refused: "gate_stop", mutation: true, reasons: ["side_effect_unknown", "credential_revoked"] });
+    expect(audit.details).toMatchObject({
+      refused: "gate_stop",
+      mutation: true,
+      reasons: ["side_effect_unknown", "credential_revoked"],
+    });
   });
 
   it("lets writes of the current attempt run side by side, and records mutation on the granted intent's audit row", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     await checkpoint(t, taskId);
-    const answers = await Promise.all(["a", "b", "c"].map((n) => postIntent(t.apiKey, taskId, n, intentBody(newKey()))));
+    const answers = await Promise.all(
+      ["a", "b", "c"].map((n) => postIntent(t.apiKey, taskId, n, intentBody(newKey()))),
+    );
     expect(answers.map((a) => a.body.decision)).toEqual(["go", "go", "go"]);
     const granted = await auditRows(handle.db, t.tenantId, "side_effect.intent");
     expect(granted.map((a) => a.details.mutation)).toEqual([true, true, true]);
@@ -178,11 +229,17 @@ describe("2. the gate is enforced, not advisory", () => {
     await sendEvents(t, [makeEvent(taskId, { type: "task.created", attrs: { principal } })]);
     expect((await getTask(t.apiKey, taskId)).body.principal).toBe(principal);
     const owner = await signInAs(t, "owner");
-    expect((await api(owner).post("/api/v1/settings/principals/revoke", { principal, reason: "left the team" })).status).toBe(200);
+    expect(
+      (await api(owner).post("/api/v1/settings/principals/revoke", { principal, reason: "left the team" })).status,
+    ).toBe(200);
     const res = await postIntent(t.apiKey, taskId, "lookup", intentBody(newKey(), { mutation: false }));
     expectError(res, 403, "principal_revoked");
     // the first checkpoint cannot name another principal either
-    expectError(await put(t, taskId, makeRecord(taskId, { principal: "tenant/acme:user/someone-else" })), 409, "conflict");
+    expectError(
+      await put(t, taskId, makeRecord(taskId, { principal: "tenant/acme:user/someone-else" })),
+      409,
+      "conflict",
+    );
   });
 
   it("compares principals as people read them: revoking josé stops a task acting for jose + U+0301", async () => {
@@ -191,7 +248,10 @@ describe("2. the gate is enforced, not advisory", () => {
     const suffix = newKey();
     await checkpoint(t, taskId, { principal: `tenant/acme:jose\u0301-${suffix}` });
     const owner = await signInAs(t, "owner");
-    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", { principal: `tenant/acme:jos\u00e9-${suffix}`, reason: "offboarded" });
+    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", {
+      principal: `tenant/acme:jos\u00e9-${suffix}`,
+      reason: "offboarded",
+    });
     expect(revoke.status, revoke.text).toBe(200);
     expectError(await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey())), 403, "principal_revoked");
     expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["principal_revoked"]);
@@ -209,7 +269,10 @@ describe("2. the gate is enforced, not advisory", () => {
     const effects = (await getTask(t.apiKey, taskId)).body.side_effects;
     expect(effects["publish"]).toMatchObject({ status: "awaiting_approval", origin: "checkpoint" });
     expect(effects["update_record"]).toMatchObject({ status: "unknown" });
-    expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["approval_missing", "side_effect_unknown"]);
+    expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual([
+      "approval_missing",
+      "side_effect_unknown",
+    ]);
   });
 
   it("never answers next_phase from a record that does not verify", async () => {
@@ -233,7 +296,13 @@ describe("2. the gate is enforced, not advisory", () => {
     await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1 })]);
     await checkpoint(t, taskId, { phase: "done" });
     const viewer = t.users.viewer!;
-    const items = await attentionQueue(handle.db, { kind: "user", tenantId: t.tenantId, userId: viewer.userId, email: viewer.email, role: "viewer" });
+    const items = await attentionQueue(handle.db, {
+      kind: "user",
+      tenantId: t.tenantId,
+      userId: viewer.userId,
+      email: viewer.email,
+      role: "viewer",
+    });
     expect(items.map((i) => [i.kind, i.task_id])).toEqual([["side_effect_unknown", taskId]]);
   });
 });
@@ -251,7 +320,11 @@ describe("3. one truth per event and per effect", () => {
     const res = await postEvents(t.apiKey, [reused, first]);
     // the reused id is a conflict; the original, repeated in the same batch, is a duplicate of what is stored
     expect(res.body.results).toEqual([
-      expect.objectContaining({ id: first.id, status: "conflict", stored_digest: expect.stringMatching(/^[0-9a-f]{64}$/) }),
+      expect.objectContaining({
+        id: first.id,
+        status: "conflict",
+        stored_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      }),
       { id: first.id, status: "duplicate" },
     ]);
     expect((await postEvents(t.apiKey, [first])).body.results[0]).toEqual({ id: first.id, status: "duplicate" });
@@ -265,7 +338,11 @@ describe("3. one truth per event and per effect", () => {
     await sendEvents(t, [stored]);
     const ghost = newTaskId("ghost");
     const res = await postEvents(t.apiKey, [
-      makeEvent(ghost, { plane: "tools", type: "side_effect.intent", attrs: { name: "has space", idempotency_key: newKey() } }),
+      makeEvent(ghost, {
+        plane: "tools",
+        type: "side_effect.intent",
+        attrs: { name: "has space", idempotency_key: newKey() },
+      }),
       { ...stored, task_id: ghost },
     ]);
     expect(res.body.results.map((r) => r.status)).toEqual(["rejected", "conflict"]);
@@ -280,13 +357,28 @@ describe("3. one truth per event and per effect", () => {
     const receipt = makeEvent(taskId, {
       plane: "tools",
       type: "side_effect.receipt",
-      attrs: { name: "pay", idempotency_key: key, external_operation_id: "op-early", completed_at: new Date().toISOString() },
+      attrs: {
+        name: "pay",
+        idempotency_key: key,
+        external_operation_id: "op-early",
+        completed_at: new Date().toISOString(),
+      },
     });
     const first = await postEvents(t.apiKey, [receipt]);
-    expect(first.body.results[0]).toMatchObject({ status: "stored", effect: { name: "pay", applied: false, code: "no_intent" } });
-    const intent = makeEvent(taskId, { plane: "tools", type: "side_effect.intent", attrs: { name: "pay", idempotency_key: key } });
+    expect(first.body.results[0]).toMatchObject({
+      status: "stored",
+      effect: { name: "pay", applied: false, code: "no_intent" },
+    });
+    const intent = makeEvent(taskId, {
+      plane: "tools",
+      type: "side_effect.intent",
+      attrs: { name: "pay", idempotency_key: key },
+    });
     const second = await postEvents(t.apiKey, [intent]);
-    expect(second.body.results[0]).toMatchObject({ status: "stored", effect: { name: "pay", applied: true, code: "completed" } });
+    expect(second.body.results[0]).toMatchObject({
+      status: "stored",
+      effect: { name: "pay", applied: true, code: "completed" },
+    });
     const row = await effectRow(handle.db, t.tenantId, taskId, "pay");
     expect(row?.status).toBe("completed");
     expect(row?.receipt?.external_operation_id).toBe("op-early");
@@ -298,7 +390,13 @@ describe("3. one truth per event and per effect", () => {
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()))).body.decision).toBe("go");
-    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1, occurred_at: new Date(Date.now() - 120_000).toISOString() })]);
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        type: "run.interrupted",
+        attempt: 1,
+        occurred_at: new Date(Date.now() - 120_000).toISOString(),
+      }),
+    ]);
     const view = (await getTask(t.apiKey, taskId)).body;
     expect(view.side_effects["update_record"]!.status).toBe("unknown");
     expect(view.clock_skew).toMatchObject({ note: expect.stringContaining("behind") });
@@ -321,7 +419,12 @@ describe("3. one truth per event and per effect", () => {
     await checkpoint(t, taskId);
     const key = newKey();
     expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(key))).body.decision).toBe("go");
-    const res = await postReceipt(t.apiKey, taskId, "update_record", receiptBody(key, { completed_at: new Date(Date.now() - 3_600_000).toISOString() }));
+    const res = await postReceipt(
+      t.apiKey,
+      taskId,
+      "update_record",
+      receiptBody(key, { completed_at: new Date(Date.now() - 3_600_000).toISOString() }),
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ status: "completed", warnings: ["completed_before_intent"] });
     const effect = (await getTask(t.apiKey, taskId)).body.side_effects["update_record"]!;
@@ -331,8 +434,20 @@ describe("3. one truth per event and per effect", () => {
 });
 
 describe("3. tool calls whose attempt ended without an outcome", () => {
-  const call = (taskId: string, callId: string, tool: string, over: Partial<EventInput> = {}, attrs: Record<string, unknown> = {}) =>
-    makeEvent(taskId, { plane: "tools", type: "tool.called", attempt: 1, attrs: { tool, call_id: callId, ...attrs }, ...over });
+  const call = (
+    taskId: string,
+    callId: string,
+    tool: string,
+    over: Partial<EventInput> = {},
+    attrs: Record<string, unknown> = {},
+  ) =>
+    makeEvent(taskId, {
+      plane: "tools",
+      type: "tool.called",
+      attempt: 1,
+      attrs: { tool, call_id: callId, ...attrs },
+      ...over,
+    });
   const outcome = (taskId: string, callId: string, type = "tool.completed") =>
     makeEvent(taskId, { plane: "tools", type, attempt: 1, attrs: { call_id: callId } });
 
@@ -351,18 +466,36 @@ describe("3. tool calls whose attempt ended without an outcome", () => {
     await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1 })]);
     const effects = (await getTask(t.apiKey, taskId)).body.side_effects;
     expect(Object.keys(effects)).toEqual(["send_email.c-write"]);
-    expect(effects["send_email.c-write"]).toMatchObject({ status: "unknown", origin: "tool_call", call_id: "c-write", tool: "send_email" });
+    expect(effects["send_email.c-write"]).toMatchObject({
+      status: "unknown",
+      origin: "tool_call",
+      call_id: "c-write",
+      tool: "send_email",
+    });
     expect(effects["send_email.c-write"]!.status_reason).toContain("no idempotency key");
     const gate = (await askGate(t.apiKey, taskId)).body;
     expect(gate.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
     const viewer = t.users.viewer!;
-    const items = await attentionQueue(handle.db, { kind: "user", tenantId: t.tenantId, userId: viewer.userId, email: viewer.email, role: "viewer" });
-    expect(items[0]).toMatchObject({ kind: "side_effect_unknown", origin: "tool_call", why: expect.stringContaining("no idempotency key") });
-    // a responder settles it like any unknown effect
-    const reconcile = await api(await signInAs(t, "responder")).post(`/api/v1/tasks/${taskId}/side-effects/send_email.c-write/reconcile`, {
-      outcome: "not_applied",
-      evidence: "the mail log shows nothing was sent",
+    const items = await attentionQueue(handle.db, {
+      kind: "user",
+      tenantId: t.tenantId,
+      userId: viewer.userId,
+      email: viewer.email,
+      role: "viewer",
     });
+    expect(items[0]).toMatchObject({
+      kind: "side_effect_unknown",
+      origin: "tool_call",
+      why: expect.stringContaining("no idempotency key"),
+    });
+    // a responder settles it like any unknown effect
+    const reconcile = await api(await signInAs(t, "responder")).post(
+      `/api/v1/tasks/${taskId}/side-effects/send_email.c-write/reconcile`,
+      {
+        outcome: "not_applied",
+        evidence: "the mail log shows nothing was sent",
+      },
+    );
     expect(reconcile.status, reconcile.text).toBe(200);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
   });
@@ -390,9 +523,14 @@ describe("3. tool calls whose attempt ended without an outcome", () => {
     await checkpoint(t, taskId);
     await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1 })]);
     const res = await postEvents(t.apiKey, [call(taskId, "late", "charge_card", {}, { mutation: true })]);
-    expect(res.body.results[0]).toMatchObject({ status: "stored", effect: { name: "charge_card.late", applied: true, code: "unknown" } });
+    expect(res.body.results[0]).toMatchObject({
+      status: "stored",
+      effect: { name: "charge_card.late", applied: true, code: "unknown" },
+    });
     const late = await postEvents(t.apiKey, [outcome(taskId, "late")]);
-    expect(late.body.results[0]).toMatchObject({ effect: { name: "charge_card.late", applied: false, code: "late_outcome" } });
+    expect(late.body.results[0]).toMatchObject({
+      effect: { name: "charge_card.late", applied: false, code: "late_outcome" },
+    });
     const effect = (await getTask(t.apiKey, taskId)).body.side_effects["charge_card.late"]!;
     expect(effect.status).toBe("unknown");
     expect(effect.unapplied_receipts.map((r) => r.reason)).toEqual(["late_outcome"]);
@@ -402,7 +540,10 @@ describe("3. tool calls whose attempt ended without an outcome", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     await checkpoint(t, taskId);
-    await sendEvents(t, [call(taskId, "call/7 x", "mail tool", {}, { mutation: true }), makeEvent(taskId, { type: "run.interrupted", attempt: 1 })]);
+    await sendEvents(t, [
+      call(taskId, "call/7 x", "mail tool", {}, { mutation: true }),
+      makeEvent(taskId, { type: "run.interrupted", attempt: 1 }),
+    ]);
     const names = Object.keys((await getTask(t.apiKey, taskId)).body.side_effects);
     expect(names).toHaveLength(1);
     expect(names[0]).toMatch(/^mail-tool\.call-7-x-[0-9a-f]{8}$/);
@@ -414,13 +555,25 @@ describe("4. a checkpoint's size is bounded", () => {
   it("refuses a record with more side effects than the cap, saying the cap", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
-    const side_effects = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`e${i}`, { idempotency_key: `key-${i}-${taskId}`, status: "not_started" as const }]));
+    const side_effects = Object.fromEntries(
+      Array.from({ length: 501 }, (_, i) => [
+        `e${i}`,
+        { idempotency_key: `key-${i}-${taskId}`, status: "not_started" as const },
+      ]),
+    );
     const res = await put(t, taskId, makeRecord(taskId, { side_effects }));
     expectError(res, 422, "validation_failed");
     expect(res.text).toContain("at most 500 side effects");
-    const ok = await put(t, taskId, makeRecord(taskId, { side_effects: Object.fromEntries(Object.entries(side_effects).slice(0, 500)) }));
+    const ok = await put(
+      t,
+      taskId,
+      makeRecord(taskId, { side_effects: Object.fromEntries(Object.entries(side_effects).slice(0, 500)) }),
+    );
     expect(ok.status, ok.text).toBe(200);
-    const [n] = await queryRows<{ n: string }>(handle.db, sql`select count(*) as n from side_effects where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    const [n] = await queryRows<{ n: string }>(
+      handle.db,
+      sql`select count(*) as n from side_effects where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
     expect(Number(n!.n)).toBe(500);
     expect(((await askGate(t.apiKey, taskId)).body as GateVerdict).permitted_side_effects).toHaveLength(500);
   });

@@ -13,10 +13,29 @@ import { sql } from "drizzle-orm";
 import { expect } from "vitest";
 import { queryRows, type Db } from "@/db";
 import type { Role } from "@/db/schema/enums";
-import type { ApiErrorBody, CheckpointResult, GateVerdict, IntentResult, Receipt, TaskRecord, TaskView } from "@/lib/client/types";
+import type {
+  ApiErrorBody,
+  CheckpointResult,
+  GateVerdict,
+  IntentResult,
+  Receipt,
+  TaskRecord,
+  TaskView,
+} from "@/lib/client/types";
 import { ensureMembership, ensureUser } from "@/lib/domain/tenancy/people";
 import { startRecordsService, type RecordsService } from "@/scripts/records-service";
-import { api, makeEvent, makeRecord, newTaskId, postEvents, rid, signIn, type ApiResponse, type Auth, type TestTenant } from "./helpers";
+import {
+  api,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  postEvents,
+  rid,
+  signIn,
+  type ApiResponse,
+  type Auth,
+  type TestTenant,
+} from "./helpers";
 
 /** A lower-case hex sha256-looking value made of one repeated character (for digests that only need to differ). */
 export const hex = (c: string): string => c.repeat(64);
@@ -28,7 +47,14 @@ export function newKey(prefix = "idem"): string {
 
 /** Body of an intent; any field can be overridden. */
 export function intentBody(key: string, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { idempotency_key: key, payload_digest: hex("e"), action: "records.update", mutation: true, attempt: 1, ...over };
+  return {
+    idempotency_key: key,
+    payload_digest: hex("e"),
+    action: "records.update",
+    mutation: true,
+    attempt: 1,
+    ...over,
+  };
 }
 
 /**
@@ -60,7 +86,12 @@ const effectPath = (taskId: string, name: string, verb: string) =>
   `/api/v1/tasks/${encodeURIComponent(taskId)}/side-effects/${encodeURIComponent(name)}/${verb}`;
 
 /** `POST …/intent`. */
-export function postIntent(auth: Auth, taskId: string, name: string, body: unknown): Promise<ApiResponse<IntentResult>> {
+export function postIntent(
+  auth: Auth,
+  taskId: string,
+  name: string,
+  body: unknown,
+): Promise<ApiResponse<IntentResult>> {
   return api(auth).post<IntentResult>(effectPath(taskId, name, "intent"), body);
 }
 
@@ -77,12 +108,24 @@ export function postReceipt(
 export type ReconcileAnswer = {
   name: string;
   status: string;
-  reconcile: { outcome: string; evidence: string; external_operation_id: string | null; lookup?: LookupAnswerBody; by: string; at: string };
+  reconcile: {
+    outcome: string;
+    evidence: string;
+    external_operation_id: string | null;
+    lookup?: LookupAnswerBody;
+    by: string;
+    at: string;
+  };
   audit_seq: number;
 };
 
 /** `POST …/reconcile`. */
-export function postReconcile(auth: Auth, taskId: string, name: string, body: unknown): Promise<ApiResponse<ReconcileAnswer>> {
+export function postReconcile(
+  auth: Auth,
+  taskId: string,
+  name: string,
+  body: unknown,
+): Promise<ApiResponse<ReconcileAnswer>> {
   return api(auth).post<ReconcileAnswer>(effectPath(taskId, name, "reconcile"), body);
 }
 
@@ -116,8 +159,15 @@ export function getTask(auth: Auth, taskId: string): Promise<ApiResponse<TaskVie
  * Checkpoints a record (`PUT /api/v1/tasks/{id}`) with the tenant's runtime key.
  * @throws Error when the server does not answer 200.
  */
-export async function checkpoint(t: TestTenant, taskId: string, over: Partial<TaskRecord> = {}): Promise<CheckpointResult> {
-  const res = await api(t.apiKey).put<CheckpointResult>(`/api/v1/tasks/${encodeURIComponent(taskId)}`, makeRecord(taskId, over));
+export async function checkpoint(
+  t: TestTenant,
+  taskId: string,
+  over: Partial<TaskRecord> = {},
+): Promise<CheckpointResult> {
+  const res = await api(t.apiKey).put<CheckpointResult>(
+    `/api/v1/tasks/${encodeURIComponent(taskId)}`,
+    makeRecord(taskId, over),
+  );
   if (res.status !== 200) throw new Error(`checkpoint of ${taskId} answered ${res.status}: ${res.text}`);
   return res.body;
 }
@@ -127,7 +177,9 @@ export async function checkpoint(t: TestTenant, taskId: string, over: Partial<Ta
  * @throws Error when the event is not stored.
  */
 export async function createTaskByEvent(t: TestTenant, taskId: string): Promise<void> {
-  const res = await postEvents(t.apiKey, [makeEvent(taskId, { type: "task.created", attrs: { principal: "tenant/acme:user/42" } })]);
+  const res = await postEvents(t.apiKey, [
+    makeEvent(taskId, { type: "task.created", attrs: { principal: "tenant/acme:user/42" } }),
+  ]);
   if (res.status !== 200 || res.body.results[0]?.status !== "stored") {
     throw new Error(`task.created for ${taskId} answered ${res.status}: ${res.text}`);
   }
@@ -180,13 +232,19 @@ export async function unknownEffect(
   const key = newKey();
   const name = opts.name ?? "update_record";
   const tool = opts.tool ?? name;
-  await checkpoint(t, taskId, { side_effects: { [name]: { idempotency_key: key, status: opts.declared ?? "not_started", tool } } });
+  await checkpoint(t, taskId, {
+    side_effects: { [name]: { idempotency_key: key, status: opts.declared ?? "not_started", tool } },
+  });
   if (opts.declared === "approved") await approveDirectly(db, t.tenantId, taskId, name);
   const go = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool }));
   expect(go.status, go.text).toBe(200);
   expect(go.body.decision).toBe("go");
   await sendEvents(t, [
-    makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString(), attrs: { reason: "sandbox_lost" } }),
+    makeEvent(taskId, {
+      type: "run.interrupted",
+      occurred_at: new Date(Date.now() + 1000).toISOString(),
+      attrs: { reason: "sandbox_lost" },
+    }),
   ]);
   expect((await effectRow(db, t.tenantId, taskId, name))?.status).toBe("unknown");
   return { taskId, key, name };
@@ -220,7 +278,12 @@ export async function approveDirectly(
 }
 
 /** One side-effect row as stored (direct SQL, bypassing the API). */
-export async function effectRow(db: Db, tenantId: string, taskId: string, name: string): Promise<EffectRow | undefined> {
+export async function effectRow(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  name: string,
+): Promise<EffectRow | undefined> {
   const rows = await queryRows<EffectRow>(
     db,
     sql`select name, idempotency_key, status::text as status, payload_digest, receipt, last_reconcile,
@@ -231,7 +294,14 @@ export async function effectRow(db: Db, tenantId: string, taskId: string, name: 
   return rows[0];
 }
 
-export type AuditRow = { seq: number; action: string; target: string; actor_kind: string; actor_label: string; details: Record<string, unknown> };
+export type AuditRow = {
+  seq: number;
+  action: string;
+  target: string;
+  actor_kind: string;
+  actor_label: string;
+  details: Record<string, unknown>;
+};
 
 /** The tenant's audit rows (optionally one action), oldest first. */
 export async function auditRows(db: Db, tenantId: string, action?: string): Promise<AuditRow[]> {
@@ -247,7 +317,11 @@ export async function auditRows(db: Db, tenantId: string, action?: string): Prom
  * Everything the custody routes may write for one tenant and task, as one comparable value: the side-effect rows,
  * the audit log size, and the event and checkpoint counts. Two equal snapshots mean nothing was written.
  */
-export async function custodySnapshot(db: Db, tenantId: string, taskId: string): Promise<{ effects: unknown; counts: Record<string, string> }> {
+export async function custodySnapshot(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+): Promise<{ effects: unknown; counts: Record<string, string> }> {
   const effects = await queryRows(
     db,
     sql`select name, idempotency_key, status::text as status, payload_digest, receipt, last_reconcile,
@@ -270,7 +344,11 @@ export async function custodySnapshot(db: Db, tenantId: string, taskId: string):
  * What refusals left behind for a tenant's task: the audit rows of refused intents and receipts (`refused` = their
  * codes, oldest first) and the receipts kept as evidence (`kept` = their reasons).
  */
-export async function refusals(db: Db, tenantId: string, taskId: string): Promise<{ refused: string[]; kept: string[] }> {
+export async function refusals(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+): Promise<{ refused: string[]; kept: string[] }> {
   const audit = await queryRows<{ code: string }>(
     db,
     sql`select details ->> 'refused' as code from audit_log
@@ -285,7 +363,9 @@ export async function refusals(db: Db, tenantId: string, taskId: string): Promis
 
 /** The `error` object of an error response (`{error: {code, message, details?}}`); an empty one when absent. */
 export function errorOf(res: { body: unknown }): { code?: string; message: string; details?: unknown } {
-  return (res.body as { error?: { code?: string; message: string; details?: unknown } } | null)?.error ?? { message: "" };
+  return (
+    (res.body as { error?: { code?: string; message: string; details?: unknown } } | null)?.error ?? { message: "" }
+  );
 }
 
 /** Code of the error body of a response, or undefined when the body has no error. */
@@ -299,7 +379,12 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 /**
  * Polls `check` until it returns a value that is not undefined, or throws after `timeoutMs` with `what`.
  */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 150): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  everyMs = 150,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -329,7 +414,9 @@ export type LocalServer = { url: string; requests: string[]; close: () => Promis
  * A local HTTP server whose every answer is decided by `respond` (which may never answer: then the request is
  * held until the server closes). Records each request's URL.
  */
-export async function localServer(respond: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<LocalServer> {
+export async function localServer(
+  respond: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Promise<LocalServer> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? "");

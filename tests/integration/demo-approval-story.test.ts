@@ -23,7 +23,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c().catch(() => {});
 });
 
-type Approval = { id: string; status: string; stale_reasons: string[]; side_effect: string; policy_version: string; superseded_by: string | null; changes?: Array<{ field: string; approved: string | null; current: string | null }> };
+type Approval = {
+  id: string;
+  status: string;
+  stale_reasons: string[];
+  side_effect: string;
+  policy_version: string;
+  superseded_by: string | null;
+  changes?: Array<{ field: string; approved: string | null; current: string | null }>;
+};
 
 it("seeded approval → policy change while the sandbox is down → stale → re-approved → published exactly once", async () => {
   const t = await createTestTenant(handle.db);
@@ -58,7 +66,9 @@ it("seeded approval → policy change while the sandbox is down → stale → re
     pollMs: 200,
     timeoutMs: 150_000,
   }).catch((err: unknown) => {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${lines.join("\n")}\n--- runtime ---\n${runtime.tail(60)}`);
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}\n${lines.join("\n")}\n--- runtime ---\n${runtime.tail(60)}`,
+    );
   });
   expect(seeded, lines.join("\n")).toBeTruthy();
   await runtime.waitForLine(/attempt 2: waiting for a person/, 90_000);
@@ -69,7 +79,9 @@ it("seeded approval → policy change while the sandbox is down → stale → re
     return a.status === "stale" ? a : undefined;
   });
   expect(stale.stale_reasons).toContain("policy_changed");
-  expect(stale.changes).toEqual(expect.arrayContaining([expect.objectContaining({ field: "policy_version", approved: "1", current: "2" })]));
+  expect(stale.changes).toEqual(
+    expect.arrayContaining([expect.objectContaining({ field: "policy_version", approved: "1", current: "2" })]),
+  );
   const gate = (await askGate(t.apiKey, taskId)).body;
   expect(gate.verdict).toBe("stop");
   expect(gate.reasons.map((r) => r.code)).toEqual(expect.arrayContaining(["side_effect_unknown"]));
@@ -82,16 +94,31 @@ it("seeded approval → policy change while the sandbox is down → stale → re
     evidence: "The records service's lookup found the update for this idempotency key.",
   });
   expect(settled.status, settled.text).toBe(200);
-  const reapproved = await api(approver).post<Approval>(`/api/v1/approvals/${seeded}/decision`, { decision: "approve", reason: "Still fine under policy 2." });
+  const reapproved = await api(approver).post<Approval>(`/api/v1/approvals/${seeded}/decision`, {
+    decision: "approve",
+    reason: "Still fine under policy 2.",
+  });
   expect(reapproved.status, reapproved.text).toBe(200);
 
   expect(await runtime.waitForExit(90_000), runtime.tail()).toBe(0);
-  expect(runtime.lines.some((l) => /state stored as demo-store:\/\/.*run-state\.json/.test(l)), runtime.tail()).toBe(true);
+  expect(
+    runtime.lines.some((l) => /state stored as demo-store:\/\/.*run-state\.json/.test(l)),
+    runtime.tail(),
+  ).toBe(true);
   const published = (await (await fetch(`${records.url}/records/${reportRecordIdFor(taskId)}`)).json()) as StoredRecord;
   expect(published.update_count).toBe(1);
-  expect(((await (await fetch(`${records.url}/records/${recordIdFor(taskId)}`)).json()) as StoredRecord).update_count).toBe(1);
+  expect(
+    ((await (await fetch(`${records.url}/records/${recordIdFor(taskId)}`)).json()) as StoredRecord).update_count,
+  ).toBe(1);
   const task = (await api(t.apiKey).get<TaskView>(`/api/v1/tasks/${taskId}`)).body;
   expect(task.phase).toBe("done");
-  expect(task.side_effects.publish_report).toMatchObject({ status: "completed", idempotency_key: publishKeyFor(taskId) });
-  expect(task.record?.artifacts.some((a) => a.media_type === "application/vnd.openai-agents.run-state+json" && /^[0-9a-f]{64}$/.test(a.sha256))).toBe(true);
+  expect(task.side_effects.publish_report).toMatchObject({
+    status: "completed",
+    idempotency_key: publishKeyFor(taskId),
+  });
+  expect(
+    task.record?.artifacts.some(
+      (a) => a.media_type === "application/vnd.openai-agents.run-state+json" && /^[0-9a-f]{64}$/.test(a.sha256),
+    ),
+  ).toBe(true);
 }, 360_000);

@@ -51,9 +51,17 @@ describe("POST /api/v1/events", () => {
     expect(res.body.results).toEqual([
       { id: ev.id, status: "stored" },
       { id: ev.id, status: "duplicate" },
-      { id: ev.id, status: "conflict", stored_digest: expect.stringMatching(/^[0-9a-f]{64}$/), error: expect.objectContaining({ code: "event_id_conflict" }) },
+      {
+        id: ev.id,
+        status: "conflict",
+        stored_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        error: expect.objectContaining({ code: "event_id_conflict" }),
+      },
     ]);
-    const rows = await queryRows<{ attrs: unknown }>(handle.db, sql`select attrs from events where tenant_id = ${t.tenantId}`);
+    const rows = await queryRows<{ attrs: unknown }>(
+      handle.db,
+      sql`select attrs from events where tenant_id = ${t.tenantId}`,
+    );
     expect(rows).toEqual([{ attrs: ev.attrs }]);
   });
 
@@ -83,7 +91,12 @@ describe("POST /api/v1/events", () => {
   it("stores the good events of a mixed batch and rejects the bad ones with reasons", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
-    const good = makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt: 1, environment_id: "sbx-1" });
+    const good = makeEvent(taskId, {
+      plane: "environment",
+      type: "sandbox.created",
+      attempt: 1,
+      environment_id: "sbx-1",
+    });
     const extension = makeEvent(taskId, { plane: "vault", type: "x.acme.lease_renewed", attrs: { scope: "records" } });
     const unknownPlane = { ...makeEvent(taskId), plane: "network" };
     const wrongPlaneType = makeEvent(taskId, { plane: "session", type: "sandbox.created" });
@@ -92,7 +105,15 @@ describe("POST /api/v1/events", () => {
     const { id: _omitted, ...missingId } = makeEvent(taskId);
     void _omitted;
 
-    const res = await postEvents(t.apiKey, [good, unknownPlane, wrongPlaneType, extension, unknownType, badTime, missingId]);
+    const res = await postEvents(t.apiKey, [
+      good,
+      unknownPlane,
+      wrongPlaneType,
+      extension,
+      unknownType,
+      badTime,
+      missingId,
+    ]);
     expect(res.status).toBe(200);
     const [rGood, rPlane, rWrongPlane, rExt, rType, rTime, rMissing] = res.body.results;
     expect(res.body.results).toHaveLength(7);
@@ -120,7 +141,10 @@ describe("POST /api/v1/events", () => {
       sql`select event_id, type, plane from events where tenant_id = ${t.tenantId} order by event_id`,
     );
     expect(stored.map((r) => r.event_id).sort()).toEqual([good.id, extension.id].sort());
-    expect(stored.find((r) => r.event_id === extension.id)).toMatchObject({ plane: "vault", type: "x.acme.lease_renewed" });
+    expect(stored.find((r) => r.event_id === extension.id)).toMatchObject({
+      plane: "vault",
+      type: "x.acme.lease_renewed",
+    });
   });
 
   it("answers 400 to a body that is not JSON and stores nothing", async () => {

@@ -33,12 +33,24 @@ it("a disposable run loses its sandbox at the chosen point, is linked to an exer
   cleanups.push(async () => fs.rmSync(workDir, { recursive: true, force: true }));
   expect((await registerLookup(owner, "update_record", `${records.url}/lookup`, 2000)).status).toBe(200);
 
-  const map = (await api(owner).post<MapView>("/api/v1/maps", { workflow: "document-processing", title: "Drill" })).body;
-  const ex = (await api(owner).post<ExerciseJson>(`/api/v1/maps/${map.id}/exercises`, { interruption_point: "after_external_write", layers: ["tools"] })).body;
+  const map = (await api(owner).post<MapView>("/api/v1/maps", { workflow: "document-processing", title: "Drill" }))
+    .body;
+  const ex = (
+    await api(owner).post<ExerciseJson>(`/api/v1/maps/${map.id}/exercises`, {
+      interruption_point: "after_external_write",
+      layers: ["tools"],
+    })
+  ).body;
   const taskId = drillTaskId("after_external_write", ex.id);
 
   const runtime = RuntimeProcess.start(
-    { CUSTODY_URL: baseUrl(), CUSTODY_API_KEY: t.apiKey, DEMO_WORK_DIR: workDir, RECORDS_URL: records.url, DEMO_POLL_MS: "200" },
+    {
+      CUSTODY_URL: baseUrl(),
+      CUSTODY_API_KEY: t.apiKey,
+      DEMO_WORK_DIR: workDir,
+      RECORDS_URL: records.url,
+      DEMO_POLL_MS: "200",
+    },
     ["--interrupt-at", "after_external_write", "--task-id", taskId],
   );
   cleanups.push(() => runtime.kill());
@@ -46,18 +58,34 @@ it("a disposable run loses its sandbox at the chosen point, is linked to an exer
   await runtime.waitForLine(/attempt 2: waiting for a person/, 45_000);
 
   // The orchestrator reported the loss (unlike a crash), the write happened but no receipt arrived.
-  const events = (await api(t.apiKey).get<TimelinePage>(`/api/v1/tasks/${taskId}/timeline?limit=1000`)).body.events as StoredEvent[];
-  expect(events.find((e) => e.type === "run.interrupted" && e.attempt === 1)?.attrs).toMatchObject({ reason: "sandbox_lost" });
+  const events = (await api(t.apiKey).get<TimelinePage>(`/api/v1/tasks/${taskId}/timeline?limit=1000`)).body
+    .events as StoredEvent[];
+  expect(events.find((e) => e.type === "run.interrupted" && e.attempt === 1)?.attrs).toMatchObject({
+    reason: "sandbox_lost",
+  });
   expect(events.filter((e) => e.type === "side_effect.receipt")).toEqual([]);
   expect((await effectRow(handle.db, t.tenantId, taskId, "update_record"))?.status).toBe("unknown");
-  expect(((await (await fetch(`${records.url}/records/${recordIdFor(taskId)}`)).json()) as StoredRecord).update_count).toBe(1);
+  expect(
+    ((await (await fetch(`${records.url}/records/${recordIdFor(taskId)}`)).json()) as StoredRecord).update_count,
+  ).toBe(1);
 
   // Linked to the exercise, the task's facts show as suggested evidence.
   const steps = ex.steps.map((s) => (s.step === "interrupt" ? { ...s, task_id: taskId, status: "passed" } : s));
-  expect((await api(owner).request("PATCH", `/api/v1/maps/${map.id}/exercises/${ex.id}`, { json: { steps, revision: ex.revision } })).status).toBe(200);
+  expect(
+    (
+      await api(owner).request("PATCH", `/api/v1/maps/${map.id}/exercises/${ex.id}`, {
+        json: { steps, revision: ex.revision },
+      })
+    ).status,
+  ).toBe(200);
   let view = (await api(owner).get<ExerciseView>(`/api/v1/maps/${map.id}/exercises/${ex.id}`)).body;
   expect(view.linked_tasks).toEqual([
-    expect.objectContaining({ task_id: taskId, current_attempt: 2, unknown_side_effects: [expect.objectContaining({ name: "update_record" })], gate: expect.objectContaining({ verdict: "stop" }) }),
+    expect.objectContaining({
+      task_id: taskId,
+      current_attempt: 2,
+      unknown_side_effects: [expect.objectContaining({ name: "update_record" })],
+      gate: expect.objectContaining({ verdict: "stop" }),
+    }),
   ]);
 
   // The responder settles it from the lookup; the run resumes, replays the receipt and finishes.
@@ -68,7 +96,9 @@ it("a disposable run loses its sandbox at the chosen point, is linked to an exer
   });
   expect(settled.status, settled.text).toBe(200);
   expect(await runtime.waitForExit(45_000), runtime.tail()).toBe(0);
-  expect(((await (await fetch(`${records.url}/records/${recordIdFor(taskId)}`)).json()) as StoredRecord).update_count).toBe(1);
+  expect(
+    ((await (await fetch(`${records.url}/records/${recordIdFor(taskId)}`)).json()) as StoredRecord).update_count,
+  ).toBe(1);
   expect((await askGate(t.apiKey, taskId)).body.verdict).not.toBe("stop");
   view = (await api(owner).get<ExerciseView>(`/api/v1/maps/${map.id}/exercises/${ex.id}`)).body;
   expect(view.linked_tasks[0]).toMatchObject({ task_id: taskId, phase: "done", unknown_side_effects: [] });

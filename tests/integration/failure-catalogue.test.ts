@@ -34,7 +34,17 @@ import {
   waitFor,
 } from "./custody-helpers";
 import { RuntimeProcess } from "../support/runtime-process";
-import { api, baseUrl, countRows, createTestTenant, makeEvent, newTaskId, postEvents, type TestTenant, testDbForFile } from "./helpers";
+import {
+  api,
+  baseUrl,
+  countRows,
+  createTestTenant,
+  makeEvent,
+  newTaskId,
+  postEvents,
+  type TestTenant,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 
@@ -105,7 +115,11 @@ async function timeline(s: Scenario): Promise<StoredEvent[]> {
 }
 
 /** The first resume-gate verdict the runtime recorded for `attempt` (its `x.resume_gate.verdict` event). */
-async function runtimeVerdict(s: Scenario, attempt: number, proc: RuntimeProcess): Promise<{ verdict: string; reasons: Array<{ code: string }> }> {
+async function runtimeVerdict(
+  s: Scenario,
+  attempt: number,
+  proc: RuntimeProcess,
+): Promise<{ verdict: string; reasons: Array<{ code: string }> }> {
   return waitFor(`the runtime's gate verdict of attempt ${attempt}\n${proc.tail()}`, async () => {
     const e = (await timeline(s)).find((x) => x.type === "x.resume_gate.verdict" && x.attempt === attempt);
     return e ? (e.attrs as { verdict: string; reasons: Array<{ code: string }> }) : undefined;
@@ -126,7 +140,9 @@ async function expectFinished(s: Scenario): Promise<void> {
   expect(view.body.signature_valid).toBe(true);
   expect(view.body.side_effects[EFFECT]?.status).toBe("completed");
   const sha = finalReportSha(s.taskId);
-  expect(view.body.record?.artifacts).toEqual([expect.objectContaining({ ref: `demo-store://${s.taskId}/report.md`, sha256: sha })]);
+  expect(view.body.record?.artifacts).toEqual([
+    expect.objectContaining({ ref: `demo-store://${s.taskId}/report.md`, sha256: sha }),
+  ]);
   const artifacts = await api(s.t.apiKey).get<{ artifacts: ArtifactView[] }>(`/api/v1/tasks/${s.taskId}/artifacts`);
   expect(artifacts.body.artifacts.map((a) => a.sha256)).toContain(sha);
   expect(await updateCount(s)).toBe(1);
@@ -176,7 +192,10 @@ describe("failure catalogue: kill the runtime at every state transition", () => 
       const s = await scenario();
       const first = startRuntime({ ...s.env, DEMO_CRASH_AT: c.point });
       expect(await first.waitForExit(RUN_TIMEOUT_MS), first.tail()).toBe(CRASH_EXIT_CODE);
-      expect(first.lines.some((l) => l.includes(`CRASH at ${c.point}`)), first.tail()).toBe(true);
+      expect(
+        first.lines.some((l) => l.includes(`CRASH at ${c.point}`)),
+        first.tail(),
+      ).toBe(true);
 
       // what the server knows right after the crash
       expect((await effectRow(handle.db, s.t.tenantId, s.taskId, EFFECT))?.status).toBe(c.afterCrash.status);
@@ -192,7 +211,10 @@ describe("failure catalogue: kill the runtime at every state transition", () => 
         expect(ours.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
         // the runtime keeps waiting: nothing is written while the gate says stop
         await new Promise((r) => setTimeout(r, 600));
-        expect(second.lines.some((l) => /waiting for a person/.test(l)), second.tail()).toBe(true);
+        expect(
+          second.lines.some((l) => /waiting for a person/.test(l)),
+          second.tail(),
+        ).toBe(true);
         expect(await updateCount(s)).toBe(c.afterCrash.updates);
         await recoverAsResponder(s, c.lookup!);
       } else {
@@ -203,10 +225,18 @@ describe("failure catalogue: kill the runtime at every state transition", () => 
       await expectFinished(s);
       if (c.point === "after_intent") {
         // the retry after "not applied" used the same key and wrote once
-        expect((await effectRow(handle.db, s.t.tenantId, s.taskId, EFFECT))?.idempotency_key).toBe(idempotencyKeyFor(s.taskId));
-        expect(second.lines.some((l) => /intent update_record → go/.test(l)), second.tail()).toBe(true);
+        expect((await effectRow(handle.db, s.t.tenantId, s.taskId, EFFECT))?.idempotency_key).toBe(
+          idempotencyKeyFor(s.taskId),
+        );
+        expect(
+          second.lines.some((l) => /intent update_record → go/.test(l)),
+          second.tail(),
+        ).toBe(true);
       } else {
-        expect(second.lines.some((l) => /intent update_record → replay/.test(l)), second.tail()).toBe(true);
+        expect(
+          second.lines.some((l) => /intent update_record → replay/.test(l)),
+          second.tail(),
+        ).toBe(true);
       }
     }, 120_000);
   }
@@ -285,7 +315,12 @@ describe("failure catalogue: the scripted story and duplicates", () => {
     expect(await countRows(handle.db, "events", t.tenantId, taskId)).toBe(count);
 
     // the sandbox is lost after the receipt; a third delivery of the old batch (with its intent) must not undo it
-    const lost = makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(3), attrs: { reason: "sandbox_lost" } });
+    const lost = makeEvent(taskId, {
+      plane: "session",
+      type: "run.interrupted",
+      occurred_at: at(3),
+      attrs: { reason: "sandbox_lost" },
+    });
     expect((await postEvents(t.apiKey, [lost])).body.results[0]?.status).toBe("stored");
     const third = await postEvents(t.apiKey, [...batch, lost]);
     expect(third.body.results.every((r) => r.status === "duplicate")).toBe(true);
@@ -299,7 +334,9 @@ describe("failure catalogue: the scripted story and duplicates", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("case");
     const key = idempotencyKeyFor(taskId);
-    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started", tool: "update_record" } } });
+    await checkpoint(t, taskId, {
+      side_effects: { [EFFECT]: { idempotency_key: key, status: "not_started", tool: "update_record" } },
+    });
     const body = intentBody(key, { tool: "update_record" });
     const answers = await Promise.all(Array.from({ length: 50 }, () => postIntent(t.apiKey, taskId, EFFECT, body)));
     expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);

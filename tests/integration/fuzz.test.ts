@@ -49,7 +49,10 @@ async function tenantText(tenantId: string): Promise<string> {
   const tables = [...Object.keys(await tenantCounts(tenantId)), "unapplied_receipts"];
   let text = "";
   for (const table of tables) {
-    const [row] = await queryRows<{ t: string | null }>(handle.db, sql`select json_agg(x)::text as t from ${sql.identifier(table)} x where tenant_id = ${tenantId}`);
+    const [row] = await queryRows<{ t: string | null }>(
+      handle.db,
+      sql`select json_agg(x)::text as t from ${sql.identifier(table)} x where tenant_id = ${tenantId}`,
+    );
     text += row?.t ?? "";
   }
   return text;
@@ -67,17 +70,40 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
  */
 const FIT: Record<string, (body: unknown, p: Prepared, i: number) => unknown> = {
   "PUT /api/v1/tasks/[taskId]": (b, p) =>
-    isObject(b) ? { ...b, task_id: p.taskId, principal: makeRecord(p.taskId).principal, phase: "fuzzing", policy_version: "policy-v1", side_effects: {} } : b,
+    isObject(b)
+      ? {
+          ...b,
+          task_id: p.taskId,
+          principal: makeRecord(p.taskId).principal,
+          phase: "fuzzing",
+          policy_version: "policy-v1",
+          side_effects: {},
+        }
+      : b,
   "POST /api/v1/events": (b, p, i) =>
     isObject(b) && Array.isArray(b.events)
-      ? { events: b.events.map((e, k) => (isObject(e) ? { ...e, id: `fuzz-${i}-${k}-${String(e.id).slice(0, 20)}`, task_id: p.taskId, plane: "tools", type: "tool.called" } : e)) }
+      ? {
+          events: b.events.map((e, k) =>
+            isObject(e)
+              ? {
+                  ...e,
+                  id: `fuzz-${i}-${k}-${String(e.id).slice(0, 20)}`,
+                  task_id: p.taskId,
+                  plane: "tools",
+                  type: "tool.called",
+                }
+              : e,
+          ),
+        }
       : b,
-  "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": (b, _p, i) => (isObject(b) ? { ...b, idempotency_key: `fuzz-key-${i}` } : b),
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": (b, _p, i) =>
+    isObject(b) ? { ...b, idempotency_key: `fuzz-key-${i}` } : b,
 };
 
 async function prepare(route: string, spec: RouteSpec): Promise<Prepared> {
   const t = await createTestTenant(handle.db, { roles: ["owner", "approver", "responder", "viewer"] });
-  const auth: Auth = spec.auth === "runtime" ? t.apiKey : spec.auth === "public" ? undefined : await signInAs(t, spec.auth);
+  const auth: Auth =
+    spec.auth === "runtime" ? t.apiKey : spec.auth === "public" ? undefined : await signInAs(t, spec.auth);
   const taskId = newTaskId("fuzz");
   await checkpoint(t, taskId);
   let effect = "fuzz_effect";
@@ -91,7 +117,9 @@ async function prepare(route: string, spec: RouteSpec): Promise<Prepared> {
     const map = await api(owner).post<{ id: string }>("/api/v1/maps", { workflow: "fuzzing", title: "Fuzzed map" });
     mapId = map.body.id;
     if (route.includes("[exerciseId]")) {
-      const ex = await api(owner).post<{ id: string }>(`/api/v1/maps/${mapId}/exercises`, { interruption_point: "after_intent" });
+      const ex = await api(owner).post<{ id: string }>(`/api/v1/maps/${mapId}/exercises`, {
+        interruption_point: "after_intent",
+      });
       if (ex.status !== 201 && ex.status !== 200) throw new Error(`exercise for fuzzing: ${ex.status} ${ex.text}`);
       exerciseId = ex.body.id;
     }
@@ -99,19 +127,25 @@ async function prepare(route: string, spec: RouteSpec): Promise<Prepared> {
   let approvalId = "";
   if (route.includes("[approvalId]")) {
     // A pending request made by the runtime (so the approver is not its requester).
-    const res = await api(t.apiKey).post<{ error: { details: { approval_id: string } } }>(`/api/v1/tasks/${taskId}/side-effects/fuzz_publish/intent`, {
-      idempotency_key: `fuzz-approval-${newTaskId()}`,
-      payload_digest: "a".repeat(64),
-      action: "publish_report",
-      mutation: true,
-      attempt: 1,
-      requires_approval: true,
-    });
+    const res = await api(t.apiKey).post<{ error: { details: { approval_id: string } } }>(
+      `/api/v1/tasks/${taskId}/side-effects/fuzz_publish/intent`,
+      {
+        idempotency_key: `fuzz-approval-${newTaskId()}`,
+        payload_digest: "a".repeat(64),
+        action: "publish_report",
+        mutation: true,
+        attempt: 1,
+        requires_approval: true,
+      },
+    );
     approvalId = res.body.error?.details?.approval_id ?? "";
     if (!approvalId) throw new Error(`approval for fuzzing: ${res.status} ${res.text}`);
   }
   if (route.includes("[token]")) {
-    const inv = await api(owner).post<{ invitation_url: string }>("/api/v1/settings/invitations", { email: `fuzz-${newTaskId()}@fuzz.test`, role: "viewer" });
+    const inv = await api(owner).post<{ invitation_url: string }>("/api/v1/settings/invitations", {
+      email: `fuzz-${newTaskId()}@fuzz.test`,
+      role: "viewer",
+    });
     token = inv.body.invitation_url.split("/").pop() ?? "";
   }
   const url = route
@@ -147,9 +181,14 @@ describe.each(jsonRoutes)("%s with generated and mutated bodies", (route, spec) 
   it(`answers no 5xx, writes nothing when it refuses, stores no planted credential (${RUNS} cases)`, async () => {
     const prepared = await prepare(route, spec);
     const method = route.split(" ")[0]!;
-    const generated = spec.envelope === "events" ? fc.array(bodiesOf(spec.schema!), { minLength: 1, maxLength: 3 }).map((events) => ({ events })) : bodiesOf(spec.schema!);
+    const generated =
+      spec.envelope === "events"
+        ? fc.array(bodiesOf(spec.schema!), { minLength: 1, maxLength: 3 }).map((events) => ({ events }))
+        : bodiesOf(spec.schema!);
     const fit = FIT[route];
-    const valid = fit ? fc.tuple(generated, fc.nat(), fc.boolean()).map(([b, i, keep]) => (keep ? b : fit(b, prepared, i))) : generated;
+    const valid = fit
+      ? fc.tuple(generated, fc.nat(), fc.boolean()).map(([b, i, keep]) => (keep ? b : fit(b, prepared, i)))
+      : generated;
     let accepted = 0;
     const planted: string[] = [];
     const failures: string[] = [];

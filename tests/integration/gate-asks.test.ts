@@ -45,10 +45,14 @@ describe("gate asks", () => {
     expect(first[0]!.seconds_since_last_ask).toBeLessThan(60);
 
     // Attempt 2 starts; an interrupted write makes the gate stop; the runtime asks again.
-    await sendEvents(t, [makeEvent(taskId, { plane: "environment", type: "sandbox.created", environment_id: "sbx-2", attempt: 2 })]);
+    await sendEvents(t, [
+      makeEvent(taskId, { plane: "environment", type: "sandbox.created", environment_id: "sbx-2", attempt: 2 }),
+    ]);
     const go = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { attempt: 2 }));
     expect(go.body.decision, go.text).toBe("go");
-    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 2, occurred_at: new Date(Date.now() + 500).toISOString() })]);
+    await sendEvents(t, [
+      makeEvent(taskId, { type: "run.interrupted", attempt: 2, occurred_at: new Date(Date.now() + 500).toISOString() }),
+    ]);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
 
     const viewer = await signInAs(t, "viewer");
@@ -84,7 +88,9 @@ describe("gate asks", () => {
     // Same attempt, a write whose outcome is unknown: the verdict turns to stop, and the row says so.
     const go = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { attempt: 1 }));
     expect(go.body.decision, go.text).toBe("go");
-    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1, occurred_at: new Date(Date.now() + 500).toISOString() })]);
+    await sendEvents(t, [
+      makeEvent(taskId, { type: "run.interrupted", attempt: 1, occurred_at: new Date(Date.now() + 500).toISOString() }),
+    ]);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
     expect((await asks(t.apiKey, taskId)).map((a) => [a.attempt, a.asks, a.last_verdict])).toEqual([[1, 10, "stop"]]);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");

@@ -43,7 +43,14 @@ function clock(startOffsetMs = 1_000) {
   return () => new Date((t += 10)).toISOString();
 }
 
-function ev(taskId: string, plane: EventInput["plane"], type: string, at: string, attrs: Record<string, unknown>, attempt?: number): EventInput {
+function ev(
+  taskId: string,
+  plane: EventInput["plane"],
+  type: string,
+  at: string,
+  attrs: Record<string, unknown>,
+  attempt?: number,
+): EventInput {
   return makeEvent(taskId, { plane, type, occurred_at: at, attrs, ...(attempt !== undefined ? { attempt } : {}) });
 }
 
@@ -67,7 +74,9 @@ async function cleanTask(over: Partial<TaskRecord> = {}): Promise<{ t: TestTenan
 async function makeUnknown(t: TestTenant, taskId: string, name: string): Promise<void> {
   const go = await postIntent(t.apiKey, taskId, name, intentBody(newKey()));
   expect(go.body.decision, go.text).toBe("go");
-  await sendEvents(t, [ev(taskId, "session", "run.interrupted", new Date(Date.now() + 500).toISOString(), { reason: "test" })]);
+  await sendEvents(t, [
+    ev(taskId, "session", "run.interrupted", new Date(Date.now() + 500).toISOString(), { reason: "test" }),
+  ]);
 }
 
 /** Alters the stored latest checkpoint directly in the database (the record's phase). */
@@ -84,12 +93,21 @@ describe("resume gate: clean facts", () => {
       side_effects: {
         b_send: { idempotency_key: newKey(), status: "not_started" },
         a_publish: { idempotency_key: newKey(), status: "failed" },
-        c_done: { idempotency_key: newKey(), status: "completed", receipt: { external_operation_id: "op-1", completed_at: "2025-07-01T09:00:00Z" } },
+        c_done: {
+          idempotency_key: newKey(),
+          status: "completed",
+          receipt: { external_operation_id: "op-1", completed_at: "2025-07-01T09:00:00Z" },
+        },
       },
     });
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     const v = await gate(t.apiKey, taskId);
-    expect(v).toEqual({ verdict: "resume", reasons: [], next_phase: "record_updated", permitted_side_effects: ["a_publish", "b_send"] });
+    expect(v).toEqual({
+      verdict: "resume",
+      reasons: [],
+      next_phase: "record_updated",
+      permitted_side_effects: ["a_publish", "b_send"],
+    });
     // asking writes nothing
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
   });
@@ -154,16 +172,25 @@ describe("resume gate: each blocking reason", () => {
     const { t, taskId } = await cleanTask();
     const owner = await signInAs(t, "owner");
     const responder = await signInAs(t, "responder");
-    const denied = await api(responder).post("/api/v1/settings/principals/revoke", { principal: PRINCIPAL, reason: "left the company" });
+    const denied = await api(responder).post("/api/v1/settings/principals/revoke", {
+      principal: PRINCIPAL,
+      reason: "left the company",
+    });
     expect(denied.status).toBe(403);
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
 
     // another principal's revocation does not touch this task
-    const other = await api(owner).post("/api/v1/settings/principals/revoke", { principal: "tenant/acme:user/99", reason: "offboarded" });
+    const other = await api(owner).post("/api/v1/settings/principals/revoke", {
+      principal: "tenant/acme:user/99",
+      reason: "offboarded",
+    });
     expect(other.status, other.text).toBe(200);
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
 
-    const revoked = await api(owner).post("/api/v1/settings/principals/revoke", { principal: PRINCIPAL, reason: "left the company" });
+    const revoked = await api(owner).post("/api/v1/settings/principals/revoke", {
+      principal: PRINCIPAL,
+      reason: "left the company",
+    });
     expect(revoked.status, revoked.text).toBe(200);
     const v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
@@ -172,7 +199,10 @@ describe("resume gate: each blocking reason", () => {
     expect(v.reasons[0]!.message).toContain("left the company");
     expect(v.reasons[0]!.target).toBe("/settings#principals");
 
-    const twice = await api(owner).post("/api/v1/settings/principals/revoke", { principal: PRINCIPAL, reason: "again" });
+    const twice = await api(owner).post("/api/v1/settings/principals/revoke", {
+      principal: PRINCIPAL,
+      reason: "again",
+    });
     expect(twice.status).toBe(409);
     const restored = await api(owner).post("/api/v1/settings/principals/restore", { principal: PRINCIPAL });
     expect(restored.status, restored.text).toBe(200);
@@ -182,7 +212,10 @@ describe("resume gate: each blocking reason", () => {
   it("principal_revoked: a revocation in another tenant changes nothing here", async () => {
     const { t, taskId } = await cleanTask();
     const otherTenant = await createTestTenant(handle.db, { roles: ["owner"] });
-    const res = await api(await signInAs(otherTenant, "owner")).post("/api/v1/settings/principals/revoke", { principal: PRINCIPAL, reason: "their decision" });
+    const res = await api(await signInAs(otherTenant, "owner")).post("/api/v1/settings/principals/revoke", {
+      principal: PRINCIPAL,
+      reason: "their decision",
+    });
     expect(res.status).toBe(200);
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
   });
@@ -197,7 +230,9 @@ describe("resume gate: each blocking reason", () => {
       ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-2" }, 2),
     ]);
     const b = hex("b");
-    await sendEvents(t, [ev(taskId, "environment", "snapshot.restored", now(), { digest: b, snapshot_id: "snap-a" }, 2)]);
+    await sendEvents(t, [
+      ev(taskId, "environment", "snapshot.restored", now(), { digest: b, snapshot_id: "snap-a" }, 2),
+    ]);
     const v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["snapshot_unverified"]);
@@ -228,7 +263,9 @@ describe("resume gate: each blocking reason", () => {
     // A long run's saves (the gate's facts statement no longer ships them; it looks up the restored digests).
     await sendEvents(t, [
       ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-1" }, 1),
-      ...Array.from({ length: 300 }, (_, i) => ev(taskId, "environment", "snapshot.saved", now(), { digest: hex(`save-${i}`) }, 1)),
+      ...Array.from({ length: 300 }, (_, i) =>
+        ev(taskId, "environment", "snapshot.saved", now(), { digest: hex(`save-${i}`) }, 1),
+      ),
       ev(taskId, "environment", "snapshot.saved", now(), { digest: 12345 }, 1),
       ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-2" }, 2),
       // The text of a number saved as a digest is not a saved digest.
@@ -247,10 +284,20 @@ describe("resume gate: each blocking reason", () => {
     const { t, taskId } = await cleanTask();
     const now = clock();
     await sendEvents(t, [
-      ev(taskId, "vault", "credential.issued", now(), { credential_ref: "records-api", credential_id: "cred-1", expires_at: new Date(Date.now() + 3_600_000).toISOString() }),
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "records-api",
+        credential_id: "cred-1",
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      }),
     ]);
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
-    await sendEvents(t, [ev(taskId, "vault", "credential.revoked", now(), { credential_ref: "records-api", credential_id: "cred-1", reason: "leaked" })]);
+    await sendEvents(t, [
+      ev(taskId, "vault", "credential.revoked", now(), {
+        credential_ref: "records-api",
+        credential_id: "cred-1",
+        reason: "leaked",
+      }),
+    ]);
     const v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["credential_revoked"]);
@@ -258,12 +305,18 @@ describe("resume gate: each blocking reason", () => {
     expect(v.reasons[0]!.target).toBe(`/tasks/${taskId}?plane=vault`);
 
     await sendEvents(t, [
-      ev(taskId, "vault", "credential.issued", now(), { credential_ref: "records-api", credential_id: "cred-2", expires_at: new Date(Date.now() + 3_600_000).toISOString() }),
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "records-api",
+        credential_id: "cred-2",
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      }),
     ]);
     expect(await gate(t.apiKey, taskId)).toMatchObject({ verdict: "resume", reasons: [] });
 
     // a late revocation of the OLD instance does not block the fresh one
-    await sendEvents(t, [ev(taskId, "vault", "credential.revoked", now(), { credential_ref: "records-api", credential_id: "cred-1" })]);
+    await sendEvents(t, [
+      ev(taskId, "vault", "credential.revoked", now(), { credential_ref: "records-api", credential_id: "cred-1" }),
+    ]);
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
   });
 
@@ -271,12 +324,20 @@ describe("resume gate: each blocking reason", () => {
     const { t, taskId } = await cleanTask();
     const now = clock();
     await sendEvents(t, [
-      ev(taskId, "vault", "credential.issued", now(), { credential_ref: "records-api", credential_id: "cred-1", expires_at: "2099-01-01T00:00:00Z" }),
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "records-api",
+        credential_id: "cred-1",
+        expires_at: "2099-01-01T00:00:00Z",
+      }),
       ev(taskId, "vault", "credential.revoked", now(), { credential_id: "cred-1", reason: "rotated by the vault" }),
     ]);
     expect(codes(await gate(t.apiKey, taskId))).toEqual(["credential_revoked"]);
     await sendEvents(t, [
-      ev(taskId, "vault", "credential.issued", now(), { credential_ref: "records-api", credential_id: "cred-2", expires_at: "2099-01-01T00:00:00Z" }),
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "records-api",
+        credential_id: "cred-2",
+        expires_at: "2099-01-01T00:00:00Z",
+      }),
     ]);
     expect(await gate(t.apiKey, taskId)).toMatchObject({ verdict: "resume", reasons: [] });
   });
@@ -284,7 +345,13 @@ describe("resume gate: each blocking reason", () => {
   it("credential_expired: an issued credential whose expires_at has passed, and a credential.expired event", async () => {
     const { t, taskId } = await cleanTask();
     const now = clock();
-    await sendEvents(t, [ev(taskId, "vault", "credential.issued", now(), { credential_ref: "records-api", credential_id: "cred-old", expires_at: "2020-01-01T00:00:00Z" })]);
+    await sendEvents(t, [
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "records-api",
+        credential_id: "cred-old",
+        expires_at: "2020-01-01T00:00:00Z",
+      }),
+    ]);
     let v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["credential_expired"]);
@@ -293,10 +360,16 @@ describe("resume gate: each blocking reason", () => {
     const second = await cleanTask();
     const now2 = clock();
     await sendEvents(second.t, [
-      ev(second.taskId, "vault", "credential.issued", now2(), { credential_ref: "mail-api", credential_id: "cred-m", expires_at: new Date(Date.now() + 3_600_000).toISOString() }),
+      ev(second.taskId, "vault", "credential.issued", now2(), {
+        credential_ref: "mail-api",
+        credential_id: "cred-m",
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      }),
     ]);
     expect((await gate(second.t.apiKey, second.taskId)).verdict).toBe("resume");
-    await sendEvents(second.t, [ev(second.taskId, "vault", "credential.expired", now2(), { credential_ref: "mail-api", credential_id: "cred-m" })]);
+    await sendEvents(second.t, [
+      ev(second.taskId, "vault", "credential.expired", now2(), { credential_ref: "mail-api", credential_id: "cred-m" }),
+    ]);
     v = await gate(second.t.apiKey, second.taskId);
     expect(codes(v)).toEqual(["credential_expired"]);
     expect(v.reasons[0]!.message).toContain("mail-api");
@@ -304,7 +377,10 @@ describe("resume gate: each blocking reason", () => {
 
   it("tool_definition_changed: the resume body names another digest than the last checkpoint", async () => {
     const { t, taskId } = await cleanTask({ tool_definitions: { read_document: hex("1"), update_record: hex("2") } });
-    expect((await gate(t.apiKey, taskId, { tool_definitions: { read_document: hex("1"), update_record: hex("2") } })).verdict).toBe("resume");
+    expect(
+      (await gate(t.apiKey, taskId, { tool_definitions: { read_document: hex("1"), update_record: hex("2") } }))
+        .verdict,
+    ).toBe("resume");
     // a tool the checkpoint did not know is not a change
     expect((await gate(t.apiKey, taskId, { tool_definitions: { brand_new: hex("5") } })).verdict).toBe("resume");
     const v = await gate(t.apiKey, taskId, { tool_definitions: { read_document: hex("1"), update_record: hex("3") } });
@@ -318,12 +394,22 @@ describe("resume gate: each blocking reason", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("gate");
     // a change the server received BEFORE the checkpoint is already part of it, however the runtime dates it
-    await sendEvents(t, [ev(taskId, "tools", "tool.definition_changed", new Date(Date.now() + 60_000).toISOString(), { tool: "update_record", definition_digest: hex("7") })]);
+    await sendEvents(t, [
+      ev(taskId, "tools", "tool.definition_changed", new Date(Date.now() + 60_000).toISOString(), {
+        tool: "update_record",
+        definition_digest: hex("7"),
+      }),
+    ]);
     await checkpoint(t, taskId, { principal: PRINCIPAL, tool_definitions: { update_record: hex("2") } });
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
 
     // one received after it counts, even dated long before it (the runtime's clock does not decide)
-    await sendEvents(t, [ev(taskId, "tools", "tool.definition_changed", "2024-01-01T00:00:00.000Z", { tool: "update_record", definition_digest: hex("8") })]);
+    await sendEvents(t, [
+      ev(taskId, "tools", "tool.definition_changed", "2024-01-01T00:00:00.000Z", {
+        tool: "update_record",
+        definition_digest: hex("8"),
+      }),
+    ]);
     const v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["tool_definition_changed"]);
@@ -340,7 +426,9 @@ describe("resume gate: each blocking reason", () => {
     await tamperLatestCheckpoint(t, taskId);
     const view = await getTask(t.apiKey, taskId);
     expect(view.body.signature_valid).toBe(false);
-    const history = await api(t.apiKey).get<{ checkpoints: CheckpointSummary[] }>(`/api/v1/tasks/${taskId}/checkpoints`);
+    const history = await api(t.apiKey).get<{ checkpoints: CheckpointSummary[] }>(
+      `/api/v1/tasks/${taskId}/checkpoints`,
+    );
     expect(history.body.checkpoints[0]!.signature_valid).toBe(false);
     const v = await gate(t.apiKey, taskId);
     expect(v.verdict).toBe("stop");
@@ -372,19 +460,37 @@ describe("resume gate: several reasons", () => {
     const now = clock();
     // two unknown effects, named so that creation order and name order differ (both in flight before the interruption:
     // once one is unknown the gate stops every new write)
-    for (const name of ["b_update", "a_email"]) expect((await postIntent(t.apiKey, taskId, name, intentBody(newKey()))).body.decision).toBe("go");
-    await sendEvents(t, [ev(taskId, "session", "run.interrupted", new Date(Date.now() + 500).toISOString(), { reason: "test" })]);
+    for (const name of ["b_update", "a_email"])
+      expect((await postIntent(t.apiKey, taskId, name, intentBody(newKey()))).body.decision).toBe("go");
+    await sendEvents(t, [
+      ev(taskId, "session", "run.interrupted", new Date(Date.now() + 500).toISOString(), { reason: "test" }),
+    ]);
     // a second checkpoint, so the altered one below is not the only one (the gate compares tools with the last that verifies)
-    await checkpoint(t, taskId, { principal: PRINCIPAL, phase: "record_updated", tool_definitions: { update_record: hex("2") } });
+    await checkpoint(t, taskId, {
+      principal: PRINCIPAL,
+      phase: "record_updated",
+      tool_definitions: { update_record: hex("2") },
+    });
     await sendEvents(t, [
       ev(taskId, "environment", "snapshot.saved", now(), { digest: hex("a") }, 1),
       ev(taskId, "environment", "sandbox.created", now(), {}, 7),
       ev(taskId, "environment", "snapshot.restored", now(), { digest: hex("b") }, 7),
-      ev(taskId, "vault", "credential.issued", now(), { credential_ref: "records-api", credential_id: "c1", expires_at: "2099-01-01T00:00:00Z" }),
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "records-api",
+        credential_id: "c1",
+        expires_at: "2099-01-01T00:00:00Z",
+      }),
       ev(taskId, "vault", "credential.revoked", now(), { credential_ref: "records-api", credential_id: "c1" }),
-      ev(taskId, "vault", "credential.issued", now(), { credential_ref: "mail-api", credential_id: "m1", expires_at: "2020-01-01T00:00:00Z" }),
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "mail-api",
+        credential_id: "m1",
+        expires_at: "2020-01-01T00:00:00Z",
+      }),
     ]);
-    expect((await api(owner).post("/api/v1/settings/principals/revoke", { principal: PRINCIPAL, reason: "offboarded" })).status).toBe(200);
+    expect(
+      (await api(owner).post("/api/v1/settings/principals/revoke", { principal: PRINCIPAL, reason: "offboarded" }))
+        .status,
+    ).toBe(200);
     await tamperLatestCheckpoint(t, taskId);
 
     const v = await gate(t.apiKey, taskId, { tool_definitions: { update_record: hex("3") } });
@@ -419,7 +525,13 @@ describe("resume gate: several reasons", () => {
     expect((await postIntent(t.apiKey, taskId, "live_one", intentBody(newKey()))).body.decision).toBe("go");
     expect((await gate(t.apiKey, taskId, { attempt: 2 })).verdict).toBe("replay");
     const now = clock();
-    await sendEvents(t, [ev(taskId, "vault", "credential.issued", now(), { credential_ref: "r", credential_id: "c", expires_at: "2020-01-01T00:00:00Z" })]);
+    await sendEvents(t, [
+      ev(taskId, "vault", "credential.issued", now(), {
+        credential_ref: "r",
+        credential_id: "c",
+        expires_at: "2020-01-01T00:00:00Z",
+      }),
+    ]);
     const v = await gate(t.apiKey, taskId, { attempt: 2 });
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["credential_expired"]);

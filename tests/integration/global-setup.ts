@@ -52,12 +52,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const log = fs.openSync(logFile, "w");
 
   const { signingKeyPem, nextauthSecret } = testServerSecrets();
-  const child = spawn(path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port), "--keepAliveTimeout", "600000"], {
-    cwd: root,
-    env: serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }),
-    stdio: ["ignore", log, log],
-    detached: true,
-  });
+  const child = spawn(
+    path.join(root, "node_modules", ".bin", "next"),
+    ["start", "-p", String(port), "--keepAliveTimeout", "600000"],
+    {
+      cwd: root,
+      env: serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }),
+      stdio: ["ignore", log, log],
+      detached: true,
+    },
+  );
   fs.closeSync(log);
 
   try {
@@ -83,7 +87,9 @@ async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void
   let last = "no answer yet";
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`next start exited (code ${child.exitCode}, signal ${child.signalCode}) before /api/health answered.`);
+      throw new Error(
+        `next start exited (code ${child.exitCode}, signal ${child.signalCode}) before /api/health answered.`,
+      );
     }
     try {
       const res = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(5_000) });
@@ -95,7 +101,9 @@ async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`${baseUrl}/api/health did not answer 200 {"ok": true} within ${HEALTH_TIMEOUT_MS / 1000} s (last: ${last}).`);
+  throw new Error(
+    `${baseUrl}/api/health did not answer 200 {"ok": true} within ${HEALTH_TIMEOUT_MS / 1000} s (last: ${last}).`,
+  );
 }
 
 /** Stops the server's process group: SIGTERM, then SIGKILL after 5 s. */

@@ -15,7 +15,6 @@ import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
 import {
   checkpoint,
   effectRow,
-
   intentBody,
   newKey,
   postIntent,
@@ -26,7 +25,16 @@ import {
   signInAs,
   startTempRecords,
 } from "./custody-helpers";
-import { api, countRows, createTestTenant, makeEvent, newTaskId, postEvents, trySignIn, testDbForFile } from "./helpers";
+import {
+  api,
+  countRows,
+  createTestTenant,
+  makeEvent,
+  newTaskId,
+  postEvents,
+  trySignIn,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 
@@ -56,10 +64,20 @@ describe("values PostgreSQL cannot store", () => {
   it("answers 422 (not 500) to a task record or an intent carrying a NUL", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
-    const put = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, { task_id: taskId, principal: "p\u0000", policy_version: "v1", phase: "x" });
+    const put = await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, {
+      task_id: taskId,
+      principal: "p\u0000",
+      policy_version: "v1",
+      phase: "x",
+    });
     expect(put.status, put.text).toBe(422);
     await checkpoint(t, taskId);
-    const intent = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { action: "records\u0000update" }));
+    const intent = await postIntent(
+      t.apiKey,
+      taskId,
+      "update_record",
+      intentBody(newKey(), { action: "records\u0000update" }),
+    );
     expect(intent.status, intent.text).toBe(422);
     expect(await effectRow(handle.db, t.tenantId, taskId, "update_record")).toBeUndefined();
   });
@@ -77,24 +95,30 @@ describe("values PostgreSQL cannot store", () => {
 });
 
 describe("cursors and ids that were never issued", () => {
-  it.each([["not-a-date", "x"], [1, 2], ["2026-13-45T00:00:00.000000Z", "x"], ["2026-01-01T00:00:00.000000Z", "x".repeat(500)]])(
-    "answers 400 to the crafted cursor %j on lists and timelines",
-    async (...parts) => {
-      const t = await createTestTenant(handle.db, { roles: [] });
-      const taskId = newTaskId();
-      await sendEvents(t, [makeEvent(taskId)]);
-      for (const url of [`/api/v1/tasks?cursor=${b64(parts)}`, `/api/v1/tasks/${taskId}/timeline?cursor=${b64(parts)}`]) {
-        const res = await api(t.apiKey).get(url);
-        expect(res.status, `${url}: ${res.text}`).toBe(400);
-        expect(code(res)).toBe("bad_request");
-      }
-    },
-  );
+  it.each([
+    ["not-a-date", "x"],
+    [1, 2],
+    ["2026-13-45T00:00:00.000000Z", "x"],
+    ["2026-01-01T00:00:00.000000Z", "x".repeat(500)],
+  ])("answers 400 to the crafted cursor %j on lists and timelines", async (...parts) => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    await sendEvents(t, [makeEvent(taskId)]);
+    for (const url of [`/api/v1/tasks?cursor=${b64(parts)}`, `/api/v1/tasks/${taskId}/timeline?cursor=${b64(parts)}`]) {
+      const res = await api(t.apiKey).get(url);
+      expect(res.status, `${url}: ${res.text}`).toBe(400);
+      expect(code(res)).toBe("bad_request");
+    }
+  });
 
   it("answers 404 (400 for a NUL in the address) without echoing an impossible task id back", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const long = "a".repeat(5000);
-    for (const [id, status] of [[long, 404], ["case-918%00", 400], [encodeURIComponent("..\u0000"), 400]] as const) {
+    for (const [id, status] of [
+      [long, 404],
+      ["case-918%00", 400],
+      [encodeURIComponent("..\u0000"), 400],
+    ] as const) {
       const res = await api(t.apiKey).get(`/api/v1/tasks/${id}`);
       expect(res.status, res.text.slice(0, 200)).toBe(status);
       expect(res.text.length).toBeLessThan(400);
@@ -109,7 +133,11 @@ describe("secrets in unusual places", () => {
     const taskId = newTaskId();
     const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl";
     await sendEvents(t, [
-      makeEvent(taskId, { environment_id: `sbx ${jwt}`, actor: jwt, attrs: { "Bearer abcdefghijklmnopqrstuvwxyz0123456789": "x" } }),
+      makeEvent(taskId, {
+        environment_id: `sbx ${jwt}`,
+        actor: jwt,
+        attrs: { "Bearer abcdefghijklmnopqrstuvwxyz0123456789": "x" },
+      }),
     ]);
     const timeline = await api(t.apiKey).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${taskId}/timeline`);
     const text = JSON.stringify(timeline.body);
@@ -140,7 +168,10 @@ describe("authority and evidence", () => {
     const taskId = newTaskId();
     await checkpoint(t, taskId, { principal: `tenant/acme:user/${taskId}` });
     const owner = await signInAs(t, "owner");
-    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", { principal: `tenant/acme:user/${taskId}`, reason: "left the team" });
+    const revoke = await api(owner).post("/api/v1/settings/principals/revoke", {
+      principal: `tenant/acme:user/${taskId}`,
+      reason: "left the team",
+    });
     expect(revoke.status, revoke.text).toBe(200);
     const refused = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()));
     expect(refused.status, refused.text).toBe(403);
@@ -152,7 +183,9 @@ describe("authority and evidence", () => {
     expect(await effectRow(handle.db, t.tenantId, taskId, "read_only")).toBeUndefined();
     await api(owner).post("/api/v1/settings/principals/restore", { principal: `tenant/acme:user/${taskId}` });
     expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey()))).status).toBe(200);
-    expect((await postIntent(t.apiKey, taskId, "read_only", intentBody(newKey(), { mutation: false }))).status).toBe(200);
+    expect((await postIntent(t.apiKey, taskId, "read_only", intentBody(newKey(), { mutation: false }))).status).toBe(
+      200,
+    );
   });
 
   it("refuses a completed reconcile whose operation id contradicts the lookup it asked", async () => {
@@ -165,9 +198,15 @@ describe("authority and evidence", () => {
       await checkpoint(t, taskId);
       const key = newKey();
       expect((await postIntent(t.apiKey, taskId, "update_record", intentBody(key))).status).toBe(200);
-      const put = await fetch(`${records.url}/records/R-1`, { method: "PUT", headers: { "idempotency-key": key, "content-type": "application/json" }, body: "{}" });
+      const put = await fetch(`${records.url}/records/R-1`, {
+        method: "PUT",
+        headers: { "idempotency-key": key, "content-type": "application/json" },
+        body: "{}",
+      });
       expect(put.status).toBe(200);
-      await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
+      await sendEvents(t, [
+        makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() }),
+      ]);
       const responder = await signInAs(t, "responder");
       expect((await postLookup(responder, taskId, "update_record")).body).toMatchObject({ outcome: "found" });
       const res = await postReconcile(responder, taskId, "update_record", {
@@ -198,7 +237,10 @@ describe("guessing passwords", () => {
       answers.push(decodeURIComponent(r.url ?? ""));
     }
     expect(answers.some((a) => a.includes("Too many failed sign-ins"))).toBe(true);
-    const [row] = await queryRows<{ failures: number }>(handle.db, sql`select failures from sign_in_throttle where email = ${email} and source <> '*'`);
+    const [row] = await queryRows<{ failures: number }>(
+      handle.db,
+      sql`select failures from sign_in_throttle where email = ${email} and source <> '*'`,
+    );
     expect(row!.failures).toBeLessThan(MAX_SIGN_IN_FAILURES);
   });
 });
@@ -219,8 +261,6 @@ describe("one process per embedded data directory", () => {
     }
   });
 });
-
-
 
 describe("methods a route does not serve", () => {
   // Every route file under app/api, with its path made concrete, and the methods it exports.
@@ -252,14 +292,17 @@ describe("methods a route does not serve", () => {
   });
 
   const countRowsOf = async (tenantId: string) =>
-    Promise.all((["events", "tasks", "side_effects", "audit_log"] as const).map((table) => countRows(handle.db, table, tenantId)));
+    Promise.all(
+      (["events", "tasks", "side_effects", "audit_log"] as const).map((table) => countRows(handle.db, table, tenantId)),
+    );
 
   it("answers OPTIONS with the methods each route serves", async () => {
     const failures: string[] = [];
     for (const route of routes) {
       const res = await api().request("OPTIONS", route.url);
       const want = [...route.served, ...(route.served.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
-      if (res.status !== 204 || res.headers.get("allow") !== want) failures.push(`${route.url} → ${res.status} allow=${res.headers.get("allow")}`);
+      if (res.status !== 204 || res.headers.get("allow") !== want)
+        failures.push(`${route.url} → ${res.status} allow=${res.headers.get("allow")}`);
     }
     expect(failures).toEqual([]);
   });
@@ -270,13 +313,20 @@ describe("methods a route does not serve", () => {
     const failures: string[] = [];
     for (const route of routes) {
       for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((m) => !route.served.includes(m))) {
-        const res = await api(t.apiKey).request(method, route.url, method === "GET" || method === "DELETE" ? {} : { json: { events: [] } });
+        const res = await api(t.apiKey).request(
+          method,
+          route.url,
+          method === "GET" || method === "DELETE" ? {} : { json: { events: [] } },
+        );
         const ok =
           res.status === 405 &&
           code(res) === "method_not_allowed" &&
           res.headers.get("allow") === route.served.join(", ") &&
           (res.body as ApiErrorBody).error.message.includes(route.served[0]!);
-        if (!ok) failures.push(`${method} ${route.url} → ${res.status} ${res.text.slice(0, 120)} allow=${res.headers.get("allow")}`);
+        if (!ok)
+          failures.push(
+            `${method} ${route.url} → ${res.status} ${res.text.slice(0, 120)} allow=${res.headers.get("allow")}`,
+          );
       }
     }
     expect(failures).toEqual([]);
@@ -285,7 +335,12 @@ describe("methods a route does not serve", () => {
 });
 
 describe("malformed addresses", () => {
-  it.each(["/api/v1/tasks/%E0%A4%A", "/api/v1/tasks/%ZZ/timeline", "/api/v1/tasks/%E0%A4%A/timeline/overview", "/api/v1/%"])("answers 400 in the error shape for %s (Next alone answered 500)", async (path) => {
+  it.each([
+    "/api/v1/tasks/%E0%A4%A",
+    "/api/v1/tasks/%ZZ/timeline",
+    "/api/v1/tasks/%E0%A4%A/timeline/overview",
+    "/api/v1/%",
+  ])("answers 400 in the error shape for %s (Next alone answered 500)", async (path) => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const res = await api(t.apiKey).get(path);
     expect(res.status, res.text).toBe(400);
@@ -324,7 +379,9 @@ describe("actions that take no body", () => {
     const revoke = `/api/v1/settings/api-keys/${created.body.id}/revoke`;
     expect((await api(owner).post(revoke, { reason: "rotating" })).status).toBe(422);
     expect((await api(owner).request("POST", revoke, { raw: "not json" })).status).toBe(400);
-    const keys = await api(owner).get<{ keys: Array<{ id: string; revoked_at: string | null }> }>("/api/v1/settings/api-keys");
+    const keys = await api(owner).get<{ keys: Array<{ id: string; revoked_at: string | null }> }>(
+      "/api/v1/settings/api-keys",
+    );
     expect(keys.body.keys.find((k) => k.id === created.body.id)?.revoked_at ?? null).toBeNull();
     const unlock = await api(owner).post(`/api/v1/settings/members/${t.users.owner!.userId}/unlock`, { x: 1 });
     expect(unlock.status, unlock.text).toBe(422);

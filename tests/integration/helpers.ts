@@ -181,7 +181,8 @@ export async function trySignIn(email: string, password: string, opts: SignInOpt
 /** Signs in and returns the cookie header of the session. @throws Error when sign-in is refused. */
 export async function signIn(email: string, password: string, opts: SignInOptions = {}): Promise<string> {
   const attempt = await trySignIn(email, password, opts);
-  if (!attempt.cookie) throw new Error(`sign-in of ${email} was refused (status ${attempt.status}, url ${attempt.url})`);
+  if (!attempt.cookie)
+    throw new Error(`sign-in of ${email} was refused (status ${attempt.status}, url ${attempt.url})`);
   return attempt.cookie;
 }
 
@@ -193,7 +194,9 @@ export async function signIn(email: string, password: string, opts: SignInOption
  */
 export async function signOut(cookie: string): Promise<number> {
   const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual", headers: { cookie } });
-  const jar = new Map(cookie.split("; ").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)] as [string, string]));
+  const jar = new Map(
+    cookie.split("; ").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)] as [string, string]),
+  );
   cookiesFrom(csrfRes, jar);
   const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
   const res = await fetch(`${baseUrl()}/api/auth/signout`, {

@@ -62,10 +62,25 @@ function batches(taskId: string): [EventInput[], EventInput[]] {
     attempt: 1,
     environment_id: "sbx\\1\t2",
     actor: "agent\\n not a newline\ttab",
-    attrs: { quote: 'a "b" \\ c', nl: "x\ny\tz\r", uni: "é ✓ \u2028 😀", nested: { list: [1, 2.5, -3e-7, null, true], empty: {} } },
+    attrs: {
+      quote: 'a "b" \\ c',
+      nl: "x\ny\tz\r",
+      uni: "é ✓ \u2028 😀",
+      nested: { list: [1, 2.5, -3e-7, null, true], empty: {} },
+    },
   };
-  const secret = makeEvent(taskId, { id: "secret", occurred_at: at(1), attrs: { authorization: "Bearer sk-test-0123456789abcdefghijklmnop", note: "ok" } });
-  const plain = makeEvent(taskId, { id: "plain", occurred_at: at(2), plane: "tools", type: "tool.called", attrs: { tool: "search", call_id: "c1" } });
+  const secret = makeEvent(taskId, {
+    id: "secret",
+    occurred_at: at(1),
+    attrs: { authorization: "Bearer sk-test-0123456789abcdefghijklmnop", note: "ok" },
+  });
+  const plain = makeEvent(taskId, {
+    id: "plain",
+    occurred_at: at(2),
+    plane: "tools",
+    type: "tool.called",
+    attrs: { tool: "search", call_id: "c1" },
+  });
   const repeated = makeEvent(taskId, { id: "repeated", occurred_at: at(3), attrs: { v: 1 } });
   const earlier = filler(taskId, "a", COPY_MIN_EVENTS);
   const first = [tricky, secret, repeated, { ...repeated }, { ...repeated, attrs: { v: 2 } }, plain, ...earlier];
@@ -86,7 +101,8 @@ async function ingestOn(h: Handle): Promise<{ results: EventResult[][]; rows: Ar
   const db = h.scoped({ tenantId: t.tenantId });
   const taskId = "task-same-on-both";
   const results: EventResult[][] = [];
-  for (const batch of batches(taskId)) results.push((await ingestEvents(db, runtime(t.tenantId), { events: batch }, key)).results);
+  for (const batch of batches(taskId))
+    results.push((await ingestEvents(db, runtime(t.tenantId), { events: batch }, key)).results);
   const rows = await queryRows<Record<string, unknown>>(
     h.db,
     sql`select event_id, task_id, plane::text, type, to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as occurred_at,
@@ -109,7 +125,15 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
     const stored = (n: number) => Array<string>(n).fill("stored");
-    expect(onPostgres.results[0]!.map((r) => r.status)).toEqual(["stored", "stored", "stored", "duplicate", "conflict", "stored", ...stored(COPY_MIN_EVENTS)]);
+    expect(onPostgres.results[0]!.map((r) => r.status)).toEqual([
+      "stored",
+      "stored",
+      "stored",
+      "duplicate",
+      "conflict",
+      "stored",
+      ...stored(COPY_MIN_EVENTS),
+    ]);
     expect(onPostgres.results[1]!.map((r) => r.status)).toEqual([
       "duplicate",
       "duplicate",
@@ -153,10 +177,16 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
         a.map((e) => `${e.id} stored`).sort(),
         [...b.map((e) => `${e.id} stored`), ...a.slice(0, 5).map((e) => `${e.id} duplicate`)].sort(),
       ]);
-      const [n] = await queryRows<{ n: number }>(one.db, sql`select count(*)::int as n from events where tenant_id = ${t.tenantId}`);
+      const [n] = await queryRows<{ n: number }>(
+        one.db,
+        sql`select count(*)::int as n from events where tenant_id = ${t.tenantId}`,
+      );
       expect(n!.n).toBe(3 * COPY_MIN_EVENTS);
       // The connection's staging table is the one these batches went through (none left over: emptied at commit).
-      const [stage] = await queryRows<{ n: number }>(one.db, sql`select count(*)::int as n from pg_temp.events_ingest_stage_1`);
+      const [stage] = await queryRows<{ n: number }>(
+        one.db,
+        sql`select count(*)::int as n from pg_temp.events_ingest_stage_1`,
+      );
       expect(stage!.n).toBe(0);
     } finally {
       await one.close();
@@ -165,11 +195,17 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
 
   it("fails the transaction when the server refuses the copied data, instead of hanging", async () => {
     const before = "create temp table if not exists ingest_refusal_probe (n integer not null) on commit drop";
-    const refused = pg.db.transaction(async (tx) => copyIn(tx, "copy ingest_refusal_probe from stdin", () => "1\nnot a number\n", before));
+    const refused = pg.db.transaction(async (tx) =>
+      copyIn(tx, "copy ingest_refusal_probe from stdin", () => "1\nnot a number\n", before),
+    );
     await expect(refused).rejects.toThrow(/invalid input syntax for type integer/);
-    const copied = await pg.db.transaction(async (tx) => copyIn(tx, "copy ingest_refusal_probe from stdin", () => "1\n2\n", before));
+    const copied = await pg.db.transaction(async (tx) =>
+      copyIn(tx, "copy ingest_refusal_probe from stdin", () => "1\n2\n", before),
+    );
     expect(copied).toBe(2);
-    await expect(copyIn(pg.db, "copy ingest_refusal_probe from stdin", () => "", before)).rejects.toThrow(/needs a transaction/);
+    await expect(copyIn(pg.db, "copy ingest_refusal_probe from stdin", () => "", before)).rejects.toThrow(
+      /needs a transaction/,
+    );
   });
 
   it("probes stored ids through the primary key for a tenant the statistics do not know yet", async () => {
@@ -193,4 +229,3 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
     expect(plan).not.toMatch(/"Filter":\s*"\(event_id =/);
   });
 });
-

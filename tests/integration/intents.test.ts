@@ -53,7 +53,6 @@ async function go(t: TestTenant, taskId: string, name = EFFECT, key = newKey()):
   return key;
 }
 
-
 /** Fires `n` identical intents at once and returns their answers. */
 async function concurrentIntents(t: TestTenant, taskId: string, name: string, key: string, n = 50) {
   const body = intentBody(key, { payload_digest: hex("c") });
@@ -98,7 +97,11 @@ describe("intent", () => {
     const key = await go(t, taskId, "send_email");
     const view = await getTask(t.apiKey, taskId);
     expect(Object.keys(view.body.side_effects)).toEqual(["send_email"]);
-    expect(view.body.side_effects["send_email"]).toMatchObject({ idempotency_key: key, status: "in_flight", tool: "send_email" });
+    expect(view.body.side_effects["send_email"]).toMatchObject({
+      idempotency_key: key,
+      status: "in_flight",
+      tool: "send_email",
+    });
   });
 
   it("answers 409 in_flight to a second identical intent while the lease is live, and changes nothing", async () => {
@@ -175,7 +178,9 @@ describe("intent", () => {
 
   it("answers 400 to a missing or malformed key, whatever else the body holds, and writes nothing", async () => {
     const { t, taskId } = await tenantWithTask();
-    await checkpoint(t, taskId, { side_effects: { declared: { idempotency_key: "declared-key-1", status: "not_started" } } });
+    await checkpoint(t, taskId, {
+      side_effects: { declared: { idempotency_key: "declared-key-1", status: "not_started" } },
+    });
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     const { idempotency_key: _omit, ...noKey } = intentBody("unused-key");
     const bodies: unknown[] = [
@@ -288,7 +293,9 @@ describe("intent", () => {
     const answers = await concurrentIntents(t, taskId, EFFECT, key);
     expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
     expect(answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight")).toHaveLength(49);
-    expect((await auditRows(handle.db, t.tenantId, "side_effect.intent")).filter((a) => !("refused" in a.details))).toHaveLength(1);
+    expect(
+      (await auditRows(handle.db, t.tenantId, "side_effect.intent")).filter((a) => !("refused" in a.details)),
+    ).toHaveLength(1);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(row).toMatchObject({ status: "in_flight", payload_digest: hex("c"), retry_status: "not_started" });
   });
@@ -297,11 +304,20 @@ describe("intent", () => {
     const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const taskId = newTaskId();
     const key = newKey();
-    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", payload_digest: hex("c"), action: "records.update" } } });
+    await checkpoint(t, taskId, {
+      side_effects: {
+        [EFFECT]: { idempotency_key: key, status: "approved", payload_digest: hex("c"), action: "records.update" },
+      },
+    });
     // A checkpoint cannot approve: the declared effect waits for an approver's decision (issue 8), recorded here.
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("awaiting_approval");
-    const [request] = await queryRows<{ id: string }>(handle.db, sql`select id from approval_requests where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
-    const decided = await api(await signInAs(t, "approver")).post(`/api/v1/approvals/${request!.id}/decision`, { decision: "approve" });
+    const [request] = await queryRows<{ id: string }>(
+      handle.db,
+      sql`select id from approval_requests where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
+    const decided = await api(await signInAs(t, "approver")).post(`/api/v1/approvals/${request!.id}/decision`, {
+      decision: "approve",
+    });
     expect(decided.status, decided.text).toBe(200);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("approved");
     const answers = await concurrentIntents(t, taskId, EFFECT, key);
@@ -323,7 +339,13 @@ describe("intent", () => {
   it("answers 409 reconcile_required while the effect is unknown, and writes nothing", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);
-    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString(), attrs: { reason: "test" } })]);
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        type: "run.interrupted",
+        occurred_at: new Date(Date.now() + 1000).toISOString(),
+        attrs: { reason: "test" },
+      }),
+    ]);
     expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("unknown");
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
@@ -376,9 +398,15 @@ describe("intent", () => {
     await createTaskByEvent(t, taskId);
     const res = await postIntent(t.apiKey, taskId, EFFECT, intentBody(newKey()));
     expectError(res, 409, "gate_replay");
-    expect((res.body as unknown as { error: { details: { reasons: Array<{ code: string }> } } }).error.details.reasons.map((r) => r.code)).toEqual(["no_checkpoint"]);
+    expect(
+      (res.body as unknown as { error: { details: { reasons: Array<{ code: string }> } } }).error.details.reasons.map(
+        (r) => r.code,
+      ),
+    ).toEqual(["no_checkpoint"]);
     expect(await effectRow(handle.db, t.tenantId, taskId, EFFECT)).toBeUndefined();
-    expect((await postIntent(t.apiKey, taskId, "lookup", intentBody(newKey(), { mutation: false }))).body.decision).toBe("go");
+    expect(
+      (await postIntent(t.apiKey, taskId, "lookup", intentBody(newKey(), { mutation: false }))).body.decision,
+    ).toBe("go");
     await checkpoint(t, taskId);
     await go(t, taskId);
     expect((await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]?.status).toBe("in_flight");
@@ -389,7 +417,12 @@ describe("receipt", () => {
   it("completes an effect after go, with the receipt stored and one audit row", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);
-    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: withOffset(RECEIPT_AT, 2) }));
+    const res = await postReceipt(
+      t.apiKey,
+      taskId,
+      EFFECT,
+      receiptBody(key, { completed_at: withOffset(RECEIPT_AT, 2) }),
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
       status: "completed",
@@ -405,7 +438,11 @@ describe("receipt", () => {
     });
     const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
     expect(audit).toHaveLength(1);
-    expect(audit[0]!.details).toMatchObject({ idempotency_key: key, external_operation_id: "op-771", from: "in_flight" });
+    expect(audit[0]!.details).toMatchObject({
+      idempotency_key: key,
+      external_operation_id: "op-771",
+      from: "in_flight",
+    });
   });
 
   it("treats an identical second receipt as a no-op (replayed: true, no write, no audit row)", async () => {
@@ -414,9 +451,18 @@ describe("receipt", () => {
     expect((await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))).status).toBe(200);
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     // the same instant written with another offset is the same receipt
-    const again = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: withOffset(RECEIPT_AT, 1) }));
+    const again = await postReceipt(
+      t.apiKey,
+      taskId,
+      EFFECT,
+      receiptBody(key, { completed_at: withOffset(RECEIPT_AT, 1) }),
+    );
     expect(again.status, again.text).toBe(200);
-    expect(again.body).toMatchObject({ status: "completed", replayed: true, receipt: { external_operation_id: "op-771" } });
+    expect(again.body).toMatchObject({
+      status: "completed",
+      replayed: true,
+      receipt: { external_operation_id: "op-771" },
+    });
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
     expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
   });
@@ -438,7 +484,10 @@ describe("receipt", () => {
     }
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
     // each conflicting receipt is kept as evidence and its refusal audited
-    expect(await refusals(handle.db, t.tenantId, taskId)).toEqual({ refused: Array(3).fill("receipt_conflict"), kept: Array(3).fill("receipt_conflict") });
+    expect(await refusals(handle.db, t.tenantId, taskId)).toEqual({
+      refused: Array(3).fill("receipt_conflict"),
+      kept: Array(3).fill("receipt_conflict"),
+    });
   });
 
   it("answers 409 no_intent for a declared effect that never had an intent, keeps the receipt, and its intent then replays it", async () => {
@@ -449,14 +498,19 @@ describe("receipt", () => {
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
     const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
     expectError(res, 409, "no_intent");
-    expect((res.body as unknown as { error: { details: unknown } }).error.details).toMatchObject({ kept_as_evidence: true });
+    expect((res.body as unknown as { error: { details: unknown } }).error.details).toMatchObject({
+      kept_as_evidence: true,
+    });
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("not_started");
     expect((await refusals(handle.db, t.tenantId, taskId)).kept).toEqual(["no_intent"]);
     // the write happened: its intent is answered with the receipt, not a go
     const replay = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
     expect(replay.status, replay.text).toBe(200);
-    expect(replay.body).toEqual({ decision: "replay", receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: RECEIPT_AT } });
+    expect(replay.body).toEqual({
+      decision: "replay",
+      receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: RECEIPT_AT },
+    });
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("completed");
   });
 
@@ -490,7 +544,9 @@ describe("receipt", () => {
   it("refuses a late receipt for an effect that became unknown: only a person settles it (API and event alike)", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);
-    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() })]);
+    await sendEvents(t, [
+      makeEvent(taskId, { type: "run.interrupted", occurred_at: new Date(Date.now() + 1000).toISOString() }),
+    ]);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
     const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
     expectError(res, 409, "reconcile_required");
@@ -503,7 +559,9 @@ describe("receipt", () => {
       }),
     ]);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
-    expect((await auditRows(handle.db, t.tenantId, "side_effect.receipt")).filter((a) => !("refused" in a.details))).toHaveLength(0);
+    expect(
+      (await auditRows(handle.db, t.tenantId, "side_effect.receipt")).filter((a) => !("refused" in a.details)),
+    ).toHaveLength(0);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
     // both late receipts are kept as evidence for whoever reconciles
     const kept = (await getTask(t.apiKey, taskId)).body.side_effects[EFFECT]!.unapplied_receipts;
@@ -516,7 +574,9 @@ describe("receipt", () => {
   it("stores one of 20 concurrent identical receipts; the others are replayed no-ops (one audit row)", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);
-    const answers = await Promise.all(Array.from({ length: 20 }, () => postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(answers.filter((a) => a.body.replayed === false)).toHaveLength(1);
     expect(answers.filter((a) => a.body.replayed === true)).toHaveLength(19);

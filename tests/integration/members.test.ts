@@ -32,7 +32,10 @@ async function lockOut(email: string): Promise<void> {
 
 /** Failures counted for `email` at {@link SOURCE} (0 when none). */
 async function failureRows(email: string): Promise<number> {
-  const [row] = await queryRows<{ failures: number }>(handle.db, sql`select failures from sign_in_throttle where email = ${email} and source = ${SOURCE}`);
+  const [row] = await queryRows<{ failures: number }>(
+    handle.db,
+    sql`select failures from sign_in_throttle where email = ${email} and source = ${SOURCE}`,
+  );
   return Number(row?.failures ?? 0);
 }
 
@@ -55,7 +58,10 @@ describe("unlocking a member locked out by failed sign-ins", () => {
     const owner = await signInAs(t, "owner");
     const before = Date.now();
     await lockOut(viewer.email);
-    expect((await signInFrom(viewer.email, t.password)).cookie, "locked: even the right password is refused").toBeNull();
+    expect(
+      (await signInFrom(viewer.email, t.password)).cookie,
+      "locked: even the right password is refused",
+    ).toBeNull();
 
     const listed = (await members(owner)).find((m) => m.user_id === viewer.userId)!;
     expect(listed.locked).toMatchObject({ failures: MAX_SIGN_IN_FAILURES });
@@ -72,7 +78,10 @@ describe("unlocking a member locked out by failed sign-ins", () => {
     expect(html).toContain('data-testid="member-lock"');
     expect(html).toMatch(new RegExp(`after (<!-- -->)?${MAX_SIGN_IN_FAILURES}(<!-- -->)? failed sign-ins`));
 
-    const res = await api(owner).post<{ unlocked: boolean; email: string; failures: number; audit_seq: number }>(unlockPath(viewer.userId), {});
+    const res = await api(owner).post<{ unlocked: boolean; email: string; failures: number; audit_seq: number }>(
+      unlockPath(viewer.userId),
+      {},
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ unlocked: true, email: viewer.email, failures: MAX_SIGN_IN_FAILURES });
 

@@ -13,7 +13,18 @@ import { pgCode } from "@/lib/domain/tx";
 import { dropDatabase, ensureDatabase, withDatabase } from "../support/env";
 import { api, createTestTenant, makeRecord, newTaskId, openTestDb, rid } from "./helpers";
 
-const TABLES = ["tenants", "users", "memberships", "api_keys", "tasks", "task_checkpoints", "events", "side_effects", "artifacts", "audit_log"];
+const TABLES = [
+  "tenants",
+  "users",
+  "memberships",
+  "api_keys",
+  "tasks",
+  "task_checkpoints",
+  "events",
+  "side_effects",
+  "artifacts",
+  "audit_log",
+];
 
 async function publicTables(db: Db): Promise<string[]> {
   const rows = await queryRows<{ table_name: string }>(

@@ -24,10 +24,14 @@ afterAll(() => {
 });
 
 function startWriter(mode: "write" | "verify"): ChildLines {
-  const w = new ChildLines(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "tests/support/pglite-writer.ts", mode, dir], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? os.tmpdir(), TMPDIR: os.tmpdir() },
-  });
+  const w = new ChildLines(
+    process.execPath,
+    [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "tests/support/pglite-writer.ts", mode, dir],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? os.tmpdir(), TMPDIR: os.tmpdir() },
+    },
+  );
   running.push(w);
   return w;
 }

@@ -24,7 +24,10 @@ function sendYaml(auth: Auth, path: string, text: string, type = "application/ya
 }
 
 async function policyCount(tenantId: string): Promise<number> {
-  const [r] = await queryRows<{ n: string }>(handle.db, sql`select count(*) as n from policy_versions where tenant_id = ${tenantId}`);
+  const [r] = await queryRows<{ n: string }>(
+    handle.db,
+    sql`select count(*) as n from policy_versions where tenant_id = ${tenantId}`,
+  );
   return Number(r!.n);
 }
 
@@ -38,7 +41,12 @@ describe("policy versions", () => {
   beforeAll(async () => {
     t = await createTestTenant(handle.db);
     other = await createTestTenant(handle.db);
-    [owner, admin, viewer, responder] = await Promise.all([signInAs(t, "owner"), signInAs(t, "admin"), signInAs(t, "viewer"), signInAs(t, "responder")]);
+    [owner, admin, viewer, responder] = await Promise.all([
+      signInAs(t, "owner"),
+      signInAs(t, "admin"),
+      signInAs(t, "viewer"),
+      signInAs(t, "responder"),
+    ]);
   });
 
   it("lints YAML and JSON for a runtime key and every role, storing nothing", async () => {
@@ -49,7 +57,11 @@ describe("policy versions", () => {
     expect(bad.status, bad.text).toBe(200);
     expect(bad.body.valid).toBe(false);
     expect(bad.body.findings as Finding[]).toContainEqual(
-      expect.objectContaining({ severity: "error", rule: "credential_host_not_allowed", path: "credentials[0].allowed_hosts[0]" }),
+      expect.objectContaining({
+        severity: "error",
+        rule: "credential_host_not_allowed",
+        path: "credentials[0].allowed_hosts[0]",
+      }),
     );
     const json = await api(responder).post<{ valid: boolean; findings: Finding[] }>("/api/v1/policies/lint", {
       network: { access: "none" },
@@ -62,45 +74,85 @@ describe("policy versions", () => {
   });
 
   it("refuses other content types, broken YAML, reserved keys and credential values, writing nothing", async () => {
-    expectError(await sendYaml(owner, "/api/v1/policies/lint", RECORDS_POLICY_YAML, "text/plain"), 415, "unsupported_media_type");
+    expectError(
+      await sendYaml(owner, "/api/v1/policies/lint", RECORDS_POLICY_YAML, "text/plain"),
+      415,
+      "unsupported_media_type",
+    );
     expectError(await sendYaml(owner, "/api/v1/policies", "network: [", "application/yaml"), 400, "invalid_json");
-    expectError(await sendYaml(owner, "/api/v1/policies", '{"network": {"access": "open"}, "__proto__": {}}', "application/json"), 422, "validation_failed");
-    const secret = await sendYaml(owner, "/api/v1/policies", `${RECORDS_POLICY_YAML}# token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n`);
+    expectError(
+      await sendYaml(owner, "/api/v1/policies", '{"network": {"access": "open"}, "__proto__": {}}', "application/json"),
+      422,
+      "validation_failed",
+    );
+    const secret = await sendYaml(
+      owner,
+      "/api/v1/policies",
+      `${RECORDS_POLICY_YAML}# token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n`,
+    );
     expectError(secret, 422, "validation_failed");
     expect(errorOf(secret).message).not.toContain("ghp_");
     // Escapes that make strings PostgreSQL cannot store (a lone surrogate, a NUL), in JSON and in YAML: 422, not 500.
     const lone = '{"network": {"access": "open", "allowed_domains": ["\\ud83c\\u200d\\udf8a"]}, "credentials": []}';
     expectError(await sendYaml(owner, "/api/v1/policies", lone, "application/json"), 422, "validation_failed");
-    expectError(await sendYaml(owner, "/api/v1/policies", 'network:\n  access: open\n  allowed_domains: ["a\\u0000b"]\ncredentials: []\n'), 422, "validation_failed");
+    expectError(
+      await sendYaml(
+        owner,
+        "/api/v1/policies",
+        'network:\n  access: open\n  allowed_domains: ["a\\u0000b"]\ncredentials: []\n',
+      ),
+      422,
+      "validation_failed",
+    );
     expectError(await sendYaml(owner, "/api/v1/policies/lint", lone, "application/json"), 422, "validation_failed");
     expect(await policyCount(t.tenantId)).toBe(0);
     expectError(await api(owner).request("POST", "/api/v1/policies/lint"), 415, "unsupported_media_type");
-    expectError(await api(owner).request("POST", "/api/v1/policies/lint", { raw: "", headers: { "content-type": "application/yaml" } }), 400, "invalid_json");
+    expectError(
+      await api(owner).request("POST", "/api/v1/policies/lint", {
+        raw: "",
+        headers: { "content-type": "application/yaml" },
+      }),
+      400,
+      "invalid_json",
+    );
   });
 
   it("stores numbered versions; a document with errors is kept but cannot be activated; activation is audited", async () => {
     const first = await sendYaml(admin, "/api/v1/policies", MISMATCHED_YAML);
     expect(first.status, first.text).toBe(201);
     expect(first.body).toMatchObject({ version: 1, valid: false, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    const refused = await api(owner).request<{ error: { code: string; details: { findings: Finding[] } } }>("POST", "/api/v1/policies/1/activate");
+    const refused = await api(owner).request<{ error: { code: string; details: { findings: Finding[] } } }>(
+      "POST",
+      "/api/v1/policies/1/activate",
+    );
     expectError(refused, 422, "policy_invalid");
     expect(refused.body.error.details.findings[0]).toMatchObject({ path: "credentials[0].allowed_hosts[0]" });
-    expect(((await api(owner).get<{ policy: null }>("/api/v1/policies/current")).body)).toEqual({ policy: null });
+    expect((await api(owner).get<{ policy: null }>("/api/v1/policies/current")).body).toEqual({ policy: null });
 
     const second = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect(second.status, second.text).toBe(201);
     expect(second.body).toMatchObject({ version: 2, valid: true, findings: [] });
-    const again = await api(owner).post("/api/v1/policies", (await api(owner).get<{ document: unknown }>("/api/v1/policies/2")).body.document);
+    const again = await api(owner).post(
+      "/api/v1/policies",
+      (await api(owner).get<{ document: unknown }>("/api/v1/policies/2")).body.document,
+    );
     expect(again.status, again.text).toBe(200);
     expect(again.body).toMatchObject({ version: 2 });
 
     const activated = await api(owner).request("POST", "/api/v1/policies/2/activate");
     expect(activated.status, activated.text).toBe(200);
     expect(activated.body).toMatchObject({ version: 2, previous: null, changed: true });
-    const current = await api(t.apiKey).get<{ version: number; active: boolean; source_text: string; document: { network: { access: string } } }>("/api/v1/policies/current");
+    const current = await api(t.apiKey).get<{
+      version: number;
+      active: boolean;
+      source_text: string;
+      document: { network: { access: string } };
+    }>("/api/v1/policies/current");
     expect(current.body).toMatchObject({ version: 2, active: true, document: { network: { access: "restricted" } } });
     expect(current.body.source_text).toBe(RECORDS_POLICY_YAML);
-    const list = await api(viewer).get<{ policies: Array<{ version: number; active: boolean; valid: boolean }> }>("/api/v1/policies");
+    const list = await api(viewer).get<{ policies: Array<{ version: number; active: boolean; valid: boolean }> }>(
+      "/api/v1/policies",
+    );
     expect(list.body.policies.map((p) => [p.version, p.active, p.valid])).toEqual([
       [2, true, true],
       [1, false, false],
@@ -134,7 +186,16 @@ describe("policy versions", () => {
 });
 
 describe("egress custody against the current policy", () => {
-  type Host = { host: string; allowed: number; denied: number; drift: boolean; in_current_policy: boolean | null; tools: string[]; credential_refs: string[]; policy_versions: string[] };
+  type Host = {
+    host: string;
+    allowed: number;
+    denied: number;
+    drift: boolean;
+    in_current_policy: boolean | null;
+    tools: string[];
+    credential_refs: string[];
+    policy_versions: string[];
+  };
   type Verdict = { verdict: string; reasons: Array<{ code: string; message: string }> };
 
   it("shows per host what was allowed and denied, flags drift, and the gate and intents follow the current policy", async () => {
@@ -148,7 +209,16 @@ describe("egress custody against the current policy", () => {
       makeEvent(taskId, {
         plane: "tools",
         type,
-        attrs: { host, port: 443, policy_version: "pv-egress", tool: "update_record", credential_ref: "records-api", action_class: "mutation", outcome: type.split(".")[1], ...extra },
+        attrs: {
+          host,
+          port: 443,
+          policy_version: "pv-egress",
+          tool: "update_record",
+          credential_ref: "records-api",
+          action_class: "mutation",
+          outcome: type.split(".")[1],
+          ...extra,
+        },
       });
     const stored = await postEvents(t.apiKey, [
       egress("egress.allowed", "records.example.com"),
@@ -159,7 +229,9 @@ describe("egress custody against the current policy", () => {
     expect(stored.status, stored.text).toBe(200);
 
     // No policy active: the facts are shown, drift cannot be judged, the gate says nothing about egress.
-    const before = await api(t.apiKey).get<{ current_policy_version: number | null; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
+    const before = await api(t.apiKey).get<{ current_policy_version: number | null; hosts: Host[] }>(
+      `/api/v1/tasks/${taskId}/egress`,
+    );
     expect(before.status, before.text).toBe(200);
     expect(before.body.current_policy_version).toBeNull();
     expect(before.body.hosts.map((h) => [h.host, h.allowed, h.denied, h.in_current_policy])).toEqual([
@@ -173,10 +245,22 @@ describe("egress custody against the current policy", () => {
     // A policy that admits records.example.com only: files.example.com is drift, and the gate stops.
     const v1 = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
-    const after = await api(t.apiKey).get<{ current_policy_version: number; hosts: Host[] }>(`/api/v1/tasks/${taskId}/egress`);
+    const after = await api(t.apiKey).get<{ current_policy_version: number; hosts: Host[] }>(
+      `/api/v1/tasks/${taskId}/egress`,
+    );
     const byHost = Object.fromEntries(after.body.hosts.map((h) => [h.host, h]));
-    expect(byHost["files.example.com"]).toMatchObject({ drift: true, in_current_policy: false, tools: ["read_file"], credential_refs: [] });
-    expect(byHost["records.example.com"]).toMatchObject({ drift: false, in_current_policy: true, credential_refs: ["records-api"], policy_versions: ["pv-egress"] });
+    expect(byHost["files.example.com"]).toMatchObject({
+      drift: true,
+      in_current_policy: false,
+      tools: ["read_file"],
+      credential_refs: [],
+    });
+    expect(byHost["records.example.com"]).toMatchObject({
+      drift: false,
+      in_current_policy: true,
+      credential_refs: ["records-api"],
+      policy_versions: ["pv-egress"],
+    });
     expect(byHost["paste.example.com"]).toMatchObject({ drift: false, in_current_policy: false });
     const stopped = await ask();
     expect(stopped.verdict).toBe("stop");
@@ -185,11 +269,17 @@ describe("egress custody against the current policy", () => {
     expect(reason?.message).not.toMatch(/paste\.example\.com/);
     // The intent route answers from the same verdict.
     const intent = await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/update_record/intent`, {
-      idempotency_key: `k-${taskId}`, payload_digest: "c".repeat(64), action: "update_record", attempt: 1, mutation: true,
+      idempotency_key: `k-${taskId}`,
+      payload_digest: "c".repeat(64),
+      action: "update_record",
+      attempt: 1,
+      mutation: true,
     });
     expectError(intent, 409, "gate_stop");
     // The other task reached nothing: its gate is not held back by this one's drift.
-    expect((await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${quiet}/resume`, {})).body.reasons.map((r) => r.code)).not.toContain("egress_policy_inconsistent");
+    expect(
+      (await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${quiet}/resume`, {})).body.reasons.map((r) => r.code),
+    ).not.toContain("egress_policy_inconsistent");
 
     // A new version that admits the host clears it.
     const admitsFiles = recordsPolicyYaml((d) => {
@@ -212,12 +302,22 @@ describe("egress custody against the current policy", () => {
     await checkpoint(t, b, { policy_version: "pv-search-2" });
     await checkpoint(other, newTaskId("reach-other"), { policy_version: "pv-search-1" });
     const res = await postEvents(t.apiKey, [
-      makeEvent(a, { plane: "tools", type: "egress.allowed", attrs: { host: "api.github.com", port: 443, credential_ref: "github-token" } }),
-      makeEvent(b, { plane: "vault", type: "credential.used", attrs: { host: "records.example.com", credential_ref: "records-api" } }),
+      makeEvent(a, {
+        plane: "tools",
+        type: "egress.allowed",
+        attrs: { host: "api.github.com", port: 443, credential_ref: "github-token" },
+      }),
+      makeEvent(b, {
+        plane: "vault",
+        type: "credential.used",
+        attrs: { host: "records.example.com", credential_ref: "records-api" },
+      }),
     ]);
     expect(res.status, res.text).toBe(200);
     const ids = async (query: string, auth: string = t.apiKey) =>
-      (await api(auth).get<{ tasks: Array<{ task_id: string }> }>(`/api/v1/tasks?${query}`)).body.tasks.map((x) => x.task_id).sort();
+      (await api(auth).get<{ tasks: Array<{ task_id: string }> }>(`/api/v1/tasks?${query}`)).body.tasks
+        .map((x) => x.task_id)
+        .sort();
     expect(await ids("host=API.GITHUB.COM")).toEqual([a]);
     expect(await ids("credential_ref=records-api")).toEqual([b]);
     expect(await ids("policy_version=pv-search-1")).toEqual([a]);
@@ -235,7 +335,8 @@ describe("revocation, proven", () => {
       const u = new URL(req.url ?? "/", "http://x");
       asked.push(`${u.pathname}?${u.searchParams.toString()}`);
       res.setHeader("content-type", "application/json");
-      if (u.searchParams.get("credential_ref") === "records-api") res.end(JSON.stringify({ revoked: true, revoked_at: "2026-01-02T03:04:05Z", token: "never kept" }));
+      if (u.searchParams.get("credential_ref") === "records-api")
+        res.end(JSON.stringify({ revoked: true, revoked_at: "2026-01-02T03:04:05Z", token: "never kept" }));
       else if (u.searchParams.get("credential_ref") === "files-api") res.end(JSON.stringify({ revoked: false }));
       else res.end("<html>maybe</html>");
     });
@@ -244,12 +345,21 @@ describe("revocation, proven", () => {
     try {
       const t = await createTestTenant(handle.db);
       const other = await createTestTenant(handle.db);
-      const [owner, responder, viewer] = await Promise.all([signInAs(t, "owner"), signInAs(t, "responder"), signInAs(t, "viewer")]);
+      const [owner, responder, viewer] = await Promise.all([
+        signInAs(t, "owner"),
+        signInAs(t, "responder"),
+        signInAs(t, "viewer"),
+      ]);
       const taskId = newTaskId("revocation");
       await checkpoint(t, taskId);
-      const vault = (type: string, ref: string, extra: Record<string, unknown> = {}) => makeEvent(taskId, { plane: "vault", type, attrs: { credential_ref: ref, ...extra } });
+      const vault = (type: string, ref: string, extra: Record<string, unknown> = {}) =>
+        makeEvent(taskId, { plane: "vault", type, attrs: { credential_ref: ref, ...extra } });
       const res = await postEvents(t.apiKey, [
-        vault("credential.issued", "records-api", { credential_id: "cred-1", scope: "records:write", expires_at: "2030-01-01T00:00:00Z" }),
+        vault("credential.issued", "records-api", {
+          credential_id: "cred-1",
+          scope: "records:write",
+          expires_at: "2030-01-01T00:00:00Z",
+        }),
         vault("credential.used", "records-api", { credential_id: "cred-1", host: "records.example.com" }),
         vault("credential.used", "records-api", { credential_id: "cred-1", host: "records.example.com" }),
         vault("credential.revoked", "records-api", { credential_id: "cred-1" }),
@@ -274,17 +384,38 @@ describe("revocation, proven", () => {
       expect(stored.body.valid, stored.text).toBe(true);
       expect((await api(owner).request("POST", `/api/v1/policies/${stored.body.version}/activate`)).status).toBe(200);
 
-      const list = await api(viewer).get<{ credentials: Array<{ credential_ref: string; used: number; can_check: boolean; last_revoked_at: string | null; scope: string | null; last_check: unknown }> }>(`/api/v1/tasks/${taskId}/credentials`);
+      const list = await api(viewer).get<{
+        credentials: Array<{
+          credential_ref: string;
+          used: number;
+          can_check: boolean;
+          last_revoked_at: string | null;
+          scope: string | null;
+          last_check: unknown;
+        }>;
+      }>(`/api/v1/tasks/${taskId}/credentials`);
       expect(list.status, list.text).toBe(200);
       const byRef = Object.fromEntries(list.body.credentials.map((c) => [c.credential_ref, c]));
-      expect(byRef["records-api"]).toMatchObject({ used: 2, can_check: true, scope: "records:write", last_check: null });
+      expect(byRef["records-api"]).toMatchObject({
+        used: 2,
+        can_check: true,
+        scope: "records:write",
+        last_check: null,
+      });
       expect(byRef["records-api"]!.last_revoked_at).not.toBeNull();
       expect(byRef["no-endpoint"]).toMatchObject({ can_check: false });
 
-      const check = (auth: Auth, ref: string, task = taskId) => api(auth).request<Record<string, unknown>>("POST", `/api/v1/tasks/${task}/credentials/${ref}/revocation-check`);
+      const check = (auth: Auth, ref: string, task = taskId) =>
+        api(auth).request<Record<string, unknown>>("POST", `/api/v1/tasks/${task}/credentials/${ref}/revocation-check`);
       const revoked = await check(responder, "records-api");
       expect(revoked.status, revoked.text).toBe(200);
-      expect(revoked.body).toMatchObject({ outcome: "revoked", revoked: true, revoked_at: "2026-01-02T03:04:05Z", http_status: 200, policy_version: stored.body.version });
+      expect(revoked.body).toMatchObject({
+        outcome: "revoked",
+        revoked: true,
+        revoked_at: "2026-01-02T03:04:05Z",
+        http_status: 200,
+        policy_version: stored.body.version,
+      });
       expect(asked[0]).toBe("/revocations?credential_ref=records-api&credential_id=cred-1");
       const still = await check(owner, "files-api");
       expect(still.body).toMatchObject({ outcome: "not_revoked", revoked: false });
@@ -300,8 +431,12 @@ describe("revocation, proven", () => {
       ]);
       expect(JSON.stringify(events)).not.toContain("never kept");
       expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
-      const after = await api(viewer).get<{ credentials: Array<{ credential_ref: string; last_check: { outcome: string } | null }> }>(`/api/v1/tasks/${taskId}/credentials`);
-      expect(after.body.credentials.find((c) => c.credential_ref === "records-api")?.last_check?.outcome).toBe("revoked");
+      const after = await api(viewer).get<{
+        credentials: Array<{ credential_ref: string; last_check: { outcome: string } | null }>;
+      }>(`/api/v1/tasks/${taskId}/credentials`);
+      expect(after.body.credentials.find((c) => c.credential_ref === "records-api")?.last_check?.outcome).toBe(
+        "revoked",
+      );
 
       expectError(await check(responder, "no-endpoint"), 422, "validation_failed");
       expectError(await check(responder, "never-held"), 404, "not_found");
@@ -324,33 +459,62 @@ describe("policy documents behind the approvals' policy version", () => {
     await checkpoint(t, taskId);
     const v1 = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
-    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe(String(v1.body.version));
+    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe(
+      String(v1.body.version),
+    );
 
     // An approval bound to version 1.
-    const intent = { idempotency_key: `k-${taskId}`, payload_digest: "d".repeat(64), action: "publish_report", attempt: 1, mutation: true, requires_approval: true, payload: { report: "r.md" } };
-    const asked = await api(t.apiKey).post<{ error: { code: string; details: { approval_id: string } } }>(`/api/v1/tasks/${taskId}/side-effects/publish_report/intent`, intent);
+    const intent = {
+      idempotency_key: `k-${taskId}`,
+      payload_digest: "d".repeat(64),
+      action: "publish_report",
+      attempt: 1,
+      mutation: true,
+      requires_approval: true,
+      payload: { report: "r.md" },
+    };
+    const asked = await api(t.apiKey).post<{ error: { code: string; details: { approval_id: string } } }>(
+      `/api/v1/tasks/${taskId}/side-effects/publish_report/intent`,
+      intent,
+    );
     expectError(asked, 403, "approval_required");
     const approvalId = asked.body.error.details.approval_id;
-    const decided = await api(approver).post(`/api/v1/approvals/${approvalId}/decision`, { decision: "approve", reason: "fine under v1" });
+    const decided = await api(approver).post(`/api/v1/approvals/${approvalId}/decision`, {
+      decision: "approve",
+      reason: "fine under v1",
+    });
     expect(decided.status, decided.text).toBe(200);
 
     // A corrected document stored as version 2 is activated through the approvals' route: the approval goes stale.
-    const v2 = await sendYaml(owner, "/api/v1/policies", recordsPolicyYaml((d) => (d.credentials[0]!.scope = "records:write records:read")));
+    const v2 = await sendYaml(
+      owner,
+      "/api/v1/policies",
+      recordsPolicyYaml((d) => (d.credentials[0]!.scope = "records:write records:read")),
+    );
     expect(v2.body).toMatchObject({ version: 2, valid: true });
-    const moved = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>("/api/v1/policy/current", { version: "2" });
+    const moved = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>(
+      "/api/v1/policy/current",
+      { version: "2" },
+    );
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body).toMatchObject({ version: "2", previous: "1" });
     expect(moved.body.invalidated.map((i) => i.id)).toEqual([approvalId]);
     const current = await api(owner).get<{ version: number }>("/api/v1/policies/current");
     expect(current.body.version).toBe(2);
-    const approval = await api(approver).get<{ status: string; stale_reasons: string[] }>(`/api/v1/approvals/${approvalId}`);
+    const approval = await api(approver).get<{ status: string; stale_reasons: string[] }>(
+      `/api/v1/approvals/${approvalId}`,
+    );
     expect(approval.body.status).toBe("stale");
     expect(approval.body.stale_reasons).toContain("policy_changed");
 
     // Once documents are kept, a version that is not stored (or fails lint) cannot become current.
     expectError(await api(owner).put("/api/v1/policy/current", { version: "7" }), 404, "not_found");
     const bad = await sendYaml(owner, "/api/v1/policies", MISMATCHED_YAML);
-    expectError(await api(owner).put("/api/v1/policy/current", { version: String(bad.body.version) }), 422, "policy_invalid");
+    expectError(
+      await api(owner).put("/api/v1/policy/current", { version: String(bad.body.version) }),
+      422,
+      "policy_invalid",
+    );
     expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("2");
     // Rolling back to version 1 is an activation like any other.
     expect((await api(owner).request("POST", "/api/v1/policies/1/activate")).status).toBe(200);
@@ -362,7 +526,9 @@ describe("compaction constraints", () => {
   it("keeps constraints in the signed record; after a compaction the gate replays and mutations wait until they are re-checked", async () => {
     const t = await createTestTenant(handle.db);
     const taskId = newTaskId("compaction");
-    const cp = await checkpoint(t, taskId, { constraints: ["Never update a record twice.", "Publish only approved reports."] });
+    const cp = await checkpoint(t, taskId, {
+      constraints: ["Never update a record twice.", "Publish only approved reports."],
+    });
     const stored = await api(t.apiKey).get<{ record: { constraints: string[] } }>(`/api/v1/tasks/${taskId}`);
     expect(stored.body.record.constraints).toEqual(["Never update a record twice.", "Publish only approved reports."]);
     expect(cp.version).toBe(1);
@@ -370,26 +536,46 @@ describe("compaction constraints", () => {
     const ask = async () => (await api(t.apiKey).post<Verdict>(`/api/v1/tasks/${taskId}/resume`, {})).body;
     expect((await ask()).verdict).toBe("resume");
 
-    const compaction = makeEvent(taskId, { plane: "session", type: "compaction.performed", occurred_at: "2026-11-30T10:00:00.000Z", attrs: { tokens_before: 180000, tokens_after: 20000 } });
+    const compaction = makeEvent(taskId, {
+      plane: "session",
+      type: "compaction.performed",
+      occurred_at: "2026-11-30T10:00:00.000Z",
+      attrs: { tokens_before: 180000, tokens_after: 20000 },
+    });
     expect((await postEvents(t.apiKey, [compaction])).status).toBe(200);
     const replay = await ask();
     expect(replay.verdict).toBe("replay");
-    expect(replay.reasons[0]).toMatchObject({ code: "constraints_unchecked", target: `/tasks/${taskId}?event=${encodeURIComponent(compaction.id)}` });
+    expect(replay.reasons[0]).toMatchObject({
+      code: "constraints_unchecked",
+      target: `/tasks/${taskId}?event=${encodeURIComponent(compaction.id)}`,
+    });
     const intent = (key: string, mutation: boolean) =>
       api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/${mutation ? "update_record" : "read_record"}/intent`, {
-        idempotency_key: key, payload_digest: "e".repeat(64), action: mutation ? "update_record" : "read_record", attempt: 1, mutation,
+        idempotency_key: key,
+        payload_digest: "e".repeat(64),
+        action: mutation ? "update_record" : "read_record",
+        attempt: 1,
+        mutation,
       });
     expectError(await intent(`w-${taskId}`, true), 409, "gate_replay");
     expect((await intent(`r-${taskId}`, false)).status).toBe(200);
 
     // A check whose runtime clock says it came before the compaction still counts: receive order decides.
-    const checked = makeEvent(taskId, { plane: "session", type: "constraint.checked", occurred_at: "2026-11-30T09:00:00.000Z", attrs: { constraints: 2, ok: true } });
+    const checked = makeEvent(taskId, {
+      plane: "session",
+      type: "constraint.checked",
+      occurred_at: "2026-11-30T09:00:00.000Z",
+      attrs: { constraints: 2, ok: true },
+    });
     expect((await postEvents(t.apiKey, [checked])).status).toBe(200);
     expect((await ask()).reasons.map((r) => r.code)).not.toContain("constraints_unchecked");
     expect((await intent(`w-${taskId}`, true)).status).toBe(200);
 
     // A later compaction holds writes back again.
-    expect((await postEvents(t.apiKey, [makeEvent(taskId, { plane: "session", type: "compaction.performed", attrs: {} })])).status).toBe(200);
+    expect(
+      (await postEvents(t.apiKey, [makeEvent(taskId, { plane: "session", type: "compaction.performed", attrs: {} })]))
+        .status,
+    ).toBe(200);
     expect((await ask()).reasons.map((r) => r.code)).toContain("constraints_unchecked");
   });
 });

@@ -36,7 +36,17 @@ import {
   expectError,
   unknownEffect as makeUnknownEffect,
 } from "./custody-helpers";
-import { api, createTestTenant, makeEvent, newTaskId, signIn, type FullTestTenant, type TestTenant, cleanupsAfterEachTest, testDbForFile } from "./helpers";
+import {
+  api,
+  createTestTenant,
+  makeEvent,
+  newTaskId,
+  signIn,
+  type FullTestTenant,
+  type TestTenant,
+  cleanupsAfterEachTest,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 
@@ -61,7 +71,6 @@ const notAppliedBody = (over: Record<string, unknown> = {}) => ({
   evidence: "Records system has no write under this key; checked the audit trail.",
   ...over,
 });
-
 
 function fieldPaths(res: { body: unknown }): string[] {
   const details = (res.body as ApiErrorBody).error.details as { fields?: Array<{ path: string }> } | undefined;
@@ -103,7 +112,11 @@ describe("reconcile: who may settle", () => {
       const person = await signInAs(t, role);
       const res = await postReconcile(person, taskId, name, completedBody());
       expect(res.status, `${role}: ${res.text}`).toBe(200);
-      expect(res.body).toMatchObject({ name, status: "completed", reconcile: { by: t.users[role].email, outcome: "completed" } });
+      expect(res.body).toMatchObject({
+        name,
+        status: "completed",
+        reconcile: { by: t.users[role].email, outcome: "completed" },
+      });
     }
   });
 
@@ -134,7 +147,12 @@ describe("reconcile: bad input writes nothing", () => {
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
 
     const { evidence: _e, ...noEvidence } = completedBody();
-    for (const body of [noEvidence, completedBody({ evidence: "" }), completedBody({ evidence: "   " }), notAppliedBody({ evidence: null })]) {
+    for (const body of [
+      noEvidence,
+      completedBody({ evidence: "" }),
+      completedBody({ evidence: "   " }),
+      notAppliedBody({ evidence: null }),
+    ]) {
       const res = await postReconcile(responder, taskId, name, body);
       expectError(res, 422, "validation_failed");
       expect(fieldPaths(res)).toContain("evidence");
@@ -152,7 +170,9 @@ describe("reconcile: bad input writes nothing", () => {
     expectError(badOutcome, 422, "validation_failed");
     expect(fieldPaths(badOutcome)).toContain("outcome");
 
-    const notJson = await api(responder).request("POST", `/api/v1/tasks/${taskId}/side-effects/${name}/reconcile`, { raw: "{not json" });
+    const notJson = await api(responder).request("POST", `/api/v1/tasks/${taskId}/side-effects/${name}/reconcile`, {
+      raw: "{not json",
+    });
     expect(notJson.status).toBe(400);
 
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
@@ -168,12 +188,20 @@ describe("reconcile: bad input writes nothing", () => {
       side_effects: {
         fresh: { idempotency_key: keys.fresh, status: "not_started" },
         flying: { idempotency_key: keys.flying, status: "not_started" },
-        done: { idempotency_key: keys.done, status: "completed", receipt: { external_operation_id: "op-done", completed_at: "2025-07-01T09:00:00Z" } },
+        done: {
+          idempotency_key: keys.done,
+          status: "completed",
+          receipt: { external_operation_id: "op-done", completed_at: "2025-07-01T09:00:00Z" },
+        },
       },
     });
     expect((await postIntent(t.apiKey, taskId, "flying", intentBody(keys.flying))).body.decision).toBe("go");
     const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
-    for (const [name, status] of [["fresh", "not started"], ["flying", "in flight"], ["done", "completed"]] as const) {
+    for (const [name, status] of [
+      ["fresh", "not started"],
+      ["flying", "in flight"],
+      ["done", "completed"],
+    ] as const) {
       for (const body of [completedBody(), notAppliedBody()]) {
         const res = await postReconcile(responder, taskId, name, body);
         expectError(res, 409, "conflict");
@@ -192,7 +220,12 @@ describe("reconcile: outcomes", () => {
     const auditBefore = (await auditRows(handle.db, t.tenantId)).length;
     expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
 
-    const res = await postReconcile(responder, taskId, name, completedBody({ result_digest: "d".repeat(64), completed_at: "2025-07-01T09:30:00+00:00" }));
+    const res = await postReconcile(
+      responder,
+      taskId,
+      name,
+      completedBody({ result_digest: "d".repeat(64), completed_at: "2025-07-01T09:30:00+00:00" }),
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({
       name,
@@ -204,7 +237,11 @@ describe("reconcile: outcomes", () => {
     const view = (await getTask(t.apiKey, taskId)).body.side_effects[name]!;
     expect(view).toMatchObject({
       status: "completed",
-      receipt: { external_operation_id: "op-found-1", result_digest: "d".repeat(64), completed_at: "2025-07-01T09:30:00.000Z" },
+      receipt: {
+        external_operation_id: "op-found-1",
+        result_digest: "d".repeat(64),
+        completed_at: "2025-07-01T09:30:00.000Z",
+      },
       last_reconcile: { outcome: "completed", external_operation_id: "op-found-1", by: t.users.responder!.email },
     });
     expect(view.last_reconcile!.evidence).toContain("OPS-12");
@@ -212,8 +249,17 @@ describe("reconcile: outcomes", () => {
     const audit = await auditRows(handle.db, t.tenantId);
     expect(audit).toHaveLength(auditBefore + 1);
     const row = audit[audit.length - 1]!;
-    expect(row).toMatchObject({ action: "side_effect.reconcile", target: `side_effect:${taskId}/${name}`, actor_kind: "user", actor_label: t.users.responder!.email });
-    expect(row.details).toMatchObject({ outcome: "completed", external_operation_id: "op-found-1", new_status: "completed" });
+    expect(row).toMatchObject({
+      action: "side_effect.reconcile",
+      target: `side_effect:${taskId}/${name}`,
+      actor_kind: "user",
+      actor_label: t.users.responder!.email,
+    });
+    expect(row.details).toMatchObject({
+      outcome: "completed",
+      external_operation_id: "op-found-1",
+      new_status: "completed",
+    });
     expect(String(row.details.evidence)).toContain("OPS-12");
     expect(res.body.audit_seq).toBe(row.seq);
 
@@ -221,13 +267,21 @@ describe("reconcile: outcomes", () => {
     const decisions = timeline.body.events.filter((e) => e.type === "decision.recorded");
     expect(decisions).toHaveLength(1);
     expect(decisions[0]).toMatchObject({ plane: "session", actor: t.users.responder!.email });
-    expect(decisions[0]!.attrs).toMatchObject({ kind: "reconcile", side_effect: name, outcome: "completed", new_status: "completed", audit_seq: row.seq });
+    expect(decisions[0]!.attrs).toMatchObject({
+      kind: "reconcile",
+      side_effect: name,
+      outcome: "completed",
+      new_status: "completed",
+      audit_seq: row.seq,
+    });
 
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
     const replay = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool: TOOL }));
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    expect((replay.body as Extract<IntentResult, { decision: "replay" }>).receipt.external_operation_id).toBe("op-found-1");
+    expect((replay.body as Extract<IntentResult, { decision: "replay" }>).receipt.external_operation_id).toBe(
+      "op-found-1",
+    );
   });
 
   it("not_applied: back to not_started, the gate resumes with the effect permitted, and the same key gets go", async () => {
@@ -236,9 +290,17 @@ describe("reconcile: outcomes", () => {
     const owner = await signInAs(t, "owner");
     const res = await postReconcile(owner, taskId, name, notAppliedBody());
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ status: "not_started", reconcile: { outcome: "not_applied", external_operation_id: null } });
+    expect(res.body).toMatchObject({
+      status: "not_started",
+      reconcile: { outcome: "not_applied", external_operation_id: null },
+    });
     const view = (await getTask(t.apiKey, taskId)).body.side_effects[name]!;
-    expect(view).toMatchObject({ status: "not_started", lease_expires_at: null, intent_at: null, last_reconcile: { outcome: "not_applied" } });
+    expect(view).toMatchObject({
+      status: "not_started",
+      lease_expires_at: null,
+      intent_at: null,
+      last_reconcile: { outcome: "not_applied" },
+    });
     expect(view.receipt).toBeUndefined();
     const gate = await askGate(t.apiKey, taskId);
     expect(gate.body).toMatchObject({ verdict: "resume", permitted_side_effects: [name] });
@@ -264,7 +326,9 @@ describe("reconcile: outcomes", () => {
     const t = await createTestTenant(handle.db, { roles: ["responder"] });
     const taskId = newTaskId();
     const key = newKey();
-    await checkpoint(t, taskId, { side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", tool: TOOL } } });
+    await checkpoint(t, taskId, {
+      side_effects: { [EFFECT]: { idempotency_key: key, status: "approved", tool: TOOL } },
+    });
     // a checkpoint cannot approve (it waits for an approver); an approver's decision stands in here
     await approveDirectly(handle.db, t.tenantId, taskId, EFFECT);
     const at = Date.now() + 1_000;
@@ -289,7 +353,12 @@ describe("reconcile: outcomes", () => {
     const responder = await signInAs(t, "responder");
     const token = `Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${"x".repeat(43)}`;
     const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).length;
-    const res = await postReconcile(responder, taskId, name, notAppliedBody({ evidence: `Checked with ${token} — nothing there.` }));
+    const res = await postReconcile(
+      responder,
+      taskId,
+      name,
+      notAppliedBody({ evidence: `Checked with ${token} — nothing there.` }),
+    );
     expect(res.status, res.text).toBe(422);
     expect(res.text).toContain("evidence");
     const row = await effectRow(handle.db, t.tenantId, taskId, name);
@@ -329,7 +398,10 @@ describe("reconcile: racing responders", () => {
       const { taskId, name } = await unknownEffect(t);
       const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).length;
       // alternate the outcomes so both kinds of update race
-      const bodies = round % 2 === 0 ? [completedBody(), notAppliedBody()] : [notAppliedBody(), completedBody({ external_operation_id: "op-2" })];
+      const bodies =
+        round % 2 === 0
+          ? [completedBody(), notAppliedBody()]
+          : [notAppliedBody(), completedBody({ external_operation_id: "op-2" })];
       const answers = await Promise.all([
         postReconcile(first, taskId, name, bodies[0]),
         postReconcile(second, taskId, name, bodies[1]),
@@ -348,7 +420,10 @@ describe("reconcile: racing responders", () => {
       expect(errorOf(loser).details).toMatchObject({ settled_by: winnerEmail });
 
       const row = await effectRow(handle.db, t.tenantId, taskId, name);
-      expect(row?.last_reconcile).toMatchObject({ by: winnerEmail, outcome: (bodies[winnerIndex] as { outcome: string }).outcome });
+      expect(row?.last_reconcile).toMatchObject({
+        by: winnerEmail,
+        outcome: (bodies[winnerIndex] as { outcome: string }).outcome,
+      });
       expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(auditBefore + 1);
       const timeline = await api(t.apiKey).get<TimelinePage>(`/api/v1/tasks/${taskId}/timeline?limit=1000`);
       expect(timeline.body.events.filter((e) => e.type === "decision.recorded")).toHaveLength(1);
@@ -381,7 +456,9 @@ describe("lookup endpoints", () => {
       expect(fieldPaths(res)).toContain(field);
     }
     const list = await api(owner).get<{ lookups: Array<{ tool: string; url: string }> }>("/api/v1/settings/lookups");
-    expect(list.body.lookups).toEqual([expect.objectContaining({ tool: TOOL, url: "https://records.example.com/lookup" })]);
+    expect(list.body.lookups).toEqual([
+      expect.objectContaining({ tool: TOOL, url: "https://records.example.com/lookup" }),
+    ]);
     expect(await auditRows(handle.db, t.tenantId)).toHaveLength(auditAfterOk);
   });
 
@@ -432,7 +509,12 @@ describe("lookup endpoints", () => {
 
     const before = await postLookup(responder, taskId, name);
     expect(before.status, before.text).toBe(200);
-    expect(before.body).toMatchObject({ configured: true, outcome: "not_found", http_status: 200, external_operation_id: null });
+    expect(before.body).toMatchObject({
+      configured: true,
+      outcome: "not_found",
+      http_status: 200,
+      external_operation_id: null,
+    });
 
     const put = await fetch(`${records.url}/records/REC-1`, {
       method: "PUT",
@@ -477,7 +559,11 @@ describe("lookup endpoints", () => {
       use_lookup: true,
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.reconcile.lookup).toMatchObject({ configured: true, outcome: "found", external_operation_id: applied.operation_id });
+    expect(res.body.reconcile.lookup).toMatchObject({
+      configured: true,
+      outcome: "found",
+      external_operation_id: applied.operation_id,
+    });
 
     const row = await effectRow(handle.db, t.tenantId, taskId, name);
     expect(row?.receipt).toEqual({
@@ -485,7 +571,9 @@ describe("lookup endpoints", () => {
       result_digest: resultDigest(applied),
       completed_at: applied.applied_at,
     });
-    expect(row?.last_reconcile).toMatchObject({ lookup: { outcome: "found", external_operation_id: applied.operation_id, answer: { found: true } } });
+    expect(row?.last_reconcile).toMatchObject({
+      lookup: { outcome: "found", external_operation_id: applied.operation_id, answer: { found: true } },
+    });
     const audit = await auditRows(handle.db, t.tenantId, "side_effect.reconcile");
     expect(audit[0]!.details).toMatchObject({ lookup_outcome: "found" });
   });
@@ -506,7 +594,12 @@ describe("lookup endpoints", () => {
     const res = await postLookup(responder, taskId, name);
     const took = Date.now() - started;
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ configured: true, outcome: "timeout", http_status: null, external_operation_id: null });
+    expect(res.body).toMatchObject({
+      configured: true,
+      outcome: "timeout",
+      http_status: null,
+      external_operation_id: null,
+    });
     expect(took).toBeGreaterThanOrEqual(250);
     expect(took).toBeLessThan(3_000);
     expect(silent.requests).toHaveLength(1);
@@ -538,7 +631,12 @@ describe("lookup endpoints", () => {
     for (const [status] of answers) {
       const res = await postLookup(responder, taskId, name);
       expect(res.status, res.text).toBe(200);
-      expect(res.body, JSON.stringify(res.body)).toMatchObject({ configured: true, outcome: "ambiguous", http_status: status, external_operation_id: null });
+      expect(res.body, JSON.stringify(res.body)).toMatchObject({
+        configured: true,
+        outcome: "ambiguous",
+        http_status: status,
+        external_operation_id: null,
+      });
     }
     expect(server.requests).toHaveLength(answers.length);
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);

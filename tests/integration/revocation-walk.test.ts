@@ -25,7 +25,11 @@ const handle = testDbForFile();
 const NO_SUCH_ID = "00000000-0000-4000-8000-000000000000";
 
 /** The routes that need no credentials (the matrix's `public` rows); every other route is protected. */
-const PUBLIC_ROUTES = ["GET /api/v1/openapi.json", "GET /api/v1/signing-keys", "POST /api/v1/invitations/[token]/accept"];
+const PUBLIC_ROUTES = [
+  "GET /api/v1/openapi.json",
+  "GET /api/v1/signing-keys",
+  "POST /api/v1/invitations/[token]/accept",
+];
 
 /**
  * Every page of the app as a route pattern (`/maps/[mapId]`), from the `page.tsx` files under app/, with whether it
@@ -76,11 +80,19 @@ beforeAll(async () => {
   const owner = await signInAs(t, "owner");
   const taskId = newTaskId("walk");
   await checkpoint(t, taskId);
-  const map = await api(owner).post<{ id: string }>("/api/v1/maps", { workflow: `walk-${rid()}`, title: `Walk map ${rid()}` });
+  const map = await api(owner).post<{ id: string }>("/api/v1/maps", {
+    workflow: `walk-${rid()}`,
+    title: `Walk map ${rid()}`,
+  });
   expect(map.status, map.text).toBeLessThan(300);
-  const ex = await api(owner).post<{ id: string }>(`/api/v1/maps/${map.body.id}/exercises`, { interruption_point: "after_intent" });
+  const ex = await api(owner).post<{ id: string }>(`/api/v1/maps/${map.body.id}/exercises`, {
+    interruption_point: "after_intent",
+  });
   expect(ex.status, ex.text).toBeLessThan(300);
-  const inv = await api(owner).post<{ invitation_url: string }>("/api/v1/settings/invitations", { email: `walk-${rid()}@walk.test`, role: "viewer" });
+  const inv = await api(owner).post<{ invitation_url: string }>("/api/v1/settings/invitations", {
+    email: `walk-${rid()}@walk.test`,
+    role: "viewer",
+  });
   expect(inv.status, inv.text).toBeLessThan(300);
   world = {
     t,
@@ -111,7 +123,9 @@ const dashboardPages = () => pageRoutes().filter((p) => p.dashboard);
  * "refused like a signed-out visitor": a protected route must answer 401 `unauthorized` and a page must redirect to
  * /login with the page as callbackUrl; a public route must answer `auth` as it answers no credentials.
  */
-async function walkExpectingSignedOut(auth: Auth): Promise<{ wrong: string[]; protectedRoutes: number; pages: number }> {
+async function walkExpectingSignedOut(
+  auth: Auth,
+): Promise<{ wrong: string[]; protectedRoutes: number; pages: number }> {
   const { params } = world;
   const routes = apiRoutes();
   const pages = dashboardPages();
@@ -126,7 +140,8 @@ async function walkExpectingSignedOut(auth: Auth): Promise<{ wrong: string[]; pr
     if (i < routes.length) {
       const route = routes[i]!;
       if (PUBLIC_ROUTES.includes(route)) {
-        if (a.status !== nobody.status || a.status >= 500) wrong.push(`${shown(a)}, and ${nobody.status} without credentials`);
+        if (a.status !== nobody.status || a.status >= 500)
+          wrong.push(`${shown(a)}, and ${nobody.status} without credentials`);
       } else if (a.status !== 401 || a.code !== "unauthorized" || nobody.status !== 401) {
         wrong.push(`${shown(a)} (without credentials ${nobody.status})`);
       }
@@ -134,7 +149,9 @@ async function walkExpectingSignedOut(auth: Auth): Promise<{ wrong: string[]; pr
       const page = pages[i - routes.length]!;
       const login = `/login?callbackUrl=${encodeURIComponent(fillRoute(page.pattern, params))}`;
       if (a.status !== 307 || !a.location?.endsWith(login) || a.location !== nobody.location) {
-        wrong.push(`${a.call.route}: ${a.status} → ${a.location ?? "(no redirect)"} ${a.text.slice(0, 200)}; signed out: ${nobody.status} → ${nobody.location}`);
+        wrong.push(
+          `${a.call.route}: ${a.status} → ${a.location ?? "(no redirect)"} ${a.text.slice(0, 200)}; signed out: ${nobody.status} → ${nobody.location}`,
+        );
       }
     }
   });
@@ -145,10 +162,21 @@ describe("the walk's lists", () => {
   it("cover every API route of the registry and every page, and only the invitation and sign-in pages are outside the dashboard", () => {
     expect(apiRoutes().length).toBeGreaterThan(60);
     expect(PUBLIC_ROUTES.filter((r) => !(r in API_ROUTES))).toEqual([]);
-    const outside = pageRoutes().filter((p) => !p.dashboard).map((p) => p.pattern);
+    const outside = pageRoutes()
+      .filter((p) => !p.dashboard)
+      .map((p) => p.pattern);
     expect(outside).toEqual(["/invitations/[token]", "/login"]);
     expect(dashboardPages().map((p) => p.pattern)).toEqual(
-      expect.arrayContaining(["/", "/tasks", "/tasks/[taskId]", "/maps/[mapId]/exercises/[exerciseId]", "/settings", "/audit", "/account", "/policies"]),
+      expect.arrayContaining([
+        "/",
+        "/tasks",
+        "/tasks/[taskId]",
+        "/maps/[mapId]/exercises/[exerciseId]",
+        "/settings",
+        "/audit",
+        "/account",
+        "/policies",
+      ]),
     );
   });
 });
@@ -161,11 +189,22 @@ describe("removing a member", () => {
     const spare = await signInAs(t, "admin");
     // Before: the session reads every GET route it may (none answers 401) and opens every dashboard page.
     const getRoutes = apiRoutes().filter((r) => r.startsWith("GET "));
-    const before = await walkRoutes(walkCalls(session, params, getRoutes, dashboardPages().map((p) => p.pattern)));
+    const before = await walkRoutes(
+      walkCalls(
+        session,
+        params,
+        getRoutes,
+        dashboardPages().map((p) => p.pattern),
+      ),
+    );
     expect(before.filter((a) => a.status === 401 || a.status === 307 || a.status >= 500).map(shown)).toEqual([]);
-    expect(before.slice(getRoutes.length).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(dashboardPages().length - 1);
+    expect(before.slice(getRoutes.length).filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(
+      dashboardPages().length - 1,
+    );
 
-    const removed = await api(owner).delete<{ removed: boolean; sessions_ended: number; audit_seq: number }>(`/api/v1/settings/members/${admin.userId}`);
+    const removed = await api(owner).delete<{ removed: boolean; sessions_ended: number; audit_seq: number }>(
+      `/api/v1/settings/members/${admin.userId}`,
+    );
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body).toMatchObject({ removed: true, sessions_ended: 2 });
 
@@ -175,7 +214,9 @@ describe("removing a member", () => {
 
     // A session row that survived the removal (say a sign-in that raced it) still gets nothing: the membership is
     // checked on every request, not only the row.
-    await handle.db.execute(sql`update sessions set ended_at = null, ended_reason = null where user_id = ${admin.userId} and tenant_id = ${t.tenantId}`);
+    await handle.db.execute(
+      sql`update sessions set ended_at = null, ended_reason = null where user_id = ${admin.userId} and tenant_id = ${t.tenantId}`,
+    );
     const raced = await walkExpectingSignedOut(spare);
     expect(raced.wrong).toEqual([]);
 
@@ -187,7 +228,9 @@ describe("removing a member", () => {
 describe("revoking a runtime API key", () => {
   it("refuses the key on every protected route at the next request", async () => {
     const { owner } = world;
-    const made = await api(owner).post<{ id: string; key: string }>("/api/v1/settings/api-keys", { name: `walk key ${rid(3)}` });
+    const made = await api(owner).post<{ id: string; key: string }>("/api/v1/settings/api-keys", {
+      name: `walk key ${rid(3)}`,
+    });
     expect(made.status, made.text).toBe(200);
     expect((await api(made.body.key).get("/api/v1/tasks")).status).toBe(200);
     const revoked = await api(owner).post(`/api/v1/settings/api-keys/${made.body.id}/revoke`, {});
@@ -211,7 +254,11 @@ describe("the audit log", () => {
       details: { email: t.users.admin.email, role: "admin", sessions_ended: 2 },
     });
     const [revocation] = await auditRows(handle.db, t.tenantId, "api_key.revoke");
-    expect(revocation).toMatchObject({ actor_kind: "user", actor_label: ownerEmail, target: `api_key:${params.keyId}` });
+    expect(revocation).toMatchObject({
+      actor_kind: "user",
+      actor_label: ownerEmail,
+      target: `api_key:${params.keyId}`,
+    });
 
     // The audit page, filtered to each target, shows the entry and who made it.
     for (const [target, action] of [

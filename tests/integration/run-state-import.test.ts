@@ -19,9 +19,18 @@ const handle = testDbForFile();
 const fixtureDir = "/work/shared/fixtures/real";
 const sample = (sdk: string, name: string) => fs.readFileSync(path.join(fixtureDir, sdk, name), "utf8");
 
-type ImportAnswer = { task_id: string; sdk: string; schema_version: string; approvals: string[]; receipts: string[]; unknown: string[]; warnings: string[] };
+type ImportAnswer = {
+  task_id: string;
+  sdk: string;
+  schema_version: string;
+  approvals: string[];
+  receipts: string[];
+  unknown: string[];
+  warnings: string[];
+};
 
-const importUrl = (taskId: string, extra = "") => `/api/v1/import/openai-agents/run-state?task_id=${encodeURIComponent(taskId)}${extra}`;
+const importUrl = (taskId: string, extra = "") =>
+  `/api/v1/import/openai-agents/run-state?task_id=${encodeURIComponent(taskId)}${extra}`;
 function importState(auth: Auth, taskId: string, state: unknown, extra = "") {
   return typeof state === "string"
     ? api(auth).request<ImportAnswer>("POST", importUrl(taskId, extra), { raw: state })
@@ -31,14 +40,28 @@ function importState(auth: Auth, taskId: string, state: unknown, extra = "") {
 async function counts(tenantId: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of ["events", "side_effects", "approval_requests", "audit_log", "unapplied_receipts"]) {
-    const [r] = await queryRows<{ n: string }>(handle.db, sql`select count(*) as n from ${sql.identifier(table)} where tenant_id = ${tenantId}`);
+    const [r] = await queryRows<{ n: string }>(
+      handle.db,
+      sql`select count(*) as n from ${sql.identifier(table)} where tenant_id = ${tenantId}`,
+    );
     out[table] = Number(r!.n);
   }
   return out;
 }
 
 async function approvalRows(tenantId: string, taskId: string) {
-  return queryRows<{ id: string; tool: string; agent: string | null; agent_version: string | null; payload_digest: string; policy_version: string; principal: string | null; provider_request_id: string | null; origin: string; call_id: string | null }>(
+  return queryRows<{
+    id: string;
+    tool: string;
+    agent: string | null;
+    agent_version: string | null;
+    payload_digest: string;
+    policy_version: string;
+    principal: string | null;
+    provider_request_id: string | null;
+    origin: string;
+    call_id: string | null;
+  }>(
     handle.db,
     sql`select id::text, tool, agent, agent_version, payload_digest, policy_version, principal, provider_request_id, origin, call_id
         from approval_requests where tenant_id = ${tenantId} and task_id = ${taskId} order by requested_at, id`,
@@ -59,9 +82,21 @@ async function newTask(): Promise<string> {
 describe("import rules", () => {
   it("JS nested agent-as-tool approval (real sample, as a JSON string body): one request, attributed to the nested agent, bound as the issue says", async () => {
     const taskId = await newTask();
-    const res = await importState(t.apiKey, taskId, JSON.stringify(sample("openai-agents-js", "v1.2-nested-approval.json")), "&agent_version=outer-2.1");
+    const res = await importState(
+      t.apiKey,
+      taskId,
+      JSON.stringify(sample("openai-agents-js", "v1.2-nested-approval.json")),
+      "&agent_version=outer-2.1",
+    );
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ task_id: taskId, sdk: "openai-agents-js", schema_version: "1.2", receipts: [], unknown: [], warnings: [] });
+    expect(res.body).toMatchObject({
+      task_id: taskId,
+      sdk: "openai-agents-js",
+      schema_version: "1.2",
+      receipts: [],
+      unknown: [],
+      warnings: [],
+    });
     expect(res.body.approvals).toHaveLength(1);
     const [row] = await approvalRows(t.tenantId, taskId);
     expect(row).toMatchObject({
@@ -80,16 +115,25 @@ describe("import rules", () => {
 
   it("Python pending approval (real sample, as an object)", async () => {
     const taskId = await newTask();
-    const res = await importState(t.apiKey, taskId, JSON.parse(sample("openai-agents-python", "v1_13_pending_tool_approval.json")));
+    const res = await importState(
+      t.apiKey,
+      taskId,
+      JSON.parse(sample("openai-agents-python", "v1_13_pending_tool_approval.json")),
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ sdk: "openai-agents-python", schema_version: "1.13", receipts: [], unknown: [] });
     const rows = await approvalRows(t.tenantId, taskId);
-    expect(rows.map((r) => [r.tool, r.agent, r.payload_digest])).toEqual([["historical_approval", "compat-agent", toolCallDigest("historical_approval", { account_id: "account-1" })]]);
+    expect(rows.map((r) => [r.tool, r.agent, r.payload_digest])).toEqual([
+      ["historical_approval", "compat-agent", toolCallDigest("historical_approval", { account_id: "account-1" })],
+    ]);
   });
 
   it("minimal samples of both SDKs import nothing", async () => {
     const taskId = await newTask();
-    for (const [sdk, file] of [["openai-agents-js", "v1.19-minimal.json"], ["openai-agents-python", "v1_17.json"]] as const) {
+    for (const [sdk, file] of [
+      ["openai-agents-js", "v1.19-minimal.json"],
+      ["openai-agents-python", "v1_17.json"],
+    ] as const) {
       const before = await counts(t.tenantId);
       const res = await importState(t.apiKey, taskId, sample(sdk, file));
       expect(res.status, res.text).toBe(200);
@@ -124,18 +168,33 @@ describe("import rules", () => {
     const { json } = await nestedApprovalState();
     const res = await importState(t.apiKey, taskId, json);
     expect(res.status, res.text).toBe(200);
-    expect((await approvalRows(t.tenantId, taskId)).map((r) => [r.tool, r.agent])).toEqual([["publish_report", "inner-publisher"]]);
+    expect((await approvalRows(t.tenantId, taskId)).map((r) => [r.tool, r.agent])).toEqual([
+      ["publish_report", "inner-publisher"],
+    ]);
   });
 
   it("a call with no output in a state that ended mid-turn becomes unknown; outputs pair by call id", async () => {
     const taskId = await newTask();
-    const call = (id: string, name: string, args: string) => ({ type: "tool_call_item", agent: { name: "a" }, raw_item: { type: "function_call", call_id: id, name, arguments: args, id: `fc_${id}` } });
-    const output = (id: string, out: string) => ({ type: "tool_call_output_item", agent: { name: "a" }, output: out, raw_item: { type: "function_call_output", call_id: id, output: out } });
+    const call = (id: string, name: string, args: string) => ({
+      type: "tool_call_item",
+      agent: { name: "a" },
+      raw_item: { type: "function_call", call_id: id, name, arguments: args, id: `fc_${id}` },
+    });
+    const output = (id: string, out: string) => ({
+      type: "tool_call_output_item",
+      agent: { name: "a" },
+      output: out,
+      raw_item: { type: "function_call_output", call_id: id, output: out },
+    });
     const state = {
       ...JSON.parse(sample("openai-agents-python", "v1_17.json")),
       current_agent: { name: "a" },
       current_step: { type: "next_step_run_again", data: {} },
-      generated_items: [call("c1", "send_mail", '{"to":"x"}'), call("c2", "charge_card", '{"amount":5}'), output("c1", "sent")],
+      generated_items: [
+        call("c1", "send_mail", '{"to":"x"}'),
+        call("c2", "charge_card", '{"amount":5}'),
+        output("c1", "sent"),
+      ],
     };
     const res = await importState(await signInAs(t, "responder"), taskId, state);
     expect(res.status, res.text).toBe(200);
@@ -163,23 +222,91 @@ describe("import rules", () => {
     const taskId = await newTask();
     const s = JSON.parse(sample("openai-agents-python", "v1_13_pending_tool_approval.json"));
     s.current_step.data.interruptions = [
-      { type: "tool_approval_item", agent: { name: "compat-agent" }, raw_item: { type: "mcp_approval_request", id: "mcpr_abc", name: "delete_repo", arguments: '{"repo":"x"}', server_label: "gitmcp" } },
+      {
+        type: "tool_approval_item",
+        agent: { name: "compat-agent" },
+        raw_item: {
+          type: "mcp_approval_request",
+          id: "mcpr_abc",
+          name: "delete_repo",
+          arguments: '{"repo":"x"}',
+          server_label: "gitmcp",
+        },
+      },
     ];
     const res = await importState(t.apiKey, taskId, s);
     expect(res.status, res.text).toBe(200);
-    expect((await approvalRows(t.tenantId, taskId))[0]).toMatchObject({ provider_request_id: "mcpr_abc", tool: "gitmcp.delete_repo" });
+    expect((await approvalRows(t.tenantId, taskId))[0]).toMatchObject({
+      provider_request_id: "mcpr_abc",
+      tool: "gitmcp.delete_repo",
+    });
   });
 });
 
 describe("refusals write nothing and quote nothing", () => {
   it.each([
-    ["future JS schema (real sample)", () => sample("openai-agents-js", "negative-future-schema.json"), "unsupported_schema_version", "unsupported_schema_version"],
-    ["missing $schemaVersion", () => { const s = JSON.parse(sample("openai-agents-python", "v1_17.json")); delete s.$schemaVersion; return s; }, "unsupported_schema_version", "schema_version_missing"],
-    ["non-string $schemaVersion", () => ({ ...JSON.parse(sample("openai-agents-python", "v1_17.json")), $schemaVersion: 1.17 }), "unsupported_schema_version", "schema_version_not_string"],
-    ["a JS-only version in a Python state", () => ({ ...JSON.parse(sample("openai-agents-python", "v1_17.json")), $schemaVersion: "1.22" }), "unsupported_schema_version", "unsupported_schema_version"],
-    ["constructor key", () => { const s = JSON.parse(sample("openai-agents-js", "v1.19-minimal.json")); s.context.context = { constructor: "sk-planted-secret-123" }; return s; }, "invalid_run_state", "forbidden_key"],
-    ["__proto__ inside a nested run", () => { const s = JSON.parse(sample("openai-agents-js", "v1.2-nested-approval.json")); const k = Object.keys(s.pendingAgentToolRuns)[0]!; s.pendingAgentToolRuns[k] = s.pendingAgentToolRuns[k].replace('"context":{"nested":true}', '"context":{"__proto__":{"x":"sk-planted-secret-123"}}'); return s; }, "invalid_run_state", "forbidden_key"],
-    ["an interruption of no agent of the state", () => { const s = JSON.parse(sample("openai-agents-js", "v1.2-nested-approval.json")); s.pendingAgentToolRuns = {}; return s; }, "invalid_run_state", "unattributed_interruption"],
+    [
+      "future JS schema (real sample)",
+      () => sample("openai-agents-js", "negative-future-schema.json"),
+      "unsupported_schema_version",
+      "unsupported_schema_version",
+    ],
+    [
+      "missing $schemaVersion",
+      () => {
+        const s = JSON.parse(sample("openai-agents-python", "v1_17.json"));
+        delete s.$schemaVersion;
+        return s;
+      },
+      "unsupported_schema_version",
+      "schema_version_missing",
+    ],
+    [
+      "non-string $schemaVersion",
+      () => ({ ...JSON.parse(sample("openai-agents-python", "v1_17.json")), $schemaVersion: 1.17 }),
+      "unsupported_schema_version",
+      "schema_version_not_string",
+    ],
+    [
+      "a JS-only version in a Python state",
+      () => ({ ...JSON.parse(sample("openai-agents-python", "v1_17.json")), $schemaVersion: "1.22" }),
+      "unsupported_schema_version",
+      "unsupported_schema_version",
+    ],
+    [
+      "constructor key",
+      () => {
+        const s = JSON.parse(sample("openai-agents-js", "v1.19-minimal.json"));
+        s.context.context = { constructor: "sk-planted-secret-123" };
+        return s;
+      },
+      "invalid_run_state",
+      "forbidden_key",
+    ],
+    [
+      "__proto__ inside a nested run",
+      () => {
+        const s = JSON.parse(sample("openai-agents-js", "v1.2-nested-approval.json"));
+        const k = Object.keys(s.pendingAgentToolRuns)[0]!;
+        s.pendingAgentToolRuns[k] = s.pendingAgentToolRuns[k].replace(
+          '"context":{"nested":true}',
+          '"context":{"__proto__":{"x":"sk-planted-secret-123"}}',
+        );
+        return s;
+      },
+      "invalid_run_state",
+      "forbidden_key",
+    ],
+    [
+      "an interruption of no agent of the state",
+      () => {
+        const s = JSON.parse(sample("openai-agents-js", "v1.2-nested-approval.json"));
+        s.pendingAgentToolRuns = {};
+        return s;
+      },
+      "invalid_run_state",
+      "unattributed_interruption",
+    ],
   ])("%s → 422", async (_label, make, code, problem) => {
     const taskId = await newTask();
     const before = await counts(t.tenantId);
@@ -193,15 +320,26 @@ describe("refusals write nothing and quote nothing", () => {
   it("__proto__ at the top of the body is refused by the body reader (422), nothing stored", async () => {
     const taskId = await newTask();
     const before = await counts(t.tenantId);
-    const res = await importState(t.apiKey, taskId, sample("openai-agents-js", "v1.19-minimal.json").replace('"fixture": "minimal"', '"__proto__": {"x": 1}'));
+    const res = await importState(
+      t.apiKey,
+      taskId,
+      sample("openai-agents-js", "v1.19-minimal.json").replace('"fixture": "minimal"', '"__proto__": {"x": 1}'),
+    );
     expect(res.status).toBe(422);
     expect(await counts(t.tenantId)).toEqual(before);
   });
 
   it("task_id missing → 400; unknown task → 404", async () => {
-    const res = await api(t.apiKey).post("/api/v1/import/openai-agents/run-state", JSON.parse(sample("openai-agents-python", "v1_17.json")));
+    const res = await api(t.apiKey).post(
+      "/api/v1/import/openai-agents/run-state",
+      JSON.parse(sample("openai-agents-python", "v1_17.json")),
+    );
     expectError(res, 400, "bad_request");
-    expectError(await importState(t.apiKey, newTaskId("nope"), sample("openai-agents-python", "v1_17.json")), 404, "not_found");
+    expectError(
+      await importState(t.apiKey, newTaskId("nope"), sample("openai-agents-python", "v1_17.json")),
+      404,
+      "not_found",
+    );
   });
 });
 

@@ -72,7 +72,9 @@ describe("signing out", () => {
     const t = await createTestTenant(handle.db, { roles: ["viewer"] });
     const cookie = await signIn(t.users.viewer!.email, t.password);
     expect((await api({ cookie }).get("/api/v1/tasks")).status).toBe(200);
-    await handle.db.execute(sql`update sessions set expires_at = now() - interval '1 second' where user_id = ${t.users.viewer!.userId}`);
+    await handle.db.execute(
+      sql`update sessions set expires_at = now() - interval '1 second' where user_id = ${t.users.viewer!.userId}`,
+    );
     expectError(await api({ cookie }).get("/api/v1/tasks"), 401, "unauthorized");
     expect((await api({ cookie }).get("/settings")).status).toBe(307);
   });
@@ -83,7 +85,9 @@ describe("the sign-in throttle", () => {
     const t = await createTestTenant(handle.db, { roles: ["owner"] });
     const owner = t.users.owner!;
     const attacker = address();
-    const tries = await Promise.all(Array.from({ length: 40 }, (_, i) => trySignIn(owner.email, `guess-${i}`, { source: attacker })));
+    const tries = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => trySignIn(owner.email, `guess-${i}`, { source: attacker })),
+    );
     expect(tries.every((r) => r.cookie === null)).toBe(true);
     const messages = tries.map((r) => refusal(r.url));
     const checked = messages.filter((m) => m.includes(NOT_RIGHT)).length;
@@ -120,13 +124,17 @@ describe("the sign-in throttle", () => {
       expect(row.wait).toBe(2 ** round);
       // While a wait lasts, even the right password is not checked, and the message says how long to wait. (The
       // wait is lengthened to 30 s here so that a slow machine cannot outlast it between two requests.)
-      await handle.db.execute(sql`update sign_in_throttle set next_allowed_at = now() + interval '30 seconds' where email = ${email} and source = ${source}`);
+      await handle.db.execute(
+        sql`update sign_in_throttle set next_allowed_at = now() + interval '30 seconds' where email = ${email} and source = ${source}`,
+      );
       const early = await trySignIn(email, t.password, { source });
       expect(early.cookie).toBeNull();
       expect(refusal(early.url)).toMatch(/wait (29|30) seconds before the next try/);
       expect((await throttleRow(email, source))!.failures).toBe(failures);
       // The wait passes (moved back here instead of sleeping).
-      await handle.db.execute(sql`update sign_in_throttle set next_allowed_at = now() where email = ${email} and source = ${source}`);
+      await handle.db.execute(
+        sql`update sign_in_throttle set next_allowed_at = now() where email = ${email} and source = ${source}`,
+      );
     }
     // The right password after the wait: signed in, and this address's failures are forgotten.
     expect((await trySignIn(email, t.password, { source })).cookie).not.toBeNull();
@@ -148,7 +156,11 @@ describe("the sign-in throttle", () => {
 
     // The owner sees the lock and lifts it.
     const owner = { cookie: await signIn(t.users.owner!.email, t.password) };
-    const listed = (await api(owner).get<{ members: Array<{ email: string; locked: { failures: number } | null }> }>("/api/v1/settings/members")).body;
+    const listed = (
+      await api(owner).get<{ members: Array<{ email: string; locked: { failures: number } | null }> }>(
+        "/api/v1/settings/members",
+      )
+    ).body;
     expect(listed.members.find((m) => m.email === email)!.locked).toMatchObject({ failures: MAX_SIGN_IN_FAILURES });
     expect((await api(owner).post(`/api/v1/settings/members/${t.users.approver!.userId}/unlock`, {})).status).toBe(200);
     expect((await trySignIn(email, t.password, { source })).cookie).not.toBeNull();

@@ -68,7 +68,11 @@ async function setup(args: string[], env: Record<string, string>): Promise<{ cod
   delete base.CUSTODY_SETUP_PASSWORD;
   if (env.CUSTODY_SETUP_PASSWORD) base.CUSTODY_SETUP_PASSWORD = env.CUSTODY_SETUP_PASSWORD;
   try {
-    const { stdout, stderr } = await run(path.join(ROOT, "node_modules", ".bin", "tsx"), ["scripts/setup.ts", ...args], { cwd: ROOT, env: base });
+    const { stdout, stderr } = await run(
+      path.join(ROOT, "node_modules", ".bin", "tsx"),
+      ["scripts/setup.ts", ...args],
+      { cwd: ROOT, env: base },
+    );
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -105,7 +109,10 @@ function client(base: string) {
   };
   const signIn = async (email: string, password: string): Promise<string | null> => {
     const csrf = await fetch(`${base}/api/auth/csrf`);
-    const jar = csrf.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const jar = csrf.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const { csrfToken } = (await csrf.json()) as { csrfToken: string };
     const res = await fetch(`${base}/api/auth/callback/credentials`, {
       method: "POST",
@@ -139,7 +146,9 @@ describe("first run on an empty PostgreSQL database", () => {
     const empty = await call("GET", "/login");
     expect(empty.status).toBe(200);
     expect(empty.text).toContain('data-testid="setup-needed"');
-    expect(empty.text).toContain("npm run setup -- --workspace &lt;slug&gt; --name &quot;&lt;name&gt;&quot; --owner &lt;email&gt;");
+    expect(empty.text).toContain(
+      "npm run setup -- --workspace &lt;slug&gt; --name &quot;&lt;name&gt;&quot; --owner &lt;email&gt;",
+    );
     expect(empty.text).not.toContain('id="password"');
     expect((await call("GET", "/tasks")).headers.get("location")).toContain("/login");
 
@@ -174,12 +183,23 @@ describe("first run on an empty PostgreSQL database", () => {
     // The server now offers the sign-in form; the owner uses the newest link.
     expect((await call("GET", "/login")).text).toContain('id="password"');
     const token = (u: string) => u.slice(u.lastIndexOf("/") + 1);
-    expect((await call("POST", `/api/v1/invitations/${token(firstLink)}/accept`, { json: { password: "olivia-owner-pw-1" } })).status).toBe(410);
-    const accepted = await call("POST", `/api/v1/invitations/${token(link)}/accept`, { json: { password: "olivia-owner-pw-1", name: "Olivia" } });
+    expect(
+      (
+        await call("POST", `/api/v1/invitations/${token(firstLink)}/accept`, {
+          json: { password: "olivia-owner-pw-1" },
+        })
+      ).status,
+    ).toBe(410);
+    const accepted = await call("POST", `/api/v1/invitations/${token(link)}/accept`, {
+      json: { password: "olivia-owner-pw-1", name: "Olivia" },
+    });
     expect(accepted.status, accepted.text).toBe(200);
     const owner = await signIn("olivia@example.test", "olivia-owner-pw-1");
     expect(owner).not.toBeNull();
-    expect((await call("GET", "/api/v1/me", { cookie: owner! })).body).toMatchObject({ role: "owner", workspace: { slug: "first-team" } });
+    expect((await call("GET", "/api/v1/me", { cookie: owner! })).body).toMatchObject({
+      role: "owner",
+      workspace: { slug: "first-team" },
+    });
 
     // The owner adds an approver and a responder, and creates a runtime key.
     const people: Record<string, string> = {};
@@ -187,7 +207,9 @@ describe("first run on an empty PostgreSQL database", () => {
       const email = `${role}@example.test`;
       const inv = await call("POST", "/api/v1/settings/invitations", { cookie: owner!, json: { email, role } });
       expect(inv.status, inv.text).toBe(200);
-      const joined = await call("POST", `/api/v1/invitations/${token(String(inv.body.invitation_url))}/accept`, { json: { password: `${role}-password-1` } });
+      const joined = await call("POST", `/api/v1/invitations/${token(String(inv.body.invitation_url))}/accept`, {
+        json: { password: `${role}-password-1` },
+      });
       expect(joined.status, joined.text).toBe(200);
       const session = await signIn(email, `${role}-password-1`);
       expect((await call("GET", "/api/v1/me", { cookie: session! })).body).toMatchObject({ role });
@@ -195,10 +217,16 @@ describe("first run on an empty PostgreSQL database", () => {
     }
     const key = await call("POST", "/api/v1/settings/api-keys", { cookie: owner!, json: { name: "first runtime" } });
     expect(key.status, key.text).toBe(200);
-    const runtime = await fetch(`${server!.url}/api/v1/tasks`, { headers: { authorization: `Bearer ${String(key.body.key)}` } });
+    const runtime = await fetch(`${server!.url}/api/v1/tasks`, {
+      headers: { authorization: `Bearer ${String(key.body.key)}` },
+    });
     expect(runtime.status).toBe(200);
     const listed = await call("GET", "/api/v1/settings/members", { cookie: people.responder! });
-    expect((listed.body.members as Array<{ role: string }>).map((m) => m.role).sort()).toEqual(["approver", "owner", "responder"]);
+    expect((listed.body.members as Array<{ role: string }>).map((m) => m.role).sort()).toEqual([
+      "approver",
+      "owner",
+      "responder",
+    ]);
 
     // A third run finds the owner in place and changes nothing.
     const third = await setup(args, env);
@@ -219,7 +247,10 @@ describe("first run on an empty PostgreSQL database", () => {
     expect(res.out).toContain("account created with the password from CUSTODY_SETUP_PASSWORD");
     expect(res.out).not.toContain(password);
     const cookie = await signIn("ops@example.test", password);
-    expect((await call("GET", "/api/v1/me", { cookie: cookie! })).body).toMatchObject({ role: "owner", workspace: { slug: "robots" } });
+    expect((await call("GET", "/api/v1/me", { cookie: cookie! })).body).toMatchObject({
+      role: "owner",
+      workspace: { slug: "robots" },
+    });
     const db = await openDatabase({ url: databaseUrl, max: 1 });
     try {
       const everything = JSON.stringify([
@@ -227,7 +258,10 @@ describe("first run on an empty PostgreSQL database", () => {
         await queryRows(db.db, sql`select * from audit_log`),
       ]);
       expect(everything).not.toContain(password);
-      const [user] = await queryRows<{ password_hash: string }>(db.db, sql`select password_hash from users where email = 'ops@example.test'`);
+      const [user] = await queryRows<{ password_hash: string }>(
+        db.db,
+        sql`select password_hash from users where email = 'ops@example.test'`,
+      );
       expect(user!.password_hash).toMatch(/^\$argon2id\$/);
     } finally {
       await db.close();
@@ -237,31 +271,38 @@ describe("first run on an empty PostgreSQL database", () => {
 
 describe("first run on the embedded database", () => {
   // One PGlite in this process (the command line itself is exercised on PostgreSQL above; only the driver differs).
-  it("creates the workspace and owner on PGlite with a generated password shown once, and runs again safely", { timeout: 180_000 }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-setup-"));
-    try {
-      const db = await openDatabase({ dir });
+  it(
+    "creates the workspace and owner on PGlite with a generated password shown once, and runs again safely",
+    { timeout: 180_000 },
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-setup-"));
       try {
-        const input = { workspace: "solo", name: "Solo", owner: "me@example.test" };
-        const first = await setupWorkspace(db.db, input, { password: "generate", baseUrl: "http://localhost:3000" });
-        expect(first).toMatchObject({ workspace: { slug: "solo", created: true }, owner: { state: "created" } });
-        const password = first.generated_password!;
-        expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
-        const again = await setupWorkspace(db.db, input, { password: "generate", baseUrl: "http://localhost:3000" });
-        expect(again).toEqual({ workspace: { id: first.workspace.id, slug: "solo", name: "Solo", created: false }, owner: { email: "me@example.test", state: "already_owner" } });
-        const rows = await queryRows<{ slug: string; role: string; password_hash: string }>(
-          db.db,
-          sql`select t.slug, m.role, u.password_hash from tenants t join memberships m on m.tenant_id = t.id join users u on u.id = m.user_id`,
-        );
-        expect(rows).toHaveLength(1);
-        expect(rows[0]).toMatchObject({ slug: "solo", role: "owner" });
-        expect(rows[0]!.password_hash).not.toContain(password);
-        expect(await verifyPassword(rows[0]!.password_hash, password)).toBe(true);
+        const db = await openDatabase({ dir });
+        try {
+          const input = { workspace: "solo", name: "Solo", owner: "me@example.test" };
+          const first = await setupWorkspace(db.db, input, { password: "generate", baseUrl: "http://localhost:3000" });
+          expect(first).toMatchObject({ workspace: { slug: "solo", created: true }, owner: { state: "created" } });
+          const password = first.generated_password!;
+          expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
+          const again = await setupWorkspace(db.db, input, { password: "generate", baseUrl: "http://localhost:3000" });
+          expect(again).toEqual({
+            workspace: { id: first.workspace.id, slug: "solo", name: "Solo", created: false },
+            owner: { email: "me@example.test", state: "already_owner" },
+          });
+          const rows = await queryRows<{ slug: string; role: string; password_hash: string }>(
+            db.db,
+            sql`select t.slug, m.role, u.password_hash from tenants t join memberships m on m.tenant_id = t.id join users u on u.id = m.user_id`,
+          );
+          expect(rows).toHaveLength(1);
+          expect(rows[0]).toMatchObject({ slug: "solo", role: "owner" });
+          expect(rows[0]!.password_hash).not.toContain(password);
+          expect(await verifyPassword(rows[0]!.password_hash, password)).toBe(true);
+        } finally {
+          await db.close();
+        }
       } finally {
-        await db.close();
+        fs.rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

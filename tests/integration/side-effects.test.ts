@@ -4,7 +4,16 @@
  */
 import { describe, expect, it } from "vitest";
 import type { EventInput, SideEffectView, TaskView } from "@/lib/client/types";
-import { api, createTestTenant, makeEvent, newTaskId, postEvents, rid, type TestTenant, testDbForFile } from "./helpers";
+import {
+  api,
+  createTestTenant,
+  makeEvent,
+  newTaskId,
+  postEvents,
+  rid,
+  type TestTenant,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 
@@ -27,7 +36,12 @@ function receipt(taskId: string, key: string, step: number): EventInput {
     plane: "tools",
     type: "side_effect.receipt",
     occurred_at: at(step),
-    attrs: { name: "update_record", idempotency_key: key, external_operation_id: "op-771", result_digest: "f".repeat(64) },
+    attrs: {
+      name: "update_record",
+      idempotency_key: key,
+      external_operation_id: "op-771",
+      result_digest: "f".repeat(64),
+    },
   });
 }
 
@@ -49,7 +63,11 @@ describe("side effects from events", () => {
     const taskId = newTaskId();
     const key = `idem-${rid()}`;
     await send(t, [intent(taskId, key, 1, { attempt: 1 })]);
-    expect(await effect(t, taskId)).toMatchObject({ idempotency_key: key, status: "in_flight", payload_digest: "e".repeat(64) });
+    expect(await effect(t, taskId)).toMatchObject({
+      idempotency_key: key,
+      status: "in_flight",
+      payload_digest: "e".repeat(64),
+    });
   });
 
   it("side_effect.receipt makes it completed with the receipt", async () => {
@@ -79,7 +97,10 @@ describe("side effects from events", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = `idem-${rid()}`;
-    await send(t, [makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(2) }), intent(taskId, key, 1)]);
+    await send(t, [
+      makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(2) }),
+      intent(taskId, key, 1),
+    ]);
     expect((await effect(t, taskId))?.status).toBe("unknown");
   });
 
@@ -96,7 +117,9 @@ describe("side effects from events", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const key = `idem-${rid()}`;
-    await send(t, [makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt: 2, occurred_at: at(0) })]);
+    await send(t, [
+      makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt: 2, occurred_at: at(0) }),
+    ]);
     await send(t, [intent(taskId, key, 1, { attempt: 2 })]);
     // a late delivery of attempt 1's interruption
     await send(t, [makeEvent(taskId, { plane: "session", type: "run.interrupted", attempt: 1, occurred_at: at(2) })]);
@@ -108,7 +131,13 @@ describe("side effects from events", () => {
     const taskId = newTaskId();
     const key = `idem-${rid()}`;
     const sandbox = (attempt: number, step: number) =>
-      makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt, environment_id: `sbx-${attempt}`, occurred_at: at(step) });
+      makeEvent(taskId, {
+        plane: "environment",
+        type: "sandbox.created",
+        attempt,
+        environment_id: `sbx-${attempt}`,
+        occurred_at: at(step),
+      });
     await send(t, [sandbox(1, 0)]);
     await send(t, [intent(taskId, key, 1, { attempt: 1 })]);
     // the same attempt again (a replayed creation) changes nothing
@@ -135,7 +164,9 @@ describe("side effects from events", () => {
     // an older intent under a new event id, then an interruption and a new sandbox: still completed
     await send(t, [intent(taskId, key, 0, { attempt: 1 })]);
     await send(t, [makeEvent(taskId, { plane: "session", type: "run.interrupted", occurred_at: at(3) })]);
-    await send(t, [makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt: 2, occurred_at: at(4) })]);
+    await send(t, [
+      makeEvent(taskId, { plane: "environment", type: "sandbox.created", attempt: 2, occurred_at: at(4) }),
+    ]);
 
     const e = await effect(t, taskId);
     expect(e?.status).toBe("completed");

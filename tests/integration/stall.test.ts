@@ -15,8 +15,19 @@ const handle = testDbForFile();
 /** Text of `length` characters made of `unit` repeated: the shapes that made backtracking scans quadratic. */
 const fill = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
 /** The same, as long as fits in `jsonLength` characters once written as a JSON string. */
-const fillJson = (unit: string, jsonLength: number) => fill(unit, Math.floor(((jsonLength - 2) * unit.length) / (JSON.stringify(unit).length - 2)));
-const UNITS = ["apikey=", "password: ", "sk-", "Bearer 1 ", "-----BEGIN PRIVATE KEY-----", "a://b:c", "eyJaaaaaaaaaaaa.", "cookie:", '{"password":'];
+const fillJson = (unit: string, jsonLength: number) =>
+  fill(unit, Math.floor(((jsonLength - 2) * unit.length) / (JSON.stringify(unit).length - 2)));
+const UNITS = [
+  "apikey=",
+  "password: ",
+  "sk-",
+  "Bearer 1 ",
+  "-----BEGIN PRIVATE KEY-----",
+  "a://b:c",
+  "eyJaaaaaaaaaaaa.",
+  "cookie:",
+  '{"password":',
+];
 
 /** Polls /api/health until `stop` resolves; returns each answer's status and time in ms. */
 async function pollHealth(stop: Promise<unknown>): Promise<Array<{ status: number; ms: number }>> {
@@ -68,30 +79,71 @@ describe("the worst bodies the limits allow", () => {
         return events;
       });
       // A checkpoint of nearly 1 MiB: one free-form string in `approval`, all of it scanned for credentials.
-      const recordBodies = units.map((unit) => makeRecord(taskId, { approval: { note: fillJson(unit, MAX_BODY_BYTES - 2_000) } }));
+      const recordBodies = units.map((unit) =>
+        makeRecord(taskId, { approval: { note: fillJson(unit, MAX_BODY_BYTES - 2_000) } }),
+      );
       return [
-        ...eventBodies.map((events, i) => async () => ({ status: (await api(t.apiKey).post("/api/v1/events", { events })).status, what: `events ${units[i]}` })),
-        ...recordBodies.map((record, i) => async () => ({ status: (await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, record)).status, what: `checkpoint ${units[i]}` })),
+        ...eventBodies.map((events, i) => async () => ({
+          status: (await api(t.apiKey).post("/api/v1/events", { events })).status,
+          what: `events ${units[i]}`,
+        })),
+        ...recordBodies.map((record, i) => async () => ({
+          status: (await api(t.apiKey).put(`/api/v1/tasks/${taskId}`, record)).status,
+          what: `checkpoint ${units[i]}`,
+        })),
         ...units.map((unit) => async () => ({
-          status: (await api(responder).post(`/api/v1/tasks/${unknownTask}/side-effects/${unknownName}/reconcile`, { outcome: "not_applied", evidence: fill(unit, 4000) })).status,
+          status: (
+            await api(responder).post(`/api/v1/tasks/${unknownTask}/side-effects/${unknownName}/reconcile`, {
+              outcome: "not_applied",
+              evidence: fill(unit, 4000),
+            })
+          ).status,
           what: `reconcile evidence ${unit}`,
         })),
         ...units.map((unit) => async () => ({
-          status: (await api(owner).post("/api/v1/settings/principals/revoke", { principal: fill(unit, 500), reason: fill(unit, 1000) })).status,
+          status: (
+            await api(owner).post("/api/v1/settings/principals/revoke", {
+              principal: fill(unit, 500),
+              reason: fill(unit, 1000),
+            })
+          ).status,
           what: `revoke ${unit}`,
         })),
-        ...units.map((unit) => async () => ({ status: (await registerLookup(owner, "records.update", `https://x.example/${fill(unit, 1990)}`)).status, what: `lookup url ${unit}` })),
-        ...units.map((unit) => async () => ({ status: (await api(owner).post("/api/v1/settings/api-keys", { name: fill(unit, 100) })).status, what: `key name ${unit}` })),
         ...units.map((unit) => async () => ({
-          status: (await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/stall_effect/intent`, intentBody(newKey(), { action: fill(unit, 200), tool: fill(unit, 200) }))).status,
+          status: (await registerLookup(owner, "records.update", `https://x.example/${fill(unit, 1990)}`)).status,
+          what: `lookup url ${unit}`,
+        })),
+        ...units.map((unit) => async () => ({
+          status: (await api(owner).post("/api/v1/settings/api-keys", { name: fill(unit, 100) })).status,
+          what: `key name ${unit}`,
+        })),
+        ...units.map((unit) => async () => ({
+          status: (
+            await api(t.apiKey).post(
+              `/api/v1/tasks/${taskId}/side-effects/stall_effect/intent`,
+              intentBody(newKey(), { action: fill(unit, 200), tool: fill(unit, 200) }),
+            )
+          ).status,
           what: `intent ${unit}`,
         })),
       ];
     };
     // A body over the limit, and one nested 200,000 levels deep: refused before anything walks them.
     const refusedWhole = [
-      async () => ({ status: (await api(t.apiKey).request("POST", "/api/v1/events", { raw: `{"events":[${" ".repeat(MAX_BODY_BYTES)}]}` })).status, what: "events over 1 MiB" }),
-      async () => ({ status: (await api(t.apiKey).request("POST", "/api/v1/events", { raw: `{"events":[{"attrs":${"[".repeat(200_000)}${"]".repeat(200_000)}}]}` })).status, what: "deep events" }),
+      async () => ({
+        status: (
+          await api(t.apiKey).request("POST", "/api/v1/events", { raw: `{"events":[${" ".repeat(MAX_BODY_BYTES)}]}` })
+        ).status,
+        what: "events over 1 MiB",
+      }),
+      async () => ({
+        status: (
+          await api(t.apiKey).request("POST", "/api/v1/events", {
+            raw: `{"events":[{"attrs":${"[".repeat(200_000)}${"]".repeat(200_000)}}]}`,
+          })
+        ).status,
+        what: "deep events",
+      }),
     ];
 
     // For comparison, ordinary text of the same sizes: the bound is a generous second, or three times the longest
@@ -103,9 +155,15 @@ describe("the worst bodies the limits allow", () => {
     const heavy = [...requests(UNITS), ...refusedWhole];
     const { results, health } = await underLoad(heavy);
 
-    expect(results.filter((r) => r.status >= 500 || r.status === 0), JSON.stringify(results)).toEqual([]);
+    expect(
+      results.filter((r) => r.status >= 500 || r.status === 0),
+      JSON.stringify(results),
+    ).toEqual([]);
     expect(results).toHaveLength(heavy.length);
     expect(health.filter((h) => h.status !== 200)).toEqual([]);
-    expect(health.filter((h) => h.ms > bound), `bound ${Math.round(bound)} ms: ${JSON.stringify(health.map((h) => Math.round(h.ms)))}`).toEqual([]);
+    expect(
+      health.filter((h) => h.ms > bound),
+      `bound ${Math.round(bound)} ms: ${JSON.stringify(health.map((h) => Math.round(h.ms)))}`,
+    ).toEqual([]);
   }, 300_000);
 });

@@ -38,18 +38,38 @@ describe("task search", () => {
     ids.plainTask = newTaskId("plain");
     ids.bTask = newTaskId("other");
     await sendEvents(a, [
-      makeEvent(ids.sandboxTask, { plane: "environment", type: "sandbox.created", environment_id: sandbox, attempt: 1, attrs: { image: "x" } }),
-      makeEvent(ids.sandboxTask, { plane: "tools", type: "egress.allowed", environment_id: sandbox, attempt: 1, attrs: { host: host.toUpperCase(), method: "PUT" } }),
-      makeEvent(ids.credentialTask, { plane: "vault", type: "credential.used", attrs: { credential_ref: "records-api", host: vaultHost } }),
+      makeEvent(ids.sandboxTask, {
+        plane: "environment",
+        type: "sandbox.created",
+        environment_id: sandbox,
+        attempt: 1,
+        attrs: { image: "x" },
+      }),
+      makeEvent(ids.sandboxTask, {
+        plane: "tools",
+        type: "egress.allowed",
+        environment_id: sandbox,
+        attempt: 1,
+        attrs: { host: host.toUpperCase(), method: "PUT" },
+      }),
+      makeEvent(ids.credentialTask, {
+        plane: "vault",
+        type: "credential.used",
+        attrs: { credential_ref: "records-api", host: vaultHost },
+      }),
       makeEvent(ids.plainTask, { attrs: { note: `mentions ${sandbox} and ${host} but only as text`, hostname: host } }),
     ]);
-    await checkpoint(a, ids.keyTask, { side_effects: { update_record: { idempotency_key: key, status: "not_started" } } });
+    await checkpoint(a, ids.keyTask, {
+      side_effects: { update_record: { idempotency_key: key, status: "not_started" } },
+    });
     // Tenant B uses the same sandbox id, host and key on its own task.
     await sendEvents(b, [
       makeEvent(ids.bTask, { plane: "environment", type: "sandbox.created", environment_id: sandbox, attempt: 1 }),
       makeEvent(ids.bTask, { plane: "tools", type: "egress.allowed", attrs: { host } }),
     ]);
-    await checkpoint(b, newTaskId("b-key"), { side_effects: { update_record: { idempotency_key: key, status: "not_started" } } });
+    await checkpoint(b, newTaskId("b-key"), {
+      side_effects: { update_record: { idempotency_key: key, status: "not_started" } },
+    });
   });
 
   it("finds the task by an exact sandbox id", async () => {
@@ -96,7 +116,10 @@ describe("task search", () => {
     const plan = await handle.db.transaction(async (tx) => {
       // With a table this small the planner may prefer to scan; forbidding it shows whether an index path exists.
       await tx.execute(sql`set local enable_seqscan = off`);
-      const rows = await queryRows<{ "QUERY PLAN": string }>(tx, sql`explain ${listTasksQuery(a.tenantId, { limit: 51, q: host })}`);
+      const rows = await queryRows<{ "QUERY PLAN": string }>(
+        tx,
+        sql`explain ${listTasksQuery(a.tenantId, { limit: 51, q: host })}`,
+      );
       return rows.map((r) => r["QUERY PLAN"]).join("\n");
     });
     expect(plan).toContain("events_tenant_environment_idx");
@@ -127,9 +150,9 @@ describe("page sizes", () => {
   });
 
   it("documents the maximum in the OpenAPI document", async () => {
-    const res = await api().get<{ paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: { maximum?: number } }> } }> }>(
-      "/api/v1/openapi.json",
-    );
+    const res = await api().get<{
+      paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: { maximum?: number } }> } }>;
+    }>("/api/v1/openapi.json");
     expect(res.status).toBe(200);
     const limit = res.body.paths["/api/v1/tasks"]!.get!.parameters!.find((p) => p.name === "limit");
     expect(limit?.schema.maximum).toBe(MAX_PAGE);

@@ -15,7 +15,16 @@ import type {
 } from "@/lib/client/types";
 import { canonicalDigest } from "@/lib/domain/crypto/canonical";
 import { verifyCanonical, type PublicJwk } from "@/lib/domain/crypto/signing";
-import { api, countRows, createTestTenant, makeEvent, makeRecord, newTaskId, postEvents, testDbForFile } from "./helpers";
+import {
+  api,
+  countRows,
+  createTestTenant,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  postEvents,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 
@@ -153,8 +162,18 @@ describe("PUT /api/v1/tasks/{id}", () => {
     expect(res.status).toBe(200);
     const byRef = Object.fromEntries(res.body.artifacts.map((a) => [a.ref, a]));
     expect(Object.keys(byRef).sort()).toEqual(["s3://out/report.md", "s3://out/summary.json"]);
-    expect(byRef["s3://out/report.md"]).toMatchObject({ sha256: "c".repeat(64), size: 2048, media_type: "text/markdown", first_version: 1 });
-    expect(byRef["s3://out/summary.json"]).toMatchObject({ sha256: "d".repeat(64), size: null, media_type: null, first_version: 1 });
+    expect(byRef["s3://out/report.md"]).toMatchObject({
+      sha256: "c".repeat(64),
+      size: 2048,
+      media_type: "text/markdown",
+      first_version: 1,
+    });
+    expect(byRef["s3://out/summary.json"]).toMatchObject({
+      sha256: "d".repeat(64),
+      size: null,
+      media_type: null,
+      first_version: 1,
+    });
   });
 });
 
@@ -191,7 +210,10 @@ describe("GET /api/v1/tasks", () => {
   it("pages tasks created at the same moment (one batch) by task id, without loss or overlap", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const ids = ["same-a", "same-b", "same-c", "same-d", "same-e"].map((p) => `${p}-${newTaskId("x")}`);
-    const res = await postEvents(t.apiKey, ids.map((id) => makeEvent(id)));
+    const res = await postEvents(
+      t.apiKey,
+      ids.map((id) => makeEvent(id)),
+    );
     expect(res.body.results.every((r) => r.status === "stored")).toBe(true);
     const seen: string[] = [];
     let cursor: string | null = null;

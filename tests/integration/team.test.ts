@@ -33,7 +33,10 @@ import {
 const handle = testDbForFile();
 const PASSWORD = "correct horse battery staple";
 
-type MembersBody = { members: MemberView[]; invitations: Array<{ id: string; email: string; role: Role; expires_at: string }> };
+type MembersBody = {
+  members: MemberView[];
+  invitations: Array<{ id: string; email: string; role: Role; expires_at: string }>;
+};
 
 const tokenOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
 
@@ -42,10 +45,13 @@ async function invite(auth: Auth, email: string, role: Role) {
 }
 
 async function accept(token: string, body: unknown) {
-  return api().post<{ user_id: string; email: string; role: Role; account_created: boolean; workspace: { id: string; slug: string } }>(
-    `/api/v1/invitations/${token}/accept`,
-    body,
-  );
+  return api().post<{
+    user_id: string;
+    email: string;
+    role: Role;
+    account_created: boolean;
+    workspace: { id: string; slug: string };
+  }>(`/api/v1/invitations/${token}/accept`, body);
 }
 
 async function members(auth: Auth): Promise<MembersBody> {
@@ -79,7 +85,10 @@ describe("inviting a person", () => {
     expect(days).toBeLessThanOrEqual(7);
 
     // Only the hash is stored; neither the invitation row nor the audit entry holds the token.
-    const rows = await queryRows<Record<string, unknown>>(handle.db, sql`select * from invitations where tenant_id = ${t.tenantId}`);
+    const rows = await queryRows<Record<string, unknown>>(
+      handle.db,
+      sql`select * from invitations where tenant_id = ${t.tenantId}`,
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.token_hash).toBe(sha256Hex(token));
     expect(JSON.stringify(rows)).not.toContain(token);
@@ -104,8 +113,16 @@ describe("inviting a person", () => {
 
     const ok = await accept(token, { password: PASSWORD, name: "Ada Approver" });
     expect(ok.status, ok.text).toBe(200);
-    expect(ok.body).toMatchObject({ email, role: "approver", account_created: true, workspace: { id: t.tenantId, slug: t.slug } });
-    const [user] = await queryRows<{ password_hash: string; name: string }>(handle.db, sql`select password_hash, name from users where email = ${email}`);
+    expect(ok.body).toMatchObject({
+      email,
+      role: "approver",
+      account_created: true,
+      workspace: { id: t.tenantId, slug: t.slug },
+    });
+    const [user] = await queryRows<{ password_hash: string; name: string }>(
+      handle.db,
+      sql`select password_hash, name from users where email = ${email}`,
+    );
     expect(user!.password_hash).toMatch(/^\$argon2id\$/);
     expect(user!.name).toBe("Ada Approver");
 
@@ -119,15 +136,27 @@ describe("inviting a person", () => {
     const session = { cookie: await signIn(email, PASSWORD) };
     const who = await me(session);
     expect(who.status, who.text).toBe(200);
-    expect(who.body).toMatchObject({ email, role: "approver", workspace: { tenant_id: t.tenantId, slug: t.slug, current: true } });
+    expect(who.body).toMatchObject({
+      email,
+      role: "approver",
+      workspace: { tenant_id: t.tenantId, slug: t.slug, current: true },
+    });
     const listed = (await members(owner)).members.find((m) => m.email === email)!;
     expect(listed).toMatchObject({ role: "approver", revoked: false, name: "Ada Approver" });
     expect((await members(owner)).invitations).toEqual([]);
     const [accepted] = await auditRows(handle.db, t.tenantId, "invitation.accept");
-    expect(accepted).toMatchObject({ actor_kind: "user", actor_label: email, target: `user:${ok.body.user_id}`, details: { role: "approver" } });
+    expect(accepted).toMatchObject({
+      actor_kind: "user",
+      actor_label: email,
+      target: `user:${ok.body.user_id}`,
+      details: { role: "approver" },
+    });
 
     // POST /settings/members adds a person the same way.
-    const viaMembers = await api(owner).post<InviteResult>("/api/v1/settings/members", { email: `vic-${rid()}@${t.slug}.test`, role: "viewer" });
+    const viaMembers = await api(owner).post<InviteResult>("/api/v1/settings/members", {
+      email: `vic-${rid()}@${t.slug}.test`,
+      role: "viewer",
+    });
     expect(viaMembers.status, viaMembers.text).toBe(200);
     expect(viaMembers.body.invitation_url).toMatch(/\/invitations\/rci_/);
   });
@@ -142,7 +171,9 @@ describe("inviting a person", () => {
     expectError(withdrawn, 410, "gone");
     expect(withdrawn.body).toMatchObject({ error: { details: { reason: "withdrawn" } } });
 
-    await handle.db.execute(sql`update invitations set expires_at = now() - interval '1 second' where token_hash = ${sha256Hex(second)}`);
+    await handle.db.execute(
+      sql`update invitations set expires_at = now() - interval '1 second' where token_hash = ${sha256Hex(second)}`,
+    );
     const expired = await accept(second, { password: PASSWORD });
     expectError(expired, 410, "gone");
     expect(expired.body).toMatchObject({ error: { details: { reason: "expired" } } });
@@ -196,7 +227,8 @@ describe("inviting a person", () => {
     const taskB = newTaskId("in-b");
     expect((await api(a.apiKey).put(`/api/v1/tasks/${taskA}`, makeRecord(taskA))).status).toBe(200);
     expect((await api(b.apiKey).put(`/api/v1/tasks/${taskB}`, makeRecord(taskB))).status).toBe(200);
-    const taskIds = async (auth: Auth) => (await api(auth).get<TaskList>("/api/v1/tasks")).body.tasks.map((x) => x.task_id);
+    const taskIds = async (auth: Auth) =>
+      (await api(auth).get<TaskList>("/api/v1/tasks")).body.tasks.map((x) => x.task_id);
 
     const session = { cookie: await signIn(person.email, b.password, { workspace: b.tenantId }) };
     const account = (await me(session)).body;
@@ -204,7 +236,9 @@ describe("inviting a person", () => {
     expect(account.workspaces.map((w) => w.slug).sort()).toEqual([a.slug, b.slug].sort());
     expect(await taskIds(session)).toEqual([taskB]);
 
-    const switched = await api(session).put<{ slug: string; role: Role }>("/api/v1/me/workspace", { workspace: a.slug });
+    const switched = await api(session).put<{ slug: string; role: Role }>("/api/v1/me/workspace", {
+      workspace: a.slug,
+    });
     expect(switched.status, switched.text).toBe(200);
     expect(switched.body).toMatchObject({ slug: a.slug, role: "viewer", current: true });
     expect((await me(session)).body).toMatchObject({ role: "viewer", workspace: { tenant_id: a.tenantId } });
@@ -246,9 +280,13 @@ describe("changing roles and removing members", () => {
     expect((await createKey()).status).toBe(200);
     expect((await me(viewer)).body.role).toBe("admin");
 
-    const same = await api(owner).patch<{ changed: boolean }>(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "admin" });
+    const same = await api(owner).patch<{ changed: boolean }>(`/api/v1/settings/members/${t.users.viewer!.userId}`, {
+      role: "admin",
+    });
     expect(same.body).toMatchObject({ changed: false, audit_seq: null });
-    expect((await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "viewer" })).status).toBe(200);
+    expect(
+      (await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "viewer" })).status,
+    ).toBe(200);
     expectError(await createKey(), 403, "forbidden");
     const changes = await auditRows(handle.db, t.tenantId, "member.role_change");
     expect(changes.map((c) => c.details)).toEqual([
@@ -256,8 +294,16 @@ describe("changing roles and removing members", () => {
       { email: t.users.viewer!.email, from: "admin", to: "viewer" },
     ]);
     expect(changes[0]!.seq).toBe(up.body.audit_seq);
-    expectError(await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "root" }), 422, "validation_failed");
-    expectError(await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, {}), 422, "validation_failed");
+    expectError(
+      await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "root" }),
+      422,
+      "validation_failed",
+    );
+    expectError(
+      await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, {}),
+      422,
+      "validation_failed",
+    );
   });
 
   it("ends every session of a removed member at once (API and pages); their past decisions keep their name", async () => {
@@ -271,7 +317,9 @@ describe("changing roles and removing members", () => {
     expect((await api(first).get("/api/v1/tasks")).status).toBe(200);
     expect((await api(second).get("/tasks")).status).toBe(200);
 
-    const removed = await api(owner).delete<{ removed: boolean; sessions_ended: number; audit_seq: number }>(`/api/v1/settings/members/${admin.userId}`);
+    const removed = await api(owner).delete<{ removed: boolean; sessions_ended: number; audit_seq: number }>(
+      `/api/v1/settings/members/${admin.userId}`,
+    );
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body).toMatchObject({ removed: true, email: admin.email, role: "admin", sessions_ended: 2 });
 
@@ -294,7 +342,11 @@ describe("changing roles and removing members", () => {
     const [created] = await auditRows(handle.db, t.tenantId, "api_key.create");
     expect(created).toMatchObject({ actor_label: admin.email, details: { name: "made by the admin" } });
     const [entry] = await auditRows(handle.db, t.tenantId, "member.remove");
-    expect(entry).toMatchObject({ seq: removed.body.audit_seq, actor_label: t.users.owner!.email, details: { email: admin.email, role: "admin", sessions_ended: 2 } });
+    expect(entry).toMatchObject({
+      seq: removed.body.audit_seq,
+      actor_label: t.users.owner!.email,
+      details: { email: admin.email, role: "admin", sessions_ended: 2 },
+    });
     expect((await members(owner)).members.find((m) => m.user_id === admin.userId)).toMatchObject({ revoked: true });
     expectError(await api(owner).delete(`/api/v1/settings/members/${admin.userId}`), 404, "not_found");
 
@@ -326,22 +378,32 @@ describe("changing roles and removing members", () => {
       expectError(res, 403, "not_allowed");
     }
     expect(await auditCount(t.tenantId)).toBe(before);
-    const roles = async () =>
-      Object.fromEntries((await members(owner)).members.map((m) => [m.email, m.role]));
-    expect(await roles()).toEqual({ [t.users.owner!.email]: "owner", [t.users.admin!.email]: "admin", [t.users.viewer!.email]: "viewer" });
+    const roles = async () => Object.fromEntries((await members(owner)).members.map((m) => [m.email, m.role]));
+    expect(await roles()).toEqual({
+      [t.users.owner!.email]: "owner",
+      [t.users.admin!.email]: "admin",
+      [t.users.viewer!.email]: "viewer",
+    });
 
     // An admin manages the other roles, including their own.
-    expect((await api(admin).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "responder" })).status).toBe(200);
+    expect(
+      (await api(admin).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "responder" })).status,
+    ).toBe(200);
 
     // With a second owner, either may step down, but not both at once: one of two concurrent demotions wins.
-    expect((await api(owner).patch(`/api/v1/settings/members/${t.users.admin!.userId}`, { role: "owner" })).status).toBe(200);
+    expect(
+      (await api(owner).patch(`/api/v1/settings/members/${t.users.admin!.userId}`, { role: "owner" })).status,
+    ).toBe(200);
     const [x, y] = await Promise.all([
       api(owner).patch(`/api/v1/settings/members/${ownerId}`, { role: "viewer" }),
       api(admin).patch(`/api/v1/settings/members/${t.users.admin!.userId}`, { role: "viewer" }),
     ]);
     expect([x.status, y.status].sort()).toEqual([200, 409]);
     expect([x, y].find((r) => r.status === 409)!.body).toMatchObject({ error: { code: "last_owner" } });
-    const owners = await queryRows(handle.db, sql`select 1 from memberships where tenant_id = ${t.tenantId} and role = 'owner' and revoked_at is null`);
+    const owners = await queryRows(
+      handle.db,
+      sql`select 1 from memberships where tenant_id = ${t.tenantId} and role = 'owner' and revoked_at is null`,
+    );
     expect(owners).toHaveLength(1);
   });
 });
@@ -352,9 +414,18 @@ describe("every new route", () => {
     const target = t.users.viewer.userId;
     const before = await auditCount(t.tenantId);
     const calls: Array<[string, (auth: Auth) => ReturnType<ReturnType<typeof api>["get"]>]> = [
-      ["POST /settings/members", (a) => api(a).post("/api/v1/settings/members", { email: `n-${rid()}@x.test`, role: "viewer" })],
-      ["POST /settings/invitations", (a) => api(a).post("/api/v1/settings/invitations", { email: `n-${rid()}@x.test`, role: "viewer" })],
-      ["PATCH /settings/members/{id}", (a) => api(a).patch(`/api/v1/settings/members/${target}`, { role: "responder" })],
+      [
+        "POST /settings/members",
+        (a) => api(a).post("/api/v1/settings/members", { email: `n-${rid()}@x.test`, role: "viewer" }),
+      ],
+      [
+        "POST /settings/invitations",
+        (a) => api(a).post("/api/v1/settings/invitations", { email: `n-${rid()}@x.test`, role: "viewer" }),
+      ],
+      [
+        "PATCH /settings/members/{id}",
+        (a) => api(a).patch(`/api/v1/settings/members/${target}`, { role: "responder" }),
+      ],
       ["DELETE /settings/members/{id}", (a) => api(a).delete(`/api/v1/settings/members/${target}`)],
     ];
     for (const [name, call] of calls) {
@@ -368,15 +439,27 @@ describe("every new route", () => {
     }
     expectError(await api(t.apiKey).get("/api/v1/settings/members"), 403, "forbidden");
     expectError(await api().get("/api/v1/settings/members"), 401, "unauthorized");
-    for (const role of ["approver", "responder", "viewer"] as const) expect((await api(await signInAs(t, role)).get("/api/v1/settings/members")).status).toBe(200);
+    for (const role of ["approver", "responder", "viewer"] as const)
+      expect((await api(await signInAs(t, role)).get("/api/v1/settings/members")).status).toBe(200);
     expectError(await api(t.apiKey).get("/api/v1/me"), 403, "forbidden");
     expectError(await api().get("/api/v1/me"), 401, "unauthorized");
-    expectError(await api(t.apiKey).post("/api/v1/me/password", { current_password: "x", new_password: "y".repeat(20) }), 403, "forbidden");
-    expectError(await api().post("/api/v1/me/password", { current_password: "x", new_password: "y".repeat(20) }), 401, "unauthorized");
+    expectError(
+      await api(t.apiKey).post("/api/v1/me/password", { current_password: "x", new_password: "y".repeat(20) }),
+      403,
+      "forbidden",
+    );
+    expectError(
+      await api().post("/api/v1/me/password", { current_password: "x", new_password: "y".repeat(20) }),
+      401,
+      "unauthorized",
+    );
     expectError(await api().put("/api/v1/me/workspace", { workspace: t.slug }), 401, "unauthorized");
     expect(await auditCount(t.tenantId)).toBe(before);
     expect(await queryRows(handle.db, sql`select 1 from invitations where tenant_id = ${t.tenantId}`)).toHaveLength(0);
-    expect((await members(await signInAs(t, "owner"))).members.find((m) => m.user_id === target)).toMatchObject({ role: "viewer", revoked: false });
+    expect((await members(await signInAs(t, "owner"))).members.find((m) => m.user_id === target)).toMatchObject({
+      role: "viewer",
+      revoked: false,
+    });
   });
 
   it("keeps another workspace's members invisible and out of reach (404), and its owner's invitations its own", async () => {
@@ -396,7 +479,9 @@ describe("every new route", () => {
     expect((await invite(ownerA, b.users.viewer.email, "viewer")).status).toBe(200);
     expect((await members(await signInAs(b, "owner"))).invitations).toEqual([]);
     expect(await auditCount(b.tenantId)).toBe(bBefore);
-    expect((await members(await signInAs(b, "owner"))).members.find((m) => m.role === "viewer")).toMatchObject({ revoked: false });
+    expect((await members(await signInAs(b, "owner"))).members.find((m) => m.role === "viewer")).toMatchObject({
+      revoked: false,
+    });
   });
 });
 
@@ -415,10 +500,17 @@ describe("changing one's own password", () => {
     const weak = await api(here).post(path, { current_password: t.password, new_password: "short" });
     expectError(weak, 422, "validation_failed");
     expect(weak.text).toContain("new_password");
-    expectError(await api(here).post(path, { current_password: t.password, new_password: t.password }), 422, "validation_failed");
+    expectError(
+      await api(here).post(path, { current_password: t.password, new_password: t.password }),
+      422,
+      "validation_failed",
+    );
     expect((await trySignIn(user.email, t.password)).cookie).not.toBeNull();
 
-    const ok = await api(here).post<{ changed: boolean; sessions_ended: number; audit_seq: number }>(path, { current_password: t.password, new_password: next });
+    const ok = await api(here).post<{ changed: boolean; sessions_ended: number; audit_seq: number }>(path, {
+      current_password: t.password,
+      new_password: next,
+    });
     expect(ok.status, ok.text).toBe(200);
     // The other session and the one just opened to check the old password end; this one stays.
     expect(ok.body).toMatchObject({ changed: true, sessions_ended: 2 });
@@ -427,7 +519,11 @@ describe("changing one's own password", () => {
     expect((await trySignIn(user.email, t.password)).cookie).toBeNull();
     expect((await trySignIn(user.email, next)).cookie).not.toBeNull();
     const [entry] = await auditRows(handle.db, t.tenantId, "user.password_change");
-    expect(entry).toMatchObject({ seq: ok.body.audit_seq, actor_label: user.email, details: { email: user.email, sessions_ended: 2 } });
+    expect(entry).toMatchObject({
+      seq: ok.body.audit_seq,
+      actor_label: user.email,
+      details: { email: user.email, sessions_ended: 2 },
+    });
     expect(JSON.stringify(entry)).not.toContain(next);
   });
 });

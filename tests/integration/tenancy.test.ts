@@ -75,7 +75,10 @@ describe("tenancy", () => {
     expect(listA.body.tasks.map((t) => t.task_id)).not.toContain(taskId);
 
     // Writing with the same task id through A's key lands in A's tenant only.
-    const putA = await api(a.apiKey).put<CheckpointResult>(`/api/v1/tasks/${taskId}`, makeRecord(taskId, { phase: "a-phase" }));
+    const putA = await api(a.apiKey).put<CheckpointResult>(
+      `/api/v1/tasks/${taskId}`,
+      makeRecord(taskId, { phase: "a-phase" }),
+    );
     expect(putA.status).toBe(200);
     expect(putA.body.version).toBe(1);
     expect((await postEvents(a.apiKey, [makeEvent(taskId)])).body.results[0]!.status).toBe("stored");

@@ -44,7 +44,11 @@ async function twoTenants(h: Handle, viaApi: boolean): Promise<[TestTenant, Test
 }
 
 /** What `scope` sees of every tenant table when it forgets the tenant filter: rows per table, and foreign rows. */
-async function unfilteredView(h: Handle, scope: DbScope | null, tables: string[]): Promise<{ rows: number; foreign: number }> {
+async function unfilteredView(
+  h: Handle,
+  scope: DbScope | null,
+  tables: string[],
+): Promise<{ rows: number; foreign: number }> {
   const db = h.scoped(scope);
   let rows = 0;
   let foreign = 0;
@@ -74,9 +78,15 @@ async function expectWalls(h: Handle, opts: { viaApi: boolean }) {
                   and (select oid from pg_roles where rolname = ${APP_ROLE}) = any (p.polroles)) as policies,
                has_table_privilege(${APP_ROLE}, c.oid, 'SELECT') as select, has_table_privilege(${APP_ROLE}, c.oid, 'INSERT') as insert
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = 'public' and c.relname in (${sql.join(tables.map((t) => sql`${t}`), sql`, `)})`,
+        where n.nspname = 'public' and c.relname in (${sql.join(
+          tables.map((t) => sql`${t}`),
+          sql`, `,
+        )})`,
   );
-  expect(missing.filter((m) => !m.rls || m.policies < 1 || !m.select || !m.insert), "tenant tables without RLS, policy or grants").toEqual([]);
+  expect(
+    missing.filter((m) => !m.rls || m.policies < 1 || !m.select || !m.insert),
+    "tenant tables without RLS, policy or grants",
+  ).toEqual([]);
 
   // The app role cannot bypass the policies, nor own (and so escape) them. Temporary tables do not count: the one it
   // may own is the ingest staging table of its own session, which holds only the batch its transaction is storing
@@ -90,7 +100,10 @@ async function expectWalls(h: Handle, opts: { viaApi: boolean }) {
   expect(role).toEqual({ rolbypassrls: false, rolsuper: false, owns: 0 });
 
   // A query that forgets its tenant filter: A sees only A's rows (and some), B only B's, no scope sees nothing.
-  const owner = await queryRows<{ n: number }>(h.db, sql`select count(*)::int as n from api_keys where tenant_id in (${a.tenantId}, ${b.tenantId})`);
+  const owner = await queryRows<{ n: number }>(
+    h.db,
+    sql`select count(*)::int as n from api_keys where tenant_id in (${a.tenantId}, ${b.tenantId})`,
+  );
   expect(owner[0]!.n).toBe(2);
   const seenByA = await unfilteredView(h, { tenantId: a.tenantId }, tables);
   expect(seenByA.foreign).toBe(0);
@@ -98,13 +111,18 @@ async function expectWalls(h: Handle, opts: { viaApi: boolean }) {
   const seenByB = await unfilteredView(h, { tenantId: b.tenantId }, tables);
   expect(seenByB.foreign).toBe(0);
   expect(await unfilteredView(h, null, tables)).toEqual({ rows: 0, foreign: 0 });
-  const aKeys = await queryRows<{ tenant_id: string }>(h.scoped({ tenantId: a.tenantId }), sql`select tenant_id from api_keys`);
+  const aKeys = await queryRows<{ tenant_id: string }>(
+    h.scoped({ tenantId: a.tenantId }),
+    sql`select tenant_id from api_keys`,
+  );
   expect(aKeys.map((k) => k.tenant_id)).toEqual([a.tenantId]);
 
   // Inside a transaction too, and the scope's role is the app role.
-  const inTx = await h.scoped({ tenantId: a.tenantId }).transaction(async (tx) =>
-    queryRows<{ n: number; who: string }>(tx, sql`select count(*)::int as n, current_user as who from api_keys`),
-  );
+  const inTx = await h
+    .scoped({ tenantId: a.tenantId })
+    .transaction(async (tx) =>
+      queryRows<{ n: number; who: string }>(tx, sql`select count(*)::int as n, current_user as who from api_keys`),
+    );
   expect(inTx).toEqual([{ n: 1, who: APP_ROLE }]);
 
   // Writing into another tenant is refused by the policy (42501), and changes nothing.
@@ -113,13 +131,21 @@ async function expectWalls(h: Handle, opts: { viaApi: boolean }) {
     sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by) values (${b.tenantId}, 'tenant/x:user/1', 'walls test', 'walls test')`,
   );
   await expect(write).rejects.toSatisfy((err: unknown) => pgCode(err) === "42501");
-  const update = await queryRows(h.scoped({ tenantId: a.tenantId }), sql`update api_keys set name = 'moved' where tenant_id = ${b.tenantId} returning 1`);
+  const update = await queryRows(
+    h.scoped({ tenantId: a.tenantId }),
+    sql`update api_keys set name = 'moved' where tenant_id = ${b.tenantId} returning 1`,
+  );
   expect(update).toEqual([]);
 
   // A person sees their own memberships in every workspace, and nobody else's there.
-  const [both] = await queryRows<{ id: string }>(h.db, sql`insert into tenants (slug, name) values (${`w-${newTaskId()}`.toLowerCase()}, 'walls second') returning id`);
+  const [both] = await queryRows<{ id: string }>(
+    h.db,
+    sql`insert into tenants (slug, name) values (${`w-${newTaskId()}`.toLowerCase()}, 'walls second') returning id`,
+  );
   const viewer = a.users.viewer!.userId;
-  await h.db.execute(sql`insert into memberships (tenant_id, user_id, role) values (${both!.id}, ${viewer}, 'viewer'), (${both!.id}, ${b.users.owner!.userId}, 'owner')`);
+  await h.db.execute(
+    sql`insert into memberships (tenant_id, user_id, role) values (${both!.id}, ${viewer}, 'viewer'), (${both!.id}, ${b.users.owner!.userId}, 'owner')`,
+  );
   const person = await queryRows<{ tenant_id: string; user_id: string }>(
     h.scoped({ tenantId: a.tenantId, userId: viewer }),
     sql`select tenant_id, user_id from memberships where tenant_id = ${both!.id}`,
@@ -127,7 +153,10 @@ async function expectWalls(h: Handle, opts: { viaApi: boolean }) {
   expect(person).toEqual([{ tenant_id: both!.id, user_id: viewer }]);
 
   // Nothing of the scope outlives its transaction (the pool hands the connection to the owner next).
-  const [after] = await queryRows<{ who: string; tenant: string | null }>(h.db, sql`select current_user as who, nullif(current_setting('app.tenant_id', true), '') as tenant`);
+  const [after] = await queryRows<{ who: string; tenant: string | null }>(
+    h.db,
+    sql`select current_user as who, nullif(current_setting('app.tenant_id', true), '') as tenant`,
+  );
   expect(after).toEqual({ who: expect.not.stringMatching(APP_ROLE), tenant: null });
 }
 

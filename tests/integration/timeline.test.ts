@@ -16,7 +16,12 @@ const enc = encodeURIComponent;
 describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
   it("holds every attempt, the interruption and the newest events of a 21,000-event run over 60 attempts", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
-    const run = await seedLongRun(handle.db, { tenantId: t.tenantId, taskId: newTaskId("long"), events: 21_000, attempts: 60 });
+    const run = await seedLongRun(handle.db, {
+      tenantId: t.tenantId,
+      taskId: newTaskId("long"),
+      events: 21_000,
+      attempts: 60,
+    });
     const res = await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(run.taskId)}/timeline/overview`);
     expect(res.status).toBe(200);
     const o = res.body;
@@ -25,7 +30,10 @@ describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
     expect(Object.values(o.counts).reduce((a, b) => a + b, 0)).toBe(21_000);
     expect(o.bins.reduce((n, b) => n + b.count, 0)).toBe(21_000);
     expect(o.bins.length).toBeLessThanOrEqual(4 * 240);
-    expect(o.range).toEqual({ first: run.first.toISOString().replace("Z", "000Z"), last: run.last.toISOString().replace("Z", "000Z") });
+    expect(o.range).toEqual({
+      first: run.first.toISOString().replace("Z", "000Z"),
+      last: run.last.toISOString().replace("Z", "000Z"),
+    });
 
     const created = o.events.filter((e) => e.type === "sandbox.created").map((e) => e.attempt);
     expect(created).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
@@ -44,11 +52,33 @@ describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
 
     // Asked again after more events arrived (two back-dated, one failed call): the bins count them too.
     const more = [
-      makeEvent(run.taskId, { plane: "tools", type: "tool.failed", attempt: 60, occurred_at: new Date(run.last.getTime() + 1000).toISOString(), attrs: { call_id: "late", tool: "fetch_page" } }),
-      makeEvent(run.taskId, { plane: "vault", type: "credential.denied", attempt: 60, occurred_at: new Date(run.first.getTime() + 5000).toISOString(), attrs: { credential_ref: "records-api" } }),
-      makeEvent(run.taskId, { plane: "session", type: "x.note", attempt: 60, occurred_at: new Date(run.first.getTime() - 60_000).toISOString(), attrs: {} }),
+      makeEvent(run.taskId, {
+        plane: "tools",
+        type: "tool.failed",
+        attempt: 60,
+        occurred_at: new Date(run.last.getTime() + 1000).toISOString(),
+        attrs: { call_id: "late", tool: "fetch_page" },
+      }),
+      makeEvent(run.taskId, {
+        plane: "vault",
+        type: "credential.denied",
+        attempt: 60,
+        occurred_at: new Date(run.first.getTime() + 5000).toISOString(),
+        attrs: { credential_ref: "records-api" },
+      }),
+      makeEvent(run.taskId, {
+        plane: "session",
+        type: "x.note",
+        attempt: 60,
+        occurred_at: new Date(run.first.getTime() - 60_000).toISOString(),
+        attrs: {},
+      }),
     ];
-    expect((await postEvents(t.apiKey, more)).body.results.map((r) => r.status)).toEqual(["stored", "stored", "stored"]);
+    expect((await postEvents(t.apiKey, more)).body.results.map((r) => r.status)).toEqual([
+      "stored",
+      "stored",
+      "stored",
+    ]);
     let again = (await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(run.taskId)}/timeline/overview`)).body;
     for (let i = 0; i < 50 && again.total < 21_003; i++) {
       await new Promise((r) => setTimeout(r, 200));
@@ -65,7 +95,9 @@ describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const other = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("short");
-    const batch = Array.from({ length: 5 }, (_, i) => makeEvent(taskId, { occurred_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString() }));
+    const batch = Array.from({ length: 5 }, (_, i) =>
+      makeEvent(taskId, { occurred_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString() }),
+    );
     expect((await postEvents(t.apiKey, batch)).status).toBe(200);
     const res = await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(taskId)}/timeline/overview`);
     expect(res.status).toBe(200);
@@ -73,14 +105,21 @@ describe("GET /api/v1/tasks/{id}/timeline/overview", () => {
     expect(res.body.events.map((e) => e.id)).toEqual(batch.map((e) => e.id));
     expect((await api(other.apiKey).get(`/api/v1/tasks/${enc(taskId)}/timeline/overview`)).status).toBe(404);
     expect((await api(other.apiKey).get(`/api/v1/tasks/${enc(taskId)}/timeline?since=0`)).status).toBe(404);
-    expect((await api(other.apiKey).get(`/api/v1/tasks/${enc(taskId)}/timeline?from=2025-01-01T00:00:00Z`)).status).toBe(404);
+    expect(
+      (await api(other.apiKey).get(`/api/v1/tasks/${enc(taskId)}/timeline?from=2025-01-01T00:00:00Z`)).status,
+    ).toBe(404);
   });
 });
 
 describe("GET /api/v1/tasks/{id}/timeline?from=&to= (detail of a window)", () => {
   it("returns exactly the window's events in time order, keyset-paginated", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
-    const run = await seedLongRun(handle.db, { tenantId: t.tenantId, taskId: newTaskId("win"), events: 3000, attempts: 3 });
+    const run = await seedLongRun(handle.db, {
+      tenantId: t.tenantId,
+      taskId: newTaskId("win"),
+      events: 3000,
+      attempts: 3,
+    });
     const from = new Date(run.first.getTime() + 1000_000).toISOString();
     const to = new Date(run.first.getTime() + 1249_000).toISOString();
     const seen: StoredEvent[] = [];
@@ -99,7 +138,9 @@ describe("GET /api/v1/tasks/{id}/timeline?from=&to= (detail of a window)", () =>
 
     const bad = await api(t.apiKey).get(`/api/v1/tasks/${enc(run.taskId)}/timeline?from=yesterday`);
     expect(bad.status).toBe(400);
-    const reversed = await api(t.apiKey).get(`/api/v1/tasks/${enc(run.taskId)}/timeline?from=${enc(to)}&to=${enc(from)}`);
+    const reversed = await api(t.apiKey).get(
+      `/api/v1/tasks/${enc(run.taskId)}/timeline?from=${enc(to)}&to=${enc(from)}`,
+    );
     expect(reversed.status).toBe(400);
   });
 });
@@ -109,13 +150,23 @@ describe("GET /api/v1/tasks/{id}/timeline?since= (arrival feed)", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("feed");
     const at = (s: number) => new Date(Date.UTC(2025, 5, 1, 12, 0, 0) + s * 1000).toISOString();
-    const initial = Array.from({ length: 20 }, (_, i) => makeEvent(taskId, { id: `${taskId}-i${i}`, plane: "tools", type: "tool.called", occurred_at: at(1000 + i), attrs: { call_id: `c${i}` } }));
+    const initial = Array.from({ length: 20 }, (_, i) =>
+      makeEvent(taskId, {
+        id: `${taskId}-i${i}`,
+        plane: "tools",
+        type: "tool.called",
+        occurred_at: at(1000 + i),
+        attrs: { call_id: `c${i}` },
+      }),
+    );
     expect((await postEvents(t.apiKey, initial)).status).toBe(200);
 
     const seen = new Map<string, number>();
     let since = "0";
     const readPage = async () => {
-      const res = await api(t.apiKey).get<ArrivalPage>(`/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(since)}&limit=3`);
+      const res = await api(t.apiKey).get<ArrivalPage>(
+        `/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(since)}&limit=3`,
+      );
       expect(res.status).toBe(200);
       for (const e of res.body.events) seen.set(e.id, (seen.get(e.id) ?? 0) + 1);
       since = res.body.next_since;
@@ -123,7 +174,13 @@ describe("GET /api/v1/tasks/{id}/timeline?since= (arrival feed)", () => {
     };
     // 75 back-dated events (each earlier than everything before it), posted while the reader pages.
     const late: EventInput[] = Array.from({ length: 75 }, (_, i) =>
-      makeEvent(taskId, { id: `${taskId}-late${i}`, plane: "vault", type: "credential.used", occurred_at: at(900 - i), attrs: { credential_ref: "k" } }),
+      makeEvent(taskId, {
+        id: `${taskId}-late${i}`,
+        plane: "vault",
+        type: "credential.used",
+        occurred_at: at(900 - i),
+        attrs: { credential_ref: "k" },
+      }),
     );
     let posting = true;
     const poster = (async () => {
@@ -169,7 +226,11 @@ describe("GET /api/v1/tasks/{id}/timeline?since= (arrival feed)", () => {
       await tx.execute(sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at)
                            values (${t.tenantId}, ${slowId}, ${taskId}, 'session', 'phase.changed', '2024-12-31T00:00:00Z')`);
       expect((await postEvents(t.apiKey, [quick])).status).toBe(200);
-      during = (await api(t.apiKey).get<ArrivalPage>(`/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(start.body.next_since)}`)).body;
+      during = (
+        await api(t.apiKey).get<ArrivalPage>(
+          `/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(start.body.next_since)}`,
+        )
+      ).body;
     });
     // The quick event is committed but held back: handing it out would move the cursor past the slow one.
     expect(during!.events).toEqual([]);
@@ -177,7 +238,8 @@ describe("GET /api/v1/tasks/{id}/timeline?since= (arrival feed)", () => {
     let since = during!.next_since;
     const deadline = Date.now() + 20_000;
     while (after.length < 2 && Date.now() < deadline) {
-      const page = (await api(t.apiKey).get<ArrivalPage>(`/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(since)}`)).body;
+      const page = (await api(t.apiKey).get<ArrivalPage>(`/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(since)}`))
+        .body;
       after = [...after, ...page.events];
       since = page.next_since;
     }

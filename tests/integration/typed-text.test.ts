@@ -59,14 +59,19 @@ describe("messages that name the field and the rule", () => {
     expect(message).not.toMatch(/Invalid input|received undefined/);
     expect(await refused("POST", REVOKE, { reason: "left the team" })).toMatch(/^principal is required/);
     expect(await refused("POST", "/api/v1/settings/principals/restore", {})).toMatch(/^principal is required/);
-    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/1", reason: 42 })).toMatch(/^reason must be a string .*not number/);
+    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/1", reason: 42 })).toMatch(
+      /^reason must be a string .*not number/,
+    );
   });
 
   it("replaces zod's generic messages in other settings bodies too", async () => {
     const tool = "msg_tool";
     const missing = await refused("PUT", `/api/v1/settings/lookups/${tool}`, { timeout_ms: 1000 });
     expect(missing).toBe("url must be an absolute http(s) URL"); // the schema's own message is kept
-    const wrongType = await refused("PUT", `/api/v1/settings/lookups/${tool}`, { url: "https://lookup.example/x", timeout_ms: "soon" });
+    const wrongType = await refused("PUT", `/api/v1/settings/lookups/${tool}`, {
+      url: "https://lookup.example/x",
+      timeout_ms: "soon",
+    });
     expect(wrongType).toBe("timeout_ms must be a number, not string");
     const notObject = await refused("POST", KEYS, ["runtime"]);
     expect(notObject).toBe("body must be an object, not array");
@@ -82,7 +87,9 @@ describe("POST /api/v1/settings/api-keys is strict", () => {
   it("says a missing, empty or too long name is the problem", async () => {
     expect(await refused("POST", KEYS, {})).toMatch(/^name is required: give the key a name/);
     expect(await refused("POST", KEYS, { name: "   " })).toMatch(/^name must not be empty/);
-    expect(await refused("POST", KEYS, { name: "n".repeat(101) })).toMatch(/^name is too long \(101 characters\); at most 100/);
+    expect(await refused("POST", KEYS, { name: "n".repeat(101) })).toMatch(
+      /^name is too long \(101 characters\); at most 100/,
+    );
   });
 
   it("still creates a key from a plain name, non-Latin letters included", async () => {
@@ -111,20 +118,34 @@ describe("names that could disguise how they display", () => {
   });
 
   it("refuses a bidi override in a revocation reason and in a principal", async () => {
-    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/7", reason: "left \u202eeht maet" })).toMatch(/^reason contains .*U\+202E/);
-    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/\u202e7", reason: "left the team" })).toMatch(/^principal contains .*U\+202E/);
-    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/7", reason: "line one\u0085line two" })).toMatch(/^reason contains a control character \(U\+0085\)/);
+    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/7", reason: "left \u202eeht maet" })).toMatch(
+      /^reason contains .*U\+202E/,
+    );
+    expect(await refused("POST", REVOKE, { principal: "tenant/acme:user/\u202e7", reason: "left the team" })).toMatch(
+      /^principal contains .*U\+202E/,
+    );
+    expect(
+      await refused("POST", REVOKE, { principal: "tenant/acme:user/7", reason: "line one\u0085line two" }),
+    ).toMatch(/^reason contains a control character \(U\+0085\)/);
   });
 
   it("refuses a bidi override in a lookup tool name and in a lookup URL", async () => {
-    const toolMessage = await refused("PUT", `/api/v1/settings/lookups/${encodeURIComponent("update\u202erecord")}`, { url: "https://lookup.example/x" });
+    const toolMessage = await refused("PUT", `/api/v1/settings/lookups/${encodeURIComponent("update\u202erecord")}`, {
+      url: "https://lookup.example/x",
+    });
     expect(toolMessage).toMatch(/^tool contains .*U\+202E/);
-    const urlMessage = await refused("PUT", "/api/v1/settings/lookups/update_record", { url: "https://lookup.example/\u202ex" });
+    const urlMessage = await refused("PUT", "/api/v1/settings/lookups/update_record", {
+      url: "https://lookup.example/\u202ex",
+    });
     expect(urlMessage).toMatch(/^url contains .*U\+202E/);
   });
 
   it("accepts the same bodies without the character", async () => {
-    expect((await api(owner).post(REVOKE, { principal: "tenant/acme:user/7", reason: "left the team" })).status).toBe(200);
-    expect((await api(owner).put("/api/v1/settings/lookups/update_record", { url: "https://lookup.example/x" })).status).toBe(200);
+    expect((await api(owner).post(REVOKE, { principal: "tenant/acme:user/7", reason: "left the team" })).status).toBe(
+      200,
+    );
+    expect(
+      (await api(owner).put("/api/v1/settings/lookups/update_record", { url: "https://lookup.example/x" })).status,
+    ).toBe(200);
   });
 });

@@ -10,7 +10,16 @@ import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { ApiErrorBody, StoredEvent } from "@/lib/client/types";
 import { checkpoint, intentBody, newKey, postIntent, signInAs } from "./custody-helpers";
-import { api, countRows, createTestTenant, makeEvent, makeRecord, newTaskId, postEvents, testDbForFile } from "./helpers";
+import {
+  api,
+  countRows,
+  createTestTenant,
+  makeEvent,
+  makeRecord,
+  newTaskId,
+  postEvents,
+  testDbForFile,
+} from "./helpers";
 
 const handle = testDbForFile();
 const err = (res: { body: unknown }) => (res.body as ApiErrorBody).error;
@@ -37,7 +46,10 @@ describe("secrets in the shapes runtimes send", () => {
       attrs: {
         tool: "login",
         arguments: JSON.stringify({ username: "ada", password: "Hunter2-Secret-99" }),
-        headers: [["Cookie", "sid=Zx9Yw8Vu7Ts6-cookie"], ["X-Api-Key", "9f8e7d6c5b4a3928"]],
+        headers: [
+          ["Cookie", "sid=Zx9Yw8Vu7Ts6-cookie"],
+          ["X-Api-Key", "9f8e7d6c5b4a3928"],
+        ],
         har: [{ name: "Cookie", value: "sid=Ab1Cd2Ef3-har" }],
         login: { password: 12345678 },
       },
@@ -45,12 +57,16 @@ describe("secrets in the shapes runtimes send", () => {
     const res = await postEvents(t.apiKey, [ev]);
     expect(res.body.results[0]).toEqual({ id: ev.id, status: "stored" });
     const stored = await tenantText(t.tenantId);
-    for (const secret of ["Hunter2-Secret-99", "Zx9Yw8Vu7Ts6-cookie", "9f8e7d6c5b4a3928", "Ab1Cd2Ef3-har", "12345678"]) expect(stored).not.toContain(secret);
+    for (const secret of ["Hunter2-Secret-99", "Zx9Yw8Vu7Ts6-cookie", "9f8e7d6c5b4a3928", "Ab1Cd2Ef3-har", "12345678"])
+      expect(stored).not.toContain(secret);
     const viewer = await signInAs(t, "viewer");
     const timeline = await api(viewer).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${taskId}/timeline`);
     const shown = timeline.body.events[0]!;
     expect(JSON.parse(shown.attrs.arguments as string)).toEqual({ username: "ada", password: "[REDACTED]" });
-    expect(shown.attrs.headers).toEqual([["Cookie", "[REDACTED]"], ["X-Api-Key", "[REDACTED]"]]);
+    expect(shown.attrs.headers).toEqual([
+      ["Cookie", "[REDACTED]"],
+      ["X-Api-Key", "[REDACTED]"],
+    ]);
     expect(shown.attrs.login).toEqual({ password: "[REDACTED]" });
     expect(shown.redaction_count).toBe(5);
   });
@@ -88,7 +104,12 @@ describe("secrets in the shapes runtimes send", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     await checkpoint(t, taskId);
-    const res = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { action: "curl -H 'Cookie: sid=abc123def'" }));
+    const res = await postIntent(
+      t.apiKey,
+      taskId,
+      "update_record",
+      intentBody(newKey(), { action: "curl -H 'Cookie: sid=abc123def'" }),
+    );
     expect(res.status, res.text).toBe(422);
     expect(res.text).toContain("action");
   });
@@ -131,10 +152,16 @@ describe("input that used to crash or change silently", () => {
     // A policy whose text holds a raw NUL (in a YAML comment, which no parsed value shows) is refused too.
     const yaml = "network:\n  access: open\ncredentials: []\n# c\u0000mment\n";
     for (const path of ["/api/v1/policies", "/api/v1/policies/lint"]) {
-      const res = await api(owner).request("POST", path, { raw: yaml, headers: { "content-type": "application/yaml" } });
+      const res = await api(owner).request("POST", path, {
+        raw: yaml,
+        headers: { "content-type": "application/yaml" },
+      });
       expect(res.status, `${path}: ${res.text.slice(0, 200)}`).toBe(422);
     }
-    const [stored] = await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from policy_versions where tenant_id = ${t.tenantId}`);
+    const [stored] = await queryRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from policy_versions where tenant_id = ${t.tenantId}`,
+    );
     expect(stored!.n).toBe(0);
   });
 
@@ -155,7 +182,8 @@ describe("input that used to crash or change silently", () => {
   it("never signs a number the sender did not send: a checkpoint with 9007199254740993 is refused, 9007199254740992 kept", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
-    const body = (n: string) => JSON.stringify(makeRecord(taskId, { approval: { budget: 0 } })).replace('"budget":0', `"budget":${n}`);
+    const body = (n: string) =>
+      JSON.stringify(makeRecord(taskId, { approval: { budget: 0 } })).replace('"budget":0', `"budget":${n}`);
     const refused = await api(t.apiKey).request("PUT", `/api/v1/tasks/${taskId}`, { raw: body("9007199254740993") });
     expect(refused.status, refused.text).toBe(422);
     expect(err(refused).message).toContain("approval.budget");
@@ -168,10 +196,14 @@ describe("input that used to crash or change silently", () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
     const event = JSON.stringify(makeEvent(taskId, { attrs: { a: 1 } }));
-    const twice = await api(t.apiKey).request("POST", "/api/v1/events", { raw: `{"events":[${event.replace('"a":1', '"a":1,"a":2')}]}` });
+    const twice = await api(t.apiKey).request("POST", "/api/v1/events", {
+      raw: `{"events":[${event.replace('"a":1', '"a":1,"a":2')}]}`,
+    });
     expect(twice.status, twice.text).toBe(422);
     expect(err(twice).message).toMatch(/^events\[0\]\.attrs\.a repeats the key "a"/);
-    const proto = await api(t.apiKey).request("POST", "/api/v1/events", { raw: `{"events":[${event.replace('"a":1', '"__proto__":{"x":1}')}]}` });
+    const proto = await api(t.apiKey).request("POST", "/api/v1/events", {
+      raw: `{"events":[${event.replace('"a":1', '"__proto__":{"x":1}')}]}`,
+    });
     expect(proto.status, proto.text).toBe(422);
     expect(err(proto).message).toContain('events[0].attrs.__proto__ uses the key "__proto__"');
     expect(await countRows(handle.db, "events", t.tenantId)).toBe(0);

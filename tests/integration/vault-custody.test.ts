@@ -36,7 +36,10 @@ const WITHOUT_CREDENTIAL = recordsPolicyYaml((d) => {
 });
 
 async function activate(owner: { cookie: string }, text: string): Promise<number> {
-  const stored = await api(owner).request<{ version: number; findings: unknown[] }>("POST", "/api/v1/policies", { raw: text, headers: { "content-type": "application/yaml" } });
+  const stored = await api(owner).request<{ version: number; findings: unknown[] }>("POST", "/api/v1/policies", {
+    raw: text,
+    headers: { "content-type": "application/yaml" },
+  });
   expect(stored.status, stored.text).toBe(201);
   const activated = await api(owner).request("POST", `/api/v1/policies/${stored.body.version}/activate`);
   expect(activated.status, activated.text).toBe(200);
@@ -56,10 +59,20 @@ describe("the gate and the intent route judge held credentials against the curre
       plane: "vault",
       type: "credential.issued",
       occurred_at: new Date(Date.now() - 2 * 3600_000).toISOString(),
-      attrs: { credential_ref: "records-api", credential_id: "c1", scope: "records:write", allowed_hosts: ["records.example.com"] },
+      attrs: {
+        credential_ref: "records-api",
+        credential_id: "c1",
+        scope: "records:write",
+        allowed_hosts: ["records.example.com"],
+      },
     });
     const now = () => new Date().toISOString();
-    const attached = makeEvent(taskId, { plane: "vault", type: "credential.attached", occurred_at: now(), attrs: { credential_ref: "records-api", credential_id: "c1", delivery: "egress-proxy" } });
+    const attached = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.attached",
+      occurred_at: now(),
+      attrs: { credential_ref: "records-api", credential_id: "c1", delivery: "egress-proxy" },
+    });
     expect((await postEvents(t.apiKey, [issued, attached])).status).toBe(200);
     let n = 0;
     const intent = () => postIntent(t.apiKey, taskId, `sync_index_${++n}`, intentBody(`k-${taskId}-${n}`));
@@ -76,17 +89,32 @@ describe("the gate and the intent route judge held credentials against the curre
     // the same instance since does not renew it.
     await handle.db.execute(sql`update events set received_at = received_at - interval '20 minutes'
                                 where tenant_id = ${t.tenantId} and event_id = ${issued.id}`);
-    const reattached = makeEvent(taskId, { plane: "vault", type: "credential.attached", occurred_at: now(), attrs: { credential_ref: "records-api", credential_id: "c1" } });
+    const reattached = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.attached",
+      occurred_at: now(),
+      attrs: { credential_ref: "records-api", credential_id: "c1" },
+    });
     expect((await postEvents(t.apiKey, [reattached])).status).toBe(200);
     const expired = await ask();
     expect(expired.verdict).toBe("stop");
-    expect(expired.reasons).toEqual([expect.objectContaining({ code: "credential_expired", message: expect.stringContaining(`ttl of 15m in policy version ${v1}`) })]);
+    expect(expired.reasons).toEqual([
+      expect.objectContaining({
+        code: "credential_expired",
+        message: expect.stringContaining(`ttl of 15m in policy version ${v1}`),
+      }),
+    ]);
     const refused = await intent();
     expectError(refused, 409, "gate_stop");
     expect(JSON.stringify(refused.body)).toContain("credential_expired");
 
     // A fresh instance is within its ttl again: both answer go.
-    const fresh = makeEvent(taskId, { plane: "vault", type: "credential.issued", occurred_at: now(), attrs: { credential_ref: "records-api", credential_id: "c2", scope: "records:write" } });
+    const fresh = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.issued",
+      occurred_at: now(),
+      attrs: { credential_ref: "records-api", credential_id: "c2", scope: "records:write" },
+    });
     expect((await postEvents(t.apiKey, [fresh])).status).toBe(200);
     expect((await ask()).verdict).toBe("resume");
     expect((await intent()).status).toBe(200);
@@ -96,7 +124,11 @@ describe("the gate and the intent route judge held credentials against the curre
     const revoked = await ask();
     expect(revoked.verdict).toBe("stop");
     expect(revoked.reasons).toEqual([
-      expect.objectContaining({ code: "credential_revoked", target: `/policies?v=${v2}`, message: expect.stringContaining(`removed from policy version ${v2}`) }),
+      expect.objectContaining({
+        code: "credential_revoked",
+        target: `/policies?v=${v2}`,
+        message: expect.stringContaining(`removed from policy version ${v2}`),
+      }),
     ]);
     const refusedAgain = await intent();
     expectError(refusedAgain, 409, "gate_stop");
@@ -113,22 +145,56 @@ describe("vault-lane events are metadata only", () => {
   it("stores an event that carried a value or a placeholder redacted and flagged, and says so on every read", async () => {
     const t = await createTestTenant(handle.db, { roles: ["viewer"] });
     const taskId = newTaskId("vault-flag");
-    const plain = makeEvent(taskId, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "records-api", scope: "records:write", expires_at: "2026-11-29T13:00:00Z" } });
-    const withValue = makeEvent(taskId, { plane: "vault", type: "credential.attached", attrs: { credential_ref: "records-api", env: "RECORDS_TOKEN", value: "hunter2-but-longer" } });
-    const withPlaceholder = makeEvent(taskId, { plane: "vault", type: "credential.used", attrs: { credential_ref: "records-api", host: "records.example.com", source: "{{vault:kv/records#token}}", op: "op://Private/records/token" } });
-    const withKey = makeEvent(taskId, { plane: "vault", type: "credential.issued", attrs: { credential_ref: "openai", token: 12345678, hint: `sk-${"a".repeat(40)}` } });
-    const toolValue = makeEvent(taskId, { plane: "tools", type: "tool.called", attrs: { call_id: "c1", tool: "set_field", value: "hunter2-but-longer" } });
+    const plain = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.issued",
+      attrs: { credential_ref: "records-api", scope: "records:write", expires_at: "2026-11-29T13:00:00Z" },
+    });
+    const withValue = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.attached",
+      attrs: { credential_ref: "records-api", env: "RECORDS_TOKEN", value: "hunter2-but-longer" },
+    });
+    const withPlaceholder = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.used",
+      attrs: {
+        credential_ref: "records-api",
+        host: "records.example.com",
+        source: "{{vault:kv/records#token}}",
+        op: "op://Private/records/token",
+      },
+    });
+    const withKey = makeEvent(taskId, {
+      plane: "vault",
+      type: "credential.issued",
+      attrs: { credential_ref: "openai", token: 12345678, hint: `sk-${"a".repeat(40)}` },
+    });
+    const toolValue = makeEvent(taskId, {
+      plane: "tools",
+      type: "tool.called",
+      attrs: { call_id: "c1", tool: "set_field", value: "hunter2-but-longer" },
+    });
     const res = await postEvents(t.apiKey, [plain, withValue, withPlaceholder, withKey, toolValue]);
     expect(res.status, res.text).toBe(200);
     expect(res.body.results.map((r) => r.status)).toEqual(["stored", "stored", "stored", "stored", "stored"]);
 
-    const rows = await queryRows<{ event_id: string; attrs: Record<string, unknown>; redaction_count: number; redaction_kinds: string[] | null }>(
+    const rows = await queryRows<{
+      event_id: string;
+      attrs: Record<string, unknown>;
+      redaction_count: number;
+      redaction_kinds: string[] | null;
+    }>(
       handle.db,
       sql`select event_id, attrs, redaction_count, redaction_kinds from events where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
     );
     const row = Object.fromEntries(rows.map((r) => [r.event_id, r]));
     expect(row[plain.id]).toMatchObject({ attrs: plain.attrs, redaction_count: 0, redaction_kinds: null });
-    expect(row[withValue.id]).toMatchObject({ attrs: { credential_ref: "records-api", env: "RECORDS_TOKEN", value: "[REDACTED]" }, redaction_count: 1, redaction_kinds: ["credential_value"] });
+    expect(row[withValue.id]).toMatchObject({
+      attrs: { credential_ref: "records-api", env: "RECORDS_TOKEN", value: "[REDACTED]" },
+      redaction_count: 1,
+      redaction_kinds: ["credential_value"],
+    });
     expect(row[withPlaceholder.id]).toMatchObject({
       attrs: { credential_ref: "records-api", host: "records.example.com", source: "[REDACTED]", op: "[REDACTED]" },
       redaction_kinds: ["vault_placeholder"],
@@ -148,18 +214,30 @@ describe("vault-lane events are metadata only", () => {
     const viewer = await signInAs(t, "viewer");
     const overview = await api(viewer).get<TimelineOverview>(`/api/v1/tasks/${enc(taskId)}/timeline/overview`);
     expect(overview.status).toBe(200);
-    const flagged = (events: StoredEvent[]) => events.filter((e) => e.credential_flagged).map((e) => e.id).sort();
+    const flagged = (events: StoredEvent[]) =>
+      events
+        .filter((e) => e.credential_flagged)
+        .map((e) => e.id)
+        .sort();
     expect(flagged(overview.body.events)).toEqual([withValue.id, withPlaceholder.id, withKey.id].sort());
     expect(overview.body.events.find((e) => e.id === withValue.id)?.redaction_kinds).toEqual(["credential_value"]);
-    expect(overview.body.events.find((e) => e.id === plain.id)).toMatchObject({ credential_flagged: false, redaction_kinds: [] });
+    expect(overview.body.events.find((e) => e.id === plain.id)).toMatchObject({
+      credential_flagged: false,
+      redaction_kinds: [],
+    });
     const page = await api(viewer).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${enc(taskId)}/timeline?limit=50`);
     expect(flagged(page.body.events)).toEqual(flagged(overview.body.events));
     const feed = await api(t.apiKey).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${enc(taskId)}/timeline?since=0`);
     expect(flagged(feed.body.events)).toEqual(flagged(overview.body.events));
-    const creds = await api(viewer).get<{ flagged_events: Array<{ event_id: string; credential_ref: string | null; kinds: string[] }> }>(`/api/v1/tasks/${enc(taskId)}/credentials`);
+    const creds = await api(viewer).get<{
+      flagged_events: Array<{ event_id: string; credential_ref: string | null; kinds: string[] }>;
+    }>(`/api/v1/tasks/${enc(taskId)}/credentials`);
     expect(creds.status, creds.text).toBe(200);
     expect(creds.body.flagged_events.map((e) => e.event_id).sort()).toEqual(flagged(overview.body.events));
-    expect(creds.body.flagged_events.find((e) => e.event_id === withPlaceholder.id)).toMatchObject({ credential_ref: "records-api", kinds: ["vault_placeholder"] });
+    expect(creds.body.flagged_events.find((e) => e.event_id === withPlaceholder.id)).toMatchObject({
+      credential_ref: "records-api",
+      kinds: ["vault_placeholder"],
+    });
     // Another tenant sees none of it.
     const other = await createTestTenant(handle.db, { roles: [] });
     expect((await api(other.apiKey).get(`/api/v1/tasks/${enc(taskId)}/credentials`)).status).toBe(404);
@@ -170,18 +248,42 @@ describe("the timeline overview names the compaction whose constraints were not 
   it("for a short run, by receive order, and for a long run with its event loaded however old", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("compacted");
-    const overview = async (id: string) => (await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(id)}/timeline/overview`)).body;
-    const compaction = makeEvent(taskId, { plane: "session", type: "compaction.performed", occurred_at: "2026-11-30T10:00:00.000Z", attrs: {} });
+    const overview = async (id: string) =>
+      (await api(t.apiKey).get<TimelineOverview>(`/api/v1/tasks/${enc(id)}/timeline/overview`)).body;
+    const compaction = makeEvent(taskId, {
+      plane: "session",
+      type: "compaction.performed",
+      occurred_at: "2026-11-30T10:00:00.000Z",
+      attrs: {},
+    });
     expect((await postEvents(t.apiKey, [compaction])).status).toBe(200);
-    expect((await overview(taskId)).compaction_unchecked).toEqual({ event_id: compaction.id, occurred_at: "2026-11-30T10:00:00.000000Z" });
+    expect((await overview(taskId)).compaction_unchecked).toEqual({
+      event_id: compaction.id,
+      occurred_at: "2026-11-30T10:00:00.000000Z",
+    });
     // A check dated earlier by the runtime's clock still counts: it arrived later.
-    const check = makeEvent(taskId, { plane: "session", type: "constraint.checked", occurred_at: "2026-11-30T09:00:00.000Z", attrs: { ok: true } });
+    const check = makeEvent(taskId, {
+      plane: "session",
+      type: "constraint.checked",
+      occurred_at: "2026-11-30T09:00:00.000Z",
+      attrs: { ok: true },
+    });
     expect((await postEvents(t.apiKey, [check])).status).toBe(200);
     expect((await overview(taskId)).compaction_unchecked).toBeNull();
 
     // A long run (sent as markers, the newest and bins): an early compaction is carried all the same.
-    const run = await seedLongRun(handle.db, { tenantId: t.tenantId, taskId: newTaskId("long-compacted"), events: 2_500, attempts: 3 });
-    const early = makeEvent(run.taskId, { plane: "session", type: "compaction.performed", occurred_at: new Date(run.first.getTime() + 5_500).toISOString(), attrs: {} });
+    const run = await seedLongRun(handle.db, {
+      tenantId: t.tenantId,
+      taskId: newTaskId("long-compacted"),
+      events: 2_500,
+      attempts: 3,
+    });
+    const early = makeEvent(run.taskId, {
+      plane: "session",
+      type: "compaction.performed",
+      occurred_at: new Date(run.first.getTime() + 5_500).toISOString(),
+      attrs: {},
+    });
     expect((await postEvents(t.apiKey, [early])).status).toBe(200);
     const long = await overview(run.taskId);
     expect(long.complete).toBe(false);

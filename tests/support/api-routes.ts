@@ -27,7 +27,11 @@ import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitat
 import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
 import { policyDocumentSchema } from "@/lib/domain/policies/document";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
-import { actionRuleBodySchema, approvalSettingsBodySchema, policyVersionBodySchema } from "@/lib/domain/approvals/settings";
+import {
+  actionRuleBodySchema,
+  approvalSettingsBodySchema,
+  policyVersionBodySchema,
+} from "@/lib/domain/approvals/settings";
 
 /** `public`: no credentials (the invitation link's page). */
 export type RouteAuth = "runtime" | "owner" | "approver" | "responder" | "viewer" | "public";
@@ -58,9 +62,17 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { auth: "responder", body: "none" },
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { auth: "runtime", body: "json", schema: intentBodySchema },
-  "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": { auth: "runtime", body: "json", schema: receiptBodySchema },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": {
+    auth: "runtime",
+    body: "json",
+    schema: receiptBodySchema,
+  },
   "POST /api/v1/import/openai-agents/run-state": { auth: "runtime", body: "json" },
-  "POST /api/v1/tasks/[taskId]/side-effects/[name]/reconcile": { auth: "responder", body: "json", schema: reconcileBodySchema },
+  "POST /api/v1/tasks/[taskId]/side-effects/[name]/reconcile": {
+    auth: "responder",
+    body: "json",
+    schema: reconcileBodySchema,
+  },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/lookup": { auth: "responder", body: "none" },
   "GET /api/v1/settings/api-keys": { auth: "owner", body: "none" },
   "POST /api/v1/settings/api-keys": { auth: "owner", body: "json", schema: createApiKeyBodySchema },
@@ -92,7 +104,11 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "POST /api/v1/maps/[mapId]/exercises": { auth: "owner", body: "json", schema: createExerciseSchema },
   "GET /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "none" },
   "PATCH /api/v1/maps/[mapId]/exercises/[exerciseId]": { auth: "owner", body: "json", schema: updateExerciseSchema },
-  "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": { auth: "owner", body: "json", schema: completeExerciseSchema },
+  "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": {
+    auth: "owner",
+    body: "json",
+    schema: completeExerciseSchema,
+  },
   "POST /api/v1/policies/lint": { auth: "runtime", body: "json", schema: policyDocumentSchema },
   "GET /api/v1/policies": { auth: "runtime", body: "none" },
   "POST /api/v1/policies": { auth: "owner", body: "json", schema: policyDocumentSchema },

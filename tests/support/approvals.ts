@@ -31,8 +31,18 @@ export function payloadDigestOf(tool: string, args: unknown): string {
  * moves the policy version to `2` so that it is stale (policy_changed).
  * @returns the approval's id.
  */
-export async function seedApproval(db: Db, t: TestTenant, taskId: string, opts: { stale?: boolean; approve?: boolean } = {}): Promise<string> {
-  const runtime: ApiKeyActor = { kind: "api_key", tenantId: t.tenantId, keyId: "00000000-0000-4000-8000-000000000000", keyName: "runtime" };
+export async function seedApproval(
+  db: Db,
+  t: TestTenant,
+  taskId: string,
+  opts: { stale?: boolean; approve?: boolean } = {},
+): Promise<string> {
+  const runtime: ApiKeyActor = {
+    kind: "api_key",
+    tenantId: t.tenantId,
+    keyId: "00000000-0000-4000-8000-000000000000",
+    keyName: "runtime",
+  };
   const args = { title: "Q3 custody report", recipients: ["board@example.com"] };
   const ctx = await approvalContext(db, t.tenantId, taskId);
   const { id } = await db.transaction((tx) =>
@@ -53,7 +63,8 @@ export async function seedApproval(db: Db, t: TestTenant, taskId: string, opts: 
       requestedBy: runtime,
     }),
   );
-  if (opts.approve ?? true) await decideApproval(db, userActor(t, "approver"), id, { decision: "approve", reason: "Report checked" });
+  if (opts.approve ?? true)
+    await decideApproval(db, userActor(t, "approver"), id, { decision: "approve", reason: "Report checked" });
   if (opts.stale ?? true) await setPolicyVersion(db, userActor(t, "owner"), { version: "2" });
   return id;
 }

@@ -13,7 +13,12 @@ export class ChildLines {
 
   /** Starts `cmd args` in `cwd` with exactly `env`, detached (its own process group). */
   constructor(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) {
-    this.child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env as NodeJS.ProcessEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    this.child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: opts.env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let buffered = "";
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString("utf8");
@@ -58,7 +63,8 @@ export class ChildLines {
     const seen = this.lines.map((l) => l.match(re)).find((m) => m !== null);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const fail = (why: string) => reject(new Error(`${why} (waiting for a line matching ${re}); output:\n${this.tail()}`));
+      const fail = (why: string) =>
+        reject(new Error(`${why} (waiting for a line matching ${re}); output:\n${this.tail()}`));
       const timer = setTimeout(() => fail(`nothing within ${timeoutMs} ms`), timeoutMs);
       void this.exited.then(() => {
         clearTimeout(timer);
@@ -97,7 +103,10 @@ export class ChildLines {
       await Promise.race([
         this.exited,
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the process did not exit within ${timeoutMs} ms; output:\n${this.tail()}`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`the process did not exit within ${timeoutMs} ms; output:\n${this.tail()}`)),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {

@@ -58,7 +58,10 @@ export class NextServer {
     const deadline = Date.now() + (this.opts.healthTimeoutMs ?? 60_000);
     let last = "no answer yet";
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`next start exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy.\n${this.logTail()}`);
+      if (!this.running)
+        throw new Error(
+          `next start exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy.\n${this.logTail()}`,
+        );
       try {
         const res = await fetch(`${this.baseUrl}/api/health`, { signal: AbortSignal.timeout(5_000) });
         const body = await res.text();

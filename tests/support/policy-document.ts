@@ -34,7 +34,14 @@ export type PolicyFixture = Fields & { network: Fields; credentials: Fields[]; t
 /** The same document as {@link RECORDS_POLICY_YAML}, as a value. */
 const RECORDS_POLICY: PolicyFixture = {
   network: { access: "restricted", allowed_domains: ["records.example.com"] },
-  credentials: [{ name: "records-api", type: "environment_variable", allowed_hosts: ["records.example.com"], scope: "records:write" }],
+  credentials: [
+    {
+      name: "records-api",
+      type: "environment_variable",
+      allowed_hosts: ["records.example.com"],
+      scope: "records:write",
+    },
+  ],
   tools: [{ name: "update_record", mutation: true, requires_approval: true }],
 };
 

@@ -41,12 +41,22 @@ export class RuntimeProcess {
    * (e.g. `--interrupt-at after_intent --task-id …`).
    */
   static start(env: Record<string, string>, args: string[] = []): RuntimeProcess {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts", ...args], {
-      cwd: ROOT,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { NODE_ENV: "test", PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? os.tmpdir(), TMPDIR: os.tmpdir(), ...env },
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "scripts/demo-runtime.ts", ...args],
+      {
+        cwd: ROOT,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          NODE_ENV: "test",
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: process.env.HOME ?? os.tmpdir(),
+          TMPDIR: os.tmpdir(),
+          ...env,
+        },
+      },
+    );
     return new RuntimeProcess(child);
   }
 
@@ -64,7 +74,10 @@ export class RuntimeProcess {
     const seen = this.lines.find((l) => re.test(l));
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no runtime line matched ${re} within ${timeoutMs} ms.\n${this.tail()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no runtime line matched ${re} within ${timeoutMs} ms.\n${this.tail()}`)),
+        timeoutMs,
+      );
       this.waiters.push({
         re,
         resolve: (line) => {
@@ -83,7 +96,10 @@ export class RuntimeProcess {
   async waitForExit(timeoutMs: number): Promise<number | null> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the runtime did not exit within ${timeoutMs} ms.\n${this.tail()}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`the runtime did not exit within ${timeoutMs} ms.\n${this.tail()}`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.exited, timeout]);

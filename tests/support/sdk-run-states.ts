@@ -2,7 +2,16 @@
  * Real `@openai/agents` RunStates for tests, made by the SDK's own loop with a scripted model (no network): each
  * scripted turn answers with the tool calls given for it, then a final message.
  */
-import { Agent, run, setTracingDisabled, tool, Usage, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
+import {
+  Agent,
+  run,
+  setTracingDisabled,
+  tool,
+  Usage,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+} from "@openai/agents";
 import { z } from "zod";
 
 setTracingDisabled(true);
@@ -23,10 +32,22 @@ export class ScriptedTurnsModel implements Model {
       return {
         usage,
         responseId: `resp-${this.turn}`,
-        output: calls.map((c) => ({ type: "function_call" as const, callId: c.callId, name: c.tool, arguments: JSON.stringify(c.args), status: "completed" as const })),
+        output: calls.map((c) => ({
+          type: "function_call" as const,
+          callId: c.callId,
+          name: c.tool,
+          arguments: JSON.stringify(c.args),
+          status: "completed" as const,
+        })),
       };
     }
-    return { usage, responseId: `resp-${this.turn}`, output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] }] };
+    return {
+      usage,
+      responseId: `resp-${this.turn}`,
+      output: [
+        { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] },
+      ],
+    };
   }
 
   /** Not used. */
@@ -71,7 +92,13 @@ export async function pendingApprovalState() {
   ]);
   const agent = new Agent({ name: "reporter", instructions: "Publish the report.", model, tools: [lookup, publish] });
   const result = await run(agent, "publish q3");
-  return { agent, result, counter, json: result.state.toJSON() as unknown as Record<string, unknown>, text: result.state.toString() };
+  return {
+    agent,
+    result,
+    counter,
+    json: result.state.toJSON() as unknown as Record<string, unknown>,
+    text: result.state.toString(),
+  };
 }
 
 /** An outer agent whose agent-as-tool runs an inner agent that asks approval for publish_report. */
@@ -81,18 +108,28 @@ export async function nestedApprovalState() {
   const inner = new Agent({
     name: "inner-publisher",
     instructions: "Publish.",
-    model: new ScriptedTurnsModel([[{ tool: "publish_report", args: { report: "nested.md", channel: "web" }, callId: "inner-call-1" }]]),
+    model: new ScriptedTurnsModel([
+      [{ tool: "publish_report", args: { report: "nested.md", channel: "web" }, callId: "inner-call-1" }],
+    ]),
     tools: [publish],
   });
   const asTool = inner.asTool({ toolName: "delegate_publish", toolDescription: "Delegate publishing." });
   const outer = new Agent({
     name: "outer-coordinator",
     instructions: "Delegate.",
-    model: new ScriptedTurnsModel([[{ tool: "delegate_publish", args: { input: "publish nested.md" }, callId: "outer-call-1" }]]),
+    model: new ScriptedTurnsModel([
+      [{ tool: "delegate_publish", args: { input: "publish nested.md" }, callId: "outer-call-1" }],
+    ]),
     tools: [asTool],
   });
   const result = await run(outer, "go");
-  return { agent: outer, result, counter, json: result.state.toJSON() as unknown as Record<string, unknown>, text: result.state.toString() };
+  return {
+    agent: outer,
+    result,
+    counter,
+    json: result.state.toJSON() as unknown as Record<string, unknown>,
+    text: result.state.toString(),
+  };
 }
 
 /** A run that finished: lookup ran, then a final message. */
@@ -102,5 +139,11 @@ export async function finishedState() {
   const model = new ScriptedTurnsModel([[{ tool: "lookup", args: { id: "R-9" }, callId: "call-lookup-9" }]]);
   const agent = new Agent({ name: "reader", instructions: "Read.", model, tools: [lookup] });
   const result = await run(agent, "read");
-  return { agent, result, counter, json: result.state.toJSON() as unknown as Record<string, unknown>, text: result.state.toString() };
+  return {
+    agent,
+    result,
+    counter,
+    json: result.state.toJSON() as unknown as Record<string, unknown>,
+    text: result.state.toString(),
+  };
 }

@@ -57,7 +57,11 @@ describe("freshness", () => {
     ["payload_changed", bound(), facts({ offered: { payload_digest: "e".repeat(64) } })],
     ["payload_changed", bound({ offered_payload_digest: "e".repeat(64) }), facts()],
     ["payload_changed", bound(), facts({ offered: { action: "delete_report" } })],
-    ["inputs_changed", bound(), facts({ input_digest: inputDigestOf([{ ref: "s3://in/b.csv", sha256: "b".repeat(64) }]) })],
+    [
+      "inputs_changed",
+      bound(),
+      facts({ input_digest: inputDigestOf([{ ref: "s3://in/b.csv", sha256: "b".repeat(64) }]) }),
+    ],
     ["agent_changed", bound(), facts({ offered: { agent_version: "2.0.0" } })],
     ["agent_changed", bound({ offered_agent: "other-agent" }), facts()],
     ["approver_revoked", bound(), facts({ approver_holds_role: false })],
@@ -93,11 +97,26 @@ describe("freshness", () => {
   });
 
   it("a rejection never goes stale", () => {
-    expect(approvalStatus(bound({ decision: "reject" }), facts({ policy_version: "2" }))).toEqual({ status: "rejected", stale_reasons: [] });
+    expect(approvalStatus(bound({ decision: "reject" }), facts({ policy_version: "2" }))).toEqual({
+      status: "rejected",
+      stale_reasons: [],
+    });
   });
 
   it("same digest and same agent offered again is still fresh", () => {
-    expect(staleReasons(bound(), facts({ offered: { payload_digest: "d".repeat(64), action: "publish_report", agent: "reporter", agent_version: "1.0.0" } }))).toEqual([]);
+    expect(
+      staleReasons(
+        bound(),
+        facts({
+          offered: {
+            payload_digest: "d".repeat(64),
+            action: "publish_report",
+            agent: "reporter",
+            agent_version: "1.0.0",
+          },
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it("changes list the approved and current values side by side", () => {
@@ -128,7 +147,9 @@ describe("separation of duties", () => {
     expect(separationOfDuties(byUser, { userId: "u1" }, true)).toEqual({ allowed: true, self: true });
   });
   it("a runtime key's request may be decided by anyone with the role", () => {
-    expect(separationOfDuties({ requested_by_kind: "api_key", requested_by_id: "u1" }, { userId: "u1" }, false).allowed).toBe(true);
+    expect(
+      separationOfDuties({ requested_by_kind: "api_key", requested_by_id: "u1" }, { userId: "u1" }, false).allowed,
+    ).toBe(true);
   });
 });
 
@@ -183,9 +204,15 @@ describe("standing (the one function the gate and the intent route answer from)"
     expect(approvalStanding(row({ consumed_at: "2026-11-30T11:30:00.000000Z" }), facts()).kind).toBe("used");
   });
   it("pending → missing; rejected → rejected; stale → stale with reasons", () => {
-    expect(approvalStanding(row({ decision: null, expires_at: null, decided_by_id: null }), facts()).kind).toBe("missing");
+    expect(approvalStanding(row({ decision: null, expires_at: null, decided_by_id: null }), facts()).kind).toBe(
+      "missing",
+    );
     expect(approvalStanding(row({ decision: "reject", reason: "no" }), facts()).kind).toBe("rejected");
-    expect(approvalStanding(row(), facts({ policy_version: "2" }))).toEqual({ kind: "stale", approval_id: row().id, stale_reasons: ["policy_changed"] });
+    expect(approvalStanding(row(), facts({ policy_version: "2" }))).toEqual({
+      kind: "stale",
+      approval_id: row().id,
+      stale_reasons: ["policy_changed"],
+    });
   });
 
   it("gate reasons: approval_missing, approval_stale and policy_changed; a rejection and a fresh approval block nothing", () => {
@@ -217,7 +244,13 @@ describe("standing (the one function the gate and the intent route answer from)"
     const gateFacts: GateFacts = {
       now: NOW,
       task: { task_id: "task-1", phase: "publish", principal: "alice@example.com", current_attempt: 1 },
-      checkpoint: { version: 1, phase: "publish", signature_valid: true, created_at: NOW.toISOString(), tool_definitions: null },
+      checkpoint: {
+        version: 1,
+        phase: "publish",
+        signature_valid: true,
+        created_at: NOW.toISOString(),
+        tool_definitions: null,
+      },
       principal_revocation: null,
       side_effects: [],
       snapshots_saved: [],

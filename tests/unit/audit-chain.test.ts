@@ -31,7 +31,9 @@ describe("audit entry JSON around seq (the hash PostgreSQL computes in appendAud
         (entry, seq) => {
           const { prefix, suffix } = auditEntryJsonAroundSeq(entry);
           expect(prefix + String(seq) + suffix).toBe(canonicalJson({ ...entry, seq }));
-          expect(sha256Hex(GENESIS_HASH + prefix + String(seq) + suffix)).toBe(auditEntryHash(GENESIS_HASH, { ...entry, seq }));
+          expect(sha256Hex(GENESIS_HASH + prefix + String(seq) + suffix)).toBe(
+            auditEntryHash(GENESIS_HASH, { ...entry, seq }),
+          );
         },
       ),
       { numRuns: 300 },
@@ -39,7 +41,16 @@ describe("audit entry JSON around seq (the hash PostgreSQL computes in appendAud
   });
 
   it("holds for details that themselves hold a seq key", () => {
-    const entry = { tenantId: "t", at: "2026-01-01T00:00:00.000Z", actorKind: "user", actorId: "u", actorLabel: "a", action: "x", target: 'y","seq":1', details: { seq: 0, z: { seq: 2 } } };
+    const entry = {
+      tenantId: "t",
+      at: "2026-01-01T00:00:00.000Z",
+      actorKind: "user",
+      actorId: "u",
+      actorLabel: "a",
+      action: "x",
+      target: 'y","seq":1',
+      details: { seq: 0, z: { seq: 2 } },
+    };
     const { prefix, suffix } = auditEntryJsonAroundSeq(entry);
     expect(prefix + "17" + suffix).toBe(canonicalJson({ ...entry, seq: 17 }));
   });

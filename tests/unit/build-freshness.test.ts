@@ -11,7 +11,9 @@ import { BUILD_SOURCES, newestSourceMtime } from "@/scripts/lib/build-freshness"
 describe("build freshness", () => {
   it("lists public/ among the build sources, here and in scripts/verify.sh", () => {
     expect(BUILD_SOURCES).toContain("public");
-    expect(fs.readFileSync(path.join(process.cwd(), "scripts", "verify.sh"), "utf8")).toMatch(/find app components lib db public /);
+    expect(fs.readFileSync(path.join(process.cwd(), "scripts", "verify.sh"), "utf8")).toMatch(
+      /find app components lib db public /,
+    );
     expect(fs.existsSync(path.join(process.cwd(), "public", "robots.txt"))).toBe(true);
   });
 

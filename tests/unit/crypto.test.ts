@@ -20,7 +20,9 @@ const RFC8037_JWK = {
   d: "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A",
   x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
 };
-const RFC8037_PEM = createPrivateKey({ key: RFC8037_JWK, format: "jwk" }).export({ format: "pem", type: "pkcs8" }).toString();
+const RFC8037_PEM = createPrivateKey({ key: RFC8037_JWK, format: "jwk" })
+  .export({ format: "pem", type: "pkcs8" })
+  .toString();
 
 describe("canonicalJson (RFC 8785)", () => {
   it("matches the RFC's primitive-data example", () => {
@@ -58,7 +60,9 @@ describe("canonicalJson (RFC 8785)", () => {
     expect(positions.every((p) => p > 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
 
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
     expect(canonicalJson({ b: 1, a: 2 })).toBe(canonicalJson({ a: 2, b: 1 }));
   });
 
@@ -142,7 +146,12 @@ describe("Ed25519 over canonical JSON", () => {
     expect(verifyCanonical(record, signed.signature, key.publicKey, signed.digest)).toBe(true);
     expect(verifyCanonical(record, signed.signature, publicJwk(key))).toBe(true);
     // key order of the value does not matter: the canonical form is signed
-    const reordered = { side_effects: record.side_effects, phase: record.phase, principal: record.principal, task_id: record.task_id };
+    const reordered = {
+      side_effects: record.side_effects,
+      phase: record.phase,
+      principal: record.principal,
+      task_id: record.task_id,
+    };
     expect(verifyCanonical(reordered, signed.signature, publicJwk(key), signed.digest)).toBe(true);
   });
 
@@ -180,7 +189,9 @@ describe("Ed25519 over canonical JSON", () => {
   });
 
   it("refuses a key that is not Ed25519", () => {
-    const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "pkcs8" }).toString();
+    const ec = generateKeyPairSync("ec", { namedCurve: "P-256" })
+      .privateKey.export({ format: "pem", type: "pkcs8" })
+      .toString();
     expect(() => signingKeyFromString(ec)).toThrow(/Ed25519/);
   });
 });
@@ -193,6 +204,8 @@ describe("canonical JSON of deep values", () => {
       return v;
     };
     expect(() => canonicalJson(nest(100_000))).toThrow(/deeper than/);
-    expect(canonicalJson(nest(MAX_CANONICAL_DEPTH + 1))).toBe(`${"[".repeat(MAX_CANONICAL_DEPTH + 1)}1${"]".repeat(MAX_CANONICAL_DEPTH + 1)}`);
+    expect(canonicalJson(nest(MAX_CANONICAL_DEPTH + 1))).toBe(
+      `${"[".repeat(MAX_CANONICAL_DEPTH + 1)}1${"]".repeat(MAX_CANONICAL_DEPTH + 1)}`,
+    );
   });
 });

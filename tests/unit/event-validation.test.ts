@@ -42,7 +42,13 @@ describe("validateEvent", () => {
     for (const plane of PLANES) {
       for (const type of EVENT_TYPES[plane]) {
         expect(
-          validateEvent({ ...base, plane, type, attempt: 1, attrs: { name: "n", idempotency_key: "key-12345678", external_operation_id: "op" } }).ok,
+          validateEvent({
+            ...base,
+            plane,
+            type,
+            attempt: 1,
+            attrs: { name: "n", idempotency_key: "key-12345678", external_operation_id: "op" },
+          }).ok,
           `${plane}/${type}`,
         ).toBe(true);
         for (const other of PLANES.filter((p) => p !== plane && !EVENT_TYPES[p].includes(type))) {
@@ -100,7 +106,13 @@ describe("validateEvent", () => {
 
     it.each(["side_effect.intent", "side_effect.receipt"])("%s needs name and idempotency_key", (type) => {
       const operation = type === "side_effect.receipt" ? { external_operation_id: "op-1" } : {};
-      expect(validateEvent({ ...tools, type, attrs: { name: "update_record", idempotency_key: "rec-918-key", ...operation } }).ok).toBe(true);
+      expect(
+        validateEvent({
+          ...tools,
+          type,
+          attrs: { name: "update_record", idempotency_key: "rec-918-key", ...operation },
+        }).ok,
+      ).toBe(true);
 
       const noAttrs = rejected({ ...tools, type });
       expect(noAttrs.error.code).toBe("invalid_event");
@@ -140,7 +152,11 @@ describe("validateEvent", () => {
       ["an action with a control character", { action: "records\u0007update" }, "attrs.action"],
       ["a tool with a bidi isolate", { tool: "update\u2066record" }, "attrs.tool"],
     ])("refuses an intent event with %s, as the intent route would", (_what, change, mention) => {
-      const event = { ...tools, type: "side_effect.intent", attrs: { name: "update_record", idempotency_key: "rec-918-key", ...change } };
+      const event = {
+        ...tools,
+        type: "side_effect.intent",
+        attrs: { name: "update_record", idempotency_key: "rec-918-key", ...change },
+      };
       expect(rejected(event).error.message).toContain(mention);
       expect(fastValidEvent(event)).toBeNull();
     });
@@ -161,7 +177,12 @@ describe("validateEvent", () => {
       const bad = rejected({
         ...tools,
         type: "side_effect.receipt",
-        attrs: { name: "update_record", idempotency_key: "rec-918-key", external_operation_id: "op-1", completed_at: "soon" },
+        attrs: {
+          name: "update_record",
+          idempotency_key: "rec-918-key",
+          external_operation_id: "op-1",
+          completed_at: "soon",
+        },
       });
       expect(bad.error.message).toContain("attrs.completed_at");
     });
@@ -171,7 +192,9 @@ describe("validateEvent", () => {
       const receipt = { ...tools, type: "side_effect.receipt", attrs };
       expect(rejected(receipt).error.message).toContain("attrs.external_operation_id");
       expect(fastValidEvent(receipt)).toBeNull();
-      expect(rejected({ ...receipt, attrs: { ...attrs, external_operation_id: "" } }).error.message).toContain("external_operation_id");
+      expect(rejected({ ...receipt, attrs: { ...attrs, external_operation_id: "" } }).error.message).toContain(
+        "external_operation_id",
+      );
       expect(validateEvent({ ...tools, type: "side_effect.intent", attrs }).ok).toBe(true);
     });
 
@@ -210,7 +233,10 @@ describe("prepareBatch", () => {
     const { prepared } = prepareBatch({
       events: [{ ...base, attrs: { password: "hunter2", note: `key sk-${"z".repeat(24)}`, count: 1 } }],
     });
-    expect(prepared[0]).toMatchObject({ attrs: { password: "[REDACTED]", note: "key [REDACTED]", count: 1 }, redaction_count: 2 });
+    expect(prepared[0]).toMatchObject({
+      attrs: { password: "[REDACTED]", note: "key [REDACTED]", count: 1 },
+      redaction_count: 2,
+    });
   });
 
   it.each([
@@ -257,13 +283,37 @@ describe("fastValidEvent (the ingest hot path) never accepts what the zod schema
   } as Record<string, unknown>;
   // The mutations below include the attempt a side-effect event must name and the name and key rules.
   const mutations: Array<[string, unknown]> = [
-    ["id", ""], ["id", 5], ["id", "x".repeat(201)], ["task_id", "has space"], ["task_id", "/slash"], ["plane", "network"],
-    ["type", "tool.called"], ["type", "bogus"], ["type", "x.custom"], ["occurred_at", "2026-02-30T10:00:00Z"],
-    ["occurred_at", "2026-11-29 10:00:00"], ["occurred_at", "2026-11-29T10:00:00"], ["occurred_at", 1700000000],
-    ["environment_id", ""], ["environment_id", null], ["attempt", 0], ["attempt", 1.5], ["attempt", "2"], ["attempt", null],
-    ["actor", ""], ["attrs", []], ["attrs", null], ["attrs", "text"], ["attrs", {}], ["attrs", { name: "n" }],
-    ["attrs", { idempotency_key: "k" }], ["extra_field", 1], ["plane", "session"], ["attempt", undefined],
-    ["attrs", { name: "has space", idempotency_key: "k-12345678" }], ["attrs", { name: "update_record", idempotency_key: "k" }],
+    ["id", ""],
+    ["id", 5],
+    ["id", "x".repeat(201)],
+    ["task_id", "has space"],
+    ["task_id", "/slash"],
+    ["plane", "network"],
+    ["type", "tool.called"],
+    ["type", "bogus"],
+    ["type", "x.custom"],
+    ["occurred_at", "2026-02-30T10:00:00Z"],
+    ["occurred_at", "2026-11-29 10:00:00"],
+    ["occurred_at", "2026-11-29T10:00:00"],
+    ["occurred_at", 1700000000],
+    ["environment_id", ""],
+    ["environment_id", null],
+    ["attempt", 0],
+    ["attempt", 1.5],
+    ["attempt", "2"],
+    ["attempt", null],
+    ["actor", ""],
+    ["attrs", []],
+    ["attrs", null],
+    ["attrs", "text"],
+    ["attrs", {}],
+    ["attrs", { name: "n" }],
+    ["attrs", { idempotency_key: "k" }],
+    ["extra_field", 1],
+    ["plane", "session"],
+    ["attempt", undefined],
+    ["attrs", { name: "has space", idempotency_key: "k-12345678" }],
+    ["attrs", { name: "update_record", idempotency_key: "k" }],
     ["attrs", { name: "update_record", idempotency_key: "k-12345678", tool: " padded" }],
   ];
   it.each(mutations)("with %s = %j", (key, value) => {

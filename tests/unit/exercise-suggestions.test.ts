@@ -42,8 +42,22 @@ function facts(over: Partial<LinkedTaskFacts> = {}): LinkedTaskFacts {
 describe("the Test revocation step's suggestions", () => {
   it("offer each revocation check of the task, newest first, with its answer, credential, time and who asked; taking one links its event", () => {
     const revoked = check();
-    const still = check({ event_id: "custody:revocation-check:case-918:files-api:40", credential_ref: "files-api", outcome: "not_revoked", revoked_at: null, checked_at: "2026-03-04T05:00:00Z" });
-    const silent = check({ event_id: "custody:revocation-check:case-918:mail-api:39", credential_ref: "mail-api", outcome: "timeout", revoked_at: null, policy_version: null, endpoint_host: null, checked_by: null });
+    const still = check({
+      event_id: "custody:revocation-check:case-918:files-api:40",
+      credential_ref: "files-api",
+      outcome: "not_revoked",
+      revoked_at: null,
+      checked_at: "2026-03-04T05:00:00Z",
+    });
+    const silent = check({
+      event_id: "custody:revocation-check:case-918:mail-api:39",
+      credential_ref: "mail-api",
+      outcome: "timeout",
+      revoked_at: null,
+      policy_version: null,
+      endpoint_host: null,
+      checked_by: null,
+    });
     const out = suggestionsFor("test_revocation", [facts({ revocation_checks: [revoked, still, silent] })]);
     const linking = out.filter((s) => s.apply.event_id);
     expect(linking.map((s) => s.apply.event_id)).toEqual([revoked.event_id, still.event_id, silent.event_id]);
@@ -52,7 +66,9 @@ describe("the Test revocation step's suggestions", () => {
       "case-918: revocation check of records-api: revoked since 2026-01-02T03:04:05Z — asked 2026-03-04 05:06:07 UTC by responder@acme.test from vault.acme.test, policy v3.",
     );
     expect(linking[1]!.text).toMatch(/files-api: NOT revoked \(it still works\) — asked 2026-03-04 05:00:00 UTC/);
-    expect(linking[2]!.text).toBe("case-918: revocation check of mail-api: no answer in time (nothing proven) — asked 2026-03-04 05:06:07 UTC.");
+    expect(linking[2]!.text).toBe(
+      "case-918: revocation check of mail-api: no answer in time (nothing proven) — asked 2026-03-04 05:06:07 UTC.",
+    );
     // The gate's view is still offered after the checks.
     expect(out.at(-1)!.key).toBe("case-918:no-revocation");
     expect(out.at(-1)!.apply.event_id).toBeUndefined();
@@ -60,11 +76,15 @@ describe("the Test revocation step's suggestions", () => {
 
   it("say every answer that proves nothing in words, and offer nothing of the checks to the other steps", () => {
     for (const outcome of ["ambiguous", "unreachable", "refused"] as const) {
-      expect(revocationCheckText(check({ outcome, revoked_at: "2026-01-02T03:04:05Z" }))).toMatch(/\(nothing proven\) — asked/);
+      expect(revocationCheckText(check({ outcome, revoked_at: "2026-01-02T03:04:05Z" }))).toMatch(
+        /\(nothing proven\) — asked/,
+      );
     }
     const t = facts({ revocation_checks: [check()] });
     for (const step of EXERCISE_STEPS.filter((s) => s !== "test_revocation")) {
-      expect(suggestionsFor(step, [t]).filter((s) => s.apply.event_id || s.text.includes("revocation check"))).toEqual([]);
+      expect(suggestionsFor(step, [t]).filter((s) => s.apply.event_id || s.text.includes("revocation check"))).toEqual(
+        [],
+      );
     }
     // No check yet: only the gate's view, nothing to link.
     expect(suggestionsFor("test_revocation", [facts()]).map((s) => s.apply.event_id)).toEqual([undefined]);
@@ -77,8 +97,15 @@ describe("a step's event_id in the exercise body", () => {
   it("is optional (absent is null), and kept when given", () => {
     const without = updateExerciseSchema.parse({ steps: steps(), revision: 1 });
     expect(without.steps!.map((s) => s.event_id)).toEqual([null, null, null, null, null, null]);
-    const withEvent = steps().map((s) => (s.step === "test_revocation" ? { ...s, task_id: "case-918", event_id: " custody:revocation-check:case-918:records-api:41 " } : s));
-    expect(updateExerciseSchema.parse({ steps: withEvent, revision: 1 }).steps![5]).toMatchObject({ task_id: "case-918", event_id: "custody:revocation-check:case-918:records-api:41" });
+    const withEvent = steps().map((s) =>
+      s.step === "test_revocation"
+        ? { ...s, task_id: "case-918", event_id: " custody:revocation-check:case-918:records-api:41 " }
+        : s,
+    );
+    expect(updateExerciseSchema.parse({ steps: withEvent, revision: 1 }).steps![5]).toMatchObject({
+      task_id: "case-918",
+      event_id: "custody:revocation-check:case-918:records-api:41",
+    });
   });
 
   it("refuses an empty or overlong event id, with the step's path", () => {

@@ -15,7 +15,13 @@ function cleanFacts(): GateFacts {
   return {
     now: NOW,
     task: { task_id: "case-918", phase: "writing_report", principal: "tenant/demo:user/olive", current_attempt: 2 },
-    checkpoint: { version: 3, phase: "writing_report", signature_valid: true, created_at: "2026-11-29T11:00:00.000000Z", tool_definitions: { update_record: SHA_A } },
+    checkpoint: {
+      version: 3,
+      phase: "writing_report",
+      signature_valid: true,
+      created_at: "2026-11-29T11:00:00.000000Z",
+      tool_definitions: { update_record: SHA_A },
+    },
     principal_revocation: null,
     side_effects: [
       { name: "update_record", status: "completed", status_reason: null, lease_expires_at: null },
@@ -23,7 +29,15 @@ function cleanFacts(): GateFacts {
     ],
     snapshots_saved: [SHA_A],
     snapshots_restored: [{ event_id: "e9", digest: SHA_A, snapshot_id: "snap-1" }],
-    credentials: [{ credential_ref: "records-api", credential_id: "c2", revoked_at: null, expired_at: null, expires_at: "2026-11-29T13:00:00Z" }],
+    credentials: [
+      {
+        credential_ref: "records-api",
+        credential_id: "c2",
+        revoked_at: null,
+        expired_at: null,
+        expires_at: "2026-11-29T13:00:00Z",
+      },
+    ],
     tool_definitions_now: { update_record: SHA_A },
   };
 }
@@ -36,13 +50,27 @@ const BREAKERS: Record<string, (f: GateFacts) => void> = {
     f.checkpoint = { ...f.checkpoint!, signature_valid: false, phase: "done" };
   },
   principal_revoked: (f) => {
-    f.principal_revocation = { principal: f.task.principal!, reason: "left the company", revoked_at: "2026-11-29T11:30:00Z" };
+    f.principal_revocation = {
+      principal: f.task.principal!,
+      reason: "left the company",
+      revoked_at: "2026-11-29T11:30:00Z",
+    };
   },
   approval_missing: (f) => {
-    f.side_effects.push({ name: "publish_report_final", status: "awaiting_approval", status_reason: null, lease_expires_at: null });
+    f.side_effects.push({
+      name: "publish_report_final",
+      status: "awaiting_approval",
+      status_reason: null,
+      lease_expires_at: null,
+    });
   },
   side_effect_unknown: (f) => {
-    f.side_effects[0] = { name: "update_record", status: "unknown", status_reason: "The run was interrupted.", lease_expires_at: null };
+    f.side_effects[0] = {
+      name: "update_record",
+      status: "unknown",
+      status_reason: "The run was interrupted.",
+      lease_expires_at: null,
+    };
   },
   snapshot_unverified: (f) => {
     f.snapshots_restored = [{ event_id: "e10", digest: SHA_B, snapshot_id: "snap-x" }];
@@ -51,7 +79,13 @@ const BREAKERS: Record<string, (f: GateFacts) => void> = {
     f.credentials[0]!.revoked_at = "2026-11-29T11:45:00Z";
   },
   credential_expired: (f) => {
-    f.credentials.push({ credential_ref: "storage", credential_id: "s1", revoked_at: null, expired_at: null, expires_at: "2026-11-29T11:59:59Z" });
+    f.credentials.push({
+      credential_ref: "storage",
+      credential_id: "s1",
+      revoked_at: null,
+      expired_at: null,
+      expires_at: "2026-11-29T11:59:59Z",
+    });
   },
   tool_definition_changed: (f) => {
     f.tool_definitions_now = { update_record: SHA_B };
@@ -62,7 +96,12 @@ const TODAY = Object.keys(BREAKERS);
 describe("evaluateGate", () => {
   it("resumes a clean task and permits only effects that may start", () => {
     const v = evaluateGate(cleanFacts());
-    expect(v).toEqual({ verdict: "resume", reasons: [], next_phase: "writing_report", permitted_side_effects: ["publish_report"] });
+    expect(v).toEqual({
+      verdict: "resume",
+      reasons: [],
+      next_phase: "writing_report",
+      permitted_side_effects: ["publish_report"],
+    });
   });
 
   it.each(TODAY)("stops for %s alone, with exactly that reason", (code) => {
@@ -106,13 +145,24 @@ describe("evaluateGate", () => {
 
   it("treats an in-flight effect whose lease expired as unknown", () => {
     const f = cleanFacts();
-    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T11:59:00Z" };
+    f.side_effects[0] = {
+      name: "update_record",
+      status: "in_flight",
+      status_reason: null,
+      lease_expires_at: "2026-11-29T11:59:00Z",
+    };
     expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
   });
 
   it("answers replay while an older attempt's lease is live, and lets no mutation start", () => {
     const f = cleanFacts();
-    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T12:05:00Z", intent_attempt: 1 };
+    f.side_effects[0] = {
+      name: "update_record",
+      status: "in_flight",
+      status_reason: null,
+      lease_expires_at: "2026-11-29T12:05:00Z",
+      intent_attempt: 1,
+    };
     const v = evaluateGate(f);
     expect(v.verdict).toBe("replay");
     expect(v.reasons.map((r) => r.code)).toEqual(["side_effect_in_flight"]);
@@ -122,18 +172,39 @@ describe("evaluateGate", () => {
 
   it("lets writes of the asking attempt run side by side; an asking newer attempt is held back by them", () => {
     const f = cleanFacts();
-    f.side_effects[0] = { name: "update_record", status: "in_flight", status_reason: null, lease_expires_at: "2026-11-29T12:05:00Z", intent_attempt: 2 };
+    f.side_effects[0] = {
+      name: "update_record",
+      status: "in_flight",
+      status_reason: null,
+      lease_expires_at: "2026-11-29T12:05:00Z",
+      intent_attempt: 2,
+    };
     expect(evaluateGate(f).verdict).toBe("resume");
     f.asking_attempt = 2;
     expect(evaluateGate(f).verdict).toBe("resume");
     f.asking_attempt = 3;
-    expect(evaluateGate(f)).toMatchObject({ verdict: "replay", reasons: [expect.objectContaining({ code: "side_effect_in_flight" })] });
+    expect(evaluateGate(f)).toMatchObject({
+      verdict: "replay",
+      reasons: [expect.objectContaining({ code: "side_effect_in_flight" })],
+    });
   });
 
   it("never takes next_phase or tool definitions from a checkpoint that does not verify", () => {
     const f = cleanFacts();
-    f.checkpoint = { ...f.checkpoint!, version: 4, phase: "done", signature_valid: false, tool_definitions: { update_record: SHA_B } };
-    f.verified_checkpoint = { ...f.checkpoint, version: 3, phase: "writing_report", signature_valid: true, tool_definitions: { update_record: SHA_A } };
+    f.checkpoint = {
+      ...f.checkpoint!,
+      version: 4,
+      phase: "done",
+      signature_valid: false,
+      tool_definitions: { update_record: SHA_B },
+    };
+    f.verified_checkpoint = {
+      ...f.checkpoint,
+      version: 3,
+      phase: "writing_report",
+      signature_valid: true,
+      tool_definitions: { update_record: SHA_A },
+    };
     f.tool_definitions_now = { update_record: SHA_B };
     const v = evaluateGate(f);
     expect(v.verdict).toBe("stop");
@@ -146,7 +217,12 @@ describe("evaluateGate", () => {
 
   it("words a stored reason inside the sentence without nesting brackets", () => {
     const f = cleanFacts();
-    f.side_effects[0] = { name: "update_record", status: "unknown", status_reason: "The run was interrupted (event e-7) before a receipt was recorded.", lease_expires_at: null };
+    f.side_effects[0] = {
+      name: "update_record",
+      status: "unknown",
+      status_reason: "The run was interrupted (event e-7) before a receipt was recorded.",
+      lease_expires_at: null,
+    };
     const message = evaluateGate(f).reasons[0]!.message;
     expect(message).toContain("(event e-7)");
     expect(message).not.toMatch(/\([^)]*\(/);
@@ -185,7 +261,10 @@ describe("evaluateGate", () => {
     const v = evaluateGate(f);
     expect(v.verdict).toBe("stop");
     expect(v.reasons).toEqual([
-      expect.objectContaining({ code: "approval_missing", target: "/tasks/case-918?tab=side-effects&effect=publish_report_final" }),
+      expect.objectContaining({
+        code: "approval_missing",
+        target: "/tasks/case-918?tab=side-effects&effect=publish_report_final",
+      }),
     ]);
     f.approvals = [];
     expect(evaluateGate(f).verdict).toBe("resume");
@@ -207,7 +286,13 @@ describe("evaluateGate", () => {
 
   it("prefers revoked over expired for one credential, and reports a restored snapshot without a digest", () => {
     const f = cleanFacts();
-    f.credentials[0] = { credential_ref: "records-api", credential_id: "c2", revoked_at: "2026-11-29T11:00:00Z", expired_at: "2026-11-29T11:10:00Z", expires_at: null };
+    f.credentials[0] = {
+      credential_ref: "records-api",
+      credential_id: "c2",
+      revoked_at: "2026-11-29T11:00:00Z",
+      expired_at: "2026-11-29T11:10:00Z",
+      expires_at: null,
+    };
     f.snapshots_restored = [{ event_id: "e11", digest: null, snapshot_id: null }];
     expect(evaluateGate(f).reasons.map((r) => r.code)).toEqual(["snapshot_unverified", "credential_revoked"]);
   });
@@ -218,7 +303,11 @@ describe("evaluateGate", () => {
       expect(writePermission(clean, true)).toEqual({ allowed: true });
       const replay = cleanFacts();
       replay.checkpoint = null;
-      expect(writePermission(evaluateGate(replay), true)).toMatchObject({ allowed: false, code: "gate_replay", reasons: [expect.objectContaining({ code: "no_checkpoint" })] });
+      expect(writePermission(evaluateGate(replay), true)).toMatchObject({
+        allowed: false,
+        code: "gate_replay",
+        reasons: [expect.objectContaining({ code: "no_checkpoint" })],
+      });
       expect(writePermission(evaluateGate(replay), false)).toEqual({ allowed: true });
       for (const code of TODAY) {
         const f = cleanFacts();
@@ -227,7 +316,8 @@ describe("evaluateGate", () => {
         const write = writePermission(verdict, true);
         const read = writePermission(verdict, false);
         expect(write.allowed, code).toBe(false);
-        if (!write.allowed) expect(write.code, code).toBe(code === "principal_revoked" ? "principal_revoked" : "gate_stop");
+        if (!write.allowed)
+          expect(write.code, code).toBe(code === "principal_revoked" ? "principal_revoked" : "gate_stop");
         expect(read.allowed, code).toBe(code !== "principal_revoked");
       }
     });

@@ -14,7 +14,13 @@ function readCopy(data: Buffer): Array<Array<string | null>> {
     .slice(0, -1)
     .split("\n")
     .map((line) =>
-      line.split("\t").map((f) => (f === "\\N" ? null : f.replace(/\\(.)/g, (_, c: string) => ({ t: "\t", n: "\n", r: "\r", "\\": "\\" })[c] ?? c))),
+      line
+        .split("\t")
+        .map((f) =>
+          f === "\\N"
+            ? null
+            : f.replace(/\\(.)/g, (_, c: string) => ({ t: "\t", n: "\n", r: "\r", "\\": "\\" })[c] ?? c),
+        ),
     );
 }
 
@@ -47,7 +53,19 @@ describe("batchCopyData", () => {
     const secret = prepared[2]!;
     expect(secret.redaction_kinds?.length).toBeGreaterThan(0);
     expect(rows).toEqual([
-      ["a\tb\\c\nd\re", "task-1", "environment", "sandbox.created", "2025-05-01T09:00:00.123456Z", "sbx\\1\t2", "2", "me\nyou", JSON.stringify(events[0]!.attrs), "0", null],
+      [
+        "a\tb\\c\nd\re",
+        "task-1",
+        "environment",
+        "sandbox.created",
+        "2025-05-01T09:00:00.123456Z",
+        "sbx\\1\t2",
+        "2",
+        "me\nyou",
+        JSON.stringify(events[0]!.attrs),
+        "0",
+        null,
+      ],
       ["plain", "task-1", "session", "phase.changed", "2025-05-01T09:00:01Z", null, null, null, "{}", "0", null],
       [
         "secret",
@@ -70,7 +88,16 @@ describe("batchCopyData", () => {
   it("grows its buffer for attrs far larger than the estimate", () => {
     const big = "ü".repeat(14_000); // two UTF-8 bytes per character: 56 KB of attrs from 28,000 characters
     const { prepared } = prepareBatch({
-      events: [{ id: "big", task_id: "t", plane: "tools", type: "tool.called", occurred_at: "2025-05-01T09:00:00Z", attrs: { big, more: big } }],
+      events: [
+        {
+          id: "big",
+          task_id: "t",
+          plane: "tools",
+          type: "tool.called",
+          occurred_at: "2025-05-01T09:00:00Z",
+          attrs: { big, more: big },
+        },
+      ],
     });
     expect(prepared).toHaveLength(1);
     const rows = readCopy(batchCopyData(prepared));

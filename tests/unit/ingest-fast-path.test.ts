@@ -13,8 +13,16 @@ import { buildWorkload } from "@/scripts/bench/ingest-workload";
 import { LOOK_ALIKES, MUST_REDACT } from "../support/secret-corpus";
 
 // Built from parts so the test file itself does not look like it holds secrets.
-const PEM = ["-----BEGIN PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "-----END PRIVATE KEY-----"].join("\n");
-const JWT = ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ", "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"].join(".");
+const PEM = [
+  "-----BEGIN PRIVATE KEY-----",
+  "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+  "-----END PRIVATE KEY-----",
+].join("\n");
+const JWT = [
+  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+  "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ",
+  "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+].join(".");
 const SECRETS = [
   "Bearer 3f9a7c1e0b2d4f6a8c0e2b4d",
   "Token 3f9a7c1e0b2d4f6a8c0e2b4d",
@@ -45,7 +53,23 @@ const SECRETS = [
 ];
 /** Characters in front of a secret that JSON writes as an escape (where a `\b` in a rule could be hidden). */
 const PREFIXES = ["", " ", "x", "\n", "\t", "\r", "\b", "\f", "\u0001", "\u001f", "\u007f", '"', "\\", "é", "\u2028"];
-const SECRET_FIELDS = ["password", "Client-Secret", "AUTHORIZATION", "api-key", "aws_secret_access_key", "cookie", "token", "to\u212Aen", "vault_placeholder", "X-Api-Key", "sessionToken", "Set-Cookie", "db__password", "APIKey", "sig"];
+const SECRET_FIELDS = [
+  "password",
+  "Client-Secret",
+  "AUTHORIZATION",
+  "api-key",
+  "aws_secret_access_key",
+  "cookie",
+  "token",
+  "to\u212Aen",
+  "vault_placeholder",
+  "X-Api-Key",
+  "sessionToken",
+  "Set-Cookie",
+  "db__password",
+  "APIKey",
+  "sig",
+];
 
 describe("mayHoldSecret: a superset of what redactJson changes", () => {
   const shapes: Array<(s: string) => unknown> = [
@@ -58,7 +82,9 @@ describe("mayHoldSecret: a superset of what redactJson changes", () => {
     (s) => ({ call: JSON.stringify({ arguments: JSON.stringify([s]) }) }),
   ];
   const corpus = MUST_REDACT.map(([, value]) => value);
-  const cases = [...SECRETS, ...corpus].flatMap((secret) => PREFIXES.flatMap((p) => shapes.map((shape) => shape(p + secret))));
+  const cases = [...SECRETS, ...corpus].flatMap((secret) =>
+    PREFIXES.flatMap((p) => shapes.map((shape) => shape(p + secret))),
+  );
   it(`flags every one of ${cases.length} values that carry a secret value`, () => {
     const missed: string[] = [];
     let redacted = 0;
@@ -74,7 +100,15 @@ describe("mayHoldSecret: a superset of what redactJson changes", () => {
   it.each([
     ["a secret field with a number", { password: 12345678 }],
     ["a secret field with an object", { cookie: { sid: "abc" } }],
-    ["a header pair", { headers: [["Cookie", "sid=abc"], ["X-Api-Key", "9f8e7d6c"]] }],
+    [
+      "a header pair",
+      {
+        headers: [
+          ["Cookie", "sid=abc"],
+          ["X-Api-Key", "9f8e7d6c"],
+        ],
+      },
+    ],
     ["a name/value header", { headers: [{ name: "Cookie", value: "sid=abc" }] }],
     ["a key/value header", { headers: [{ key: "x-auth-token", value: 1234 }] }],
     ["tool-call arguments", { arguments: '{"password": "Hunter2-Secret-99"}' }],
@@ -104,7 +138,10 @@ describe("mayHoldSecret: a superset of what redactJson changes", () => {
     ["token counts", { input_tokens: 2648, tokens_before: 180000 }],
     ["an object URL", { ref: "s3://inbox/bench-task-0024/case.pdf" }],
     ["a task id with sk-", { task: "bench-task-0024", mask: "mask-layer" }],
-    ["a digest and a host", { sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", host: "records.internal.example" }],
+    [
+      "a digest and a host",
+      { sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", host: "records.internal.example" },
+    ],
   ])("lets ordinary attrs through: %s", (_name, value) => {
     expect(redactJson(value).redactions).toEqual([]);
     expect(mayHoldSecret(JSON.stringify(value))).toBe(false);
@@ -113,7 +150,10 @@ describe("mayHoldSecret: a superset of what redactJson changes", () => {
 
 describe("fastPrepare agrees with the full path", () => {
   it("on every event of a benchmark workload it accepts, and accepts nearly all of them", () => {
-    const workload = buildWorkload({ total: 3000, batchSize: 1000, senders: 3, dupRatio: 0, tasks: 20, seed: 5 }, "unit");
+    const workload = buildWorkload(
+      { total: 3000, batchSize: 1000, senders: 3, dupRatio: 0, tasks: 20, seed: 5 },
+      "unit",
+    );
     let accepted = 0;
     for (const event of workload.unique) {
       const fast = fastPrepare(event);
@@ -129,7 +169,13 @@ describe("fastPrepare agrees with the full path", () => {
     expect(accepted).toBeGreaterThan(workload.unique.length * 0.95);
   });
 
-  const base = { id: "e-1", task_id: "task-1", plane: "tools", type: "tool.called", occurred_at: "2026-11-29T10:00:00Z" };
+  const base = {
+    id: "e-1",
+    task_id: "task-1",
+    plane: "tools",
+    type: "tool.called",
+    occurred_at: "2026-11-29T10:00:00Z",
+  };
   const nest = (levels: number): unknown => {
     let v: unknown = "leaf";
     for (let i = 0; i < levels; i++) v = { d: v };

@@ -20,17 +20,21 @@ describe("isLinkLocalTarget", () => {
     expect(isLinkLocalTarget(new URL(url))).toBe(true);
   });
 
-  it.each(["http://127.0.0.1:4000/lookup", "https://records.example/lookup", "http://10.0.0.5/x", "http://[64:ff9b::a01:101]/"])(
-    "allows %s",
-    (url) => {
-      expect(isLinkLocalTarget(new URL(url))).toBe(false);
-    },
-  );
+  it.each([
+    "http://127.0.0.1:4000/lookup",
+    "https://records.example/lookup",
+    "http://10.0.0.5/x",
+    "http://[64:ff9b::a01:101]/",
+  ])("allows %s", (url) => {
+    expect(isLinkLocalTarget(new URL(url))).toBe(false);
+  });
 });
 
 describe("lookup answers", () => {
   it("keeps only the four fields, with control and bidi characters replaced", () => {
-    expect(keptAnswer({ found: true, external_operation_id: "op\u202e\u0000", secret: { a: 1 }, result_digest: 5 })).toEqual({
+    expect(
+      keptAnswer({ found: true, external_operation_id: "op\u202e\u0000", secret: { a: 1 }, result_digest: 5 }),
+    ).toEqual({
       found: true,
       external_operation_id: "op\ufffd\ufffd",
     });
@@ -40,7 +44,17 @@ describe("lookup answers", () => {
   it("calls an operation id with control or bidi characters ambiguous, and drops an unsafe digest or an implausible time", () => {
     expect(interpretLookup(200, { found: true, external_operation_id: "op\u0000" }).outcome).toBe("ambiguous");
     expect(interpretLookup(200, { found: true, external_operation_id: "   " }).outcome).toBe("ambiguous");
-    const found = interpretLookup(200, { found: true, external_operation_id: "op-1", result_digest: "d\u0007", completed_at: "2999-01-01T00:00:00Z" });
-    expect(found).toMatchObject({ outcome: "found", external_operation_id: "op-1", result_digest: null, completed_at: null });
+    const found = interpretLookup(200, {
+      found: true,
+      external_operation_id: "op-1",
+      result_digest: "d\u0007",
+      completed_at: "2999-01-01T00:00:00Z",
+    });
+    expect(found).toMatchObject({
+      outcome: "found",
+      external_operation_id: "op-1",
+      result_digest: null,
+      completed_at: null,
+    });
   });
 });

@@ -98,14 +98,31 @@ describe("names that only look filled", () => {
     expect(isPlaceholderName(name)).toBe(true);
   });
 
-  const accepted = ["Platform team", "Sandbox operations", "Shared Services", "Records API owners (Acme)", "Team A", "NAS storage", "Vault", "OpenAI", "Ops", "Anya", "Tbd Logistics Ltd"];
+  const accepted = [
+    "Platform team",
+    "Sandbox operations",
+    "Shared Services",
+    "Records API owners (Acme)",
+    "Team A",
+    "NAS storage",
+    "Vault",
+    "OpenAI",
+    "Ops",
+    "Anya",
+    "Tbd Logistics Ltd",
+  ];
   it.each(accepted)("accepts the real name %j", (name) => {
     expect(isPlaceholderName(name)).toBe(false);
   });
 
   it("explains the refusal: name both sides and the handoff, on the field that holds it", () => {
     const issues = custodianIssues([acme("Platform team"), { name: "  Shared ", organization: "Acme" }]);
-    expect(issues).toEqual([{ path: ["custodians", 1, "name"], message: expect.stringMatching(/"Shared" is not a custodian: name both sides .* handoff/) }]);
+    expect(issues).toEqual([
+      {
+        path: ["custodians", 1, "name"],
+        message: expect.stringMatching(/"Shared" is not a custodian: name both sides .* handoff/),
+      },
+    ]);
     const empty = custodianIssues([{ name: "   ", organization: "Acme" }]);
     expect(empty[0]!.path).toEqual(["custodians", 0, "name"]);
     expect(empty[0]!.message).toMatch(/^An empty value is not a custodian: name both sides/);
@@ -113,7 +130,9 @@ describe("names that only look filled", () => {
   });
 
   it("refuses organizations that only look filled, and duplicate parties", () => {
-    expect(custodianIssues([{ name: "Vault team", organization: "tbd" }])[0]).toMatchObject({ path: ["custodians", 0, "organization"] });
+    expect(custodianIssues([{ name: "Vault team", organization: "tbd" }])[0]).toMatchObject({
+      path: ["custodians", 0, "organization"],
+    });
     expect(custodianIssues([{ name: "Vault team", organization: "n/a" }])[0]!.message).toMatch(/handoff/);
     expect(custodianIssues([acme("Vault team"), { name: "vault  TEAM", organization: "ACME" }])).toEqual([
       { path: ["custodians", 1], message: expect.stringMatching(/same party as custodians\.0/) },
@@ -137,7 +156,9 @@ describe("handoff between organizations", () => {
   it("refuses a handoff that only looks filled", () => {
     const two = [acme("Records team"), { name: "Sandbox operations", organization: "VendorCo" }];
     for (const h of ["shared", "TBD", "  ", "n/a", "both"]) expect(handoffIssues(two, h)).toHaveLength(1);
-    expect(handoffIssues(two, "VendorCo sends the snapshot digest to the records team, who compare it with the manifest.")).toEqual([]);
+    expect(
+      handoffIssues(two, "VendorCo sends the snapshot digest to the records team, who compare it with the manifest."),
+    ).toEqual([]);
   });
 });
 
@@ -150,7 +171,9 @@ describe("verification needs evidence", () => {
   });
 
   it("checks the reference's form by kind", () => {
-    expect(verificationIssues("verified", { kind: "artifact", ref: "abc" })[0]).toMatchObject({ path: ["verification_evidence", "ref"] });
+    expect(verificationIssues("verified", { kind: "artifact", ref: "abc" })[0]).toMatchObject({
+      path: ["verification_evidence", "ref"],
+    });
     expect(verificationIssues("verified", { kind: "artifact", ref: `sha256:${"A".repeat(64)}` })).toEqual([]);
     expect(verificationIssues("verified", { kind: "exercise", ref: "not-a-uuid" })).toHaveLength(1);
     expect(verificationIssues("verified", { kind: "task", ref: "has space" })).toHaveLength(1);
@@ -165,7 +188,10 @@ describe("decisions", () => {
   });
 
   it("constrain needs the constraint", () => {
-    expect(decisionIssues("constrain", "")[0]).toMatchObject({ path: ["decision_note"], message: expect.stringMatching(/shorter runs/) });
+    expect(decisionIssues("constrain", "")[0]).toMatchObject({
+      path: ["decision_note"],
+      message: expect.stringMatching(/shorter runs/),
+    });
     expect(decisionIssues("constrain", "  TBD ")).toHaveLength(1);
     expect(decisionIssues("constrain", "Reversible effects only")).toEqual([]);
     expect(decisionIssues("constrain", "Runs shorter than 20 minutes until receipts are kept")).toEqual([]);
@@ -174,14 +200,24 @@ describe("decisions", () => {
   it("request_evidence needs what is missing and from whom", () => {
     expect(decisionIssues("request_evidence", "")[0]!.message).toMatch(/what is missing and from whom/);
     expect(decisionIssues("request_evidence", "Revocation window for derived tokens")[0]!.message).toMatch(/from whom/);
-    expect(decisionIssues("request_evidence", "Revocation window — from TBD")[0]!.message).toMatch(/"TBD" is not someone to ask/);
+    expect(decisionIssues("request_evidence", "Revocation window — from TBD")[0]!.message).toMatch(
+      /"TBD" is not someone to ask/,
+    );
     expect(decisionIssues("request_evidence", "Revocation window — from everyone")).toHaveLength(1);
     expect(decisionIssues("request_evidence", "from Identity team (Acme)")).toHaveLength(1);
-    expect(decisionIssues("request_evidence", joinEvidenceRequest("Revocation window for derived tokens", "Identity team (Acme)"))).toEqual([]);
+    expect(
+      decisionIssues(
+        "request_evidence",
+        joinEvidenceRequest("Revocation window for derived tokens", "Identity team (Acme)"),
+      ),
+    ).toEqual([]);
   });
 
   it("splits a request at the last 'from'", () => {
-    expect(splitEvidenceRequest("Export from the harness — from Vendor support (VendorCo)")).toEqual({ what: "Export from the harness", whom: "Vendor support (VendorCo)" });
+    expect(splitEvidenceRequest("Export from the harness — from Vendor support (VendorCo)")).toEqual({
+      what: "Export from the harness",
+      whom: "Vendor support (VendorCo)",
+    });
     expect(splitEvidenceRequest("nothing here")).toBeNull();
   });
 
@@ -200,7 +236,12 @@ describe("row and import schemas", () => {
       verification: "verified",
       decision: "constrain",
     });
-    expect(issues.map((i) => i.path.join("."))).toEqual(["custodians.1.name", "handoff", "verification_evidence", "decision_note"]);
+    expect(issues.map((i) => i.path.join("."))).toEqual([
+      "custodians.1.name",
+      "handoff",
+      "verification_evidence",
+      "decision_note",
+    ]);
   });
 
   it("a patch needs the revision and refuses unknown fields and control characters", () => {
@@ -208,7 +249,9 @@ describe("row and import schemas", () => {
     expect(layerPatchSchema.safeParse({ revision: 1, owner: "x" }).success).toBe(false);
     const bidi = layerPatchSchema.safeParse({ revision: 1, custodians: [{ name: "Ops\u202e", organization: "Acme" }] });
     expect(bidi.error?.issues[0]?.path).toEqual(["custodians", 0, "name"]);
-    expect(layerPatchSchema.parse({ revision: 2, custodians: [{ name: "  Ops ", organization: " Acme " }] }).custodians).toEqual([{ name: "Ops", organization: "Acme" }]);
+    expect(
+      layerPatchSchema.parse({ revision: 2, custodians: [{ name: "  Ops ", organization: " Acme " }] }).custodians,
+    ).toEqual([{ name: "Ops", organization: "Acme" }]);
   });
 
   it("an import holds eight rows in the fixed order, each checked with its path", () => {
@@ -216,10 +259,17 @@ describe("row and import schemas", () => {
     expect(mapImportSchema.safeParse(doc).success).toBe(true);
     const swapped = { ...doc, layers: [doc.layers[1], doc.layers[0], ...doc.layers.slice(2)] };
     expect(mapImportSchema.safeParse(swapped).error?.issues[0]?.path).toEqual(["layers", 0, "layer"]);
-    const bad = { ...doc, layers: doc.layers.map((l, i) => (i === 2 ? { ...l, custodians: [{ name: "Shared", organization: "Acme" }] } : l)) };
+    const bad = {
+      ...doc,
+      layers: doc.layers.map((l, i) =>
+        i === 2 ? { ...l, custodians: [{ name: "Shared", organization: "Acme" }] } : l,
+      ),
+    };
     const res = mapImportSchema.safeParse(bad);
     expect(res.error?.issues.map((i) => i.path.join("."))).toEqual(["layers.2.custodians.0.name"]);
-    expect(mapImportSchema.safeParse({ ...doc, layers: doc.layers.slice(0, 7) }).error?.issues[0]?.path).toEqual(["layers"]);
+    expect(mapImportSchema.safeParse({ ...doc, layers: doc.layers.slice(0, 7) }).error?.issues[0]?.path).toEqual([
+      "layers",
+    ]);
   });
 });
 
@@ -232,18 +282,32 @@ describe("adoption summary", () => {
 
   it("holds while evidence is requested or an accepted layer failed", () => {
     const rows = eight({ decision: "accept" });
-    rows[4] = row("credentials", { decision: "request_evidence", decision_note: "Revocation window — from Identity team (Acme)" });
+    rows[4] = row("credentials", {
+      decision: "request_evidence",
+      decision_note: "Revocation window — from Identity team (Acme)",
+    });
     const s = adoptionSummary(rows);
     expect(s).toMatchObject({ accepted: 7, evidence_requested: 1, recommendation: "hold" });
     expect(s.reasons.join(" ")).toMatch(/Revocation window, from Identity team \(Acme\)/);
     const failed = eight({ decision: "accept" });
-    failed[2] = row("tools", { decision: "accept", verification: "failed", verification_evidence: { kind: "task", ref: "t-1" } });
+    failed[2] = row("tools", {
+      decision: "accept",
+      verification: "failed",
+      verification_evidence: { kind: "task", ref: "t-1" },
+    });
     expect(adoptionSummary(failed).recommendation).toBe("hold");
   });
 
   it("adopts with constraints, or adopts when every layer is accepted", () => {
-    const rows = eight({ decision: "accept", verification: "verified", verification_evidence: { kind: "task", ref: "t" } });
-    expect(adoptionSummary(rows)).toMatchObject({ recommendation: "adopt", headline: "Adopt: every layer is accepted and verified." });
+    const rows = eight({
+      decision: "accept",
+      verification: "verified",
+      verification_evidence: { kind: "task", ref: "t" },
+    });
+    expect(adoptionSummary(rows)).toMatchObject({
+      recommendation: "adopt",
+      headline: "Adopt: every layer is accepted and verified.",
+    });
     rows[2] = { ...rows[2]!, decision: "constrain", decision_note: "Reversible effects only" };
     const s = adoptionSummary(rows);
     expect(s).toMatchObject({ recommendation: "adopt_with_constraints", constrained: 1 });
@@ -252,7 +316,12 @@ describe("adoption summary", () => {
 
   it("counts progress", () => {
     const rows = eight();
-    rows[0] = row("session_state", { custodians: [acme("Sessions")], verification: "verified", verification_evidence: { kind: "task", ref: "t" }, decision: "accept" });
+    rows[0] = row("session_state", {
+      custodians: [acme("Sessions")],
+      verification: "verified",
+      verification_evidence: { kind: "task", ref: "t" },
+      decision: "accept",
+    });
     rows[1] = row("compaction", { custodians: [{ name: "shared", organization: "Acme" }] });
     expect(mapProgress(rows)).toEqual({ total: 8, custodians_named: 1, verified: 1, failed: 0, decided: 1 });
   });
@@ -262,7 +331,12 @@ describe("comparing versions and the Markdown export", () => {
   const base = { id: "m", workflow: "docs", title: "Map", version: 1, status: "published" as const, layers: eight() };
 
   it("lists every changed field per layer, and nothing for revisions", () => {
-    const next = { ...base, version: 2, status: "draft" as const, layers: base.layers.map((l) => ({ ...l, revision: l.revision + 3 })) };
+    const next = {
+      ...base,
+      version: 2,
+      status: "draft" as const,
+      layers: base.layers.map((l) => ({ ...l, revision: l.revision + 3 })),
+    };
     expect(diffMaps(base, next)).toEqual([]);
     next.layers[2] = { ...next.layers[2]!, custodians: [acme("Records team")], decision: "accept" };
     expect(diffMaps(base, next)).toEqual([
@@ -274,7 +348,10 @@ describe("comparing versions and the Markdown export", () => {
   it("keeps the table a table", () => {
     expect(cell("a | b\nc")).toBe("a \\| b<br>c");
     expect(cell("  ")).toBe("—");
-    const md = mapToMarkdown({ ...base, layers: base.layers.map((l, i) => (i === 0 ? { ...l, custodians: [acme("Sessions | core")] } : l)) });
+    const md = mapToMarkdown({
+      ...base,
+      layers: base.layers.map((l, i) => (i === 0 ? { ...l, custodians: [acme("Sessions | core")] } : l)),
+    });
     expect(md).toMatch(/^# Map\n/);
     expect(md).toContain("| Session state | Sessions \\| core (Acme) |");
     expect(md.split("\n").filter((l) => l.startsWith("| ")).length).toBe(9);
@@ -286,11 +363,30 @@ describe("completing an exercise", () => {
   it("needs an outcome, a finding, every step marked and some evidence", () => {
     const steps = emptySteps();
     const issues = completionIssues({ layers: ["tools"], steps, outcome: null, finding: "" });
-    expect(issues.map((i) => i.path.join("."))).toEqual(["outcome", "finding", "steps.0.status", "steps.1.status", "steps.2.status", "steps.3.status", "steps.4.status", "steps.5.status", "steps"]);
+    expect(issues.map((i) => i.path.join("."))).toEqual([
+      "outcome",
+      "finding",
+      "steps.0.status",
+      "steps.1.status",
+      "steps.2.status",
+      "steps.3.status",
+      "steps.4.status",
+      "steps.5.status",
+      "steps",
+    ]);
     const done = steps.map((s) => ({ ...s, status: "passed" as const }));
     done[2] = { ...done[2]!, task_id: "case-918" };
-    expect(completionIssues({ layers: ["tools"], steps: done, outcome: "visible_stop", finding: "The gate stopped until the write was reconciled." })).toEqual([]);
-    expect(completionIssues({ layers: [], steps: done, outcome: "unsafe", finding: "It wrote the record twice." })[0]!.path).toEqual(["layers"]);
+    expect(
+      completionIssues({
+        layers: ["tools"],
+        steps: done,
+        outcome: "visible_stop",
+        finding: "The gate stopped until the write was reconciled.",
+      }),
+    ).toEqual([]);
+    expect(
+      completionIssues({ layers: [], steps: done, outcome: "unsafe", finding: "It wrote the record twice." })[0]!.path,
+    ).toEqual(["layers"]);
   });
 
   it("unsafe fails the covered layers; every other outcome verifies them", () => {
@@ -309,6 +405,9 @@ describe("credentials in map text", () => {
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.message).toMatch(/^title looks like a credential value/);
     expect(custodianSchema.safeParse({ name: `Ops ${token}`, organization: "Acme" }).success).toBe(false);
-    expect(createMapSchema.safeParse({ workflow: "document-processing", title: "Custody map for document processing" }).success).toBe(true);
+    expect(
+      createMapSchema.safeParse({ workflow: "document-processing", title: "Custody map for document processing" })
+        .success,
+    ).toBe(true);
   });
 });

@@ -6,8 +6,20 @@
 import { Agent, tool } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CustodyApprovals, restoreRunState, runWithCustodyApprovals, sha256Text, toolPayloadDigest } from "@/lib/client/openai-agents";
-import { CustodyApiError, type ApprovalAnswer, type CustodyClient, type IntentInput, type ReceiptInput } from "@/lib/client/runtime-client";
+import {
+  CustodyApprovals,
+  restoreRunState,
+  runWithCustodyApprovals,
+  sha256Text,
+  toolPayloadDigest,
+} from "@/lib/client/openai-agents";
+import {
+  CustodyApiError,
+  type ApprovalAnswer,
+  type CustodyClient,
+  type IntentInput,
+  type ReceiptInput,
+} from "@/lib/client/runtime-client";
 import { toolCallDigest } from "@/lib/domain/imports/openai-agents-run-state";
 import { ScriptedTurnsModel } from "../support/sdk-run-states";
 
@@ -25,7 +37,12 @@ function fakeCustody(decision: "approve" | "reject", pollsBeforeDecision = 2) {
     async getApproval(id: string): Promise<ApprovalAnswer> {
       calls.polls += 1;
       if (calls.polls > pollsBeforeDecision) decided = true;
-      if (!decided) return { id, status: calls.polls === 1 ? "pending" : "stale", stale_reasons: calls.polls === 1 ? [] : ["policy_changed"] };
+      if (!decided)
+        return {
+          id,
+          status: calls.polls === 1 ? "pending" : "stale",
+          stale_reasons: calls.polls === 1 ? [] : ["policy_changed"],
+        };
       return decision === "approve"
         ? { id, status: "approved", decision: { decision: "approve", reason: "ok" } }
         : { id, status: "rejected", decision: { decision: "reject", reason: "wrong channel" } };
@@ -84,10 +101,20 @@ describe("runWithCustodyApprovals", () => {
     expect(counter.writes).toBe(1);
     expect(stored).toHaveLength(1);
     expect(stored[0]!.sha256).toBe(sha256Text(texts[0]!));
-    expect(calls.intents[0]).toMatchObject({ requires_approval: true, mutation: true, tool: "publish_report", agent: "publisher", agent_version: "1.0.0", payload: { report: "q3.md" } });
+    expect(calls.intents[0]).toMatchObject({
+      requires_approval: true,
+      mutation: true,
+      tool: "publish_report",
+      agent: "publisher",
+      agent_version: "1.0.0",
+      payload: { report: "q3.md" },
+    });
     expect(calls.intents[0]!.payload_digest).toBe(toolCallDigest("publish_report", { report: "q3.md" }));
     expect(calls.receipts).toHaveLength(1);
-    expect(calls.receipts[0]).toMatchObject({ external_operation_id: "pub-q3.md", idempotency_key: calls.intents[0]!.idempotency_key });
+    expect(calls.receipts[0]).toMatchObject({
+      external_operation_id: "pub-q3.md",
+      idempotency_key: calls.intents[0]!.idempotency_key,
+    });
     // The stored state restores with the SDK.
     const restored = await restoreRunState(agent, texts[0]!);
     expect(restored.getInterruptions()).toHaveLength(1);
@@ -95,9 +122,20 @@ describe("runWithCustodyApprovals", () => {
 
   it("a rejection rejects the call with the approver's reason: no write", async () => {
     const { client, calls } = fakeCustody("reject", 1);
-    const custody = new CustodyApprovals({ client, taskId: "t-2", attempt: 1, pollMs: 1, storeState: async (_t, s) => `obj://${s}`, checkpointState: async () => {} });
+    const custody = new CustodyApprovals({
+      client,
+      taskId: "t-2",
+      attempt: 1,
+      pollMs: 1,
+      storeState: async (_t, s) => `obj://${s}`,
+      checkpointState: async () => {},
+    });
     const counter = { writes: 0 };
-    const result = await runWithCustodyApprovals(publishingAgent(() => custody, counter), "publish", custody);
+    const result = await runWithCustodyApprovals(
+      publishingAgent(() => custody, counter),
+      "publish",
+      custody,
+    );
     expect(counter.writes).toBe(0);
     expect(calls.receipts).toEqual([]);
     expect(result.finalOutput).toBe("done");
@@ -107,8 +145,16 @@ describe("runWithCustodyApprovals", () => {
 
   it("a write without an approved intent is refused", async () => {
     const { client } = fakeCustody("approve");
-    const custody = new CustodyApprovals({ client, taskId: "t-3", attempt: 1, storeState: async () => "x", checkpointState: async () => {} });
-    await expect(custody.write("nope", async () => ({ external_operation_id: "x", result_digest: "y" }))).rejects.toThrow(/no approved intent/);
+    const custody = new CustodyApprovals({
+      client,
+      taskId: "t-3",
+      attempt: 1,
+      storeState: async () => "x",
+      checkpointState: async () => {},
+    });
+    await expect(
+      custody.write("nope", async () => ({ external_operation_id: "x", result_digest: "y" })),
+    ).rejects.toThrow(/no approved intent/);
   });
 
   it("the client's payload digest is the server's", () => {

@@ -6,7 +6,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseRunState, RunStateImportError, SUPPORTED_SCHEMA_VERSIONS, type RunStateProblem } from "@/lib/domain/imports/openai-agents-run-state";
+import {
+  parseRunState,
+  RunStateImportError,
+  SUPPORTED_SCHEMA_VERSIONS,
+  type RunStateProblem,
+} from "@/lib/domain/imports/openai-agents-run-state";
 import { finishedState, nestedApprovalState, pendingApprovalState } from "../support/sdk-run-states";
 
 const FIXTURES = path.resolve(__dirname, "../../../../shared/fixtures/real");
@@ -30,7 +35,11 @@ function refusal(input: unknown): { problem: RunStateProblem; message: string } 
 
 describe("real samples", () => {
   it("covers every sample file of both SDKs", () => {
-    expect(samples("openai-agents-js")).toEqual(["negative-future-schema.json", "v1.19-minimal.json", "v1.2-nested-approval.json"]);
+    expect(samples("openai-agents-js")).toEqual([
+      "negative-future-schema.json",
+      "v1.19-minimal.json",
+      "v1.2-nested-approval.json",
+    ]);
     expect(samples("openai-agents-python")).toEqual(["v1_13_pending_tool_approval.json", "v1_17.json"]);
   });
 
@@ -47,15 +56,34 @@ describe("real samples", () => {
 
   it("JS v1.19-minimal: a finished empty run, nothing to import", () => {
     const p = parseRunState(read("openai-agents-js", "v1.19-minimal.json"));
-    expect(p).toMatchObject({ sdk: "openai-agents-js", schemaVersion: "1.19", currentAgent: "HistoricalAgent", approvals: [], receipts: [], unknown: [], warnings: [] });
+    expect(p).toMatchObject({
+      sdk: "openai-agents-js",
+      schemaVersion: "1.19",
+      currentAgent: "HistoricalAgent",
+      approvals: [],
+      receipts: [],
+      unknown: [],
+      warnings: [],
+    });
   });
 
   it("JS v1.2-nested-approval: the nested run's approval, attributed to the nested agent; the outer call waits, not unknown", () => {
-    for (const input of [read("openai-agents-js", "v1.2-nested-approval.json"), JSON.parse(read("openai-agents-js", "v1.2-nested-approval.json"))]) {
+    for (const input of [
+      read("openai-agents-js", "v1.2-nested-approval.json"),
+      JSON.parse(read("openai-agents-js", "v1.2-nested-approval.json")),
+    ]) {
       const p = parseRunState(input);
       expect(p.sdk).toBe("openai-agents-js");
       expect(p.schemaVersion).toBe("1.2");
-      expect(p.approvals).toEqual([{ callId: "nested-call", tool: "secure_tool", arguments: { text: "sentinel" }, agent: "NestedAgent", nested: true }]);
+      expect(p.approvals).toEqual([
+        {
+          callId: "nested-call",
+          tool: "secure_tool",
+          arguments: { text: "sentinel" },
+          agent: "NestedAgent",
+          nested: true,
+        },
+      ]);
       expect(p.receipts).toEqual([]);
       expect(p.unknown).toEqual([]);
       expect(p.warnings).toEqual([]);
@@ -76,7 +104,13 @@ describe("real samples", () => {
     expect(p.schemaVersion).toBe("1.13");
     expect(p.currentAgent).toBe("compat-agent");
     expect(p.approvals).toEqual([
-      { callId: "historical-approval-1", tool: "historical_approval", arguments: { account_id: "account-1" }, agent: "compat-agent", nested: false },
+      {
+        callId: "historical-approval-1",
+        tool: "historical_approval",
+        arguments: { account_id: "account-1" },
+        agent: "compat-agent",
+        nested: false,
+      },
     ]);
     expect(p.receipts).toEqual([]);
     expect(p.unknown).toEqual([]);
@@ -84,7 +118,14 @@ describe("real samples", () => {
 
   it("Python v1_17: a minimal state, nothing to import", () => {
     const p = parseRunState(read("openai-agents-python", "v1_17.json"));
-    expect(p).toMatchObject({ sdk: "openai-agents-python", schemaVersion: "1.17", approvals: [], receipts: [], unknown: [], warnings: [] });
+    expect(p).toMatchObject({
+      sdk: "openai-agents-python",
+      schemaVersion: "1.17",
+      approvals: [],
+      receipts: [],
+      unknown: [],
+      warnings: [],
+    });
   });
 });
 
@@ -132,7 +173,10 @@ describe("forbidden keys anywhere", () => {
 
     const nested = JSON.parse(read("openai-agents-js", "v1.2-nested-approval.json"));
     const key = Object.keys(nested.pendingAgentToolRuns)[0]!;
-    nested.pendingAgentToolRuns[key] = nested.pendingAgentToolRuns[key].replace('"context":{"nested":true}', '"context":{"constructor":1}');
+    nested.pendingAgentToolRuns[key] = nested.pendingAgentToolRuns[key].replace(
+      '"context":{"nested":true}',
+      '"context":{"constructor":1}',
+    );
     expect(refusal(nested).problem).toBe("forbidden_key");
 
     const args = JSON.parse(read("openai-agents-python", "v1_13_pending_tool_approval.json"));
@@ -159,14 +203,29 @@ describe("pairing and duplicates", () => {
   });
 
   it("outputs pair with calls by call id, never by position; a call with no output mid-turn is unknown", () => {
-    const call = (id: string, name: string, args: string) => ({ type: "tool_call_item", agent: { name: "a" }, raw_item: { type: "function_call", call_id: id, name, arguments: args, id: `fc_${id}` } });
-    const output = (id: string, out: string) => ({ type: "tool_call_output_item", agent: { name: "a" }, output: out, raw_item: { type: "function_call_output", call_id: id, output: out } });
+    const call = (id: string, name: string, args: string) => ({
+      type: "tool_call_item",
+      agent: { name: "a" },
+      raw_item: { type: "function_call", call_id: id, name, arguments: args, id: `fc_${id}` },
+    });
+    const output = (id: string, out: string) => ({
+      type: "tool_call_output_item",
+      agent: { name: "a" },
+      output: out,
+      raw_item: { type: "function_call_output", call_id: id, output: out },
+    });
     const s = {
       ...JSON.parse(read("openai-agents-python", "v1_17.json")),
       current_agent: { name: "a" },
       current_step: { type: "next_step_run_again", data: {} },
       // Outputs listed in the reverse order of their calls; c2 has none.
-      generated_items: [call("c1", "send_mail", '{"to":"x"}'), call("c2", "charge_card", '{"amount":5}'), call("c3", "lookup", "{}"), output("c3", "found"), output("c1", "sent")],
+      generated_items: [
+        call("c1", "send_mail", '{"to":"x"}'),
+        call("c2", "charge_card", '{"amount":5}'),
+        call("c3", "lookup", "{}"),
+        output("c3", "found"),
+        output("c1", "sent"),
+      ],
     };
     const p = parseRunState(s);
     expect(p.receipts).toEqual([
@@ -175,24 +234,69 @@ describe("pairing and duplicates", () => {
     ]);
     expect(p.unknown).toEqual([{ callId: "c2", tool: "charge_card", arguments: { amount: 5 }, agent: "a" }]);
     // A finished run leaves no unknown call.
-    expect(parseRunState({ ...s, current_step: { type: "next_step_final_output", data: { output: "ok" } } }).unknown).toEqual([]);
+    expect(
+      parseRunState({ ...s, current_step: { type: "next_step_final_output", data: { output: "ok" } } }).unknown,
+    ).toEqual([]);
   });
 
   it("a hosted MCP approval request keeps its provider request id", () => {
     const s = py();
     s.current_step.data.interruptions = [
-      { type: "tool_approval_item", agent: { name: "compat-agent" }, raw_item: { type: "mcp_approval_request", id: "mcpr_123", name: "delete_repo", arguments: '{"repo":"x"}', server_label: "gitmcp" } },
+      {
+        type: "tool_approval_item",
+        agent: { name: "compat-agent" },
+        raw_item: {
+          type: "mcp_approval_request",
+          id: "mcpr_123",
+          name: "delete_repo",
+          arguments: '{"repo":"x"}',
+          server_label: "gitmcp",
+        },
+      },
     ];
     expect(parseRunState(s).approvals).toEqual([
-      { callId: "mcpr_123", tool: "gitmcp.delete_repo", arguments: { repo: "x" }, agent: "compat-agent", providerRequestId: "mcpr_123", nested: false },
+      {
+        callId: "mcpr_123",
+        tool: "gitmcp.delete_repo",
+        arguments: { repo: "x" },
+        agent: "compat-agent",
+        providerRequestId: "mcpr_123",
+        nested: false,
+      },
     ]);
     const js = JSON.parse(read("openai-agents-js", "v1.2-nested-approval.json"));
     js.pendingAgentToolRuns = {};
     js.currentStep.data.interruptions = [
-      { type: "tool_approval_item", agent: { name: "OuterAgent" }, toolName: "search", rawItem: { type: "hosted_tool_call", name: "search", id: "mcpr_9", status: "in_progress", providerData: { type: "mcp_approval_request", id: "mcpr_9", name: "search", arguments: "{}", server_label: "docs" } } },
+      {
+        type: "tool_approval_item",
+        agent: { name: "OuterAgent" },
+        toolName: "search",
+        rawItem: {
+          type: "hosted_tool_call",
+          name: "search",
+          id: "mcpr_9",
+          status: "in_progress",
+          providerData: {
+            type: "mcp_approval_request",
+            id: "mcpr_9",
+            name: "search",
+            arguments: "{}",
+            server_label: "docs",
+          },
+        },
+      },
     ];
     const pj = parseRunState(js);
-    expect(pj.approvals).toEqual([{ callId: "mcpr_9", tool: "docs.search", arguments: {}, agent: "OuterAgent", providerRequestId: "mcpr_9", nested: false }]);
+    expect(pj.approvals).toEqual([
+      {
+        callId: "mcpr_9",
+        tool: "docs.search",
+        arguments: {},
+        agent: "OuterAgent",
+        providerRequestId: "mcpr_9",
+        nested: false,
+      },
+    ]);
     // The outer call nested_tool had no output and no nested run any more: mid-turn, unknown.
     expect(pj.unknown.map((u) => u.tool)).toEqual(["nested_tool"]);
   });
@@ -212,8 +316,24 @@ describe("states made by the real @openai/agents SDK", () => {
     const p = parseRunState(json);
     expect(p.sdk).toBe("openai-agents-js");
     expect(SUPPORTED_SCHEMA_VERSIONS["openai-agents-js"]).toContain(p.schemaVersion);
-    expect(p.approvals).toEqual([{ callId: "call-publish-1", tool: "publish_report", arguments: { report: "q3.md", channel: "board" }, agent: "reporter", nested: false }]);
-    expect(p.receipts).toEqual([{ callId: "call-lookup-1", tool: "lookup", arguments: { id: "R-1" }, output: "record R-1: ok", agent: "reporter" }]);
+    expect(p.approvals).toEqual([
+      {
+        callId: "call-publish-1",
+        tool: "publish_report",
+        arguments: { report: "q3.md", channel: "board" },
+        agent: "reporter",
+        nested: false,
+      },
+    ]);
+    expect(p.receipts).toEqual([
+      {
+        callId: "call-lookup-1",
+        tool: "lookup",
+        arguments: { id: "R-1" },
+        output: "record R-1: ok",
+        agent: "reporter",
+      },
+    ]);
     expect(p.unknown).toEqual([]);
     expect(parseRunState(text)).toEqual(p);
   });
@@ -221,7 +341,15 @@ describe("states made by the real @openai/agents SDK", () => {
   it("an agent-as-tool whose inner agent needs approval: attributed to the inner agent", async () => {
     const { json } = await nestedApprovalState();
     const p = parseRunState(json);
-    expect(p.approvals).toEqual([{ callId: "inner-call-1", tool: "publish_report", arguments: { report: "nested.md", channel: "web" }, agent: "inner-publisher", nested: true }]);
+    expect(p.approvals).toEqual([
+      {
+        callId: "inner-call-1",
+        tool: "publish_report",
+        arguments: { report: "nested.md", channel: "web" },
+        agent: "inner-publisher",
+        nested: true,
+      },
+    ]);
     expect(p.unknown).toEqual([]);
   });
 
@@ -229,7 +357,9 @@ describe("states made by the real @openai/agents SDK", () => {
     const { json } = await finishedState();
     const p = parseRunState(json);
     expect(p.approvals).toEqual([]);
-    expect(p.receipts).toEqual([{ callId: "call-lookup-9", tool: "lookup", arguments: { id: "R-9" }, output: "record R-9: ok", agent: "reader" }]);
+    expect(p.receipts).toEqual([
+      { callId: "call-lookup-9", tool: "lookup", arguments: { id: "R-9" }, output: "record R-9: ok", agent: "reader" },
+    ]);
     expect(p.unknown).toEqual([]);
   });
 });

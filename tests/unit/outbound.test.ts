@@ -33,7 +33,17 @@ describe("addresses no call may reach", () => {
     expect(blockedAddressReason(address)).not.toBeNull();
   });
 
-  it.each(["127.0.0.1", "::1", "10.0.0.5", "192.168.1.10", "::ffff:127.0.0.1", "fd00::1", "2001:db8::1", "64:ff9b::a01:101", "fec0::1"])("allows %s", (address) => {
+  it.each([
+    "127.0.0.1",
+    "::1",
+    "10.0.0.5",
+    "192.168.1.10",
+    "::ffff:127.0.0.1",
+    "fd00::1",
+    "2001:db8::1",
+    "64:ff9b::a01:101",
+    "fec0::1",
+  ])("allows %s", (address) => {
     expect(blockedAddressReason(address)).toBeNull();
   });
 
@@ -92,7 +102,11 @@ describe("outboundGet", () => {
   it("connects to the address it checked, resolving the name once, when the name rebinds to a metadata address", async () => {
     const resolve = rebinding("127.0.0.1", "169.254.169.254");
     const before = hits;
-    const res = await outboundGet(new URL(`http://records.test:${port}/lookup`), { timeoutMs: 5000, maxBytes: 1000, resolve });
+    const res = await outboundGet(new URL(`http://records.test:${port}/lookup`), {
+      timeoutMs: 5000,
+      maxBytes: 1000,
+      resolve,
+    });
     expect(res).toEqual({ kind: "answer", status: 200, text: '{"found":true,"external_operation_id":"op-1"}' });
     expect(resolve.calls).toBe(1);
     expect(hits).toBe(before + 1);
@@ -101,7 +115,11 @@ describe("outboundGet", () => {
   it("refuses without connecting when the first answer is a metadata address", async () => {
     const resolve = rebinding("169.254.169.254", "127.0.0.1");
     const before = hits;
-    const res = await outboundGet(new URL(`http://records.test:${port}/lookup`), { timeoutMs: 5000, maxBytes: 1000, resolve });
+    const res = await outboundGet(new URL(`http://records.test:${port}/lookup`), {
+      timeoutMs: 5000,
+      maxBytes: 1000,
+      resolve,
+    });
     expect(res.kind).toBe("refused");
     expect(res.kind === "refused" && res.reason).toContain("169.254.169.254");
     expect(hits).toBe(before);
@@ -112,22 +130,38 @@ describe("outboundGet", () => {
       { address: "127.0.0.1", family: 4 },
       { address: "::a9fe:a9fe", family: 6 },
     ];
-    const res = await outboundGet(new URL(`http://records.test:${port}/lookup`), { timeoutMs: 5000, maxBytes: 1000, resolve });
+    const res = await outboundGet(new URL(`http://records.test:${port}/lookup`), {
+      timeoutMs: 5000,
+      maxBytes: 1000,
+      resolve,
+    });
     expect(res.kind).toBe("refused");
   });
 
   it("refuses a literal metadata address without resolving anything", async () => {
     const resolve = rebinding("127.0.0.1", "127.0.0.1");
-    const res = await outboundGet(new URL("http://[::ffff:169.254.169.254]/latest"), { timeoutMs: 5000, maxBytes: 1000, resolve });
+    const res = await outboundGet(new URL("http://[::ffff:169.254.169.254]/latest"), {
+      timeoutMs: 5000,
+      maxBytes: 1000,
+      resolve,
+    });
     expect(res.kind).toBe("refused");
     expect(resolve.calls).toBe(0);
   });
 
   it("does not follow redirects, caps the answer and times out", async () => {
     const resolve: Resolver = async () => [{ address: "127.0.0.1", family: 4 }];
-    const redirect = await outboundGet(new URL(`http://records.test:${port}/redirect`), { timeoutMs: 5000, maxBytes: 1000, resolve });
+    const redirect = await outboundGet(new URL(`http://records.test:${port}/redirect`), {
+      timeoutMs: 5000,
+      maxBytes: 1000,
+      resolve,
+    });
     expect(redirect).toMatchObject({ kind: "answer", status: 302 });
-    expect(await outboundGet(new URL(`http://records.test:${port}/big`), { timeoutMs: 5000, maxBytes: 1000, resolve })).toMatchObject({ kind: "answer", text: null });
-    expect(await outboundGet(new URL(`http://records.test:${port}/slow`), { timeoutMs: 300, maxBytes: 1000, resolve })).toEqual({ kind: "timeout" });
+    expect(
+      await outboundGet(new URL(`http://records.test:${port}/big`), { timeoutMs: 5000, maxBytes: 1000, resolve }),
+    ).toMatchObject({ kind: "answer", text: null });
+    expect(
+      await outboundGet(new URL(`http://records.test:${port}/slow`), { timeoutMs: 300, maxBytes: 1000, resolve }),
+    ).toEqual({ kind: "timeout" });
   });
 });

@@ -20,16 +20,51 @@ const overview = (bins: TimelineOverview["bins"]): TimelineOverview => ({
 describe("packOverview / unpackBins", () => {
   it("round-trips every lane's bins, with the server's microsecond times as epoch ms", () => {
     const bins: TimelineOverview["bins"] = [
-      { plane: "session", first: "2026-01-01T00:00:00.000000Z", last: "2026-01-01T00:05:59.123456Z", count: 360, failed: 0, denied: 0 },
-      { plane: "environment", first: "2026-01-01T00:00:01.000000Z", last: "2026-01-01T00:00:01.000000Z", count: 1, failed: 0, denied: 0 },
-      { plane: "tools", first: "2026-01-01T01:00:00.500000Z", last: "2026-01-01T01:06:00.000000Z", count: 12_345, failed: 7, denied: 3 },
-      { plane: "vault", first: "2026-01-01T23:59:59.999000Z", last: "2026-01-02T00:00:00.000000Z", count: 2, failed: 0, denied: 2 },
+      {
+        plane: "session",
+        first: "2026-01-01T00:00:00.000000Z",
+        last: "2026-01-01T00:05:59.123456Z",
+        count: 360,
+        failed: 0,
+        denied: 0,
+      },
+      {
+        plane: "environment",
+        first: "2026-01-01T00:00:01.000000Z",
+        last: "2026-01-01T00:00:01.000000Z",
+        count: 1,
+        failed: 0,
+        denied: 0,
+      },
+      {
+        plane: "tools",
+        first: "2026-01-01T01:00:00.500000Z",
+        last: "2026-01-01T01:06:00.000000Z",
+        count: 12_345,
+        failed: 7,
+        denied: 3,
+      },
+      {
+        plane: "vault",
+        first: "2026-01-01T23:59:59.999000Z",
+        last: "2026-01-02T00:00:00.000000Z",
+        count: 2,
+        failed: 0,
+        denied: 2,
+      },
     ];
     const packed = packOverview(overview(bins));
     expect(packed.bins).toHaveLength(bins.length * 6);
     expect(packed.bins.every((n) => typeof n === "number" && Number.isFinite(n))).toBe(true);
     expect(unpackBins(packed.bins)).toEqual(
-      bins.map((b) => ({ plane: b.plane, first: Date.parse(b.first), last: Date.parse(b.last), count: b.count, failed: b.failed, denied: b.denied })),
+      bins.map((b) => ({
+        plane: b.plane,
+        first: Date.parse(b.first),
+        last: Date.parse(b.last),
+        count: b.count,
+        failed: b.failed,
+        denied: b.denied,
+      })),
     );
     // Everything else is the API's overview as it was.
     const { bins: _b, ...rest } = packed;

@@ -20,7 +20,15 @@ describe("policy lint", () => {
     expect(json.document).toEqual(yaml.document);
   });
 
-  const cases: Array<{ name: string; doc: Doc; rule: string; severity: "error" | "warning"; path: string; says: RegExp; fix: (d: Doc) => Doc }> = [
+  const cases: Array<{
+    name: string;
+    doc: Doc;
+    rule: string;
+    severity: "error" | "warning";
+    path: string;
+    says: RegExp;
+    fix: (d: Doc) => Doc;
+  }> = [
     {
       name: "a credential host with a scheme",
       doc: recordsPolicy((d) => (d.credentials[0]!.allowed_hosts = ["https://records.example.com"])),
@@ -64,7 +72,13 @@ describe("policy lint", () => {
       severity: "error",
       path: "credentials[0].allowed_hosts[1]",
       says: /"files\.example\.com" is not in network\.allowed_domains.*add it to network\.allowed_domains or remove it/,
-      fix: () => recordsPolicy((d) => (d.network.allowed_domains = ["records.example.com", "files.example.com"], d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])),
+      fix: () =>
+        recordsPolicy(
+          (d) => (
+            (d.network.allowed_domains = ["records.example.com", "files.example.com"]),
+            (d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])
+          ),
+        ),
     },
     {
       name: "no network while an environment credential is declared",
@@ -73,7 +87,14 @@ describe("policy lint", () => {
       severity: "error",
       path: "credentials[0].type",
       says: /network\.access is none.*set network\.access to restricted/,
-      fix: () => recordsPolicy((d) => ((d.network.access = "none"), (d.network.allowed_domains = []), (d.credentials[0]!.type = "function_tool"))),
+      fix: () =>
+        recordsPolicy(
+          (d) => (
+            (d.network.access = "none"),
+            (d.network.allowed_domains = []),
+            (d.credentials[0]!.type = "function_tool")
+          ),
+        ),
     },
     {
       name: "a credential over plain HTTP",
@@ -109,7 +130,13 @@ describe("policy lint", () => {
       severity: "warning",
       path: "network.allowed_domains[1]",
       says: /no credential and no tool names it/,
-      fix: () => recordsPolicy((d) => ((d.network.allowed_domains = ["records.example.com", "pypi.org"]), d.tools.push({ name: "pip_install", mutation: false, hosts: ["pypi.org"] }))),
+      fix: () =>
+        recordsPolicy(
+          (d) => (
+            (d.network.allowed_domains = ["records.example.com", "pypi.org"]),
+            d.tools.push({ name: "pip_install", mutation: false, hosts: ["pypi.org"] })
+          ),
+        ),
     },
     {
       name: "a mutation tool without approval (warning)",
@@ -161,11 +188,18 @@ describe("policy lint", () => {
   });
 
   it("reports a wrong shape at its field path, in YAML too", () => {
-    const out = lintPolicyText("network:\n  access: sometimes\ncredentials:\n  - name: x\n    type: env\n    allowed_hosts: [1]\n", "yaml");
+    const out = lintPolicyText(
+      "network:\n  access: sometimes\ncredentials:\n  - name: x\n    type: env\n    allowed_hosts: [1]\n",
+      "yaml",
+    );
     expect(out.valid).toBe(false);
-    expect(out.findings.map((f) => f.path)).toEqual(expect.arrayContaining(["network.access", "credentials[0].type", "credentials[0].allowed_hosts[0]"]));
+    expect(out.findings.map((f) => f.path)).toEqual(
+      expect.arrayContaining(["network.access", "credentials[0].type", "credentials[0].allowed_hosts[0]"]),
+    );
     expect(out.findings.every((f) => f.rule === "schema" && f.severity === "error")).toBe(true);
-    expect(lintPolicyValue({ network: { access: "restricted" }, extra: 1 }).findings[0]).toMatchObject({ message: expect.stringMatching(/unknown field "extra"/) });
+    expect(lintPolicyValue({ network: { access: "restricted" }, extra: 1 }).findings[0]).toMatchObject({
+      message: expect.stringMatching(/unknown field "extra"/),
+    });
     expect(lintPolicyValue([]).findings[0]).toMatchObject({ rule: "schema", path: "" });
   });
 
@@ -178,20 +212,50 @@ describe("policy lint", () => {
       }
       return "no error";
     };
-    expect(code(() => lintPolicyText("network: [unclosed", "yaml"))).toMatch(/^invalid_json: The policy is not valid YAML \(line/);
-    expect(code(() => lintPolicyText("network:\n  access: open\nnetwork:\n  access: none\n", "yaml"))).toMatch(/^invalid_json/);
+    expect(code(() => lintPolicyText("network: [unclosed", "yaml"))).toMatch(
+      /^invalid_json: The policy is not valid YAML \(line/,
+    );
+    expect(code(() => lintPolicyText("network:\n  access: open\nnetwork:\n  access: none\n", "yaml"))).toMatch(
+      /^invalid_json/,
+    );
     expect(code(() => lintPolicyText("{", "json"))).toMatch(/^invalid_json/);
-    expect(code(() => lintPolicyText('{"network": {"access": "open", "__proto__": {"x": 1}}}', "json"))).toMatch(/^validation_failed: network\.__proto__ uses a reserved key/);
-    expect(code(() => lintPolicyText("tools:\n  - constructor: 1\n", "yaml"))).toMatch(/^validation_failed: tools\[0\]\.constructor/);
-    const aliases = `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${Array(10).fill(i ? `*b${i - 1}` : "*a").join(", ")}]`).join("\n")}\n`;
+    expect(code(() => lintPolicyText('{"network": {"access": "open", "__proto__": {"x": 1}}}', "json"))).toMatch(
+      /^validation_failed: network\.__proto__ uses a reserved key/,
+    );
+    expect(code(() => lintPolicyText("tools:\n  - constructor: 1\n", "yaml"))).toMatch(
+      /^validation_failed: tools\[0\]\.constructor/,
+    );
+    const aliases = `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from(
+      { length: 12 },
+      (_, i) =>
+        `b${i}: &b${i} [${Array(10)
+          .fill(i ? `*b${i - 1}` : "*a")
+          .join(", ")}]`,
+    ).join("\n")}\n`;
     expect(code(() => lintPolicyText(aliases, "yaml"))).toMatch(/^invalid_json/);
     const secret = recordsPolicy((d) => (d.credentials[0]!.scope = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"));
-    expect(code(() => lintPolicyValue(secret))).toMatch(/^validation_failed: credentials\[0\]\.scope: looks like a credential value/);
+    expect(code(() => lintPolicyValue(secret))).toMatch(
+      /^validation_failed: credentials\[0\]\.scope: looks like a credential value/,
+    );
   });
 
   it("knows an exact host name", () => {
-    for (const ok of ["records.example.com", "localhost", "a-b.c0.example", "EXAMPLE.com."]) expect(hostProblem(ok), ok).toBeNull();
-    for (const bad of ["", " ", "http://x.com", "x.com/", "x.com?q", "x.com:443", "*.x.com", "x..com", "-x.com", "x_y.com", "user@x.com", "[::1]"]) {
+    for (const ok of ["records.example.com", "localhost", "a-b.c0.example", "EXAMPLE.com."])
+      expect(hostProblem(ok), ok).toBeNull();
+    for (const bad of [
+      "",
+      " ",
+      "http://x.com",
+      "x.com/",
+      "x.com?q",
+      "x.com:443",
+      "*.x.com",
+      "x..com",
+      "-x.com",
+      "x_y.com",
+      "user@x.com",
+      "[::1]",
+    ]) {
       expect(hostProblem(bad), bad).not.toBeNull();
     }
   });
@@ -200,8 +264,19 @@ describe("policy lint", () => {
 describe("policy findings placed at their line, and the diff between versions", () => {
   it("finds the line of a field in YAML and in JSON, or of its nearest parent", async () => {
     const { linesOfPaths, pathSegments } = await import("@/lib/domain/policies/locate");
-    expect(pathSegments('credentials[0].allowed_hosts[12]["odd key"]')).toEqual(["credentials", 0, "allowed_hosts", 12, "odd key"]);
-    const yamlLines = linesOfPaths(RECORDS_POLICY_YAML, ["credentials[0].allowed_hosts[0]", "tools[0].requires_approval", "tools[0].lookup_url", ""]);
+    expect(pathSegments('credentials[0].allowed_hosts[12]["odd key"]')).toEqual([
+      "credentials",
+      0,
+      "allowed_hosts",
+      12,
+      "odd key",
+    ]);
+    const yamlLines = linesOfPaths(RECORDS_POLICY_YAML, [
+      "credentials[0].allowed_hosts[0]",
+      "tools[0].requires_approval",
+      "tools[0].lookup_url",
+      "",
+    ]);
     expect(yamlLines.get("credentials[0].allowed_hosts[0]")).toBe(8);
     expect(yamlLines.get("tools[0].requires_approval")).toBe(13);
     expect(yamlLines.get("tools[0].lookup_url")).toBe(11);
@@ -223,8 +298,17 @@ describe("policy findings placed at their line, and the diff between versions", 
     ).document!;
     const diff = diffPolicies(a, b);
     expect(diff.same).toBe(false);
-    expect(diff.hosts[0]).toEqual({ list: "network.allowed_domains", added: ["files.example.com"], removed: [], kept: ["records.example.com"] });
-    expect(diff.hosts[1]).toMatchObject({ list: 'credentials "records-api" allowed_hosts', added: ["files.example.com"], removed: ["records.example.com"] });
+    expect(diff.hosts[0]).toEqual({
+      list: "network.allowed_domains",
+      added: ["files.example.com"],
+      removed: [],
+      kept: ["records.example.com"],
+    });
+    expect(diff.hosts[1]).toMatchObject({
+      list: 'credentials "records-api" allowed_hosts',
+      added: ["files.example.com"],
+      removed: ["records.example.com"],
+    });
     expect(diff.credentials).toEqual({ added: [], removed: [], changed: ["records-api"] });
     expect(diff.tools).toEqual({ added: ["read_file"], removed: [], changed: [] });
     expect(diffPolicies(a, a).same).toBe(true);

@@ -7,7 +7,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resultDigest, startRecordsService, type RecordsService, type RecordUpdateResult } from "../../scripts/records-service";
+import {
+  resultDigest,
+  startRecordsService,
+  type RecordsService,
+  type RecordUpdateResult,
+} from "../../scripts/records-service";
 
 let service: RecordsService;
 let dir: string;

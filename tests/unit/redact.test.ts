@@ -6,7 +6,10 @@ import { describe, expect, it } from "vitest";
 import { findSecrets, REDACTED, redactJson, redactString, unstorableJson } from "@/lib/domain/events/redact";
 
 // Built from parts so the test file itself does not look like it holds secrets.
-const PEM_BODY = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuic"].join("\n");
+const PEM_BODY = [
+  "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+  "VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuic",
+].join("\n");
 const pem = (label: string) => `-----BEGIN ${label}-----\n${PEM_BODY}\n-----END ${label}-----`;
 const JWT = [
   "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
@@ -16,15 +19,35 @@ const JWT = [
 
 describe("redactString: each secret kind", () => {
   it.each([
-    ["a bearer token in a header line", "Authorization: Bearer 3f9a7c1e0b2d4f6a8c0e2b4d", "Authorization: Bearer [REDACTED]", "bearer_token"],
-    ["a bearer token with dots and dashes", "curl -H 'authorization: bearer abc.DEF-ghi_jkl~123/xyz='", "curl -H 'authorization: bearer [REDACTED]'", "bearer_token"],
+    [
+      "a bearer token in a header line",
+      "Authorization: Bearer 3f9a7c1e0b2d4f6a8c0e2b4d",
+      "Authorization: Bearer [REDACTED]",
+      "bearer_token",
+    ],
+    [
+      "a bearer token with dots and dashes",
+      "curl -H 'authorization: bearer abc.DEF-ghi_jkl~123/xyz='",
+      "curl -H 'authorization: bearer [REDACTED]'",
+      "bearer_token",
+    ],
     ["an sk- key", "key=sk-0123456789abcdefABCDEF0123456789", "key=[REDACTED]", "api_key"],
     ["an sk-proj- key", "use sk-proj-AbCdEfGhIjKlMnOpQrStUvWx12 now", "use [REDACTED] now", "api_key"],
     ["an sk-ant- key", "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx-_12", "[REDACTED]", "api_key"],
     ["a ghp_ token", `GH=ghp_${"A1b2C3d4E5".repeat(4)}`, `GH=${REDACTED}`, "github_token"],
     ["a gho_ token", `gho_${"Z9y8X7w6V5".repeat(4)}`, REDACTED, "github_token"],
-    ["a github_pat_ token", `pat: github_pat_11ABCDEFG0123456789_${"abcdefghij".repeat(5)}`, `pat: ${REDACTED}`, "github_token"],
-    ["an AWS access key id", "aws_access_key_id=AKIAIOSFODNN7EXAMPLE", `aws_access_key_id=${REDACTED}`, "aws_access_key_id"],
+    [
+      "a github_pat_ token",
+      `pat: github_pat_11ABCDEFG0123456789_${"abcdefghij".repeat(5)}`,
+      `pat: ${REDACTED}`,
+      "github_token",
+    ],
+    [
+      "an AWS access key id",
+      "aws_access_key_id=AKIAIOSFODNN7EXAMPLE",
+      `aws_access_key_id=${REDACTED}`,
+      "aws_access_key_id",
+    ],
     ["an AWS temporary key id", "ASIAY34FZKBOKMUTVV7A in use", `${REDACTED} in use`, "aws_access_key_id"],
     ["a PEM private key", `key:\n${pem("PRIVATE KEY")}\nend`, `key:\n${REDACTED}\nend`, "pem_private_key"],
     ["a PEM RSA private key", pem("RSA PRIVATE KEY"), REDACTED, "pem_private_key"],
@@ -70,14 +93,22 @@ describe("redactString: near-misses stay", () => {
 });
 
 describe("redactJson", () => {
-  it.each(["password", "client_secret", "authorization", "Authorization", "Client-Secret", "api_key", "access_token", "aws_secret_access_key", "cookie", "private_key"])(
-    "redacts any value of a field named %s",
-    (field) => {
-      const out = redactJson({ [field]: "plain-looking value", other: "plain-looking value" });
-      expect(out.value).toEqual({ [field]: REDACTED, other: "plain-looking value" });
-      expect(out.redactions).toEqual([{ path: field, kind: "secret_field" }]);
-    },
-  );
+  it.each([
+    "password",
+    "client_secret",
+    "authorization",
+    "Authorization",
+    "Client-Secret",
+    "api_key",
+    "access_token",
+    "aws_secret_access_key",
+    "cookie",
+    "private_key",
+  ])("redacts any value of a field named %s", (field) => {
+    const out = redactJson({ [field]: "plain-looking value", other: "plain-looking value" });
+    expect(out.value).toEqual({ [field]: REDACTED, other: "plain-looking value" });
+    expect(out.redactions).toEqual([{ path: field, kind: "secret_field" }]);
+  });
 
   it("keeps look-alike fields and non-string values", () => {
     const input = {
@@ -129,10 +160,18 @@ describe("redactJson", () => {
 describe("more credential shapes, keys, and values PostgreSQL cannot store", () => {
   it.each([
     ["basic credentials", "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", "Authorization: Basic [REDACTED]"],
-    ["a password in a URL", "fetch https://svc:s3cret-pw@records.example.com/x", "fetch https://svc:[REDACTED]@records.example.com/x"],
+    [
+      "a password in a URL",
+      "fetch https://svc:s3cret-pw@records.example.com/x",
+      "fetch https://svc:[REDACTED]@records.example.com/x",
+    ],
     ["a Stripe key", "key sk_live_4eC39HqLyjWDarjtT1zdp7dc", "key [REDACTED]"],
     ["a Google API key", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "[REDACTED]"],
-    ["an assigned secret", "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1", "aws_secret_access_key=[REDACTED]"],
+    [
+      "an assigned secret",
+      "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1",
+      "aws_secret_access_key=[REDACTED]",
+    ],
     ["a vault placeholder", "token at vault://kv/records/api-token", "token at [REDACTED]"],
   ])("redacts %s", (_kind, input, expected) => {
     const out = redactJson({ note: input });

@@ -22,7 +22,10 @@ describe("corpus: every shape comes out redacted", () => {
   });
 
   it("redacts tool-call arguments serialized as a JSON string, and keeps the rest of the document", () => {
-    const out = redactJson({ tool: "login", arguments: '{"username": "ada", "password": "Hunter2-Secret-99", "remember": true}' });
+    const out = redactJson({
+      tool: "login",
+      arguments: '{"username": "ada", "password": "Hunter2-Secret-99", "remember": true}',
+    });
     expect(JSON.stringify(out.value)).not.toContain("Hunter2-Secret-99");
     expect(JSON.parse(out.value.arguments)).toEqual({ username: "ada", password: REDACTED, remember: true });
     expect(out.redactions).toEqual([{ path: "arguments(JSON).password", kind: "secret_field" }]);
@@ -30,7 +33,10 @@ describe("corpus: every shape comes out redacted", () => {
 
   it("redacts JSON inside JSON inside a string, and keys spelled with \\u escapes", () => {
     const inner = JSON.stringify({ headers: { "X-Api-Key": "9f8e7d6c5b4a" } });
-    const out = redactJson({ call: JSON.stringify({ arguments: inner }), escaped: '{"pass\\u0077ord": "plain words"}' });
+    const out = redactJson({
+      call: JSON.stringify({ arguments: inner }),
+      escaped: '{"pass\\u0077ord": "plain words"}',
+    });
     expect(JSON.stringify(out.value)).not.toContain("9f8e7d6c5b4a");
     expect(JSON.stringify(out.value)).not.toContain("plain words");
     expect(mayHoldSecret(JSON.stringify({ escaped: '{"pass\\u0077ord": "plain words"}' }))).toBe(true);
@@ -44,18 +50,50 @@ describe("corpus: every shape comes out redacted", () => {
 
   it("redacts header pairs as arrays and as name/value objects", () => {
     const out = redactJson({
-      pairs: [["Cookie", "sid=abc; theme=dark"], ["X-Api-Key", "9f8e7d6c"], ["Accept", "*/*"]],
-      har: [{ name: "Authorization", value: "Digest abc" }, { name: "Cookie", value: "sid=abc" }, { key: "x-auth-token", value: 1234 }, { name: "Accept", value: "*/*" }],
+      pairs: [
+        ["Cookie", "sid=abc; theme=dark"],
+        ["X-Api-Key", "9f8e7d6c"],
+        ["Accept", "*/*"],
+      ],
+      har: [
+        { name: "Authorization", value: "Digest abc" },
+        { name: "Cookie", value: "sid=abc" },
+        { key: "x-auth-token", value: 1234 },
+        { name: "Accept", value: "*/*" },
+      ],
     });
     expect(out.value).toEqual({
-      pairs: [["Cookie", REDACTED], ["X-Api-Key", REDACTED], ["Accept", "*/*"]],
-      har: [{ name: "Authorization", value: REDACTED }, { name: "Cookie", value: REDACTED }, { key: "x-auth-token", value: REDACTED }, { name: "Accept", value: "*/*" }],
+      pairs: [
+        ["Cookie", REDACTED],
+        ["X-Api-Key", REDACTED],
+        ["Accept", "*/*"],
+      ],
+      har: [
+        { name: "Authorization", value: REDACTED },
+        { name: "Cookie", value: REDACTED },
+        { key: "x-auth-token", value: REDACTED },
+        { name: "Accept", value: "*/*" },
+      ],
     });
   });
 
   it("redacts a secret field whatever its type, keeping true, false and null", () => {
-    const out = redactJson({ password: 12345678, pin_token: -1.5, cookie: { sid: "abc", n: 7, on: true }, secret: ["a", 1, null], api_key: false, token: null });
-    expect(out.value).toEqual({ password: REDACTED, pin_token: REDACTED, cookie: { sid: REDACTED, n: REDACTED, on: true }, secret: [REDACTED, REDACTED, null], api_key: false, token: null });
+    const out = redactJson({
+      password: 12345678,
+      pin_token: -1.5,
+      cookie: { sid: "abc", n: 7, on: true },
+      secret: ["a", 1, null],
+      api_key: false,
+      token: null,
+    });
+    expect(out.value).toEqual({
+      password: REDACTED,
+      pin_token: REDACTED,
+      cookie: { sid: REDACTED, n: REDACTED, on: true },
+      secret: [REDACTED, REDACTED, null],
+      api_key: false,
+      token: null,
+    });
   });
 
   it("keeps a key named __proto__ as a key when it copies an object", () => {
@@ -79,14 +117,34 @@ describe("corpus: look-alikes stay", () => {
     expect(redactJson(value).value).toBe(value);
   });
 
-  it.each(["token_count", "input_tokens", "secret_name", "password_policy", "credential_id", "tokenizer", "aws_access_key_id", "token_type", "passwordHash", "idempotency_key", "key"])(
-    "the name %s is not a secret name",
-    (name) => expect(isSecretName(name)).toBe(false),
-  );
-  it.each(["password", "db_password", "DB_PASSWORD", "X-Api-Key", "apiKey", "APIKey", "sessionToken", "Set-Cookie", "client_secret", "aws_secret_access_key", "Proxy-Authorization", "private_key", "to\u212Aen"])(
-    "the name %s is a secret name",
-    (name) => expect(isSecretName(name)).toBe(true),
-  );
+  it.each([
+    "token_count",
+    "input_tokens",
+    "secret_name",
+    "password_policy",
+    "credential_id",
+    "tokenizer",
+    "aws_access_key_id",
+    "token_type",
+    "passwordHash",
+    "idempotency_key",
+    "key",
+  ])("the name %s is not a secret name", (name) => expect(isSecretName(name)).toBe(false));
+  it.each([
+    "password",
+    "db_password",
+    "DB_PASSWORD",
+    "X-Api-Key",
+    "apiKey",
+    "APIKey",
+    "sessionToken",
+    "Set-Cookie",
+    "client_secret",
+    "aws_secret_access_key",
+    "Proxy-Authorization",
+    "private_key",
+    "to\u212Aen",
+  ])("the name %s is a secret name", (name) => expect(isSecretName(name)).toBe(true));
 });
 
 describe("the scan is linear in the length of the text", () => {
@@ -113,14 +171,17 @@ describe("the scan is linear in the length of the text", () => {
     ["vault:// repeated", (n) => "vault://".repeat(n / 8)],
   ];
 
-  it.each(ADVERSARIAL)("%s: characters looked at stay under 40 × the length, at 64 KiB and at 256 KiB", (_name, make) => {
-    for (const n of [64 * 1024, 256 * 1024]) {
-      const text = make(n);
-      const { steps, candidates } = scanWithCost(text);
-      expect(steps, `steps for ${text.length} characters`).toBeLessThan(40 * text.length);
-      expect(candidates).toBeLessThanOrEqual(text.length);
-    }
-  });
+  it.each(ADVERSARIAL)(
+    "%s: characters looked at stay under 40 × the length, at 64 KiB and at 256 KiB",
+    (_name, make) => {
+      for (const n of [64 * 1024, 256 * 1024]) {
+        const text = make(n);
+        const { steps, candidates } = scanWithCost(text);
+        expect(steps, `steps for ${text.length} characters`).toBeLessThan(40 * text.length);
+        expect(candidates).toBeLessThanOrEqual(text.length);
+      }
+    },
+  );
 
   it("redacts the issue's 240 KB apikey= string to one span (it blocked the server for 4 s)", () => {
     const out = redactString("apikey=".repeat(240_000 / 7));

@@ -88,11 +88,15 @@ describe("the owner role", () => {
 
   it("is granted, changed or removed only by an owner (or setup)", () => {
     expect(refusal(() => assertMayTouchOwnerRole(as("admin"), { to: "owner" }, "x"))).toBe("not_allowed");
-    expect(refusal(() => assertMayTouchOwnerRole(as("admin"), { from: "owner", to: "viewer" }, "x"))).toBe("not_allowed");
+    expect(refusal(() => assertMayTouchOwnerRole(as("admin"), { from: "owner", to: "viewer" }, "x"))).toBe(
+      "not_allowed",
+    );
     expect(refusal(() => assertMayTouchOwnerRole(as("admin"), { from: "owner" }, "x"))).toBe("not_allowed");
     expect(refusal(() => assertMayTouchOwnerRole(as("admin"), { from: "viewer", to: "admin" }, "x"))).toBeNull();
     expect(refusal(() => assertMayTouchOwnerRole(as("owner"), { from: "owner", to: "viewer" }, "x"))).toBeNull();
-    expect(refusal(() => assertMayTouchOwnerRole({ kind: "system", tenantId: "t", label: "setup" }, { to: "owner" }, "x"))).toBeNull();
+    expect(
+      refusal(() => assertMayTouchOwnerRole({ kind: "system", tenantId: "t", label: "setup" }, { to: "owner" }, "x")),
+    ).toBeNull();
   });
 });
 

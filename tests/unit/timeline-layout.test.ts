@@ -137,9 +137,9 @@ describe("markShape and classifyOutcome", () => {
     expect(relatedSideEffectName({ type: "side_effect.receipt", attrs: { name: "publish_report" } }, effects)).toBe(
       "publish_report",
     );
-    expect(relatedSideEffectName({ type: "approval.invalidated", attrs: { side_effect: "publish_report" } }, effects)).toBe(
-      "publish_report",
-    );
+    expect(
+      relatedSideEffectName({ type: "approval.invalidated", attrs: { side_effect: "publish_report" } }, effects),
+    ).toBe("publish_report");
     expect(relatedSideEffectName({ type: "side_effect.intent", attrs: { name: "other" } }, effects)).toBeNull();
     expect(relatedSideEffectName({ type: "tool.called", attrs: { name: "publish_report" } }, effects)).toBeNull();
   });
@@ -268,12 +268,22 @@ describe("binMarks", () => {
   });
 
   it("keeps sparse marks and bins crowded buckets per lane with counts and the worst outcome", () => {
-    const crowded = Array.from({ length: 1000 }, (_, i) => mk(`c${i}`, "tools", 1000 + (i % 10), i === 7 ? "denied" : "ok"));
+    const crowded = Array.from({ length: 1000 }, (_, i) =>
+      mk(`c${i}`, "tools", 1000 + (i % 10), i === 7 ? "denied" : "ok"),
+    );
     const items = [mk("s1", "session", 1005), mk("v1", "vault", 5000), ...crowded, mk("t-late", "tools", 9000)];
     const { marks, bins } = binMarks(items, { binMs: 100, maxPerBucket: 2 });
     expect(marks.map((m) => m.id)).toEqual(["s1", "v1", "t-late"]);
     expect(bins).toHaveLength(1);
-    expect(bins[0]).toMatchObject({ plane: "tools", count: 1000, worst: "denied", first: 1000, last: 1009, t0: 1000, t1: 1100 });
+    expect(bins[0]).toMatchObject({
+      plane: "tools",
+      count: 1000,
+      worst: "denied",
+      first: 1000,
+      last: 1009,
+      t0: 1000,
+      t1: 1100,
+    });
     expect(bins[0]?.outcomes).toEqual({ ok: 999, denied: 1, failed: 0, unknown: 0 });
   });
 
@@ -437,7 +447,10 @@ describe("deriveSandboxBars: a later attempt ends an open sandbox", () => {
         redaction_count: 0,
       },
     });
-    const bars = deriveSandboxBars([mk("a", "sandbox.created", 1000, "sbx-1", 1), mk("b", "sandbox.created", 5000, "sbx-2", 2)], 9000);
+    const bars = deriveSandboxBars(
+      [mk("a", "sandbox.created", 1000, "sbx-1", 1), mk("b", "sandbox.created", 5000, "sbx-2", 2)],
+      9000,
+    );
     const first = bars.find((b) => b.environmentId === "sbx-1")!;
     const second = bars.find((b) => b.environmentId === "sbx-2")!;
     expect(first).toMatchObject({ start: 1000, end: 5000, open: false, endedBy: "replaced" });
@@ -530,7 +543,10 @@ describe("idle stretches and the compressed time scale", () => {
 
   it("puts axis ticks outside the bands, never crowded, with breaks at the band edges", () => {
     const sorted = sortEvents(endedRun());
-    const { warp, fit } = frameTimeline(sorted.map((s) => s.t), true);
+    const { warp, fit } = frameTimeline(
+      sorted.map((s) => s.t),
+      true,
+    );
     expect(warp.gaps).toHaveLength(1);
     const scale = warpedTimeScale(warp, fit, PLOT, "utc");
     const gap = warp.gaps[0]!;
@@ -542,7 +558,10 @@ describe("idle stretches and the compressed time scale", () => {
     for (let i = 1; i < xs.length; i++) expect(xs[i]! - xs[i - 1]!).toBeGreaterThanOrEqual(48);
     for (const d of ticks) expect(d.getTime() > gap.start && d.getTime() < gap.end).toBe(false);
     // Without compression: the scale's own ticks.
-    const { fit: linearFit } = frameTimeline(sorted.map((s) => s.t), false);
+    const { fit: linearFit } = frameTimeline(
+      sorted.map((s) => s.t),
+      false,
+    );
     const linear = warpedTimeScale(makeTimeWarp([], 1), linearFit, PLOT, "utc");
     expect(warpedTicks(linear, [], "utc").map((d) => d.getTime())).toEqual(linear.ticks(11).map((d) => d.getTime()));
   });
@@ -572,19 +591,43 @@ describe("deriveToolCallBars", () => {
     const a1 = { environment_id: "sbx-1", attempt: 1 };
     const a2 = { environment_id: "sbx-2", attempt: 2 };
     const sorted = sortEvents([
-      ev({ type: "tool.called", plane: "tools", ...a1, id: "w1", attrs: { tool: "update_record", call_id: "c1", mutation: true } }, 1),
+      ev(
+        {
+          type: "tool.called",
+          plane: "tools",
+          ...a1,
+          id: "w1",
+          attrs: { tool: "update_record", call_id: "c1", mutation: true },
+        },
+        1,
+      ),
       ev({ type: "tool.called", plane: "tools", ...a1, id: "r1", attrs: { tool: "read_document", call_id: "c2" } }, 2),
       ev({ type: "run.interrupted", plane: "session", ...a1, id: "int" }, 5),
       ev({ type: "sandbox.created", plane: "environment", ...a2 }, 8),
       // Attempt 2 reuses call id c1 (its counter restarted): it is a different call, and its outcome is not c1's of attempt 1.
-      ev({ type: "tool.called", plane: "tools", ...a2, id: "w2", attrs: { tool: "update_record", call_id: "c1", mutation: true } }, 9),
+      ev(
+        {
+          type: "tool.called",
+          plane: "tools",
+          ...a2,
+          id: "w2",
+          attrs: { tool: "update_record", call_id: "c1", mutation: true },
+        },
+        9,
+      ),
       ev({ type: "tool.completed", plane: "tools", ...a2, id: "w2-done", attrs: { call_id: "c1" } }, 10),
       ev({ type: "tool.called", plane: "tools", ...a2, id: "r2", attrs: { tool: "search", call_id: "c3" } }, 11),
       ev({ type: "tool.called", plane: "tools", ...a2, id: "x", attrs: { tool: "no_id" } }, 12),
     ]);
     const bars = deriveToolCallBars(sorted, T0 + 20_000);
     const byCall = Object.fromEntries(bars.map((b) => [b.calledEventId, b]));
-    expect(byCall.w1).toMatchObject({ status: "unknown", mutation: true, end: T0 + 5_000, endedByEventId: "int", outcomeEventId: null });
+    expect(byCall.w1).toMatchObject({
+      status: "unknown",
+      mutation: true,
+      end: T0 + 5_000,
+      endedByEventId: "int",
+      outcomeEventId: null,
+    });
     expect(byCall.r1).toMatchObject({ status: "no_result", mutation: false, end: T0 + 5_000 });
     expect(byCall.w2).toMatchObject({ status: "completed", outcomeEventId: "w2-done" });
     expect(byCall.r2).toMatchObject({ status: "pending", end: T0 + 20_000, endedByEventId: null });
@@ -596,12 +639,24 @@ describe("deriveToolCallBars", () => {
   it("treats the call of a declared effect as mutating: its intent names the call id, or (naming none) the tool", () => {
     const a1 = { environment_id: "sbx-1", attempt: 1 };
     const sorted = sortEvents([
-      ev({ type: "tool.called", plane: "tools", ...a1, id: "by-tool", attrs: { tool: "update_record", call_id: "c1" } }, 1),
-      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "update_record", tool: "update_record" } }, 2),
+      ev(
+        { type: "tool.called", plane: "tools", ...a1, id: "by-tool", attrs: { tool: "update_record", call_id: "c1" } },
+        1,
+      ),
+      ev(
+        { type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "update_record", tool: "update_record" } },
+        2,
+      ),
       ev({ type: "tool.called", plane: "tools", ...a1, id: "by-id", attrs: { tool: "http", call_id: "c2" } }, 3),
-      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "notify", tool: "other", call_id: "c2" } }, 4),
+      ev(
+        { type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "notify", tool: "other", call_id: "c2" } },
+        4,
+      ),
       ev({ type: "tool.called", plane: "tools", ...a1, id: "read", attrs: { tool: "lookup", call_id: "c3" } }, 5),
-      ev({ type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "peek", tool: "lookup", mutation: false } }, 6),
+      ev(
+        { type: "side_effect.intent", plane: "tools", ...a1, attrs: { name: "peek", tool: "lookup", mutation: false } },
+        6,
+      ),
       ev({ type: "run.interrupted", plane: "session", ...a1 }, 9),
     ]);
     const byCall = Object.fromEntries(deriveToolCallBars(sorted, T0 + 10_000).map((b) => [b.calledEventId, b]));
@@ -610,7 +665,10 @@ describe("deriveToolCallBars", () => {
     expect(byCall.read).toMatchObject({ mutation: false, status: "no_result" });
     expect(byCall["by-tool"]?.effect).toBe("update_record");
     // Once a person has reconciled the effect, its call is no longer unknown.
-    const settled = deriveToolCallBars(sorted, T0 + 10_000, 3, { update_record: sideEffect("completed"), notify: sideEffect("unknown") });
+    const settled = deriveToolCallBars(sorted, T0 + 10_000, 3, {
+      update_record: sideEffect("completed"),
+      notify: sideEffect("unknown"),
+    });
     expect(settled.map((b) => [b.calledEventId, b.status])).toEqual([
       ["by-tool", "reconciled"],
       ["by-id", "unknown"],
@@ -620,7 +678,16 @@ describe("deriveToolCallBars", () => {
 
   it("ends an attempt's open calls at a later attempt's sandbox or at its own sandbox's end", () => {
     const sorted = sortEvents([
-      ev({ type: "tool.called", plane: "tools", environment_id: "s1", attempt: 1, attrs: { call_id: "k", mutation: true } }, 1),
+      ev(
+        {
+          type: "tool.called",
+          plane: "tools",
+          environment_id: "s1",
+          attempt: 1,
+          attrs: { call_id: "k", mutation: true },
+        },
+        1,
+      ),
       ev({ type: "sandbox.created", plane: "environment", environment_id: "s2", attempt: 2, id: "s2-created" }, 4),
       ev({ type: "tool.called", plane: "tools", environment_id: "s3", attrs: { call_id: "m" } }, 5),
       ev({ type: "sandbox.destroyed", plane: "environment", environment_id: "s3", id: "s3-gone" }, 6),

@@ -6,11 +6,16 @@ import { describe, expect, it } from "vitest";
 import { binMarks, labelWidth, thinLabels, unloadedCounts, type Outcome } from "../../components/timeline/layout";
 
 describe("thinLabels", () => {
-  const overlaps = (a: { x: number; width: number }, b: { x: number; width: number }) => a.x < b.x + b.width && b.x < a.x + a.width;
+  const overlaps = (a: { x: number; width: number }, b: { x: number; width: number }) =>
+    a.x < b.x + b.width && b.x < a.x + a.width;
 
   it("never lets two shown labels of one row overlap, however many crowd", () => {
     // 60 restarts 13 px apart, as a 60-attempt run fits into 800 px.
-    const labels = Array.from({ length: 60 }, (_, i) => ({ x: 128 + i * 13, width: labelWidth(`restart · attempt ${i + 2}`), priority: 1 }));
+    const labels = Array.from({ length: 60 }, (_, i) => ({
+      x: 128 + i * 13,
+      width: labelWidth(`restart · attempt ${i + 2}`),
+      priority: 1,
+    }));
     const rows = thinLabels(labels, 3);
     const shown = labels.map((l, i) => ({ ...l, row: rows[i] })).filter((l) => l.row !== null);
     expect(shown.length).toBeGreaterThan(3);
@@ -31,15 +36,36 @@ describe("thinLabels", () => {
   });
 
   it("places labels that fit side by side in one row", () => {
-    expect(thinLabels([{ x: 0, width: 40 }, { x: 50, width: 40 }, { x: 100, width: 40 }], 3)).toEqual([0, 0, 0]);
+    expect(
+      thinLabels(
+        [
+          { x: 0, width: 40 },
+          { x: 50, width: 40 },
+          { x: 100, width: 40 },
+        ],
+        3,
+      ),
+    ).toEqual([0, 0, 0]);
   });
 });
 
 describe("unloadedCounts", () => {
-  const none: Record<"session" | "environment" | "tools" | "vault", { t: number; outcome: Outcome }[]> = { session: [], environment: [], tools: [], vault: [] };
+  const none: Record<"session" | "environment" | "tools" | "vault", { t: number; outcome: Outcome }[]> = {
+    session: [],
+    environment: [],
+    tools: [],
+    vault: [],
+  };
 
   it("subtracts the loaded events of the lane inside each bin's span", () => {
-    const loaded = { ...none, tools: [{ t: 5, outcome: "ok" as const }, { t: 12, outcome: "failed" as const }, { t: 30, outcome: "ok" as const }] };
+    const loaded = {
+      ...none,
+      tools: [
+        { t: 5, outcome: "ok" as const },
+        { t: 12, outcome: "failed" as const },
+        { t: 30, outcome: "ok" as const },
+      ],
+    };
     const out = unloadedCounts(
       [
         { plane: "tools", first: 0, last: 20, count: 10, failed: 2, denied: 1 },
@@ -69,6 +95,14 @@ describe("binMarks with unloaded events", () => {
     expect(single).toEqual([]);
     expect(bins).toHaveLength(2);
     expect(bins[0]).toMatchObject({ plane: "session", count: 2, unloaded: 2, ids: [], worst: "ok" });
-    expect(bins[1]).toMatchObject({ plane: "tools", count: 5, unloaded: 4, ids: ["a"], worst: "failed", first: 0, last: 9 });
+    expect(bins[1]).toMatchObject({
+      plane: "tools",
+      count: 5,
+      unloaded: 4,
+      ids: ["a"],
+      worst: "failed",
+      first: 0,
+      last: 9,
+    });
   });
 });

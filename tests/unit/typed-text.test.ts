@@ -9,13 +9,27 @@ import { checkTypedText, typedText, unsafeTextReason } from "@/lib/domain/typed-
 
 describe("unsafeTextReason", () => {
   it("finds C0 and C1 controls, DEL, bidi embeddings, overrides and isolates", () => {
-    for (const cp of [0x00, 0x09, 0x0a, 0x1f, 0x7f, 0x80, 0x9f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]) {
-      expect(unsafeTextReason(`ab${String.fromCodePoint(cp)}c`), cp.toString(16)).toContain(`U+${cp.toString(16).toUpperCase().padStart(4, "0")}`);
+    for (const cp of [
+      0x00, 0x09, 0x0a, 0x1f, 0x7f, 0x80, 0x9f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069,
+    ]) {
+      expect(unsafeTextReason(`ab${String.fromCodePoint(cp)}c`), cp.toString(16)).toContain(
+        `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`,
+      );
     }
   });
 
   it("lets ordinary text through: accents, CJK, emoji, combining marks, typographic punctuation", () => {
-    for (const s of ["Läufer", "José", "Jose\u0301", "東京 runtime", "ok ✓ 🚀", "tenant/acme:user/42", "— · … “quoted”", "Ελληνικά", "עברית"]) {
+    for (const s of [
+      "Läufer",
+      "José",
+      "Jose\u0301",
+      "東京 runtime",
+      "ok ✓ 🚀",
+      "tenant/acme:user/42",
+      "— · … “quoted”",
+      "Ελληνικά",
+      "עברית",
+    ]) {
       expect(unsafeTextReason(s), s).toBeNull();
     }
   });
@@ -66,16 +80,21 @@ describe("typedText", () => {
     expect(msg("  ")).toEqual(["reason must not be empty: say why (3–10 characters)"]);
     expect(msg("x".repeat(11))).toEqual(["reason is too long (11 characters); at most 10 are allowed"]);
     expect(msg(5)).toEqual(["reason must be a string (3–10 characters), not number"]);
-    expect(msg("ab\u202ecd")![0]).toMatch(/^reason contains a bidirectional control character \(U\+202E\) at position 3/);
+    expect(msg("ab\u202ecd")![0]).toMatch(
+      /^reason contains a bidirectional control character \(U\+202E\) at position 3/,
+    );
     expect(msg("ab\u200bcd")![0]).toMatch(/^reason contains an invisible character \(U\+200B\) at position 3/);
     expect(msg("AKIAIOSFODNN7EXAMPLE")).toEqual(["reason is too long (20 characters); at most 10 are allowed"]); // only the length is reported
-    expect(typedText("reason", { max: 100 }).safeParse("rotated AKIAIOSFODNN7EXAMPLE").error!.issues[0]!.message).toMatch(
-      /^reason looks like a credential value \(aws_access_key_id\)/,
-    );
+    expect(
+      typedText("reason", { max: 100 }).safeParse("rotated AKIAIOSFODNN7EXAMPLE").error!.issues[0]!.message,
+    ).toMatch(/^reason looks like a credential value \(aws_access_key_id\)/);
   });
 
   it("checks values outside a body the same way", () => {
-    expect(checkTypedText("tool", "lookup\u0007", { max: 200 })).toMatchObject({ ok: false, message: expect.stringMatching(/^tool contains a control character \(U\+0007\)/) });
+    expect(checkTypedText("tool", "lookup\u0007", { max: 200 })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^tool contains a control character \(U\+0007\)/),
+    });
     expect(checkTypedText("tool", "lookup", { max: 200 })).toEqual({ ok: true, value: "lookup" });
   });
 });
@@ -95,7 +114,9 @@ describe("validationError", () => {
   });
 
   it("names unknown fields", () => {
-    expect(fail({ name: "a", extra: 1, more: 2 }).message).toMatch(/^body: unknown fields "extra", "more"; remove them/);
+    expect(fail({ name: "a", extra: 1, more: 2 }).message).toMatch(
+      /^body: unknown fields "extra", "more"; remove them/,
+    );
   });
 
   it("keeps schema-specific messages and prefixes them with the field when they do not name it", () => {

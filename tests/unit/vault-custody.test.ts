@@ -12,17 +12,34 @@ import { fastPrepare, prepareFully, type PreparedEvent } from "@/lib/domain/even
 
 const NOW = new Date("2026-11-29T12:00:00Z");
 
-function facts(credential: Partial<GateFacts["credentials"][number]> = {}, policy?: GateFacts["credential_policy"]): GateFacts {
+function facts(
+  credential: Partial<GateFacts["credentials"][number]> = {},
+  policy?: GateFacts["credential_policy"],
+): GateFacts {
   return {
     now: NOW,
     task: { task_id: "case-918", phase: "writing_report", principal: null, current_attempt: 1 },
-    checkpoint: { version: 1, phase: "writing_report", signature_valid: true, created_at: "2026-11-29T11:00:00Z", tool_definitions: null },
+    checkpoint: {
+      version: 1,
+      phase: "writing_report",
+      signature_valid: true,
+      created_at: "2026-11-29T11:00:00Z",
+      tool_definitions: null,
+    },
     principal_revocation: null,
     side_effects: [],
     snapshots_saved: [],
     snapshots_restored: [],
     credentials: [
-      { credential_ref: "records-api", credential_id: "c1", revoked_at: null, expired_at: null, expires_at: null, held_since: "2026-11-29T11:50:00.000Z", ...credential },
+      {
+        credential_ref: "records-api",
+        credential_id: "c1",
+        revoked_at: null,
+        expired_at: null,
+        expires_at: null,
+        held_since: "2026-11-29T11:50:00.000Z",
+        ...credential,
+      },
     ],
     tool_definitions_now: {},
     credential_policy: policy,
@@ -61,7 +78,11 @@ describe("the gate judges credentials against the current policy", () => {
     const v = evaluateGate(facts({}, policy(900, ["storage"], 7)));
     expect(v.verdict).toBe("stop");
     expect(v.reasons).toEqual([
-      expect.objectContaining({ code: "credential_revoked", target: "/policies?v=7", message: expect.stringContaining("removed from policy version 7") }),
+      expect.objectContaining({
+        code: "credential_revoked",
+        target: "/policies?v=7",
+        message: expect.stringContaining("removed from policy version 7"),
+      }),
     ]);
     // A policy without credentials withdraws every credential the run holds.
     expect(evaluateGate(facts({}, policy(null, [], 8))).reasons.map((r) => r.code)).toEqual(["credential_revoked"]);
@@ -76,7 +97,13 @@ describe("the gate judges credentials against the current policy", () => {
   });
 
   it("reads policy durations as seconds", () => {
-    expect([durationSeconds(90), durationSeconds("45s"), durationSeconds("15m"), durationSeconds("24h"), durationSeconds("7d")]).toEqual([90, 45, 900, 86_400, 604_800]);
+    expect([
+      durationSeconds(90),
+      durationSeconds("45s"),
+      durationSeconds("15m"),
+      durationSeconds("24h"),
+      durationSeconds("7d"),
+    ]).toEqual([90, 45, 900, 86_400, 604_800]);
   });
 });
 
@@ -85,7 +112,10 @@ describe("the vault lane carries metadata only", () => {
     const found = (text: string) => findVaultPlaceholders(text).map((s) => text.slice(s.start, s.end));
     expect(found("{{vault:kv/records#token}}")).toEqual(["{{vault:kv/records#token}}"]);
     expect(found("Bearer {{ secrets.RECORDS_TOKEN }} here")).toEqual(["{{ secrets.RECORDS_TOKEN }}"]);
-    expect(found("x=${secrets.RECORDS_TOKEN};y=${{ secrets.B }}")).toEqual(["${secrets.RECORDS_TOKEN}", "${{ secrets.B }}"]);
+    expect(found("x=${secrets.RECORDS_TOKEN};y=${{ secrets.B }}")).toEqual([
+      "${secrets.RECORDS_TOKEN}",
+      "${{ secrets.B }}",
+    ]);
     expect(found("${env:RECORDS_TOKEN}")).toEqual(["${env:RECORDS_TOKEN}"]);
     expect(found("op://Private/records/credential and more")).toEqual(["op://Private/records/credential"]);
     expect(found("{{vault:unterminated value")).toEqual(["{{vault:unterminated"]);
@@ -135,19 +165,38 @@ describe("the vault lane carries metadata only", () => {
 
   it("takes vault events that may hold a value off the hot path, redacts them and flags their kinds", () => {
     const event = (attrs: Record<string, unknown>, plane = "vault") => ({
-      id: "e1", task_id: "t1", plane, type: plane === "vault" ? "credential.issued" : "tool.called", occurred_at: "2026-11-29T11:00:00Z", attrs,
+      id: "e1",
+      task_id: "t1",
+      plane,
+      type: plane === "vault" ? "credential.issued" : "tool.called",
+      occurred_at: "2026-11-29T11:00:00Z",
+      attrs,
     });
     const plain = event({ credential_ref: "records-api", scope: "records:write", expires_at: "2026-11-29T13:00:00Z" });
     expect(fastPrepare(plain)).toMatchObject({ redaction_count: 0, redaction_kinds: null });
     expect(mayHoldVaultValue(JSON.stringify({ value: "x" }))).toBe(true);
     expect(fastPrepare(event({ credential_ref: "records-api", value: "plain-text-value" }))).toBeNull();
 
-    const full = prepareFully(event({ credential_ref: "records-api", value: "plain-text-value", token_hint: "${secrets.RECORDS}", api: "sk-" + "a".repeat(40) })) as PreparedEvent;
-    expect(full.attrs).toEqual({ credential_ref: "records-api", value: "[REDACTED]", token_hint: "[REDACTED]", api: "[REDACTED]" });
+    const full = prepareFully(
+      event({
+        credential_ref: "records-api",
+        value: "plain-text-value",
+        token_hint: "${secrets.RECORDS}",
+        api: "sk-" + "a".repeat(40),
+      }),
+    ) as PreparedEvent;
+    expect(full.attrs).toEqual({
+      credential_ref: "records-api",
+      value: "[REDACTED]",
+      token_hint: "[REDACTED]",
+      api: "[REDACTED]",
+    });
     expect(full.redaction_count).toBe(3);
     expect(full.redaction_kinds).toEqual(["api_key", "credential_value", "vault_placeholder"]);
     // On other planes a `value` is ordinary data (only credential shapes are redacted there).
-    const tools = prepareFully(event({ value: "plain-text-value", hint: "${secrets.RECORDS}" }, "tools")) as PreparedEvent;
+    const tools = prepareFully(
+      event({ value: "plain-text-value", hint: "${secrets.RECORDS}" }, "tools"),
+    ) as PreparedEvent;
     expect(tools.attrs).toEqual({ value: "plain-text-value", hint: "${secrets.RECORDS}" });
     expect(tools.redaction_kinds).toBeNull();
   });
@@ -161,7 +210,9 @@ describe("the compaction rule over the arrival feed", () => {
     expect(followUncheckedCompaction(c, [ev("k", "constraint.checked")])).toBeNull();
     expect(followUncheckedCompaction(null, [ev("c2", "compaction.performed")])).toMatchObject({ event_id: "c2" });
     expect(followUncheckedCompaction(c, [ev("c2", "compaction.performed"), ev("k", "constraint.checked")])).toBeNull();
-    expect(followUncheckedCompaction(null, [ev("k", "constraint.checked"), ev("c2", "compaction.performed")])).toMatchObject({ event_id: "c2" });
+    expect(
+      followUncheckedCompaction(null, [ev("k", "constraint.checked"), ev("c2", "compaction.performed")]),
+    ).toMatchObject({ event_id: "c2" });
     // The feed may repeat what the overview already counted: the same compaction again.
     expect(followUncheckedCompaction(c, [ev("c1", "compaction.performed")])).toMatchObject({ event_id: "c1" });
   });

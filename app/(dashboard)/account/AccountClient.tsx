@@ -16,7 +16,8 @@ export function AccountClient({ account, minLength }: { account: AccountView; mi
       <div>
         <h1 className="text-xl font-semibold">Your account</h1>
         <p className="text-sm text-neutral-600">
-          {account.name} · <span className="font-mono">{account.email}</span> · {account.role} in {account.workspace.name}
+          {account.name} · <span className="font-mono">{account.email}</span> · {account.role} in{" "}
+          {account.workspace.name}
         </p>
       </div>
       <Workspaces account={account} />
@@ -32,25 +33,47 @@ function Workspaces({ account }: { account: AccountView }) {
   });
   return (
     <section aria-labelledby="workspaces-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-      <h2 id="workspaces-h" className="text-base font-semibold">Workspaces</h2>
-      <p className="mb-3 text-sm text-neutral-600">Every page and API call of this session works in one workspace. Switch to another you belong to here or in the header.</p>
+      <h2 id="workspaces-h" className="text-base font-semibold">
+        Workspaces
+      </h2>
+      <p className="mb-3 text-sm text-neutral-600">
+        Every page and API call of this session works in one workspace. Switch to another you belong to here or in the
+        header.
+      </p>
       <ul className="divide-y divide-neutral-100">
         {account.workspaces.map((w) => (
-          <li key={w.slug} className="flex items-center justify-between gap-3 py-2 text-sm" data-testid="workspace-row" data-slug={w.slug}>
+          <li
+            key={w.slug}
+            className="flex items-center justify-between gap-3 py-2 text-sm"
+            data-testid="workspace-row"
+            data-slug={w.slug}
+          >
             <span>
-              <span className="font-medium">{w.name}</span> <span className="font-mono text-xs text-neutral-600">{w.slug}</span> · {w.role}
+              <span className="font-medium">{w.name}</span>{" "}
+              <span className="font-mono text-xs text-neutral-600">{w.slug}</span> · {w.role}
             </span>
             {w.current ? (
-              <span className="text-emerald-800"><span aria-hidden="true">✔</span> current</span>
+              <span className="text-emerald-800">
+                <span aria-hidden="true">✔</span> current
+              </span>
             ) : (
-              <button type="button" className="rounded border border-neutral-300 px-2 py-0.5 text-xs hover:bg-neutral-100" disabled={switchTo.isPending} onClick={() => switchTo.mutate(w.slug)}>
+              <button
+                type="button"
+                className="rounded border border-neutral-300 px-2 py-0.5 text-xs hover:bg-neutral-100"
+                disabled={switchTo.isPending}
+                onClick={() => switchTo.mutate(w.slug)}
+              >
                 Switch to {w.name}
               </button>
             )}
           </li>
         ))}
       </ul>
-      {switchTo.error ? <p role="alert" className="mt-2 text-sm text-red-700">{switchTo.error.message}</p> : null}
+      {switchTo.error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {switchTo.error.message}
+        </p>
+      ) : null}
     </section>
   );
 }
@@ -63,8 +86,12 @@ function Password({ minLength }: { minLength: number }) {
   });
   return (
     <section aria-labelledby="password-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-      <h2 id="password-h" className="text-base font-semibold">Change your password</h2>
-      <p className="mb-3 text-sm text-neutral-600">Your other sessions end when it changes; this one stays signed in.</p>
+      <h2 id="password-h" className="text-base font-semibold">
+        Change your password
+      </h2>
+      <p className="mb-3 text-sm text-neutral-600">
+        Your other sessions end when it changes; this one stays signed in.
+      </p>
       <form
         className="grid max-w-sm gap-3"
         onSubmit={(e) => {
@@ -89,22 +116,43 @@ function Password({ minLength }: { minLength: number }) {
         </label>
         <label className="text-sm font-medium text-neutral-800">
           New password
-          <input className={input} name="new_password" type="password" autoComplete="new-password" required minLength={minLength} aria-describedby="new-password-rule" />
-          <span id="new-password-rule" className="mt-1 block text-xs font-normal text-neutral-600">At least {minLength} characters.</span>
+          <input
+            className={input}
+            name="new_password"
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={minLength}
+            aria-describedby="new-password-rule"
+          />
+          <span id="new-password-rule" className="mt-1 block text-xs font-normal text-neutral-600">
+            At least {minLength} characters.
+          </span>
         </label>
         <label className="text-sm font-medium text-neutral-800">
           New password again
           <input className={input} name="confirm_password" type="password" autoComplete="new-password" required />
         </label>
         <div>
-          <button className={primary} disabled={change.isPending}>{change.isPending ? "Changing…" : "Change password"}</button>
+          <button className={primary} disabled={change.isPending}>
+            {change.isPending ? "Changing…" : "Change password"}
+          </button>
         </div>
       </form>
-      {mismatch ? <p role="alert" className="mt-2 text-sm text-red-700">The two new passwords are not the same.</p> : null}
-      {change.error ? <p role="alert" className="mt-2 text-sm text-red-700">{change.error.message}</p> : null}
+      {mismatch ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          The two new passwords are not the same.
+        </p>
+      ) : null}
+      {change.error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {change.error.message}
+        </p>
+      ) : null}
       {change.data ? (
         <p role="status" className="mt-2 text-sm text-emerald-800">
-          Password changed; {change.data.sessions_ended} other session{change.data.sessions_ended === 1 ? "" : "s"} ended. Recorded in the audit log as entry #{change.data.audit_seq}.
+          Password changed; {change.data.sessions_ended} other session{change.data.sessions_ended === 1 ? "" : "s"}{" "}
+          ended. Recorded in the audit log as entry #{change.data.audit_seq}.
         </p>
       ) : null}
     </section>

@@ -40,54 +40,93 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
     listApprovals(db, actor, { ...filters, status: "approved" }),
     listApprovals(db, actor, { ...filters, status: "rejected" }),
   ]);
-  const waiting = [...pending.approvals, ...stale.approvals].sort((a, b) => (a.requested_at < b.requested_at ? -1 : a.requested_at > b.requested_at ? 1 : 0));
-  const decided = [...approved.approvals, ...rejected.approvals].sort((a, b) => (a.requested_at < b.requested_at ? 1 : -1)).slice(0, 50);
+  const waiting = [...pending.approvals, ...stale.approvals].sort((a, b) =>
+    a.requested_at < b.requested_at ? -1 : a.requested_at > b.requested_at ? 1 : 0,
+  );
+  const decided = [...approved.approvals, ...rejected.approvals]
+    .sort((a, b) => (a.requested_at < b.requested_at ? 1 : -1))
+    .slice(0, 50);
   const mayDecide = can(actor, "approvals.decide");
   return (
     <div className="space-y-4">
       <div>
         <h1 className="text-xl font-semibold">Approvals</h1>
         <p className="text-sm text-neutral-600">
-          Writes that wait for an approver: each approval is bound to exactly what will run, and goes stale by itself when
-          any of that changes. {mayDecide ? "Open one to approve, re-approve or reject it." : "Approvers, admins and owners decide them; you can read them."}
+          Writes that wait for an approver: each approval is bound to exactly what will run, and goes stale by itself
+          when any of that changes.{" "}
+          {mayDecide
+            ? "Open one to approve, re-approve or reject it."
+            : "Approvers, admins and owners decide them; you can read them."}
         </p>
       </div>
       <form className="flex flex-wrap items-end gap-2 text-sm" method="get" aria-label="Filter approvals">
         <label className="flex flex-col text-xs font-medium">
           Task
-          <input name="task" defaultValue={task ?? ""} className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm" placeholder="task id" />
+          <input
+            name="task"
+            defaultValue={task ?? ""}
+            className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            placeholder="task id"
+          />
         </label>
         <label className="flex flex-col text-xs font-medium">
           Action
-          <input name="action" defaultValue={action ?? ""} className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm" placeholder="publish_report" />
+          <input
+            name="action"
+            defaultValue={action ?? ""}
+            className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            placeholder="publish_report"
+          />
         </label>
         <label className="flex flex-col text-xs font-medium">
           Age
-          <select name="age" defaultValue={age ?? ""} className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm">
+          <select
+            name="age"
+            defaultValue={age ?? ""}
+            className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+          >
             <option value="">any age</option>
             {Object.entries(AGES).map(([k, v]) => (
-              <option key={k} value={k}>{v.label}</option>
+              <option key={k} value={k}>
+                {v.label}
+              </option>
             ))}
           </select>
         </label>
         <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Filter</button>
-        {task || action || age ? <Link href="/approvals" className="py-1.5 text-sm underline">Clear filters</Link> : null}
+        {task || action || age ? (
+          <Link href="/approvals" className="py-1.5 text-sm underline">
+            Clear filters
+          </Link>
+        ) : null}
       </form>
 
       <section aria-labelledby="waiting-h" className="space-y-2">
-        <h2 id="waiting-h" className="text-base font-semibold">Waiting for a decision <span className="font-normal text-neutral-600">({waiting.length})</span></h2>
+        <h2 id="waiting-h" className="text-base font-semibold">
+          Waiting for a decision <span className="font-normal text-neutral-600">({waiting.length})</span>
+        </h2>
         {waiting.length === 0 ? (
-          <p className="rounded-lg border border-dashed border-neutral-300 bg-white p-6 text-center text-sm text-neutral-600" data-testid="approvals-empty">
-            No approval waits{task || action || age ? " for these filters" : ""}. A runtime asks for one by posting an intent with{" "}
-            <code className="font-mono text-xs">&quot;requires_approval&quot;: true</code>, or for an action marked approval-required in Settings.
+          <p
+            className="rounded-lg border border-dashed border-neutral-300 bg-white p-6 text-center text-sm text-neutral-600"
+            data-testid="approvals-empty"
+          >
+            No approval waits{task || action || age ? " for these filters" : ""}. A runtime asks for one by posting an
+            intent with <code className="font-mono text-xs">&quot;requires_approval&quot;: true</code>, or for an action
+            marked approval-required in Settings.
           </p>
         ) : (
           <ApprovalTable rows={waiting} testId="approvals-waiting" />
         )}
       </section>
       <section aria-labelledby="decided-h" className="space-y-2">
-        <h2 id="decided-h" className="text-base font-semibold">Recently decided</h2>
-        {decided.length === 0 ? <p className="text-sm text-neutral-600">None yet.</p> : <ApprovalTable rows={decided} testId="approvals-decided" />}
+        <h2 id="decided-h" className="text-base font-semibold">
+          Recently decided
+        </h2>
+        {decided.length === 0 ? (
+          <p className="text-sm text-neutral-600">None yet.</p>
+        ) : (
+          <ApprovalTable rows={decided} testId="approvals-decided" />
+        )}
       </section>
     </div>
   );
@@ -99,26 +138,61 @@ function ApprovalTable({ rows, testId }: { rows: ApprovalView[]; testId: string 
       <table className="w-full min-w-[52rem] text-left text-sm">
         <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
           <tr>
-            <th scope="col" className="px-3 py-2">Status</th>
-            <th scope="col" className="px-3 py-2">Action</th>
-            <th scope="col" className="px-3 py-2">Task</th>
-            <th scope="col" className="px-3 py-2">Side effect</th>
-            <th scope="col" className="px-3 py-2">Policy</th>
-            <th scope="col" className="px-3 py-2">Requested</th>
-            <th scope="col" className="px-3 py-2"><span className="sr-only">Open</span></th>
+            <th scope="col" className="px-3 py-2">
+              Status
+            </th>
+            <th scope="col" className="px-3 py-2">
+              Action
+            </th>
+            <th scope="col" className="px-3 py-2">
+              Task
+            </th>
+            <th scope="col" className="px-3 py-2">
+              Side effect
+            </th>
+            <th scope="col" className="px-3 py-2">
+              Policy
+            </th>
+            <th scope="col" className="px-3 py-2">
+              Requested
+            </th>
+            <th scope="col" className="px-3 py-2">
+              <span className="sr-only">Open</span>
+            </th>
           </tr>
         </thead>
         <tbody>
           {rows.map((a) => (
-            <tr key={a.id} className="border-b border-neutral-100 last:border-0" data-testid="approval-row" data-approval={a.id} data-status={a.status}>
-              <td className="px-3 py-2"><ApprovalStatusBadge status={a.status} reasons={a.stale_reasons} /></td>
+            <tr
+              key={a.id}
+              className="border-b border-neutral-100 last:border-0"
+              data-testid="approval-row"
+              data-approval={a.id}
+              data-status={a.status}
+            >
+              <td className="px-3 py-2">
+                <ApprovalStatusBadge status={a.status} reasons={a.stale_reasons} />
+              </td>
               <td className="px-3 py-2 font-mono text-xs">{a.action}</td>
-              <td className="max-w-[14rem] px-3 py-2 text-xs"><Link href={`/tasks/${encodeURIComponent(a.task_id)}?tab=approvals`} className="underline-offset-2 hover:underline"><Id value={a.task_id} /></Link></td>
+              <td className="max-w-[14rem] px-3 py-2 text-xs">
+                <Link
+                  href={`/tasks/${encodeURIComponent(a.task_id)}?tab=approvals`}
+                  className="underline-offset-2 hover:underline"
+                >
+                  <Id value={a.task_id} />
+                </Link>
+              </td>
               <td className="px-3 py-2 font-mono text-xs">{a.side_effect}</td>
               <td className="px-3 py-2 text-xs">v{a.policy_version}</td>
-              <td className="whitespace-nowrap px-3 py-2 text-xs"><Time iso={a.requested_at} /> <span className="text-neutral-500">by {a.requested_by}</span></td>
+              <td className="whitespace-nowrap px-3 py-2 text-xs">
+                <Time iso={a.requested_at} /> <span className="text-neutral-500">by {a.requested_by}</span>
+              </td>
               <td className="px-3 py-2 text-right">
-                <Link href={`/approvals/${a.id}`} className="rounded-md border border-neutral-300 px-2.5 py-1 text-xs hover:bg-neutral-50" aria-label={`Open the approval of ${a.action} for task ${a.task_id}`}>
+                <Link
+                  href={`/approvals/${a.id}`}
+                  className="rounded-md border border-neutral-300 px-2.5 py-1 text-xs hover:bg-neutral-50"
+                  aria-label={`Open the approval of ${a.action} for task ${a.task_id}`}
+                >
                   Open
                 </Link>
               </td>

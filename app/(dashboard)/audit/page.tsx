@@ -16,13 +16,18 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const before = typeof sp.before === "string" && /^\d+$/.test(sp.before) ? Number(sp.before) : undefined;
   const target = typeof sp.target === "string" && sp.target ? sp.target : undefined;
   const db = await dbFor(actor);
-  const [page, chain] = await Promise.all([listAudit(db, actor, { beforeSeq: before, limit: 50, target }), verifyAuditChain(db, actor)]);
+  const [page, chain] = await Promise.all([
+    listAudit(db, actor, { beforeSeq: before, limit: 50, target }),
+    verifyAuditChain(db, actor),
+  ]);
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div>
           <h1 className="text-xl font-semibold">Audit log</h1>
-          <p className="text-sm text-neutral-600">Every human decision and API change, append-only; each entry carries the hash of the one before.</p>
+          <p className="text-sm text-neutral-600">
+            Every human decision and API change, append-only; each entry carries the hash of the one before.
+          </p>
         </div>
         <p
           className={`rounded-md border px-3 py-1.5 text-sm ${chain.ok ? "border-emerald-300 bg-emerald-50 text-emerald-900" : "border-red-300 bg-red-50 text-red-900"}`}
@@ -35,33 +40,59 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       </div>
       {target ? (
         <p className="text-sm">
-          Showing entries for <code className="font-mono">{target}</code>. <Link href="/audit" className="underline">Show all</Link>
+          Showing entries for <code className="font-mono">{target}</code>.{" "}
+          <Link href="/audit" className="underline">
+            Show all
+          </Link>
         </p>
       ) : null}
       {page.entries.length === 0 ? (
-        <p className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-600">No entries yet.</p>
+        <p className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-600">
+          No entries yet.
+        </p>
       ) : (
         // On a narrow screen the table scrolls sideways inside its card (the page itself never does); every cell
         // stays on one line, and the details show as one truncated line that expands to the full JSON.
-        <div className="relative overflow-x-auto rounded-lg border border-neutral-200 bg-white" data-testid="audit-table">
+        <div
+          className="relative overflow-x-auto rounded-lg border border-neutral-200 bg-white"
+          data-testid="audit-table"
+        >
           <table className="w-full min-w-[56rem] text-left text-sm">
             <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
               <tr>
-                <th scope="col" className="px-3 py-2">#</th>
-                <th scope="col" className="px-3 py-2">When</th>
-                <th scope="col" className="px-3 py-2">Who</th>
-                <th scope="col" className="px-3 py-2">Action</th>
-                <th scope="col" className="px-3 py-2">Target</th>
-                <th scope="col" className="px-3 py-2">Details</th>
+                <th scope="col" className="px-3 py-2">
+                  #
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  When
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Who
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Action
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Target
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Details
+                </th>
               </tr>
             </thead>
             <tbody>
               {page.entries.map((e) => (
                 <tr key={e.seq} className="border-b border-neutral-100 align-top last:border-0" data-testid="audit-row">
-                  <td className="px-3 py-2 tabular-nums" title={`hash ${e.hash}`}>{e.seq}</td>
-                  <td className="whitespace-nowrap px-3 py-2 text-xs"><Time iso={e.at} /></td>
+                  <td className="px-3 py-2 tabular-nums" title={`hash ${e.hash}`}>
+                    {e.seq}
+                  </td>
+                  <td className="whitespace-nowrap px-3 py-2 text-xs">
+                    <Time iso={e.at} />
+                  </td>
                   <td className="px-3 py-2 text-xs">
-                    <span className="block max-w-[14rem] truncate" title={e.actor_label}>{e.actor_label}</span>
+                    <span className="block max-w-[14rem] truncate" title={e.actor_label}>
+                      {e.actor_label}
+                    </span>
                   </td>
                   <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">{e.action}</td>
                   <td className="px-3 py-2 font-mono text-xs" data-testid="audit-target">
@@ -83,9 +114,18 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         </div>
       )}
       <nav aria-label="Pagination" className="flex gap-3 text-sm">
-        {before ? <Link href={`/audit${target ? `?target=${encodeURIComponent(target)}` : ""}`} className="underline">Newest</Link> : null}
+        {before ? (
+          <Link href={`/audit${target ? `?target=${encodeURIComponent(target)}` : ""}`} className="underline">
+            Newest
+          </Link>
+        ) : null}
         {page.next_before ? (
-          <Link href={`/audit?before=${page.next_before}${target ? `&target=${encodeURIComponent(target)}` : ""}`} className="underline">Older entries</Link>
+          <Link
+            href={`/audit?before=${page.next_before}${target ? `&target=${encodeURIComponent(target)}` : ""}`}
+            className="underline"
+          >
+            Older entries
+          </Link>
         ) : null}
       </nav>
     </div>
@@ -105,7 +145,9 @@ function AuditDetails({ details }: { details: Record<string, unknown> }) {
         className="block cursor-pointer list-none truncate rounded-sm hover:text-neutral-900 focus-visible:outline-2 focus-visible:outline-sky-600 [&::-webkit-details-marker]:hidden"
         title={compact}
       >
-        <span aria-hidden="true" className="mr-1 inline-block text-neutral-400 group-open:rotate-90">▸</span>
+        <span aria-hidden="true" className="mr-1 inline-block text-neutral-400 group-open:rotate-90">
+          ▸
+        </span>
         {compact}
       </summary>
       <pre className="mt-1 whitespace-pre-wrap rounded bg-neutral-50 p-2 text-[11px] [overflow-wrap:anywhere]">

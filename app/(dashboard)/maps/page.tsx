@@ -50,20 +50,41 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
         </div>
         <form className="flex flex-wrap items-end gap-2" role="search" action="/maps">
           <div>
-            <label htmlFor="maps-q" className="block text-xs font-medium text-neutral-700">Workflow or title</label>
-            <input id="maps-q" name="q" defaultValue={q} className="w-56 max-w-full rounded-md border border-neutral-400 px-2 py-1.5 text-sm" />
+            <label htmlFor="maps-q" className="block text-xs font-medium text-neutral-700">
+              Workflow or title
+            </label>
+            <input
+              id="maps-q"
+              name="q"
+              defaultValue={q}
+              className="w-56 max-w-full rounded-md border border-neutral-400 px-2 py-1.5 text-sm"
+            />
           </div>
           <div>
-            <label htmlFor="maps-status" className="block text-xs font-medium text-neutral-700">Status</label>
-            <select id="maps-status" name="status" defaultValue={status} className="rounded-md border border-neutral-400 px-2 py-1.5 text-sm">
+            <label htmlFor="maps-status" className="block text-xs font-medium text-neutral-700">
+              Status
+            </label>
+            <select
+              id="maps-status"
+              name="status"
+              defaultValue={status}
+              className="rounded-md border border-neutral-400 px-2 py-1.5 text-sm"
+            >
               <option value="">any</option>
               <option value="draft">draft</option>
               <option value="published">published</option>
             </select>
           </div>
           <div>
-            <label htmlFor="maps-attention" className="block text-xs font-medium text-neutral-700">Needs attention</label>
-            <select id="maps-attention" name="attention" defaultValue={attention} className="rounded-md border border-neutral-400 px-2 py-1.5 text-sm">
+            <label htmlFor="maps-attention" className="block text-xs font-medium text-neutral-700">
+              Needs attention
+            </label>
+            <select
+              id="maps-attention"
+              name="attention"
+              defaultValue={attention}
+              className="rounded-md border border-neutral-400 px-2 py-1.5 text-sm"
+            >
               <option value="">any map</option>
               <option value="failed">a layer failed verification</option>
               <option value="undecided">a layer is undecided</option>
@@ -72,7 +93,11 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
             </select>
           </div>
           <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Filter</button>
-          {filtered ? <Link href="/maps" className="px-2 py-1.5 text-sm text-neutral-800 underline">Clear</Link> : null}
+          {filtered ? (
+            <Link href="/maps" className="px-2 py-1.5 text-sm text-neutral-800 underline">
+              Clear
+            </Link>
+          ) : null}
         </form>
       </div>
 
@@ -82,18 +107,30 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
           <ImportMapForm />
         </div>
       ) : (
-        <p className="text-sm text-neutral-700">Your role ({actor.role}) can read custody maps; owners and admins write and test them.</p>
+        <p className="text-sm text-neutral-700">
+          Your role ({actor.role}) can read custody maps; owners and admins write and test them.
+        </p>
       )}
 
       {error ? (
         <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
-          {error} <Link href="/maps" className="underline">Start again</Link>
+          {error}{" "}
+          <Link href="/maps" className="underline">
+            Start again
+          </Link>
         </p>
       ) : maps.length === 0 ? (
-        <div className="rounded-lg border border-dashed border-neutral-400 bg-white p-8 text-sm text-neutral-800" data-testid="maps-empty">
+        <div
+          className="rounded-lg border border-dashed border-neutral-400 bg-white p-8 text-sm text-neutral-800"
+          data-testid="maps-empty"
+        >
           {filtered ? (
             <>
-              No map matches these filters. <Link href="/maps" className="underline">Show all maps</Link>.
+              No map matches these filters.{" "}
+              <Link href="/maps" className="underline">
+                Show all maps
+              </Link>
+              .
             </>
           ) : (
             <>
@@ -109,15 +146,27 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
       ) : (
         <div className="space-y-4">
           {[...byWorkflow].map(([workflow, list]) => (
-            <section key={workflow} aria-label={`Workflow ${workflow}`} className="rounded-lg border border-neutral-200 bg-white">
+            <section
+              key={workflow}
+              aria-label={`Workflow ${workflow}`}
+              className="rounded-lg border border-neutral-200 bg-white"
+            >
               <h2 className="border-b border-neutral-200 bg-neutral-50 px-3 py-2 text-sm font-semibold">
                 <span className="text-neutral-700">Workflow</span> <span className="font-mono">{workflow}</span>
               </h2>
               <ul>
                 {list.map((m) => (
-                  <li key={m.id} className="flex flex-wrap items-center gap-x-6 gap-y-2 border-b border-neutral-100 px-3 py-2.5 last:border-0" data-testid="map-row">
+                  <li
+                    key={m.id}
+                    className="flex flex-wrap items-center gap-x-6 gap-y-2 border-b border-neutral-100 px-3 py-2.5 last:border-0"
+                    data-testid="map-row"
+                  >
                     <div className="min-w-60 flex-1">
-                      <Link href={`/maps/${m.id}`} className="font-medium text-sky-800 underline-offset-2 hover:underline" data-testid="map-link">
+                      <Link
+                        href={`/maps/${m.id}`}
+                        className="font-medium text-sky-800 underline-offset-2 hover:underline"
+                        data-testid="map-link"
+                      >
                         {m.title}
                       </Link>
                       <div className="mt-0.5 flex flex-wrap items-center gap-2 text-xs text-neutral-700">
@@ -131,7 +180,11 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
                       </div>
                     </div>
                     <div className="flex flex-wrap gap-4" data-testid="map-progress">
-                      <ProgressFigure label="custodians named" n={m.progress.custodians_named} total={m.progress.total} />
+                      <ProgressFigure
+                        label="custodians named"
+                        n={m.progress.custodians_named}
+                        total={m.progress.total}
+                      />
                       <ProgressFigure label="verified" n={m.progress.verified} total={m.progress.total} />
                       <ProgressFigure label="decided" n={m.progress.decided} total={m.progress.total} />
                     </div>

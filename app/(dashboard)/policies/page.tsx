@@ -41,7 +41,9 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
     }
   }
   const compareNumber =
-    versionOf(one(sp.compare)) ?? (selected && current && current.version !== selected.version ? current.version : null) ?? (selected && selected.version > 1 ? selected.version - 1 : null);
+    versionOf(one(sp.compare)) ??
+    (selected && current && current.version !== selected.version ? current.version : null) ??
+    (selected && selected.version > 1 ? selected.version - 1 : null);
   let compare: PolicyView | null = null;
   if (selected && compareNumber !== null && compareNumber !== selected.version) {
     try {
@@ -57,8 +59,9 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
       <div className="max-w-3xl">
         <h1 className="text-xl font-semibold">Policies</h1>
         <p className="text-sm text-neutral-700">
-          Which hosts a run may reach, which credentials go to which hosts, and which tools write. Each stored document is
-          an immutable version; runs are checked against the current one. A version with a lint error cannot be activated.
+          Which hosts a run may reach, which credentials go to which hosts, and which tools write. Each stored document
+          is an immutable version; runs are checked against the current one. A version with a lint error cannot be
+          activated.
         </p>
         <p className="mt-1 text-sm" data-testid="current-policy">
           {current ? (
@@ -66,17 +69,29 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
               Current policy: <strong>v{current.version}</strong>, activated <Time iso={current.activated_at} />.
             </>
           ) : (
-            <>No policy is active yet{canManage ? ": store a document below and activate it." : "; an owner or admin activates one."}</>
+            <>
+              No policy is active yet
+              {canManage ? ": store a document below and activate it." : "; an owner or admin activates one."}
+            </>
           )}
         </p>
       </div>
 
       <div className="grid gap-4 xl:grid-cols-2">
         <PolicyEditor canStore={canManage} />
-        <VersionList versions={versions} selected={selected?.version ?? null} canManage={canManage} current={current?.version ?? null} />
+        <VersionList
+          versions={versions}
+          selected={selected?.version ?? null}
+          canManage={canManage}
+          current={current?.version ?? null}
+        />
       </div>
 
-      {problem ? <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">{problem}</p> : null}
+      {problem ? (
+        <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
+          {problem}
+        </p>
+      ) : null}
       {selected ? (
         <div className="grid gap-4 xl:grid-cols-2">
           <SourceWithFindings policy={selected} canManage={canManage} current={current?.version ?? null} />
@@ -89,7 +104,11 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
                 <input type="hidden" name="v" value={selected.version} />
                 <label className="text-xs font-medium text-neutral-800">
                   Compare with
-                  <select name="compare" defaultValue={compare?.version ?? ""} className="ml-1 rounded-md border border-neutral-400 px-2 py-1 text-sm">
+                  <select
+                    name="compare"
+                    defaultValue={compare?.version ?? ""}
+                    className="ml-1 rounded-md border border-neutral-400 px-2 py-1 text-sm"
+                  >
                     {versions
                       .filter((v) => v.version !== selected!.version)
                       .map((v) => (
@@ -103,23 +122,49 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
                 <button className="rounded-md border border-neutral-400 px-2 py-1 text-sm">Compare</button>
               </form>
             ) : null}
-            {diff ? <DiffView diff={diff} /> : <p className="mt-2 text-sm text-neutral-700">{compare ? "One of the two versions has a document whose shape is wrong; it cannot be compared." : "No other version to compare with yet."}</p>}
+            {diff ? (
+              <DiffView diff={diff} />
+            ) : (
+              <p className="mt-2 text-sm text-neutral-700">
+                {compare
+                  ? "One of the two versions has a document whose shape is wrong; it cannot be compared."
+                  : "No other version to compare with yet."}
+              </p>
+            )}
           </section>
         </div>
       ) : versions.length === 0 ? (
-        <div className="rounded-lg border border-dashed border-neutral-400 bg-white p-6 text-sm text-neutral-800" data-testid="policies-empty">
+        <div
+          className="rounded-lg border border-dashed border-neutral-400 bg-white p-6 text-sm text-neutral-800"
+          data-testid="policies-empty"
+        >
           <h2 className="text-base font-semibold text-neutral-900">No policy versions yet</h2>
-          <p className="mt-1">Paste the document your runs should follow above and lint it; runtimes can lint in their own CI with <code>POST /api/v1/policies/lint</code>.</p>
+          <p className="mt-1">
+            Paste the document your runs should follow above and lint it; runtimes can lint in their own CI with{" "}
+            <code>POST /api/v1/policies/lint</code>.
+          </p>
         </div>
       ) : null}
     </div>
   );
 }
 
-function VersionList({ versions, selected, canManage, current }: { versions: PolicySummary[]; selected: number | null; canManage: boolean; current: number | null }) {
+function VersionList({
+  versions,
+  selected,
+  canManage,
+  current,
+}: {
+  versions: PolicySummary[];
+  selected: number | null;
+  canManage: boolean;
+  current: number | null;
+}) {
   return (
     <section aria-labelledby="policy-versions-h" className="rounded-lg border border-neutral-200 bg-white">
-      <h2 id="policy-versions-h" className="border-b border-neutral-200 px-3 py-2 text-sm font-semibold">Versions</h2>
+      <h2 id="policy-versions-h" className="border-b border-neutral-200 px-3 py-2 text-sm font-semibold">
+        Versions
+      </h2>
       {versions.length === 0 ? (
         <p className="p-3 text-sm text-neutral-700">None stored yet.</p>
       ) : (
@@ -130,23 +175,48 @@ function VersionList({ versions, selected, canManage, current }: { versions: Pol
                 <th className="px-3 py-1.5">Version</th>
                 <th className="px-3 py-1.5">Lint</th>
                 <th className="px-3 py-1.5">Stored</th>
-                <th className="px-3 py-1.5"><span className="sr-only">Actions</span></th>
+                <th className="px-3 py-1.5">
+                  <span className="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
               {versions.map((v) => (
-                <tr key={v.version} className={`border-t border-neutral-100 ${v.version === selected ? "bg-sky-50" : ""}`} data-testid="policy-row" data-version={v.version}>
+                <tr
+                  key={v.version}
+                  className={`border-t border-neutral-100 ${v.version === selected ? "bg-sky-50" : ""}`}
+                  data-testid="policy-row"
+                  data-version={v.version}
+                >
                   <td className="px-3 py-1.5">
-                    <Link href={`/policies?v=${v.version}`} className="font-medium text-sky-800 underline" aria-current={v.version === selected ? "true" : undefined}>
+                    <Link
+                      href={`/policies?v=${v.version}`}
+                      className="font-medium text-sky-800 underline"
+                      aria-current={v.version === selected ? "true" : undefined}
+                    >
                       v{v.version}
                     </Link>
-                    {v.active ? <span className="ml-2 rounded-full bg-green-100 px-2 py-0.5 text-xs font-medium text-green-900">current</span> : null}
+                    {v.active ? (
+                      <span className="ml-2 rounded-full bg-green-100 px-2 py-0.5 text-xs font-medium text-green-900">
+                        current
+                      </span>
+                    ) : null}
                   </td>
-                  <td className="px-3 py-1.5">{v.valid ? <span className="text-green-800">passes</span> : <span className="text-red-800">has errors</span>}</td>
+                  <td className="px-3 py-1.5">
+                    {v.valid ? (
+                      <span className="text-green-800">passes</span>
+                    ) : (
+                      <span className="text-red-800">has errors</span>
+                    )}
+                  </td>
                   <td className="px-3 py-1.5 text-xs text-neutral-700">
                     <Time iso={v.created_at} /> by {v.created_by}
                   </td>
-                  <td className="px-3 py-1.5 text-right">{canManage && v.valid && !v.active ? <ActivateButton version={v.version} current={current} /> : null}</td>
+                  <td className="px-3 py-1.5 text-right">
+                    {canManage && v.valid && !v.active ? (
+                      <ActivateButton version={v.version} current={current} />
+                    ) : null}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -158,9 +228,20 @@ function VersionList({ versions, selected, canManage, current }: { versions: Pol
 }
 
 /** The text as stored, numbered, with each finding right under the line of the field it concerns. */
-function SourceWithFindings({ policy, canManage, current }: { policy: PolicyView; canManage: boolean; current: number | null }) {
+function SourceWithFindings({
+  policy,
+  canManage,
+  current,
+}: {
+  policy: PolicyView;
+  canManage: boolean;
+  current: number | null;
+}) {
   const lines = policy.source_text.replace(/\n$/, "").split("\n");
-  const at = linesOfPaths(policy.source_text, policy.findings.map((f) => f.path));
+  const at = linesOfPaths(
+    policy.source_text,
+    policy.findings.map((f) => f.path),
+  );
   const byLine = new Map<number, FindingView[]>();
   const unplaced: FindingView[] = [];
   for (const f of policy.findings) {
@@ -171,30 +252,51 @@ function SourceWithFindings({ policy, canManage, current }: { policy: PolicyView
   const errors = policy.findings.filter((f) => f.severity === "error").length;
   const warnings = policy.findings.length - errors;
   return (
-    <section aria-labelledby="policy-source-h" className="min-w-0 rounded-lg border border-neutral-200 bg-white p-3" data-testid="policy-source">
+    <section
+      aria-labelledby="policy-source-h"
+      className="min-w-0 rounded-lg border border-neutral-200 bg-white p-3"
+      data-testid="policy-source"
+    >
       <div className="flex flex-wrap items-center justify-between gap-2">
         <h2 id="policy-source-h" className="text-sm font-semibold">
           Version {policy.version} {policy.active ? "(current)" : ""}
         </h2>
-        {canManage && policy.valid && !policy.active ? <ActivateButton version={policy.version} current={current} /> : null}
+        {canManage && policy.valid && !policy.active ? (
+          <ActivateButton version={policy.version} current={current} />
+        ) : null}
       </div>
       <p className="text-xs text-neutral-700">
         {policy.source_format.toUpperCase()}, digest <code className="break-all">{policy.digest.slice(0, 16)}…</code> ·{" "}
-        {errors ? `${errors} error${errors === 1 ? "" : "s"}` : "no errors"}, {warnings} warning{warnings === 1 ? "" : "s"}
+        {errors ? `${errors} error${errors === 1 ? "" : "s"}` : "no errors"}, {warnings} warning
+        {warnings === 1 ? "" : "s"}
         {!policy.valid ? " · cannot be activated" : ""}
       </p>
       {unplaced.length ? <FindingList findings={unplaced} /> : null}
-      <ol className="mt-2 max-h-[32rem] overflow-auto rounded border border-neutral-200 bg-neutral-50 font-mono text-xs" aria-label={`Text of version ${policy.version}`}>
+      <ol
+        className="mt-2 max-h-[32rem] overflow-auto rounded border border-neutral-200 bg-neutral-50 font-mono text-xs"
+        aria-label={`Text of version ${policy.version}`}
+      >
         {lines.map((text, i) => {
           const found = byLine.get(i + 1);
           return (
-            <li key={i} className={found ? (found.some((f) => f.severity === "error") ? "bg-red-50" : "bg-amber-50") : undefined}>
+            <li
+              key={i}
+              className={found ? (found.some((f) => f.severity === "error") ? "bg-red-50" : "bg-amber-50") : undefined}
+            >
               <div className="flex">
-                <span className="w-10 shrink-0 select-none pr-2 text-right text-neutral-600" aria-hidden="true">{i + 1}</span>
+                <span className="w-10 shrink-0 select-none pr-2 text-right text-neutral-600" aria-hidden="true">
+                  {i + 1}
+                </span>
                 <span className="whitespace-pre-wrap break-all">{text || " "}</span>
               </div>
               {found?.map((f, k) => (
-                <div key={k} className="flex flex-wrap items-baseline gap-2 py-0.5 pl-12 font-sans" data-testid="line-finding" data-path={f.path} data-line={i + 1}>
+                <div
+                  key={k}
+                  className="flex flex-wrap items-baseline gap-2 py-0.5 pl-12 font-sans"
+                  data-testid="line-finding"
+                  data-path={f.path}
+                  data-line={i + 1}
+                >
                   <SeverityBadge severity={f.severity} />
                   <code className="text-xs">{f.path}</code>
                   <span className="text-neutral-900">{f.message}</span>
@@ -209,13 +311,29 @@ function SourceWithFindings({ policy, canManage, current }: { policy: PolicyView
 }
 
 function DiffView({ diff }: { diff: PolicyDiff }) {
-  if (diff.same) return <p className="mt-2 text-sm text-neutral-700">The two versions allow the same hosts, credentials and tools.</p>;
+  if (diff.same)
+    return (
+      <p className="mt-2 text-sm text-neutral-700">The two versions allow the same hosts, credentials and tools.</p>
+    );
   const named = (label: string, d: PolicyDiff["tools"]) =>
     d.added.length || d.removed.length || d.changed.length ? (
       <p className="text-sm">
-        <span className="font-medium">{label}:</span> {d.added.map((n) => <span key={`a${n}`} className="mr-2 text-green-800">+ {n}</span>)}
-        {d.removed.map((n) => <span key={`r${n}`} className="mr-2 text-red-800 line-through">− {n}</span>)}
-        {d.changed.map((n) => <span key={`c${n}`} className="mr-2 text-amber-900">~ {n}</span>)}
+        <span className="font-medium">{label}:</span>{" "}
+        {d.added.map((n) => (
+          <span key={`a${n}`} className="mr-2 text-green-800">
+            + {n}
+          </span>
+        ))}
+        {d.removed.map((n) => (
+          <span key={`r${n}`} className="mr-2 text-red-800 line-through">
+            − {n}
+          </span>
+        ))}
+        {d.changed.map((n) => (
+          <span key={`c${n}`} className="mr-2 text-amber-900">
+            ~ {n}
+          </span>
+        ))}
       </p>
     ) : null;
   return (

@@ -19,7 +19,11 @@ const hours = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : `${Math.round(s
 
 export function ApprovalSettings({ initial, canManage }: { initial: View; canManage: boolean }) {
   const qc = useQueryClient();
-  const q = useQuery({ queryKey: ["settings", "approvals"], queryFn: () => apiFetch<View>("/api/v1/settings/approvals"), initialData: initial });
+  const q = useQuery({
+    queryKey: ["settings", "approvals"],
+    queryFn: () => apiFetch<View>("/api/v1/settings/approvals"),
+    initialData: initial,
+  });
   const s = q.data;
   const [version, setVersion] = useState("");
   const [ttlHours, setTtlHours] = useState(String(initial.default_ttl_seconds / 3600));
@@ -29,15 +33,22 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
   const refresh = () => qc.invalidateQueries({ queryKey: ["settings", "approvals"] });
 
   const setPolicy = useMutation({
-    mutationFn: () => apiFetch<{ version: string; previous: string; invalidated: unknown[] }>("/api/v1/policy/current", { method: "PUT", body: { version: version.trim() } }),
+    mutationFn: () =>
+      apiFetch<{ version: string; previous: string; invalidated: unknown[] }>("/api/v1/policy/current", {
+        method: "PUT",
+        body: { version: version.trim() },
+      }),
     onSuccess: (r) => {
-      setChanged(`Policy version ${r.previous} → ${r.version}; ${r.invalidated.length} approval${r.invalidated.length === 1 ? "" : "s"} became stale.`);
+      setChanged(
+        `Policy version ${r.previous} → ${r.version}; ${r.invalidated.length} approval${r.invalidated.length === 1 ? "" : "s"} became stale.`,
+      );
       setVersion("");
       void refresh();
     },
   });
   const saveSettings = useMutation({
-    mutationFn: (body: { default_ttl_seconds?: number; allow_self_approval?: boolean }) => apiFetch("/api/v1/settings/approvals", { method: "PUT", body }),
+    mutationFn: (body: { default_ttl_seconds?: number; allow_self_approval?: boolean }) =>
+      apiFetch("/api/v1/settings/approvals", { method: "PUT", body }),
     onSuccess: () => refresh(),
   });
   const saveRule = useMutation({
@@ -53,17 +64,20 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
     },
   });
   const removeRule = useMutation({
-    mutationFn: (a: string) => apiFetch(`/api/v1/settings/approval-rules/${encodeURIComponent(a)}`, { method: "DELETE" }),
+    mutationFn: (a: string) =>
+      apiFetch(`/api/v1/settings/approval-rules/${encodeURIComponent(a)}`, { method: "DELETE" }),
     onSuccess: () => refresh(),
   });
   const err = setPolicy.error ?? saveSettings.error ?? saveRule.error ?? removeRule.error;
 
   return (
     <section id="approvals" aria-labelledby="approvals-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-      <h2 id="approvals-h" className="text-base font-semibold">Approvals</h2>
+      <h2 id="approvals-h" className="text-base font-semibold">
+        Approvals
+      </h2>
       <p className="mb-3 text-sm text-neutral-600">
-        Every approval is bound to the policy version current when it was given. Changing the version makes approvals bound to
-        another one stale at once; approvers then re-approve them.
+        Every approval is bound to the policy version current when it was given. Changing the version makes approvals
+        bound to another one stale at once; approvers then re-approve them.
       </p>
       <p className="text-sm">
         Current policy version: <strong data-testid="current-policy-version">v{s.policy_version}</strong>
@@ -74,21 +88,45 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
           className="mt-2 flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
             e.preventDefault();
-            if (window.confirm(`Change the policy version from ${s.policy_version} to ${version.trim()}? Approvals bound to another version become stale.`)) setPolicy.mutate();
+            if (
+              window.confirm(
+                `Change the policy version from ${s.policy_version} to ${version.trim()}? Approvals bound to another version become stale.`,
+              )
+            )
+              setPolicy.mutate();
           }}
         >
-          <label className="flex flex-col text-xs font-medium">New policy version<input className={input} value={version} onChange={(e) => setVersion(e.target.value)} placeholder="2" required data-testid="policy-version-input" /></label>
-          <button className={primary} disabled={!version.trim() || setPolicy.isPending}>Change policy version</button>
+          <label className="flex flex-col text-xs font-medium">
+            New policy version
+            <input
+              className={input}
+              value={version}
+              onChange={(e) => setVersion(e.target.value)}
+              placeholder="2"
+              required
+              data-testid="policy-version-input"
+            />
+          </label>
+          <button className={primary} disabled={!version.trim() || setPolicy.isPending}>
+            Change policy version
+          </button>
         </form>
       ) : (
         <p className="mt-1 text-sm text-neutral-600">Owners and admins change the policy version and these settings.</p>
       )}
-      {changed ? <p role="status" className="mt-2 text-sm text-emerald-800">{changed}</p> : null}
+      {changed ? (
+        <p role="status" className="mt-2 text-sm text-emerald-800">
+          {changed}
+        </p>
+      ) : null}
 
       <div className="mt-4 grid gap-4 md:grid-cols-2">
         <div>
           <h3 className="text-sm font-semibold">Lifetime and separation of duties</h3>
-          <p className="text-sm">Approvals expire after <strong>{hours(s.default_ttl_seconds)}</strong> unless the action has its own lifetime.</p>
+          <p className="text-sm">
+            Approvals expire after <strong>{hours(s.default_ttl_seconds)}</strong> unless the action has its own
+            lifetime.
+          </p>
           <p className="text-sm" data-testid="self-approval-setting">
             {s.allow_self_approval
               ? "Requesters may approve their own requests: separation of duties is relaxed."
@@ -98,13 +136,29 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
             <div className="mt-2 flex flex-wrap items-end gap-2">
               <label className="flex w-36 flex-col text-xs font-medium">
                 Default lifetime (hours)
-                <input className={input} type="number" min={1} max={8760} value={ttlHours} onChange={(e) => setTtlHours(e.target.value)} />
+                <input
+                  className={input}
+                  type="number"
+                  min={1}
+                  max={8760}
+                  value={ttlHours}
+                  onChange={(e) => setTtlHours(e.target.value)}
+                />
               </label>
-              <button type="button" className={primary} disabled={saveSettings.isPending} onClick={() => saveSettings.mutate({ default_ttl_seconds: Math.round(Number(ttlHours) * 3600) })}>
+              <button
+                type="button"
+                className={primary}
+                disabled={saveSettings.isPending}
+                onClick={() => saveSettings.mutate({ default_ttl_seconds: Math.round(Number(ttlHours) * 3600) })}
+              >
                 Save lifetime
               </button>
               <label className="flex items-center gap-2 text-sm">
-                <input type="checkbox" checked={s.allow_self_approval} onChange={(e) => saveSettings.mutate({ allow_self_approval: e.target.checked })} />
+                <input
+                  type="checkbox"
+                  checked={s.allow_self_approval}
+                  onChange={(e) => saveSettings.mutate({ allow_self_approval: e.target.checked })}
+                />
                 Let requesters approve their own requests
               </label>
             </div>
@@ -112,15 +166,28 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
         </div>
         <div>
           <h3 className="text-sm font-semibold">Actions that need approval</h3>
-          <p className="text-sm text-neutral-600">An intent for one of these actions needs a fresh approval, whatever the runtime says.</p>
+          <p className="text-sm text-neutral-600">
+            An intent for one of these actions needs a fresh approval, whatever the runtime says.
+          </p>
           <ul className="mt-1 divide-y divide-neutral-100 text-sm" data-testid="approval-rules">
-            {s.action_rules.length === 0 ? <li className="py-1 text-neutral-600">None: only intents that say requires_approval wait.</li> : null}
+            {s.action_rules.length === 0 ? (
+              <li className="py-1 text-neutral-600">None: only intents that say requires_approval wait.</li>
+            ) : null}
             {s.action_rules.map((r) => (
               <li key={r.action} className="flex items-center gap-2 py-1">
                 <code className="font-mono text-xs">{r.action}</code>
-                <span className="text-xs text-neutral-600">{r.requires_approval ? "needs approval" : "no approval"}{r.ttl_seconds ? ` · expires after ${hours(r.ttl_seconds)}` : ""}</span>
+                <span className="text-xs text-neutral-600">
+                  {r.requires_approval ? "needs approval" : "no approval"}
+                  {r.ttl_seconds ? ` · expires after ${hours(r.ttl_seconds)}` : ""}
+                </span>
                 {canManage ? (
-                  <button type="button" className="ml-auto rounded border border-neutral-300 px-2 py-0.5 text-xs" onClick={() => window.confirm(`Stop requiring approval for ${r.action}?`) && removeRule.mutate(r.action)}>
+                  <button
+                    type="button"
+                    className="ml-auto rounded border border-neutral-300 px-2 py-0.5 text-xs"
+                    onClick={() =>
+                      window.confirm(`Stop requiring approval for ${r.action}?`) && removeRule.mutate(r.action)
+                    }
+                  >
                     Remove
                   </button>
                 ) : null}
@@ -135,14 +202,40 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
                 saveRule.mutate();
               }}
             >
-              <label className="flex flex-col text-xs font-medium">Action<input className={input} value={ruleAction} onChange={(e) => setRuleAction(e.target.value)} placeholder="publish_report" required /></label>
-              <label className="flex w-32 flex-col text-xs font-medium">Lifetime (hours)<input className={input} type="number" min={1} max={8760} value={ruleTtl} onChange={(e) => setRuleTtl(e.target.value)} placeholder="default" /></label>
-              <button className={primary} disabled={!ruleAction.trim() || saveRule.isPending}>Require approval</button>
+              <label className="flex flex-col text-xs font-medium">
+                Action
+                <input
+                  className={input}
+                  value={ruleAction}
+                  onChange={(e) => setRuleAction(e.target.value)}
+                  placeholder="publish_report"
+                  required
+                />
+              </label>
+              <label className="flex w-32 flex-col text-xs font-medium">
+                Lifetime (hours)
+                <input
+                  className={input}
+                  type="number"
+                  min={1}
+                  max={8760}
+                  value={ruleTtl}
+                  onChange={(e) => setRuleTtl(e.target.value)}
+                  placeholder="default"
+                />
+              </label>
+              <button className={primary} disabled={!ruleAction.trim() || saveRule.isPending}>
+                Require approval
+              </button>
             </form>
           ) : null}
         </div>
       </div>
-      {err ? <p role="alert" className="mt-2 text-sm text-red-700">{err.message}</p> : null}
+      {err ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {err.message}
+        </p>
+      ) : null}
     </section>
   );
 }

@@ -23,7 +23,14 @@ export type MemberRow = {
   locked: { failures: number; locked_until: string } | null;
 };
 
-export type InvitationRow = { id: string; email: string; role: Role; invited_by: string; created_at: string; expires_at: string };
+export type InvitationRow = {
+  id: string;
+  email: string;
+  role: Role;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+};
 
 type MembersData = { members: MemberRow[]; invitations: InvitationRow[] };
 type Invited = { invitation_url: string; expires_at: string; invitation: InvitationRow; audit_seq: number };
@@ -48,29 +55,47 @@ export function MembersSection({
   me: { userId: string; role: Role };
 }) {
   const qc = useQueryClient();
-  const q = useQuery({ queryKey: KEY, queryFn: () => apiFetch<MembersData>("/api/v1/settings/members"), initialData: initial });
+  const q = useQuery({
+    queryKey: KEY,
+    queryFn: () => apiFetch<MembersData>("/api/v1/settings/members"),
+    initialData: initial,
+  });
   const [done, setDone] = useState<string | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: KEY });
 
   const unlock = useMutation({
     mutationFn: (m: MemberRow) =>
-      apiFetch<{ email: string; failures: number; audit_seq: number }>(`/api/v1/settings/members/${encodeURIComponent(m.user_id)}/unlock`, { method: "POST", body: {} }),
-    onSuccess: (r) => setDone(`Unlocked ${r.email} (${r.failures} failed sign-ins forgotten). Recorded in the audit log as entry #${r.audit_seq}.`),
+      apiFetch<{ email: string; failures: number; audit_seq: number }>(
+        `/api/v1/settings/members/${encodeURIComponent(m.user_id)}/unlock`,
+        { method: "POST", body: {} },
+      ),
+    onSuccess: (r) =>
+      setDone(
+        `Unlocked ${r.email} (${r.failures} failed sign-ins forgotten). Recorded in the audit log as entry #${r.audit_seq}.`,
+      ),
     onSettled: refresh,
   });
   const changeRole = useMutation({
     mutationFn: ({ m, role }: { m: MemberRow; role: Role }) =>
-      apiFetch<{ email: string; role: Role; previous_role: Role; audit_seq: number | null }>(`/api/v1/settings/members/${encodeURIComponent(m.user_id)}`, {
-        method: "PATCH",
-        body: { role },
-      }),
+      apiFetch<{ email: string; role: Role; previous_role: Role; audit_seq: number | null }>(
+        `/api/v1/settings/members/${encodeURIComponent(m.user_id)}`,
+        {
+          method: "PATCH",
+          body: { role },
+        },
+      ),
     onSuccess: (r) =>
-      setDone(`${r.email} is now ${r.role} (was ${r.previous_role}); it applies to their next request. Recorded in the audit log as entry #${r.audit_seq}.`),
+      setDone(
+        `${r.email} is now ${r.role} (was ${r.previous_role}); it applies to their next request. Recorded in the audit log as entry #${r.audit_seq}.`,
+      ),
     onSettled: refresh,
   });
   const remove = useMutation({
     mutationFn: (m: MemberRow) =>
-      apiFetch<{ email: string; sessions_ended: number; audit_seq: number }>(`/api/v1/settings/members/${encodeURIComponent(m.user_id)}`, { method: "DELETE" }),
+      apiFetch<{ email: string; sessions_ended: number; audit_seq: number }>(
+        `/api/v1/settings/members/${encodeURIComponent(m.user_id)}`,
+        { method: "DELETE" },
+      ),
     onSuccess: (r) =>
       setDone(
         `Removed ${r.email}; ${r.sessions_ended} open session${r.sessions_ended === 1 ? "" : "s"} ended. Their past decisions stay in the audit log. Recorded as entry #${r.audit_seq}.`,
@@ -88,11 +113,13 @@ export function MembersSection({
 
   return (
     <section id="members" aria-labelledby="members-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-      <h2 id="members-h" className="text-base font-semibold">Members</h2>
+      <h2 id="members-h" className="text-base font-semibold">
+        Members
+      </h2>
       <p className="mb-3 text-sm text-neutral-600">
-        People in this workspace and their roles (what each role may do is in the table below). After {MAX_SIGN_IN_FAILURES} failed
-        sign-ins from one address within {SIGN_IN_WINDOW_MINUTES} minutes an email is locked out there, even with the right password,
-        until the window passes or an owner unlocks it.
+        People in this workspace and their roles (what each role may do is in the table below). After{" "}
+        {MAX_SIGN_IN_FAILURES} failed sign-ins from one address within {SIGN_IN_WINDOW_MINUTES} minutes an email is
+        locked out there, even with the right password, until the window passes or an owner unlocks it.
       </p>
       {canManage ? (
         <InviteForm roles={offered} onInvited={refresh} />
@@ -101,21 +128,43 @@ export function MembersSection({
           Only owners and admins add people, change roles or remove members; your role here is {me.role}.
         </p>
       )}
-      {locked > 0 && !canUnlock ? <p className="mb-2 text-sm text-neutral-700">Owners and admins can unlock a locked member.</p> : null}
+      {locked > 0 && !canUnlock ? (
+        <p className="mb-2 text-sm text-neutral-700">Owners and admins can unlock a locked member.</p>
+      ) : null}
       <div className="relative overflow-x-auto">
         <table className="w-full min-w-[40rem] text-left text-sm">
           <thead className="text-xs uppercase tracking-wide text-neutral-600">
-            <tr><th className="py-1">Name</th><th className="py-1">Email</th><th className="py-1">Role</th><th className="py-1">State</th><th className="py-1"><span className="sr-only">Actions</span></th></tr>
+            <tr>
+              <th className="py-1">Name</th>
+              <th className="py-1">Email</th>
+              <th className="py-1">Role</th>
+              <th className="py-1">State</th>
+              <th className="py-1">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
           </thead>
           <tbody>
             {members.map((m) => (
-              <tr key={m.user_id} className="border-t border-neutral-100" data-testid="member-row" data-email={m.email} data-role={m.role} data-locked={m.locked ? "true" : "false"}>
-                <td className="py-1.5">{m.name}{m.user_id === me.userId ? <span className="ml-1 text-xs text-neutral-600">(you)</span> : null}</td>
+              <tr
+                key={m.user_id}
+                className="border-t border-neutral-100"
+                data-testid="member-row"
+                data-email={m.email}
+                data-role={m.role}
+                data-locked={m.locked ? "true" : "false"}
+              >
+                <td className="py-1.5">
+                  {m.name}
+                  {m.user_id === me.userId ? <span className="ml-1 text-xs text-neutral-600">(you)</span> : null}
+                </td>
                 <td className="py-1.5 font-mono text-xs">{m.email}</td>
                 <td className="py-1.5">
                   {mayEdit(m) ? (
                     <>
-                      <label className="sr-only" htmlFor={`role-${m.user_id}`}>Role of {m.email}</label>
+                      <label className="sr-only" htmlFor={`role-${m.user_id}`}>
+                        Role of {m.email}
+                      </label>
                       <select
                         id={`role-${m.user_id}`}
                         className="rounded border border-neutral-300 px-1.5 py-0.5 text-sm"
@@ -124,7 +173,11 @@ export function MembersSection({
                         onChange={(e) => {
                           const role = e.target.value as Role;
                           setDone(null);
-                          if (window.confirm(`Change the role of ${m.email} from ${m.role} to ${role}? It applies to their next request.`)) {
+                          if (
+                            window.confirm(
+                              `Change the role of ${m.email} from ${m.role} to ${role}? It applies to their next request.`,
+                            )
+                          ) {
                             changeRole.mutate({ m, role });
                           } else {
                             e.target.value = m.role;
@@ -132,7 +185,9 @@ export function MembersSection({
                         }}
                       >
                         {offered.map((r) => (
-                          <option key={r} value={r}>{r}</option>
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
                         ))}
                       </select>
                     </>
@@ -145,7 +200,8 @@ export function MembersSection({
                     <span className="text-red-800">✕ removed</span>
                   ) : m.locked ? (
                     <span className="text-amber-900" data-testid="member-lock">
-                      <span aria-hidden="true">🔒</span> locked out until <Time iso={m.locked.locked_until} /> after {m.locked.failures} failed sign-ins
+                      <span aria-hidden="true">🔒</span> locked out until <Time iso={m.locked.locked_until} /> after{" "}
+                      {m.locked.failures} failed sign-ins
                     </span>
                   ) : (
                     <span className="text-emerald-800">✔ active</span>
@@ -159,7 +215,12 @@ export function MembersSection({
                       disabled={busy}
                       onClick={() => {
                         setDone(null);
-                        if (window.confirm(`Unlock ${m.email}? Their ${m.locked!.failures} failed sign-ins are forgotten and the right password works again at once.`)) unlock.mutate(m);
+                        if (
+                          window.confirm(
+                            `Unlock ${m.email}? Their ${m.locked!.failures} failed sign-ins are forgotten and the right password works again at once.`,
+                          )
+                        )
+                          unlock.mutate(m);
                       }}
                     >
                       Unlock
@@ -172,7 +233,12 @@ export function MembersSection({
                       disabled={busy}
                       onClick={() => {
                         setDone(null);
-                        if (window.confirm(`Remove ${m.email} (${m.role}) from this workspace? Their sessions here end at once; their past decisions stay in the audit log.`)) remove.mutate(m);
+                        if (
+                          window.confirm(
+                            `Remove ${m.email} (${m.role}) from this workspace? Their sessions here end at once; their past decisions stay in the audit log.`,
+                          )
+                        )
+                          remove.mutate(m);
                       }}
                     >
                       Remove
@@ -184,24 +250,46 @@ export function MembersSection({
           </tbody>
         </table>
       </div>
-      {done ? <p role="status" className="mt-2 text-sm text-emerald-800">{done}</p> : null}
-      {error ? <p role="alert" className="mt-2 text-sm text-red-700">{error.message}</p> : null}
+      {done ? (
+        <p role="status" className="mt-2 text-sm text-emerald-800">
+          {done}
+        </p>
+      ) : null}
+      {error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {error.message}
+        </p>
+      ) : null}
       <h3 className="mt-4 text-sm font-semibold">Open invitations</h3>
       {invitations.length === 0 ? (
-        <p className="text-sm text-neutral-600" data-testid="invitations-empty">No open invitation links.</p>
+        <p className="text-sm text-neutral-600" data-testid="invitations-empty">
+          No open invitation links.
+        </p>
       ) : (
         <div className="relative overflow-x-auto">
           <table className="w-full min-w-[36rem] text-left text-sm">
             <thead className="text-xs uppercase tracking-wide text-neutral-600">
-              <tr><th className="py-1">Email</th><th className="py-1">Role</th><th className="py-1">Invited by</th><th className="py-1">Link valid until</th></tr>
+              <tr>
+                <th className="py-1">Email</th>
+                <th className="py-1">Role</th>
+                <th className="py-1">Invited by</th>
+                <th className="py-1">Link valid until</th>
+              </tr>
             </thead>
             <tbody>
               {invitations.map((i) => (
-                <tr key={i.id} className="border-t border-neutral-100" data-testid="invitation-row" data-email={i.email}>
+                <tr
+                  key={i.id}
+                  className="border-t border-neutral-100"
+                  data-testid="invitation-row"
+                  data-email={i.email}
+                >
                   <td className="py-1.5 font-mono text-xs">{i.email}</td>
                   <td className="py-1.5">{i.role}</td>
                   <td className="py-1.5 text-xs">{i.invited_by}</td>
-                  <td className="py-1.5 text-xs"><Time iso={i.expires_at} /></td>
+                  <td className="py-1.5 text-xs">
+                    <Time iso={i.expires_at} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -217,7 +305,8 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<Role>("viewer");
   const invite = useMutation({
-    mutationFn: () => apiFetch<Invited>("/api/v1/settings/invitations", { method: "POST", body: { email: email.trim(), role } }),
+    mutationFn: () =>
+      apiFetch<Invited>("/api/v1/settings/invitations", { method: "POST", body: { email: email.trim(), role } }),
     onSuccess: () => {
       setEmail("");
       onInvited();
@@ -234,27 +323,49 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
       >
         <div className="flex min-w-64 flex-col text-xs font-medium">
           <label htmlFor="invite-email">Email of the person to add</label>
-          <input id="invite-email" className={input} type="email" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="name@example.com" required />
+          <input
+            id="invite-email"
+            className={input}
+            type="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            placeholder="name@example.com"
+            required
+          />
         </div>
         <div className="flex flex-col text-xs font-medium">
           <label htmlFor="invite-role">Their role</label>
           <select id="invite-role" className={input} value={role} onChange={(e) => setRole(e.target.value as Role)}>
             {roles.map((r) => (
-              <option key={r} value={r}>{r}</option>
+              <option key={r} value={r}>
+                {r}
+              </option>
             ))}
           </select>
         </div>
-        <button className={primary} disabled={!email.trim() || invite.isPending}>Create invitation link</button>
+        <button className={primary} disabled={!email.trim() || invite.isPending}>
+          Create invitation link
+        </button>
       </form>
-      {invite.error ? <p role="alert" className="mt-2 text-sm text-red-700">{invite.error.message}</p> : null}
+      {invite.error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {invite.error.message}
+        </p>
+      ) : null}
       {invite.data ? (
-        <div role="status" className="mt-3 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm" data-testid="invitation-created">
+        <div
+          role="status"
+          className="mt-3 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm"
+          data-testid="invitation-created"
+        >
           <p className="font-medium">
-            Hand this link to {invite.data.invitation.email} ({invite.data.invitation.role}): it is shown only now, works once, and is
-            valid until <Time iso={invite.data.expires_at} />.
+            Hand this link to {invite.data.invitation.email} ({invite.data.invitation.role}): it is shown only now,
+            works once, and is valid until <Time iso={invite.data.expires_at} />.
           </p>
           <div className="mt-2 flex items-center gap-2">
-            <code className="break-all rounded bg-white px-2 py-1 font-mono text-xs" data-testid="invitation-url">{invite.data.invitation_url}</code>
+            <code className="break-all rounded bg-white px-2 py-1 font-mono text-xs" data-testid="invitation-url">
+              {invite.data.invitation_url}
+            </code>
             <CopyButton value={invite.data.invitation_url} />
           </div>
         </div>

@@ -8,11 +8,17 @@ import { permissionMatrix } from "@/lib/domain/authz";
 export function PermissionsTable() {
   const rows = permissionMatrix();
   return (
-    <section id="permissions" aria-labelledby="permissions-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-      <h2 id="permissions-h" className="text-base font-semibold">Who may do what</h2>
+    <section
+      id="permissions"
+      aria-labelledby="permissions-h"
+      className="rounded-lg border border-neutral-200 bg-white p-4"
+    >
+      <h2 id="permissions-h" className="text-base font-semibold">
+        Who may do what
+      </h2>
       <p className="mb-3 text-sm text-neutral-600">
-        The server checks every request against this table. Beyond it: only an owner grants, changes or removes the owner role, and a
-        workspace always keeps one owner.
+        The server checks every request against this table. Beyond it: only an owner grants, changes or removes the
+        owner role, and a workspace always keeps one owner.
       </p>
       <div className="relative overflow-x-auto">
         <table className="w-full min-w-[44rem] text-left text-sm" data-testid="permissions-table">
@@ -20,7 +26,9 @@ export function PermissionsTable() {
             <tr>
               <th className="py-1">Action</th>
               {ROLES.map((r) => (
-                <th key={r} className="px-1 py-1 text-center">{r}</th>
+                <th key={r} className="px-1 py-1 text-center">
+                  {r}
+                </th>
               ))}
               <th className="px-1 py-1 text-center">runtime key</th>
             </tr>
@@ -48,9 +56,13 @@ function Cell({ yes }: { yes: boolean }) {
   return (
     <td className="px-1 py-1.5 text-center">
       {yes ? (
-        <span className="text-emerald-800"><span aria-hidden="true">✔</span> yes</span>
+        <span className="text-emerald-800">
+          <span aria-hidden="true">✔</span> yes
+        </span>
       ) : (
-        <span className="text-neutral-600"><span aria-hidden="true">–</span> no</span>
+        <span className="text-neutral-600">
+          <span aria-hidden="true">–</span> no
+        </span>
       )}
     </td>
   );

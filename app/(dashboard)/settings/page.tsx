@@ -44,7 +44,10 @@ export default async function SettingsPage() {
         canUnlockMembers={can(actor, "members.unlock")}
         role={actor.role}
       />
-      <ApprovalSettings initial={{ ...approvalSettings, action_rules: rules }} canManage={can(actor, "approvals.manage")} />
+      <ApprovalSettings
+        initial={{ ...approvalSettings, action_rules: rules }}
+        canManage={can(actor, "approvals.manage")}
+      />
       <PermissionsTable />
     </div>
   );

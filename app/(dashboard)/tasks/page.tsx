@@ -27,7 +27,15 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
   let data;
   let error: string | null = null;
   try {
-    data = await listTasksForActor(await dbFor(actor), actor, { q, status: status || null, host, credentialRef, policyVersion, cursor, limit: 50 });
+    data = await listTasksForActor(await dbFor(actor), actor, {
+      q,
+      status: status || null,
+      host,
+      credentialRef,
+      policyVersion,
+      cursor,
+      limit: 50,
+    });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;
@@ -53,14 +61,31 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
         </div>
         <form className="flex flex-wrap items-end gap-2" role="search" action="/tasks">
           <div>
-            <label htmlFor="q" className="block text-xs font-medium text-neutral-700">Search tasks</label>
-            <input id="q" name="q" defaultValue={q} placeholder="Task id, idempotency key, sandbox id or host"
-              aria-describedby="q-hint" className="w-80 max-w-full rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
-            <p id="q-hint" className="sr-only">Part of a task id, or an exact idempotency key, sandbox id or host.</p>
+            <label htmlFor="q" className="block text-xs font-medium text-neutral-700">
+              Search tasks
+            </label>
+            <input
+              id="q"
+              name="q"
+              defaultValue={q}
+              placeholder="Task id, idempotency key, sandbox id or host"
+              aria-describedby="q-hint"
+              className="w-80 max-w-full rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            />
+            <p id="q-hint" className="sr-only">
+              Part of a task id, or an exact idempotency key, sandbox id or host.
+            </p>
           </div>
           <div>
-            <label htmlFor="status" className="block text-xs font-medium text-neutral-700">Side effects</label>
-            <select id="status" name="status" defaultValue={status} className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm">
+            <label htmlFor="status" className="block text-xs font-medium text-neutral-700">
+              Side effects
+            </label>
+            <select
+              id="status"
+              name="status"
+              defaultValue={status}
+              className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            >
               <option value="">any</option>
               <option value="unknown">with an unknown effect</option>
               <option value="in_flight">with an effect in flight</option>
@@ -69,35 +94,71 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
             </select>
           </div>
           <details className="text-sm" open={Boolean(host || credentialRef || policyVersion)}>
-            <summary className="cursor-pointer py-1.5 text-xs font-medium text-neutral-700">Egress and policy filters</summary>
+            <summary className="cursor-pointer py-1.5 text-xs font-medium text-neutral-700">
+              Egress and policy filters
+            </summary>
             <div className="flex flex-wrap items-end gap-2">
               <div>
-                <label htmlFor="host" className="block text-xs font-medium text-neutral-700">Reached host</label>
-                <input id="host" name="host" defaultValue={host} placeholder="records.example.com" className="w-48 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+                <label htmlFor="host" className="block text-xs font-medium text-neutral-700">
+                  Reached host
+                </label>
+                <input
+                  id="host"
+                  name="host"
+                  defaultValue={host}
+                  placeholder="records.example.com"
+                  className="w-48 rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+                />
               </div>
               <div>
-                <label htmlFor="credential_ref" className="block text-xs font-medium text-neutral-700">Used credential</label>
-                <input id="credential_ref" name="credential_ref" defaultValue={credentialRef} placeholder="credential reference" className="w-44 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+                <label htmlFor="credential_ref" className="block text-xs font-medium text-neutral-700">
+                  Used credential
+                </label>
+                <input
+                  id="credential_ref"
+                  name="credential_ref"
+                  defaultValue={credentialRef}
+                  placeholder="credential reference"
+                  className="w-44 rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+                />
               </div>
               <div>
-                <label htmlFor="policy_version" className="block text-xs font-medium text-neutral-700">Policy version</label>
-                <input id="policy_version" name="policy_version" defaultValue={policyVersion} className="w-28 rounded-md border border-neutral-300 px-2 py-1.5 text-sm" />
+                <label htmlFor="policy_version" className="block text-xs font-medium text-neutral-700">
+                  Policy version
+                </label>
+                <input
+                  id="policy_version"
+                  name="policy_version"
+                  defaultValue={policyVersion}
+                  className="w-28 rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+                />
               </div>
             </div>
           </details>
           <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Search</button>
-          {filtered ? <Link href="/tasks" className="px-2 py-1.5 text-sm text-neutral-700 underline">Clear</Link> : null}
+          {filtered ? (
+            <Link href="/tasks" className="px-2 py-1.5 text-sm text-neutral-700 underline">
+              Clear
+            </Link>
+          ) : null}
         </form>
       </div>
 
       {error ? (
         <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
-          {error} <Link href="/tasks" className="underline">Start again</Link>
+          {error}{" "}
+          <Link href="/tasks" className="underline">
+            Start again
+          </Link>
         </p>
       ) : !data || data.tasks.length === 0 ? (
         filtered ? (
           <div className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-700">
-            No task matches these filters. <Link href="/tasks" className="underline">Show all tasks</Link>.
+            No task matches these filters.{" "}
+            <Link href="/tasks" className="underline">
+              Show all tasks
+            </Link>
+            .
           </div>
         ) : (
           <EmptyState />
@@ -107,18 +168,36 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
           <table className="w-full text-left text-sm">
             <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
               <tr>
-                <th scope="col" className="px-3 py-2">Task</th>
-                <th scope="col" className="px-3 py-2">Phase</th>
-                <th scope="col" className="px-3 py-2">Principal</th>
-                <th scope="col" className="px-3 py-2">Policy</th>
-                <th scope="col" className="px-3 py-2 text-right">Events</th>
-                <th scope="col" className="px-3 py-2">Last activity</th>
-                <th scope="col" className="px-3 py-2">Attention</th>
+                <th scope="col" className="px-3 py-2">
+                  Task
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Phase
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Principal
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Policy
+                </th>
+                <th scope="col" className="px-3 py-2 text-right">
+                  Events
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Last activity
+                </th>
+                <th scope="col" className="px-3 py-2">
+                  Attention
+                </th>
               </tr>
             </thead>
             <tbody>
               {data.tasks.map((t) => (
-                <tr key={t.task_id} className="border-b border-neutral-100 last:border-0 hover:bg-neutral-50" data-testid="task-row">
+                <tr
+                  key={t.task_id}
+                  className="border-b border-neutral-100 last:border-0 hover:bg-neutral-50"
+                  data-testid="task-row"
+                >
                   <td className="px-3 py-2 font-mono text-xs">
                     <Link
                       href={`/tasks/${encodeURIComponent(t.task_id)}`}
@@ -130,10 +209,14 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                     </Link>
                   </td>
                   <td className="px-3 py-2">{phaseLabel(t.phase, t.version)}</td>
-                  <td className="max-w-64 truncate px-3 py-2 font-mono text-xs" title={t.principal ?? undefined}>{t.principal ?? "—"}</td>
+                  <td className="max-w-64 truncate px-3 py-2 font-mono text-xs" title={t.principal ?? undefined}>
+                    {t.principal ?? "—"}
+                  </td>
                   <td className="px-3 py-2 font-mono text-xs">{t.policy_version ?? "—"}</td>
                   <td className="px-3 py-2 text-right tabular-nums">{t.event_count}</td>
-                  <td className="px-3 py-2 text-xs text-neutral-700"><Time iso={t.last_event_at} /></td>
+                  <td className="px-3 py-2 text-xs text-neutral-700">
+                    <Time iso={t.last_event_at} />
+                  </td>
                   <td className="px-3 py-2 text-xs">
                     <AttentionBadges task={t} />
                   </td>
@@ -145,8 +228,16 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
       )}
       {data && (cursor || data.next_cursor) ? (
         <nav aria-label="Pagination" className="flex gap-3 text-sm">
-          {cursor ? <Link href={qs({})} className="underline">First page</Link> : null}
-          {data.next_cursor ? <Link href={qs({ cursor: data.next_cursor })} className="underline">Next page</Link> : null}
+          {cursor ? (
+            <Link href={qs({})} className="underline">
+              First page
+            </Link>
+          ) : null}
+          {data.next_cursor ? (
+            <Link href={qs({ cursor: data.next_cursor })} className="underline">
+              Next page
+            </Link>
+          ) : null}
         </nav>
       ) : null}
     </div>
@@ -155,24 +246,34 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
 
 function EmptyState() {
   return (
-    <div className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-sm text-neutral-700" data-testid="tasks-empty">
+    <div
+      className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-sm text-neutral-700"
+      data-testid="tasks-empty"
+    >
       <h2 className="text-base font-semibold text-neutral-900">No runs reported yet</h2>
       <p className="mt-2">Connect an agent runtime and its tasks appear here:</p>
       <ol className="mt-2 list-decimal space-y-1 pl-5">
         <li>
-          An owner creates a runtime API key under <Link href="/settings" className="underline">Settings → Runtime API keys</Link>.
+          An owner creates a runtime API key under{" "}
+          <Link href="/settings" className="underline">
+            Settings → Runtime API keys
+          </Link>
+          .
         </li>
         <li>
           The runtime sends events with it:{" "}
           <code className="rounded bg-neutral-100 px-1 font-mono text-xs">
-            POST /api/v1/events  Authorization: Bearer rck_…
+            POST /api/v1/events Authorization: Bearer rck_…
           </code>
         </li>
         <li>
-          and checkpoints its task record with <code className="rounded bg-neutral-100 px-1 font-mono text-xs">PUT /api/v1/tasks/&#123;task_id&#125;</code>.
+          and checkpoints its task record with{" "}
+          <code className="rounded bg-neutral-100 px-1 font-mono text-xs">PUT /api/v1/tasks/&#123;task_id&#125;</code>.
         </li>
       </ol>
-      <p className="mt-2">The typed client in <code className="font-mono text-xs">lib/client/runtime-client.ts</code> does both.</p>
+      <p className="mt-2">
+        The typed client in <code className="font-mono text-xs">lib/client/runtime-client.ts</code> does both.
+      </p>
     </div>
   );
 }
@@ -184,10 +285,18 @@ function EmptyState() {
 function AttentionBadges({ task }: { task: TaskListItem }) {
   const badges: Array<{ key: string; text: string; cls: string }> = [];
   if (task.unknown_side_effects > 0) {
-    badges.push({ key: "unknown", text: `? ${task.unknown_side_effects} unknown`, cls: "border-amber-300 bg-amber-50 text-amber-900" });
+    badges.push({
+      key: "unknown",
+      text: `? ${task.unknown_side_effects} unknown`,
+      cls: "border-amber-300 bg-amber-50 text-amber-900",
+    });
   }
   if (task.awaiting_approval_side_effects > 0) {
-    badges.push({ key: "approval", text: `${task.awaiting_approval_side_effects} awaiting approval`, cls: "border-sky-300 bg-sky-50 text-sky-900" });
+    badges.push({
+      key: "approval",
+      text: `${task.awaiting_approval_side_effects} awaiting approval`,
+      cls: "border-sky-300 bg-sky-50 text-sky-900",
+    });
   }
   if (task.principal_revoked && !isTerminalPhase(task.phase)) {
     badges.push({ key: "revoked", text: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" });
@@ -196,7 +305,10 @@ function AttentionBadges({ task }: { task: TaskListItem }) {
   return (
     <span className="flex flex-wrap gap-1" data-testid="task-attention">
       {badges.map((b) => (
-        <span key={b.key} className={`inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 font-medium ${b.cls}`}>
+        <span
+          key={b.key}
+          className={`inline-flex items-center whitespace-nowrap rounded-full border px-2 py-0.5 font-medium ${b.cls}`}
+        >
           {b.text}
         </span>
       ))}

@@ -4,7 +4,12 @@ import { NextResponse } from "next/server";
 function notFound(req: Request) {
   const path = new URL(req.url).pathname;
   return NextResponse.json(
-    { error: { code: "not_found", message: `No API route ${req.method} ${path}. See /api/v1/openapi.json for the routes.` } },
+    {
+      error: {
+        code: "not_found",
+        message: `No API route ${req.method} ${path}. See /api/v1/openapi.json for the routes.`,
+      },
+    },
     { status: 404 },
   );
 }

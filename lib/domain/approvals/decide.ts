@@ -34,13 +34,17 @@ export const decisionBodySchema = z
     reason: z.string().trim().max(2000, "reason is at most 2000 characters").optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.decision === "reject" && !v.reason) ctx.addIssue({ code: "custom", path: ["reason"], message: "a reason is required to reject" });
+    if (v.decision === "reject" && !v.reason)
+      ctx.addIssue({ code: "custom", path: ["reason"], message: "a reason is required to reject" });
   });
 
 export type DecisionInput = z.infer<typeof decisionBodySchema>;
 
 /** The 409 for a request someone already decided. */
-export function alreadyDecided(row: Pick<ApprovalRow, "decision" | "decided_by" | "decided_at">, extra: Record<string, unknown> = {}): DomainError {
+export function alreadyDecided(
+  row: Pick<ApprovalRow, "decision" | "decided_by" | "decided_at">,
+  extra: Record<string, unknown> = {},
+): DomainError {
   return new DomainError(
     "already_decided",
     `This approval was already decided (${row.decision ?? "superseded"}) by ${row.decided_by ?? "someone else"}${row.decided_at ? ` at ${row.decided_at}` : ""}; read it again to see its current state.`,

@@ -37,9 +37,7 @@ export type IntentApprovalInput = {
 };
 
 type Outcome =
-  | null
-  | { kind: "mismatch"; row: ApprovalRow }
-  | { kind: "standing"; row: ApprovalRow; standing: ApprovalStanding };
+  null | { kind: "mismatch"; row: ApprovalRow } | { kind: "standing"; row: ApprovalRow; standing: ApprovalStanding };
 
 /**
  * Finds or creates the approval request an intent falls under, and answers for it.
@@ -60,7 +58,8 @@ export async function approvalForIntent(
     db.transaction(async (tx): Promise<Outcome> => {
       const effect = await findSideEffect(tx, tenantId, taskId, name);
       if (effect && effect.idempotency_key !== input.idempotency_key) return null;
-      if (effect && (effect.status === "in_flight" || effect.status === "completed" || effect.status === "unknown")) return null;
+      if (effect && (effect.status === "in_flight" || effect.status === "completed" || effect.status === "unknown"))
+        return null;
       // It went once (retry after a reconcile found it not applied): the stored digest rules, as before approvals.
       if (effect?.payload_digest && effect.payload_digest !== input.payload_digest) return null;
       const live = await queryRows<ApprovalRow>(
@@ -72,7 +71,11 @@ export async function approvalForIntent(
             for update`,
       );
       const rule = input.requires_approval ? null : await actionRule(tx, tenantId, input.action);
-      const needs = input.requires_approval === true || rule?.requires_approval === true || effect?.status === "awaiting_approval" || live.length > 0;
+      const needs =
+        input.requires_approval === true ||
+        rule?.requires_approval === true ||
+        effect?.status === "awaiting_approval" ||
+        live.length > 0;
       if (!needs) return null;
 
       let row = live.find((r) => r.payload_digest === input.payload_digest);
@@ -120,7 +123,10 @@ export async function approvalForIntent(
         });
         row = (await findApprovalRow(tx, tenantId, id))!;
       }
-      const offered: NonNullable<CurrentApprovalFacts["offered"]> = { action: input.action, payload_digest: input.payload_digest };
+      const offered: NonNullable<CurrentApprovalFacts["offered"]> = {
+        action: input.action,
+        payload_digest: input.payload_digest,
+      };
       if (input.agent !== undefined) offered.agent = input.agent;
       if (input.agent_version !== undefined) offered.agent_version = input.agent_version;
       if (
@@ -153,10 +159,14 @@ export async function approvalForIntent(
     case "used":
       return null;
     case "missing":
-      throw new DomainError("approval_required", `${name} needs an approver's decision before it may run; the request is in the approvals queue.`, {
-        approval_id: s.approval_id,
-        status: "pending",
-      });
+      throw new DomainError(
+        "approval_required",
+        `${name} needs an approver's decision before it may run; the request is in the approvals queue.`,
+        {
+          approval_id: s.approval_id,
+          status: "pending",
+        },
+      );
     case "stale":
       throw new DomainError(
         "approval_required",
@@ -184,7 +194,11 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
           and decision = 'approve'
         returning id`,
   );
-  if (!rows[0]) throw new DomainError("in_flight", "The approval was used by another intent just now (an approval authorizes one go); wait for its receipt.");
+  if (!rows[0])
+    throw new DomainError(
+      "in_flight",
+      "The approval was used by another intent just now (an approval authorizes one go); wait for its receipt.",
+    );
 }
 
 /**
@@ -213,13 +227,18 @@ export async function approvalForReportedIntent(
   if (!rows.length) return null;
   const unused = rows.filter((r) => !r.consumed_at);
   const row = unused.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest) ?? unused[0];
-  if (!row) return { code: "approval_required", message: "its approval was already used (an approval authorizes one go)" };
+  if (!row)
+    return { code: "approval_required", message: "its approval was already used (an approval authorizes one go)" };
   const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered: { ...offered } };
   const standing = approvalStanding(row, facts);
   if (standing.kind !== "go") {
-    const why = standing.kind === "stale" ? standing.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ") : standing.kind;
+    const why =
+      standing.kind === "stale" ? standing.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ") : standing.kind;
     return {
-      code: standing.kind === "stale" && standing.stale_reasons.includes("payload_changed") ? "approval_mismatch" : "approval_required",
+      code:
+        standing.kind === "stale" && standing.stale_reasons.includes("payload_changed")
+          ? "approval_mismatch"
+          : "approval_required",
       message: `its approval does not stand for this write (${why})`,
     };
   }

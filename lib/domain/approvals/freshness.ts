@@ -77,29 +77,40 @@ const differs = (bound: string | null | undefined, now: string | null | undefine
 export function staleReasons(bound: BoundApproval, now: CurrentApprovalFacts): StaleReason[] {
   if (bound.decision === "reject") return [];
   const found = new Set<StaleReason>();
-  for (const r of bound.invalidated_reasons ?? []) if ((STALE_REASONS as readonly string[]).includes(r)) found.add(r as StaleReason);
+  for (const r of bound.invalidated_reasons ?? [])
+    if ((STALE_REASONS as readonly string[]).includes(r)) found.add(r as StaleReason);
   const approved = bound.decision === "approve";
   if (approved && bound.expires_at !== null && Date.parse(bound.expires_at) <= now.now.getTime()) found.add("expired");
   // A recorded invalidation stands even if the version is later set back: the approval was made stale at once.
   if (bound.policy_version !== now.policy_version) found.add("policy_changed");
   const offeredDigest = now.offered?.payload_digest ?? bound.offered_payload_digest ?? null;
   const offeredAction = now.offered?.action ?? null;
-  if ((bound.payload_digest !== null && differs(bound.payload_digest, offeredDigest)) || differs(bound.action, offeredAction)) {
+  if (
+    (bound.payload_digest !== null && differs(bound.payload_digest, offeredDigest)) ||
+    differs(bound.action, offeredAction)
+  ) {
     found.add("payload_changed");
   }
   if (bound.input_digest !== now.input_digest) found.add("inputs_changed");
   const offeredAgent = now.offered && "agent" in now.offered ? now.offered.agent : bound.offered_agent;
-  const offeredVersion = now.offered && "agent_version" in now.offered ? now.offered.agent_version : bound.offered_agent_version;
+  const offeredVersion =
+    now.offered && "agent_version" in now.offered ? now.offered.agent_version : bound.offered_agent_version;
   if (differs(bound.agent, offeredAgent) || differs(bound.agent_version, offeredVersion)) found.add("agent_changed");
   if (approved && now.approver_holds_role === false) found.add("approver_revoked");
-  if (now.principal_revoked || (bound.principal !== null && now.principal !== null && bound.principal !== now.principal)) {
+  if (
+    now.principal_revoked ||
+    (bound.principal !== null && now.principal !== null && bound.principal !== now.principal)
+  ) {
     found.add("principal_revoked");
   }
   return STALE_REASONS.filter((r) => found.has(r));
 }
 
 /** The status shown for an approval: rejected, stale (any reason), approved, or pending. */
-export function approvalStatus(bound: BoundApproval, now: CurrentApprovalFacts): { status: ApprovalStatus; stale_reasons: StaleReason[] } {
+export function approvalStatus(
+  bound: BoundApproval,
+  now: CurrentApprovalFacts,
+): { status: ApprovalStatus; stale_reasons: StaleReason[] } {
   if (bound.decision === "reject") return { status: "rejected", stale_reasons: [] };
   const reasons = staleReasons(bound, now);
   if (reasons.length) return { status: "stale", stale_reasons: reasons };
@@ -113,16 +124,20 @@ export type ApprovalChange = { field: string; approved: string | null; current: 
 export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts): ApprovalChange[] {
   const out: ApprovalChange[] = [];
   const push = (field: string, approved: string | null, current: string | null | undefined) => {
-    if (current !== undefined && (approved ?? null) !== (current ?? null)) out.push({ field, approved, current: current ?? null });
+    if (current !== undefined && (approved ?? null) !== (current ?? null))
+      out.push({ field, approved, current: current ?? null });
   };
   push("policy_version", bound.policy_version, now.policy_version);
   push("input_digest", bound.input_digest, now.input_digest);
   const offeredDigest = now.offered?.payload_digest ?? bound.offered_payload_digest ?? null;
-  if (offeredDigest !== null && bound.payload_digest !== null) push("payload_digest", bound.payload_digest, offeredDigest);
+  if (offeredDigest !== null && bound.payload_digest !== null)
+    push("payload_digest", bound.payload_digest, offeredDigest);
   const offeredAgent = now.offered && "agent" in now.offered ? now.offered.agent : bound.offered_agent;
-  const offeredVersion = now.offered && "agent_version" in now.offered ? now.offered.agent_version : bound.offered_agent_version;
+  const offeredVersion =
+    now.offered && "agent_version" in now.offered ? now.offered.agent_version : bound.offered_agent_version;
   if (offeredAgent !== null && offeredAgent !== undefined) push("agent", bound.agent, offeredAgent);
-  if (offeredVersion !== null && offeredVersion !== undefined) push("agent_version", bound.agent_version, offeredVersion);
+  if (offeredVersion !== null && offeredVersion !== undefined)
+    push("agent_version", bound.agent_version, offeredVersion);
   if (bound.principal !== null && now.principal !== null) push("principal", bound.principal, now.principal);
   if (bound.decision === "approve" && bound.expires_at && Date.parse(bound.expires_at) <= now.now.getTime()) {
     out.push({ field: "expires_at", approved: bound.expires_at, current: now.now.toISOString() });

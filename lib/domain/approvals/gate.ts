@@ -81,8 +81,11 @@ export function approvalGateReasons(
           code: "policy_changed",
           message: `The policy version is now ${currentPolicy}; ${policyStale.length === 1 ? "the approval" : `${policyStale.length} approvals`} of ${policyStale
             .map((r) => r.side_effect)
-            .join(", ")} ${policyStale.length === 1 ? "was" : "were"} given under version ${[...new Set(policyStale.map((r) => r.policy_version))].join(", ")}. Re-approve under the current policy.`,
-          target: policyStale.length === 1 ? `/approvals/${enc(policyStale[0]!.id)}` : `/tasks/${enc(taskId)}?tab=approvals`,
+            .join(
+              ", ",
+            )} ${policyStale.length === 1 ? "was" : "were"} given under version ${[...new Set(policyStale.map((r) => r.policy_version))].join(", ")}. Re-approve under the current policy.`,
+          target:
+            policyStale.length === 1 ? `/approvals/${enc(policyStale[0]!.id)}` : `/tasks/${enc(taskId)}?tab=approvals`,
         },
       ]
     : [];

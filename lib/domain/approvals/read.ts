@@ -99,7 +99,14 @@ export type ApprovalView = {
   used_at: string | null;
   superseded_by: string | null;
   supersedes: string | null;
-  decision?: { decision: "approve" | "reject"; reason: string | null; decided_by: string; decided_at: string; expires_at: string | null; self_approved: boolean };
+  decision?: {
+    decision: "approve" | "reject";
+    reason: string | null;
+    decided_by: string;
+    decided_at: string;
+    expires_at: string | null;
+    self_approved: boolean;
+  };
 };
 
 /** `GET /approvals/{id}`: the view plus the payload, and for a stale one what changed. */
@@ -141,14 +148,27 @@ export function boundOf(r: ApprovalRow): BoundApproval {
  * whether it is revoked), each approver's role.
  * @returns a function giving the facts for one row.
  */
-export async function loadCurrentFacts(db: Db, tenantId: string, rows: ApprovalRow[], now = new Date()): Promise<(r: ApprovalRow) => CurrentApprovalFacts> {
+export async function loadCurrentFacts(
+  db: Db,
+  tenantId: string,
+  rows: ApprovalRow[],
+  now = new Date(),
+): Promise<(r: ApprovalRow) => CurrentApprovalFacts> {
   const policy = await currentPolicyVersion(db, tenantId);
   const taskIds = [...new Set(rows.map((r) => r.task_id))];
   const deciders = [...new Set(rows.map((r) => r.decided_by_id).filter((d): d is string => !!d && UUID.test(d)))];
   const tasks = new Map<string, { principal: string | null; revoked: boolean; input_digest: string }>();
   if (taskIds.length) {
-    const list = sql.join(taskIds.map((t) => sql`${t}`), sql`, `);
-    const trows = await queryRows<{ task_id: string; principal: string | null; revoked: boolean; inputs: Array<{ ref: string; sha256: string }> | null }>(
+    const list = sql.join(
+      taskIds.map((t) => sql`${t}`),
+      sql`, `,
+    );
+    const trows = await queryRows<{
+      task_id: string;
+      principal: string | null;
+      revoked: boolean;
+      inputs: Array<{ ref: string; sha256: string }> | null;
+    }>(
       db,
       sql`select t.task_id, t.principal,
                  exists (select 1 from principal_revocations p where p.tenant_id = t.tenant_id and p.principal = t.principal) as revoked,
@@ -157,16 +177,26 @@ export async function loadCurrentFacts(db: Db, tenantId: string, rows: ApprovalR
           from tasks t where t.tenant_id = ${tenantId} and t.task_id in (${list})`,
     );
     for (const t of trows) {
-      tasks.set(t.task_id, { principal: t.principal, revoked: t.revoked, input_digest: inputDigestOf(Array.isArray(t.inputs) ? t.inputs : []) });
+      tasks.set(t.task_id, {
+        principal: t.principal,
+        revoked: t.revoked,
+        input_digest: inputDigestOf(Array.isArray(t.inputs) ? t.inputs : []),
+      });
     }
   }
   const holding = new Set<string>();
   if (deciders.length) {
-    const list = sql.join(deciders.map((d) => sql`${d}::uuid`), sql`, `);
+    const list = sql.join(
+      deciders.map((d) => sql`${d}::uuid`),
+      sql`, `,
+    );
     const mrows = await queryRows<{ user_id: string }>(
       db,
       sql`select user_id from memberships where tenant_id = ${tenantId} and revoked_at is null and user_id in (${list})
-            and role in (${sql.join(DECIDING_ROLES.map((r) => sql`${r}::membership_role`), sql`, `)})`,
+            and role in (${sql.join(
+              DECIDING_ROLES.map((r) => sql`${r}::membership_role`),
+              sql`, `,
+            )})`,
     );
     for (const m of mrows) holding.add(m.user_id);
   }
@@ -185,9 +215,10 @@ export async function loadCurrentFacts(db: Db, tenantId: string, rows: ApprovalR
 
 /** The API view of a row under the current facts. */
 export function approvalView(r: ApprovalRow, facts: CurrentApprovalFacts): ApprovalView {
-  const { status, stale_reasons } = r.consumed_at && r.decision === "approve"
-    ? { status: "approved" as const, stale_reasons: [] as StaleReason[] }
-    : approvalStatus(boundOf(r), facts);
+  const { status, stale_reasons } =
+    r.consumed_at && r.decision === "approve"
+      ? { status: "approved" as const, stale_reasons: [] as StaleReason[] }
+      : approvalStatus(boundOf(r), facts);
   return {
     id: r.id,
     task_id: r.task_id,
@@ -226,7 +257,12 @@ export function approvalView(r: ApprovalRow, facts: CurrentApprovalFacts): Appro
 }
 
 /** One stored request by id (any tenant row the db can see), or undefined. */
-export async function findApprovalRow(db: Db, tenantId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ApprovalRow | undefined> {
+export async function findApprovalRow(
+  db: Db,
+  tenantId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<ApprovalRow | undefined> {
   if (!UUID.test(id)) return undefined;
   const [row] = await queryRows<ApprovalRow>(
     db,
@@ -284,7 +320,11 @@ export type ApprovalFilters = {
  * @returns `{approvals, next_cursor}` (null on the last page).
  * @throws DomainError forbidden; validation_failed (unknown status, malformed cursor).
  */
-export async function listApprovals(db: Db, actor: Actor, f: ApprovalFilters = {}): Promise<{ approvals: ApprovalView[]; next_cursor: string | null }> {
+export async function listApprovals(
+  db: Db,
+  actor: Actor,
+  f: ApprovalFilters = {},
+): Promise<{ approvals: ApprovalView[]; next_cursor: string | null }> {
   authorize(actor, "approvals.read");
   const status = f.status ?? null;
   if (status !== null && !(APPROVAL_STATUSES as readonly string[]).includes(status)) {
@@ -303,7 +343,8 @@ export async function listApprovals(db: Db, actor: Actor, f: ApprovalFilters = {
     }
     after = [parts[0], parts[1]];
   }
-  const olderThan = f.older_than && !Number.isNaN(Date.parse(f.older_than)) ? new Date(f.older_than).toISOString() : null;
+  const olderThan =
+    f.older_than && !Number.isNaN(Date.parse(f.older_than)) ? new Date(f.older_than).toISOString() : null;
   // Stored narrowing; the computed status is checked after.
   const stored =
     status === "rejected"
@@ -368,7 +409,11 @@ export async function approvalContext(
  * Reads at most `scan` unused, unrejected live requests (the newest beyond it are not shown; the page says so).
  * @throws DomainError forbidden
  */
-export async function approvalQueue(db: Db, actor: Actor, opts: { limit?: number; scan?: number } = {}): Promise<ApprovalView[]> {
+export async function approvalQueue(
+  db: Db,
+  actor: Actor,
+  opts: { limit?: number; scan?: number } = {},
+): Promise<ApprovalView[]> {
   authorize(actor, "approvals.read");
   const rows = await queryRows<ApprovalRow>(
     db,

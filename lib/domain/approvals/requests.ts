@@ -78,7 +78,8 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
           where tenant_id = ${tenantId} and task_id = ${taskId} and idempotency_key = ${input.idempotencyKey}
             and coalesce(payload_digest, '') = ${input.payloadDigest ?? ""} and superseded_by is null`,
     );
-    if (!live) throw new DomainError("conflict", "Another approval request for this key is being created right now; try again.");
+    if (!live)
+      throw new DomainError("conflict", "Another approval request for this key is being created right now; try again.");
     return { id: live.id, created: false };
   }
   const id = inserted[0].id;

@@ -22,17 +22,32 @@ import { approvalEvent } from "./requests";
 export const policyVersionBodySchema = z.strictObject({ version: plainName("version", 100) });
 
 export const approvalSettingsBodySchema = z.strictObject({
-  default_ttl_seconds: z.number().int("a whole number of seconds").min(60, "at least 60 seconds").max(31_536_000, "at most a year").optional(),
+  default_ttl_seconds: z
+    .number()
+    .int("a whole number of seconds")
+    .min(60, "at least 60 seconds")
+    .max(31_536_000, "at most a year")
+    .optional(),
   allow_self_approval: z.boolean().optional(),
 });
 
 export const actionRuleBodySchema = z.strictObject({
   requires_approval: z.boolean(),
-  ttl_seconds: z.number().int("a whole number of seconds").min(60, "at least 60 seconds").max(31_536_000, "at most a year").nullable().optional(),
+  ttl_seconds: z
+    .number()
+    .int("a whole number of seconds")
+    .min(60, "at least 60 seconds")
+    .max(31_536_000, "at most a year")
+    .nullable()
+    .optional(),
 });
 
 /** The result of a policy change. */
-export type PolicyChange = { version: string; previous: string; invalidated: Array<{ id: string; task_id: string; side_effect: string }> };
+export type PolicyChange = {
+  version: string;
+  previous: string;
+  invalidated: Array<{ id: string; task_id: string; side_effect: string }>;
+};
 
 /**
  * Sets the tenant's current policy version.
@@ -51,7 +66,11 @@ export async function setPolicyVersion(db: Db, actor: Actor, body: unknown): Pro
   const stored = await policyVersionStored(db, actor.tenantId, version);
   if (stored === "stored") {
     const activated = await activatePolicyVersion(db, actor, Number(version));
-    return { version, previous: activated.previous === null ? DEFAULT_POLICY_VERSION : String(activated.previous), invalidated: activated.invalidated };
+    return {
+      version,
+      previous: activated.previous === null ? DEFAULT_POLICY_VERSION : String(activated.previous),
+      invalidated: activated.invalidated,
+    };
   }
   if (stored === "missing") {
     throw new DomainError(
@@ -90,7 +109,9 @@ export async function switchPolicyVersion(tx: Db, actor: Actor, version: string)
   );
   const previous = before?.policy_version ?? DEFAULT_POLICY_VERSION;
   if (previous === version) return { version, previous, invalidated: [] };
-  await tx.execute(sql`update approval_settings set policy_version = ${version}, updated_at = now(), updated_by = ${by} where tenant_id = ${tenantId}`);
+  await tx.execute(
+    sql`update approval_settings set policy_version = ${version}, updated_at = now(), updated_by = ${by} where tenant_id = ${tenantId}`,
+  );
   const invalidated = await queryRows<{ id: string; task_id: string; side_effect: string; policy_version: string }>(
     tx,
     sql`update approval_requests
@@ -110,7 +131,13 @@ export async function switchPolicyVersion(tx: Db, actor: Actor, version: string)
     const audit = await appendAudit(tx, actor, {
       action: "approval.invalidated",
       target: `approval:${r.id}`,
-      details: { task_id: r.task_id, side_effect: r.side_effect, reason: "policy_changed", bound_policy_version: r.policy_version, current_policy_version: version },
+      details: {
+        task_id: r.task_id,
+        side_effect: r.side_effect,
+        reason: "policy_changed",
+        bound_policy_version: r.policy_version,
+        current_policy_version: version,
+      },
     });
     await approvalEvent(
       tx,
@@ -119,11 +146,21 @@ export async function switchPolicyVersion(tx: Db, actor: Actor, version: string)
       r.id,
       "approval.invalidated",
       by,
-      { side_effect: r.side_effect, reason: "policy_changed", from: r.policy_version, to: version, audit_seq: audit.seq },
+      {
+        side_effect: r.side_effect,
+        reason: "policy_changed",
+        from: r.policy_version,
+        to: version,
+        audit_seq: audit.seq,
+      },
       `:${audit.seq}`,
     );
   }
-  return { version, previous, invalidated: invalidated.map(({ id, task_id, side_effect }) => ({ id, task_id, side_effect })) };
+  return {
+    version,
+    previous,
+    invalidated: invalidated.map(({ id, task_id, side_effect }) => ({ id, task_id, side_effect })),
+  };
 }
 
 /**
@@ -144,7 +181,11 @@ export async function updateApprovalSettings(db: Db, actor: Actor, body: unknown
           allow_self_approval = coalesce(${v.allow_self_approval ?? null}::boolean, allow_self_approval),
           updated_at = now(), updated_by = ${by}
       where tenant_id = ${actor.tenantId}`);
-    await appendAudit(tx, actor, { action: "approval_settings.changed", target: `tenant:${actor.tenantId}`, details: { ...v } });
+    await appendAudit(tx, actor, {
+      action: "approval_settings.changed",
+      target: `tenant:${actor.tenantId}`,
+      details: { ...v },
+    });
   });
 }
 
@@ -155,7 +196,10 @@ export async function updateApprovalSettings(db: Db, actor: Actor, body: unknown
 export async function setActionRule(db: Db, actor: Actor, action: string, body: unknown): Promise<void> {
   authorize(actor, "approvals.manage");
   const name = plainName("action", 200).safeParse(action);
-  if (!name.success) throw new DomainError("validation_failed", "action must be a plain name.", { fields: [{ path: "action", message: "plain name" }] });
+  if (!name.success)
+    throw new DomainError("validation_failed", "action must be a plain name.", {
+      fields: [{ path: "action", message: "plain name" }],
+    });
   refuseSecrets({ action: name.data }, "The action name", "name the action, never a credential");
   const parsed = actionRuleBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -166,7 +210,11 @@ export async function setActionRule(db: Db, actor: Actor, action: string, body: 
       values (${actor.tenantId}, ${name.data}, ${parsed.data.requires_approval}, ${parsed.data.ttl_seconds ?? null}, ${by})
       on conflict (tenant_id, action) do update
       set requires_approval = excluded.requires_approval, ttl_seconds = excluded.ttl_seconds, updated_at = now(), updated_by = excluded.updated_by`);
-    await appendAudit(tx, actor, { action: "approval_rule.changed", target: `action:${name.data}`, details: { ...parsed.data } });
+    await appendAudit(tx, actor, {
+      action: "approval_rule.changed",
+      target: `action:${name.data}`,
+      details: { ...parsed.data },
+    });
   });
 }
 
@@ -177,7 +225,11 @@ export async function setActionRule(db: Db, actor: Actor, action: string, body: 
 export async function deleteActionRule(db: Db, actor: Actor, action: string): Promise<void> {
   authorize(actor, "approvals.manage");
   await db.transaction(async (tx) => {
-    const rows = await queryRows(tx, sql`delete from approval_action_rules where tenant_id = ${actor.tenantId} and action = ${action} returning action`);
-    if (rows.length) await appendAudit(tx, actor, { action: "approval_rule.removed", target: `action:${action}`, details: {} });
+    const rows = await queryRows(
+      tx,
+      sql`delete from approval_action_rules where tenant_id = ${actor.tenantId} and action = ${action} returning action`,
+    );
+    if (rows.length)
+      await appendAudit(tx, actor, { action: "approval_rule.removed", target: `action:${action}`, details: {} });
   });
 }

@@ -154,7 +154,10 @@ export async function withAuditSealed<T>(db: Db, tenantId: string, fn: () => Pro
  * @returns how many entries this call sealed.
  */
 export async function sealAudit(db: Db, tenantId: string, upto?: number): Promise<number> {
-  const [row] = await queryRows<{ sealed: number }>(db, sql`select seal_audit(${tenantId}::uuid, ${upto ?? null}::bigint) as sealed`);
+  const [row] = await queryRows<{ sealed: number }>(
+    db,
+    sql`select seal_audit(${tenantId}::uuid, ${upto ?? null}::bigint) as sealed`,
+  );
   return Number(row?.sealed ?? 0);
 }
 
@@ -167,6 +170,8 @@ export async function sealAuditAfterCommit(db: Db, tenantId: string, upto?: numb
   try {
     await sealAudit(db, tenantId, upto);
   } catch (err) {
-    console.error(`audit: sealing pending entries failed; the next seal takes them (${err instanceof Error ? err.message : String(err)})`);
+    console.error(
+      `audit: sealing pending entries failed; the next seal takes them (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
 }

@@ -131,5 +131,10 @@ export async function verifyAuditChain(db: Db, actor: Actor): Promise<ChainCheck
       after = seq;
     }
   }
-  return { ok: true, checked, broken_at: null, message: checked ? `All ${checked} entries verify.` : "The log is empty." };
+  return {
+    ok: true,
+    checked,
+    broken_at: null,
+    message: checked ? `All ${checked} entries verify.` : "The log is empty.",
+  };
 }

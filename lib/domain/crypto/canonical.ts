@@ -28,7 +28,8 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
  *   than {@link MAX_CANONICAL_DEPTH}).
  */
 export function canonicalJson(value: unknown): string {
-  if (nestsDeeperThan(value, MAX_CANONICAL_DEPTH)) throw new TypeError(`value nests deeper than ${MAX_CANONICAL_DEPTH} levels`);
+  if (nestsDeeperThan(value, MAX_CANONICAL_DEPTH))
+    throw new TypeError(`value nests deeper than ${MAX_CANONICAL_DEPTH} levels`);
   const out = canonicalizeImpl(value);
   if (typeof out !== "string") throw new TypeError("value has no canonical JSON form");
   return out;

@@ -19,10 +19,23 @@ import { DomainError } from "../errors";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { canonicalJson, sha256Hex } from "../crypto/canonical";
 import type { SigningKey } from "../crypto/signing";
-import { applyEventTransitions, callsWithEffects, needsTransition, noteFutureClocks, type EffectNote } from "../side-effects/from-events";
+import {
+  applyEventTransitions,
+  callsWithEffects,
+  needsTransition,
+  noteFutureClocks,
+  type EffectNote,
+} from "../side-effects/from-events";
 import { MAX_JSON_DEPTH, mayHoldSecret, redactJson, redactString, unstorableJson } from "./redact";
 import { mayHoldVaultValue, redactVaultAttrs } from "../secrets/vault";
-import { attrsTooLarge, fastValidEvent, MAX_ATTRS_BYTES, secretInIdentity, validateEvent, type ValidEvent } from "./schema";
+import {
+  attrsTooLarge,
+  fastValidEvent,
+  MAX_ATTRS_BYTES,
+  secretInIdentity,
+  validateEvent,
+  type ValidEvent,
+} from "./schema";
 import type { EventResult } from "@/lib/client/types";
 import { withRetry } from "../tx";
 
@@ -32,7 +45,12 @@ export const MAX_EVENTS_PER_BATCH = 1000;
  * A valid event after redaction, with its attrs serialized once (for the size check and the insert). `redaction_kinds`
  * lists the distinct kinds redacted (null when nothing was): a vault-plane event with any is flagged on the timeline.
  */
-export type PreparedEvent = ValidEvent & { attrs: Record<string, unknown>; redaction_count: number; redaction_kinds: string[] | null; attrs_json: string };
+export type PreparedEvent = ValidEvent & {
+  attrs: Record<string, unknown>;
+  redaction_count: number;
+  redaction_kinds: string[] | null;
+  attrs_json: string;
+};
 
 /** NUL or any UTF-16 surrogate half in a top-level string: the event takes the full check. */
 const UNUSUAL_TEXT = /[\u0000\ud800-\udfff]/;
@@ -63,12 +81,14 @@ function plainText(v: string | undefined): boolean {
 export function fastPrepare(item: unknown): PreparedEvent | null {
   const e = fastValidEvent(item);
   if (!e) return null;
-  if (!plainText(`${e.id}\n${e.task_id}\n${e.type}`) || !plainText(e.environment_id) || !plainText(e.actor)) return null;
+  if (!plainText(`${e.id}\n${e.task_id}\n${e.type}`) || !plainText(e.environment_id) || !plainText(e.actor))
+    return null;
   const attrs = e.attrs ?? {};
   const attrsJson = JSON.stringify(attrs);
   if (attrsJson.length > MAX_ATTRS_BYTES / 3) return null;
   // attrs sits at depth 1 of the event: MAX_JSON_DEPTH + 1 brackets are needed to go too deep.
-  if (ESCAPED_UNSTORABLE.test(attrsJson) || !fewerBrackets(attrsJson, MAX_JSON_DEPTH) || mayHoldSecret(attrsJson)) return null;
+  if (ESCAPED_UNSTORABLE.test(attrsJson) || !fewerBrackets(attrsJson, MAX_JSON_DEPTH) || mayHoldSecret(attrsJson))
+    return null;
   // The vault lane carries metadata only: a value or a placeholder there takes the full path (redacted and flagged).
   if (e.plane === "vault" && mayHoldVaultValue(attrsJson)) return null;
   return {
@@ -100,7 +120,8 @@ export function prepareBatch(body: unknown): {
   /** Later copies of an id in the batch: the index of their result, and the copy. */
   repeats: Array<{ index: number; event: PreparedEvent }>;
 } {
-  const raw = body && typeof body === "object" && !Array.isArray(body) ? (body as { events?: unknown }).events : undefined;
+  const raw =
+    body && typeof body === "object" && !Array.isArray(body) ? (body as { events?: unknown }).events : undefined;
   if (!Array.isArray(raw)) {
     throw new DomainError("validation_failed", 'The body must be a JSON object {"events": [ ... ]}.');
   }
@@ -125,9 +146,7 @@ export function prepareBatch(body: unknown): {
       repeats.push({ index: results.length, event: outcome });
       const digest = eventDigest(earlier);
       results.push(
-        digest === eventDigest(outcome)
-          ? { id: outcome.id, status: "duplicate" }
-          : conflictResult(outcome.id, digest),
+        digest === eventDigest(outcome) ? { id: outcome.id, status: "duplicate" } : conflictResult(outcome.id, digest),
       );
     } else {
       first.set(outcome.id, outcome);
@@ -188,11 +207,20 @@ function conflictResult(id: string, storedDigest: string): EventResult {
 }
 
 /** The full path for one event: precise rejection messages, redaction, the exact attrs size. */
-export function prepareFully(item: unknown): PreparedEvent | (EventResult & { error: { code: string; message: string } }) {
+export function prepareFully(
+  item: unknown,
+): PreparedEvent | (EventResult & { error: { code: string; message: string } }) {
   const unstorable = unstorableJson(item);
   if (unstorable) {
-    const id = item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" ? (item as { id: string }).id : "";
-    return { id: unstorableJson(id) ? "" : id, status: "rejected", error: { code: "invalid_event", message: `the event ${unstorable}` } };
+    const id =
+      item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string"
+        ? (item as { id: string }).id
+        : "";
+    return {
+      id: unstorableJson(id) ? "" : id,
+      status: "rejected",
+      error: { code: "invalid_event", message: `the event ${unstorable}` },
+    };
   }
   let event = fastValidEvent(item);
   if (!event) {
@@ -223,7 +251,11 @@ export function prepareFully(item: unknown): PreparedEvent | (EventResult & { er
   }
   const attrsJson = JSON.stringify(value);
   if (attrsJson.length > MAX_ATTRS_BYTES / 3 && Buffer.byteLength(attrsJson) > MAX_ATTRS_BYTES) {
-    return { id: event.id, status: "rejected", error: { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes` } };
+    return {
+      id: event.id,
+      status: "rejected",
+      error: { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes` },
+    };
   }
   return {
     ...event,
@@ -243,7 +275,12 @@ export function prepareFully(item: unknown): PreparedEvent | (EventResult & { er
  *   `{name, applied, code?, message?}` saying what happened and, when not applied, why.
  * @throws DomainError forbidden (not a runtime key), validation_failed, too_many_events.
  */
-export async function ingestEvents(db: Db, actor: Actor, body: unknown, key: SigningKey): Promise<{ results: EventResult[] }> {
+export async function ingestEvents(
+  db: Db,
+  actor: Actor,
+  body: unknown,
+  key: SigningKey,
+): Promise<{ results: EventResult[] }> {
   authorize(actor, "events.write");
   const { prepared, results, repeats } = prepareBatch(body);
   if (prepared.length === 0) return { results };
@@ -260,7 +297,8 @@ export async function ingestEvents(db: Db, actor: Actor, body: unknown, key: Sig
   for (const { index, event } of repeats) {
     const o = outcome.get(event.id);
     const stored = o?.status === "conflict" ? o.stored_digest! : eventDigest(firstCopies.get(event.id)!);
-    results[index] = eventDigest(event) === stored ? { id: event.id, status: "duplicate" } : conflictResult(event.id, stored);
+    results[index] =
+      eventDigest(event) === stored ? { id: event.id, status: "duplicate" } : conflictResult(event.id, stored);
   }
   return { results };
 }
@@ -276,7 +314,8 @@ type StoreOutcome = { status: "stored" | "duplicate" | "conflict"; stored_digest
  * Emptied before each use too, for a transaction that stores two batches.
  */
 const STAGE = "events_ingest_stage_1";
-const STAGE_COLUMNS = "event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds";
+const STAGE_COLUMNS =
+  "event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds";
 const ENSURE_STAGE = `do $$ begin
   if to_regclass('pg_temp.${STAGE}') is null then
     create temp table ${STAGE} (event_id text not null, task_id text not null, plane public.event_plane not null, type text not null,
@@ -307,14 +346,23 @@ export const COPY_MIN_EVENTS = 150;
  * one JSON document read by `json_to_recordset`. Both feed the same `INSERT … SELECT … ON CONFLICT DO NOTHING`.
  * @returns per event id: stored, duplicate (same content) or conflict (other content, with the stored event's digest).
  */
-export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEvent[], key: SigningKey): Promise<Map<string, StoreOutcome>> {
+export async function storeEvents(
+  db: Db,
+  tenantId: string,
+  prepared: PreparedEvent[],
+  key: SigningKey,
+): Promise<Map<string, StoreOutcome>> {
   let copyData: Buffer | undefined;
   return withRetry(() =>
     db.transaction(async (tx) => {
       const staged =
-        prepared.length >= COPY_MIN_EVENTS && (await copyIn(tx, COPY_STAGE, () => (copyData ??= batchCopyData(prepared)), ENSURE_STAGE)) !== null;
+        prepared.length >= COPY_MIN_EVENTS &&
+        (await copyIn(tx, COPY_STAGE, () => (copyData ??= batchCopyData(prepared)), ENSURE_STAGE)) !== null;
       const source = staged ? STAGE_SOURCE : jsonSource(prepared);
-      const rows = await queryRows<{ event_id: string; outcome: "stored" | "duplicate" | "conflict" }>(tx, insertStatement(tenantId, source));
+      const rows = await queryRows<{ event_id: string; outcome: "stored" | "duplicate" | "conflict" }>(
+        tx,
+        insertStatement(tenantId, source),
+      );
       const outcome = new Map<string, StoreOutcome>(rows.map((r) => [r.event_id, { status: r.outcome }]));
       // An id another batch stored while this statement ran: compare with it now that it is visible.
       const raced = prepared.filter((e) => !outcome.has(e.id));
@@ -322,14 +370,22 @@ export async function storeEvents(db: Db, tenantId: string, prepared: PreparedEv
         const again = await queryRows<{ event_id: string; outcome: "duplicate" | "conflict" }>(
           tx,
           staged
-            ? compareStatement(tenantId, STAGE_SOURCE, sql`where x.event_id in (${sql.join(raced.map((e) => sql`${e.id}`), sql`, `)})`)
+            ? compareStatement(
+                tenantId,
+                STAGE_SOURCE,
+                sql`where x.event_id in (${sql.join(
+                  raced.map((e) => sql`${e.id}`),
+                  sql`, `,
+                )})`,
+              )
             : compareStatement(tenantId, jsonSource(raced), sql``),
         );
         for (const r of again) outcome.set(r.event_id, { status: r.outcome });
       }
       const conflicts = [...outcome].filter(([, o]) => o.status === "conflict").map(([id]) => id);
       if (conflicts.length) {
-        for (const stored of await storedEvents(tx, tenantId, conflicts)) outcome.get(stored.id)!.stored_digest = eventDigest(stored);
+        for (const stored of await storedEvents(tx, tenantId, conflicts))
+          outcome.get(stored.id)!.stored_digest = eventDigest(stored);
       }
 
       const stored = prepared.filter((e) => outcome.get(e.id)?.status === "stored");
@@ -432,10 +488,23 @@ function sameContent(attrs: SQL) {
 
 /** Stored events by id, as {@link eventDigest} reads them. */
 async function storedEvents(tx: Db, tenantId: string, ids: string[]): Promise<EventContent[]> {
-  const rows = await queryRows<{ event_id: string; task_id: string; plane: string; type: string; occurred_at: string; environment_id: string | null; attempt: number | null; actor: string | null; attrs: Record<string, unknown> }>(
+  const rows = await queryRows<{
+    event_id: string;
+    task_id: string;
+    plane: string;
+    type: string;
+    occurred_at: string;
+    environment_id: string | null;
+    attempt: number | null;
+    actor: string | null;
+    attrs: Record<string, unknown>;
+  }>(
     tx,
     sql`select event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at, environment_id, attempt, actor, attrs
-        from events where tenant_id = ${tenantId} and event_id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`,
+        from events where tenant_id = ${tenantId} and event_id in (${sql.join(
+          ids.map((id) => sql`${id}`),
+          sql`, `,
+        )})`,
   );
   return rows.map(({ event_id, ...r }) => ({ id: event_id, ...r }));
 }
@@ -446,7 +515,9 @@ const COPY_SPECIAL = /[\\\n\r\t]/;
 /** One free-text field in COPY text format: backslash, newline, carriage return and tab escaped. */
 function copyField(v: string | undefined): string {
   if (v === undefined) return "\\N";
-  return COPY_SPECIAL.test(v) ? v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t") : v;
+  return COPY_SPECIAL.test(v)
+    ? v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")
+    : v;
 }
 
 /** A PostgreSQL array literal of text elements, each quoted (so commas, braces, quotes and spaces stay inside it). */

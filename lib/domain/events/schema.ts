@@ -51,7 +51,10 @@ export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
   external_operation_id: z
     .string({ error: "external_operation_id is required: the id the external system gave the write" })
     .max(500)
-    .refine((v) => v.trim().length > 0, "external_operation_id is required (not blank): the id the external system gave the write"),
+    .refine(
+      (v) => v.trim().length > 0,
+      "external_operation_id is required (not blank): the id the external system gave the write",
+    ),
   completed_at: isoTimeField("completed_at", { plausible: true }).optional(),
 });
 
@@ -63,7 +66,11 @@ function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") 
 export const taskCreatedEventAttrs = z.looseObject({ principal: plainName("principal", 500).optional() });
 
 /** Event types that must name their attempt: they move side effects, and fencing needs the attempt. */
-export const ATTEMPT_REQUIRED_TYPES: ReadonlySet<string> = new Set(["side_effect.intent", "side_effect.receipt", "sandbox.created"]);
+export const ATTEMPT_REQUIRED_TYPES: ReadonlySet<string> = new Set([
+  "side_effect.intent",
+  "side_effect.receipt",
+  "sandbox.created",
+]);
 
 /** Extra rules per type, beyond the envelope: a message for the first rule broken, or null. */
 function typeRuleViolation(type: string, attrs: Record<string, unknown> | undefined, attempt: unknown): string | null {
@@ -71,7 +78,11 @@ function typeRuleViolation(type: string, attrs: Record<string, unknown> | undefi
     return `attempt: a ${type} event must name the sandbox attempt (1, 2, …) it comes from`;
   }
   const schema =
-    type === "side_effect.intent" || type === "side_effect.receipt" ? sideEffectAttrsFor(type) : type === "task.created" ? taskCreatedEventAttrs : null;
+    type === "side_effect.intent" || type === "side_effect.receipt"
+      ? sideEffectAttrsFor(type)
+      : type === "task.created"
+        ? taskCreatedEventAttrs
+        : null;
   if (!schema) return null;
   const parsed = schema.safeParse(attrs ?? {});
   if (parsed.success) return null;
@@ -88,11 +99,20 @@ export function isKnownType(plane: Plane, type: string): boolean {
 }
 
 export type EventValidation =
-  | { ok: true; event: ValidEvent }
-  | { ok: false; id: string; error: { code: string; message: string } };
+  { ok: true; event: ValidEvent } | { ok: false; id: string; error: { code: string; message: string } };
 
 const PLANE_SET: ReadonlySet<string> = new Set(PLANES);
-const EVENT_KEYS: ReadonlySet<string> = new Set(["id", "task_id", "plane", "type", "occurred_at", "environment_id", "attempt", "actor", "attrs"]);
+const EVENT_KEYS: ReadonlySet<string> = new Set([
+  "id",
+  "task_id",
+  "plane",
+  "type",
+  "occurred_at",
+  "environment_id",
+  "attempt",
+  "actor",
+  "attrs",
+]);
 /** The same ISO 8601 pattern `z.iso.datetime({ offset: true })` applies (a unit test keeps them equal). */
 export const OCCURRED_AT_PATTERN: RegExp = ISO_TIME_PATTERN;
 const isText = (v: unknown, max: number): v is string => typeof v === "string" && v.length >= 1 && v.length <= max;
@@ -112,13 +132,22 @@ export function fastValidEvent(raw: unknown): ValidEvent | null {
   if (!isText(e.id, 200) || typeof e.task_id !== "string" || !TASK_ID_PATTERN.test(e.task_id)) return null;
   if (typeof e.plane !== "string" || !PLANE_SET.has(e.plane) || !isText(e.type, 100)) return null;
   if (!isKnownType(e.plane as Plane, e.type)) return null;
-  if (typeof e.occurred_at !== "string" || !OCCURRED_AT_PATTERN.test(e.occurred_at) || !plausibleTime(e.occurred_at)) return null;
+  if (typeof e.occurred_at !== "string" || !OCCURRED_AT_PATTERN.test(e.occurred_at) || !plausibleTime(e.occurred_at))
+    return null;
   if (!withinMicroseconds(e.occurred_at)) return null;
   if (e.environment_id !== undefined && !isText(e.environment_id, 200)) return null;
   if (e.actor !== undefined && !isText(e.actor, 200)) return null;
-  if (e.attempt !== undefined && !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)) return null;
+  if (
+    e.attempt !== undefined &&
+    !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)
+  )
+    return null;
   if (e.attrs !== undefined && (!e.attrs || typeof e.attrs !== "object" || Array.isArray(e.attrs))) return null;
-  if (TYPE_RULES.has(e.type) && typeRuleViolation(e.type, e.attrs as Record<string, unknown> | undefined, e.attempt) !== null) return null;
+  if (
+    TYPE_RULES.has(e.type) &&
+    typeRuleViolation(e.type, e.attrs as Record<string, unknown> | undefined, e.attempt) !== null
+  )
+    return null;
   return e as ValidEvent;
 }
 
@@ -167,7 +196,9 @@ export function attrsTooLarge(event: Pick<ValidEvent, "attrs">): { code: string;
  * An event whose id, task id or type looks like a credential is refused rather than redacted: these are keys
  * (deduplication, URLs, filters), so a redacted copy would merge distinct events or tasks.
  */
-export function secretInIdentity(event: Pick<ValidEvent, "id" | "task_id" | "type">): { code: string; message: string } | null {
+export function secretInIdentity(
+  event: Pick<ValidEvent, "id" | "task_id" | "type">,
+): { code: string; message: string } | null {
   for (const field of ["id", "task_id", "type"] as const) {
     const found = redactString(event[field]).kinds;
     if (found.length) {

@@ -36,7 +36,13 @@ export function evidenceNote(outcome: ExerciseOutcome, finding: string): string 
  *   (`steps.3.status`), no task or digest linked (`steps`), the finding), conflict (409: already completed, or the
  *   revision moved on).
  */
-export async function completeExercise(db: Db, actor: Actor, mapId: string, exerciseId: string, body: unknown): Promise<CompleteResult> {
+export async function completeExercise(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+  exerciseId: string,
+  body: unknown,
+): Promise<CompleteResult> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);
   checkExerciseId(exerciseId);
@@ -53,7 +59,11 @@ export async function completeExercise(db: Db, actor: Actor, mapId: string, exer
     if (!row) throw notFound("Exercise");
     const current = exerciseJson(row);
     if (current.status === "completed") {
-      throw new DomainError("conflict", `This exercise was already completed at ${current.completed_at} (${current.outcome}); start a new exercise to test again.`, { current });
+      throw new DomainError(
+        "conflict",
+        `This exercise was already completed at ${current.completed_at} (${current.outcome}); start a new exercise to test again.`,
+        { current },
+      );
     }
     if (current.revision !== revision) {
       throw new DomainError(
@@ -66,8 +76,17 @@ export async function completeExercise(db: Db, actor: Actor, mapId: string, exer
     if (issues.length) throw validationError(issues);
 
     const touched = await q.touchMapDraft(tx, actor.tenantId, mapId);
-    const done = await q.completeExerciseGuarded(tx, actor.tenantId, mapId, exerciseId, { outcome, finding, mapVersion: touched.version }, revision, by);
-    if (!done) throw new DomainError("conflict", "Someone completed or changed this exercise at the same moment; reload it.");
+    const done = await q.completeExerciseGuarded(
+      tx,
+      actor.tenantId,
+      mapId,
+      exerciseId,
+      { outcome, finding, mapVersion: touched.version },
+      revision,
+      by,
+    );
+    if (!done)
+      throw new DomainError("conflict", "Someone completed or changed this exercise at the same moment; reload it.");
 
     const verification = verificationFor(outcome);
     const evidence = { kind: "exercise" as const, ref: exerciseId, note: evidenceNote(outcome, finding) };
@@ -77,7 +96,11 @@ export async function completeExercise(db: Db, actor: Actor, mapId: string, exer
       if (!stored) continue;
       const next = { ...fieldsOf(layerRow(stored)), verification, verification_evidence: evidence };
       const w = await q.updateLayerGuarded(tx, actor.tenantId, mapId, layer, next, stored.revision, by);
-      if (!w) throw new DomainError("conflict", `The ${layer} row changed while the exercise was being completed; complete it again.`);
+      if (!w)
+        throw new DomainError(
+          "conflict",
+          `The ${layer} row changed while the exercise was being completed; complete it again.`,
+        );
       written.push(layerRow(w));
     }
     await appendAudit(tx, actor, {
@@ -93,6 +116,10 @@ export async function completeExercise(db: Db, actor: Actor, mapId: string, exer
         ...(touched.new_draft ? { new_draft: true } : {}),
       },
     });
-    return { exercise: exerciseJson(done), layers: written, map: { id: mapId, version: touched.version, status: touched.status, new_draft: touched.new_draft } };
+    return {
+      exercise: exerciseJson(done),
+      layers: written,
+      map: { id: mapId, version: touched.version, status: touched.status, new_draft: touched.new_draft },
+    };
   });
 }

@@ -23,12 +23,19 @@ export async function createExercise(db: Db, actor: Actor, mapId: string, body: 
   checkMapId(mapId);
   const parsed = createExerciseSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  if (looksLikeSecret(parsed.data.interruption_point)) throw validationError([{ path: ["interruption_point"], message: SECRET_MESSAGE }]);
+  if (looksLikeSecret(parsed.data.interruption_point))
+    throw validationError([{ path: ["interruption_point"], message: SECRET_MESSAGE }]);
   const layers = parsed.data.layers ?? defaultLayers();
   const by = actorRef(actor).label;
   return db.transaction(async (tx) => {
     if (!(await q.findMap(tx, actor.tenantId, mapId))) throw notFound("Custody map");
-    const row = await q.insertExercise(tx, actor.tenantId, { mapId, interruptionPoint: parsed.data.interruption_point, layers, steps: emptySteps(), by });
+    const row = await q.insertExercise(tx, actor.tenantId, {
+      mapId,
+      interruptionPoint: parsed.data.interruption_point,
+      layers,
+      steps: emptySteps(),
+      by,
+    });
     await appendAudit(tx, actor, {
       action: "exercise.create",
       target: `exercise:${row.id}`,

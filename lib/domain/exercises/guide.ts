@@ -58,11 +58,34 @@ export const STEP_STATUS_WORD: Record<StepStatus, { word: string; icon: string }
 };
 
 /** Outcomes in words, and the verification each sets on the covered layers. */
-export const OUTCOME_GUIDE: Record<ExerciseOutcome, { word: string; icon: string; meaning: string; verification: Exclude<Verification, "unknown"> }> = {
-  safe_resume: { word: "Safe resume", icon: "▶", meaning: "The run continued from its checkpoint and no effect was repeated.", verification: "verified" },
-  safe_replay: { word: "Safe replay", icon: "↺", meaning: "Reads repeated safely; every write replayed its stored receipt instead of running again.", verification: "verified" },
-  visible_stop: { word: "Visible stop", icon: "■", meaning: "The run stopped and said why, instead of guessing; a person could settle it.", verification: "verified" },
-  unsafe: { word: "Unsafe", icon: "⚠", meaning: "The run could repeat or lose an effect, or act without valid authority, without anyone being told.", verification: "failed" },
+export const OUTCOME_GUIDE: Record<
+  ExerciseOutcome,
+  { word: string; icon: string; meaning: string; verification: Exclude<Verification, "unknown"> }
+> = {
+  safe_resume: {
+    word: "Safe resume",
+    icon: "▶",
+    meaning: "The run continued from its checkpoint and no effect was repeated.",
+    verification: "verified",
+  },
+  safe_replay: {
+    word: "Safe replay",
+    icon: "↺",
+    meaning: "Reads repeated safely; every write replayed its stored receipt instead of running again.",
+    verification: "verified",
+  },
+  visible_stop: {
+    word: "Visible stop",
+    icon: "■",
+    meaning: "The run stopped and said why, instead of guessing; a person could settle it.",
+    verification: "verified",
+  },
+  unsafe: {
+    word: "Unsafe",
+    icon: "⚠",
+    meaning: "The run could repeat or lose an effect, or act without valid authority, without anyone being told.",
+    verification: "failed",
+  },
 };
 
 /** The verification a completed exercise with `outcome` sets on the layers it covered. */
@@ -72,7 +95,14 @@ export function verificationFor(outcome: ExerciseOutcome): Exclude<Verification,
 
 /** Six pending steps with no evidence. */
 export function emptySteps(): ExerciseStepRow[] {
-  return EXERCISE_STEPS.map((step) => ({ step, status: "pending", task_id: null, artifact_digest: null, event_id: null, note: "" }));
+  return EXERCISE_STEPS.map((step) => ({
+    step,
+    status: "pending",
+    task_id: null,
+    artifact_digest: null,
+    event_id: null,
+    note: "",
+  }));
 }
 
 /** Every layer some step exercises, in the map's order (all eight today). */
@@ -80,4 +110,3 @@ export function defaultLayers(): MapLayer[] {
   const touched = new Set(Object.values(STEP_GUIDE).flatMap((g) => g.layers));
   return MAP_LAYERS.filter((l) => touched.has(l));
 }
-

@@ -24,7 +24,14 @@ export function exerciseJson(r: q.ExerciseRow): ExerciseJson {
     map_id: r.map_id,
     interruption_point: r.interruption_point,
     layers: r.layers,
-    steps: r.steps.map((s) => ({ step: s.step, status: s.status, task_id: s.task_id, artifact_digest: s.artifact_digest, event_id: s.event_id ?? null, note: s.note })),
+    steps: r.steps.map((s) => ({
+      step: s.step,
+      status: s.status,
+      task_id: s.task_id,
+      artifact_digest: s.artifact_digest,
+      event_id: s.event_id ?? null,
+      note: s.note,
+    })),
     status: r.status,
     outcome: r.outcome,
     finding: r.finding,
@@ -39,7 +46,11 @@ export function exerciseJson(r: q.ExerciseRow): ExerciseJson {
 }
 
 /** A map's exercises, newest first. @throws DomainError forbidden, not_found */
-export async function listExercisesForActor(db: Db, actor: Actor, mapId: string): Promise<{ exercises: ExerciseListItem[] }> {
+export async function listExercisesForActor(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+): Promise<{ exercises: ExerciseListItem[] }> {
   authorize(actor, "maps.read");
   checkMapId(mapId);
   if (!(await q.findMap(db, actor.tenantId, mapId))) throw notFound("Custody map");
@@ -63,7 +74,12 @@ export async function listExercisesForActor(db: Db, actor: Actor, mapId: string)
  * What the product knows about one task, or null when the tenant has no such task (any more).
  * @throws DomainError forbidden when the actor may not read tasks or ask the gate.
  */
-export async function linkedTaskFacts(db: Db, actor: Actor, taskId: string, key: SigningKey): Promise<LinkedTaskFacts | null> {
+export async function linkedTaskFacts(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  key: SigningKey,
+): Promise<LinkedTaskFacts | null> {
   authorize(actor, "tasks.read");
   authorize(actor, "gate.ask");
   try {
@@ -80,8 +96,16 @@ export async function linkedTaskFacts(db: Db, actor: Actor, taskId: string, key:
       task_id: view.task_id,
       phase: view.phase,
       current_attempt: view.current_attempt,
-      checkpoints: history.checkpoints.map((c) => ({ version: c.version, phase: c.phase, digest: c.digest, signature_valid: c.signature_valid, created_at: c.created_at })),
-      unknown_side_effects: effects.filter(([, e]) => e.status === "unknown").map(([name, e]) => ({ name, status_reason: e.status_reason })),
+      checkpoints: history.checkpoints.map((c) => ({
+        version: c.version,
+        phase: c.phase,
+        digest: c.digest,
+        signature_valid: c.signature_valid,
+        created_at: c.created_at,
+      })),
+      unknown_side_effects: effects
+        .filter(([, e]) => e.status === "unknown")
+        .map(([name, e]) => ({ name, status_reason: e.status_reason })),
       side_effects: effects.map(([name, e]) => ({ name, status: e.status })),
       artifacts: artifacts.map((a) => ({ ref: a.ref, sha256: a.sha256 })),
       gate: { verdict: gate.verdict, reasons: gate.reasons },
@@ -97,7 +121,13 @@ export async function linkedTaskFacts(db: Db, actor: Actor, taskId: string, key:
  * One exercise with its map and the facts of every task its steps link (in the order first linked).
  * @throws DomainError forbidden, not_found (no such map or exercise in this tenant, or the exercise is of another map).
  */
-export async function getExerciseView(db: Db, actor: Actor, mapId: string, exerciseId: string, key: SigningKey): Promise<ExerciseView> {
+export async function getExerciseView(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+  exerciseId: string,
+  key: SigningKey,
+): Promise<ExerciseView> {
   authorize(actor, "maps.read");
   checkMapId(mapId);
   checkExerciseId(exerciseId);
@@ -107,7 +137,9 @@ export async function getExerciseView(db: Db, actor: Actor, mapId: string, exerc
   if (!row) throw notFound("Exercise");
   const ex = exerciseJson(row);
   const taskIds = [...new Set(ex.steps.map((s) => s.task_id).filter((t): t is string => !!t))];
-  const linked = (await Promise.all(taskIds.map((t) => linkedTaskFacts(db, actor, t, key)))).filter((f): f is LinkedTaskFacts => f !== null);
+  const linked = (await Promise.all(taskIds.map((t) => linkedTaskFacts(db, actor, t, key)))).filter(
+    (f): f is LinkedTaskFacts => f !== null,
+  );
   return {
     ...ex,
     map: { id: map.id, workflow: map.workflow, title: map.title, version: map.version, status: map.status },

@@ -20,28 +20,58 @@ import { TASK_ID_PATTERN } from "../events/schema";
 import { isPlaceholderName, normalizeDigest, SHA256_HEX, type RuleIssue } from "../maps/rules";
 import { unsafeTextReason } from "../typed-text";
 
-export { defaultLayers, emptySteps, EXERCISE_OUTCOMES, EXERCISE_STEPS, OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD, STEP_STATUSES, verificationFor };
+export {
+  defaultLayers,
+  emptySteps,
+  EXERCISE_OUTCOMES,
+  EXERCISE_STEPS,
+  OUTCOME_GUIDE,
+  STEP_GUIDE,
+  STEP_STATUS_WORD,
+  STEP_STATUSES,
+  verificationFor,
+};
 
 /**
  * What must hold before an exercise can be completed: an outcome, a finding, every step marked (none left
  * `pending`), at least one layer covered, and at least one step carrying evidence beyond a note (a task or an
  * artifact digest), since the exercise becomes the evidence of the layers it covers.
  */
-export function completionIssues(e: { layers: readonly MapLayer[]; steps: readonly ExerciseStepRow[]; outcome: ExerciseOutcome | null; finding: string }): RuleIssue[] {
+export function completionIssues(e: {
+  layers: readonly MapLayer[];
+  steps: readonly ExerciseStepRow[];
+  outcome: ExerciseOutcome | null;
+  finding: string;
+}): RuleIssue[] {
   const issues: RuleIssue[] = [];
   if (!e.outcome) issues.push({ path: ["outcome"], message: `choose the outcome: ${EXERCISE_OUTCOMES.join(", ")}` });
   const finding = e.finding.trim();
   if (!finding || isPlaceholderName(finding) || [...finding].length < 10) {
-    issues.push({ path: ["finding"], message: "write the finding (at least 10 characters): what happened at the interruption point and what it means for the layers covered" });
+    issues.push({
+      path: ["finding"],
+      message:
+        "write the finding (at least 10 characters): what happened at the interruption point and what it means for the layers covered",
+    });
   }
-  if (e.layers.length === 0) issues.push({ path: ["layers"], message: "choose at least one layer the exercise covers; their verification is what it sets" });
+  if (e.layers.length === 0)
+    issues.push({
+      path: ["layers"],
+      message: "choose at least one layer the exercise covers; their verification is what it sets",
+    });
   e.steps.forEach((s, i) => {
     if (s.status === "pending") {
-      issues.push({ path: ["steps", i, "status"], message: `${STEP_GUIDE[s.step].label} is not done yet: mark it as expected, not as expected, or could not be done` });
+      issues.push({
+        path: ["steps", i, "status"],
+        message: `${STEP_GUIDE[s.step].label} is not done yet: mark it as expected, not as expected, or could not be done`,
+      });
     }
   });
   if (!e.steps.some((s) => s.task_id || s.artifact_digest)) {
-    issues.push({ path: ["steps"], message: "link the disposable run's task (or an artifact digest) to at least one step: the exercise becomes the evidence of the layers it covers" });
+    issues.push({
+      path: ["steps"],
+      message:
+        "link the disposable run's task (or an artifact digest) to at least one step: the exercise becomes the evidence of the layers it covers",
+    });
   }
   return issues;
 }
@@ -54,15 +84,27 @@ function text(field: string, max: number, opts: { multiline?: boolean; min?: num
     .trim()
     .check((ctx) => {
       const n = [...ctx.value].length;
-      if (opts.min && n < opts.min) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} is required (${opts.min}–${max} characters)` });
-      if (n > max) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} is too long (${n} characters); at most ${max} are allowed` });
+      if (opts.min && n < opts.min)
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value,
+          message: `${field} is required (${opts.min}–${max} characters)`,
+        });
+      if (n > max)
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value,
+          message: `${field} is too long (${n} characters); at most ${max} are allowed`,
+        });
       const unsafe = unsafeTextReason(ctx.value, opts);
       if (unsafe) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${unsafe}` });
     });
 }
 
 const layersSchema = z
-  .array(z.enum(MAP_LAYERS, { error: `each layer must be one of ${MAP_LAYERS.join(", ")}` }), { error: "layers must be a list of layer names" })
+  .array(z.enum(MAP_LAYERS, { error: `each layer must be one of ${MAP_LAYERS.join(", ")}` }), {
+    error: "layers must be a list of layer names",
+  })
   .max(MAP_LAYERS.length)
   .transform((ls) => MAP_LAYERS.filter((l) => ls.includes(l)));
 
@@ -113,19 +155,30 @@ export const updateExerciseSchema = z
     interruption_point: interruptionPoint.optional(),
     layers: layersSchema.optional(),
     steps: z.array(stepSchema, { error: "steps must be the list of the six steps" }).optional(),
-    outcome: z.enum(EXERCISE_OUTCOMES, { error: `outcome must be null or one of ${EXERCISE_OUTCOMES.join(", ")}` }).nullable().optional(),
+    outcome: z
+      .enum(EXERCISE_OUTCOMES, { error: `outcome must be null or one of ${EXERCISE_OUTCOMES.join(", ")}` })
+      .nullable()
+      .optional(),
     finding: text("finding", 4000, { multiline: true }).optional(),
     revision,
   })
   .superRefine((b, ctx) => {
     if (!b.steps) return;
     if (b.steps.length !== EXERCISE_STEPS.length) {
-      ctx.addIssue({ code: "custom", path: ["steps"], message: `steps must hold the six steps in order (${EXERCISE_STEPS.join(", ")}), not ${b.steps.length}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["steps"],
+        message: `steps must hold the six steps in order (${EXERCISE_STEPS.join(", ")}), not ${b.steps.length}`,
+      });
       return;
     }
     b.steps.forEach((s, i) => {
       if (s.step !== EXERCISE_STEPS[i]) {
-        ctx.addIssue({ code: "custom", path: ["steps", i, "step"], message: `step ${i + 1} must be ${EXERCISE_STEPS[i]}, not ${s.step}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", i, "step"],
+          message: `step ${i + 1} must be ${EXERCISE_STEPS[i]}, not ${s.step}`,
+        });
       }
     });
   });

@@ -71,7 +71,10 @@ function forTask(step: ExerciseStep, t: LinkedTaskFacts): Suggestion[] {
     }
     case "interrupt":
       if (t.current_attempt > 1) {
-        add("attempts", `${t.task_id}: sandbox replaced ${t.current_attempt - 1} time${t.current_attempt === 2 ? "" : "s"}; now at attempt ${t.current_attempt}.`);
+        add(
+          "attempts",
+          `${t.task_id}: sandbox replaced ${t.current_attempt - 1} time${t.current_attempt === 2 ? "" : "s"}; now at attempt ${t.current_attempt}.`,
+        );
       }
       break;
     case "resume_and_reconcile": {
@@ -83,21 +86,34 @@ function forTask(step: ExerciseStep, t: LinkedTaskFacts): Suggestion[] {
           `${t.task_id}: outcome unknown for ${t.unknown_side_effects.map((e) => e.name).join(", ")} — reconcile against the other system before any retry.`,
         );
       } else if (t.side_effects.length) {
-        add("effects", `${t.task_id}: no write with an unknown outcome (${t.side_effects.map((e) => `${e.name} ${e.status.replace("_", " ")}`).join(", ")}).`);
+        add(
+          "effects",
+          `${t.task_id}: no write with an unknown outcome (${t.side_effects.map((e) => `${e.name} ${e.status.replace("_", " ")}`).join(", ")}).`,
+        );
       }
       break;
     }
     case "retrieve_and_export":
-      for (const a of t.artifacts) add(`artifact:${a.sha256}`, `${t.task_id}: ${base(a.ref)} sha256 ${short(a.sha256)} (${a.ref}).`, { artifact_digest: a.sha256 });
+      for (const a of t.artifacts)
+        add(`artifact:${a.sha256}`, `${t.task_id}: ${base(a.ref)} sha256 ${short(a.sha256)} (${a.ref}).`, {
+          artifact_digest: a.sha256,
+        });
       break;
     case "test_revocation": {
       // Each "Test revocation" check the task holds, newest first: linking one keeps its event as the step's evidence.
-      for (const c of t.revocation_checks) add(`check:${c.event_id}`, `${t.task_id}: ${revocationCheckText(c)}`, { event_id: c.event_id });
-      const credential = t.gate.reasons.filter((r) => ["credential_revoked", "credential_expired", "principal_revoked"].includes(r.code));
+      for (const c of t.revocation_checks)
+        add(`check:${c.event_id}`, `${t.task_id}: ${revocationCheckText(c)}`, { event_id: c.event_id });
+      const credential = t.gate.reasons.filter((r) =>
+        ["credential_revoked", "credential_expired", "principal_revoked"].includes(r.code),
+      );
       if (credential.length) {
-        for (const r of credential) add(`gate:${r.code}:${r.target}`, `${t.task_id}: the gate stops with ${r.code} — ${r.message}`);
+        for (const r of credential)
+          add(`gate:${r.code}:${r.target}`, `${t.task_id}: the gate stops with ${r.code} — ${r.message}`);
       } else {
-        add("no-revocation", `${t.task_id}: the gate reports no revoked principal and no revoked or expired credential for this run.`);
+        add(
+          "no-revocation",
+          `${t.task_id}: the gate reports no revoked principal and no revoked or expired credential for this run.`,
+        );
       }
       break;
     }

@@ -30,7 +30,13 @@ type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "out
  *   this tenant does not have, `steps.5.event_id` for an event that is not the step's task's), conflict (409:
  *   completed already, or the revision moved on — `details.current` and `details.yours` hold both versions).
  */
-export async function updateExercise(db: Db, actor: Actor, mapId: string, exerciseId: string, body: unknown): Promise<ExerciseJson> {
+export async function updateExercise(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+  exerciseId: string,
+  body: unknown,
+): Promise<ExerciseJson> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);
   checkExerciseId(exerciseId);
@@ -52,29 +58,49 @@ export async function updateExercise(db: Db, actor: Actor, mapId: string, exerci
       finding: patch.finding ?? current.finding,
     };
     if (current.status === "completed") {
-      throw new DomainError("conflict", `This exercise was completed at ${current.completed_at} and is kept as recorded; start a new exercise to test again.`, {
-        current,
-      });
+      throw new DomainError(
+        "conflict",
+        `This exercise was completed at ${current.completed_at} and is kept as recorded; start a new exercise to test again.`,
+        {
+          current,
+        },
+      );
     }
     if (current.revision !== revision) throw stale(current, next, revision);
 
     const issues: ValidationIssue[] = [];
     for (const [i, s] of next.steps.entries()) {
       if (s.task_id && !(await findTask(tx, actor.tenantId, s.task_id))) {
-        issues.push({ path: ["steps", i, "task_id"], message: `no task ${s.task_id} in this workspace; pick one from the search` });
+        issues.push({
+          path: ["steps", i, "task_id"],
+          message: `no task ${s.task_id} in this workspace; pick one from the search`,
+        });
       }
       if (s.event_id && !s.task_id) {
-        issues.push({ path: ["steps", i, "event_id"], message: "an event is evidence only with its task: link the task whose event it is" });
+        issues.push({
+          path: ["steps", i, "event_id"],
+          message: "an event is evidence only with its task: link the task whose event it is",
+        });
       } else if (s.event_id && s.task_id && !(await eventOfTask(tx, actor.tenantId, s.task_id, s.event_id))) {
-        issues.push({ path: ["steps", i, "event_id"], message: `task ${s.task_id} has no event ${s.event_id}; pick one from the suggestions` });
+        issues.push({
+          path: ["steps", i, "event_id"],
+          message: `task ${s.task_id} has no event ${s.event_id}; pick one from the suggestions`,
+        });
       }
       if (looksLikeSecret(s.note)) issues.push({ path: ["steps", i, "note"], message: SECRET_MESSAGE });
     }
     if (looksLikeSecret(next.finding)) issues.push({ path: ["finding"], message: SECRET_MESSAGE });
-    if (looksLikeSecret(next.interruption_point)) issues.push({ path: ["interruption_point"], message: SECRET_MESSAGE });
+    if (looksLikeSecret(next.interruption_point))
+      issues.push({ path: ["interruption_point"], message: SECRET_MESSAGE });
     if (issues.length) throw validationError(issues);
 
-    const before: Draft = { interruption_point: current.interruption_point, layers: current.layers, steps: current.steps, outcome: current.outcome, finding: current.finding };
+    const before: Draft = {
+      interruption_point: current.interruption_point,
+      layers: current.layers,
+      steps: current.steps,
+      outcome: current.outcome,
+      finding: current.finding,
+    };
     if (canonicalJson(next) === canonicalJson(before)) return current;
 
     const written = await q.updateExerciseGuarded(
@@ -82,7 +108,13 @@ export async function updateExercise(db: Db, actor: Actor, mapId: string, exerci
       actor.tenantId,
       mapId,
       exerciseId,
-      { interruptionPoint: next.interruption_point, layers: next.layers, steps: next.steps, finding: next.finding, outcome: next.outcome },
+      {
+        interruptionPoint: next.interruption_point,
+        layers: next.layers,
+        steps: next.steps,
+        finding: next.finding,
+        outcome: next.outcome,
+      },
       revision,
       by,
     );
@@ -96,7 +128,9 @@ export async function updateExercise(db: Db, actor: Actor, mapId: string, exerci
       details: {
         map_id: mapId,
         revision: written.revision,
-        fields: (Object.keys(next) as Array<keyof Draft>).filter((k) => canonicalJson(next[k]) !== canonicalJson(before[k])),
+        fields: (Object.keys(next) as Array<keyof Draft>).filter(
+          (k) => canonicalJson(next[k]) !== canonicalJson(before[k]),
+        ),
         linked_tasks: [...new Set(next.steps.map((s) => s.task_id).filter(Boolean))],
       },
     });
@@ -106,7 +140,10 @@ export async function updateExercise(db: Db, actor: Actor, mapId: string, exerci
 
 /** True when `eventId` is an event of `taskId` in this tenant (the events' primary key). */
 async function eventOfTask(db: Db, tenantId: string, taskId: string, eventId: string): Promise<boolean> {
-  const rows = await queryRows<{ one: number }>(db, sql`select 1 as one from events where tenant_id = ${tenantId} and event_id = ${eventId} and task_id = ${taskId}`);
+  const rows = await queryRows<{ one: number }>(
+    db,
+    sql`select 1 as one from events where tenant_id = ${tenantId} and event_id = ${eventId} and task_id = ${taskId}`,
+  );
   return rows.length > 0;
 }
 
@@ -114,6 +151,11 @@ function stale(current: ExerciseJson, yours: Draft, basedOn: number): DomainErro
   return new DomainError(
     "conflict",
     `${current.updated_by} saved this exercise at ${current.updated_at} (revision ${current.revision}); your change was based on revision ${basedOn}. Nothing was overwritten: compare both versions and save again.`,
-    { current, yours: { ...yours, revision: basedOn }, current_updated_by: current.updated_by, current_updated_at: current.updated_at },
+    {
+      current,
+      yours: { ...yours, revision: basedOn },
+      current_updated_by: current.updated_by,
+      current_updated_at: current.updated_at,
+    },
   );
 }

@@ -23,7 +23,9 @@ import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
-  tool_definitions: z.record(z.string().min(1).max(200), z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256")).optional(),
+  tool_definitions: z
+    .record(z.string().min(1).max(200), z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256"))
+    .optional(),
   /** The sandbox attempt asking (a live intent of an older attempt then holds new writes back). */
   attempt: z.number().int("attempt must be a whole number").min(1, "attempt starts at 1").max(1_000_000).optional(),
 });
@@ -138,7 +140,12 @@ export async function gatherGateFacts(
   askingAttempt: number | null = null,
   opts: { forWrite?: boolean } = {},
 ): Promise<GateFacts> {
-  const read = await readGateFacts(db, tenantId, taskId, key, { toolDefinitions, now, askingAttempt, forWrite: opts.forWrite });
+  const read = await readGateFacts(db, tenantId, taskId, key, {
+    toolDefinitions,
+    now,
+    askingAttempt,
+    forWrite: opts.forWrite,
+  });
   if (!read) throw notFound(`Task ${taskId}`);
   return read.facts;
 }
@@ -192,15 +199,15 @@ export async function readGateFacts(
           where tenant_id = ${tenantId} and task_id = ${taskId}
             and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
           returning name)${
-          opts.countAsk
-            ? sql`,
+            opts.countAsk
+              ? sql`,
         asked as (
           update gate_asks g set asks = g.asks + 1, last_asked_at = greatest(g.last_asked_at, now())
           from tasks k where k.tenant_id = ${tenantId} and k.task_id = ${taskId}
             and g.tenant_id = k.tenant_id and g.task_id = k.task_id and g.attempt = k.current_attempt
           returning g.last_verdict)`
-            : sql``
-        }
+              : sql``
+          }
         select t.task_id, t.principal, t.phase, t.current_attempt,
           (select json_agg(x.name) from expired x) as expired,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
@@ -272,15 +279,29 @@ export async function readGateFacts(
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   if (!row) return null;
-  const task = { task_id: row.task_id, phase: row.phase, principal: row.principal, current_attempt: row.current_attempt };
+  const task = {
+    task_id: row.task_id,
+    phase: row.phase,
+    principal: row.principal,
+    current_attempt: row.current_attempt,
+  };
   const expired = new Set(parsed(row.expired) ?? []);
   const { blocking, open } = parsed(row.effects);
   const effects: GateFacts["side_effects"] = [
-    ...blocking.map((e) => (expired.has(e.name) ? { ...e, status: "unknown" as const, status_reason: LEASE_EXPIRED_REASON } : e)),
-    ...open.map(([name, status]) => ({ name, status, status_reason: null, lease_expires_at: null, intent_attempt: null })),
+    ...blocking.map((e) =>
+      expired.has(e.name) ? { ...e, status: "unknown" as const, status_reason: LEASE_EXPIRED_REASON } : e,
+    ),
+    ...open.map(([name, status]) => ({
+      name,
+      status,
+      status_reason: null,
+      lease_expires_at: null,
+      intent_attempt: null,
+    })),
   ];
   let effect = row.effect === null ? undefined : parsed(row.effect);
-  if (effect && expired.has(effect.name)) effect = { ...effect, status: "unknown", status_reason: LEASE_EXPIRED_REASON };
+  if (effect && expired.has(effect.name))
+    effect = { ...effect, status: "unknown", status_reason: LEASE_EXPIRED_REASON };
   const events = parsed(row.events);
   const cp = row.checkpoint === null ? null : parsed(row.checkpoint);
 
@@ -325,7 +346,8 @@ export async function readGateFacts(
     }
     const sameInstance = cur && (!id || !cur.credential_id || id === cur.credential_id);
     if (e.type === "credential.attached") {
-      if (!cur || !sameInstance || cur.revoked_at || cur.expired_at) latestCredential.set(ref, instance(ref, id, e, { expires_at: str(e.attrs.expires_at) }));
+      if (!cur || !sameInstance || cur.revoked_at || cur.expired_at)
+        latestCredential.set(ref, instance(ref, id, e, { expires_at: str(e.attrs.expires_at) }));
     } else if (e.type === "credential.revoked") {
       if (cur && sameInstance) cur.revoked_at = e.occurred_at;
       else if (!cur) latestCredential.set(ref, instance(ref, id, e, { revoked_at: e.occurred_at }));
@@ -350,7 +372,11 @@ export async function readGateFacts(
   );
   const policyRef = row.policy === null ? null : parsed(row.policy);
   const policyFacts = policyRef
-    ? policyGateFactsFor(taskId, { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) }, parsed(row.egress_hosts) ?? [])
+    ? policyGateFactsFor(
+        taskId,
+        { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) },
+        parsed(row.egress_hosts) ?? [],
+      )
     : { reasons: [], credential_policy: null };
 
   const latest = cp
@@ -426,11 +452,23 @@ const verifiedRecordId = (kid: string, tenantId: string, taskId: string, version
  * Whether the latest checkpoint's record verifies (digest and Ed25519 signature under the server key), verifying each
  * stored row version once per process: the record itself is read and checked only the first time that version is seen.
  */
-async function checkpointVerifiesCached(db: Db, tenantId: string, taskId: string, cp: GateCheckpointRow, key: SigningKey): Promise<boolean> {
+async function checkpointVerifiesCached(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  cp: GateCheckpointRow,
+  key: SigningKey,
+): Promise<boolean> {
   if (cp.key_id !== key.kid) return false;
   const known = verifiedRecords.get(verifiedRecordId(key.kid, tenantId, taskId, cp.version, cp.row_version));
   if (known !== undefined) return known;
-  const [stored] = await queryRows<{ record: Record<string, unknown>; digest: string; signature: string; key_id: string; row_version: string }>(
+  const [stored] = await queryRows<{
+    record: Record<string, unknown>;
+    digest: string;
+    signature: string;
+    key_id: string;
+    row_version: string;
+  }>(
     db,
     sql`select record, digest, signature, key_id, xmin::text as row_version
         from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId} and version = ${cp.version}`,
@@ -441,7 +479,9 @@ async function checkpointVerifiesCached(db: Db, tenantId: string, taskId: string
   verifiedRecords.set(verifiedRecordId(key.kid, tenantId, taskId, cp.version, stored.row_version), ok);
   // The row read now is the one the gate's facts came from (checkpoints are never rewritten); if it is not, say it does
   // not verify rather than vouch for facts read from another version of it.
-  return ok && stored.digest === cp.digest && stored.signature === cp.signature && stored.row_version === cp.row_version;
+  return (
+    ok && stored.digest === cp.digest && stored.signature === cp.signature && stored.row_version === cp.row_version
+  );
 }
 
 /** A stored checkpoint as the gate reads it, with its signature checked. */
@@ -457,7 +497,12 @@ function gateCheckpoint(c: CheckpointRow, key: SigningKey): GateCheckpoint {
 }
 
 /** The newest checkpoint whose signature verifies (only read when the latest does not). */
-async function latestVerified(db: Db, tenantId: string, taskId: string, key: SigningKey): Promise<GateCheckpoint | null> {
+async function latestVerified(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  key: SigningKey,
+): Promise<GateCheckpoint | null> {
   for (const c of await listCheckpoints(db, tenantId, taskId, { limit: 200 })) {
     const g = gateCheckpoint(c, key);
     if (g.signature_valid) return g;
@@ -472,7 +517,13 @@ async function latestVerified(db: Db, tenantId: string, taskId: string, key: Sig
  * @returns `{verdict, reasons: [{code, message, target}], next_phase, permitted_side_effects}`.
  * @throws DomainError not_found, validation_failed, forbidden.
  */
-export async function askGate(db: Db, actor: Actor, taskId: string, body: unknown, key: SigningKey): Promise<GateVerdict> {
+export async function askGate(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  body: unknown,
+  key: SigningKey,
+): Promise<GateVerdict> {
   authorize(actor, "gate.ask");
   checkTaskId(taskId);
   const parsed = resumeBodySchema.safeParse(body ?? {});

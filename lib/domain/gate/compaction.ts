@@ -19,7 +19,9 @@ export function uncheckedCompaction(events: ReadonlyArray<CompactionFactEvent>):
     if (e.type === "compaction.performed" && (!compaction || e.seq > compaction.seq)) compaction = e;
     if (e.type === "constraint.checked" && e.seq > checkedAfter) checkedAfter = e.seq;
   }
-  return compaction && checkedAfter < compaction.seq ? { event_id: compaction.event_id, occurred_at: compaction.occurred_at } : null;
+  return compaction && checkedAfter < compaction.seq
+    ? { event_id: compaction.event_id, occurred_at: compaction.occurred_at }
+    : null;
 }
 
 /**
@@ -32,7 +34,9 @@ export function followUncheckedCompaction(
   arrived: ReadonlyArray<{ id: string; type: string; occurred_at: string }>,
 ): UncheckedCompaction | null {
   if (!arrived.some((e) => e.type === "compaction.performed" || e.type === "constraint.checked")) return current;
-  const events: CompactionFactEvent[] = current ? [{ event_id: current.event_id, type: "compaction.performed", seq: 0, occurred_at: current.occurred_at }] : [];
+  const events: CompactionFactEvent[] = current
+    ? [{ event_id: current.event_id, type: "compaction.performed", seq: 0, occurred_at: current.occurred_at }]
+    : [];
   arrived.forEach((e, i) => events.push({ event_id: e.id, type: e.type, seq: i + 1, occurred_at: e.occurred_at }));
   return uncheckedCompaction(events);
 }

@@ -117,7 +117,8 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   const replay: GateReason[] = [];
   const taskLink = `/tasks/${enc(f.task.task_id)}`;
 
-  const verified = f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;
+  const verified =
+    f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;
   if (f.checkpoint && !f.checkpoint.signature_valid) {
     blocking.push({
       code: "record_signature_invalid",
@@ -151,7 +152,8 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   const nowMs = f.now.getTime();
   const asking = Math.max(f.asking_attempt ?? 0, f.task.current_attempt);
   for (const e of f.side_effects) {
-    const leaseExpired = e.status === "in_flight" && e.lease_expires_at !== null && Date.parse(e.lease_expires_at) < nowMs;
+    const leaseExpired =
+      e.status === "in_flight" && e.lease_expires_at !== null && Date.parse(e.lease_expires_at) < nowMs;
     if (e.status === "unknown" || leaseExpired) {
       const why = e.status_reason ? clause(e.status_reason) : leaseExpired ? "its lease ran out" : "";
       blocking.push({
@@ -159,7 +161,10 @@ export function evaluateGate(f: GateFacts): GateVerdict {
         message: `${e.name}: the request may have been sent but no receipt was recorded${why ? `. Why: ${why}` : ""}. Reconcile it before any retry.`,
         target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
       });
-    } else if (e.status === "in_flight" && (e.intent_attempt === null || e.intent_attempt === undefined || e.intent_attempt < asking)) {
+    } else if (
+      e.status === "in_flight" &&
+      (e.intent_attempt === null || e.intent_attempt === undefined || e.intent_attempt < asking)
+    ) {
       // Writes of the asking attempt may run side by side; a live lease of an older attempt holds new writes back.
       replay.push({
         code: "side_effect_in_flight",
@@ -240,7 +245,8 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   if (!f.checkpoint) {
     replay.push({
       code: "no_checkpoint",
-      message: "No task record has been checkpointed yet: there is no verified state to resume from; start from the inputs (reads only) and checkpoint.",
+      message:
+        "No task record has been checkpointed yet: there is no verified state to resume from; start from the inputs (reads only) and checkpoint.",
       target: taskLink,
     });
   }

@@ -54,8 +54,13 @@ export function readAgentVersion(value: string | null): string | null {
 
 /** Maps a reader refusal to the API's 422 (the problem named in `details.problem`). */
 function refusal(err: RunStateImportError): DomainError {
-  const versionProblem = err.problem === "unsupported_schema_version" || err.problem === "schema_version_missing" || err.problem === "schema_version_not_string";
-  return new DomainError(versionProblem ? "unsupported_schema_version" : "invalid_run_state", err.message, { problem: err.problem });
+  const versionProblem =
+    err.problem === "unsupported_schema_version" ||
+    err.problem === "schema_version_missing" ||
+    err.problem === "schema_version_not_string";
+  return new DomainError(versionProblem ? "unsupported_schema_version" : "invalid_run_state", err.message, {
+    problem: err.problem,
+  });
 }
 
 /** Event id for one fact of one call of the task: stable, so a repeated import is a duplicate. */
@@ -104,14 +109,23 @@ export async function importRunState(
 
   // Every event is prepared (and could be refused) before anything is written.
   const events: Array<{ input: Record<string, unknown>; callId: string; effect: string }> = [];
-  const receipts = parsed.receipts.map((r) => ({ ...r, effect: toolCallEffectName(r.tool, r.callId), key: toolCallIdempotencyKey(taskId, r.callId) }));
+  const receipts = parsed.receipts.map((r) => ({
+    ...r,
+    effect: toolCallEffectName(r.tool, r.callId),
+    key: toolCallIdempotencyKey(taskId, r.callId),
+  }));
   for (const r of receipts) {
     const common = { task_id: taskId, plane: "tools", occurred_at: now, attempt, actor: source };
     const attrs = { name: r.effect, idempotency_key: r.key, tool: r.tool, call_id: r.callId };
     events.push({
       callId: r.callId,
       effect: r.effect,
-      input: { ...common, id: eventId(taskId, r.callId, "1-intent"), type: "side_effect.intent", attrs: { ...attrs, action: r.tool, mutation: true, payload_digest: toolCallDigest(r.tool, r.arguments) } },
+      input: {
+        ...common,
+        id: eventId(taskId, r.callId, "1-intent"),
+        type: "side_effect.intent",
+        attrs: { ...attrs, action: r.tool, mutation: true, payload_digest: toolCallDigest(r.tool, r.arguments) },
+      },
     });
     events.push({
       callId: r.callId,
@@ -120,7 +134,12 @@ export async function importRunState(
         ...common,
         id: eventId(taskId, r.callId, "2-receipt"),
         type: "side_effect.receipt",
-        attrs: { ...attrs, external_operation_id: `openai-agents:call:${r.callId}`.slice(0, 500), result_digest: canonicalDigest(r.output ?? null), completed_at: now },
+        attrs: {
+          ...attrs,
+          external_operation_id: `openai-agents:call:${r.callId}`.slice(0, 500),
+          result_digest: canonicalDigest(r.output ?? null),
+          completed_at: now,
+        },
       },
     });
   }
@@ -136,7 +155,13 @@ export async function importRunState(
         type: "tool.called",
         occurred_at: now,
         actor: source,
-        attrs: { tool: u.tool, call_id: u.callId, mutation: true, payload_digest: toolCallDigest(u.tool, u.arguments), source: "openai-agents-run-state" },
+        attrs: {
+          tool: u.tool,
+          call_id: u.callId,
+          mutation: true,
+          payload_digest: toolCallDigest(u.tool, u.arguments),
+          source: "openai-agents-run-state",
+        },
       },
     });
   }
@@ -144,7 +169,11 @@ export async function importRunState(
   for (const e of events) {
     const p = prepareFully(e.input);
     if ("status" in p) {
-      throw new DomainError("invalid_run_state", `A tool call of the state cannot be recorded (${p.error.code}); nothing was imported.`, { problem: "unrecordable_call" });
+      throw new DomainError(
+        "invalid_run_state",
+        `A tool call of the state cannot be recorded (${p.error.code}); nothing was imported.`,
+        { problem: "unrecordable_call" },
+      );
     }
     prepared.push(p);
   }
@@ -161,7 +190,10 @@ export async function importRunState(
         (
           await queryRows<{ event_id: string }>(
             db,
-            sql`select event_id from events where tenant_id = ${tenantId} and event_id in (${sql.join(prepared.map((p) => sql`${p.id}`), sql`, `)})`,
+            sql`select event_id from events where tenant_id = ${tenantId} and event_id in (${sql.join(
+              prepared.map((p) => sql`${p.id}`),
+              sql`, `,
+            )})`,
           )
         ).map((r) => r.event_id),
       )
@@ -172,7 +204,9 @@ export async function importRunState(
     for (const p of fresh) {
       const note = outcome.get(p.id)?.effect;
       if (note && !note.applied && p.type === "side_effect.receipt") {
-        warnings.push(`The receipt of ${note.name} was not applied (${note.code ?? "refused"}): ${note.message ?? ""}`.trim());
+        warnings.push(
+          `The receipt of ${note.name} was not applied (${note.code ?? "refused"}): ${note.message ?? ""}`.trim(),
+        );
       } else if (note && !note.applied && p.type === "side_effect.intent") {
         warnings.push(`The reported write ${note.name} was not taken as sent (${note.code ?? "refused"}).`);
       }
@@ -182,7 +216,8 @@ export async function importRunState(
   const created = await withRetry(() =>
     db.transaction(async (tx) => {
       let newUnknown = 0;
-      for (const u of unknown) newUnknown += (await flagOrphanToolCalls(tx, tenantId, taskId, sql`true`, u.callId)).length;
+      for (const u of unknown)
+        newUnknown += (await flagOrphanToolCalls(tx, tenantId, taskId, sql`true`, u.callId)).length;
       const ids: string[] = [];
       let newRequests = 0;
       if (approvals.length) {

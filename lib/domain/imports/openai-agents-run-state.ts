@@ -86,7 +86,10 @@ const MAX_STATE_DEPTH = 64;
 /** Nested agent-as-tool runs inside nested runs, at most. */
 const MAX_NESTED_RUNS_DEPTH = 8;
 
-const SDK_NAME: Record<RunStateSdk, string> = { "openai-agents-js": "JavaScript SDK", "openai-agents-python": "Python SDK" };
+const SDK_NAME: Record<RunStateSdk, string> = {
+  "openai-agents-js": "JavaScript SDK",
+  "openai-agents-python": "Python SDK",
+};
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -103,7 +106,10 @@ function parseJsonText(text: string, what: string): unknown {
   const problem = checkJsonText(text, MAX_STATE_DEPTH);
   if (problem) {
     if (/__proto__/.test(problem.message)) throw forbiddenKey(what);
-    throw new RunStateImportError("invalid_run_state", `${what} is refused: ${problem.message.replace(/"[^"]*"/g, "a key")}.`);
+    throw new RunStateImportError(
+      "invalid_run_state",
+      `${what} is refused: ${problem.message.replace(/"[^"]*"/g, "a key")}.`,
+    );
   }
   return value;
 }
@@ -151,11 +157,17 @@ function detectSdk(state: Obj): RunStateSdk {
 
 function checkVersion(state: Obj, sdk: RunStateSdk, where: string): string {
   if (!("$schemaVersion" in state)) {
-    throw new RunStateImportError("schema_version_missing", `${where} has no $schemaVersion; the ${SDK_NAME[sdk]} writes one in every RunState.`);
+    throw new RunStateImportError(
+      "schema_version_missing",
+      `${where} has no $schemaVersion; the ${SDK_NAME[sdk]} writes one in every RunState.`,
+    );
   }
   const v = state.$schemaVersion;
   if (typeof v !== "string") {
-    throw new RunStateImportError("schema_version_not_string", `${where}: $schemaVersion must be a string such as "1.2" (got a ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}).`);
+    throw new RunStateImportError(
+      "schema_version_not_string",
+      `${where}: $schemaVersion must be a string such as "1.2" (got a ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}).`,
+    );
   }
   const supported = SUPPORTED_SCHEMA_VERSIONS[sdk];
   if (!supported.includes(v)) {
@@ -174,11 +186,19 @@ function checkVersion(state: Obj, sdk: RunStateSdk, where: string): string {
 /** Field access by the JS SDK's camelCase name, mapped to snake_case for the Python SDK. */
 function fieldReader(sdk: RunStateSdk) {
   const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return (o: unknown, camel: string): unknown => (isObj(o) ? own(o, sdk === "openai-agents-js" ? camel : snake(camel)) : undefined);
+  return (o: unknown, camel: string): unknown =>
+    isObj(o) ? own(o, sdk === "openai-agents-js" ? camel : snake(camel)) : undefined;
 }
 
 /** Raw call item types that are tool calls the runtime executes (hosted tool calls are the provider's). */
-const LOCAL_CALL_TYPES = new Set(["function_call", "computer_call", "shell_call", "local_shell_call", "apply_patch_call", "custom_tool_call"]);
+const LOCAL_CALL_TYPES = new Set([
+  "function_call",
+  "computer_call",
+  "shell_call",
+  "local_shell_call",
+  "apply_patch_call",
+  "custom_tool_call",
+]);
 const OUTPUT_TYPES = new Set([
   "function_call_result",
   "function_call_output",
@@ -235,7 +255,11 @@ type Collected = {
 export function parseRunState(input: unknown): ParsedRunState {
   let state: unknown = input;
   if (typeof input === "string") state = parseJsonText(input, "The RunState");
-  if (!isObj(state)) throw new RunStateImportError("invalid_run_state", "A RunState must be a JSON object (or a JSON string holding one).");
+  if (!isObj(state))
+    throw new RunStateImportError(
+      "invalid_run_state",
+      "A RunState must be a JSON object (or a JSON string holding one).",
+    );
   assertNoForbiddenKeys(state, "The RunState");
   const sdk = detectSdk(state);
   const schemaVersion = checkVersion(state, sdk, "The RunState");
@@ -263,7 +287,11 @@ function agentsOf(state: Obj, sdk: RunStateSdk): Set<string> {
     if (typeof n === "string" && n) names.add(n);
   };
   add(f(state, "currentAgent"));
-  for (const list of [f(state, "generatedItems"), f(state, "sessionItems"), f(f(state, "lastProcessedResponse"), "newItems")]) {
+  for (const list of [
+    f(state, "generatedItems"),
+    f(state, "sessionItems"),
+    f(f(state, "lastProcessedResponse"), "newItems"),
+  ]) {
     if (Array.isArray(list)) for (const item of list) add(f(item, "agent"));
   }
   const tracker = f(state, "toolUseTracker");
@@ -281,12 +309,18 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
   if (isObj(pendingRuns)) {
     for (const [key, text] of Object.entries(pendingRuns)) {
       const nestedWhere = `A nested agent-as-tool run in pendingAgentToolRuns`;
-      if (depth + 1 > MAX_NESTED_RUNS_DEPTH) throw new RunStateImportError("invalid_run_state", `Nested agent-as-tool runs go deeper than ${MAX_NESTED_RUNS_DEPTH} levels.`);
-      if (typeof text !== "string") throw new RunStateImportError("invalid_run_state", `${nestedWhere} is not a JSON string.`);
+      if (depth + 1 > MAX_NESTED_RUNS_DEPTH)
+        throw new RunStateImportError(
+          "invalid_run_state",
+          `Nested agent-as-tool runs go deeper than ${MAX_NESTED_RUNS_DEPTH} levels.`,
+        );
+      if (typeof text !== "string")
+        throw new RunStateImportError("invalid_run_state", `${nestedWhere} is not a JSON string.`);
       const nested = parseJsonText(text, nestedWhere);
       if (!isObj(nested)) throw new RunStateImportError("invalid_run_state", `${nestedWhere} is not a JSON object.`);
       assertNoForbiddenKeys(nested, nestedWhere);
-      if (detectSdk(nested) !== sdk) throw new RunStateImportError("invalid_run_state", `${nestedWhere} was not written by the same SDK.`);
+      if (detectSdk(nested) !== sdk)
+        throw new RunStateImportError("invalid_run_state", `${nestedWhere} was not written by the same SDK.`);
       checkVersion(nested, sdk, nestedWhere);
       readState(nested, sdk, out, depth + 1, nestedWhere);
       // The key is `<tool>:<call id>` of the outer call that runs the nested agent.
@@ -305,7 +339,10 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
     if (typeof callId !== "string" || !callId) return;
     const name = typeof raw.name === "string" ? raw.name : type;
     const args = parseArguments(raw.arguments ?? raw.action ?? raw.input, where);
-    if (seenInList.has(callId)) out.warnings.push(`Call ${shown(callId)} (${shown(name)}) is listed twice in ${listName}; it was imported as one call.`);
+    if (seenInList.has(callId))
+      out.warnings.push(
+        `Call ${shown(callId)} (${shown(name)}) is listed twice in ${listName}; it was imported as one call.`,
+      );
     seenInList.add(callId);
     const prior = calls.get(callId);
     if (prior) {
@@ -357,11 +394,16 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
       if (!isObj(raw) || typeof raw.type !== "string" || !OUTPUT_TYPES.has(raw.type)) continue;
       const callId = f(raw, "callId");
       if (typeof callId !== "string" || !callId) continue;
-      if (seen.has(callId)) out.warnings.push(`The output of call ${shown(callId)} is listed twice in ${listName}; it was imported once.`);
+      if (seen.has(callId))
+        out.warnings.push(`The output of call ${shown(callId)} is listed twice in ${listName}; it was imported once.`);
       seen.add(callId);
       if (outputs.has(callId)) continue;
       const output = f(item, "output") ?? raw.output;
-      outputs.set(callId, { output: output ?? null, name: typeof raw.name === "string" ? raw.name : undefined, agent: itemAgent(item) });
+      outputs.set(callId, {
+        output: output ?? null,
+        name: typeof raw.name === "string" ? raw.name : undefined,
+        agent: itemAgent(item),
+      });
     }
   }
 
@@ -384,7 +426,9 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
           );
         }
         if (seen.has(approval.callId)) {
-          out.warnings.push(`Call ${shown(approval.callId)} (${shown(approval.tool)}) is listed twice among the pending approvals; it was imported as one request.`);
+          out.warnings.push(
+            `Call ${shown(approval.callId)} (${shown(approval.tool)}) is listed twice among the pending approvals; it was imported as one request.`,
+          );
           continue;
         }
         seen.add(approval.callId);
@@ -392,8 +436,14 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
         const existing = out.approvals.find((a) => a.callId === approval.callId);
         if (existing) {
           // The same approval surfaced by a nested run and by its parent: one request, from the agent that raised it.
-          if (existing.tool !== approval.tool || JSON.stringify(existing.arguments) !== JSON.stringify(approval.arguments)) {
-            throw new RunStateImportError("conflicting_call", `${where}: one call id is pending approval with two different tools or argument sets; refused.`);
+          if (
+            existing.tool !== approval.tool ||
+            JSON.stringify(existing.arguments) !== JSON.stringify(approval.arguments)
+          ) {
+            throw new RunStateImportError(
+              "conflicting_call",
+              `${where}: one call id is pending approval with two different tools or argument sets; refused.`,
+            );
           }
           continue;
         }
@@ -405,9 +455,18 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
   // Pair outputs with calls by call id.
   for (const [callId, o] of outputs) {
     const call = calls.get(callId);
-    if (!call) out.warnings.push(`An output for call ${shown(callId)} has no tool call in the state; it was recorded under the tool it names.`);
+    if (!call)
+      out.warnings.push(
+        `An output for call ${shown(callId)} has no tool call in the state; it was recorded under the tool it names.`,
+      );
     if (out.receipts.some((r) => r.callId === callId)) continue;
-    out.receipts.push({ callId, tool: call?.tool ?? o.name ?? "unknown_tool", arguments: call ? call.arguments : null, output: o.output, agent: call?.agent ?? o.agent });
+    out.receipts.push({
+      callId,
+      tool: call?.tool ?? o.name ?? "unknown_tool",
+      arguments: call ? call.arguments : null,
+      output: o.output,
+      agent: call?.agent ?? o.agent,
+    });
   }
 
   const finished = f(step, "type") === "next_step_final_output";
@@ -415,7 +474,8 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
     for (const call of calls.values()) {
       if (outputs.has(call.callId) || pendingApproval.has(call.callId) || waitingOnNested.has(call.callId)) continue;
       if (out.approvals.some((a) => a.callId === call.callId)) continue;
-      if (out.unknown.some((u) => u.callId === call.callId) || out.receipts.some((r) => r.callId === call.callId)) continue;
+      if (out.unknown.some((u) => u.callId === call.callId) || out.receipts.some((r) => r.callId === call.callId))
+        continue;
       out.unknown.push({ callId: call.callId, tool: call.tool, arguments: call.arguments, agent: call.agent });
     }
   }
@@ -424,19 +484,33 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
 function readApproval(item: unknown, sdk: RunStateSdk, where: string): Omit<RunStateApproval, "agent" | "nested"> {
   const f = fieldReader(sdk);
   const raw = f(item, "rawItem");
-  if (!isObj(raw)) throw new RunStateImportError("invalid_run_state", `${where}: a pending approval has no raw tool call.`);
+  if (!isObj(raw))
+    throw new RunStateImportError("invalid_run_state", `${where}: a pending approval has no raw tool call.`);
   const provider = isObj(raw.providerData) ? raw.providerData : undefined;
-  const hosted = raw.type === "mcp_approval_request" || provider?.type === "mcp_approval_request" || raw.type === "hosted_tool_call";
+  const hosted =
+    raw.type === "mcp_approval_request" || provider?.type === "mcp_approval_request" || raw.type === "hosted_tool_call";
   if (hosted) {
-    const id = (provider && typeof provider.id === "string" && provider.id) || (typeof raw.id === "string" && raw.id) || "";
-    if (!id) throw new RunStateImportError("invalid_run_state", `${where}: a hosted or MCP approval request has no provider request id.`);
-    const name = (provider && typeof provider.name === "string" && provider.name) || (typeof raw.name === "string" && raw.name) || "hosted_tool";
-    const server = (provider && typeof provider.server_label === "string" && provider.server_label) || (typeof raw.server_label === "string" && raw.server_label) || "";
+    const id =
+      (provider && typeof provider.id === "string" && provider.id) || (typeof raw.id === "string" && raw.id) || "";
+    if (!id)
+      throw new RunStateImportError(
+        "invalid_run_state",
+        `${where}: a hosted or MCP approval request has no provider request id.`,
+      );
+    const name =
+      (provider && typeof provider.name === "string" && provider.name) ||
+      (typeof raw.name === "string" && raw.name) ||
+      "hosted_tool";
+    const server =
+      (provider && typeof provider.server_label === "string" && provider.server_label) ||
+      (typeof raw.server_label === "string" && raw.server_label) ||
+      "";
     const args = parseArguments(provider?.arguments ?? raw.arguments, where);
     return { callId: id, tool: server ? `${server}.${name}` : name, arguments: args.value, providerRequestId: id };
   }
   const callId = f(raw, "callId") ?? raw.id;
-  if (typeof callId !== "string" || !callId) throw new RunStateImportError("invalid_run_state", `${where}: a pending approval has no call id.`);
+  if (typeof callId !== "string" || !callId)
+    throw new RunStateImportError("invalid_run_state", `${where}: a pending approval has no call id.`);
   const toolName = f(item, "toolName");
   const name = typeof toolName === "string" && toolName ? toolName : typeof raw.name === "string" ? raw.name : "";
   if (!name) throw new RunStateImportError("invalid_run_state", `${where}: a pending approval names no tool.`);

@@ -6,7 +6,8 @@
 export type JsonChange = { path: string; kind: "added" | "removed" | "changed"; before?: unknown; after?: unknown };
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-const key = (path: string, k: string) => (/^[A-Za-z_$][\w$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
+const key = (path: string, k: string) =>
+  /^[A-Za-z_$][\w$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`;
 
 /** The changes that turn `before` into `after`; `$` is the root. */
 export function jsonDiff(before: unknown, after: unknown, path = "$", out: JsonChange[] = [], depth = 0): JsonChange[] {

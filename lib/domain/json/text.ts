@@ -72,7 +72,9 @@ export function inexactNumber(token: string): string | null {
   if (!Number.isFinite(value)) return String(value);
   const a = decimal(token);
   const b = decimal(String(value));
-  return a.digits === b.digits && a.power === b.power && (a.negative === b.negative || !a.digits) ? null : String(value);
+  return a.digits === b.digits && a.power === b.power && (a.negative === b.negative || !a.digits)
+    ? null
+    : String(value);
 }
 
 /** The path segment that marks a JSON document held in a string: `arguments(JSON).password`. */
@@ -126,14 +128,34 @@ function walkText(
         expectKey = false;
         if (tracking) pathKeys[depth - 1] = key;
         else {
-          if (key === "__proto__") return { problem: { offset: i, key, message: 'uses the key "__proto__", which is not accepted' }, path: [] };
+          if (key === "__proto__")
+            return {
+              problem: { offset: i, key, message: 'uses the key "__proto__", which is not accepted' },
+              path: [],
+            };
           const seen = keys[depth];
           if (seen === null || seen === undefined) keys[depth] = key;
           else if (typeof seen === "string") {
-            if (seen === key) return { problem: { offset: i, key, message: `repeats the key ${JSON.stringify(key)}; each key may appear once in an object` }, path: [] };
+            if (seen === key)
+              return {
+                problem: {
+                  offset: i,
+                  key,
+                  message: `repeats the key ${JSON.stringify(key)}; each key may appear once in an object`,
+                },
+                path: [],
+              };
             keys[depth] = new Set([seen, key]);
           } else {
-            if (seen.has(key)) return { problem: { offset: i, key, message: `repeats the key ${JSON.stringify(key)}; each key may appear once in an object` }, path: [] };
+            if (seen.has(key))
+              return {
+                problem: {
+                  offset: i,
+                  key,
+                  message: `repeats the key ${JSON.stringify(key)}; each key may appear once in an object`,
+                },
+                path: [],
+              };
             seen.add(key);
           }
         }
@@ -142,7 +164,8 @@ function walkText(
       continue;
     }
     if (c === 123 || c === 91) {
-      if (!tracking && depth > maxDepth) return { problem: { offset: i, message: `is nested deeper than ${maxDepth} levels` }, path: [] };
+      if (!tracking && depth > maxDepth)
+        return { problem: { offset: i, message: `is nested deeper than ${maxDepth} levels` }, path: [] };
       depth++;
       if (depth < kinds.length) kinds[depth] = c === 123 ? 1 : 2;
       keys[depth] = null;
@@ -187,7 +210,10 @@ function walkText(
           const becomes = inexactNumber(tok);
           if (becomes !== null) {
             return {
-              problem: { offset: i, message: `is the number ${tok}, which cannot be kept exactly (it would become ${becomes}); send it as a string` },
+              problem: {
+                offset: i,
+                message: `is the number ${tok}, which cannot be kept exactly (it would become ${becomes}); send it as a string`,
+              },
               path: [],
             };
           }

@@ -41,9 +41,17 @@ export async function createMap(db: Db, actor: Actor, body: unknown): Promise<Ma
   if (!parsed.success) throw validationError(parsed.error.issues);
   const by = actorRef(actor).label;
   return db.transaction(async (tx) => {
-    const map = await q.insertMap(tx, actor.tenantId, { workflow: parsed.data.workflow, title: parsed.data.title, createdBy: by });
+    const map = await q.insertMap(tx, actor.tenantId, {
+      workflow: parsed.data.workflow,
+      title: parsed.data.title,
+      createdBy: by,
+    });
     await q.insertLayers(tx, actor.tenantId, map.id, defaultLayerValues(), by);
-    await appendAudit(tx, actor, { action: "map.create", target: `map:${map.id}`, details: { workflow: map.workflow, title: map.title } });
+    await appendAudit(tx, actor, {
+      action: "map.create",
+      target: `map:${map.id}`,
+      details: { workflow: map.workflow, title: map.title },
+    });
     return loadMapView(tx, actor.tenantId, map);
   });
 }

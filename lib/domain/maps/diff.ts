@@ -51,7 +51,8 @@ export function fieldText(row: LayerRow, field: ComparedField): string {
 export function diffMaps(before: CustodyMapJson, after: CustodyMapJson): MapChange[] {
   const changes: MapChange[] = [];
   for (const field of ["workflow", "title"] as const) {
-    if (before[field] !== after[field]) changes.push({ scope: "map", field, before: before[field], after: after[field] });
+    if (before[field] !== after[field])
+      changes.push({ scope: "map", field, before: before[field], after: after[field] });
   }
   const old = new Map(before.layers.map((l) => [l.layer, l]));
   for (const row of after.layers) {

@@ -46,7 +46,12 @@ export async function importMap(db: Db, actor: Actor, body: unknown): Promise<Ma
     await appendAudit(tx, actor, {
       action: "map.import",
       target: `map:${map.id}`,
-      details: { workflow: doc.workflow, title: doc.title, ...(doc.id ? { source_id: doc.id } : {}), ...(doc.version ? { source_version: doc.version } : {}) },
+      details: {
+        workflow: doc.workflow,
+        title: doc.title,
+        ...(doc.id ? { source_id: doc.id } : {}),
+        ...(doc.version ? { source_version: doc.version } : {}),
+      },
     });
     return loadMapView(tx, actor.tenantId, map);
   });

@@ -25,24 +25,30 @@ export const LAYER_GUIDE: Record<MapLayer, LayerGuide> = {
     label: "Session state",
     covers: "Where the run stood: its instructions, its position and its checkpoints.",
     custodiansHint: "The service that keeps the durable session, and the team allowed to fetch it.",
-    evidence: "Checkpoint id and version, the task's instructions as given, and the next step the run was about to take.",
-    recoveryPath: "How a checkpoint is fetched and a stopped run is continued through an interface the service supports.",
+    evidence:
+      "Checkpoint id and version, the task's instructions as given, and the next step the run was about to take.",
+    recoveryPath:
+      "How a checkpoint is fetched and a stopped run is continued through an interface the service supports.",
     acceptanceQuestion: "After an interrupted test run, can we fetch everything needed to continue it?",
   },
   compaction: {
     label: "Compaction",
     covers: "What happens to the context when the harness shortens it.",
-    custodiansHint: "Whoever operates the harness that compacts context, and the application owner who writes the constraints that must survive it.",
-    evidence: "The constraints as originally written, and whatever the harness lets us see of the context after compaction.",
+    custodiansHint:
+      "Whoever operates the harness that compacts context, and the application owner who writes the constraints that must survive it.",
+    evidence:
+      "The constraints as originally written, and whatever the harness lets us see of the context after compaction.",
     recoveryPath: "Keep the authoritative constraints outside any summary and apply them again after each compaction.",
-    acceptanceQuestion: "Do the required constraints still hold after compaction, and which parts of it can we not inspect?",
+    acceptanceQuestion:
+      "Do the required constraints still hold after compaction, and which parts of it can we not inspect?",
   },
   tools: {
     label: "Tools",
     covers: "Writes the run makes in other systems.",
     custodiansHint: "The owner of each tool that writes elsewhere, and the team that authorizes its calls.",
     evidence: "For every write: the receipt, the external operation id and the result as the other system recorded it.",
-    recoveryPath: "Check the other system's state before any retry; send idempotency keys wherever the tool honours them.",
+    recoveryPath:
+      "Check the other system's state before any retry; send idempotency keys wherever the tool honours them.",
     acceptanceQuestion: "Can we tell a write that never happened from one that happened but whose answer was lost?",
   },
   compute: {

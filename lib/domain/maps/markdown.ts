@@ -59,7 +59,9 @@ export function mapToMarkdown(map: CustodyMapJson, opts: { exportedAt?: string }
   out.push("");
   out.push("## Layers");
   out.push("");
-  out.push("| Layer | Custodians | Evidence to retain | Recovery or export path | Acceptance question | Verification | Decision |");
+  out.push(
+    "| Layer | Custodians | Evidence to retain | Recovery or export path | Acceptance question | Verification | Decision |",
+  );
   out.push("|---|---|---|---|---|---|---|");
   for (const row of map.layers) {
     out.push(
@@ -77,7 +79,9 @@ export function mapToMarkdown(map: CustodyMapJson, opts: { exportedAt?: string }
     out.push(`- Evidence to retain: ${row.evidence.trim().replace(/\r?\n/g, "\n  ") || "—"}`);
     out.push(`- Recovery or export path: ${row.recovery_path.trim().replace(/\r?\n/g, "\n  ") || "—"}`);
     out.push(`- Acceptance question: ${row.acceptance_question.trim().replace(/\r?\n/g, "\n  ") || "—"}`);
-    out.push(`- Verification: ${row.verification}${row.verification_evidence ? ` — ${evidenceText(row.verification_evidence)}` : ""}`);
+    out.push(
+      `- Verification: ${row.verification}${row.verification_evidence ? ` — ${evidenceText(row.verification_evidence)}` : ""}`,
+    );
     out.push(`- Decision: ${decisionText(row).replace(/\r?\n/g, "\n  ")}`);
   }
   out.push("");

@@ -96,7 +96,10 @@ const FILLER_WORDS = new Set([
 
 /** Lower case, compatibility-folded, accents and invisible formatting characters removed. */
 function fold(value: string): string {
-  return value.normalize("NFKD").replace(/[\p{M}\p{Cf}]/gu, "").toLowerCase();
+  return value
+    .normalize("NFKD")
+    .replace(/[\p{M}\p{Cf}]/gu, "")
+    .toLowerCase();
 }
 
 /** The value's letters and digits only, folded: `"N / A"` → `na`, `"T.B.D."` → `tbd`. */
@@ -142,11 +145,16 @@ export function splitEvidenceRequest(note: string): { what: string; whom: string
   let at = -1;
   for (const m of t.matchAll(/\bfrom\b/gi)) at = m.index;
   if (at < 0) return null;
-  return { what: t.slice(0, at).replace(/[\s,;:—–-]+$/u, "").trim(), whom: t.slice(at + 4).trim() };
+  return {
+    what: t
+      .slice(0, at)
+      .replace(/[\s,;:—–-]+$/u, "")
+      .trim(),
+    whom: t.slice(at + 4).trim(),
+  };
 }
 
 /** The one text a request for evidence is stored as: `"<what> — from <whom>"`. */
 export function joinEvidenceRequest(what: string, whom: string): string {
   return `${what.trim()} — from ${whom.trim()}`;
 }
-

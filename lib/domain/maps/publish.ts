@@ -37,7 +37,11 @@ export async function publishMap(db: Db, actor: Actor, mapId: string): Promise<M
     const layers = await q.listLayers(tx, actor.tenantId, mapId);
     const snapshot = mapJson({ ...map, version, status: "published" }, layers);
     await q.insertVersion(tx, actor.tenantId, mapId, version, snapshot, by);
-    await appendAudit(tx, actor, { action: "map.publish", target: `map:${mapId}`, details: { version, workflow: map.workflow } });
+    await appendAudit(tx, actor, {
+      action: "map.publish",
+      target: `map:${mapId}`,
+      details: { version, workflow: map.workflow },
+    });
     const after = await q.findMap(tx, actor.tenantId, mapId);
     return loadMapView(tx, actor.tenantId, after!);
   });

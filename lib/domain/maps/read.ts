@@ -32,7 +32,9 @@ export async function listMapsForActor(
   authorize(actor, "maps.read");
   const status = opts.status || undefined;
   if (status && !(MAP_STATUSES as readonly string[]).includes(status)) {
-    throw new DomainError("bad_request", `status must be one of ${MAP_STATUSES.join(", ")}.`, { fields: [{ path: "status", message: MAP_STATUSES.join(" | ") }] });
+    throw new DomainError("bad_request", `status must be one of ${MAP_STATUSES.join(", ")}.`, {
+      fields: [{ path: "status", message: MAP_STATUSES.join(" | ") }],
+    });
   }
   const attention = opts.attention || undefined;
   if (attention && !(MAP_ATTENTION as readonly string[]).includes(attention)) {
@@ -41,9 +43,16 @@ export async function listMapsForActor(
     });
   }
   const text = opts.q?.trim().slice(0, 200) || undefined;
-  const maps = await q.listMaps(db, actor.tenantId, { q: text, status: status as MapStatus | undefined, limit: MAX_MAPS_LISTED });
+  const maps = await q.listMaps(db, actor.tenantId, {
+    q: text,
+    status: status as MapStatus | undefined,
+    limit: MAX_MAPS_LISTED,
+  });
   const ids = maps.map((m) => m.id);
-  const [layers, exercises] = await Promise.all([q.listLayersOfMaps(db, actor.tenantId, ids), q.countExercises(db, actor.tenantId, ids)]);
+  const [layers, exercises] = await Promise.all([
+    q.listLayersOfMaps(db, actor.tenantId, ids),
+    q.countExercises(db, actor.tenantId, ids),
+  ]);
   const byMap = new Map<string, q.LayerDbRow[]>();
   for (const l of layers) {
     const list = byMap.get(l.map_id) ?? [];
@@ -90,9 +99,13 @@ export function versionParam(raw: string | null | undefined): number | undefined
   if (raw === null || raw === undefined || raw === "") return undefined;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) {
-    throw new DomainError("bad_request", `version must be a whole number from 1 (a published version); got ${JSON.stringify(String(raw).slice(0, 20))}.`, {
-      fields: [{ path: "version", message: "a whole number ≥ 1" }],
-    });
+    throw new DomainError(
+      "bad_request",
+      `version must be a whole number from 1 (a published version); got ${JSON.stringify(String(raw).slice(0, 20))}.`,
+      {
+        fields: [{ path: "version", message: "a whole number ≥ 1" }],
+      },
+    );
   }
   return n;
 }
@@ -102,7 +115,12 @@ export function versionParam(raw: string | null | undefined): number | undefined
  * with `version`, that published version as it was frozen (same shape, status `published`).
  * @throws DomainError forbidden, not_found (no such map in this tenant, or no such published version).
  */
-export async function getMapView(db: Db, actor: Actor, mapId: string, opts: { version?: number } = {}): Promise<MapView> {
+export async function getMapView(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+  opts: { version?: number } = {},
+): Promise<MapView> {
   authorize(actor, "maps.read");
   checkMapId(mapId);
   const m = await q.findMap(db, actor.tenantId, mapId);
@@ -128,19 +146,49 @@ export type MapExport = { filename: string; contentType: string; body: string };
  * status, layers}` (what `POST /api/v1/maps/import` takes back); `md` is a Markdown document.
  * @throws DomainError forbidden, not_found, bad_request (format other than md or json).
  */
-export async function exportMap(db: Db, actor: Actor, mapId: string, format: string | null, opts: { version?: number } = {}): Promise<MapExport> {
+export async function exportMap(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+  format: string | null,
+  opts: { version?: number } = {},
+): Promise<MapExport> {
   if (format !== "md" && format !== "json") {
     authorize(actor, "maps.read");
-    throw new DomainError("bad_request", `format must be md or json (got ${JSON.stringify(String(format ?? "").slice(0, 20))}).`, {
-      fields: [{ path: "format", message: "md | json" }],
-    });
+    throw new DomainError(
+      "bad_request",
+      `format must be md or json (got ${JSON.stringify(String(format ?? "").slice(0, 20))}).`,
+      {
+        fields: [{ path: "format", message: "md | json" }],
+      },
+    );
   }
   const view = await getMapView(db, actor, mapId, opts);
-  const json: CustodyMapJson = { id: view.id, workflow: view.workflow, title: view.title, version: view.version, status: view.status, layers: view.layers };
-  const slug = view.workflow.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "map";
+  const json: CustodyMapJson = {
+    id: view.id,
+    workflow: view.workflow,
+    title: view.title,
+    version: view.version,
+    status: view.status,
+    layers: view.layers,
+  };
+  const slug =
+    view.workflow
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "")
+      .slice(0, 60) || "map";
   const base = `custody-map-${slug}-v${view.version}`;
   if (format === "json") {
-    return { filename: `${base}.json`, contentType: "application/json; charset=utf-8", body: `${JSON.stringify(json, null, 2)}\n` };
+    return {
+      filename: `${base}.json`,
+      contentType: "application/json; charset=utf-8",
+      body: `${JSON.stringify(json, null, 2)}\n`,
+    };
   }
-  return { filename: `${base}.md`, contentType: "text/markdown; charset=utf-8", body: mapToMarkdown(json, { exportedAt: new Date().toISOString() }) };
+  return {
+    filename: `${base}.md`,
+    contentType: "text/markdown; charset=utf-8",
+    body: mapToMarkdown(json, { exportedAt: new Date().toISOString() }),
+  };
 }

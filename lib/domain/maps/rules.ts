@@ -24,9 +24,24 @@ import type { LayerRow } from "@/lib/client/map-types";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { unsafeTextReason, credentialReason } from "../typed-text";
 import { MAP_LAYERS } from "./layers";
-import { CONSTRAINT_PRESETS, compactName, isPlaceholderName, joinEvidenceRequest, NAME_BOTH_SIDES, quoted, splitEvidenceRequest } from "./names";
+import {
+  CONSTRAINT_PRESETS,
+  compactName,
+  isPlaceholderName,
+  joinEvidenceRequest,
+  NAME_BOTH_SIDES,
+  quoted,
+  splitEvidenceRequest,
+} from "./names";
 
-export { CONSTRAINT_PRESETS, compactName, isPlaceholderName, joinEvidenceRequest, NAME_BOTH_SIDES, splitEvidenceRequest };
+export {
+  CONSTRAINT_PRESETS,
+  compactName,
+  isPlaceholderName,
+  joinEvidenceRequest,
+  NAME_BOTH_SIDES,
+  splitEvidenceRequest,
+};
 
 export type RuleIssue = { path: Array<string | number>; message: string };
 
@@ -46,12 +61,18 @@ export const LIMITS = {
 export function custodianIssues(custodians: readonly Custodian[]): RuleIssue[] {
   const issues: RuleIssue[] = [];
   if (custodians.length > LIMITS.custodians) {
-    issues.push({ path: ["custodians"], message: `at most ${LIMITS.custodians} custodians per layer; name the accountable parties, not everyone involved` });
+    issues.push({
+      path: ["custodians"],
+      message: `at most ${LIMITS.custodians} custodians per layer; name the accountable parties, not everyone involved`,
+    });
   }
   const seen = new Map<string, number>();
   custodians.forEach((c, i) => {
     if (isPlaceholderName(c.name)) {
-      issues.push({ path: ["custodians", i, "name"], message: `${quoted(c.name)} is not a custodian: ${NAME_BOTH_SIDES}.` });
+      issues.push({
+        path: ["custodians", i, "name"],
+        message: `${quoted(c.name)} is not a custodian: ${NAME_BOTH_SIDES}.`,
+      });
     }
     if (isPlaceholderName(c.organization)) {
       issues.push({
@@ -86,7 +107,12 @@ export function handoffIssues(custodians: readonly Custodian[], handoff: string)
   const text = handoff.trim();
   if (orgs.length < 2) {
     if (text && isPlaceholderName(text)) {
-      return [{ path: ["handoff"], message: `${quoted(text)} does not describe a handoff: say who hands what to whom and how the receiving side checks it, or leave it empty` }];
+      return [
+        {
+          path: ["handoff"],
+          message: `${quoted(text)} does not describe a handoff: say who hands what to whom and how the receiving side checks it, or leave it empty`,
+        },
+      ];
     }
     return [];
   }
@@ -108,7 +134,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An artifact digest as stored: lower-case hex sha256, a `sha256:` prefix removed. */
 export function normalizeDigest(value: string): string {
-  return value.trim().replace(/^sha256:/i, "").toLowerCase();
+  return value
+    .trim()
+    .replace(/^sha256:/i, "")
+    .toLowerCase();
 }
 
 /** Problems of the evidence link's reference for its kind (format only; existence is checked by the verb). */
@@ -116,13 +145,27 @@ export function evidenceRefIssues(e: VerificationEvidence): RuleIssue[] {
   const at = ["verification_evidence", "ref"];
   switch (e.kind) {
     case "exercise":
-      return UUID.test(e.ref) ? [] : [{ path: at, message: "an exercise reference is the exercise's id (a UUID), as in its address /maps/{map}/exercises/{id}" }];
+      return UUID.test(e.ref)
+        ? []
+        : [
+            {
+              path: at,
+              message:
+                "an exercise reference is the exercise's id (a UUID), as in its address /maps/{map}/exercises/{id}",
+            },
+          ];
     case "task":
-      return TASK_ID_PATTERN.test(e.ref) ? [] : [{ path: at, message: "a task reference is a task id: 1–200 letters, digits, '.', '_', ':' or '-'" }];
+      return TASK_ID_PATTERN.test(e.ref)
+        ? []
+        : [{ path: at, message: "a task reference is a task id: 1–200 letters, digits, '.', '_', ':' or '-'" }];
     case "artifact":
-      return SHA256_HEX.test(normalizeDigest(e.ref)) ? [] : [{ path: at, message: "an artifact reference is its sha256: 64 hex digits (optionally prefixed sha256:)" }];
+      return SHA256_HEX.test(normalizeDigest(e.ref))
+        ? []
+        : [{ path: at, message: "an artifact reference is its sha256: 64 hex digits (optionally prefixed sha256:)" }];
     case "document":
-      return [...e.ref.trim()].length >= 3 ? [] : [{ path: at, message: "a document reference is a link or a document id (at least 3 characters)" }];
+      return [...e.ref.trim()].length >= 3
+        ? []
+        : [{ path: at, message: "a document reference is a link or a document id (at least 3 characters)" }];
   }
 }
 
@@ -158,7 +201,9 @@ export function decisionIssues(decision: Decision | null, note: string): RuleIss
     const parts = splitEvidenceRequest(text);
     const example = `e.g. "${joinEvidenceRequest("Revocation window for derived tokens", "Identity team (Acme)")}"`;
     if (!parts || !parts.what || isPlaceholderName(parts.what) || [...parts.what].length < 3) {
-      return [{ path: ["decision_note"], message: `a request for evidence says what is missing and from whom, ${example}` }];
+      return [
+        { path: ["decision_note"], message: `a request for evidence says what is missing and from whom, ${example}` },
+      ];
     }
     if (isPlaceholderName(parts.whom)) {
       return [
@@ -197,11 +242,21 @@ export function suggestedDecision(row: Pick<LayerRow, "verification" | "decision
 /** A string field typed by a person: trimmed, at most `max` characters, no control or bidi override characters. */
 function text(field: string, max: number, opts: { multiline?: boolean } = {}) {
   return z
-    .string({ error: (iss) => (iss.input === undefined ? `${field} is required (text)` : `${field} must be text, not ${iss.input === null ? "null" : Array.isArray(iss.input) ? "an array" : typeof iss.input}`) })
+    .string({
+      error: (iss) =>
+        iss.input === undefined
+          ? `${field} is required (text)`
+          : `${field} must be text, not ${iss.input === null ? "null" : Array.isArray(iss.input) ? "an array" : typeof iss.input}`,
+    })
     .trim()
     .check((ctx) => {
       const n = [...ctx.value].length;
-      if (n > max) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} is too long (${n} characters); at most ${max} are allowed` });
+      if (n > max)
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value,
+          message: `${field} is too long (${n} characters); at most ${max} are allowed`,
+        });
       const unsafe = unsafeTextReason(ctx.value, opts);
       if (unsafe) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${unsafe}` });
       // Maps and their published versions are kept for good and shown to every role: a credential is refused here.
@@ -241,7 +296,9 @@ const fieldSchemas = {
 };
 
 const revisionSchema = z
-  .number({ error: "revision is required: the revision of the row your change is based on (from GET /api/v1/maps/{id})" })
+  .number({
+    error: "revision is required: the revision of the row your change is based on (from GET /api/v1/maps/{id})",
+  })
   .int("revision must be a whole number")
   .min(1, "revision starts at 1");
 
@@ -282,15 +339,28 @@ export const mapImportSchema = z
     layers: z.array(layerRowSchema, { error: "layers must be a list of the eight layer rows" }),
   })
   .superRefine((m, ctx) => {
-    if (!m.workflow) ctx.addIssue({ code: "custom", path: ["workflow"], message: "workflow is required: the name of the workflow this map is for" });
+    if (!m.workflow)
+      ctx.addIssue({
+        code: "custom",
+        path: ["workflow"],
+        message: "workflow is required: the name of the workflow this map is for",
+      });
     if (!m.title) ctx.addIssue({ code: "custom", path: ["title"], message: "title is required" });
     if (m.layers.length !== MAP_LAYERS.length) {
-      ctx.addIssue({ code: "custom", path: ["layers"], message: `layers must hold exactly ${MAP_LAYERS.length} rows (${MAP_LAYERS.join(", ")}), not ${m.layers.length}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["layers"],
+        message: `layers must hold exactly ${MAP_LAYERS.length} rows (${MAP_LAYERS.join(", ")}), not ${m.layers.length}`,
+      });
       return;
     }
     m.layers.forEach((row, i) => {
       if (row.layer !== MAP_LAYERS[i]) {
-        ctx.addIssue({ code: "custom", path: ["layers", i, "layer"], message: `row ${i + 1} must be ${MAP_LAYERS[i]} (the eight layers come in a fixed order), not ${row.layer}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["layers", i, "layer"],
+          message: `row ${i + 1} must be ${MAP_LAYERS[i]} (the eight layers come in a fixed order), not ${row.layer}`,
+        });
       }
     });
   });
@@ -298,7 +368,10 @@ export type MapImport = z.infer<typeof mapImportSchema>;
 
 /** `POST /api/v1/maps` body. */
 export const createMapSchema = z.strictObject({
-  workflow: text("workflow", 200).refine((v) => v.length > 0, "workflow is required: the name of the workflow this map is for, e.g. document-processing"),
+  workflow: text("workflow", 200).refine(
+    (v) => v.length > 0,
+    "workflow is required: the name of the workflow this map is for, e.g. document-processing",
+  ),
   title: text("title", 200).refine((v) => v.length > 0, "title is required, e.g. Custody map for document processing"),
 });
 

@@ -41,7 +41,11 @@ export function layerRow(r: q.LayerDbRow): LayerRow {
     acceptance_question: r.acceptance_question,
     verification: r.verification,
     verification_evidence: r.verification_evidence
-      ? { kind: r.verification_evidence.kind, ref: r.verification_evidence.ref, ...(r.verification_evidence.note ? { note: r.verification_evidence.note } : {}) }
+      ? {
+          kind: r.verification_evidence.kind,
+          ref: r.verification_evidence.ref,
+          ...(r.verification_evidence.note ? { note: r.verification_evidence.note } : {}),
+        }
       : null,
     decision: r.decision,
     decision_note: r.decision_note,
@@ -57,7 +61,14 @@ export function fieldsOf(row: LayerRow): LayerFields {
 
 /** A map in the JSON export's shape. */
 export function mapJson(m: q.MapRow, layers: q.LayerDbRow[]): CustodyMapJson {
-  return { id: m.id, workflow: m.workflow, title: m.title, version: m.version, status: m.status, layers: layers.map(layerRow) };
+  return {
+    id: m.id,
+    workflow: m.workflow,
+    title: m.title,
+    version: m.version,
+    status: m.status,
+    layers: layers.map(layerRow),
+  };
 }
 
 /** The current map (draft or latest published) with its summary, progress and published versions. */
@@ -95,7 +106,8 @@ export function secretIssues(fields: LayerFields, prefix: Array<string | number>
     check(["custodians", i, "name"], c.name);
     check(["custodians", i, "organization"], c.organization);
   });
-  for (const f of ["handoff", "evidence", "recovery_path", "acceptance_question", "decision_note"] as const) check([f], fields[f]);
+  for (const f of ["handoff", "evidence", "recovery_path", "acceptance_question", "decision_note"] as const)
+    check([f], fields[f]);
   check(["verification_evidence", "ref"], fields.verification_evidence?.ref);
   check(["verification_evidence", "note"], fields.verification_evidence?.note);
   return issues;

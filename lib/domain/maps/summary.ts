@@ -46,17 +46,29 @@ export function adoptionSummary(layers: readonly LayerRow[]): AdoptionSummary {
   const undecided = layers.filter((l) => l.decision === null);
   const acceptedButFailed = accepted.filter((l) => l.verification === "failed");
   const acceptedUnverified = accepted.filter((l) => l.verification === "unknown");
-  const counts = { accepted: accepted.length, constrained: constrained.length, evidence_requested: requested.length, undecided: undecided.length };
+  const counts = {
+    accepted: accepted.length,
+    constrained: constrained.length,
+    evidence_requested: requested.length,
+    undecided: undecided.length,
+  };
   const reasons: string[] = [];
 
   for (const r of requested) {
     const parts = splitEvidenceRequest(r.decision_note);
-    reasons.push(parts ? `${label(r)}: evidence requested — ${clause(parts.what)}, from ${clause(parts.whom)}.` : `${label(r)}: evidence requested.`);
+    reasons.push(
+      parts
+        ? `${label(r)}: evidence requested — ${clause(parts.what)}, from ${clause(parts.whom)}.`
+        : `${label(r)}: evidence requested.`,
+    );
   }
-  for (const r of acceptedButFailed) reasons.push(`${label(r)} is accepted, but its verification failed: reconsider it (constrain is suggested).`);
+  for (const r of acceptedButFailed)
+    reasons.push(`${label(r)} is accepted, but its verification failed: reconsider it (constrain is suggested).`);
   for (const r of constrained) reasons.push(`${label(r)}: constrained — ${clause(r.decision_note)}.`);
   if (acceptedUnverified.length) {
-    reasons.push(`${listWords(acceptedUnverified.map(label))} ${acceptedUnverified.length === 1 ? "is" : "are"} accepted without verified evidence yet.`);
+    reasons.push(
+      `${listWords(acceptedUnverified.map(label))} ${acceptedUnverified.length === 1 ? "is" : "are"} accepted without verified evidence yet.`,
+    );
   }
 
   if (undecided.length) {

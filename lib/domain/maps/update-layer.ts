@@ -36,7 +36,13 @@ export type LayerUpdateResult = {
  *   validation_failed (422, `details.fields[].path` e.g. `custodians.0.name`), conflict (409: the revision moved
  *   on; `details` = {@link LayerConflictDetails}).
  */
-export async function updateLayer(db: Db, actor: Actor, mapId: string, layerName: string, body: unknown): Promise<LayerUpdateResult> {
+export async function updateLayer(
+  db: Db,
+  actor: Actor,
+  mapId: string,
+  layerName: string,
+  body: unknown,
+): Promise<LayerUpdateResult> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);
   const layer = checkLayer(layerName);
@@ -44,7 +50,12 @@ export async function updateLayer(db: Db, actor: Actor, mapId: string, layerName
   if (!parsed.success) throw validationError(parsed.error.issues);
   const { revision, layer: named, ...patch } = parsed.data;
   if (named !== undefined && named !== layer) {
-    throw validationError([{ path: ["layer"], message: `this request changes ${layer}, but the body names ${named}; send it to /layers/${named}` }]);
+    throw validationError([
+      {
+        path: ["layer"],
+        message: `this request changes ${layer}, but the body names ${named}; send it to /layers/${named}`,
+      },
+    ]);
   }
   const by = actorRef(actor).label;
 
@@ -113,7 +124,12 @@ function definedOnly<T extends Record<string, unknown>>(patch: T): Partial<T> {
 }
 
 /** The 409 of a stale revision: both versions, and who wrote the current one when. */
-function staleRevision(layer: LayerRow["layer"], stored: q.LayerDbRow, yours: LayerFields, basedOn: number): DomainError {
+function staleRevision(
+  layer: LayerRow["layer"],
+  stored: q.LayerDbRow,
+  yours: LayerFields,
+  basedOn: number,
+): DomainError {
   const details: LayerConflictDetails = {
     layer,
     current: layerRow(stored),
@@ -137,9 +153,19 @@ async function checkEvidenceExists(tx: Db, tenantId: string, mapId: string, row:
   const e = row.verification_evidence;
   if (!e) return;
   if (e.kind === "task" && !(await findTask(tx, tenantId, e.ref))) {
-    throw validationError([{ path: ["verification_evidence", "ref"], message: `no task ${e.ref} in this workspace; pick a task the product knows (search under Tasks)` }]);
+    throw validationError([
+      {
+        path: ["verification_evidence", "ref"],
+        message: `no task ${e.ref} in this workspace; pick a task the product knows (search under Tasks)`,
+      },
+    ]);
   }
   if (e.kind === "exercise" && !(await q.findExercise(tx, tenantId, mapId, e.ref))) {
-    throw validationError([{ path: ["verification_evidence", "ref"], message: `no exercise ${e.ref} on this map; link an exercise recorded for it` }]);
+    throw validationError([
+      {
+        path: ["verification_evidence", "ref"],
+        message: `no exercise ${e.ref} on this map; link an exercise recorded for it`,
+      },
+    ]);
   }
 }

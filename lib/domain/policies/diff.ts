@@ -42,7 +42,9 @@ function namedDiff<T extends { name: string }>(from: T[], to: T[]): NamedDiff {
 
 /** The differences from `from` (older) to `to` (newer). A host list present in only one of them diffs against []. */
 export function diffPolicies(from: PolicyDocument, to: PolicyDocument): PolicyDiff {
-  const hosts: HostListDiff[] = [listDiff("network.allowed_domains", from.network.allowed_domains, to.network.allowed_domains)];
+  const hosts: HostListDiff[] = [
+    listDiff("network.allowed_domains", from.network.allowed_domains, to.network.allowed_domains),
+  ];
   const credNames = [...new Set([...from.credentials.map((c) => c.name), ...to.credentials.map((c) => c.name)])];
   for (const name of credNames) {
     hosts.push(
@@ -55,10 +57,15 @@ export function diffPolicies(from: PolicyDocument, to: PolicyDocument): PolicyDi
   }
   const toolNames = [...new Set([...from.tools.map((t) => t.name), ...to.tools.map((t) => t.name)])];
   for (const name of toolNames) {
-    const d = listDiff(`tools "${name}" hosts`, from.tools.find((t) => t.name === name)?.hosts ?? [], to.tools.find((t) => t.name === name)?.hosts ?? []);
+    const d = listDiff(
+      `tools "${name}" hosts`,
+      from.tools.find((t) => t.name === name)?.hosts ?? [],
+      to.tools.find((t) => t.name === name)?.hosts ?? [],
+    );
     if (d.added.length || d.removed.length || d.kept.length) hosts.push(d);
   }
-  const access = from.network.access === to.network.access ? null : { from: from.network.access, to: to.network.access };
+  const access =
+    from.network.access === to.network.access ? null : { from: from.network.access, to: to.network.access };
   const credentials = namedDiff(from.credentials, to.credentials);
   const tools = namedDiff(from.tools, to.tools);
   const same =

@@ -27,12 +27,18 @@ const name = (field: string) =>
     });
 
 /** A host list entry is checked by lint (exact names); the schema only wants text. */
-const hostText = z.string({ error: "a host must be a string, e.g. records.example.com" }).max(400, "a host is at most 400 characters");
+const hostText = z
+  .string({ error: "a host must be a string, e.g. records.example.com" })
+  .max(400, "a host is at most 400 characters");
 const hostList = z.array(hostText).max(500, "at most 500 hosts per list");
 
 /** A duration: seconds as a number, or text such as `15m`, `24h`, `7d`. */
 const duration = z.union([
-  z.number().int().positive().max(366 * 24 * 3600),
+  z
+    .number()
+    .int()
+    .positive()
+    .max(366 * 24 * 3600),
   z.string().regex(/^\d{1,6}(s|m|h|d)$/, "a duration is a number of seconds or text like 15m, 24h, 7d"),
 ]);
 
@@ -50,7 +56,9 @@ export const policyDocumentSchema = z
   .object({
     network: z
       .object({
-        access: z.enum(["none", "restricted", "open"], { error: "network.access must be one of none, restricted, open" }),
+        access: z.enum(["none", "restricted", "open"], {
+          error: "network.access must be one of none, restricted, open",
+        }),
         allowed_domains: hostList.default([]),
       })
       .strict(),
@@ -60,7 +68,8 @@ export const policyDocumentSchema = z
           .object({
             name: name("the credential name"),
             type: z.enum(["environment_variable", "function_tool"], {
-              error: "type must be environment_variable (a proxy supplies it to the sandbox) or function_tool (the application keeps it)",
+              error:
+                "type must be environment_variable (a proxy supplies it to the sandbox) or function_tool (the application keeps it)",
             }),
             allowed_hosts: hostList.default([]),
             scope: z.string().max(400).optional(),
@@ -135,7 +144,10 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
     try {
       value = JSON.parse(text) as unknown;
     } catch {
-      throw new DomainError("invalid_json", "The policy is not valid JSON; send JSON, or YAML with content-type application/yaml.");
+      throw new DomainError(
+        "invalid_json",
+        "The policy is not valid JSON; send JSON, or YAML with content-type application/yaml.",
+      );
     }
   } else {
     const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
@@ -166,13 +178,21 @@ export function readPolicyValue(value: unknown): ParsedPolicy {
   }
   // Escapes in the text (`"\ud83c"` in JSON or YAML) can make strings PostgreSQL cannot store (a NUL, a lone surrogate).
   const unstorable = unstorableJson(value);
-  if (unstorable) throw new DomainError("validation_failed", `The policy ${unstorable}; write the text without that escape.`);
+  if (unstorable)
+    throw new DomainError("validation_failed", `The policy ${unstorable}; write the text without that escape.`);
   // Policy versions are kept for good and shown to every role: a credential value in one is refused, never stored.
   refuseSecrets(value, "A policy document", "name the credential and keep its value in your vault");
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return {
       document: null,
-      findings: [{ severity: "error", rule: "schema", path: "", message: "A policy is an object with network, credentials and tools." }],
+      findings: [
+        {
+          severity: "error",
+          rule: "schema",
+          path: "",
+          message: "A policy is an object with network, credentials and tools.",
+        },
+      ],
     };
   }
   const parsed = policyDocumentSchema.safeParse(value);
@@ -191,7 +211,9 @@ function schemaMessage(path: string, issue: z.core.$ZodIssue): string {
     return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}; remove ${issue.keys.length > 1 ? "them" : "it"}`;
   }
   if (issue.code === "invalid_type" && issue.message.startsWith("Invalid input")) {
-    return /received undefined/.test(issue.message) ? `${path} is required (${String(issue.expected)})` : `${path} must be ${String(issue.expected)}`;
+    return /received undefined/.test(issue.message)
+      ? `${path} is required (${String(issue.expected)})`
+      : `${path} must be ${String(issue.expected)}`;
   }
   return issue.message.startsWith(path) || !path ? issue.message : `${path}: ${issue.message}`;
 }

@@ -59,7 +59,12 @@ type PolicyRow = Awaited<ReturnType<typeof currentPolicyRow>>;
  * The egress facts of one task, per host (no authorization: callers check it). At most 500 hosts.
  * @param preloaded the tenant's current policy row when the caller already read it.
  */
-export async function egressFacts(db: Db, tenantId: string, taskId: string, preloaded?: PolicyRow): Promise<EgressSummary> {
+export async function egressFacts(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  preloaded?: PolicyRow,
+): Promise<EgressSummary> {
   const [rows, current] = await Promise.all([
     queryRows<Row>(
       db,
@@ -79,11 +84,23 @@ export async function egressFacts(db: Db, tenantId: string, taskId: string, prel
   ]);
   const doc = current?.document ?? null;
   const byHost = new Map<string, EgressHost>();
-  const clean = (xs: Array<string | null> | null) => (xs ?? []).filter((x): x is string => typeof x === "string" && x.length > 0);
+  const clean = (xs: Array<string | null> | null) =>
+    (xs ?? []).filter((x): x is string => typeof x === "string" && x.length > 0);
   for (const r of rows) {
     const h =
       byHost.get(r.host) ??
-      ({ host: r.host, allowed: 0, denied: 0, last_at: r.last_at, ports: [], policy_versions: [], tools: [], credential_refs: [], in_current_policy: null, drift: false } as EgressHost);
+      ({
+        host: r.host,
+        allowed: 0,
+        denied: 0,
+        last_at: r.last_at,
+        ports: [],
+        policy_versions: [],
+        tools: [],
+        credential_refs: [],
+        in_current_policy: null,
+        drift: false,
+      } as EgressHost);
     if (r.type === "egress.allowed") h.allowed += Number(r.n);
     else h.denied += Number(r.n);
     if (r.last_at > h.last_at) h.last_at = r.last_at;
@@ -107,7 +124,10 @@ export async function egressFacts(db: Db, tenantId: string, taskId: string, prel
  */
 export async function taskEgress(db: Db, actor: Actor, taskId: string): Promise<EgressSummary> {
   authorize(actor, "tasks.read");
-  const exists = await queryRows<{ one: number }>(db, sql`select 1 as one from tasks where tenant_id = ${actor.tenantId} and task_id = ${taskId}`);
+  const exists = await queryRows<{ one: number }>(
+    db,
+    sql`select 1 as one from tasks where tenant_id = ${actor.tenantId} and task_id = ${taskId}`,
+  );
   if (!exists.length) throw notFound(`Task ${taskId}`);
   return egressFacts(db, actor.tenantId, taskId);
 }
@@ -197,4 +217,3 @@ export function policyGateFactsFor(
     : null;
   return { reasons, credential_policy };
 }
-

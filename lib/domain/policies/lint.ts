@@ -43,7 +43,8 @@ function lintParsed(parsed: ReturnType<typeof readPolicyValue>): LintResult {
 export function lintPolicy(doc: PolicyDocument): PolicyFinding[] {
   const out: PolicyFinding[] = [];
   const error = (rule: string, path: string, message: string) => out.push({ severity: "error", rule, path, message });
-  const warning = (rule: string, path: string, message: string) => out.push({ severity: "warning", rule, path, message });
+  const warning = (rule: string, path: string, message: string) =>
+    out.push({ severity: "warning", rule, path, message });
 
   const hostLists: Array<[string, string[]]> = [
     ["network.allowed_domains", doc.network.allowed_domains],
@@ -93,14 +94,32 @@ export function lintPolicy(doc: PolicyDocument): PolicyFinding[] {
   }
   for (const { c, i } of envCredentials) {
     if (c.protocol.toLowerCase() !== "https") {
-      error("credential_transport", `credentials[${i}].protocol`, `"${c.name}" is sent over ${shown(c.protocol)}; credentials are proxied only over https: set protocol to https.`);
+      error(
+        "credential_transport",
+        `credentials[${i}].protocol`,
+        `"${c.name}" is sent over ${shown(c.protocol)}; credentials are proxied only over https: set protocol to https.`,
+      );
     }
     if (c.port !== 443 && c.port !== 8443) {
-      error("credential_transport", `credentials[${i}].port`, `"${c.name}" uses port ${c.port}; credentials are proxied only to HTTPS on 443 or 8443: set port to 443 or 8443.`);
+      error(
+        "credential_transport",
+        `credentials[${i}].port`,
+        `"${c.name}" uses port ${c.port}; credentials are proxied only to HTTPS on 443 or 8443: set port to 443 or 8443.`,
+      );
     }
   }
-  duplicates(doc.credentials.map((c) => c.name), "credentials", "credential", error);
-  duplicates(doc.tools.map((t) => t.name), "tools", "tool", error);
+  duplicates(
+    doc.credentials.map((c) => c.name),
+    "credentials",
+    "credential",
+    error,
+  );
+  duplicates(
+    doc.tools.map((t) => t.name),
+    "tools",
+    "tool",
+    error,
+  );
 
   const purposeful = new Set<string>();
   for (const c of doc.credentials) for (const h of c.allowed_hosts) purposeful.add(normalHost(h));
@@ -136,11 +155,16 @@ export function lintPolicy(doc: PolicyDocument): PolicyFinding[] {
 export function hostProblem(h: string): string | null {
   const v = h.trim();
   if (!v) return "is empty; write a host name such as records.example.com";
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) return `has a scheme; write only the host name (${shown(v.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").split(/[/:?#]/)[0] ?? "")})`;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v))
+    return `has a scheme; write only the host name (${shown(v.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").split(/[/:?#]/)[0] ?? "")})`;
   if (v.includes("*")) return "has a wildcard; list each exact host name instead";
   if (/[/?#]/.test(v)) return `has a path; write only the host name (${shown(v.split(/[/?#]/)[0] ?? "")})`;
-  if (/:\d*$/.test(v) && !v.startsWith("[")) return `has a port; write only the host name (${shown(v.replace(/:\d*$/, ""))}) and set the credential's port`;
-  if (v.length > 253 || !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i.test(v)) {
+  if (/:\d*$/.test(v) && !v.startsWith("["))
+    return `has a port; write only the host name (${shown(v.replace(/:\d*$/, ""))}) and set the credential's port`;
+  if (
+    v.length > 253 ||
+    !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i.test(v)
+  ) {
     return "is not a host name; use letters, digits, hyphens and dots, e.g. records.example.com";
   }
   return null;
@@ -158,13 +182,23 @@ function urlHost(u: string): string | null {
   }
 }
 
-function duplicates(names: string[], base: string, what: string, error: (rule: string, path: string, message: string) => void): void {
+function duplicates(
+  names: string[],
+  base: string,
+  what: string,
+  error: (rule: string, path: string, message: string) => void,
+): void {
   const seen = new Map<string, number>();
   names.forEach((n, i) => {
     const key = n.toLowerCase();
     const first = seen.get(key);
     if (first === undefined) seen.set(key, i);
-    else error("duplicate_name", `${base}[${i}].name`, `another ${what} is already named "${shown(n)}" (${base}[${first}]); give each ${what} its own name.`);
+    else
+      error(
+        "duplicate_name",
+        `${base}[${i}].name`,
+        `another ${what} is already named "${shown(n)}" (${base}[${first}]); give each ${what} its own name.`,
+      );
   });
 }
 

@@ -23,7 +23,8 @@ export async function readPolicyRequest(req: Request): Promise<{ text: string; f
     );
   }
   const declared = Number(req.headers.get("content-length") ?? "NaN");
-  const tooLarge = () => new DomainError("payload_too_large", `A policy document is at most ${MAX_POLICY_BYTES / 1024} KiB.`);
+  const tooLarge = () =>
+    new DomainError("payload_too_large", `A policy document is at most ${MAX_POLICY_BYTES / 1024} KiB.`);
   if (Number.isFinite(declared) && declared > MAX_POLICY_BYTES) throw tooLarge();
   if (!req.body) throw new DomainError("invalid_json", "The request has no body; send the policy document.");
   const text = await readCappedText(req.body, MAX_POLICY_BYTES);

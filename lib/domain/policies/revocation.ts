@@ -31,7 +31,12 @@ export type CredentialCustody = {
   expires_at: string | null;
   /** The current policy names a revocation endpoint for it. */
   can_check: boolean;
-  last_check: { outcome: RevocationOutcome; revoked: boolean | null; checked_at: string; checked_by: string | null } | null;
+  last_check: {
+    outcome: RevocationOutcome;
+    revoked: boolean | null;
+    checked_at: string;
+    checked_by: string | null;
+  } | null;
 };
 
 export type RevocationOutcome = "revoked" | "not_revoked" | "ambiguous" | "timeout" | "unreachable" | "refused";
@@ -103,11 +108,22 @@ export async function credentialFacts(db: Db, tenantId: string, taskId: string):
     }
     byRef.set(r.ref, c);
   }
-  const latest = (c: CredentialCustody) => [c.last_issued_at, c.last_used_at, c.last_revoked_at, c.last_expired_at, c.last_check?.checked_at].filter(Boolean).sort().pop() ?? "";
+  const latest = (c: CredentialCustody) =>
+    [c.last_issued_at, c.last_used_at, c.last_revoked_at, c.last_expired_at, c.last_check?.checked_at]
+      .filter(Boolean)
+      .sort()
+      .pop() ?? "";
   return [...byRef.values()].sort((a, b) => latest(b).localeCompare(latest(a)));
 }
 
-const REVOCATION_OUTCOMES: readonly RevocationOutcome[] = ["revoked", "not_revoked", "ambiguous", "timeout", "unreachable", "refused"];
+const REVOCATION_OUTCOMES: readonly RevocationOutcome[] = [
+  "revoked",
+  "not_revoked",
+  "ambiguous",
+  "timeout",
+  "unreachable",
+  "refused",
+];
 
 /**
  * A task's "Test revocation" checks, newest first (at most `limit`): each `credential.revocation_checked` event with
@@ -115,7 +131,12 @@ const REVOCATION_OUTCOMES: readonly RevocationOutcome[] = ["revoked", "not_revok
  * check it. Only the server writes these events ({@link checkRevocation}): the events route refuses the type from a
  * runtime, whose own types carry the `x.` prefix.
  */
-export async function revocationChecks(db: Db, tenantId: string, taskId: string, limit = 20): Promise<RevocationCheckFact[]> {
+export async function revocationChecks(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  limit = 20,
+): Promise<RevocationCheckFact[]> {
   const rows = await queryRows<{ event_id: string; at: string; actor: string | null; attrs: Record<string, unknown> }>(
     db,
     sql`select event_id, ${isoUtc("occurred_at")} as at, actor, attrs from events
@@ -126,7 +147,9 @@ export async function revocationChecks(db: Db, tenantId: string, taskId: string,
   );
   return rows.map((r) => {
     const a = r.attrs;
-    const outcome = REVOCATION_OUTCOMES.includes(a.outcome as RevocationOutcome) ? (a.outcome as RevocationOutcome) : "ambiguous";
+    const outcome = REVOCATION_OUTCOMES.includes(a.outcome as RevocationOutcome)
+      ? (a.outcome as RevocationOutcome)
+      : "ambiguous";
     return {
       event_id: r.event_id,
       credential_ref: String(a.credential_ref),
@@ -141,11 +164,23 @@ export async function revocationChecks(db: Db, tenantId: string, taskId: string,
 }
 
 /** A vault-lane event that carried a credential value or placeholder (redacted before storage; issue 11). */
-export type FlaggedVaultEvent = { event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] };
+export type FlaggedVaultEvent = {
+  event_id: string;
+  type: string;
+  credential_ref: string | null;
+  occurred_at: string;
+  kinds: string[];
+};
 
 /** The newest 50 flagged vault-lane events of a task (no authorization: callers check it). */
 export async function flaggedVaultEvents(db: Db, tenantId: string, taskId: string): Promise<FlaggedVaultEvent[]> {
-  const rows = await queryRows<{ event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] | null }>(
+  const rows = await queryRows<{
+    event_id: string;
+    type: string;
+    credential_ref: string | null;
+    occurred_at: string;
+    kinds: string[] | null;
+  }>(
     db,
     sql`select event_id, type, attrs ->> 'credential_ref' as credential_ref, ${isoUtc("occurred_at")} as occurred_at, redaction_kinds as kinds
         from events
@@ -161,15 +196,25 @@ export async function flaggedVaultEvents(db: Db, tenantId: string, taskId: strin
  * carried a credential value or placeholder (`flagged_events`, newest 50; redacted before storage).
  * @throws DomainError forbidden, not_found.
  */
-export async function taskCredentials(db: Db, actor: Actor, taskId: string): Promise<{ credentials: CredentialCustody[]; flagged_events: FlaggedVaultEvent[] }> {
+export async function taskCredentials(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+): Promise<{ credentials: CredentialCustody[]; flagged_events: FlaggedVaultEvent[] }> {
   authorize(actor, "tasks.read");
   await requireTask(db, actor.tenantId, taskId);
-  const [credentials, flagged_events] = await Promise.all([credentialFacts(db, actor.tenantId, taskId), flaggedVaultEvents(db, actor.tenantId, taskId)]);
+  const [credentials, flagged_events] = await Promise.all([
+    credentialFacts(db, actor.tenantId, taskId),
+    flaggedVaultEvents(db, actor.tenantId, taskId),
+  ]);
   return { credentials, flagged_events };
 }
 
 async function requireTask(db: Db, tenantId: string, taskId: string): Promise<void> {
-  const rows = await queryRows<{ one: number }>(db, sql`select 1 as one from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`);
+  const rows = await queryRows<{ one: number }>(
+    db,
+    sql`select 1 as one from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+  );
   if (!rows.length) throw notFound(`Task ${taskId}`);
 }
 
@@ -185,7 +230,10 @@ export function keptRevocationAnswer(text: string | null): { revoked: boolean; r
   if (!body || typeof body !== "object" || Array.isArray(body)) return null;
   const b = body as Record<string, unknown>;
   if (typeof b.revoked !== "boolean") return null;
-  const at = typeof b.revoked_at === "string" && OCCURRED_AT_PATTERN.test(b.revoked_at) && plausibleTime(b.revoked_at) ? b.revoked_at : null;
+  const at =
+    typeof b.revoked_at === "string" && OCCURRED_AT_PATTERN.test(b.revoked_at) && plausibleTime(b.revoked_at)
+      ? b.revoked_at
+      : null;
   return { revoked: b.revoked, revoked_at: at };
 }
 
@@ -236,7 +284,12 @@ export async function checkRevocation(
   const url = new URL(declared.revocation_url);
   url.searchParams.set("credential_ref", ref);
   if (held[0]!.credential_id) url.searchParams.set("credential_id", held[0]!.credential_id);
-  const res = await outboundGet(url, { timeoutMs: opts.timeoutMs ?? 5000, maxBytes: 16 * 1024, resolve: opts.resolve, headers: { accept: "application/json" } });
+  const res = await outboundGet(url, {
+    timeoutMs: opts.timeoutMs ?? 5000,
+    maxBytes: 16 * 1024,
+    resolve: opts.resolve,
+    headers: { accept: "application/json" },
+  });
   let outcome: RevocationOutcome;
   let kept: { revoked: boolean; revoked_at: string | null } | null = null;
   let status: number | null = null;
@@ -258,7 +311,13 @@ export async function checkRevocation(
     const audit = await appendAudit(tx, actor, {
       action: "credential.revocation_check",
       target: `credential:${taskId}/${ref}`,
-      details: { outcome, revoked: kept?.revoked ?? null, http_status: status, endpoint_host: url.host, policy_version: current.version },
+      details: {
+        outcome,
+        revoked: kept?.revoked ?? null,
+        http_status: status,
+        endpoint_host: url.host,
+        policy_version: current.version,
+      },
     });
     const eventId = `custody:revocation-check:${taskId}:${ref}:${audit.seq}`;
     const [row] = await queryRows<{ at: string }>(

@@ -49,7 +49,13 @@ function summary(row: Row, currentVersion: number | null): PolicySummary {
 }
 
 function view(row: Row, currentVersion: number | null): PolicyView {
-  return { ...summary(row, currentVersion), document: row.document, source_text: row.sourceText, source_format: row.sourceFormat, findings: row.findings };
+  return {
+    ...summary(row, currentVersion),
+    document: row.document,
+    source_text: row.sourceText,
+    source_format: row.sourceFormat,
+    findings: row.findings,
+  };
 }
 
 /** The tenant's current policy version row (the latest activation), or null when none was ever activated. */
@@ -107,7 +113,12 @@ export async function storePolicyVersion(
     await appendAudit(tx, actor, {
       action: "policy.store",
       target: `policy:${row!.version}`,
-      details: { version: row!.version, digest, valid: lint.valid, errors: lint.findings.filter((f) => f.severity === "error").length },
+      details: {
+        version: row!.version,
+        digest,
+        valid: lint.valid,
+        errors: lint.findings.filter((f) => f.severity === "error").length,
+      },
     });
     return { version: row!.version, digest, findings: lint.findings, valid: lint.valid, created: true };
   });
@@ -117,7 +128,12 @@ export async function storePolicyVersion(
 export async function listPolicyVersions(db: Db, actor: Actor): Promise<PolicySummary[]> {
   authorize(actor, "policies.read");
   const [rows, current] = await Promise.all([
-    db.select().from(policyVersions).where(eq(policyVersions.tenantId, actor.tenantId)).orderBy(desc(policyVersions.version)).limit(1000),
+    db
+      .select()
+      .from(policyVersions)
+      .where(eq(policyVersions.tenantId, actor.tenantId))
+      .orderBy(desc(policyVersions.version))
+      .limit(1000),
     currentPolicyRow(db, actor.tenantId),
   ]);
   return rows.map((r) => summary(r, current?.version ?? null));
@@ -182,11 +198,18 @@ export async function activatePolicyVersion(
         { findings: target.findings },
       );
     }
-    if (current?.version === version) return { version, digest: target.digest, previous: version, changed: false, invalidated: [] };
+    if (current?.version === version)
+      return { version, digest: target.digest, previous: version, changed: false, invalidated: [] };
     const updated = await tx
       .update(policyVersions)
       .set({ activatedAt: sql`clock_timestamp()`, activatedBy: actorRef(actor).label })
-      .where(and(eq(policyVersions.tenantId, actor.tenantId), eq(policyVersions.version, version), eq(policyVersions.valid, true)))
+      .where(
+        and(
+          eq(policyVersions.tenantId, actor.tenantId),
+          eq(policyVersions.version, version),
+          eq(policyVersions.valid, true),
+        ),
+      )
       .returning({ version: policyVersions.version });
     if (!updated[0]) throw notFound(`policy version ${version}`);
     await appendAudit(tx, actor, {
@@ -197,6 +220,12 @@ export async function activatePolicyVersion(
     // The same seam approvals read (issue 8): the current version's label moves, and approvals bound to another one
     // go stale at once, in this transaction.
     const change = await switchPolicyVersion(tx, actor, String(version));
-    return { version, digest: target.digest, previous: current?.version ?? null, changed: true, invalidated: change.invalidated };
+    return {
+      version,
+      digest: target.digest,
+      previous: current?.version ?? null,
+      changed: true,
+      invalidated: change.invalidated,
+    };
   });
 }

@@ -60,7 +60,8 @@ function looksLikeJson(s: string): boolean {
 
 /** Defines an own property, so that a key named `__proto__` stays a key. */
 function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 
@@ -130,7 +131,10 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
     }
     if (node === null || typeof node !== "object") return node;
     if (depth >= MAX_WALK_DEPTH) {
-      throw new DomainError("validation_failed", `${pathNow() || "The value"} is nested deeper than ${MAX_WALK_DEPTH} levels.`);
+      throw new DomainError(
+        "validation_failed",
+        `${pathNow() || "The value"} is nested deeper than ${MAX_WALK_DEPTH} levels.`,
+      );
     }
     if (Array.isArray(node)) {
       // ["Cookie", "sid=…"]: a header name and its value.
@@ -158,7 +162,11 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
       if (keyCheck.kinds.length) {
         for (const kind of keyCheck.kinds) redactions.push({ path: pathNow(), kind: `${kind}_in_key` });
         key = keyCheck.value;
-        for (let n = 2; Object.prototype.hasOwnProperty.call(obj, key) || (copy && Object.prototype.hasOwnProperty.call(copy, key)); n++) {
+        for (
+          let n = 2;
+          Object.prototype.hasOwnProperty.call(obj, key) || (copy && Object.prototype.hasOwnProperty.call(copy, key));
+          n++
+        ) {
           key = `${keyCheck.value}#${n}`;
         }
       }
@@ -188,7 +196,11 @@ export function findSecrets(value: unknown): Redaction[] {
  * @param hint what to send instead.
  * @throws DomainError validation_failed with `details.fields[{path, message}]`.
  */
-export function refuseSecrets(value: unknown, what: string, hint = "keep secrets in your vault and send a reference"): void {
+export function refuseSecrets(
+  value: unknown,
+  what: string,
+  hint = "keep secrets in your vault and send a reference",
+): void {
   const found = findSecrets(value);
   if (!found.length) return;
   const first = found[0]!;

@@ -92,13 +92,69 @@ const WEBHOOK_PATH = ascii(ALNUM + "/+_-");
  * expression). Keep in step with {@link candidateRule} and with the superset regexes in ./prefilter.ts.
  */
 const CANDIDATE_WORDS = [
-  "-----BEGIN ", "eyJ", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_",
-  "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glrt-", "glptt-", "gsk_",
-  "rck_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xapp-",
-  "AIza", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T", "AGE-SECRET-KEY-1",
-  "npm_", "hf_", "SG.", "SK", "dop_v1_", "doo_v1_", "dor_v1_", "dapi", "shpat_", "shpca_", "shppa_", "shpss_",
-  "hvs.", "hvb.", "hvr.", "ya29.", "pypi-AgEIcHlwaS5vcmc", "lin_api_", "key-",
-  "vault://", "://", "hooks.slack.com/services/", "/api/webhooks/", "=", ":",
+  "-----BEGIN ",
+  "eyJ",
+  "sk-",
+  "sk_live_",
+  "sk_test_",
+  "rk_live_",
+  "rk_test_",
+  "whsec_",
+  "ghp_",
+  "gho_",
+  "ghu_",
+  "ghs_",
+  "ghr_",
+  "github_pat_",
+  "glpat-",
+  "gldt-",
+  "glrt-",
+  "glptt-",
+  "gsk_",
+  "rck_",
+  "xoxa-",
+  "xoxb-",
+  "xoxp-",
+  "xoxr-",
+  "xoxs-",
+  "xoxe-",
+  "xapp-",
+  "AIza",
+  "AKIA",
+  "ASIA",
+  "AGPA",
+  "AIDA",
+  "AROA",
+  "AIPA",
+  "ANPA",
+  "ANVA",
+  "A3T",
+  "AGE-SECRET-KEY-1",
+  "npm_",
+  "hf_",
+  "SG.",
+  "SK",
+  "dop_v1_",
+  "doo_v1_",
+  "dor_v1_",
+  "dapi",
+  "shpat_",
+  "shpca_",
+  "shppa_",
+  "shpss_",
+  "hvs.",
+  "hvb.",
+  "hvr.",
+  "ya29.",
+  "pypi-AgEIcHlwaS5vcmc",
+  "lin_api_",
+  "key-",
+  "vault://",
+  "://",
+  "hooks.slack.com/services/",
+  "/api/webhooks/",
+  "=",
+  ":",
 ];
 /** Auth scheme words, matched in any case. */
 const SCHEME_WORDS = ["bearer", "basic", "token"];
@@ -258,7 +314,8 @@ class Scan {
 
   /** Position of the next `-----END` at or after `from`, or -1; memoized so dense BEGINs stay linear. */
   pemEnd(from: number): number {
-    if (this.pemEndAt !== -2 && from >= this.pemEndFrom && (this.pemEndAt === -1 || this.pemEndAt >= from)) return this.pemEndAt;
+    if (this.pemEndAt !== -2 && from >= this.pemEndFrom && (this.pemEndAt === -1 || this.pemEndAt >= from))
+      return this.pemEndAt;
     this.pemEndFrom = from;
     this.pemEndAt = this.text.indexOf("-----END", from);
     return this.pemEndAt;
@@ -275,7 +332,8 @@ class Scan {
 }
 
 /** True when `[from, to)` is exactly the redaction marker (constant time). */
-const isRedacted = (s: Scan, from: number, to: number) => to - from === REDACTED.length && s.text.startsWith(REDACTED, from);
+const isRedacted = (s: Scan, from: number, to: number) =>
+  to - from === REDACTED.length && s.text.startsWith(REDACTED, from);
 
 const isWordAt = (s: Scan, i: number) => {
   const c = s.code(i);
@@ -350,7 +408,8 @@ function schemeCredential(s: Scan, from: number, kind: "basic" | "bearer"): Secr
 /** `scheme://user:password@host` (the password goes) or `scheme://<long token>@host` (the token goes). */
 function urlUserInfo(s: Scan, i: number): SecretSpan | null {
   const schemeChar = s.code(i - 1);
-  if (!(schemeChar >= 0 && (B62(schemeChar) || schemeChar === 43 || schemeChar === 46 || schemeChar === 45))) return null;
+  if (!(schemeChar >= 0 && (B62(schemeChar) || schemeChar === 43 || schemeChar === 46 || schemeChar === 45)))
+    return null;
   const userStart = i + 3;
   const userEnd = s.runEnd(URL_USER, userStart);
   const after = s.code(userEnd);

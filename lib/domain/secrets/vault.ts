@@ -116,7 +116,10 @@ const normKey = (k: string) => k.toLowerCase().replace(/[-_. ]/g, "");
  * placeholders become `[REDACTED]`. The input is never modified.
  * @returns the attrs to store and what was redacted where (`credential_value`, `vault_placeholder`).
  */
-export function redactVaultAttrs(attrs: Record<string, unknown>): { value: Record<string, unknown>; redactions: Redaction[] } {
+export function redactVaultAttrs(attrs: Record<string, unknown>): {
+  value: Record<string, unknown>;
+  redactions: Redaction[];
+} {
   const redactions: Redaction[] = [];
   const path: Array<string | number> = [];
 
@@ -157,7 +160,8 @@ export function redactVaultAttrs(attrs: Record<string, unknown>): { value: Recor
       path.pop();
       if (v !== obj[k]) {
         copy ??= { ...obj };
-        if (k === "__proto__") Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
+        if (k === "__proto__")
+          Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
         else copy[k] = v;
       }
     }

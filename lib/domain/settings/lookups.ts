@@ -30,10 +30,20 @@ export const lookupBodySchema = z.strictObject({
     .refine((u) => !UNSAFE_TEXT.test(u), {
       error: (iss) => `url ${unsafeTextReason(String(iss.input)) ?? "contains a character that cannot be shown"}`,
     })
-    .refine((u) => redactString(u).kinds.length === 0 && !/[?&](token|key|api_key|apikey|secret|password|access_token)=/i.test(u), {
-      message: "url must not carry a credential (the lookup is called without secrets; put it behind a proxy that adds them)",
-    }),
-  timeout_ms: z.number().int().min(100, "timeout_ms is at least 100").max(30_000, "timeout_ms is at most 30000").default(3000),
+    .refine(
+      (u) =>
+        redactString(u).kinds.length === 0 && !/[?&](token|key|api_key|apikey|secret|password|access_token)=/i.test(u),
+      {
+        message:
+          "url must not carry a credential (the lookup is called without secrets; put it behind a proxy that adds them)",
+      },
+    ),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(100, "timeout_ms is at least 100")
+    .max(30_000, "timeout_ms is at most 30000")
+    .default(3000),
 });
 
 export type LookupView = { tool: string; url: string; timeout_ms: number; updated_at: string };
@@ -57,7 +67,12 @@ export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unk
   const typed = checkTypedText("tool", tool, { max: 200 });
   if (!typed.ok) throw validationError([{ path: ["tool"], message: typed.message }]);
   if (!TOOL_NAME.test(tool)) {
-    throw validationError([{ path: ["tool"], message: "tool names are 1–200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" }]);
+    throw validationError([
+      {
+        path: ["tool"],
+        message: "tool names are 1–200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+      },
+    ]);
   }
   const parsed = lookupBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -68,7 +83,11 @@ export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unk
           on conflict (tenant_id, tool) do update set url = excluded.url, timeout_ms = excluded.timeout_ms, updated_at = now()
           returning tool, url, timeout_ms, ${isoUtc("updated_at")} as updated_at`,
     );
-    await appendAudit(tx, actor, { action: "lookup.set", target: `tool:${tool}`, details: { url: parsed.data.url, timeout_ms: parsed.data.timeout_ms } });
+    await appendAudit(tx, actor, {
+      action: "lookup.set",
+      target: `tool:${tool}`,
+      details: { url: parsed.data.url, timeout_ms: parsed.data.timeout_ms },
+    });
     return row!;
   });
 }
@@ -77,7 +96,10 @@ export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unk
 export async function deleteLookup(db: Db, actor: Actor, tool: string): Promise<void> {
   authorize(actor, "lookups.manage");
   await db.transaction(async (tx) => {
-    const rows = await queryRows(tx, sql`delete from tool_lookups where tenant_id = ${actor.tenantId} and tool = ${tool} returning tool`);
+    const rows = await queryRows(
+      tx,
+      sql`delete from tool_lookups where tenant_id = ${actor.tenantId} and tool = ${tool} returning tool`,
+    );
     if (!rows.length) throw notFound(`Lookup for tool ${tool}`);
     await appendAudit(tx, actor, { action: "lookup.delete", target: `tool:${tool}` });
   });

@@ -22,7 +22,13 @@ export type PrincipalView = {
 /** Principals seen on the tenant's tasks or revoked, with their task counts. @throws DomainError forbidden */
 export async function listPrincipals(db: Db, actor: Actor): Promise<PrincipalView[]> {
   authorize(actor, "settings.read");
-  const rows = await queryRows<{ principal: string; task_count: string | number; reason: string | null; revoked_by: string | null; revoked_at: string | null }>(
+  const rows = await queryRows<{
+    principal: string;
+    task_count: string | number;
+    reason: string | null;
+    revoked_by: string | null;
+    revoked_at: string | null;
+  }>(
     db,
     sql`with p as (
           select principal, count(*) as task_count from tasks where tenant_id = ${actor.tenantId} and principal is not null group by principal
@@ -39,7 +45,10 @@ export async function listPrincipals(db: Db, actor: Actor): Promise<PrincipalVie
   }));
 }
 
-const principalField = typedText("principal", { max: 500, hint: "the principal as tasks name it, e.g. tenant/acme:user/42" });
+const principalField = typedText("principal", {
+  max: 500,
+  hint: "the principal as tasks name it, e.g. tenant/acme:user/42",
+});
 
 export const revokePrincipalBodySchema = z.strictObject({
   principal: principalField,

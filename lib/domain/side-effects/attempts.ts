@@ -48,7 +48,13 @@ export async function observeAttempt(
         returning current_attempt`,
   );
   if (raised[0]) {
-    await endAttempts(tx, tenantId, taskId, { before: attempt }, `${cause} (attempt ${attempt}) started before a receipt was recorded.`);
+    await endAttempts(
+      tx,
+      tenantId,
+      taskId,
+      { before: attempt },
+      `${cause} (attempt ${attempt}) started before a receipt was recorded.`,
+    );
     return { current: raised[0].current_attempt, raised: true };
   }
   const rows = await queryRows<{ current_attempt: number }>(
@@ -63,7 +69,13 @@ export async function observeAttempt(
  * without an outcome become unknown effects. Guarded updates and inserts that do nothing on conflict: safe to repeat.
  * @returns the names of effects that became unknown.
  */
-export async function endAttempts(tx: Db, tenantId: string, taskId: string, scope: AttemptScope, reason: string): Promise<string[]> {
+export async function endAttempts(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  scope: AttemptScope,
+  reason: string,
+): Promise<string[]> {
   const moved = await queryRows<{ name: string }>(
     tx,
     sql`update side_effects
@@ -135,7 +147,13 @@ type OpenCall = {
  * `unknown`. Calls pair with outcomes by call id, never by order.
  * @returns the names of effects that became unknown.
  */
-export async function flagOrphanToolCalls(tx: Db, tenantId: string, taskId: string, where: SQL, callId: string | null): Promise<string[]> {
+export async function flagOrphanToolCalls(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  where: SQL,
+  callId: string | null,
+): Promise<string[]> {
   const calls = await queryRows<OpenCall>(
     tx,
     sql`select c.event_id, c.attempt, c.attrs ->> 'tool' as tool, c.attrs ->> 'call_id' as call_id,
@@ -165,7 +183,12 @@ export async function flagOrphanToolCalls(tx: Db, tenantId: string, taskId: stri
     const why = `Tool call ${c.call_id} (${tool}, attempt ${c.attempt ?? "unknown"}) was a write and its attempt ended with no outcome recorded.`;
     if (c.effect_name) {
       // The declared effect answers for the call: when it never got an intent, the write was made without one.
-      if (c.effect_status === "not_started" || c.effect_status === "approved" || c.effect_status === "awaiting_approval" || c.effect_status === "failed") {
+      if (
+        c.effect_status === "not_started" ||
+        c.effect_status === "approved" ||
+        c.effect_status === "awaiting_approval" ||
+        c.effect_status === "failed"
+      ) {
         const rows = await queryRows<{ name: string }>(
           tx,
           sql`update side_effects set status = 'unknown', updated_at = now(),

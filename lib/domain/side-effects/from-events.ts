@@ -52,7 +52,16 @@ type Attrs = {
 };
 
 /** Event types whose transitions run on every stored event of the type. */
-const ALWAYS = new Set(["sandbox.created", "sandbox.replaced", "sandbox.destroyed", "run.interrupted", "run.stopped", "side_effect.intent", "side_effect.receipt", "task.created"]);
+const ALWAYS = new Set([
+  "sandbox.created",
+  "sandbox.replaced",
+  "sandbox.destroyed",
+  "run.interrupted",
+  "run.stopped",
+  "side_effect.intent",
+  "side_effect.receipt",
+  "task.created",
+]);
 
 /** Runtime clocks more than this far ahead of the server's, or behind it, are reported on the task. */
 const SKEW_TOLERANCE_MS = 60_000;
@@ -65,7 +74,8 @@ export function needsTransition(e: PreparedEvent, toolCallEffects: ReadonlySet<s
   if (ALWAYS.has(e.type)) return true;
   const attrs = e.attrs as Attrs;
   if (e.type === "tool.called") return attrs.mutation === true && typeof attrs.call_id === "string";
-  if (e.type === "tool.completed" || e.type === "tool.failed") return typeof attrs.call_id === "string" && toolCallEffects.has(`${e.task_id}\u0000${attrs.call_id}`);
+  if (e.type === "tool.completed" || e.type === "tool.failed")
+    return typeof attrs.call_id === "string" && toolCallEffects.has(`${e.task_id}\u0000${attrs.call_id}`);
   return false;
 }
 
@@ -89,7 +99,12 @@ export async function callsWithEffects(tx: Db, tenantId: string, outcomes: Prepa
  * Applies the transitions of newly stored events (in the runtime's order of occurrence within the batch).
  * @returns a note per event that moved or tried to move a side effect.
  */
-export async function applyEventTransitions(tx: Db, tenantId: string, events: PreparedEvent[], key: SigningKey): Promise<Map<string, EffectNote>> {
+export async function applyEventTransitions(
+  tx: Db,
+  tenantId: string,
+  events: PreparedEvent[],
+  key: SigningKey,
+): Promise<Map<string, EffectNote>> {
   const notes = new Map<string, EffectNote>();
   // The gate's verdict per task and asking attempt, reused across a batch's intents: an intent applied as reported only
   // adds a write of its own attempt, which changes no verdict for that attempt. Anything that could block clears it.
@@ -97,7 +112,10 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
   const taskIds = [...new Set(events.map((e) => e.task_id))].sort();
   await tx.execute(sql`
     select task_id from tasks where tenant_id = ${tenantId}
-      and task_id in (${sql.join(taskIds.map((t) => sql`${t}`), sql`, `)})
+      and task_id in (${sql.join(
+        taskIds.map((t) => sql`${t}`),
+        sql`, `,
+      )})
     order by task_id for update`);
   for (const taskId of taskIds) await expireLeases(tx, tenantId, taskId);
 
@@ -135,7 +153,12 @@ export async function applyEventTransitions(tx: Db, tenantId: string, events: Pr
         verdicts.delete(e.task_id);
         const flagged = await flagOrphanToolCalls(tx, tenantId, e.task_id, sql`true`, attrs.call_id!);
         if (flagged[0]) {
-          notes.set(e.id, { name: flagged[0], applied: true, code: "unknown", message: "Its attempt had already ended with no outcome recorded: the write's outcome is unknown." });
+          notes.set(e.id, {
+            name: flagged[0],
+            applied: true,
+            code: "unknown",
+            message: "Its attempt had already ended with no outcome recorded: the write's outcome is unknown.",
+          });
         }
         break;
       }
@@ -200,7 +223,13 @@ export async function noteFutureClocks(tx: Db, tenantId: string, events: Prepare
  * Keeps the largest clock difference detected on a task (ms, positive = runtime ahead), with a sentence saying how it
  * was detected. Shown on the task page.
  */
-export async function noteClockSkew(tx: Db, tenantId: string, taskId: string, skewMs: number, note: string): Promise<void> {
+export async function noteClockSkew(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  skewMs: number,
+  note: string,
+): Promise<void> {
   await tx.execute(sql`
     update tasks set clock_skew_ms = ${Math.round(skewMs)}, clock_skew_at = now(), clock_skew_note = ${note}
     where tenant_id = ${tenantId} and task_id = ${taskId}
@@ -216,7 +245,13 @@ async function currentAttempt(tx: Db, tenantId: string, taskId: string): Promise
 }
 
 /** Marks an effect unknown (creating it when the server had not heard of it) because of a reported write. */
-async function unknownFromReport(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs, reason: string): Promise<void> {
+async function unknownFromReport(
+  tx: Db,
+  tenantId: string,
+  e: PreparedEvent,
+  attrs: Attrs,
+  reason: string,
+): Promise<void> {
   await tx.execute(sql`
     insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
                               intent_at, intent_attempt, retry_status, status_reason, origin)
@@ -250,24 +285,50 @@ async function applyIntentEvent(
   const current = seen.current ?? 0;
   const existing = await findSideEffect(tx, tenantId, e.task_id, name, { forUpdate: true });
   if (existing && existing.idempotency_key !== idemKey) {
-    return { name, applied: false, code: "idempotency_key_mismatch", message: `${name} is bound to idempotency key "${existing.idempotency_key}"; nothing changed.` };
+    return {
+      name,
+      applied: false,
+      code: "idempotency_key_mismatch",
+      message: `${name} is bound to idempotency key "${existing.idempotency_key}"; nothing changed.`,
+    };
   }
   if (existing && existing.payload_digest && attrs.payload_digest && existing.payload_digest !== attrs.payload_digest) {
-    return { name, applied: false, code: "idempotency_key_mismatch", message: `${name} was registered with another payload_digest; nothing changed.` };
+    return {
+      name,
+      applied: false,
+      code: "idempotency_key_mismatch",
+      message: `${name} was registered with another payload_digest; nothing changed.`,
+    };
   }
   if (attempt < current) {
     const reason = `Attempt ${attempt}, older than the current attempt ${current}, reported starting this write (event ${e.id}).`;
     await unknownFromReport(tx, tenantId, e, attrs, reason);
     verdicts.delete(e.task_id);
-    return { name, applied: false, code: "stale_attempt", message: `${reason} A stale attempt may not write; the effect is unknown until reconciled unless it had already completed.` };
+    return {
+      name,
+      applied: false,
+      code: "stale_attempt",
+      message: `${reason} A stale attempt may not write; the effect is unknown until reconciled unless it had already completed.`,
+    };
   }
   if (existing?.status === "completed" || existing?.status === "unknown" || existing?.status === "in_flight") {
-    const code = existing.status === "completed" ? "replay" : existing.status === "unknown" ? "reconcile_required" : "in_flight";
-    return { name, applied: false, code, message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.` };
+    const code =
+      existing.status === "completed" ? "replay" : existing.status === "unknown" ? "reconcile_required" : "in_flight";
+    return {
+      name,
+      applied: false,
+      code,
+      message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.`,
+    };
   }
   let cached = verdicts.get(e.task_id);
   if (!cached || cached.attempt !== attempt) {
-    cached = { attempt, verdict: evaluateGate(await gatherGateFacts(tx, tenantId, e.task_id, key, {}, new Date(), attempt, { forWrite: true })) };
+    cached = {
+      attempt,
+      verdict: evaluateGate(
+        await gatherGateFacts(tx, tenantId, e.task_id, key, {}, new Date(), attempt, { forWrite: true }),
+      ),
+    };
     verdicts.set(e.task_id, cached);
   }
   const verdict = cached.verdict;
@@ -279,7 +340,14 @@ async function applyIntentEvent(
         ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
         : existing?.status === "approved" && (attrs.mutation ?? true)
           ? // An approved write reported by event meets the intent route's approval rule (issue 8): bound digest, single use.
-            await approvalForReportedIntent(tx, tenantId, e.task_id, idemKey, { payload_digest: attrs.payload_digest, action: attrs.action }, attempt)
+            await approvalForReportedIntent(
+              tx,
+              tenantId,
+              e.task_id,
+              idemKey,
+              { payload_digest: attrs.payload_digest, action: attrs.action },
+              attempt,
+            )
           : null;
   if (refusal) {
     const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${refusal.message}.`;
@@ -319,11 +387,22 @@ async function applyIntentEvent(
           returning name`,
     );
     if (!moved.length) {
-      return { name, applied: false, code: "idempotency_key_mismatch", message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.` };
+      return {
+        name,
+        applied: false,
+        code: "idempotency_key_mismatch",
+        message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.`,
+      };
     }
   }
   if (pending) return { name, applied: true, code: "completed", message: reason! };
-  if (!permission.allowed) return { name, applied: true, code: permission.code, message: `Applied, but the gate said replay: ${permission.message}` };
+  if (!permission.allowed)
+    return {
+      name,
+      applied: true,
+      code: permission.code,
+      message: `Applied, but the gate said replay: ${permission.message}`,
+    };
   return { name, applied: true };
 }
 

@@ -62,9 +62,7 @@ export const intentBodySchema = z.strictObject({
   agent_version: plainName("agent_version", 200).optional(),
 });
 
-export type IntentOutcome =
-  | { decision: "go"; lease_expires_at: string }
-  | { decision: "replay"; receipt: Receipt };
+export type IntentOutcome = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };
 
 /**
  * Checks the idempotency key first, so a missing or malformed key is a 400 whatever else is wrong.
@@ -73,16 +71,23 @@ export type IntentOutcome =
 export function parseKeyed<T extends { idempotency_key: string }>(schema: z.ZodType<T>, body: unknown): T {
   const key = body && typeof body === "object" ? (body as { idempotency_key?: unknown }).idempotency_key : undefined;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
-    throw new DomainError("bad_request", key === undefined ? "idempotency_key is required." : `${IDEMPOTENCY_KEY_RULE}.`, {
-      fields: [{ path: "idempotency_key", message: "missing or malformed" }],
-    });
+    throw new DomainError(
+      "bad_request",
+      key === undefined ? "idempotency_key is required." : `${IDEMPOTENCY_KEY_RULE}.`,
+      {
+        fields: [{ path: "idempotency_key", message: "missing or malformed" }],
+      },
+    );
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const secrets = findSecrets(parsed.data);
   if (secrets.length) {
     throw validationError(
-      secrets.map((s) => ({ path: s.path.split("."), message: `looks like a credential value (${s.kind}); send references, never secrets` })),
+      secrets.map((s) => ({
+        path: s.path.split("."),
+        message: `looks like a credential value (${s.kind}); send references, never secrets`,
+      })),
     );
   }
   return parsed.data;
@@ -104,7 +109,13 @@ function retryStatusFrom(status: SideEffectStatus): SideEffectStatus {
  * @returns the task's current attempt.
  * @throws DomainError not_found (task), stale_attempt.
  */
-export async function fenceAttempt(db: Db, tenantId: string, taskId: string, attempt: number, cause: string): Promise<number> {
+export async function fenceAttempt(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  attempt: number,
+  cause: string,
+): Promise<number> {
   const current = await withRetry(() =>
     db.transaction(async (tx) => {
       const seen = await observeAttempt(tx, tenantId, taskId, attempt, cause);
@@ -168,7 +179,13 @@ export async function registerIntent(
 }
 
 /** One intent being decided: who asks, for which task and effect, with what (validated), and the server's key. */
-type IntentCall = { actor: Actor; taskId: string; name: string; input: z.infer<typeof intentBodySchema>; key: SigningKey };
+type IntentCall = {
+  actor: Actor;
+  taskId: string;
+  name: string;
+  input: z.infer<typeof intentBodySchema>;
+  key: SigningKey;
+};
 
 async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> {
   const { actor, taskId, name, input } = call;
@@ -185,7 +202,9 @@ async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> 
   } catch (err) {
     // Refused outside the deciding transaction (a stale attempt found while raising): audited in a transaction of its own.
     if (isDomainError(err) && AUDITED_REFUSALS.has(err.code)) {
-      await db.transaction(async (tx) => void (await auditIntent(tx, actor, taskId, name, refusalDetails(input, err)))).catch(() => {});
+      await db
+        .transaction(async (tx) => void (await auditIntent(tx, actor, taskId, name, refusalDetails(input, err))))
+        .catch(() => {});
     }
     throw err;
   }
@@ -294,7 +313,9 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     forWrite: true,
     effectName: name,
     pendingReceiptKey: input.idempotency_key,
-    ...(input.mutation && !approval.checked ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action } } : {}),
+    ...(input.mutation && !approval.checked
+      ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action } }
+      : {}),
   });
   if (!read) throw notFound(`Task ${taskId}`);
   const existing = read.effect;
@@ -315,7 +336,9 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   }
   if (own !== "try_go") return own;
   // A receipt for this key that arrived before its intent: the write already happened; replay it.
-  const pending = read.pendingReceipt ? await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key) : null;
+  const pending = read.pendingReceipt
+    ? await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key)
+    : null;
   if (pending) return completeFromPending(tx, actor, taskId, name, input, existing, pending);
   if (!permission.allowed) throw new DomainError(permission.code, permission.message, { reasons: permission.reasons });
   // A fresh approval authorizes exactly one go: used here, in the deciding transaction.
@@ -333,7 +356,13 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
         returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
   );
   if (created[0]) {
-    await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: "created", mutation: input.mutation, attempt: input.attempt, ...approvalNote });
+    await auditIntent(tx, actor, taskId, name, {
+      idempotency_key: input.idempotency_key,
+      from: "created",
+      mutation: input.mutation,
+      attempt: input.attempt,
+      ...approvalNote,
+    });
     return { decision: "go" as const, lease_expires_at: created[0].lease_expires_at };
   }
 
@@ -360,7 +389,13 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
           returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
     );
     if (moved[0]) {
-      await auditIntent(tx, actor, taskId, name, { idempotency_key: input.idempotency_key, from: effect.status, mutation: input.mutation, attempt: input.attempt, ...approvalNote });
+      await auditIntent(tx, actor, taskId, name, {
+        idempotency_key: input.idempotency_key,
+        from: effect.status,
+        mutation: input.mutation,
+        attempt: input.attempt,
+        ...approvalNote,
+      });
       return { decision: "go" as const, lease_expires_at: moved[0].lease_expires_at };
     }
   }
@@ -378,7 +413,8 @@ async function completeFromPending(
   receipt: Receipt,
 ): Promise<IntentOutcome> {
   const tenantId = actor.tenantId;
-  const reason = "Its receipt arrived before its intent; the intent completed it with that receipt instead of starting a second write.";
+  const reason =
+    "Its receipt arrived before its intent; the intent completed it with that receipt instead of starting a second write.";
   const rows = existing
     ? await queryRows(
         tx,
@@ -398,7 +434,8 @@ async function completeFromPending(
                     'not_started', 'intent')
             on conflict do nothing returning name`,
       );
-  if (!rows.length) throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
+  if (!rows.length)
+    throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
   await auditIntent(tx, actor, taskId, name, {
     idempotency_key: input.idempotency_key,
     from: existing?.status ?? "created",
@@ -452,7 +489,11 @@ export function decideExisting(
 
 /** A stored receipt as the API returns it (warnings stay on the server's view of the effect). */
 function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
-  return { external_operation_id: r.external_operation_id, result_digest: r.result_digest ?? null, completed_at: r.completed_at };
+  return {
+    external_operation_id: r.external_operation_id,
+    result_digest: r.result_digest ?? null,
+    completed_at: r.completed_at,
+  };
 }
 
 /**
@@ -460,5 +501,9 @@ function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
  * into the chain after the commit by {@link registerIntent}.
  */
 async function auditIntent(tx: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
-  await appendAuditPending(tx, actor, { action: "side_effect.intent", target: `side_effect:${taskId}/${name}`, details });
+  await appendAuditPending(tx, actor, {
+    action: "side_effect.intent",
+    target: `side_effect:${taskId}/${name}`,
+    details,
+  });
 }

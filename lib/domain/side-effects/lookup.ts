@@ -59,7 +59,8 @@ export function keptAnswer(body: unknown): Record<string, unknown> | null {
   if (typeof b.found === "boolean") kept.found = b.found;
   for (const field of ["external_operation_id", "result_digest", "completed_at"] as const) {
     const v = b[field];
-    if (typeof v === "string") kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD).replace(UNSHOWABLE_ALL, "\ufffd")).value;
+    if (typeof v === "string")
+      kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD).replace(UNSHOWABLE_ALL, "\ufffd")).value;
   }
   return kept;
 }
@@ -80,13 +81,20 @@ export type LookupOptions = { resolve?: Resolver };
  * Interprets one HTTP answer of a lookup endpoint (pure; exported for tests). A `completed_at` that is not an
  * ISO time between 2000 and one day from now is dropped (a receipt time the clock could not have written).
  */
-export function interpretLookup(status: number, body: unknown): Pick<
+export function interpretLookup(
+  status: number,
+  body: unknown,
+): Pick<
   Extract<LookupAnswer, { configured: true }>,
   "outcome" | "external_operation_id" | "result_digest" | "completed_at" | "message"
 > {
   const none = { external_operation_id: null, result_digest: null, completed_at: null };
   if (status !== 200 || !body || typeof body !== "object") {
-    return { outcome: "ambiguous", ...none, message: `The lookup answered HTTP ${status} without a usable JSON answer.` };
+    return {
+      outcome: "ambiguous",
+      ...none,
+      message: `The lookup answered HTTP ${status} without a usable JSON answer.`,
+    };
   }
   const b = body as Record<string, unknown>;
   if (b.found === false) {
@@ -96,17 +104,28 @@ export function interpretLookup(status: number, body: unknown): Pick<
     return {
       outcome: "ambiguous",
       ...none,
-      message: "The lookup says found, but its operation id holds control or bidirectional characters; it cannot be recorded. Ask the tool owner.",
+      message:
+        "The lookup says found, but its operation id holds control or bidirectional characters; it cannot be recorded. Ask the tool owner.",
     };
   }
-  if (b.found === true && typeof b.external_operation_id === "string" && redactString(b.external_operation_id).kinds.length) {
+  if (
+    b.found === true &&
+    typeof b.external_operation_id === "string" &&
+    redactString(b.external_operation_id).kinds.length
+  ) {
     return {
       outcome: "ambiguous",
       ...none,
-      message: "The lookup says found, but its operation id looks like a credential; it cannot be recorded. Ask the tool owner.",
+      message:
+        "The lookup says found, but its operation id looks like a credential; it cannot be recorded. Ask the tool owner.",
     };
   }
-  if (b.found === true && typeof b.external_operation_id === "string" && b.external_operation_id.trim() && b.external_operation_id.length <= MAX_ANSWER_FIELD) {
+  if (
+    b.found === true &&
+    typeof b.external_operation_id === "string" &&
+    b.external_operation_id.trim() &&
+    b.external_operation_id.length <= MAX_ANSWER_FIELD
+  ) {
     return {
       outcome: "found",
       external_operation_id: b.external_operation_id,
@@ -121,7 +140,11 @@ export function interpretLookup(status: number, body: unknown): Pick<
       message: `The tool owner reports the write was applied (operation ${b.external_operation_id}).`,
     };
   }
-  return { outcome: "ambiguous", ...none, message: "The lookup answer says neither found with an operation id nor not found." };
+  return {
+    outcome: "ambiguous",
+    ...none,
+    message: "The lookup answer says neither found with an operation id nor not found.",
+  };
 }
 
 /**
@@ -147,15 +170,29 @@ export async function lookupSideEffect(
     sql`select url, timeout_ms from tool_lookups where tenant_id = ${actor.tenantId} and tool = ${tool}`,
   );
   if (!cfg) {
-    return { configured: false, message: `No lookup endpoint is registered for tool "${tool}". An owner can add one under Settings.` };
+    return {
+      configured: false,
+      message: `No lookup endpoint is registered for tool "${tool}". An owner can add one under Settings.`,
+    };
   }
   const url = new URL(cfg.url);
   url.searchParams.set("idempotency_key", effect.idempotency_key);
   const askedAt = new Date().toISOString();
   const base = { configured: true as const, tool, url: cfg.url, asked_at: askedAt };
-  const none = { http_status: null, answer: null, external_operation_id: null, result_digest: null, completed_at: null };
+  const none = {
+    http_status: null,
+    answer: null,
+    external_operation_id: null,
+    result_digest: null,
+    completed_at: null,
+  };
   // Resolved once; the connection goes to the address that was checked (no DNS rebinding), redirects not followed.
-  const res = await outboundGet(url, { timeoutMs: cfg.timeout_ms, maxBytes: MAX_ANSWER_BYTES, resolve: opts.resolve, headers: { accept: "application/json" } });
+  const res = await outboundGet(url, {
+    timeoutMs: cfg.timeout_ms,
+    maxBytes: MAX_ANSWER_BYTES,
+    resolve: opts.resolve,
+    headers: { accept: "application/json" },
+  });
   if (res.kind === "refused") {
     return {
       ...base,

@@ -41,7 +41,13 @@ export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: 
  *   stale_attempt (409, kept), no_intent (409: no intent yet; kept, and it completes the effect when the intent
  *   arrives), receipt_conflict (409, kept), reconcile_required (409: the effect is unknown; kept).
  */
-export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: string, body: unknown): Promise<ReceiptOutcome> {
+export async function recordReceipt(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  body: unknown,
+): Promise<ReceiptOutcome> {
   authorize(actor, "side_effects.receipt");
   checkTaskId(taskId);
   checkEffectName(name);
@@ -52,7 +58,13 @@ export async function recordReceipt(db: Db, actor: Actor, taskId: string, name: 
     completed_at: new Date(input.completed_at).toISOString(),
   };
   const tenantId = actor.tenantId;
-  const report = { name, idempotency_key: input.idempotency_key, attempt: input.attempt, receipt, source: "route" as const };
+  const report = {
+    name,
+    idempotency_key: input.idempotency_key,
+    attempt: input.attempt,
+    receipt,
+    source: "route" as const,
+  };
   await expireLeases(db, tenantId, taskId);
   try {
     await fenceAttempt(db, tenantId, taskId, input.attempt, "A receipt from a new attempt");

@@ -70,7 +70,11 @@ export async function applyReceiptReport(
       kept: false,
     };
   }
-  const keep = async (code: "reconcile_required" | "stale_attempt" | "no_intent" | "receipt_conflict", message: string, stored?: Receipt) => {
+  const keep = async (
+    code: "reconcile_required" | "stale_attempt" | "no_intent" | "receipt_conflict",
+    message: string,
+    stored?: Receipt,
+  ) => {
     await keepUnappliedReceipt(tx, tenantId, taskId, report, code, message);
     return { applied: false as const, code, message, kept: true, ...(stored ? { stored } : {}) };
   };
@@ -81,14 +85,18 @@ export async function applyReceiptReport(
     );
   }
   if (!effect) {
-    return keep("no_intent", `No intent is recorded for ${report.name} yet; the receipt is kept and completes it when its intent arrives.`);
+    return keep(
+      "no_intent",
+      `No intent is recorded for ${report.name} yet; the receipt is kept and completes it when its intent arrives.`,
+    );
   }
   switch (effect.status) {
     case "in_flight":
       return completeInFlight(tx, tenantId, taskId, effect, report);
     case "completed": {
       const stored = effect.receipt!;
-      if (sameReceipt(stored, report.receipt)) return { applied: true, replayed: true, receipt: stored, from: "completed" };
+      if (sameReceipt(stored, report.receipt))
+        return { applied: true, replayed: true, receipt: stored, from: "completed" };
       return keep(
         "receipt_conflict",
         `A different receipt is already stored for ${report.name} (external operation ${stored.external_operation_id}); this one is kept as evidence.`,
@@ -108,10 +116,17 @@ export async function applyReceiptReport(
   }
 }
 
-async function completeInFlight(tx: Db, tenantId: string, taskId: string, effect: SideEffectRow, report: ReceiptReport): Promise<ReceiptApplication> {
+async function completeInFlight(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  effect: SideEffectRow,
+  report: ReceiptReport,
+): Promise<ReceiptApplication> {
   const warnings: string[] = [];
   // A receipt cannot precede the intent the server registered (allowing for a small clock difference).
-  if (effect.intent_at && Date.parse(report.receipt.completed_at) < Date.parse(effect.intent_at) - 5_000) warnings.push("completed_before_intent");
+  if (effect.intent_at && Date.parse(report.receipt.completed_at) < Date.parse(effect.intent_at) - 5_000)
+    warnings.push("completed_before_intent");
   const receipt: Receipt & { warnings?: string[] } = { ...report.receipt, ...(warnings.length ? { warnings } : {}) };
   const updated = await queryRows(
     tx,
@@ -148,7 +163,13 @@ export async function keepUnappliedReceipt(
  * The oldest pending receipt (`no_intent`, not yet applied) for this effect and key, marked applied; null when none.
  * The caller completes the effect with it.
  */
-export async function takePendingReceipt(tx: Db, tenantId: string, taskId: string, name: string, key: string): Promise<Receipt | null> {
+export async function takePendingReceipt(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  name: string,
+  key: string,
+): Promise<Receipt | null> {
   const rows = await queryRows<{ external_operation_id: string; result_digest: string | null; completed_at: string }>(
     tx,
     sql`update unapplied_receipts set applied_at = now()
@@ -161,7 +182,13 @@ export async function takePendingReceipt(tx: Db, tenantId: string, taskId: strin
   );
   const r = rows[0];
   // Receipts keep completion times as ISO 8601 with milliseconds, as the receipt route stores them.
-  return r ? { external_operation_id: r.external_operation_id, result_digest: r.result_digest, completed_at: new Date(r.completed_at).toISOString() } : null;
+  return r
+    ? {
+        external_operation_id: r.external_operation_id,
+        result_digest: r.result_digest,
+        completed_at: new Date(r.completed_at).toISOString(),
+      }
+    : null;
 }
 
 export type UnappliedReceiptRow = {
@@ -178,7 +205,11 @@ export type UnappliedReceiptRow = {
 };
 
 /** Receipts kept for a task's effects, by effect name, oldest first. */
-export async function listUnappliedReceipts(db: Db, tenantId: string, taskId: string): Promise<Map<string, UnappliedReceiptRow[]>> {
+export async function listUnappliedReceipts(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+): Promise<Map<string, UnappliedReceiptRow[]>> {
   const rows = await queryRows<UnappliedReceiptRow & { name: string }>(
     db,
     sql`select name, source, event_id, attempt, external_operation_id, result_digest, ${isoUtc("completed_at")} as completed_at,

@@ -51,7 +51,8 @@ export const reconcileBodySchema = z
       ctx.addIssue({
         code: "custom",
         path: ["external_operation_id"],
-        message: "external_operation_id is required when the outcome is completed (the receipt found in the external system), unless use_lookup finds it",
+        message:
+          "external_operation_id is required when the outcome is completed (the receipt found in the external system), unless use_lookup finds it",
       });
     }
   });
@@ -92,7 +93,8 @@ export async function reconcileSideEffect(
   // Calling a write "not applied" clears it for a retry: when the tool owner has a lookup, it is always asked,
   // whether or not the person ticked it, and its answer is kept with the decision.
   let lookup: LookupAnswer | undefined;
-  if (input.use_lookup || input.outcome === "not_applied") lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+  if (input.use_lookup || input.outcome === "not_applied")
+    lookup = await lookupSideEffect(db, actor, taskId, name, opts);
   if (lookup && !lookup.configured && !input.use_lookup) lookup = undefined;
   if (
     input.outcome === "completed" &&
@@ -118,9 +120,14 @@ export async function reconcileSideEffect(
       },
     ]);
   }
-  const secrets = findSecrets({ external_operation_id: input.external_operation_id, result_digest: input.result_digest });
+  const secrets = findSecrets({
+    external_operation_id: input.external_operation_id,
+    result_digest: input.result_digest,
+  });
   if (secrets.length) {
-    throw validationError(secrets.map((s) => ({ path: [s.path], message: `looks like a credential value (${s.kind})` })));
+    throw validationError(
+      secrets.map((s) => ({ path: [s.path], message: `looks like a credential value (${s.kind})` })),
+    );
   }
   if (input.outcome === "completed" && !input.external_operation_id) {
     if (lookup?.configured && lookup.outcome === "found" && lookup.external_operation_id) {
@@ -153,7 +160,10 @@ export async function reconcileSideEffect(
 
     // The receipt says when the external write happened: the person's value, else the lookup's answer when it
     // names the same operation, else the time of this decision.
-    const found = lookup?.configured && lookup.outcome === "found" && lookup.external_operation_id === input.external_operation_id ? lookup : null;
+    const found =
+      lookup?.configured && lookup.outcome === "found" && lookup.external_operation_id === input.external_operation_id
+        ? lookup
+        : null;
     const receipt =
       input.outcome === "completed"
         ? {
@@ -195,9 +205,13 @@ export async function reconcileSideEffect(
           { current_status: current.status, settled_by: last.by, settled_at: last.at },
         );
       }
-      throw new DomainError("conflict", `Only an effect whose outcome is unknown can be reconciled; ${name} is ${status}.`, {
-        current_status: current.status,
-      });
+      throw new DomainError(
+        "conflict",
+        `Only an effect whose outcome is unknown can be reconciled; ${name} is ${status}.`,
+        {
+          current_status: current.status,
+        },
+      );
     }
     const audit = await appendAudit(tx, actor, {
       action: "side_effect.reconcile",

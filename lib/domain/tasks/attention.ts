@@ -39,14 +39,32 @@ export type AttentionItem =
       call_id: string | null;
     })
   | (Base & { kind: "principal_revoked"; principal: string; phase: string; reason: string; revoked_by: string })
-  | (Base & { kind: "approval_stale"; side_effect: string; approval_id: string; action: string; stale_reasons: string[] })
-  | (Base & { kind: "side_effect_awaiting_approval"; side_effect: string; idempotency_key: string; action: string | null; approval_id?: string });
+  | (Base & {
+      kind: "approval_stale";
+      side_effect: string;
+      approval_id: string;
+      action: string;
+      stale_reasons: string[];
+    })
+  | (Base & {
+      kind: "side_effect_awaiting_approval";
+      side_effect: string;
+      idempotency_key: string;
+      action: string | null;
+      approval_id?: string;
+    });
 
 /** The order kinds are listed in: the most urgent first, then the longest-waiting first within a kind. */
-export const ATTENTION_KINDS = ["side_effect_unknown", "principal_revoked", "approval_stale", "side_effect_awaiting_approval"] as const;
+export const ATTENTION_KINDS = [
+  "side_effect_unknown",
+  "principal_revoked",
+  "approval_stale",
+  "side_effect_awaiting_approval",
+] as const;
 
 const taskHref = (taskId: string) => `/tasks/${encodeURIComponent(taskId)}`;
-const effectHref = (taskId: string, name: string) => `${taskHref(taskId)}?tab=side-effects&effect=${encodeURIComponent(name)}`;
+const effectHref = (taskId: string, name: string) =>
+  `${taskHref(taskId)}?tab=side-effects&effect=${encodeURIComponent(name)}`;
 
 /** Phase comparison for "the run has not ended" (phases are the runtime's words; compared lower-cased). */
 const notEnded = (column: string) =>
@@ -63,13 +81,30 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
   authorize(actor, "tasks.read");
   await expireLeases(db, actor.tenantId);
   const [unknown, revoked, awaiting, queue] = await Promise.all([
-    queryRows<{ task_id: string; name: string; idempotency_key: string; status_reason: string | null; origin: string; call_id: string | null; tool: string | null; since: string }>(
+    queryRows<{
+      task_id: string;
+      name: string;
+      idempotency_key: string;
+      status_reason: string | null;
+      origin: string;
+      call_id: string | null;
+      tool: string | null;
+      since: string;
+    }>(
       db,
       sql`select task_id, name, idempotency_key, status_reason, origin, call_id, tool, ${isoUtc("updated_at")} as since
           from side_effects where tenant_id = ${actor.tenantId} and status = 'unknown'
           order by updated_at, task_id, name limit ${limit}`,
     ),
-    queryRows<{ task_id: string; principal: string; phase: string; latest_version: number; reason: string; revoked_by: string; since: string }>(
+    queryRows<{
+      task_id: string;
+      principal: string;
+      phase: string;
+      latest_version: number;
+      reason: string;
+      revoked_by: string;
+      since: string;
+    }>(
       db,
       sql`select t.task_id, t.principal, t.phase, t.latest_version, r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as since
           from principal_revocations r
@@ -126,19 +161,23 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
       href: `/approvals/${encodeURIComponent(a.id)}`,
       since: a.requested_at,
     })),
-    ...awaiting.filter((r) => approvalOf.get(`${r.task_id}\u0000${r.name}`)?.status !== "stale").map((r) => ({
-      kind: "side_effect_awaiting_approval" as const,
-      task_id: r.task_id,
-      side_effect: r.name,
-      idempotency_key: r.idempotency_key,
-      action: r.action,
-      why: `${r.name}${r.action ? ` (${r.action})` : ""} of task ${r.task_id} waits for a fresh approval before it may run.`,
-      ...(approvalOf.get(`${r.task_id}\u0000${r.name}`) ? { approval_id: approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id } : {}),
-      href: approvalOf.get(`${r.task_id}\u0000${r.name}`)
-        ? `/approvals/${encodeURIComponent(approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id)}`
-        : effectHref(r.task_id, r.name),
-      since: r.since,
-    })),
+    ...awaiting
+      .filter((r) => approvalOf.get(`${r.task_id}\u0000${r.name}`)?.status !== "stale")
+      .map((r) => ({
+        kind: "side_effect_awaiting_approval" as const,
+        task_id: r.task_id,
+        side_effect: r.name,
+        idempotency_key: r.idempotency_key,
+        action: r.action,
+        why: `${r.name}${r.action ? ` (${r.action})` : ""} of task ${r.task_id} waits for a fresh approval before it may run.`,
+        ...(approvalOf.get(`${r.task_id}\u0000${r.name}`)
+          ? { approval_id: approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id }
+          : {}),
+        href: approvalOf.get(`${r.task_id}\u0000${r.name}`)
+          ? `/approvals/${encodeURIComponent(approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id)}`
+          : effectHref(r.task_id, r.name),
+        since: r.since,
+      })),
   ];
   return items.slice(0, limit);
 }

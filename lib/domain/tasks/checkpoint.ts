@@ -43,7 +43,8 @@ export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects
 
 function statusReasonFor(declared: ParsedTaskRecord["side_effects"][string], status: SideEffectStatus): string | null {
   if (status === "unknown") return "Declared by a checkpoint without a receipt; no intent was recorded here.";
-  if (declared.status === "approved") return "A checkpoint declared it approved; only an approver's recorded decision approves, so it waits for one.";
+  if (declared.status === "approved")
+    return "A checkpoint declared it approved; only an approver's recorded decision approves, so it waits for one.";
   return null;
 }
 
@@ -55,9 +56,13 @@ export function versionFromIfMatch(header: string | null | undefined): number | 
   if (header === null || header === undefined || header.trim() === "") return null;
   const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
   if (!m) {
-    throw new DomainError("validation_failed", 'If-Match must name the checkpoint version this write is based on, e.g. If-Match: "3".', {
-      fields: [{ path: "If-Match", message: "a version number" }],
-    });
+    throw new DomainError(
+      "validation_failed",
+      'If-Match must name the checkpoint version this write is based on, e.g. If-Match: "3".',
+      {
+        fields: [{ path: "If-Match", message: "a version number" }],
+      },
+    );
   }
   return Number(m[1]);
 }
@@ -113,7 +118,9 @@ export async function checkpointTask(
   return withAuditSealed(db, tenantId, () =>
     withRetry(() =>
       db.transaction(async (tx) => {
-        await tx.execute(sql`insert into tasks (tenant_id, task_id) values (${tenantId}, ${taskId}) on conflict do nothing`);
+        await tx.execute(
+          sql`insert into tasks (tenant_id, task_id) values (${tenantId}, ${taskId}) on conflict do nothing`,
+        );
         // One guarded statement decides: principal unchanged, attempt not stale, version as the writer expects.
         const [task] = await queryRows<{ latest_version: number; previous_attempt: number }>(
           tx,
@@ -214,17 +221,28 @@ async function explainRefusal(
  * for a decision on the server (the same request again for the same key and digest; none for one decided already).
  */
 async function requestDeclaredApprovals(tx: Db, actor: Actor, taskId: string, record: ParsedTaskRecord): Promise<void> {
-  const wanted = Object.entries(record.side_effects).filter(([, d]) => d.status === "awaiting_approval" || d.status === "approved");
+  const wanted = Object.entries(record.side_effects).filter(
+    ([, d]) => d.status === "awaiting_approval" || d.status === "approved",
+  );
   if (!wanted.length) return;
   const tenantId = actor.tenantId;
-  const waiting = await queryRows<{ name: string; idempotency_key: string; tool: string | null; action: string | null; has_request: boolean }>(
+  const waiting = await queryRows<{
+    name: string;
+    idempotency_key: string;
+    tool: string | null;
+    action: string | null;
+    has_request: boolean;
+  }>(
     tx,
     sql`select s.name, s.idempotency_key, s.tool, s.action,
                exists (select 1 from approval_requests a where a.tenant_id = s.tenant_id and a.task_id = s.task_id
                          and a.idempotency_key = s.idempotency_key and a.superseded_by is null) as has_request
         from side_effects s
         where s.tenant_id = ${tenantId} and s.task_id = ${taskId} and s.status = 'awaiting_approval'
-          and s.name in (${sql.join(wanted.map(([n]) => sql`${n}`), sql`, `)})`,
+          and s.name in (${sql.join(
+            wanted.map(([n]) => sql`${n}`),
+            sql`, `,
+          )})`,
   );
   const todo = waiting.filter((w) => !w.has_request);
   if (!todo.length) return;
@@ -297,7 +315,10 @@ async function declareSideEffects(tx: Db, tenantId: string, taskId: string, decl
       );
     }
     if (r.stored_key !== r.idempotency_key) {
-      throw new DomainError("conflict", `side_effects.${r.name} is bound to idempotency key "${r.stored_key}"; a checkpoint cannot change it.`);
+      throw new DomainError(
+        "conflict",
+        `side_effects.${r.name} is bound to idempotency key "${r.stored_key}"; a checkpoint cannot change it.`,
+      );
     }
   }
 }

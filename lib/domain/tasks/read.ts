@@ -32,7 +32,13 @@ const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 function timeCursor(cursor: string): { at: string; id: string } {
   const parts = decodeCursor(cursor, 2);
   const [at, id] = parts ?? [];
-  if (typeof at !== "string" || !CURSOR_TIME.test(at) || Number.isNaN(Date.parse(at)) || typeof id !== "string" || id.length > 200) {
+  if (
+    typeof at !== "string" ||
+    !CURSOR_TIME.test(at) ||
+    Number.isNaN(Date.parse(at)) ||
+    typeof id !== "string" ||
+    id.length > 200
+  ) {
     throw new DomainError("bad_request", "cursor is not valid; start again without it.");
   }
   return { at, id };
@@ -56,9 +62,13 @@ export function pageSize(raw: string | number | null | undefined, max = MAX_PAGE
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > max) {
     const shown = String(raw).length > 20 ? `${String(raw).slice(0, 20)}…` : String(raw);
-    throw new DomainError("bad_request", `limit must be a whole number from 1 to ${max} (got ${JSON.stringify(shown)}); follow next_cursor for more.`, {
-      fields: [{ path: "limit", message: `1 to ${max}` }],
-    });
+    throw new DomainError(
+      "bad_request",
+      `limit must be a whole number from 1 to ${max} (got ${JSON.stringify(shown)}); follow next_cursor for more.`,
+      {
+        fields: [{ path: "limit", message: `1 to ${max}` }],
+      },
+    );
   }
   return n;
 }
@@ -215,7 +225,10 @@ export async function getTaskView(
 }
 
 /** True when a stored checkpoint's digest and Ed25519 signature match its record under the server key. */
-export function checkpointVerifies(c: { record: unknown; digest: string; signature: string; key_id: string }, key: SigningKey): boolean {
+export function checkpointVerifies(
+  c: { record: unknown; digest: string; signature: string; key_id: string },
+  key: SigningKey,
+): boolean {
   if (c.key_id !== key.kid) return false;
   return verifyCanonical(c.record, c.signature, key.publicKey, c.digest);
 }
@@ -245,7 +258,9 @@ export async function getTimeline(
     const from = opts.from ? parseInstant(opts.from, "from") : "-infinity";
     const to = opts.to ? parseInstant(opts.to, "to") : "infinity";
     if (opts.from && opts.to && Date.parse(from) > Date.parse(to)) {
-      throw new DomainError("bad_request", "from must not be after to.", { fields: [{ path: "from", message: "not after to" }] });
+      throw new DomainError("bad_request", "from must not be after to.", {
+        fields: [{ path: "from", message: "not after to" }],
+      });
     }
     window = { from, to };
   }
@@ -320,7 +335,8 @@ export async function getCheckpointHistory(
   let beforeVersion: number | undefined;
   if (opts.cursor) {
     const [v] = decodeCursor(opts.cursor, 1) ?? [];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw new DomainError("bad_request", "cursor is not valid; start again without it.");
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1)
+      throw new DomainError("bad_request", "cursor is not valid; start again without it.");
     beforeVersion = v;
   }
   const rows = await q.listCheckpoints(db, actor.tenantId, taskId, { limit: limit + 1, beforeVersion });

@@ -51,7 +51,10 @@ export const taskRecordSchema = z.strictObject({
     .int("attempt must be a whole number")
     .min(1, "attempt starts at 1")
     .max(1_000_000),
-  inputs: z.array(z.strictObject({ ref: shortText, sha256 })).max(1000).default([]),
+  inputs: z
+    .array(z.strictObject({ ref: shortText, sha256 }))
+    .max(1000)
+    .default([]),
   decisions: z
     .array(
       z.strictObject({
@@ -87,7 +90,10 @@ export const taskRecordSchema = z.strictObject({
    * record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the runtime
    * re-checks them (`constraint.checked`) before its next mutation.
    */
-  constraints: z.array(z.string().trim().min(1, "a constraint is not empty").max(500, "a constraint is at most 500 characters")).max(50).optional(),
+  constraints: z
+    .array(z.string().trim().min(1, "a constraint is not empty").max(500, "a constraint is at most 500 characters"))
+    .max(50)
+    .optional(),
 });
 
 export type ParsedTaskRecord = z.infer<typeof taskRecordSchema>;
@@ -98,14 +104,23 @@ export type ParsedTaskRecord = z.infer<typeof taskRecordSchema>;
  * @throws DomainError validation_failed when base_version is not a whole number ≥ 0.
  */
 export function splitCheckpointBody(body: unknown): { record: unknown; baseVersion: number | null } {
-  if (!body || typeof body !== "object" || Array.isArray(body) || !Object.prototype.hasOwnProperty.call(body, "base_version")) {
+  if (
+    !body ||
+    typeof body !== "object" ||
+    Array.isArray(body) ||
+    !Object.prototype.hasOwnProperty.call(body, "base_version")
+  ) {
     return { record: body, baseVersion: null };
   }
   const { base_version: base, ...record } = body as Record<string, unknown>;
   if (typeof base !== "number" || !Number.isInteger(base) || base < 0) {
-    throw new DomainError("validation_failed", "base_version must be the whole-number version this checkpoint is based on (0 before the first).", {
-      fields: [{ path: "base_version", message: "a whole number ≥ 0" }],
-    });
+    throw new DomainError(
+      "validation_failed",
+      "base_version must be the whole-number version this checkpoint is based on (0 before the first).",
+      {
+        fields: [{ path: "base_version", message: "a whole number ≥ 0" }],
+      },
+    );
   }
   return { record, baseVersion: base };
 }

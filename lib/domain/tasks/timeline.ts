@@ -86,7 +86,9 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
     byId.set(row.event_id, row);
   }
   const events = [...byId.values()]
-    .sort((a, b) => (a.occurred_at < b.occurred_at ? -1 : a.occurred_at > b.occurred_at ? 1 : a.event_id < b.event_id ? -1 : 1))
+    .sort((a, b) =>
+      a.occurred_at < b.occurred_at ? -1 : a.occurred_at > b.occurred_at ? 1 : a.event_id < b.event_id ? -1 : 1,
+    )
     .map(storedEvent);
   return {
     total: binTotal,
@@ -111,7 +113,16 @@ export const BIN_CACHE_TASKS = 100;
 /** More new rows than this since the last count: count again in SQL instead. */
 const BIN_DELTA_MAX = 20_000;
 
-function addToBin(c: CachedBins, plane: Plane, bucket: number, first: string, last: string, count: number, failed: number, denied: number) {
+function addToBin(
+  c: CachedBins,
+  plane: Plane,
+  bucket: number,
+  first: string,
+  last: string,
+  count: number,
+  failed: number,
+  denied: number,
+) {
   const k = `${plane}|${bucket}`;
   const b = c.bins.get(k);
   if (!b) {
@@ -131,7 +142,13 @@ function addToBin(c: CachedBins, plane: Plane, bucket: number, first: string, la
  * index by transaction range (events are never updated, so counted rows stay counted). Kept per process for
  * {@link BIN_CACHE_TASKS} tasks; several servers each keep their own.
  */
-async function overviewBins(db: Db, tenantId: string, taskId: string, range: { first: string; last: string }, horizon: string): Promise<TimelineBin[]> {
+async function overviewBins(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  range: { first: string; last: string },
+  horizon: string,
+): Promise<TimelineBin[]> {
   const key = `${tenantId}|${taskId}`;
   const base = binCache.get(key);
   let next: CachedBins | undefined;
@@ -162,17 +179,29 @@ async function overviewBins(db: Db, tenantId: string, taskId: string, range: { f
     binCache.set(key, next);
     while (binCache.size > BIN_CACHE_TASKS) binCache.delete(binCache.keys().next().value!);
   }
-  return [...next.bins.values()].map((b) => ({ ...b })).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  return [...next.bins.values()]
+    .map((b) => ({ ...b }))
+    .sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
 }
 
 /** Decodes an arrival-feed cursor (`since`): `0` starts at the beginning. @throws DomainError bad_request. */
 function arrivalCursor(since: string): { txid: string; seq: number } {
   if (since === "0") return { txid: "0", seq: 0 };
   const [txid, seq] = decodeCursor(since, 2) ?? [];
-  if (typeof txid !== "string" || !/^\d{1,20}$/.test(txid) || typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) {
-    throw new DomainError("bad_request", "since is not a valid cursor; start again with since=0 or from an overview's since.", {
-      fields: [{ path: "since", message: "a next_since value, or 0" }],
-    });
+  if (
+    typeof txid !== "string" ||
+    !/^\d{1,20}$/.test(txid) ||
+    typeof seq !== "number" ||
+    !Number.isSafeInteger(seq) ||
+    seq < 0
+  ) {
+    throw new DomainError(
+      "bad_request",
+      "since is not a valid cursor; start again with since=0 or from an overview's since.",
+      {
+        fields: [{ path: "since", message: "a next_since value, or 0" }],
+      },
+    );
   }
   return { txid, seq };
 }
@@ -184,7 +213,12 @@ function arrivalCursor(since: string): { txid: string; seq: number } {
  * `occurred_at` than events already read) arrive here when they are received, unlike the time-ordered pages.
  * @throws DomainError not_found, bad_request (since).
  */
-export async function getArrivalFeed(db: Db, actor: Actor, taskId: string, opts: { since: string; limit: number }): Promise<ArrivalPage> {
+export async function getArrivalFeed(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  opts: { since: string; limit: number },
+): Promise<ArrivalPage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
   const after = arrivalCursor(opts.since);

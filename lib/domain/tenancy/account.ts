@@ -15,7 +15,14 @@ import { claimSignInCheck, recordSignInSuccess, throttleMessage } from "./sign-i
 
 export type WorkspaceView = { tenant_id: string; slug: string; name: string; role: Role; current: boolean };
 
-export type AccountView = { user_id: string; email: string; name: string; role: Role; workspace: WorkspaceView; workspaces: WorkspaceView[] };
+export type AccountView = {
+  user_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  workspace: WorkspaceView;
+  workspaces: WorkspaceView[];
+};
 
 /** The session's person must be a person (runtime keys have no account). */
 function person(actor: Actor): UserActor {
@@ -42,12 +49,23 @@ export async function accountFor(db: Db, actor: Actor): Promise<AccountView> {
   const [user] = await queryRows<{ name: string }>(db, sql`select name from users where id = ${me.userId}`);
   const workspaces = await listWorkspaces(db, me.userId, me.tenantId);
   const current = workspaces.find((w) => w.current)!;
-  return { user_id: me.userId, email: me.email, name: user?.name ?? me.email, role: me.role, workspace: current, workspaces };
+  return {
+    user_id: me.userId,
+    email: me.email,
+    name: user?.name ?? me.email,
+    role: me.role,
+    workspace: current,
+    workspaces,
+  };
 }
 
 /** Body of `PUT /api/v1/me/workspace`: the workspace's slug. */
 export const switchWorkspaceBodySchema = z.strictObject({
-  workspace: z.string({ error: () => "workspace is required (the slug of a workspace you belong to)" }).trim().min(1, "workspace must not be empty").max(100),
+  workspace: z
+    .string({ error: () => "workspace is required (the slug of a workspace you belong to)" })
+    .trim()
+    .min(1, "workspace must not be empty")
+    .max(100),
 });
 
 /**
@@ -89,7 +107,12 @@ export type PasswordChangeResult = { changed: true; sessions_ended: number; audi
  * @throws DomainError forbidden (a runtime key), validation_failed (422: rules of the new password; a wrong
  *   current password names `current_password`), too_many_attempts (429), conflict (changed meanwhile).
  */
-export async function changePassword(db: Db, actor: Actor, body: unknown, opts: { source: string }): Promise<PasswordChangeResult> {
+export async function changePassword(
+  db: Db,
+  actor: Actor,
+  body: unknown,
+  opts: { source: string },
+): Promise<PasswordChangeResult> {
   const me = person(actor);
   const parsed = changePasswordBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -97,11 +120,19 @@ export async function changePassword(db: Db, actor: Actor, body: unknown, opts: 
   const weak = weakPasswordReason(new_password, me.email);
   if (weak) throw validationError([{ path: ["new_password"], message: `new_password ${weak}` }]);
   if (new_password === current_password) {
-    throw validationError([{ path: ["new_password"], message: "new_password is the same as the current one; choose another" }]);
+    throw validationError([
+      { path: ["new_password"], message: "new_password is the same as the current one; choose another" },
+    ]);
   }
   const claim = await claimSignInCheck(db, me.email, opts.source);
-  if (!claim.ok) throw new DomainError("too_many_attempts", throttleMessage(claim), { retry_after_seconds: claim.retryAfterSeconds });
-  const [user] = await queryRows<{ password_hash: string }>(db, sql`select password_hash from users where id = ${me.userId}`);
+  if (!claim.ok)
+    throw new DomainError("too_many_attempts", throttleMessage(claim), {
+      retry_after_seconds: claim.retryAfterSeconds,
+    });
+  const [user] = await queryRows<{ password_hash: string }>(
+    db,
+    sql`select password_hash from users where id = ${me.userId}`,
+  );
   if (!user || !(await verifyPassword(user.password_hash, current_password))) {
     throw validationError([{ path: ["current_password"], message: "current_password is not right" }]);
   }
@@ -112,9 +143,14 @@ export async function changePassword(db: Db, actor: Actor, body: unknown, opts: 
       tx,
       sql`update users set password_hash = ${newHash} where id = ${me.userId} and password_hash = ${user.password_hash} returning 1`,
     );
-    if (!updated.length) throw new DomainError("conflict", "Your password was changed meanwhile (another tab?); sign in again.");
+    if (!updated.length)
+      throw new DomainError("conflict", "Your password was changed meanwhile (another tab?); sign in again.");
     const ended = await endOtherSessions(tx, me.userId, me.sessionHash, "password_changed");
-    const audit = await appendAudit(tx, me, { action: "user.password_change", target: `user:${me.userId}`, details: { email: me.email, sessions_ended: ended } });
+    const audit = await appendAudit(tx, me, {
+      action: "user.password_change",
+      target: `user:${me.userId}`,
+      details: { email: me.email, sessions_ended: ended },
+    });
     return { changed: true, sessions_ended: ended, audit_seq: audit.seq };
   });
 }

@@ -99,11 +99,18 @@ export async function revokeApiKey(db: Db, actor: Actor, keyId: string): Promise
           where tenant_id = ${actor.tenantId} and id = ${keyId} and revoked_at is null returning name`,
     );
     if (!rows.length) {
-      const exists = await queryRows(tx, sql`select 1 from api_keys where tenant_id = ${actor.tenantId} and id = ${keyId}`);
+      const exists = await queryRows(
+        tx,
+        sql`select 1 from api_keys where tenant_id = ${actor.tenantId} and id = ${keyId}`,
+      );
       if (!exists.length) throw notFound("API key");
       throw new DomainError("conflict", "This key is already revoked.");
     }
-    await appendAudit(tx, actor, { action: "api_key.revoke", target: `api_key:${keyId}`, details: { name: rows[0]!.name } });
+    await appendAudit(tx, actor, {
+      action: "api_key.revoke",
+      target: `api_key:${keyId}`,
+      details: { name: rows[0]!.name },
+    });
   });
 }
 

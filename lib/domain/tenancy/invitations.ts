@@ -31,7 +31,14 @@ export const acceptBodySchema = z.strictObject({
   name: typedText("name", { max: 100, hint: "the name other members see" }).optional(),
 });
 
-export type InvitationView = { id: string; email: string; role: Role; invited_by: string; created_at: string; expires_at: string };
+export type InvitationView = {
+  id: string;
+  email: string;
+  role: Role;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+};
 
 export type InviteResult = {
   invitation_url: string;
@@ -58,7 +65,12 @@ export function invitationUrl(baseUrl: string, token: string): string {
  * @throws DomainError forbidden (role), validation_failed (422, naming the field), not_allowed (an admin inviting
  *   an owner), already_member (409: the email is an active member here).
  */
-export async function inviteMember(db: Db, actor: Actor, body: unknown, opts: { baseUrl: string }): Promise<InviteResult> {
+export async function inviteMember(
+  db: Db,
+  actor: Actor,
+  body: unknown,
+  opts: { baseUrl: string },
+): Promise<InviteResult> {
   authorize(actor, "members.manage");
   const parsed = inviteBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -71,7 +83,13 @@ export async function inviteMember(db: Db, actor: Actor, body: unknown, opts: { 
  * The invitation itself, inside an open transaction (also used by setup). Locks the workspace.
  * @throws DomainError already_member.
  */
-export async function createInvitation(tx: Db, actor: Actor, email: string, role: Role, baseUrl: string): Promise<InviteResult> {
+export async function createInvitation(
+  tx: Db,
+  actor: Actor,
+  email: string,
+  role: Role,
+  baseUrl: string,
+): Promise<InviteResult> {
   await lockWorkspace(tx, actor.tenantId);
   const member = await queryRows(
     tx,
@@ -79,14 +97,19 @@ export async function createInvitation(tx: Db, actor: Actor, email: string, role
         where m.tenant_id = ${actor.tenantId} and u.email = ${email} and m.revoked_at is null`,
   );
   if (member.length) {
-    throw new DomainError("already_member", `${email} is already a member of this workspace (rule already_member); change their role instead.`, {
-      rule: "already_member",
-    });
+    throw new DomainError(
+      "already_member",
+      `${email} is already a member of this workspace (rule already_member); change their role instead.`,
+      {
+        rule: "already_member",
+      },
+    );
   }
   await tx.execute(sql`update invitations set withdrawn_at = now()
                        where tenant_id = ${actor.tenantId} and email = ${email} and accepted_at is null and withdrawn_at is null`);
   const token = newToken();
-  const invitedBy = actor.kind === "user" ? actor.email : actor.kind === "system" ? actor.label : `key:${actor.keyName}`;
+  const invitedBy =
+    actor.kind === "user" ? actor.email : actor.kind === "system" ? actor.label : `key:${actor.keyName}`;
   const [row] = await queryRows<InvitationView>(
     tx,
     sql`insert into invitations (tenant_id, email, role, token_hash, invited_by, expires_at)
@@ -98,7 +121,12 @@ export async function createInvitation(tx: Db, actor: Actor, email: string, role
     target: `invitation:${row!.id}`,
     details: { email, role, expires_at: row!.expires_at },
   });
-  return { invitation_url: invitationUrl(baseUrl, token), expires_at: row!.expires_at, invitation: row!, audit_seq: audit.seq };
+  return {
+    invitation_url: invitationUrl(baseUrl, token),
+    expires_at: row!.expires_at,
+    invitation: row!,
+    audit_seq: audit.seq,
+  };
 }
 
 /** Open invitations of the actor's workspace, newest first. @throws DomainError forbidden */
@@ -162,7 +190,8 @@ export async function invitationInfo(db: Db, token: string): Promise<InvitationI
 const GONE: Record<Exclude<InvitationState, "open">, string> = {
   used: "This invitation link was already used. Sign in with your email and password.",
   expired: `This invitation link has expired (links are valid ${INVITATION_DAYS} days). Ask an owner or admin of the workspace for a new one.`,
-  withdrawn: "This invitation link was replaced by a newer one or withdrawn. Use the newest link you were given, or ask for a new one.",
+  withdrawn:
+    "This invitation link was replaced by a newer one or withdrawn. Use the newest link you were given, or ask for a new one.",
 };
 
 function gone(state: Exclude<InvitationState, "open">): DomainError {
@@ -188,9 +217,15 @@ export type AcceptResult = {
  *   validation_failed (422: password rules, name, unknown fields), forbidden (wrong password of an existing
  *   account), too_many_attempts (429), already_member (409).
  */
-export async function acceptInvitation(db: Db, token: string, body: unknown, opts: { source: string }): Promise<AcceptResult> {
+export async function acceptInvitation(
+  db: Db,
+  token: string,
+  body: unknown,
+  opts: { source: string },
+): Promise<AcceptResult> {
   const info = await invitationInfo(db, token);
-  if (!info) throw new DomainError("not_found", "This invitation link is not valid. Check that you copied the whole link.");
+  if (!info)
+    throw new DomainError("not_found", "This invitation link is not valid. Check that you copied the whole link.");
   if (info.state !== "open") throw gone(info.state);
   const parsed = acceptBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -199,8 +234,14 @@ export async function acceptInvitation(db: Db, token: string, body: unknown, opt
   let newHash: string | null = null;
   if (info.account_exists) {
     const claim = await claimSignInCheck(db, info.email, opts.source);
-    if (!claim.ok) throw new DomainError("too_many_attempts", throttleMessage(claim), { retry_after_seconds: claim.retryAfterSeconds });
-    const [user] = await queryRows<{ password_hash: string }>(db, sql`select password_hash from users where email = ${info.email}`);
+    if (!claim.ok)
+      throw new DomainError("too_many_attempts", throttleMessage(claim), {
+        retry_after_seconds: claim.retryAfterSeconds,
+      });
+    const [user] = await queryRows<{ password_hash: string }>(
+      db,
+      sql`select password_hash from users where email = ${info.email}`,
+    );
     if (!(await verifyPassword(user?.password_hash, password))) {
       throw new DomainError(
         "forbidden",
@@ -235,7 +276,11 @@ export async function acceptInvitation(db: Db, token: string, body: unknown, opt
         sql`insert into users (email, name, password_hash) values (${inv.email}, ${name}, ${newHash})
             on conflict (email) do nothing returning id`,
       );
-      if (!u) throw new DomainError("conflict", `An account for ${inv.email} was created meanwhile; open the link again and enter its password.`);
+      if (!u)
+        throw new DomainError(
+          "conflict",
+          `An account for ${inv.email} was created meanwhile; open the link again and enter its password.`,
+        );
       userId = u.id;
       created = true;
     } else {
@@ -250,11 +295,17 @@ export async function acceptInvitation(db: Db, token: string, body: unknown, opt
           returning 1`,
     );
     if (!joined.length) {
-      throw new DomainError("already_member", `${inv.email} is already a member of ${info.workspace.name} (rule already_member); sign in instead.`, {
-        rule: "already_member",
-      });
+      throw new DomainError(
+        "already_member",
+        `${inv.email} is already a member of ${info.workspace.name} (rule already_member); sign in instead.`,
+        {
+          rule: "already_member",
+        },
+      );
     }
-    await tx.execute(sql`update invitations set accepted_user_id = ${userId} where tenant_id = ${inv.tenant_id} and id = ${inv.id}`);
+    await tx.execute(
+      sql`update invitations set accepted_user_id = ${userId} where tenant_id = ${inv.tenant_id} and id = ${inv.id}`,
+    );
     const member: UserActor = { kind: "user", tenantId: inv.tenant_id, userId, email: inv.email, role: inv.role };
     await appendAudit(tx, member, {
       action: "invitation.accept",

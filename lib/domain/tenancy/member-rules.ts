@@ -21,7 +21,10 @@ export const roleSchema = z.enum(ROLES, { error: () => `role must be one of ${RO
 
 /** An email field: trimmed, lower-cased, a plausible address of at most 254 characters. */
 export const emailSchema = z
-  .string({ error: (iss) => (iss.input === undefined ? "email is required (the person's email address)" : "email must be a string") })
+  .string({
+    error: (iss) =>
+      iss.input === undefined ? "email is required (the person's email address)" : "email must be a string",
+  })
   .trim()
   .toLowerCase()
   .max(254, "email is too long (at most 254 characters)")
@@ -32,7 +35,10 @@ export const emailSchema = z
  * first. @throws DomainError not_found when the tenant does not exist.
  */
 export async function lockWorkspace(tx: Db, tenantId: string): Promise<{ slug: string; name: string }> {
-  const [row] = await queryRows<{ slug: string; name: string }>(tx, sql`select slug, name from tenants where id = ${tenantId} for update`);
+  const [row] = await queryRows<{ slug: string; name: string }>(
+    tx,
+    sql`select slug, name from tenants where id = ${tenantId} for update`,
+  );
   if (!row) throw new DomainError("not_found", "This workspace was not found.");
   return row;
 }
@@ -53,15 +59,23 @@ export async function hasOtherOwner(tx: Db, tenantId: string, userId: string): P
 export function assertMayTouchOwnerRole(actor: Actor, touches: { from?: Role; to?: Role }, what: string): void {
   if (actor.kind === "system" || (actor.kind === "user" && actor.role === "owner")) return;
   if (touches.from === "owner" || touches.to === "owner") {
-    throw new DomainError("not_allowed", `Only an owner can ${what} (rule not_allowed: admins manage every role except owner).`, {
-      rule: "not_allowed",
-    });
+    throw new DomainError(
+      "not_allowed",
+      `Only an owner can ${what} (rule not_allowed: admins manage every role except owner).`,
+      {
+        rule: "not_allowed",
+      },
+    );
   }
 }
 
 /** The `last_owner` refusal. */
 export function lastOwnerError(what: string): DomainError {
-  return new DomainError("last_owner", `${what}: a workspace must keep at least one owner (rule last_owner). Make someone else an owner first.`, {
-    rule: "last_owner",
-  });
+  return new DomainError(
+    "last_owner",
+    `${what}: a workspace must keep at least one owner (rule last_owner). Make someone else an owner first.`,
+    {
+      rule: "last_owner",
+    },
+  );
 }

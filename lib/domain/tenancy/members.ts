@@ -74,7 +74,10 @@ export async function listMembersForActor(db: Db, actor: Actor): Promise<MemberV
     name: r.name,
     role: r.role,
     revoked: r.revoked,
-    locked: !r.revoked && r.failures != null && r.locked_until ? { failures: Number(r.failures), locked_until: r.locked_until } : null,
+    locked:
+      !r.revoked && r.failures != null && r.locked_until
+        ? { failures: Number(r.failures), locked_until: r.locked_until }
+        : null,
   }));
 }
 
@@ -103,11 +106,17 @@ export async function unlockMember(db: Db, actor: Actor, userId: string): Promis
           from sign_in_throttle s where s.email = ${member.email} and ${LOCKED_ROW}`,
     );
     if (!locked.length) {
-      throw new DomainError("conflict", `${member.email} is not locked out (fewer than ${MAX_SIGN_IN_FAILURES} failed sign-ins from any address in the last ${SIGN_IN_WINDOW_MINUTES} minutes); there is nothing to unlock.`);
+      throw new DomainError(
+        "conflict",
+        `${member.email} is not locked out (fewer than ${MAX_SIGN_IN_FAILURES} failed sign-ins from any address in the last ${SIGN_IN_WINDOW_MINUTES} minutes); there is nothing to unlock.`,
+      );
     }
     await tx.execute(sql`delete from sign_in_throttle where email = ${member.email}`);
     const failures = Math.max(...locked.map((r) => Number(r.failures)));
-    const lockedUntil = locked.map((r) => r.until).sort().at(-1)!;
+    const lockedUntil = locked
+      .map((r) => r.until)
+      .sort()
+      .at(-1)!;
     const audit = await appendAudit(tx, actor, {
       action: "member.unlock",
       target: `user:${userId}`,
@@ -120,7 +129,14 @@ export async function unlockMember(db: Db, actor: Actor, userId: string): Promis
 /** Body of `PATCH /api/v1/settings/members/{user_id}`. */
 export const changeRoleBodySchema = z.strictObject({ role: roleSchema });
 
-export type RoleChangeResult = { user_id: string; email: string; role: Role; previous_role: Role; changed: boolean; audit_seq: number | null };
+export type RoleChangeResult = {
+  user_id: string;
+  email: string;
+  role: Role;
+  previous_role: Role;
+  changed: boolean;
+  audit_seq: number | null;
+};
 
 /**
  * Gives an active member another role (a body `{role}`). Takes effect on the member's next request (roles are
@@ -140,7 +156,11 @@ export async function changeMemberRole(db: Db, actor: Actor, userId: string, bod
     if (member.role === role) {
       return { user_id: userId, email: member.email, role, previous_role: role, changed: false, audit_seq: null };
     }
-    assertMayTouchOwnerRole(actor, { from: member.role, to: role }, member.role === "owner" ? "change an owner's role" : "make someone an owner");
+    assertMayTouchOwnerRole(
+      actor,
+      { from: member.role, to: role },
+      member.role === "owner" ? "change an owner's role" : "make someone an owner",
+    );
     if (member.role === "owner" && !(await hasOtherOwner(tx, actor.tenantId, userId))) {
       throw lastOwnerError(`${member.email} is the only owner and cannot become ${role}`);
     }
@@ -150,17 +170,32 @@ export async function changeMemberRole(db: Db, actor: Actor, userId: string, bod
           where tenant_id = ${actor.tenantId} and user_id = ${userId} and revoked_at is null and role = ${member.role}
           returning 1`,
     );
-    if (!updated.length) throw new DomainError("conflict", `${member.email}'s membership changed meanwhile; reload and try again.`);
+    if (!updated.length)
+      throw new DomainError("conflict", `${member.email}'s membership changed meanwhile; reload and try again.`);
     const audit = await appendAudit(tx, actor, {
       action: "member.role_change",
       target: `user:${userId}`,
       details: { email: member.email, from: member.role, to: role },
     });
-    return { user_id: userId, email: member.email, role, previous_role: member.role, changed: true, audit_seq: audit.seq };
+    return {
+      user_id: userId,
+      email: member.email,
+      role,
+      previous_role: member.role,
+      changed: true,
+      audit_seq: audit.seq,
+    };
   });
 }
 
-export type RemoveResult = { removed: true; user_id: string; email: string; role: Role; sessions_ended: number; audit_seq: number };
+export type RemoveResult = {
+  removed: true;
+  user_id: string;
+  email: string;
+  role: Role;
+  sessions_ended: number;
+  audit_seq: number;
+};
 
 /**
  * Removes a member from the actor's workspace: the membership is marked removed (kept, so the audit log and past
@@ -194,7 +229,14 @@ export async function removeMember(db: Db, actor: Actor, userId: string): Promis
       target: `user:${userId}`,
       details: { email: member.email, role: member.role, sessions_ended: ended },
     });
-    return { removed: true, user_id: userId, email: member.email, role: member.role, sessions_ended: ended, audit_seq: audit.seq };
+    return {
+      removed: true,
+      user_id: userId,
+      email: member.email,
+      role: member.role,
+      sessions_ended: ended,
+      audit_seq: audit.seq,
+    };
   });
 }
 

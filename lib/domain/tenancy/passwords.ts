@@ -15,7 +15,8 @@ export function hashPassword(password: string): Promise<string> {
 }
 
 /** A hash of a password nobody has, so an unknown email costs one verification like a known one. */
-export const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$T1bD4BFIvOVh/bSBebOKdA$ZIlGwRXRK16d27bKGwpP9Pl2grTuwfhOExsRotimSOU";
+export const DUMMY_HASH =
+  "$argon2id$v=19$m=19456,t=2,p=1$T1bD4BFIvOVh/bSBebOKdA$ZIlGwRXRK16d27bKGwpP9Pl2grTuwfhOExsRotimSOU";
 
 /** True when `password` matches the PHC `phc` (false on a malformed hash). */
 export function verifyPassword(phc: string | null | undefined, password: string): Promise<boolean> {
@@ -39,7 +40,12 @@ export function weakPasswordReason(password: string, email?: string): string | n
 /** A zod schema for a new password in field `field` (the email check happens where the email is known). */
 export function newPasswordSchema(field: string): z.ZodType<string, string> {
   return z
-    .string({ error: (iss) => (iss.input === undefined ? `${field} is required (at least ${MIN_PASSWORD_LENGTH} characters)` : `${field} must be a string`) })
+    .string({
+      error: (iss) =>
+        iss.input === undefined
+          ? `${field} is required (at least ${MIN_PASSWORD_LENGTH} characters)`
+          : `${field} must be a string`,
+    })
     .check((ctx) => {
       const why = weakPasswordReason(ctx.value);
       if (why) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${why}` });

@@ -8,7 +8,13 @@ import type { Role } from "@/db/schema/enums";
 import type { UserActor } from "../authz";
 import { hashPassword, verifyPassword } from "./passwords";
 import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "./sign-in-limits";
-import { claimSignInCheck, pruneSignInThrottle, recordSignInSuccess, throttleEmail, throttleMessage } from "./sign-in-throttle";
+import {
+  claimSignInCheck,
+  pruneSignInThrottle,
+  recordSignInSuccess,
+  throttleEmail,
+  throttleMessage,
+} from "./sign-in-throttle";
 
 export { hashPassword };
 
@@ -40,7 +46,9 @@ export async function ensureMembership(db: Db, tenantId: string, userId: string,
 
 /** Revokes a membership (the person can no longer sign in to this tenant). */
 export async function revokeMembership(db: Db, tenantId: string, userId: string): Promise<void> {
-  await db.execute(sql`update memberships set revoked_at = now() where tenant_id = ${tenantId} and user_id = ${userId}`);
+  await db.execute(
+    sql`update memberships set revoked_at = now() where tenant_id = ${tenantId} and user_id = ${userId}`,
+  );
 }
 
 export type SignInResult =
@@ -61,7 +69,13 @@ export { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES };
 export async function checkSignIn(db: Db, email: string, password: string, source = "unknown"): Promise<SignInResult> {
   const who = throttleEmail(email);
   const claim = await claimSignInCheck(db, who, source);
-  if (!claim.ok) return { ok: false, reason: "throttled", message: throttleMessage(claim), retryAfterSeconds: claim.retryAfterSeconds };
+  if (!claim.ok)
+    return {
+      ok: false,
+      reason: "throttled",
+      message: throttleMessage(claim),
+      retryAfterSeconds: claim.retryAfterSeconds,
+    };
   const result = await verifySignIn(db, who, password);
   if (result.ok || result.reason === "no_membership") {
     // The password was right: the try was not a guess.
@@ -73,7 +87,13 @@ export async function checkSignIn(db: Db, email: string, password: string, sourc
 }
 
 async function verifySignIn(db: Db, email: string, password: string): Promise<SignInResult> {
-  const rows = await queryRows<{ id: string; email: string; name: string; password_hash: string; active: number | string }>(
+  const rows = await queryRows<{
+    id: string;
+    email: string;
+    name: string;
+    password_hash: string;
+    active: number | string;
+  }>(
     db,
     sql`select u.id, u.email, u.name, u.password_hash,
                (select count(*) from memberships m where m.user_id = u.id and m.revoked_at is null) as active
@@ -90,7 +110,11 @@ async function verifySignIn(db: Db, email: string, password: string): Promise<Si
  * The user's active membership as an actor (the preferred tenant if given and active, else the oldest).
  * Returns null when the user has no active membership — sessions of revoked people stop working at once.
  */
-export async function actorForUser(db: Db, userId: string, preferredTenantId?: string | null): Promise<UserActor | null> {
+export async function actorForUser(
+  db: Db,
+  userId: string,
+  preferredTenantId?: string | null,
+): Promise<UserActor | null> {
   const rows = await queryRows<{ tenant_id: string; role: Role; email: string }>(
     db,
     sql`select m.tenant_id, m.role, u.email from memberships m join users u on u.id = m.user_id

@@ -22,7 +22,10 @@ export type SeedInput = {
  * Idempotently creates the tenant, users (password set to `password`) and memberships, and makes sure the
  * runtime key is registered. Returns the tenant id, user ids by email and the key in clear (to hand to a runtime).
  */
-export async function seedTenant(db: Db, input: SeedInput): Promise<{ tenantId: string; userIds: Record<string, string>; apiKey: string }> {
+export async function seedTenant(
+  db: Db,
+  input: SeedInput,
+): Promise<{ tenantId: string; userIds: Record<string, string>; apiKey: string }> {
   const tenantId = await ensureTenant(db, input.slug, input.name);
   const userIds: Record<string, string> = {};
   for (const u of input.users) {
@@ -35,7 +38,10 @@ export async function seedTenant(db: Db, input: SeedInput): Promise<{ tenantId: 
   }
   const apiKey = input.apiKey ?? newApiKey();
   const hash = sha256Hex(apiKey);
-  const existing = await queryRows<{ tenant_id: string }>(db, sql`select tenant_id from api_keys where key_hash = ${hash}`);
+  const existing = await queryRows<{ tenant_id: string }>(
+    db,
+    sql`select tenant_id from api_keys where key_hash = ${hash}`,
+  );
   if (existing[0] && existing[0].tenant_id !== tenantId) {
     throw new Error("This runtime API key is already registered for another tenant.");
   }

@@ -65,7 +65,14 @@ export async function actorForSession(db: Db, sessionId: string): Promise<UserAc
         where s.id_hash = ${sessionHash(sessionId)} and s.ended_at is null and s.expires_at > now()`,
   );
   if (!row) return null;
-  return { kind: "user", tenantId: row.tenant_id, userId: row.user_id, email: row.email, role: row.role, sessionHash: sessionHash(sessionId) };
+  return {
+    kind: "user",
+    tenantId: row.tenant_id,
+    userId: row.user_id,
+    email: row.email,
+    role: row.role,
+    sessionHash: sessionHash(sessionId),
+  };
 }
 
 /** Ends one session (sign-out). Ending an already ended or unknown session is a no-op. */
@@ -92,7 +99,12 @@ export async function endSessionsInTenant(db: Db, tenantId: string, userId: stri
  * Ends every live session of a person except `keepHash` (after a password change).
  * @returns how many were ended.
  */
-export async function endOtherSessions(db: Db, userId: string, keepHash: string | undefined, reason: string): Promise<number> {
+export async function endOtherSessions(
+  db: Db,
+  userId: string,
+  keepHash: string | undefined,
+  reason: string,
+): Promise<number> {
   const rows = await queryRows(
     db,
     sql`update sessions set ended_at = now(), ended_reason = ${reason}

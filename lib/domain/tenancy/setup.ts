@@ -25,8 +25,11 @@ export const setupInputSchema = z.strictObject({
   workspace: z
     .string({ error: () => "--workspace is required: a short slug such as acme-ops" })
     .trim()
-    .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, "--workspace must be a slug: 1–63 lower-case letters, digits and dashes, not starting or ending with a dash"),
-  name: typedText("--name", { max: 100, hint: "the workspace's name people see, e.g. \"Acme operations\"" }),
+    .regex(
+      /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+      "--workspace must be a slug: 1–63 lower-case letters, digits and dashes, not starting or ending with a dash",
+    ),
+  name: typedText("--name", { max: 100, hint: 'the workspace\'s name people see, e.g. "Acme operations"' }),
   owner: z
     .string({ error: () => "--owner is required: the email of the workspace's first owner" })
     .trim()
@@ -87,12 +90,20 @@ export async function setupWorkspace(
       tx,
       sql`insert into tenants (slug, name) values (${workspace}, ${name}) on conflict (slug) do nothing returning id`,
     );
-    const [tenant] = await queryRows<{ id: string; name: string }>(tx, sql`select id, name from tenants where slug = ${workspace}`);
+    const [tenant] = await queryRows<{ id: string; name: string }>(
+      tx,
+      sql`select id, name from tenants where slug = ${workspace}`,
+    );
     const tenantId = tenant!.id;
     const actor: SystemActor = { kind: "system", tenantId, label: "setup" };
     await lockWorkspace(tx, tenantId);
     const created = inserted.length > 0;
-    if (created) await appendAudit(tx, actor, { action: "workspace.create", target: `workspace:${workspace}`, details: { slug: workspace, name } });
+    if (created)
+      await appendAudit(tx, actor, {
+        action: "workspace.create",
+        target: `workspace:${workspace}`,
+        details: { slug: workspace, name },
+      });
     const ws = { id: tenantId, slug: workspace, name: tenant!.name, created };
 
     const [user] = await queryRows<{ id: string; role: Role | null; revoked: boolean | null }>(
@@ -112,7 +123,8 @@ export async function setupWorkspace(
       await appendAudit(tx, actor, {
         action: user.role && !user.revoked ? "member.role_change" : "member.add",
         target: `user:${user.id}`,
-        details: user.role && !user.revoked ? { email: owner, from: user.role, to: "owner" } : { email: owner, role: "owner" },
+        details:
+          user.role && !user.revoked ? { email: owner, from: user.role, to: "owner" } : { email: owner, role: "owner" },
       });
       return { workspace: ws, owner: { email: owner, state: "added" as const } };
     }
@@ -122,11 +134,24 @@ export async function setupWorkspace(
         sql`insert into users (email, name, password_hash) values (${owner}, ${ownerName}, ${passwordHash}) returning id`,
       );
       await tx.execute(sql`insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${u!.id}, 'owner')`);
-      await appendAudit(tx, actor, { action: "member.add", target: `user:${u!.id}`, details: { email: owner, role: "owner" } });
-      return { workspace: ws, owner: { email: owner, state: "created" as const }, ...(generated ? { generated_password: generated } : {}) };
+      await appendAudit(tx, actor, {
+        action: "member.add",
+        target: `user:${u!.id}`,
+        details: { email: owner, role: "owner" },
+      });
+      return {
+        workspace: ws,
+        owner: { email: owner, state: "created" as const },
+        ...(generated ? { generated_password: generated } : {}),
+      };
     }
     const inv = await createInvitation(tx, actor, owner, "owner", opts.baseUrl);
-    return { workspace: ws, owner: { email: owner, state: "invited" as const }, invitation_url: inv.invitation_url, expires_at: inv.expires_at };
+    return {
+      workspace: ws,
+      owner: { email: owner, state: "invited" as const },
+      invitation_url: inv.invitation_url,
+      expires_at: inv.expires_at,
+    };
   });
 }
 

@@ -78,7 +78,12 @@ export async function claimSignInCheck(db: Db, email: string, source: string): P
 
 /** Why a claim was refused: the longest wait among the pair's row and the email's row. */
 async function refusal(db: Db, email: string, source: string): Promise<ThrottleClaim> {
-  const rows = await queryRows<{ source: string; failures: number; until_window: string | number; until_next: string | number }>(
+  const rows = await queryRows<{
+    source: string;
+    failures: number;
+    until_window: string | number;
+    until_next: string | number;
+  }>(
     db,
     sql`select source, failures,
                ceil(extract(epoch from (window_started_at + ${WINDOW} - now()))) as until_window,

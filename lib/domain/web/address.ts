@@ -16,4 +16,5 @@ export function holdsNul(address: string): boolean {
 }
 
 /** The message both refusals give. */
-export const NUL_IN_ADDRESS_MESSAGE = "The address holds a NUL character (%00), which no id, filter or search term may contain; remove it.";
+export const NUL_IN_ADDRESS_MESSAGE =
+  "The address holds a NUL character (%00), which no id, filter or search term may contain; remove it.";

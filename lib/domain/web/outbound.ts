@@ -92,7 +92,10 @@ export function blockedAddressReason(address: string): string | null {
   if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) embedded.push(lastV4); // 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64)
   if (b[0] === 0x20 && b[1] === 0x02) embedded.push(b.slice(2, 6)); // 2002::/16 (6to4)
   if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0) {
-    embedded.push(b.slice(4, 8), lastV4.map((x) => x ^ 0xff)); // 2001::/32 (Teredo: server, and the obscured client)
+    embedded.push(
+      b.slice(4, 8),
+      lastV4.map((x) => x ^ 0xff),
+    ); // 2001::/32 (Teredo: server, and the obscured client)
   }
   for (const e of embedded) {
     const why = v4Reason(e);
@@ -106,7 +109,10 @@ export function blockedAddressReason(address: string): string | null {
  * Names that resolve to a refused address are caught when the call resolves them ({@link outboundGet}).
  */
 export function blockedTargetReason(url: URL): string | null {
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.+$/, "");
+  const host = url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "");
   if (isIP(host)) return blockedAddressReason(host);
   if (METADATA_NAMES.includes(host) || host.startsWith("instance-data.")) return "a cloud metadata host name";
   return null;
@@ -135,19 +141,28 @@ export function outboundGet(
 ): Promise<OutboundResult> {
   const literal = blockedTargetReason(url);
   if (literal) return Promise.resolve({ kind: "refused", reason: `${url.hostname} is ${literal}` });
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.resolve({ kind: "error", message: `unsupported scheme ${url.protocol}` });
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return Promise.resolve({ kind: "error", message: `unsupported scheme ${url.protocol}` });
   const resolve = opts.resolve ?? systemResolver;
 
   // The only resolution of the name: the connection goes to an address checked here.
-  const lookup = ((hostname: string, options: { all?: boolean; family?: number }, callback: (...args: unknown[]) => void) => {
+  const lookup = ((
+    hostname: string,
+    options: { all?: boolean; family?: number },
+    callback: (...args: unknown[]) => void,
+  ) => {
     resolve(hostname).then(
       (addresses) => {
         for (const a of addresses) {
           const why = blockedAddressReason(a.address);
           if (why) return callback(new RefusedAddress(`${hostname} resolves to ${a.address}, ${why}`));
         }
-        const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
-        if (!wanted.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }));
+        const wanted =
+          options.family === 4 || options.family === 6
+            ? addresses.filter((a) => a.family === options.family)
+            : addresses;
+        if (!wanted.length)
+          return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }));
         if (options.all) return callback(null, wanted);
         return callback(null, wanted[0]!.address, wanted[0]!.family);
       },
@@ -178,10 +193,22 @@ export function outboundGet(
         }
         chunks.push(chunk);
       });
-      res.on("end", () => finish({ kind: "answer", status: res.statusCode ?? 0, text: tooLarge ? null : Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () =>
+        finish({
+          kind: "answer",
+          status: res.statusCode ?? 0,
+          text: tooLarge ? null : Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
       res.on("error", (err) => finish({ kind: "error", message: err.message }));
     });
-    req.on("error", (err) => finish(err instanceof RefusedAddress ? { kind: "refused", reason: err.reason } : { kind: "error", message: err.message }));
+    req.on("error", (err) =>
+      finish(
+        err instanceof RefusedAddress
+          ? { kind: "refused", reason: err.reason }
+          : { kind: "error", message: err.message },
+      ),
+    );
     const timer = setTimeout(() => {
       finish({ kind: "timeout" });
       req.destroy();

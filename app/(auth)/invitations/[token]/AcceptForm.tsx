@@ -51,7 +51,9 @@ export function AcceptForm({
     const res = await signIn("credentials", { redirect: false, email, password, workspace: workspaceId });
     if (!res || res.error) {
       setPending(false);
-      setError(`You joined the workspace, but signing in failed: ${res?.error ?? "no answer"}. Go to the sign-in page.`);
+      setError(
+        `You joined the workspace, but signing in failed: ${res?.error ?? "no answer"}. Go to the sign-in page.`,
+      );
       return;
     }
     loadPage("/");
@@ -65,7 +67,9 @@ export function AcceptForm({
         </p>
       ) : (
         <div>
-          <label htmlFor="name" className="block text-sm font-medium text-neutral-800">Your name <span className="font-normal text-neutral-600">(optional)</span></label>
+          <label htmlFor="name" className="block text-sm font-medium text-neutral-800">
+            Your name <span className="font-normal text-neutral-600">(optional)</span>
+          </label>
           <input id="name" name="name" type="text" autoComplete="name" maxLength={100} className={input} />
         </div>
       )}
@@ -84,12 +88,16 @@ export function AcceptForm({
           className={input}
         />
         {accountExists ? null : (
-          <p id="password-rule" className="mt-1 text-xs text-neutral-600">At least {minLength} characters.</p>
+          <p id="password-rule" className="mt-1 text-xs text-neutral-600">
+            At least {minLength} characters.
+          </p>
         )}
       </div>
       {accountExists ? null : (
         <div>
-          <label htmlFor="confirm" className="block text-sm font-medium text-neutral-800">Type it again</label>
+          <label htmlFor="confirm" className="block text-sm font-medium text-neutral-800">
+            Type it again
+          </label>
           <input id="confirm" name="confirm" type="password" autoComplete="new-password" required className={input} />
         </div>
       )}
@@ -98,8 +106,11 @@ export function AcceptForm({
           {error}
         </p>
       ) : null}
-      <button type="submit" disabled={pending}
-        className="w-full rounded-md bg-neutral-900 px-3 py-2 text-sm font-medium text-white hover:bg-neutral-800 disabled:opacity-60">
+      <button
+        type="submit"
+        disabled={pending}
+        className="w-full rounded-md bg-neutral-900 px-3 py-2 text-sm font-medium text-white hover:bg-neutral-800 disabled:opacity-60"
+      >
         {pending ? "Joining…" : accountExists ? "Join the workspace" : "Set password and join"}
       </button>
     </form>

@@ -11,7 +11,8 @@ export const metadata: Metadata = { title: "Join a workspace", referrer: "no-ref
 const CLOSED = {
   used: "This link was already used. Sign in with your email and password.",
   expired: `This link has expired (links are valid ${INVITATION_DAYS} days). Ask an owner or admin of the workspace for a new one.`,
-  withdrawn: "This link was replaced by a newer one or withdrawn. Use the newest link you were given, or ask for a new one.",
+  withdrawn:
+    "This link was replaced by a newer one or withdrawn. Use the newest link you were given, or ask for a new one.",
 } as const;
 
 /**

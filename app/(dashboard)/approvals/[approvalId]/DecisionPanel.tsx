@@ -11,7 +11,17 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 
 type Decision = "approve" | "reject";
 
-export function DecisionPanel({ id, action, taskId, stale }: { id: string; action: string; taskId: string; stale: boolean }) {
+export function DecisionPanel({
+  id,
+  action,
+  taskId,
+  stale,
+}: {
+  id: string;
+  action: string;
+  taskId: string;
+  stale: boolean;
+}) {
   const router = useRouter();
   const dialog = useRef<HTMLDialogElement>(null);
   const [choice, setChoice] = useState<Decision>("approve");
@@ -37,10 +47,13 @@ export function DecisionPanel({ id, action, taskId, stale }: { id: string; actio
     setBusy(true);
     setError(null);
     try {
-      const stored = await apiFetch<{ id: string; status: string }>(`/api/v1/approvals/${encodeURIComponent(id)}/decision`, {
-        method: "POST",
-        body: { decision: choice, ...(reason.trim() ? { reason: reason.trim() } : {}) },
-      });
+      const stored = await apiFetch<{ id: string; status: string }>(
+        `/api/v1/approvals/${encodeURIComponent(id)}/decision`,
+        {
+          method: "POST",
+          body: { decision: choice, ...(reason.trim() ? { reason: reason.trim() } : {}) },
+        },
+      );
       dialog.current?.close();
       setConfirming(false);
       setDone(`${choice === "approve" ? "Approved" : "Rejected"}; the decision and its audit entry are recorded.`);
@@ -51,7 +64,9 @@ export function DecisionPanel({ id, action, taskId, stale }: { id: string; actio
         const d = err.details as { decision?: string; decided_by?: string; decided_at?: string } | undefined;
         dialog.current?.close();
         setConfirming(false);
-        setError(`Someone else decided first: ${d?.decision ?? "decided"} by ${d?.decided_by ?? "another approver"}${d?.decided_at ? ` at ${d.decided_at}` : ""}. The page now shows the current state.`);
+        setError(
+          `Someone else decided first: ${d?.decision ?? "decided"} by ${d?.decided_by ?? "another approver"}${d?.decided_at ? ` at ${d.decided_at}` : ""}. The page now shows the current state.`,
+        );
         router.refresh();
       } else {
         setError(err instanceof Error ? err.message : "The decision failed.");
@@ -62,24 +77,54 @@ export function DecisionPanel({ id, action, taskId, stale }: { id: string; actio
   };
 
   return (
-    <section aria-labelledby="decide-h" className="rounded-lg border border-neutral-200 bg-white p-4" data-testid="decision-panel">
-      <h2 id="decide-h" className="text-base font-semibold">Decide</h2>
+    <section
+      aria-labelledby="decide-h"
+      className="rounded-lg border border-neutral-200 bg-white p-4"
+      data-testid="decision-panel"
+    >
+      <h2 id="decide-h" className="text-base font-semibold">
+        Decide
+      </h2>
       <p className="text-sm text-neutral-600">
         {stale
           ? "Re-approving binds a fresh approval to the values shown as “Now”. It authorizes exactly one write."
           : "Approving authorizes exactly one write of exactly this payload, until it expires or anything bound changes."}
       </p>
       <div className="mt-3 flex flex-wrap gap-2">
-        <button type="button" onClick={() => open("approve")} className="rounded-md bg-emerald-700 px-3 py-1.5 text-sm font-semibold text-white hover:bg-emerald-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-600" data-testid="approve-button">
+        <button
+          type="button"
+          onClick={() => open("approve")}
+          className="rounded-md bg-emerald-700 px-3 py-1.5 text-sm font-semibold text-white hover:bg-emerald-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-600"
+          data-testid="approve-button"
+        >
           {stale ? "Re-approve" : "Approve"}
         </button>
-        <button type="button" onClick={() => open("reject")} className="rounded-md border border-red-300 px-3 py-1.5 text-sm font-semibold text-red-800 hover:bg-red-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-600" data-testid="reject-button">
+        <button
+          type="button"
+          onClick={() => open("reject")}
+          className="rounded-md border border-red-300 px-3 py-1.5 text-sm font-semibold text-red-800 hover:bg-red-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-600"
+          data-testid="reject-button"
+        >
           Reject
         </button>
       </div>
-      {done ? <p role="status" className="mt-2 text-sm text-emerald-800">{done}</p> : null}
-      {error && !confirming ? <p role="alert" className="mt-2 text-sm text-red-700">{error}</p> : null}
-      <dialog ref={dialog} onClose={() => setConfirming(false)} aria-labelledby="confirm-h" className="w-[32rem] max-w-[95vw] rounded-lg border border-neutral-300 p-0 backdrop:bg-black/30" data-testid="confirm-dialog">
+      {done ? (
+        <p role="status" className="mt-2 text-sm text-emerald-800">
+          {done}
+        </p>
+      ) : null}
+      {error && !confirming ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {error}
+        </p>
+      ) : null}
+      <dialog
+        ref={dialog}
+        onClose={() => setConfirming(false)}
+        aria-labelledby="confirm-h"
+        className="w-[32rem] max-w-[95vw] rounded-lg border border-neutral-300 p-0 backdrop:bg-black/30"
+        data-testid="confirm-dialog"
+      >
         <form
           method="dialog"
           className="space-y-3 p-4"
@@ -89,7 +134,8 @@ export function DecisionPanel({ id, action, taskId, stale }: { id: string; actio
           }}
         >
           <h3 id="confirm-h" className="text-base font-semibold">
-            {verb} <code className="font-mono">{action}</code> for task <code className="font-mono break-all">{taskId}</code>?
+            {verb} <code className="font-mono">{action}</code> for task{" "}
+            <code className="font-mono break-all">{taskId}</code>?
           </h3>
           <p className="text-sm text-neutral-700">
             {choice === "approve"
@@ -108,10 +154,25 @@ export function DecisionPanel({ id, action, taskId, stale }: { id: string; actio
               data-testid="decision-reason"
             />
           </label>
-          {error ? <p role="alert" className="text-sm text-red-700">{error}</p> : null}
+          {error ? (
+            <p role="alert" className="text-sm text-red-700">
+              {error}
+            </p>
+          ) : null}
           <div className="flex justify-end gap-2">
-            <button type="button" onClick={() => dialog.current?.close()} className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm">Cancel</button>
-            <button type="submit" disabled={busy} className={`rounded-md px-3 py-1.5 text-sm font-semibold text-white disabled:opacity-50 ${choice === "approve" ? "bg-emerald-700" : "bg-red-700"}`} data-testid="confirm-decision">
+            <button
+              type="button"
+              onClick={() => dialog.current?.close()}
+              className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm"
+            >
+              Cancel
+            </button>
+            <button
+              type="submit"
+              disabled={busy}
+              className={`rounded-md px-3 py-1.5 text-sm font-semibold text-white disabled:opacity-50 ${choice === "approve" ? "bg-emerald-700" : "bg-red-700"}`}
+              data-testid="confirm-decision"
+            >
               {busy ? "Recording…" : `${verb} ${action}`}
             </button>
           </div>

@@ -46,22 +46,68 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
   const open = (a.status === "pending" || a.status === "stale") && !a.used_at && !a.superseded_by;
   const payloadChanges = a.offered_payload !== null && a.payload !== null ? jsonDiff(a.payload, a.offered_payload) : [];
   const bound: Array<[string, React.ReactNode]> = [
-    ["Task", <Link key="t" href={`/tasks/${encodeURIComponent(a.task_id)}?tab=approvals`} className="underline"><Id value={a.task_id} inline /></Link>],
-    ["Side effect", <code key="s" className="font-mono text-xs">{a.side_effect}</code>],
-    ["Action", <code key="a" className="font-mono text-xs">{a.action}</code>],
-    ["Tool", <code key="tool" className="font-mono text-xs">{a.tool}</code>],
+    [
+      "Task",
+      <Link key="t" href={`/tasks/${encodeURIComponent(a.task_id)}?tab=approvals`} className="underline">
+        <Id value={a.task_id} inline />
+      </Link>,
+    ],
+    [
+      "Side effect",
+      <code key="s" className="font-mono text-xs">
+        {a.side_effect}
+      </code>,
+    ],
+    [
+      "Action",
+      <code key="a" className="font-mono text-xs">
+        {a.action}
+      </code>,
+    ],
+    [
+      "Tool",
+      <code key="tool" className="font-mono text-xs">
+        {a.tool}
+      </code>,
+    ],
     ["Principal", a.principal ?? "—"],
     ["Idempotency key", <Id key="k" value={a.idempotency_key} inline className="text-xs" />],
-    ["Payload digest", a.payload_digest ? <Id key="p" value={a.payload_digest} inline className="text-xs" data-testid="bound-payload-digest" /> : "not known yet (the runtime's intent binds it)"],
+    [
+      "Payload digest",
+      a.payload_digest ? (
+        <Id key="p" value={a.payload_digest} inline className="text-xs" data-testid="bound-payload-digest" />
+      ) : (
+        "not known yet (the runtime's intent binds it)"
+      ),
+    ],
     ["Input digest", <Id key="i" value={a.input_digest} inline className="text-xs" />],
-    ["Policy version", <span key="pv" data-testid="bound-policy-version">v{a.policy_version}</span>],
+    [
+      "Policy version",
+      <span key="pv" data-testid="bound-policy-version">
+        v{a.policy_version}
+      </span>,
+    ],
     ["Agent", `${a.agent ?? "—"}${a.agent_version ? ` @ ${a.agent_version}` : ""}`],
-    ["Requested", <span key="r"><Time iso={a.requested_at} /> by {a.requested_by} ({a.origin})</span>],
-    ...(a.provider_request_id ? ([["Provider request", <Id key="pr" value={a.provider_request_id} inline className="text-xs" />]] as Array<[string, React.ReactNode]>) : []),
+    [
+      "Requested",
+      <span key="r">
+        <Time iso={a.requested_at} /> by {a.requested_by} ({a.origin})
+      </span>,
+    ],
+    ...(a.provider_request_id
+      ? ([["Provider request", <Id key="pr" value={a.provider_request_id} inline className="text-xs" />]] as Array<
+          [string, React.ReactNode]
+        >)
+      : []),
   ];
   return (
     <div className="space-y-4">
-      <nav aria-label="Breadcrumb" className="text-sm"><Link href="/approvals" className="underline">Approvals</Link> / <span className="font-mono text-xs">{a.id}</span></nav>
+      <nav aria-label="Breadcrumb" className="text-sm">
+        <Link href="/approvals" className="underline">
+          Approvals
+        </Link>{" "}
+        / <span className="font-mono text-xs">{a.id}</span>
+      </nav>
       <div className="flex flex-wrap items-center gap-3">
         <h1 className="text-xl font-semibold">
           {a.action} <span className="font-normal text-neutral-600">for task</span> <Id value={a.task_id} inline />
@@ -70,35 +116,72 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
       </div>
       {a.superseded_by ? (
         <p className="rounded-md border border-neutral-300 bg-neutral-50 p-3 text-sm">
-          This binding was replaced by a later decision. <Link href={`/approvals/${a.superseded_by}`} className="underline">See the current approval</Link>.
+          This binding was replaced by a later decision.{" "}
+          <Link href={`/approvals/${a.superseded_by}`} className="underline">
+            See the current approval
+          </Link>
+          .
         </p>
       ) : null}
-      {a.used_at ? <p className="rounded-md border border-emerald-300 bg-emerald-50 p-3 text-sm">Used by an intent at <Time iso={a.used_at} />: an approval authorizes one go.</p> : null}
+      {a.used_at ? (
+        <p className="rounded-md border border-emerald-300 bg-emerald-50 p-3 text-sm">
+          Used by an intent at <Time iso={a.used_at} />: an approval authorizes one go.
+        </p>
+      ) : null}
       {a.self_approval_allowed ? (
         <p className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm" data-testid="self-approval-note">
-          <span aria-hidden="true">! </span>This workspace lets a requester approve their own request: separation of duties is relaxed (Settings → Approvals).
+          <span aria-hidden="true">! </span>This workspace lets a requester approve their own request: separation of
+          duties is relaxed (Settings → Approvals).
         </p>
       ) : null}
 
       {a.status === "stale" ? (
-        <section aria-labelledby="stale-h" className="rounded-lg border border-amber-300 bg-amber-50 p-4" data-testid="stale-panel">
-          <h2 id="stale-h" className="text-base font-semibold text-amber-950"><span aria-hidden="true">! </span>Stale: what was approved no longer holds</h2>
+        <section
+          aria-labelledby="stale-h"
+          className="rounded-lg border border-amber-300 bg-amber-50 p-4"
+          data-testid="stale-panel"
+        >
+          <h2 id="stale-h" className="text-base font-semibold text-amber-950">
+            <span aria-hidden="true">! </span>Stale: what was approved no longer holds
+          </h2>
           <ul className="mt-1 list-disc pl-5 text-sm text-amber-950">
-            {a.stale_reasons.map((r) => <li key={r} data-reason={r}>{STALE_REASON_TEXT[r]}</li>)}
+            {a.stale_reasons.map((r) => (
+              <li key={r} data-reason={r}>
+                {STALE_REASON_TEXT[r]}
+              </li>
+            ))}
           </ul>
           {a.changes.length ? (
             <div className="mt-3 overflow-x-auto rounded border border-amber-200 bg-white">
               <table className="w-full min-w-[36rem] text-left text-sm" data-testid="changes-table">
                 <caption className="sr-only">Bound values: approved and now</caption>
                 <thead className="bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
-                  <tr><th scope="col" className="px-3 py-1.5">Field</th><th scope="col" className="px-3 py-1.5">Approved</th><th scope="col" className="px-3 py-1.5">Now</th></tr>
+                  <tr>
+                    <th scope="col" className="px-3 py-1.5">
+                      Field
+                    </th>
+                    <th scope="col" className="px-3 py-1.5">
+                      Approved
+                    </th>
+                    <th scope="col" className="px-3 py-1.5">
+                      Now
+                    </th>
+                  </tr>
                 </thead>
                 <tbody>
                   {a.changes.map((c) => (
                     <tr key={c.field} className="border-t border-neutral-100" data-field={c.field}>
-                      <th scope="row" className="px-3 py-1.5 font-medium">{FIELD_LABEL[c.field] ?? c.field}</th>
-                      <td className="max-w-[18rem] px-3 py-1.5 font-mono text-xs text-red-800"><span className="sr-only">approved: </span><Id value={c.approved ?? "—"} /></td>
-                      <td className="max-w-[18rem] px-3 py-1.5 font-mono text-xs text-emerald-800"><span className="sr-only">now: </span><Id value={c.current ?? "—"} /></td>
+                      <th scope="row" className="px-3 py-1.5 font-medium">
+                        {FIELD_LABEL[c.field] ?? c.field}
+                      </th>
+                      <td className="max-w-[18rem] px-3 py-1.5 font-mono text-xs text-red-800">
+                        <span className="sr-only">approved: </span>
+                        <Id value={c.approved ?? "—"} />
+                      </td>
+                      <td className="max-w-[18rem] px-3 py-1.5 font-mono text-xs text-emerald-800">
+                        <span className="sr-only">now: </span>
+                        <Id value={c.current ?? "—"} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -111,38 +194,66 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
               <ul className="mt-1 space-y-0.5 font-mono text-xs">
                 {payloadChanges.map((c) => (
                   <li key={c.path + c.kind} data-kind={c.kind}>
-                    <span className="font-semibold">{c.kind === "added" ? "+ " : c.kind === "removed" ? "− " : "~ "}{c.path}</span>{" "}
+                    <span className="font-semibold">
+                      {c.kind === "added" ? "+ " : c.kind === "removed" ? "− " : "~ "}
+                      {c.path}
+                    </span>{" "}
                     {c.kind !== "added" ? <del className="text-red-800">{JSON.stringify(c.before)}</del> : null}
                     {c.kind === "changed" ? " → " : " "}
-                    {c.kind !== "removed" ? <ins className="text-emerald-800 no-underline">{JSON.stringify(c.after)}</ins> : null}
+                    {c.kind !== "removed" ? (
+                      <ins className="text-emerald-800 no-underline">{JSON.stringify(c.after)}</ins>
+                    ) : null}
                   </li>
                 ))}
               </ul>
               <div className="mt-2 grid gap-2 md:grid-cols-2">
-                <pre className="overflow-x-auto rounded bg-white p-2 text-[11px]" aria-label="Approved payload">{JSON.stringify(a.payload, null, 2)}</pre>
-                <pre className="overflow-x-auto rounded bg-white p-2 text-[11px]" aria-label="Payload offered now">{JSON.stringify(a.offered_payload, null, 2)}</pre>
+                <pre className="overflow-x-auto rounded bg-white p-2 text-[11px]" aria-label="Approved payload">
+                  {JSON.stringify(a.payload, null, 2)}
+                </pre>
+                <pre className="overflow-x-auto rounded bg-white p-2 text-[11px]" aria-label="Payload offered now">
+                  {JSON.stringify(a.offered_payload, null, 2)}
+                </pre>
               </div>
             </div>
           ) : null}
-          <p className="mt-2 text-xs text-amber-950">Re-approving binds a new approval to the current values; the old binding stays on record.</p>
+          <p className="mt-2 text-xs text-amber-950">
+            Re-approving binds a new approval to the current values; the old binding stays on record.
+          </p>
         </section>
       ) : null}
 
       <div className="grid gap-4 lg:grid-cols-2">
         <section aria-labelledby="bound-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-          <h2 id="bound-h" className="text-base font-semibold">Bound to</h2>
-          <dl className="mt-2 grid grid-cols-[max-content_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm" data-testid="bound-fields">
+          <h2 id="bound-h" className="text-base font-semibold">
+            Bound to
+          </h2>
+          <dl
+            className="mt-2 grid grid-cols-[max-content_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm"
+            data-testid="bound-fields"
+          >
             {bound.map(([k, v]) => (
-              <div key={k} className="contents"><dt className="text-neutral-600">{k}</dt><dd className="min-w-0">{v}</dd></div>
+              <div key={k} className="contents">
+                <dt className="text-neutral-600">{k}</dt>
+                <dd className="min-w-0">{v}</dd>
+              </div>
             ))}
           </dl>
         </section>
         <section aria-labelledby="payload-h" className="rounded-lg border border-neutral-200 bg-white p-4">
-          <h2 id="payload-h" className="text-base font-semibold">Payload</h2>
+          <h2 id="payload-h" className="text-base font-semibold">
+            Payload
+          </h2>
           {a.payload === null ? (
-            <p className="text-sm text-neutral-600">The runtime did not send the arguments; only their digest is bound.</p>
+            <p className="text-sm text-neutral-600">
+              The runtime did not send the arguments; only their digest is bound.
+            </p>
           ) : (
-            <pre className="mt-2 max-h-96 overflow-auto rounded bg-neutral-50 p-2 text-xs" data-testid="approval-payload" tabIndex={0} aria-label="Payload JSON">
+            <pre
+              className="mt-2 max-h-96 overflow-auto rounded bg-neutral-50 p-2 text-xs"
+              data-testid="approval-payload"
+              tabIndex={0}
+              aria-label="Payload JSON"
+            >
               {JSON.stringify(a.payload, null, 2)}
             </pre>
           )}
@@ -151,15 +262,31 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
       </div>
 
       {a.decision ? (
-        <section aria-labelledby="decision-h" className="rounded-lg border border-neutral-200 bg-white p-4 text-sm" data-testid="decision">
-          <h2 id="decision-h" className="text-base font-semibold">Decision</h2>
+        <section
+          aria-labelledby="decision-h"
+          className="rounded-lg border border-neutral-200 bg-white p-4 text-sm"
+          data-testid="decision"
+        >
+          <h2 id="decision-h" className="text-base font-semibold">
+            Decision
+          </h2>
           <p>
-            <strong>{a.decision.decision === "approve" ? "Approved" : "Rejected"}</strong> by {a.decision.decided_by} at <Time iso={a.decision.decided_at} />
-            {a.decision.expires_at ? <> · expires <Time iso={a.decision.expires_at} /></> : null}
+            <strong>{a.decision.decision === "approve" ? "Approved" : "Rejected"}</strong> by {a.decision.decided_by} at{" "}
+            <Time iso={a.decision.decided_at} />
+            {a.decision.expires_at ? (
+              <>
+                {" "}
+                · expires <Time iso={a.decision.expires_at} />
+              </>
+            ) : null}
             {a.decision.self_approved ? " · approved by its requester (separation of duties relaxed)" : ""}
           </p>
           {a.decision.reason ? <p className="mt-1 text-neutral-700">Reason: {a.decision.reason}</p> : null}
-          <p className="mt-1 text-xs"><Link href={`/audit?target=${encodeURIComponent(`approval:${a.id}`)}`} className="underline">Audit entries</Link></p>
+          <p className="mt-1 text-xs">
+            <Link href={`/audit?target=${encodeURIComponent(`approval:${a.id}`)}`} className="underline">
+              Audit entries
+            </Link>
+          </p>
         </section>
       ) : null}
 

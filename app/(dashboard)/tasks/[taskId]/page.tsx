@@ -41,7 +41,10 @@ export default async function TaskPage({ params }: Props) {
   const gate = askGate(db, actor, taskId, {}, getSigningKey());
   let task, timeline;
   try {
-    [task, timeline] = await Promise.all([getTaskView(db, actor, taskId, getSigningKey(), { eventCount }), overview.then(packOverview)]);
+    [task, timeline] = await Promise.all([
+      getTaskView(db, actor, taskId, getSigningKey(), { eventCount }),
+      overview.then(packOverview),
+    ]);
   } catch (err) {
     // Not rendered, so nothing else observes them: their failures (the same not_found) are expected here.
     for (const p of [overview, eventCount, gate]) p.catch(() => {});

@@ -17,9 +17,7 @@ export function diffJson(before: unknown, after: unknown, path = ""): Change[] {
   const b = before as Record<string, unknown>;
   const a = after as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort();
-  return keys.flatMap((k) =>
-    diffJson(b[k], a[k], Array.isArray(after) ? `${path}[${k}]` : path ? `${path}.${k}` : k),
-  );
+  return keys.flatMap((k) => diffJson(b[k], a[k], Array.isArray(after) ? `${path}[${k}]` : path ? `${path}.${k}` : k));
 }
 
 const show = (v: unknown) => (v === undefined ? "—" : JSON.stringify(v));
@@ -39,22 +37,41 @@ export function CheckpointsTab({ taskId, version }: { taskId: string; version: n
   if (q.error) {
     return (
       <p role="alert" className="p-4 text-sm text-red-700">
-        Could not load checkpoints: {q.error.message} <button type="button" className="underline" onClick={() => q.refetch()}>Retry</button>
+        Could not load checkpoints: {q.error.message}{" "}
+        <button type="button" className="underline" onClick={() => q.refetch()}>
+          Retry
+        </button>
       </p>
     );
   }
-  if (!list.length) return <p className="p-4 text-sm text-neutral-600">No checkpoint yet: the runtime saves one with PUT /api/v1/tasks/&#123;id&#125;.</p>;
+  if (!list.length)
+    return (
+      <p className="p-4 text-sm text-neutral-600">
+        No checkpoint yet: the runtime saves one with PUT /api/v1/tasks/&#123;id&#125;.
+      </p>
+    );
   return (
     <div className="grid gap-4 lg:grid-cols-2">
       <ol className="space-y-1" aria-label="Checkpoint history">
         {list.map((c) => (
-          <li key={c.version} className="flex flex-wrap items-center gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm" data-testid="checkpoint-row">
+          <li
+            key={c.version}
+            className="flex flex-wrap items-center gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm"
+            data-testid="checkpoint-row"
+          >
             <span className="font-semibold">v{c.version}</span>
             <span>{c.phase}</span>
             {c.attempt !== null && <span className="text-xs text-neutral-600">attempt {c.attempt}</span>}
             <SignatureBadge valid={c.signature_valid} />
-            <code className="font-mono text-xs text-neutral-600" title={`sha256 ${c.digest}\nsignature ${c.signature}\nkey ${c.key_id}`}>{c.digest.slice(0, 12)}…</code>
-            <span className="text-xs text-neutral-600"><Time iso={c.created_at} /></span>
+            <code
+              className="font-mono text-xs text-neutral-600"
+              title={`sha256 ${c.digest}\nsignature ${c.signature}\nkey ${c.key_id}`}
+            >
+              {c.digest.slice(0, 12)}…
+            </code>
+            <span className="text-xs text-neutral-600">
+              <Time iso={c.created_at} />
+            </span>
           </li>
         ))}
         <li className="pt-1 text-xs text-neutral-600" data-testid="checkpoint-history-end">
@@ -65,10 +82,14 @@ export function CheckpointsTab({ taskId, version }: { taskId: string; version: n
               onClick={() => q.fetchNextPage()}
               disabled={q.isFetchingNextPage}
             >
-              {q.isFetchingNextPage ? "Loading older checkpoints…" : `Load older checkpoints (${list.length} of v1–v${newest} shown)`}
+              {q.isFetchingNextPage
+                ? "Loading older checkpoints…"
+                : `Load older checkpoints (${list.length} of v1–v${newest} shown)`}
             </button>
           ) : (
-            <>All {list.length} checkpoint{list.length === 1 ? "" : "s"} shown.</>
+            <>
+              All {list.length} checkpoint{list.length === 1 ? "" : "s"} shown.
+            </>
           )}
         </li>
       </ol>
@@ -80,24 +101,48 @@ export function CheckpointsTab({ taskId, version }: { taskId: string; version: n
             <div className="flex flex-wrap items-end gap-2 text-sm">
               <label className="flex flex-col text-xs">
                 From
-                <select className="rounded border border-neutral-300 px-2 py-1 text-sm" value={a?.version ?? ""} onChange={(e) => setFrom(Number(e.target.value))}>
-                  {list.map((c) => <option key={c.version} value={c.version}>v{c.version}</option>)}
+                <select
+                  className="rounded border border-neutral-300 px-2 py-1 text-sm"
+                  value={a?.version ?? ""}
+                  onChange={(e) => setFrom(Number(e.target.value))}
+                >
+                  {list.map((c) => (
+                    <option key={c.version} value={c.version}>
+                      v{c.version}
+                    </option>
+                  ))}
                 </select>
               </label>
               <label className="flex flex-col text-xs">
                 To
-                <select className="rounded border border-neutral-300 px-2 py-1 text-sm" value={b?.version ?? ""} onChange={(e) => setTo(Number(e.target.value))}>
-                  {list.map((c) => <option key={c.version} value={c.version}>v{c.version}</option>)}
+                <select
+                  className="rounded border border-neutral-300 px-2 py-1 text-sm"
+                  value={b?.version ?? ""}
+                  onChange={(e) => setTo(Number(e.target.value))}
+                >
+                  {list.map((c) => (
+                    <option key={c.version} value={c.version}>
+                      v{c.version}
+                    </option>
+                  ))}
                 </select>
               </label>
             </div>
             <table className="mt-2 w-full table-fixed text-left text-xs">
               <thead className="text-neutral-600">
-                <tr><th className="w-1/3 py-1">Field</th><th className="py-1">v{a?.version}</th><th className="py-1">v{b?.version}</th></tr>
+                <tr>
+                  <th className="w-1/3 py-1">Field</th>
+                  <th className="py-1">v{a?.version}</th>
+                  <th className="py-1">v{b?.version}</th>
+                </tr>
               </thead>
               <tbody>
                 {changes.length === 0 ? (
-                  <tr><td colSpan={3} className="py-2 text-neutral-600">No differences.</td></tr>
+                  <tr>
+                    <td colSpan={3} className="py-2 text-neutral-600">
+                      No differences.
+                    </td>
+                  </tr>
                 ) : (
                   changes.map((c) => (
                     <tr key={c.path} className="border-t border-neutral-100 align-top">

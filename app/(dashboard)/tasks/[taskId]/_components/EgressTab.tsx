@@ -42,14 +42,24 @@ type CredentialCustody = {
 };
 
 /** A vault-lane event that carried a credential value or placeholder (redacted before storage). */
-type FlaggedVaultEvent = { event_id: string; type: string; credential_ref: string | null; occurred_at: string; kinds: string[] };
+type FlaggedVaultEvent = {
+  event_id: string;
+  type: string;
+  credential_ref: string | null;
+  occurred_at: string;
+  kinds: string[];
+};
 
 /** Egress per host, then the credentials the run held with "Test revocation". */
 export function EgressTab({ taskId, eventCount, role }: { taskId: string; eventCount: number; role: Role }) {
   return (
     <div className="space-y-6">
       <EgressHosts taskId={taskId} eventCount={eventCount} />
-      <Credentials taskId={taskId} eventCount={eventCount} canCheck={(PERMISSIONS["credentials.check"].roles as readonly Role[]).includes(role)} />
+      <Credentials
+        taskId={taskId}
+        eventCount={eventCount}
+        canCheck={(PERMISSIONS["credentials.check"].roles as readonly Role[]).includes(role)}
+      />
     </div>
   );
 }
@@ -59,24 +69,39 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
   const key = ["task", taskId, "credentials", eventCount];
   const q = useQuery({
     queryKey: key,
-    queryFn: () => apiFetch<{ credentials: CredentialCustody[]; flagged_events?: FlaggedVaultEvent[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`),
+    queryFn: () =>
+      apiFetch<{ credentials: CredentialCustody[]; flagged_events?: FlaggedVaultEvent[] }>(
+        `/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`,
+      ),
   });
   const [busy, setBusy] = useState<string | null>(null);
   const [result, setResult] = useState<Record<string, { tone: "ok" | "bad" | "neutral"; message: string }>>({});
   return (
     <section aria-labelledby="vault-h" data-testid="credentials-panel">
-      <h3 id="vault-h" className="text-sm font-semibold">Credentials the run held</h3>
+      <h3 id="vault-h" className="text-sm font-semibold">
+        Credentials the run held
+      </h3>
       {q.data?.flagged_events?.length ? <FlaggedVaultEvents taskId={taskId} events={q.data.flagged_events} /> : null}
       {q.isPending ? (
         <p className="p-2 text-sm text-neutral-600">Loading credentials…</p>
       ) : q.error ? (
-        <p role="alert" className="p-2 text-sm text-red-700">Could not load credentials: {q.error.message}</p>
+        <p role="alert" className="p-2 text-sm text-red-700">
+          Could not load credentials: {q.error.message}
+        </p>
       ) : q.data.credentials.length === 0 ? (
-        <p className="p-2 text-sm text-neutral-600">No credential events recorded (the vault lane reports issue, use, revocation and expiry by credential reference).</p>
+        <p className="p-2 text-sm text-neutral-600">
+          No credential events recorded (the vault lane reports issue, use, revocation and expiry by credential
+          reference).
+        </p>
       ) : (
         <ul className="mt-1 space-y-2">
           {q.data.credentials.map((c) => (
-            <li key={c.credential_ref} className="rounded border border-neutral-200 p-2 text-sm" data-testid="credential-row" data-ref={c.credential_ref}>
+            <li
+              key={c.credential_ref}
+              className="rounded border border-neutral-200 p-2 text-sm"
+              data-testid="credential-row"
+              data-ref={c.credential_ref}
+            >
               <div className="flex flex-wrap items-center justify-between gap-2">
                 <code className="font-mono text-xs">{c.credential_ref}</code>
                 {canCheck && c.can_check ? (
@@ -91,10 +116,22 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
                           `/api/v1/tasks/${encodeURIComponent(taskId)}/credentials/${encodeURIComponent(c.credential_ref)}/revocation-check`,
                           { method: "POST" },
                         );
-                        setResult((x) => ({ ...x, [c.credential_ref]: { tone: r.outcome === "revoked" ? "ok" : r.outcome === "not_revoked" ? "bad" : "neutral", message: r.message } }));
+                        setResult((x) => ({
+                          ...x,
+                          [c.credential_ref]: {
+                            tone: r.outcome === "revoked" ? "ok" : r.outcome === "not_revoked" ? "bad" : "neutral",
+                            message: r.message,
+                          },
+                        }));
                         await client.invalidateQueries({ queryKey: ["task", taskId, "credentials"] });
                       } catch (err) {
-                        setResult((x) => ({ ...x, [c.credential_ref]: { tone: "bad", message: err instanceof Error ? err.message : String(err) } }));
+                        setResult((x) => ({
+                          ...x,
+                          [c.credential_ref]: {
+                            tone: "bad",
+                            message: err instanceof Error ? err.message : String(err),
+                          },
+                        }));
                       } finally {
                         setBusy(null);
                       }
@@ -107,17 +144,37 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
                 ) : null}
               </div>
               <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 text-xs text-neutral-800 sm:grid-cols-[auto_1fr_auto_1fr]">
-                <dt>Last issued</dt><dd><Time iso={c.last_issued_at} />{c.scope ? ` · scope ${c.scope}` : ""}</dd>
-                <dt>Last used</dt><dd><Time iso={c.last_used_at} /> ({c.used}×)</dd>
-                <dt>Revoked</dt><dd><Time iso={c.last_revoked_at} /></dd>
+                <dt>Last issued</dt>
+                <dd>
+                  <Time iso={c.last_issued_at} />
+                  {c.scope ? ` · scope ${c.scope}` : ""}
+                </dd>
+                <dt>Last used</dt>
+                <dd>
+                  <Time iso={c.last_used_at} /> ({c.used}×)
+                </dd>
+                <dt>Revoked</dt>
+                <dd>
+                  <Time iso={c.last_revoked_at} />
+                </dd>
                 <dt>Last check</dt>
                 <dd data-testid="credential-last-check">
-                  {c.last_check ? <>{c.last_check.outcome.replace("_", " ")} · <Time iso={c.last_check.checked_at} />{c.last_check.checked_by ? ` by ${c.last_check.checked_by}` : ""}</> : "never"}
+                  {c.last_check ? (
+                    <>
+                      {c.last_check.outcome.replace("_", " ")} · <Time iso={c.last_check.checked_at} />
+                      {c.last_check.checked_by ? ` by ${c.last_check.checked_by}` : ""}
+                    </>
+                  ) : (
+                    "never"
+                  )}
                 </dd>
               </dl>
               <div aria-live="polite">
                 {result[c.credential_ref] ? (
-                  <p className={`mt-1 text-sm ${result[c.credential_ref]!.tone === "ok" ? "text-green-800" : result[c.credential_ref]!.tone === "bad" ? "text-red-800" : "text-neutral-800"}`} data-testid="revocation-result">
+                  <p
+                    className={`mt-1 text-sm ${result[c.credential_ref]!.tone === "ok" ? "text-green-800" : result[c.credential_ref]!.tone === "bad" ? "text-red-800" : "text-neutral-800"}`}
+                    data-testid="revocation-result"
+                  >
                     {result[c.credential_ref]!.message}
                   </p>
                 ) : null}
@@ -136,19 +193,33 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
  */
 function FlaggedVaultEvents({ taskId, events }: { taskId: string; events: FlaggedVaultEvent[] }) {
   return (
-    <div role="alert" className="mt-1 rounded border border-red-300 bg-red-50 p-2 text-sm text-red-900" data-testid="vault-flagged">
+    <div
+      role="alert"
+      className="mt-1 rounded border border-red-300 bg-red-50 p-2 text-sm text-red-900"
+      data-testid="vault-flagged"
+    >
       <p className="font-medium">
-        {events.length === 1 ? "This event" : `${events.length === 50 ? "At least 50" : events.length} events`} carried a credential value or
-        placeholder; {events.length === 1 ? "it was" : "they were"} redacted before storage. The vault lane keeps metadata only: fix
-        the runtime or vault integration that sent {events.length === 1 ? "it" : "them"}.
+        {events.length === 1 ? "This event" : `${events.length === 50 ? "At least 50" : events.length} events`} carried
+        a credential value or placeholder; {events.length === 1 ? "it was" : "they were"} redacted before storage. The
+        vault lane keeps metadata only: fix the runtime or vault integration that sent{" "}
+        {events.length === 1 ? "it" : "them"}.
       </p>
       <ul className="mt-1 space-y-0.5 text-xs">
         {events.map((e) => (
           <li key={e.event_id} data-testid="vault-flagged-event" data-event-id={e.event_id}>
-            <Link className="font-mono underline" href={`/tasks/${encodeURIComponent(taskId)}?event=${encodeURIComponent(e.event_id)}`}>
+            <Link
+              className="font-mono underline"
+              href={`/tasks/${encodeURIComponent(taskId)}?event=${encodeURIComponent(e.event_id)}`}
+            >
               {e.type}
             </Link>
-            {e.credential_ref ? <> · <code className="font-mono">{e.credential_ref}</code></> : null} · <Time iso={e.occurred_at} />
+            {e.credential_ref ? (
+              <>
+                {" "}
+                · <code className="font-mono">{e.credential_ref}</code>
+              </>
+            ) : null}{" "}
+            · <Time iso={e.occurred_at} />
             {e.kinds.length ? ` · ${e.kinds.join(", ")}` : ""}
           </li>
         ))}
@@ -160,13 +231,19 @@ function FlaggedVaultEvents({ taskId, events }: { taskId: string; events: Flagge
 function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: number }) {
   const q = useQuery({
     queryKey: ["task", taskId, "egress", eventCount],
-    queryFn: () => apiFetch<{ current_policy_version: number | null; hosts: EgressHost[] }>(`/api/v1/tasks/${encodeURIComponent(taskId)}/egress`),
+    queryFn: () =>
+      apiFetch<{ current_policy_version: number | null; hosts: EgressHost[] }>(
+        `/api/v1/tasks/${encodeURIComponent(taskId)}/egress`,
+      ),
   });
   if (q.isPending) return <p className="p-4 text-sm text-neutral-600">Loading egress…</p>;
   if (q.error) {
     return (
       <p role="alert" className="p-4 text-sm text-red-700">
-        Could not load egress: {q.error.message} <button type="button" className="underline" onClick={() => q.refetch()}>Retry</button>
+        Could not load egress: {q.error.message}{" "}
+        <button type="button" className="underline" onClick={() => q.refetch()}>
+          Retry
+        </button>
       </p>
     );
   }
@@ -176,47 +253,102 @@ function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: numbe
     <div className="space-y-2" data-testid="egress-tab">
       <p className="text-sm text-neutral-800">
         {current === null ? (
-          <>No policy is active, so drift cannot be judged. <Link className="underline" href="/policies">Policies</Link></>
+          <>
+            No policy is active, so drift cannot be judged.{" "}
+            <Link className="underline" href="/policies">
+              Policies
+            </Link>
+          </>
         ) : (
           <>
-            Judged against the current policy <Link className="underline" href={`/policies?v=${current}`}>v{current}</Link>
-            {drifted ? <strong className="text-red-800">: {drifted} host{drifted === 1 ? "" : "s"} this run reached {drifted === 1 ? "is" : "are"} no longer admitted.</strong> : ": every host this run reached is still admitted."}
+            Judged against the current policy{" "}
+            <Link className="underline" href={`/policies?v=${current}`}>
+              v{current}
+            </Link>
+            {drifted ? (
+              <strong className="text-red-800">
+                : {drifted} host{drifted === 1 ? "" : "s"} this run reached {drifted === 1 ? "is" : "are"} no longer
+                admitted.
+              </strong>
+            ) : (
+              ": every host this run reached is still admitted."
+            )}
           </>
         )}
       </p>
       {hosts.length === 0 ? (
-        <p className="p-2 text-sm text-neutral-600">No egress recorded. The egress proxy reports each request as egress.allowed or egress.denied with its host.</p>
+        <p className="p-2 text-sm text-neutral-600">
+          No egress recorded. The egress proxy reports each request as egress.allowed or egress.denied with its host.
+        </p>
       ) : (
         <div className="relative overflow-x-auto">
           <table className="w-full text-left text-sm">
             <thead className="text-xs uppercase tracking-wide text-neutral-600">
               <tr>
-                <th scope="col" className="px-2 py-1.5">Host</th>
-                <th scope="col" className="px-2 py-1.5">Allowed</th>
-                <th scope="col" className="px-2 py-1.5">Denied</th>
-                <th scope="col" className="px-2 py-1.5">Current policy</th>
-                <th scope="col" className="px-2 py-1.5">Policy versions</th>
-                <th scope="col" className="px-2 py-1.5">Tools</th>
-                <th scope="col" className="px-2 py-1.5">Credentials</th>
-                <th scope="col" className="px-2 py-1.5">Last</th>
+                <th scope="col" className="px-2 py-1.5">
+                  Host
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Allowed
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Denied
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Current policy
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Policy versions
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Tools
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Credentials
+                </th>
+                <th scope="col" className="px-2 py-1.5">
+                  Last
+                </th>
               </tr>
             </thead>
             <tbody>
               {hosts.map((h) => (
-                <tr key={h.host} className={`border-t border-neutral-100 ${h.drift ? "bg-red-50" : ""}`} data-testid="egress-host" data-host={h.host} data-drift={h.drift}>
+                <tr
+                  key={h.host}
+                  className={`border-t border-neutral-100 ${h.drift ? "bg-red-50" : ""}`}
+                  data-testid="egress-host"
+                  data-host={h.host}
+                  data-drift={h.drift}
+                >
                   <td className="px-2 py-2 font-mono text-xs break-all">
-                    <Link className="underline" href={`/tasks?host=${encodeURIComponent(h.host)}`} title="Every task that reached this host">{h.host}</Link>
+                    <Link
+                      className="underline"
+                      href={`/tasks?host=${encodeURIComponent(h.host)}`}
+                      title="Every task that reached this host"
+                    >
+                      {h.host}
+                    </Link>
                     {h.ports.length ? <span className="text-neutral-700">:{h.ports.join(",")}</span> : null}
                   </td>
                   <td className="px-2 py-2 tabular-nums">{h.allowed}</td>
                   <td className="px-2 py-2 tabular-nums">{h.denied}</td>
                   <td className="px-2 py-2 text-xs">
-                    {h.in_current_policy === null ? "—" : h.in_current_policy ? "admitted" : h.drift ? <strong className="text-red-800">drift: no longer admitted</strong> : "not admitted"}
+                    {h.in_current_policy === null ? (
+                      "—"
+                    ) : h.in_current_policy ? (
+                      "admitted"
+                    ) : h.drift ? (
+                      <strong className="text-red-800">drift: no longer admitted</strong>
+                    ) : (
+                      "not admitted"
+                    )}
                   </td>
                   <td className="px-2 py-2 text-xs">{list(h.policy_versions)}</td>
                   <td className="px-2 py-2 text-xs">{list(h.tools)}</td>
                   <td className="px-2 py-2 font-mono text-xs">{list(h.credential_refs)}</td>
-                  <td className="px-2 py-2 text-xs"><Time iso={h.last_at} /></td>
+                  <td className="px-2 py-2 text-xs">
+                    <Time iso={h.last_at} />
+                  </td>
                 </tr>
               ))}
             </tbody>

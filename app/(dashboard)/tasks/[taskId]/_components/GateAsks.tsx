@@ -71,8 +71,13 @@ export function GateAsks({
     >
       <span aria-hidden="true">{quiet ? "⚠" : "↻"}</span>
       <span>
-        The runtime asked the gate <span className="font-medium tabular-nums" data-testid="gate-asks-age">{formatAge(age)}</span> ago
-        {last.attempt > 0 ? ` (attempt ${last.attempt})` : " (before any sandbox was reported)"}; answer: {last.last_verdict}.
+        The runtime asked the gate{" "}
+        <span className="font-medium tabular-nums" data-testid="gate-asks-age">
+          {formatAge(age)}
+        </span>{" "}
+        ago
+        {last.attempt > 0 ? ` (attempt ${last.attempt})` : " (before any sandbox was reported)"}; answer:{" "}
+        {last.last_verdict}.
       </span>
       <span className="text-neutral-600">
         {last.asks} {last.asks === 1 ? "ask" : "asks"} {last.attempt > 0 ? "in this attempt" : "so far"}.
@@ -80,7 +85,9 @@ export function GateAsks({
       {last.attempt > 0 && currentAttempt > last.attempt ? (
         <span>Attempt {currentAttempt} has not asked yet.</span>
       ) : null}
-      {quiet ? <span className="font-medium">No ask for {formatAge(age)}: the runtime may have stopped polling.</span> : null}
+      {quiet ? (
+        <span className="font-medium">No ask for {formatAge(age)}: the runtime may have stopped polling.</span>
+      ) : null}
     </p>
   );
 }

@@ -42,12 +42,21 @@ const SUMMARY = {
 export type EndedState = "quiet" | "write_unknown" | "gate_stop";
 
 /** Stop reasons that still matter once a run has ended: they put its outcome or its record in doubt. */
-export const ENDED_RUN_CONCERNS: readonly string[] = ["side_effect_unknown", "record_signature_invalid", "snapshot_unverified"];
+export const ENDED_RUN_CONCERNS: readonly string[] = [
+  "side_effect_unknown",
+  "record_signature_invalid",
+  "snapshot_unverified",
+];
 
 /** The {@link EndedState} of an ended run from its unknown side effects and the gate's verdict. */
-export function endedState(unknownEffects: readonly string[], gate: Pick<GateVerdict, "verdict" | "reasons">): EndedState {
+export function endedState(
+  unknownEffects: readonly string[],
+  gate: Pick<GateVerdict, "verdict" | "reasons">,
+): EndedState {
   if (unknownEffects.length > 0) return "write_unknown";
-  return gate.verdict === "stop" && gate.reasons.some((r) => ENDED_RUN_CONCERNS.includes(r.code)) ? "gate_stop" : "quiet";
+  return gate.verdict === "stop" && gate.reasons.some((r) => ENDED_RUN_CONCERNS.includes(r.code))
+    ? "gate_stop"
+    : "quiet";
 }
 
 /** "a", "a and b", "a, b and c" (or with "or"). */
@@ -94,7 +103,9 @@ export function GatePanel({
       data-state={!ended ? "live" : quiet ? "ended" : "ended-unresolved"}
     >
       <div className="flex flex-wrap items-center gap-3">
-        <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
+        <h2 id="gate-heading" className="text-sm font-semibold">
+          Resume gate
+        </h2>
         {quiet ? (
           <>
             <span
@@ -104,7 +115,8 @@ export function GatePanel({
               <span aria-hidden="true">■</span> Run ended
             </span>
             <p className="text-sm text-neutral-700">
-              The run has ended (phase <span className="font-mono">{finishedPhase}</span>); nothing is waiting on the gate.
+              The run has ended (phase <span className="font-mono">{finishedPhase}</span>); nothing is waiting on the
+              gate.
             </p>
           </>
         ) : ended ? (
@@ -121,10 +133,10 @@ export function GatePanel({
               {state === "write_unknown" ? (
                 <>
                   The run ended (phase <span className="font-mono">{finishedPhase}</span>) with{" "}
-                  {unknownEffects.length === 1 ? "a write" : `${unknownEffects.length} writes`} whose outcome is unknown:{" "}
-                  <span className="font-mono">{list(unknownEffects)}</span>. The request may have reached the external
-                  system; reconcile {unknownEffects.length === 1 ? "it" : "them"} before anyone relies on the result or
-                  runs the task again.
+                  {unknownEffects.length === 1 ? "a write" : `${unknownEffects.length} writes`} whose outcome is
+                  unknown: <span className="font-mono">{list(unknownEffects)}</span>. The request may have reached the
+                  external system; reconcile {unknownEffects.length === 1 ? "it" : "them"} before anyone relies on the
+                  result or runs the task again.
                 </>
               ) : (
                 <>
@@ -143,7 +155,9 @@ export function GatePanel({
         {error ? (
           <p className="text-sm text-red-700">
             Could not refresh the verdict ({error.message}).{" "}
-            <button type="button" className="underline" onClick={onRetry}>Retry</button>
+            <button type="button" className="underline" onClick={onRetry}>
+              Retry
+            </button>
           </p>
         ) : null}
       </div>
@@ -165,7 +179,10 @@ export function GatePanel({
             <li
               key={`${r.code}-${r.target}-${i}`}
               id={gate.reasons.findIndex((x) => x.code === r.code) === i ? `gate-reason-${r.code}` : undefined}
-              className="flex flex-wrap items-baseline gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm" data-testid="gate-reason" data-code={r.code}>
+              className="flex flex-wrap items-baseline gap-x-3 gap-y-1 rounded border border-neutral-200 px-3 py-2 text-sm"
+              data-testid="gate-reason"
+              data-code={r.code}
+            >
               <span className="font-medium">{CODE_TITLES[r.code] ?? r.code}</span>
               <code className="font-mono text-xs text-neutral-600">{r.code}</code>
               <span className="basis-full text-neutral-700">{r.message}</span>
@@ -176,7 +193,12 @@ export function GatePanel({
       ) : null}
       {!ended && gate.verdict === "resume" && gate.permitted_side_effects.length ? (
         <p className="mt-2 text-xs text-neutral-600">
-          Writes it may start: {gate.permitted_side_effects.map((n) => <code key={n} className="mr-1 font-mono">{n}</code>)}
+          Writes it may start:{" "}
+          {gate.permitted_side_effects.map((n) => (
+            <code key={n} className="mr-1 font-mono">
+              {n}
+            </code>
+          ))}
         </p>
       ) : null}
     </section>
@@ -198,7 +220,16 @@ function ReasonLink({ code, target, role }: { code: string; target: string; role
       <Link href={target} className="text-sky-800 underline" data-testid="gate-reason-link" data-fix={fix.kind}>
         View
       </Link>
-      {fix.kind === "other_roles" ? <span>(only {list(fix.roles.map((r) => `${r}s`), "or")} can act on this)</span> : null}
+      {fix.kind === "other_roles" ? (
+        <span>
+          (only{" "}
+          {list(
+            fix.roles.map((r) => `${r}s`),
+            "or",
+          )}{" "}
+          can act on this)
+        </span>
+      ) : null}
     </span>
   );
 }

@@ -23,7 +23,10 @@ export function KeptReceipts({ receipts, compact = false }: { receipts: Unapplie
   return (
     <div className={compact ? "mt-1" : "rounded-md border border-sky-200 bg-sky-50 p-3"} data-testid="kept-receipts">
       <p className={compact ? "text-neutral-700" : "text-sm font-medium text-sky-950"}>
-        {shown.length === 1 ? "A receipt was reported but not applied" : `${shown.length} receipts were reported but not applied`}; kept as evidence:
+        {shown.length === 1
+          ? "A receipt was reported but not applied"
+          : `${shown.length} receipts were reported but not applied`}
+        ; kept as evidence:
       </p>
       <ul className={compact ? "list-disc pl-4 text-neutral-700" : "mt-1 list-disc pl-5 text-sm text-sky-950"}>
         {shown.map((r, i) => (
@@ -35,7 +38,8 @@ export function KeptReceipts({ receipts, compact = false }: { receipts: Unapplie
             ) : (
               "no operation id"
             )}{" "}
-            — {REASONS[r.reason] ?? r.reason} (from {r.source === "event" ? `event ${r.event_id ?? ""}` : "the receipt route"}
+            — {REASONS[r.reason] ?? r.reason} (from{" "}
+            {r.source === "event" ? `event ${r.event_id ?? ""}` : "the receipt route"}
             {r.attempt ? `, attempt ${r.attempt}` : ""}, received <Time iso={r.received_at} />)
           </li>
         ))}

@@ -89,7 +89,11 @@ export function ReconcileDialog({
   const refresh = () => qc.invalidateQueries({ queryKey: ["task", taskId] });
 
   const lookupM = useMutation({
-    mutationFn: () => apiFetch<LookupAnswer>(`/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/lookup`, { method: "POST", body: {} }),
+    mutationFn: () =>
+      apiFetch<LookupAnswer>(`/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/lookup`, {
+        method: "POST",
+        body: {},
+      }),
     onSuccess: (a) => {
       setLookup(a);
       if (!a.configured) return;
@@ -143,7 +147,8 @@ export function ReconcileDialog({
   const errorFor = (path: string) => fieldErrors.find((f) => f.path === path)?.message;
   const conflicted = submit.error instanceof ApiError && submit.error.status === 409;
   const missing = missingForReconcile({ outcome, evidence, operationId, useLookup });
-  const submitLabel = outcome === null ? `Record ${name}` : `Record ${name} as ${outcome === "completed" ? "completed" : "not applied"}`;
+  const submitLabel =
+    outcome === null ? `Record ${name}` : `Record ${name} as ${outcome === "completed" ? "completed" : "not applied"}`;
 
   return (
     <dialog
@@ -156,7 +161,9 @@ export function ReconcileDialog({
       <div className="space-y-4 p-5">
         <div className="flex items-start justify-between gap-3">
           <div className="min-w-0">
-            <h2 id="reconcile-title" className="text-base font-semibold">Reconcile {name}</h2>
+            <h2 id="reconcile-title" className="text-base font-semibold">
+              Reconcile {name}
+            </h2>
             <p className="text-sm text-neutral-600">
               Task <Id value={taskId} inline /> · key <Id value={effect.idempotency_key} inline />
             </p>
@@ -167,8 +174,8 @@ export function ReconcileDialog({
         {submit.isSuccess ? (
           <div className="space-y-3" role="status">
             <p className="rounded-md border border-emerald-200 bg-emerald-50 p-3 text-sm text-emerald-900">
-              Recorded: {name} is now <strong>{submit.data.status.replace("_", " ")}</strong>. Audit entry #{submit.data.audit_seq} was written.
-              The resume gate re-evaluates on its next check.
+              Recorded: {name} is now <strong>{submit.data.status.replace("_", " ")}</strong>. Audit entry #
+              {submit.data.audit_seq} was written. The resume gate re-evaluates on its next check.
             </p>
             {submit.data.reconcile?.lookup?.configured ? (
               <p className="text-sm text-neutral-700" data-testid="stored-lookup">
@@ -177,7 +184,12 @@ export function ReconcileDialog({
               </p>
             ) : null}
             <div className="flex justify-end">
-              <button type="button" autoFocus className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm text-white" onClick={() => ref.current?.close()}>
+              <button
+                type="button"
+                autoFocus
+                className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm text-white"
+                onClick={() => ref.current?.close()}
+              >
                 Done
               </button>
             </div>
@@ -192,8 +204,13 @@ export function ReconcileDialog({
           >
             <p className="text-sm text-neutral-700">
               The request may have reached the external system, but no receipt was recorded
-              {effect.intent_at ? <> (intent at <Time iso={effect.intent_at} />)</> : null}. Find out what happened before
-              the run is allowed to continue.
+              {effect.intent_at ? (
+                <>
+                  {" "}
+                  (intent at <Time iso={effect.intent_at} />)
+                </>
+              ) : null}
+              . Find out what happened before the run is allowed to continue.
             </p>
 
             <KeptReceipts receipts={effect.unapplied_receipts} />
@@ -212,7 +229,11 @@ export function ReconcileDialog({
               </div>
               {lookupM.error ? <p className="mt-2 text-sm text-red-700">{lookupM.error.message}</p> : null}
               {lookup ? (
-                <p className="mt-2 text-sm" data-testid="lookup-answer" data-outcome={lookup.configured ? lookup.outcome : "not_configured"}>
+                <p
+                  className="mt-2 text-sm"
+                  data-testid="lookup-answer"
+                  data-outcome={lookup.configured ? lookup.outcome : "not_configured"}
+                >
                   {lookup.message}
                   {lookup.configured && lookup.outcome !== "found" && lookup.outcome !== "not_found"
                     ? " Decide from other evidence."
@@ -224,19 +245,40 @@ export function ReconcileDialog({
             <fieldset className="space-y-2">
               <legend className="text-sm font-medium">What happened?</legend>
               <label className="flex items-start gap-2 text-sm">
-                <input type="radio" name="outcome" value="completed" checked={outcome === "completed"} onChange={() => chooseOutcome("completed")} className="mt-1" />
-                <span><strong>It completed.</strong> The external system has the write; record its receipt. The runtime will replay the receipt instead of writing again.</span>
+                <input
+                  type="radio"
+                  name="outcome"
+                  value="completed"
+                  checked={outcome === "completed"}
+                  onChange={() => chooseOutcome("completed")}
+                  className="mt-1"
+                />
+                <span>
+                  <strong>It completed.</strong> The external system has the write; record its receipt. The runtime will
+                  replay the receipt instead of writing again.
+                </span>
               </label>
               <label className="flex items-start gap-2 text-sm">
-                <input type="radio" name="outcome" value="not_applied" checked={outcome === "not_applied"} onChange={() => chooseOutcome("not_applied")} className="mt-1" />
-                <span><strong>It was not applied.</strong> The runtime may retry with the same idempotency key.</span>
+                <input
+                  type="radio"
+                  name="outcome"
+                  value="not_applied"
+                  checked={outcome === "not_applied"}
+                  onChange={() => chooseOutcome("not_applied")}
+                  className="mt-1"
+                />
+                <span>
+                  <strong>It was not applied.</strong> The runtime may retry with the same idempotency key.
+                </span>
               </label>
               {errorFor("outcome") ? <p className="text-sm text-red-700">{errorFor("outcome")}</p> : null}
             </fieldset>
 
             {outcome === "completed" ? (
               <div>
-                <label htmlFor="operation-id" className="block text-sm font-medium">External operation id</label>
+                <label htmlFor="operation-id" className="block text-sm font-medium">
+                  External operation id
+                </label>
                 <input
                   id="operation-id"
                   value={operationId}
@@ -245,12 +287,16 @@ export function ReconcileDialog({
                   placeholder="the receipt found in the external system"
                   aria-invalid={Boolean(errorFor("external_operation_id"))}
                 />
-                {errorFor("external_operation_id") ? <p className="text-sm text-red-700">{errorFor("external_operation_id")}</p> : null}
+                {errorFor("external_operation_id") ? (
+                  <p className="text-sm text-red-700">{errorFor("external_operation_id")}</p>
+                ) : null}
               </div>
             ) : null}
 
             <div>
-              <label htmlFor="evidence" className="block text-sm font-medium">Evidence</label>
+              <label htmlFor="evidence" className="block text-sm font-medium">
+                Evidence
+              </label>
               <textarea
                 id="evidence"
                 value={evidence}
@@ -263,7 +309,8 @@ export function ReconcileDialog({
               {errorFor("evidence") ? <p className="text-sm text-red-700">{errorFor("evidence")}</p> : null}
               {lookup?.configured && outcome === "not_applied" ? (
                 <p className="mt-1 text-xs text-neutral-700" data-testid="lookup-reask-note">
-                  Recording a write as not applied always asks the lookup again, and keeps that answer with the decision.
+                  Recording a write as not applied always asks the lookup again, and keeps that answer with the
+                  decision.
                 </p>
               ) : lookup?.configured ? (
                 <label className="mt-1 flex items-center gap-2 text-xs text-neutral-700">
@@ -274,20 +321,36 @@ export function ReconcileDialog({
             </div>
 
             {submit.error && !(submit.error instanceof ApiError && submit.error.status === 422) ? (
-              <p role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800" data-testid="reconcile-error">
+              <p
+                role="alert"
+                className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800"
+                data-testid="reconcile-error"
+              >
                 {submit.error.message}
               </p>
-            ) : fieldErrors.length && !fieldErrors.some((f) => ["outcome", "evidence", "external_operation_id"].includes(f.path)) ? (
-              <p role="alert" className="text-sm text-red-700">{submit.error?.message}</p>
+            ) : fieldErrors.length &&
+              !fieldErrors.some((f) => ["outcome", "evidence", "external_operation_id"].includes(f.path)) ? (
+              <p role="alert" className="text-sm text-red-700">
+                {submit.error?.message}
+              </p>
             ) : null}
 
             <div className="flex flex-wrap items-center justify-end gap-2">
               {!conflicted && missing.length ? (
-                <p id="reconcile-missing" className="mr-auto text-sm text-neutral-600" data-testid="reconcile-missing" aria-live="polite">
+                <p
+                  id="reconcile-missing"
+                  className="mr-auto text-sm text-neutral-600"
+                  data-testid="reconcile-missing"
+                  aria-live="polite"
+                >
                   {capitalized(sentence(missing))} to record it.
                 </p>
               ) : null}
-              <button type="button" className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm" onClick={() => ref.current?.close()}>
+              <button
+                type="button"
+                className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm"
+                onClick={() => ref.current?.close()}
+              >
                 {conflicted ? "Close" : "Cancel"}
               </button>
               {conflicted ? null : (
@@ -321,7 +384,8 @@ function missingForReconcile(f: {
 }): string[] {
   const missing: string[] = [];
   if (f.outcome === null) missing.push("choose an outcome");
-  if (f.outcome === "completed" && !f.operationId.trim() && !f.useLookup) missing.push("enter the external operation id");
+  if (f.outcome === "completed" && !f.operationId.trim() && !f.useLookup)
+    missing.push("enter the external operation id");
   if (f.evidence.trim().length < 3) missing.push("write the evidence");
   return missing;
 }

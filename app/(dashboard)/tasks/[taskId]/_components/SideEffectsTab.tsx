@@ -39,12 +39,24 @@ export function SideEffectsTab({
       <table className="w-full min-w-[44rem] text-left text-sm">
         <thead className="text-xs uppercase tracking-wide text-neutral-600">
           <tr>
-            <th scope="col" className="px-2 py-1.5">Effect</th>
-            <th scope="col" className="px-2 py-1.5">Status</th>
-            <th scope="col" className="px-2 py-1.5">Idempotency key</th>
-            <th scope="col" className="px-2 py-1.5">Receipt / reason</th>
-            <th scope="col" className="px-2 py-1.5">Updated</th>
-            <th scope="col" className="px-2 py-1.5"><span className="sr-only">Action</span></th>
+            <th scope="col" className="px-2 py-1.5">
+              Effect
+            </th>
+            <th scope="col" className="px-2 py-1.5">
+              Status
+            </th>
+            <th scope="col" className="px-2 py-1.5">
+              Idempotency key
+            </th>
+            <th scope="col" className="px-2 py-1.5">
+              Receipt / reason
+            </th>
+            <th scope="col" className="px-2 py-1.5">
+              Updated
+            </th>
+            <th scope="col" className="px-2 py-1.5">
+              <span className="sr-only">Action</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -60,7 +72,8 @@ export function SideEffectsTab({
               <td className="px-2 py-2">
                 <div className="font-medium">{name}</div>
                 <div className="text-xs text-neutral-600">
-                  {e.action ?? e.tool ?? ""}{e.mutation ? " · mutation" : " · read"}
+                  {e.action ?? e.tool ?? ""}
+                  {e.mutation ? " · mutation" : " · read"}
                   {e.intent_attempt ? ` · attempt ${e.intent_attempt}` : ""}
                 </div>
                 {e.origin === "tool_call" ? (
@@ -69,7 +82,9 @@ export function SideEffectsTab({
                   </div>
                 ) : null}
               </td>
-              <td className="px-2 py-2"><SideEffectStatusBadge status={e.status} /></td>
+              <td className="px-2 py-2">
+                <SideEffectStatusBadge status={e.status} />
+              </td>
               <td className="px-2 py-2 text-xs">
                 <Id value={e.idempotency_key} className="max-w-[18rem]" data-testid="idempotency-key" />
               </td>
@@ -77,21 +92,28 @@ export function SideEffectsTab({
                 {e.receipt ? (
                   <div>
                     operation <Id value={e.receipt.external_operation_id} inline />
-                    <div className="text-neutral-500">completed <Time iso={e.receipt.completed_at} /></div>
+                    <div className="text-neutral-500">
+                      completed <Time iso={e.receipt.completed_at} />
+                    </div>
                   </div>
                 ) : null}
                 {e.status_reason && !(e.last_reconcile && e.status !== "unknown") ? <div>{e.status_reason}</div> : null}
                 {e.status === "unknown" ? <KeptReceipts receipts={e.unapplied_receipts} compact /> : null}
                 {e.receipt?.warnings?.includes("completed_before_intent") ? (
-                  <div className="mt-1 text-amber-900">⚠ The receipt claims a time before its intent was registered: check the runtime&apos;s clock.</div>
+                  <div className="mt-1 text-amber-900">
+                    ⚠ The receipt claims a time before its intent was registered: check the runtime&apos;s clock.
+                  </div>
                 ) : null}
                 {e.last_reconcile ? (
                   <div className="mt-1 text-neutral-600" data-testid="last-reconcile">
-                    Reconciled by {e.last_reconcile.by} (<Time iso={e.last_reconcile.at} />): {e.last_reconcile.outcome.replace("_", " ")} — “{e.last_reconcile.evidence}”
+                    Reconciled by {e.last_reconcile.by} (<Time iso={e.last_reconcile.at} />
+                    ): {e.last_reconcile.outcome.replace("_", " ")} — “{e.last_reconcile.evidence}”
                   </div>
                 ) : null}
               </td>
-              <td className="px-2 py-2 text-xs text-neutral-600"><Time iso={e.updated_at} /></td>
+              <td className="px-2 py-2 text-xs text-neutral-600">
+                <Time iso={e.updated_at} />
+              </td>
               <td className="px-2 py-2 text-right">
                 {e.status === "unknown" ? (
                   canReconcile ? (

@@ -43,13 +43,23 @@ export function TaskHeader({
         <div className="min-w-0 max-w-full">
           <p className="text-xs uppercase tracking-wide text-neutral-500">Task</p>
           <div className="flex flex-wrap items-center gap-2">
-            <h1 className="min-w-0 max-w-full truncate font-mono text-lg font-semibold" title={task.task_id} data-testid="task-id">
+            <h1
+              className="min-w-0 max-w-full truncate font-mono text-lg font-semibold"
+              title={task.task_id}
+              data-testid="task-id"
+            >
               {task.task_id}
             </h1>
             <CopyButton value={task.task_id} label="Copy id" />
             {live ? (
-              <span className="inline-flex items-center gap-1 rounded-full bg-sky-50 px-2 py-0.5 text-xs text-sky-800" title="Refreshing every few seconds">
-                <span aria-hidden="true" className={refreshing ? "animate-spin" : ""}>↻</span> live
+              <span
+                className="inline-flex items-center gap-1 rounded-full bg-sky-50 px-2 py-0.5 text-xs text-sky-800"
+                title="Refreshing every few seconds"
+              >
+                <span aria-hidden="true" className={refreshing ? "animate-spin" : ""}>
+                  ↻
+                </span>{" "}
+                live
               </span>
             ) : null}
           </div>
@@ -65,7 +75,10 @@ export function TaskHeader({
               {unknownEffects.length === 1 ? "write" : "writes"} unknown
             </span>
           ) : finished ? (
-            <span className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm font-semibold text-neutral-800" data-testid="run-finished">
+            <span
+              className="inline-flex items-center gap-1.5 rounded-md border border-neutral-300 bg-neutral-50 px-2.5 py-1 text-sm font-semibold text-neutral-800"
+              data-testid="run-finished"
+            >
               <span aria-hidden="true">■</span> Run ended · {task.phase}
             </span>
           ) : null}
@@ -75,8 +88,12 @@ export function TaskHeader({
       </div>
       <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
         <Field label="Principal">{task.principal ? <Id value={task.principal} className="text-xs" /> : "—"}</Field>
-        <Field label="Policy version"><span className="font-mono text-xs">{task.policy_version ?? "—"}</span></Field>
-        <Field label="Phase"><span data-testid="task-phase">{phaseLabel(task.phase, task.version)}</span></Field>
+        <Field label="Policy version">
+          <span className="font-mono text-xs">{task.policy_version ?? "—"}</span>
+        </Field>
+        <Field label="Phase">
+          <span data-testid="task-phase">{phaseLabel(task.phase, task.version)}</span>
+        </Field>
         <Field label="Checkpoint">
           <span className="flex flex-wrap items-center gap-2">
             {task.version ? `v${task.version}` : "none"}
@@ -86,7 +103,10 @@ export function TaskHeader({
         <Field label="Sandbox attempt">{task.current_attempt || "—"}</Field>
       </dl>
       {task.clock_skew ? (
-        <p className="mt-3 rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-950" data-testid="clock-skew">
+        <p
+          className="mt-3 rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-950"
+          data-testid="clock-skew"
+        >
           <span aria-hidden="true">⚠ </span>
           The runtime&apos;s clock differs from the server&apos;s by about {formatSkew(task.clock_skew.ms)} (
           {task.clock_skew.ms > 0 ? "ahead" : "behind"}). {task.clock_skew.note}
@@ -101,7 +121,15 @@ export function TaskHeader({
  * the next action the gate asks for (an approval to decide). With `gate` null (still being asked) it is the
  * placeholder the page shows until the verdict streams in: a badge of the same height, and no action yet.
  */
-export function GatedHeaderParts({ gate, showVerdict, action }: { gate: GateVerdict | null; showVerdict: boolean; action: PrimaryAction | null }) {
+export function GatedHeaderParts({
+  gate,
+  showVerdict,
+  action,
+}: {
+  gate: GateVerdict | null;
+  showVerdict: boolean;
+  action: PrimaryAction | null;
+}) {
   return (
     <>
       {!showVerdict ? null : gate ? (

@@ -82,7 +82,15 @@ function WithGate({
 }
 
 /** Client part of /tasks/[taskId]; the gate's verdict fills its places when it has streamed in. */
-export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, canReconcile, canDecideApprovals = false, role }: TaskPageClientProps) {
+export function TaskPageClient({
+  taskId,
+  initialTask,
+  initialTimeline,
+  gate,
+  canReconcile,
+  canDecideApprovals = false,
+  role,
+}: TaskPageClientProps) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -114,18 +122,28 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, can
   const focusEffect = params.get("effect");
 
   const unknownEffects = useMemo(
-    () => Object.entries(task.side_effects).filter(([, e]) => e.status === "unknown").map(([name]) => name),
+    () =>
+      Object.entries(task.side_effects)
+        .filter(([, e]) => e.status === "unknown")
+        .map(([name]) => name),
     [task.side_effects],
   );
   /** The next action that does not depend on the gate: reconcile an unknown write. */
   const reconcileAction =
-    canReconcile && unknownEffects[0] ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) } : null;
+    canReconcile && unknownEffects[0]
+      ? { label: `Reconcile ${unknownEffects[0]}`, onClick: () => setReconciling(unknownEffects[0]!) }
+      : null;
   /** Else the approval the gate waits for (once it answered); the gate links approval reasons to their approval page. */
   const approvalAction = (g: GateVerdict) => {
     if (reconcileAction || !canDecideApprovals) return null;
-    const approvalReason = g.reasons.find((r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"));
+    const approvalReason = g.reasons.find(
+      (r) => (r.code === "approval_stale" || r.code === "approval_missing") && r.target.startsWith("/approvals/"),
+    );
     return approvalReason
-      ? { label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval", onClick: () => router.push(approvalReason.target) }
+      ? {
+          label: approvalReason.code === "approval_stale" ? "Re-approve" : "Review approval",
+          onClick: () => router.push(approvalReason.target),
+        }
       : null;
   };
 
@@ -176,7 +194,11 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, can
       </section>
 
       <section className="rounded-lg border border-neutral-200 bg-white">
-        <div role="tablist" aria-label="Task details" className="flex flex-wrap gap-1 border-b border-neutral-200 px-2 pt-2">
+        <div
+          role="tablist"
+          aria-label="Task details"
+          className="flex flex-wrap gap-1 border-b border-neutral-200 px-2 pt-2"
+        >
           {TABS.map((t) => (
             <button
               key={t.id}
@@ -190,7 +212,9 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, can
             >
               {t.label}
               {t.id === "side-effects" && unknownEffects.length ? (
-                <span className="ml-1 rounded-full bg-amber-100 px-1.5 text-xs text-amber-900">{unknownEffects.length} unknown</span>
+                <span className="ml-1 rounded-full bg-amber-100 px-1.5 text-xs text-amber-900">
+                  {unknownEffects.length} unknown
+                </span>
               ) : null}
             </button>
           ))}
@@ -234,8 +258,15 @@ export function TaskPageClient({ taskId, initialTask, initialTimeline, gate, can
  */
 function GatePending() {
   return (
-    <section aria-labelledby="gate-heading" aria-busy="true" className="min-h-[6.5rem] rounded-lg border border-neutral-200 bg-white p-4" data-testid="gate-panel-pending">
-      <h2 id="gate-heading" className="text-sm font-semibold">Resume gate</h2>
+    <section
+      aria-labelledby="gate-heading"
+      aria-busy="true"
+      className="min-h-[6.5rem] rounded-lg border border-neutral-200 bg-white p-4"
+      data-testid="gate-panel-pending"
+    >
+      <h2 id="gate-heading" className="text-sm font-semibold">
+        Resume gate
+      </h2>
       <p className="mt-1 text-sm text-neutral-600">Asking the resume gate…</p>
     </section>
   );
@@ -274,7 +305,9 @@ function TimelineSection({
     ? {
         eventId: timeline.compactionUnchecked.event_id,
         occurredAt: timeline.compactionUnchecked.occurred_at,
-        href: gateNow?.reasons.some((r) => r.code === "constraints_unchecked") ? "#gate-reason-constraints_unchecked" : "#gate-heading",
+        href: gateNow?.reasons.some((r) => r.code === "constraints_unchecked")
+          ? "#gate-reason-constraints_unchecked"
+          : "#gate-heading",
       }
     : null;
   const partial = timeline.total > events.length;
@@ -288,13 +321,23 @@ function TimelineSection({
   return (
     <>
       <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
-        <h2 id="timeline-heading" className="text-sm font-semibold">Timeline</h2>
+        <h2 id="timeline-heading" className="text-sm font-semibold">
+          Timeline
+        </h2>
         <p className="text-xs text-neutral-600">
           {timeline.total} {timeline.total === 1 ? "event" : "events"}
-          {partial ? ` (${events.length} loaded: every restart and interruption, the newest, and what you zoom into)` : ""} · attempt{" "}
-          {task.current_attempt || "—"}
-          {timeline.loadingWindow ? <span className="ml-2" role="status">Loading detail…</span> : null}
-          {timeline.error ? <span className="ml-2 text-red-700">Could not refresh: {timeline.error.message}</span> : null}
+          {partial
+            ? ` (${events.length} loaded: every restart and interruption, the newest, and what you zoom into)`
+            : ""}{" "}
+          · attempt {task.current_attempt || "—"}
+          {timeline.loadingWindow ? (
+            <span className="ml-2" role="status">
+              Loading detail…
+            </span>
+          ) : null}
+          {timeline.error ? (
+            <span className="ml-2 text-red-700">Could not refresh: {timeline.error.message}</span>
+          ) : null}
         </p>
       </div>
       {events.length === 0 ? (

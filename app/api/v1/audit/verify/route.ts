@@ -11,7 +11,12 @@ export const GET = apiRoute(async ({ actor }) => {
   const check = await verifyAuditChain(await getDb(), actor);
   return check.ok
     ? { valid: true, checked: check.checked }
-    : { valid: false, checked: check.checked, message: check.message, first_bad_entry: check.first_bad_entry ?? { seq: check.broken_at } };
+    : {
+        valid: false,
+        checked: check.checked,
+        message: check.message,
+        first_bad_entry: check.first_bad_entry ?? { seq: check.broken_at },
+      };
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

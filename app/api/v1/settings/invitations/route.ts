@@ -10,7 +10,9 @@ import { siteUrl } from "@/lib/server/site-url";
  * withdrawn. Owners and admins (403 `forbidden`); an admin cannot invite an owner (403 `not_allowed`); 409
  * `already_member`; 422 naming the field.
  */
-export const POST = apiRoute(async ({ req, actor }) => inviteMember(await getDb(), actor, await readJson(req), { baseUrl: siteUrl(req) }));
+export const POST = apiRoute(async ({ req, actor }) =>
+  inviteMember(await getDb(), actor, await readJson(req), { baseUrl: siteUrl(req) }),
+);
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("POST");

@@ -21,7 +21,9 @@ export const GET = apiRoute(async ({ actor }) => {
  * them a member — the same as POST /api/v1/settings/invitations. Owners and admins (403 `forbidden` otherwise;
  * 403 `not_allowed` when an admin invites an owner); 409 `already_member`; 422 naming the field.
  */
-export const POST = apiRoute(async ({ req, actor }) => inviteMember(await getDb(), actor, await readJson(req), { baseUrl: siteUrl(req) }));
+export const POST = apiRoute(async ({ req, actor }) =>
+  inviteMember(await getDb(), actor, await readJson(req), { baseUrl: siteUrl(req) }),
+);
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET", "POST");

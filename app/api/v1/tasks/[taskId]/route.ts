@@ -29,7 +29,9 @@ export const GET = apiRoute<Params>(async ({ actor, params }) => {
  */
 export const PUT = apiRoute<Params>(async ({ req, actor, params }) => {
   const body = await readJson(req);
-  const out = await checkpointTask(await getDb(), actor, params.taskId, body, getSigningKey(), { ifMatch: req.headers.get("if-match") });
+  const out = await checkpointTask(await getDb(), actor, params.taskId, body, getSigningKey(), {
+    ifMatch: req.headers.get("if-match"),
+  });
   return NextResponse.json(out, { headers: { etag: `"${out.version}"` } });
 });
 

@@ -27,18 +27,27 @@ export default async function NewExercisePage({ params }: Props) {
     <div className="mx-auto max-w-3xl space-y-4">
       <div>
         <p className="text-xs text-neutral-700">
-          <Link href="/maps" className="underline">Custody maps</Link> / <Link href={`/maps/${map.id}`} className="underline">{map.title}</Link>
+          <Link href="/maps" className="underline">
+            Custody maps
+          </Link>{" "}
+          /{" "}
+          <Link href={`/maps/${map.id}`} className="underline">
+            {map.title}
+          </Link>
         </p>
         <h1 className="text-xl font-semibold">New interruption exercise</h1>
         <p className="text-sm text-neutral-700">
-          Interrupt a disposable run — its own task, test credentials, reversible or simulated writes — at one point, and
-          record what happened in six steps. Never test recovery on customer work.
+          Interrupt a disposable run — its own task, test credentials, reversible or simulated writes — at one point,
+          and record what happened in six steps. Never test recovery on customer work.
         </p>
       </div>
       {can(actor, "maps.edit") ? (
         <NewExerciseForm mapId={map.id} />
       ) : (
-        <p className="rounded-md border border-neutral-300 bg-neutral-50 p-3 text-sm text-neutral-800" data-testid="read-only-note">
+        <p
+          className="rounded-md border border-neutral-300 bg-neutral-50 p-3 text-sm text-neutral-800"
+          data-testid="read-only-note"
+        >
           Your role ({actor.role}) can read exercises; owners and admins record them.
         </p>
       )}

@@ -19,7 +19,10 @@ const MAX_RUN_STATE_BYTES = 4 * 1024 * 1024;
 export const POST = apiRoute(async ({ req, actor }) => {
   const url = new URL(req.url);
   const taskId = url.searchParams.get("task_id");
-  if (!taskId) throw new DomainError("bad_request", "task_id is required in the query: ?task_id=<task>.", { fields: [{ path: "task_id", message: "required" }] });
+  if (!taskId)
+    throw new DomainError("bad_request", "task_id is required in the query: ?task_id=<task>.", {
+      fields: [{ path: "task_id", message: "required" }],
+    });
   const agentVersion = readAgentVersion(url.searchParams.get("agent_version"));
   const body = await readJson(req, MAX_RUN_STATE_BYTES);
   return importRunState(await getDb(), actor, taskId, body, getSigningKey(), { agentVersion });

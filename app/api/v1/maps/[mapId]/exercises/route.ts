@@ -10,7 +10,9 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * POST /api/v1/maps/{id}/exercises `{"interruption_point", "layers"?}` → the new exercise (in progress, six steps
  * not done). Owners and admins. Errors: 401, 403, 404, 422 (field named).
  */
-export const GET = apiRoute<{ mapId: string }>(async ({ actor, params }) => listExercisesForActor(await getDb(), actor, params.mapId));
+export const GET = apiRoute<{ mapId: string }>(async ({ actor, params }) =>
+  listExercisesForActor(await getDb(), actor, params.mapId),
+);
 
 export const POST = apiRoute<{ mapId: string }>(async ({ req, actor, params }) => {
   const body = await readJson(req);

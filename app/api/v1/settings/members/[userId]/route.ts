@@ -17,7 +17,9 @@ export const PATCH = apiRoute<{ userId: string }>(async ({ req, actor, params })
  * removes the member; their sessions in this workspace end at once and their past decisions stay in the audit
  * log under their email. Same refusals as PATCH (`forbidden`, `not_allowed`, `last_owner`, 404).
  */
-export const DELETE = apiRoute<{ userId: string }>(async ({ actor, params }) => removeMember(await getDb(), actor, params.userId));
+export const DELETE = apiRoute<{ userId: string }>(async ({ actor, params }) =>
+  removeMember(await getDb(), actor, params.userId),
+);
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { GET, POST, PUT, OPTIONS } = otherMethods("PATCH", "DELETE");

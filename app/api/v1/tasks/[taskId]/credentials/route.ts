@@ -10,7 +10,9 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * value), and the vault-lane events that carried a credential value or placeholder (redacted before storage, newest
  * 50). Every role and runtime keys. Errors: 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => taskCredentials(await getDb(), actor, params.taskId));
+export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) =>
+  taskCredentials(await getDb(), actor, params.taskId),
+);
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

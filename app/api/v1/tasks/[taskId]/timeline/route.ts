@@ -20,9 +20,13 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) =
   const since = p.get("since");
   if (since !== null) {
     if (p.has("cursor") || p.has("from") || p.has("to")) {
-      throw new DomainError("bad_request", "since (arrival order) cannot be combined with cursor, from or to (time order).", {
-        fields: [{ path: "since", message: "alone, with limit" }],
-      });
+      throw new DomainError(
+        "bad_request",
+        "since (arrival order) cannot be combined with cursor, from or to (time order).",
+        {
+          fields: [{ path: "since", message: "alone, with limit" }],
+        },
+      );
     }
     return getArrivalFeed(await getDb(), actor, params.taskId, { since, limit });
   }

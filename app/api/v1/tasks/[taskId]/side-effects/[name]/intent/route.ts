@@ -19,7 +19,9 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
   const body = await readJson(req);
   // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
-  const out = await withGenericPlans(async () => registerIntent(await getDb(), actor, params.taskId, params.name, body, getSigningKey()));
+  const out = await withGenericPlans(async () =>
+    registerIntent(await getDb(), actor, params.taskId, params.name, body, getSigningKey()),
+  );
   return NextResponse.json(out, out.decision === "replay" ? { headers: { "Idempotent-Replayed": "true" } } : undefined);
 });
 

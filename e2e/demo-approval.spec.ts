@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { TaskView } from "@/lib/client/types";
+import type { TaskView } from "@/lib/contract/api";
 import { reportRecordIdFor } from "../scripts/demo-runtime/scenario";
 import { seedDemoApproval } from "../scripts/lib/demo-approval";
 import { seedDemoSettings } from "../scripts/lib/demo-settings";

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Page, TestInfo } from "@playwright/test";
-import type { GateVerdict, TaskView } from "@/lib/client/types";
+import type { GateVerdict, TaskView } from "@/lib/contract/api";
 import {
   startRecordsService,
   type LookupAnswer,

@@ -12,7 +12,7 @@
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, loginAs, makeRecord, newTaskId, rid, test, type RuntimeApi } from "./fixtures";
-import type { EventInput } from "@/lib/client/types";
+import type { EventInput } from "@/lib/contract/api";
 
 type Box = { x: number; y: number; width: number; height: number };
 

@@ -10,7 +10,7 @@
  */
 import { test as base, expect, type APIRequestContext, type Page } from "@playwright/test";
 import { openDatabase } from "@/db";
-import type { CheckpointResult, EventInput, EventResult, TaskRecord } from "@/lib/client/types";
+import type { CheckpointResult, EventInput, EventResult, TaskRecord } from "@/lib/contract/api";
 import { testDatabaseUrl } from "../tests/support/env";
 import { makeRecord, rid } from "../tests/support/factories";
 import { createTestTenant, type FullTestTenant } from "../tests/support/tenants";

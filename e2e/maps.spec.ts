@@ -11,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Page, TestInfo } from "@playwright/test";
-import type { MapView } from "@/lib/client/map-types";
+import type { MapView } from "@/lib/contract/maps";
 import { createExercise } from "@/lib/domain/exercises/create";
 import { createMap } from "@/lib/domain/maps/create";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, seedIncidentTask, test } from "./fixtures";

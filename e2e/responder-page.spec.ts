@@ -13,7 +13,7 @@
  * Screenshots at 1280 px and 420 px are attached.
  */
 import type { Page, TestInfo } from "@playwright/test";
-import type { EventInput } from "@/lib/client/types";
+import type { EventInput } from "@/lib/contract/api";
 import {
   expect,
   loginAs,

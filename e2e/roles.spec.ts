@@ -4,7 +4,7 @@
  * revokes it (the key then gets 401); the task list's empty state and its search by task id and sandbox id.
  */
 import type { APIRequestContext } from "@playwright/test";
-import type { TaskView } from "@/lib/client/types";
+import type { TaskView } from "@/lib/contract/api";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, rid, seedIncidentTask, test } from "./fixtures";
 
 const RECONCILE_BODY = {

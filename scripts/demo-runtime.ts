@@ -1,7 +1,7 @@
 /**
  * The demo agent runtime: a separate process that runs the reference scenario (DESIGN.md "Reference
  * scenario") and talks to Run Custody ONLY through the public HTTP API, with the reusable
- * {@link CustodyClient} (`lib/client/runtime-client.ts`). The agent loop is the real `@openai/agents` `run()`
+ * {@link CustodyClient} (`lib/sdk/runtime-client.ts`). The agent loop is the real `@openai/agents` `run()`
  * with a scripted `Model` (no network) and three real tools: `read_document` (writes `case-918.pdf` into the
  * sandbox workspace and hashes it), `update_record` (HTTP PUT to the records service with an
  * `Idempotency-Key`, guarded by the intent API) and `write_report` (`report.md`, registered as an artifact by a
@@ -29,7 +29,7 @@
  *                     to 2 while the sandbox is down: scripts/lib/demo-approval.ts); the last attempt's agent calls
  *                     publish_report, a tool with needsApproval: the run pauses, its RunState is stored as a
  *                     checkpoint artifact (sha256), and the report is published once a fresh approval lets the intent
- *                     go (lib/client/openai-agents.ts). `npm run demo` sets it (DEMO_PUBLISH=0 there leaves it out).
+ *                     go (lib/sdk/openai-agents.ts). `npm run demo` sets it (DEMO_PUBLISH=0 there leaves it out).
  * Exit codes: 0 the task is done (also when it already was), 1 an error, 2 bad configuration,
  * 137 a DEMO_CRASH_AT crash, 130/143 stopped by SIGINT/SIGTERM (after reporting run.interrupted).
  *

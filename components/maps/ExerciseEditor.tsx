@@ -23,7 +23,7 @@ import type {
   LinkedTaskFacts,
   MapLayer,
   StepStatus,
-} from "@/lib/client/map-types";
+} from "@/lib/contract/maps";
 import { EXERCISE_OUTCOMES } from "@/db/schema/map-vocabulary";
 import { OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
 import { REVOCATION_ANSWER, revocationCheckText, suggestionsFor } from "@/lib/domain/exercises/suggestions";

@@ -20,7 +20,7 @@ import type {
   LayerRow,
   Verification,
   VerificationEvidence,
-} from "@/lib/client/map-types";
+} from "@/lib/contract/maps";
 import { custodiansText, evidenceText, fieldText, COMPARED_FIELDS, type ComparedField } from "@/lib/domain/maps/diff";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { CONSTRAINT_PRESETS, joinEvidenceRequest, splitEvidenceRequest } from "@/lib/domain/maps/names";

@@ -9,7 +9,7 @@ import Link from "next/link";
 import { useCallback, useMemo, useState } from "react";
 import type { Role } from "@/db/schema/enums";
 import { mapApi, type LayerSaveResult } from "@/lib/client/maps";
-import type { AdoptionSummary, ExerciseListItem, MapLayer, MapProgress, MapView } from "@/lib/client/map-types";
+import type { AdoptionSummary, ExerciseListItem, MapLayer, MapProgress, MapView } from "@/lib/contract/maps";
 import { Time } from "@/components/ui/time";
 import { MapStatusBadge, OutcomeBadge, ProgressFigure, RecommendationBadge } from "./badges";
 import { LayerEditor, type SaveState } from "./LayerEditor";

@@ -8,7 +8,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { ApiError } from "@/lib/client/api";
 import { fieldErrors, mapApi } from "@/lib/client/maps";
-import type { MapLayer } from "@/lib/client/map-types";
+import type { MapLayer } from "@/lib/contract/maps";
 import { defaultLayers, STEP_GUIDE } from "@/lib/domain/exercises/guide";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { CRASH_POINTS, POINT_GUIDE } from "@/lib/demo/interruption-points";

@@ -7,7 +7,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { mapApi, mapKeys } from "@/lib/client/maps";
-import type { MapVersionInfo } from "@/lib/client/map-types";
+import type { MapVersionInfo } from "@/lib/contract/maps";
 import { diffMaps, type MapChange } from "@/lib/domain/maps/diff";
 import { LAYER_GUIDE } from "@/lib/domain/maps/layers";
 import { Time } from "@/components/ui/time";

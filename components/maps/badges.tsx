@@ -9,7 +9,7 @@ import type {
   Recommendation,
   StepStatus,
   Verification,
-} from "@/lib/client/map-types";
+} from "@/lib/contract/maps";
 import { OUTCOME_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
 
 const pill = "inline-flex items-center gap-1 whitespace-nowrap rounded-full border px-2 py-0.5 text-xs font-medium";

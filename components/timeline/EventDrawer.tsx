@@ -5,7 +5,7 @@
  * non-modal dialog: it never traps focus, Escape (with focus inside) or the close button closes it.
  */
 import { useId, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from "react";
-import type { SideEffectView, StoredEvent } from "@/lib/client/types";
+import type { SideEffectView, StoredEvent } from "@/lib/contract/api";
 import { Id } from "@/components/ui/Id";
 import { formatInstant } from "./format";
 import { useHydrated } from "./hooks";

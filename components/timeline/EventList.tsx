@@ -7,7 +7,7 @@
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useId, useMemo, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
-import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
+import type { Plane, SideEffectView, StoredEvent } from "@/lib/contract/api";
 import { formatClock, formatInstant, type TimeZoneMode } from "./format";
 import { useHydrated } from "./hooks";
 import {

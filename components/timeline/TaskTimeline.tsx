@@ -7,7 +7,7 @@
  */
 import dynamic from "next/dynamic";
 import { useMemo, useState } from "react";
-import type { SideEffectView, StoredEvent } from "@/lib/client/types";
+import type { SideEffectView, StoredEvent } from "@/lib/contract/api";
 import { EventList } from "./EventList";
 import type { TimeZoneMode } from "./format";
 import { ALL_EVENTS_FILTER, type EventFilter } from "./layout";

@@ -12,7 +12,7 @@
  * (docs/decisions/0015-timeline-overview-and-arrival-feed.md).
  */
 import { useEffect, useId, useMemo, useRef, useState } from "react";
-import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
+import type { Plane, SideEffectView, StoredEvent } from "@/lib/contract/api";
 import {
   AXIS_H,
   BAR_GAP,

@@ -6,7 +6,7 @@
  */
 import type { LinearScale } from "./scale";
 import type { ReactNode } from "react";
-import type { SideEffectView } from "@/lib/client/types";
+import type { SideEffectView } from "@/lib/contract/api";
 import { AXIS_H, BAR_H, RULE_ROW_H, RULE_WORD, type Hover, type MarkItem } from "./constants";
 import { formatDuration, formatInstant, type TimeZoneMode } from "./format";
 import {

@@ -4,7 +4,7 @@
  * tests/unit/timeline-layout.test.ts.
  */
 import { calendarTicks, linearScale, timeScale, type TimeScale } from "./scale";
-import type { Plane, SideEffectView, StoredEvent } from "@/lib/client/types";
+import type { Plane, SideEffectView, StoredEvent } from "@/lib/contract/api";
 import type { TimeZoneMode } from "./format";
 
 /* ------------------------------------------------------------------------------------------------ */

@@ -2,7 +2,7 @@
  * Small presentational pieces shared by the timeline, its event list and its drawer: mark glyphs,
  * outcome and side-effect status labels (always an icon and a word, never colour alone).
  */
-import type { SideEffectStatus } from "@/lib/client/types";
+import type { SideEffectStatus } from "@/lib/contract/api";
 import { SIDE_EFFECT_STATUS_WORD } from "@/components/ui/status";
 import { OUTCOME_WORD, type MarkShape, type Outcome } from "./layout";
 

@@ -16,7 +16,7 @@ import {
   type RefObject,
   type SetStateAction,
 } from "react";
-import type { StoredEvent } from "@/lib/client/types";
+import type { StoredEvent } from "@/lib/contract/api";
 import { MIN_SPAN_MS, PAD_R, toRealDomain, toVirtualDomain, type Drag, type Hover } from "./constants";
 import {
   neighbourId,

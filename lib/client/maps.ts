@@ -4,8 +4,8 @@
 "use client";
 
 import { apiFetch } from "./api";
-import type { ExerciseJson, ExerciseListItem, ExerciseView, LayerRow, MapLayer, MapView } from "./map-types";
-import type { TaskList } from "./types";
+import type { ExerciseJson, ExerciseListItem, ExerciseView, LayerRow, MapLayer, MapView } from "@/lib/contract/maps";
+import type { TaskList } from "@/lib/contract/api";
 
 const enc = encodeURIComponent;
 

@@ -5,7 +5,7 @@
 
 import { keepPreviousData, useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "./api";
-import type { ArtifactView, CheckpointPage, GateVerdict, TaskView } from "./types";
+import type { ArtifactView, CheckpointPage, GateVerdict, TaskView } from "@/lib/contract/api";
 
 /** Query-key factory: one place that names every cached query. */
 export const keys = {

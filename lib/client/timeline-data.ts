@@ -8,8 +8,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { followUncheckedCompaction, type UncheckedCompaction } from "@/lib/domain/gate/compaction";
 import { apiFetch } from "./api";
-import { unpackBins, type PageOverview } from "./overview-pack";
-import type { ArrivalPage, Plane, StoredEvent, TimelinePage } from "./types";
+import { unpackBins, type PageOverview } from "@/lib/contract/overview-pack";
+import type { ArrivalPage, Plane, StoredEvent, TimelinePage } from "@/lib/contract/api";
 
 const enc = encodeURIComponent;
 /** Events per detail request; a denser window is loaded as far as this reaches (zoom in for the rest). */
@@ -43,7 +43,7 @@ export type TimelineData = {
 };
 
 /**
- * The timeline data of one task. Starts from the server-rendered overview (bins packed, lib/client/overview-pack.ts); every change of `tick` (e.g. each poll of
+ * The timeline data of one task. Starts from the server-rendered overview (bins packed, lib/contract/overview-pack.ts); every change of `tick` (e.g. each poll of
  * the task view while the run is live) reads the arrival feed from where it stopped, so every new event arrives,
  * back-dated ones included.
  */

@@ -10,7 +10,7 @@
  *    `side_effect_unknown` reasons.
  */
 import { randomBytes } from "node:crypto";
-import type { EventInput, GateVerdict } from "@/lib/client/types";
+import type { EventInput, GateVerdict } from "@/lib/contract/api";
 import { MAX_RECORD_SIDE_EFFECTS } from "@/lib/domain/tasks/record";
 import { createApiClient, log, seedBenchTenant, type BenchEnv, type BenchOutcome, type Benchmark } from "./harness";
 import { fmt, printTable, quantile } from "./report";

@@ -5,7 +5,7 @@
  * Deterministic for a given seed.
  */
 import { createHash } from "node:crypto";
-import type { EventInput, Plane } from "@/lib/client/types";
+import type { EventInput, Plane } from "@/lib/contract/api";
 
 /** Workload shape. `dupRatio` is the share of posted events whose id was (or is being) posted already. */
 export type WorkloadOptions = {

@@ -14,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { EventInput, EventResult } from "@/lib/client/types";
+import type { EventInput, EventResult } from "@/lib/contract/api";
 import { redactJson } from "@/lib/domain/events/redact";
 import { markCpu, round, spentSince, type CpuSpent } from "./cpu";
 import {

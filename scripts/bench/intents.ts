@@ -12,7 +12,7 @@
  * Prints intents/s for the race and replay phases and the answer latencies.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { EventInput } from "@/lib/client/types";
+import type { EventInput } from "@/lib/contract/api";
 import { markCpu, spentSince } from "./cpu";
 import { createApiClient, log, seedBenchTenant, type BenchEnv, type BenchOutcome, type Benchmark } from "./harness";
 import { fmt, printTable, quantile } from "./report";

@@ -16,7 +16,7 @@ import {
   type ModelResponse,
 } from "@openai/agents";
 import canonicalize from "canonicalize";
-import { runWithCustodyApprovals, type CustodyApprovals } from "@/lib/client/openai-agents";
+import { runWithCustodyApprovals, type CustodyApprovals } from "@/lib/sdk/openai-agents";
 import { z } from "zod";
 import { sha256Hex } from "./documents";
 

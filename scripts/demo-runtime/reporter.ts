@@ -5,8 +5,8 @@
  * Events can also be *held* (the runtime's receipt buffer): they keep their id and time, and are posted only
  * if released — a lost sandbox loses them.
  */
-import type { EventInput, Plane } from "@/lib/client/types";
-import type { CustodyClient } from "@/lib/client/runtime-client";
+import type { EventInput, Plane } from "@/lib/contract/api";
+import type { CustodyClient } from "@/lib/sdk/runtime-client";
 
 /** A clock whose ISO times strictly increase within the process (1 ms apart at least). */
 export class MonotonicClock {

@@ -5,10 +5,10 @@
 import fs from "node:fs";
 import { randomBytes } from "node:crypto";
 import canonicalize from "canonicalize";
-import { CustodyApiError, CustodyClient, type ReceiptInput } from "@/lib/client/runtime-client";
-import type { GateVerdict, Receipt, TaskRecord } from "@/lib/client/types";
+import { CustodyApiError, CustodyClient, type ReceiptInput } from "@/lib/sdk/runtime-client";
+import type { GateVerdict, Receipt, TaskRecord } from "@/lib/contract/api";
 import { startRecordsService, type RecordUpdateResult } from "../records-service";
-import { CustodyApprovals, toolPayloadDigest } from "@/lib/client/openai-agents";
+import { CustodyApprovals, toolPayloadDigest } from "@/lib/sdk/openai-agents";
 import {
   buildTools,
   runAgent,

@@ -7,8 +7,8 @@
  * Runs once per data directory: when the workspace already has a map for the workflow it does nothing. Waits until
  * the demo task has lost its first sandbox (so its checkpoints, the draft report and the unknown write exist).
  */
-import type { ExerciseJson, LayerRow, MapLayer, MapListItem, MapView } from "@/lib/client/map-types";
-import type { ArtifactView, TaskView } from "@/lib/client/types";
+import type { ExerciseJson, LayerRow, MapLayer, MapListItem, MapView } from "@/lib/contract/maps";
+import type { ArtifactView, TaskView } from "@/lib/contract/api";
 
 export const DEMO_WORKFLOW = "document-processing";
 export const DEMO_MAP_TITLE = "Case files to reports";

@@ -19,7 +19,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import type { TaskView } from "@/lib/client/types";
+import type { TaskView } from "@/lib/contract/api";
 import { DEFAULT_LEASE_SECONDS } from "@/lib/domain/side-effects/intent";
 import {
   askGate,

@@ -21,7 +21,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import { queryRows } from "@/db";
 import { verifyAuditChain } from "@/lib/domain/audit/read";
-import type { EventInput, TaskRecord } from "@/lib/client/types";
+import type { EventInput, TaskRecord } from "@/lib/contract/api";
 import { freePort, serverEnv, testServerSecrets } from "../support/env";
 import { NextServer } from "../support/next-server";
 import {

@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import type { ApiErrorBody, CheckpointPage, CheckpointResult, EventInput, GateVerdict } from "@/lib/client/types";
+import type { ApiErrorBody, CheckpointPage, CheckpointResult, EventInput, GateVerdict } from "@/lib/contract/api";
 import { verifyCanonical } from "@/lib/domain/crypto/signing";
 import { attentionQueue } from "@/lib/domain/tasks/attention";
 import {

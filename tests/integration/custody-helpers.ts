@@ -21,7 +21,7 @@ import type {
   Receipt,
   TaskRecord,
   TaskView,
-} from "@/lib/client/types";
+} from "@/lib/contract/api";
 import { ensureMembership, ensureUser } from "@/lib/domain/tenancy/people";
 import { startRecordsService, type RecordsService } from "@/scripts/records-service";
 import {

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import type { TaskView } from "@/lib/client/types";
+import type { TaskView } from "@/lib/contract/api";
 import { publishKeyFor, recordIdFor, reportRecordIdFor } from "@/scripts/demo-runtime/scenario";
 import { seedDemoApproval } from "@/scripts/lib/demo-approval";
 import type { StoredRecord } from "@/scripts/records-service";

@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import type { ApiErrorBody, EventInput, TaskList, TaskView, TimelinePage } from "@/lib/client/types";
+import type { ApiErrorBody, EventInput, TaskList, TaskView, TimelinePage } from "@/lib/contract/api";
 import { api, countRows, createTestTenant, makeEvent, newTaskId, postEvents, rid, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

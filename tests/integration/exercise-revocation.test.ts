@@ -7,8 +7,8 @@
  * link only an event of its own task in this workspace; a refused link writes nothing.
  */
 import { describe, expect, it } from "vitest";
-import type { StoredEvent, TimelinePage } from "@/lib/client/types";
-import type { ExerciseJson, ExerciseView } from "@/lib/client/map-types";
+import type { StoredEvent, TimelinePage } from "@/lib/contract/api";
+import type { ExerciseJson, ExerciseView } from "@/lib/contract/maps";
 import { suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { auditRows, checkpoint, errorOf, localServer, signInAs } from "./custody-helpers";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, rid, testDbForFile, type Auth } from "./helpers";

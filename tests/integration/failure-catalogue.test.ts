@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ArtifactView, GateVerdict, IntentResult, StoredEvent, TimelinePage } from "@/lib/client/types";
+import type { ArtifactView, GateVerdict, IntentResult, StoredEvent, TimelinePage } from "@/lib/contract/api";
 import { caseDocument, reportFirstHalf, reportSecondHalf, sha256Hex } from "@/scripts/demo-runtime/documents";
 import { CRASH_EXIT_CODE, EFFECT, idempotencyKeyFor, recordIdFor } from "@/scripts/demo-runtime/scenario";
 import type { StoredRecord } from "@/scripts/records-service";

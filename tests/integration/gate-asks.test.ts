@@ -5,7 +5,7 @@
  * page's server render) do not count; concurrent asks are all counted; another tenant's key records nothing.
  */
 import { describe, expect, it } from "vitest";
-import type { GateAskView, TaskView } from "@/lib/client/types";
+import type { GateAskView, TaskView } from "@/lib/contract/api";
 import { api, createTestTenant, makeEvent, newTaskId, testDbForFile } from "./helpers";
 import { askGate, checkpoint, getTask, intentBody, newKey, postIntent, sendEvents, signInAs } from "./custody-helpers";
 

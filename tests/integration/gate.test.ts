@@ -7,7 +7,7 @@
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import type { ApiErrorBody, CheckpointSummary, EventInput, GateVerdict, TaskRecord } from "@/lib/client/types";
+import type { ApiErrorBody, CheckpointSummary, EventInput, GateVerdict, TaskRecord } from "@/lib/contract/api";
 import { api, baseUrl, createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 import {
   askGate,

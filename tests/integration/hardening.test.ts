@@ -10,7 +10,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openDatabase, queryRows } from "@/db";
-import type { ApiErrorBody, StoredEvent } from "@/lib/client/types";
+import type { ApiErrorBody, StoredEvent } from "@/lib/contract/api";
 import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
 import {
   checkpoint,

@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { openDatabase, queryRows, type Db } from "@/db";
-import type { EventResult } from "@/lib/client/types";
+import type { EventResult } from "@/lib/contract/api";
 
 export { makeEvent, makeRecord, newTaskId, rid } from "../support/factories";
 export { createTestTenant, type FullTestTenant, type TestTenant, type TestUser } from "../support/tenants";

@@ -13,7 +13,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { copyIn, openDatabase, queryRows, type Db } from "@/db";
-import type { EventInput, EventResult } from "@/lib/client/types";
+import type { EventInput, EventResult } from "@/lib/contract/api";
 import type { ApiKeyActor } from "@/lib/domain/authz";
 import { generateSigningKey } from "@/lib/domain/crypto/signing";
 import { COPY_MIN_EVENTS, ingestEvents, prepareBatch, storeEvents, storedById } from "@/lib/domain/events/ingest";

@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows } from "@/db";
 import { describe, expect, it } from "vitest";
-import type { IntentResult } from "@/lib/client/types";
+import type { IntentResult } from "@/lib/contract/api";
 import {
   askGate,
   auditRows,

@@ -16,7 +16,7 @@ import type {
   LayerRow,
   MapListItem,
   MapView,
-} from "@/lib/client/map-types";
+} from "@/lib/contract/maps";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { addPerson, auditRows, checkpoint, errorOf, expectError, signInAs, unknownEffect } from "./custody-helpers";
 import { api, createTestTenant, newTaskId, signIn, testDbForFile, type FullTestTenant } from "./helpers";

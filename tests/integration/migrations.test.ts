@@ -8,7 +8,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openDatabase, queryRows, type Db } from "@/db";
-import type { CheckpointResult } from "@/lib/client/types";
+import type { CheckpointResult } from "@/lib/contract/api";
 import { pgCode } from "@/lib/domain/tx";
 import { dropDatabase, ensureDatabase, withDatabase } from "../support/env";
 import { api, createTestTenant, makeRecord, newTaskId, openTestDb, rid } from "./helpers";

@@ -8,7 +8,7 @@
  */
 import http from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ApiErrorBody, IntentResult, TimelinePage } from "@/lib/client/types";
+import type { ApiErrorBody, IntentResult, TimelinePage } from "@/lib/contract/api";
 import { resultDigest, type RecordUpdateResult } from "@/scripts/records-service";
 import {
   approveDirectly,

@@ -3,7 +3,7 @@
  * completed, an interruption or a newer sandbox before the receipt → unknown, and replays never regress.
  */
 import { describe, expect, it } from "vitest";
-import type { EventInput, SideEffectView, TaskView } from "@/lib/client/types";
+import type { EventInput, SideEffectView, TaskView } from "@/lib/contract/api";
 import {
   api,
   createTestTenant,

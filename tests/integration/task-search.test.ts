@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { listTasksQuery } from "@/db/queries/tasks";
-import type { TaskList } from "@/lib/client/types";
+import type { TaskList } from "@/lib/contract/api";
 import { MAX_PAGE } from "@/lib/domain/tasks/read";
 import { checkpoint, errorOf, expectError, newKey, sendEvents, signInAs } from "./custody-helpers";
 import { api, baseUrl, createTestTenant, makeEvent, newTaskId, rid, type TestTenant, testDbForFile } from "./helpers";

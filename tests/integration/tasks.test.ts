@@ -12,7 +12,7 @@ import type {
   TaskRecord,
   TaskView,
   TimelinePage,
-} from "@/lib/client/types";
+} from "@/lib/contract/api";
 import { canonicalDigest } from "@/lib/domain/crypto/canonical";
 import { verifyCanonical, type PublicJwk } from "@/lib/domain/crypto/signing";
 import {

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { Role } from "@/db/schema/enums";
-import type { TaskList } from "@/lib/client/types";
+import type { TaskList } from "@/lib/contract/api";
 import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import type { AccountView } from "@/lib/domain/tenancy/account";
 import type { InviteResult } from "@/lib/domain/tenancy/invitations";

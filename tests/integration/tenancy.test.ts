@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import type { ApiErrorBody, CheckpointResult, TaskList, TaskView } from "@/lib/client/types";
+import type { ApiErrorBody, CheckpointResult, TaskList, TaskView } from "@/lib/contract/api";
 import type { SystemActor } from "@/lib/domain/authz";
 import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import { revokeApiKey } from "@/lib/domain/tenancy/api-keys";

@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import type { ArrivalPage, EventInput, StoredEvent, TimelineOverview, TimelinePage } from "@/lib/client/types";
+import type { ArrivalPage, EventInput, StoredEvent, TimelineOverview, TimelinePage } from "@/lib/contract/api";
 import { seedLongRun } from "../../scripts/lib/long-run";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile } from "./helpers";
 

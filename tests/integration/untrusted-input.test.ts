@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import type { ApiErrorBody, StoredEvent } from "@/lib/client/types";
+import type { ApiErrorBody, StoredEvent } from "@/lib/contract/api";
 import { checkpoint, intentBody, newKey, postIntent, signInAs } from "./custody-helpers";
 import {
   api,

@@ -10,7 +10,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import type { GateVerdict, StoredEvent, TimelineOverview } from "@/lib/client/types";
+import type { GateVerdict, StoredEvent, TimelineOverview } from "@/lib/contract/api";
 import { seedLongRun } from "../../scripts/lib/long-run";
 import { askGate, checkpoint, expectError, intentBody, postIntent, signInAs } from "./custody-helpers";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile } from "./helpers";

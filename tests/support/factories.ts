@@ -3,7 +3,7 @@
  * complete task records. Pure functions, no framework imports.
  */
 import { randomBytes } from "node:crypto";
-import type { EventInput, TaskRecord } from "@/lib/client/types";
+import type { EventInput, TaskRecord } from "@/lib/contract/api";
 
 /** A short random hex suffix for ids, slugs and emails. */
 export function rid(bytes = 6): string {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { EXERCISE_STEPS } from "@/db/schema/map-vocabulary";
-import type { LinkedTaskFacts, RevocationCheckFact } from "@/lib/client/map-types";
+import type { LinkedTaskFacts, RevocationCheckFact } from "@/lib/contract/maps";
 import { emptySteps, updateExerciseSchema } from "@/lib/domain/exercises/rules";
 import { revocationCheckText, suggestionsFor } from "@/lib/domain/exercises/suggestions";
 

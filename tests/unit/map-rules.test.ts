@@ -6,7 +6,7 @@
  * adoption summary, the version diff, the Markdown export and the exercise completion rules.
  */
 import { describe, expect, it } from "vitest";
-import type { LayerRow } from "@/lib/client/map-types";
+import type { LayerRow } from "@/lib/contract/maps";
 import { completionIssues, emptySteps, verificationFor } from "@/lib/domain/exercises/rules";
 import { diffMaps } from "@/lib/domain/maps/diff";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";

@@ -1,5 +1,5 @@
 /**
- * lib/client/openai-agents.ts with the real `@openai/agents` loop and a scripted model, against a fake custody API:
+ * lib/sdk/openai-agents.ts with the real `@openai/agents` loop and a scripted model, against a fake custody API:
  * the paused state is stored and checkpointed, the intent asks for approval, the approval is polled, then the run
  * continues with state.approve / state.reject, and the write happens once with its receipt.
  */
@@ -12,14 +12,14 @@ import {
   runWithCustodyApprovals,
   sha256Text,
   toolPayloadDigest,
-} from "@/lib/client/openai-agents";
+} from "@/lib/sdk/openai-agents";
 import {
   CustodyApiError,
   type ApprovalAnswer,
   type CustodyClient,
   type IntentInput,
   type ReceiptInput,
-} from "@/lib/client/runtime-client";
+} from "@/lib/sdk/runtime-client";
 import { toolCallDigest } from "@/lib/domain/imports/openai-agents-run-state";
 import { ScriptedTurnsModel } from "../support/sdk-run-states";
 

@@ -1,10 +1,10 @@
 /**
- * The task page ships the timeline overview with its bins packed as numbers (lib/client/overview-pack.ts): the
+ * The task page ships the timeline overview with its bins packed as numbers (lib/contract/overview-pack.ts): the
  * browser must get back exactly the bins the server counted, in epoch milliseconds, lane by lane.
  */
 import { describe, expect, it } from "vitest";
-import { packOverview, unpackBins } from "../../lib/client/overview-pack";
-import type { TimelineOverview } from "../../lib/client/types";
+import { packOverview, unpackBins } from "../../lib/contract/overview-pack";
+import type { TimelineOverview } from "../../lib/contract/api";
 
 const overview = (bins: TimelineOverview["bins"]): TimelineOverview => ({
   total: bins.reduce((n, b) => n + b.count, 0),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PLANES } from "../../db/schema/enums";
-import type { SideEffectView, StoredEvent } from "../../lib/client/types";
+import type { SideEffectView, StoredEvent } from "../../lib/contract/api";
 import { formatClock, formatDuration, formatInstant, formatTick } from "../../components/timeline/format";
 import {
   ALL_EVENTS_FILTER,

@@ -8,7 +8,7 @@ import { requirePageActor } from "@/lib/server/page-actor";
 import { MapStatusBadge, ProgressFigure, RecommendationBadge } from "@/components/maps/badges";
 import { ImportMapForm, NewMapForm } from "@/components/maps/MapForms";
 import { Time } from "@/components/ui/time";
-import type { MapListItem } from "@/lib/client/map-types";
+import type { MapListItem } from "@/lib/contract/maps";
 
 export const metadata: Metadata = { title: "Custody maps" };
 

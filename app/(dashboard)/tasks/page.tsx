@@ -5,7 +5,7 @@ import { listTasksForActor } from "@/lib/domain/tasks/read";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
 import { DomainError } from "@/lib/domain/errors";
-import type { TaskListItem } from "@/lib/client/types";
+import type { TaskListItem } from "@/lib/contract/api";
 import { isTerminalPhase, phaseLabel } from "@/lib/domain/tasks/phases";
 
 export const metadata: Metadata = { title: "Tasks" };
@@ -272,7 +272,7 @@ function EmptyState() {
         </li>
       </ol>
       <p className="mt-2">
-        The typed client in <code className="font-mono text-xs">lib/client/runtime-client.ts</code> does both.
+        The typed client in <code className="font-mono text-xs">lib/sdk/runtime-client.ts</code> does both.
       </p>
     </div>
   );

@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import type { GateReason } from "@/lib/client/types";
+import type { GateReason } from "@/lib/contract/api";
 import { approvalStatus, STALE_REASON_TEXT, type CurrentApprovalFacts, type StaleReason } from "./freshness";
 import { APPROVAL_COLUMNS, boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
 

@@ -36,7 +36,7 @@ import {
   validateEvent,
   type ValidEvent,
 } from "./schema";
-import type { EventResult } from "@/lib/client/types";
+import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
 
 export const MAX_EVENTS_PER_BATCH = 1000;

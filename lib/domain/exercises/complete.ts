@@ -9,7 +9,7 @@
  */
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
-import type { ExerciseJson, ExerciseOutcome, LayerRow, MapLayer } from "@/lib/client/map-types";
+import type { ExerciseJson, ExerciseOutcome, LayerRow, MapLayer } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";

@@ -11,7 +11,7 @@ import {
   type StepStatus,
   type Verification,
 } from "@/db/schema/map-vocabulary";
-import type { ExerciseStepRow } from "@/lib/client/map-types";
+import type { ExerciseStepRow } from "@/lib/contract/maps";
 
 export type StepGuide = { label: string; hint: string; layers: MapLayer[] };
 

@@ -7,7 +7,7 @@
  */
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
-import type { ExerciseJson, ExerciseListItem, ExerciseView, LinkedTaskFacts } from "@/lib/client/map-types";
+import type { ExerciseJson, ExerciseListItem, ExerciseView, LinkedTaskFacts } from "@/lib/contract/maps";
 import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";

@@ -14,7 +14,7 @@ import {
   type ExerciseOutcome,
   type MapLayer,
 } from "@/db/schema/map-vocabulary";
-import type { ExerciseStepRow } from "@/lib/client/map-types";
+import type { ExerciseStepRow } from "@/lib/contract/maps";
 import { defaultLayers, emptySteps, OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD, verificationFor } from "./guide";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { isPlaceholderName, normalizeDigest, SHA256_HEX, type RuleIssue } from "../maps/rules";

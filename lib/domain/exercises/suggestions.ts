@@ -4,7 +4,7 @@
  * is text a person can take into the step with one click — it is never recorded on its own. Pure; used by the
  * exercise page.
  */
-import type { ExerciseStep, LinkedTaskFacts, RevocationCheckFact } from "@/lib/client/map-types";
+import type { ExerciseStep, LinkedTaskFacts, RevocationCheckFact } from "@/lib/contract/maps";
 
 export type Suggestion = {
   key: string;

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import { findTask } from "@/db/queries/tasks";
-import type { ExerciseJson, ExerciseStepRow } from "@/lib/client/map-types";
+import type { ExerciseJson, ExerciseStepRow } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { canonicalJson } from "../crypto/canonical";

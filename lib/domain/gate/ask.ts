@@ -9,7 +9,7 @@ import { SIDE_EFFECT_COLUMNS, type SideEffectRow } from "@/db/queries/side-effec
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
 import type { SideEffectStatus } from "@/db/schema/enums";
-import type { GateVerdict } from "@/lib/client/types";
+import type { GateVerdict } from "@/lib/contract/api";
 import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";

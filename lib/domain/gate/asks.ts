@@ -9,7 +9,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import type { GateAskView, GateVerdict } from "@/lib/client/types";
+import type { GateAskView, GateVerdict } from "@/lib/contract/api";
 import type { Actor } from "../authz";
 
 /** An ask the gate's facts statement already counted (`readGateFacts` with `countAsk`): the row's verdict before it. */

@@ -17,7 +17,7 @@
  * intent route answers for its own effect. Without them (pure tests), an effect awaiting approval is `approval_missing`.
  */
 import type { SideEffectStatus } from "@/db/schema/enums";
-import type { GateReason, GateVerdict } from "@/lib/client/types";
+import type { GateReason, GateVerdict } from "@/lib/contract/api";
 
 /** Blocking codes in reporting order (DESIGN.md "Resume gate"). */
 export const BLOCKING_CODES = [

@@ -3,7 +3,7 @@
  * as "Name (Organization)", evidence links as "kind: ref"). Revisions are bookkeeping and never compared.
  * Pure; used by the versions panel of the worksheet and its tests.
  */
-import type { CustodyMapJson, LayerRow, MapLayer, VerificationEvidence } from "@/lib/client/map-types";
+import type { CustodyMapJson, LayerRow, MapLayer, VerificationEvidence } from "@/lib/contract/maps";
 
 export const COMPARED_FIELDS = [
   "custodians",

@@ -7,7 +7,7 @@
  */
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
-import type { MapView } from "@/lib/client/map-types";
+import type { MapView } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { validationError, type ValidationIssue } from "../errors";

@@ -3,7 +3,7 @@
  * each layer in full (multi-line text kept). Table cells escape `|` and fold line breaks so the table stays a
  * table. Pure.
  */
-import type { CustodyMapJson, LayerRow } from "@/lib/client/map-types";
+import type { CustodyMapJson, LayerRow } from "@/lib/contract/maps";
 import { LAYER_GUIDE } from "./layers";
 import { evidenceText } from "./diff";
 import { adoptionSummary } from "./summary";

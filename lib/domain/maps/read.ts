@@ -5,7 +5,7 @@
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import { MAP_STATUSES, type MapStatus } from "@/db/schema/map-vocabulary";
-import type { CustodyMapJson, MapListItem, MapView } from "@/lib/client/map-types";
+import type { CustodyMapJson, MapListItem, MapView } from "@/lib/contract/maps";
 import { authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { mapToMarkdown } from "./markdown";

@@ -20,7 +20,7 @@ import {
   type Verification,
   type VerificationEvidence,
 } from "@/db/schema/map-vocabulary";
-import type { LayerRow } from "@/lib/client/map-types";
+import type { LayerRow } from "@/lib/contract/maps";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { unsafeTextReason, credentialReason } from "../typed-text";
 import { MAP_LAYERS } from "./layers";

@@ -4,7 +4,7 @@
  */
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
-import type { CustodyMapJson, LayerRow, MapView } from "@/lib/client/map-types";
+import type { CustodyMapJson, LayerRow, MapView } from "@/lib/contract/maps";
 import { DomainError, validationError, type ValidationIssue } from "../errors";
 import { redactString } from "../events/redact";
 import { MAP_LAYERS, isMapLayer, type MapLayer } from "./layers";

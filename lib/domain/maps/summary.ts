@@ -8,7 +8,7 @@
  * - `adopt_with_constraints` — every layer is accepted or constrained, at least one constrained;
  * - `adopt` — every layer is accepted. Accepted layers whose verification is still unknown are listed as reasons.
  */
-import type { AdoptionSummary, LayerRow, MapProgress } from "@/lib/client/map-types";
+import type { AdoptionSummary, LayerRow, MapProgress } from "@/lib/contract/maps";
 import { LAYER_GUIDE } from "./layers";
 import { isPlaceholderName, splitEvidenceRequest } from "./names";
 

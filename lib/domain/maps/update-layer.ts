@@ -8,7 +8,7 @@
 import type { Db } from "@/db";
 import { findTask } from "@/db/queries/tasks";
 import * as q from "@/db/queries/maps";
-import type { AdoptionSummary, LayerConflictDetails, LayerRow, MapProgress, MapStatus } from "@/lib/client/map-types";
+import type { AdoptionSummary, LayerConflictDetails, LayerRow, MapProgress, MapStatus } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { canonicalJson } from "../crypto/canonical";

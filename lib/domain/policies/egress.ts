@@ -7,7 +7,7 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import type { GateReason } from "@/lib/client/types";
+import type { GateReason } from "@/lib/contract/api";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";

@@ -11,7 +11,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import type { RevocationCheckFact } from "@/lib/client/map-types";
+import type { RevocationCheckFact } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";

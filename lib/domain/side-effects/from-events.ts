@@ -23,7 +23,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import type { GateVerdict } from "@/lib/client/types";
+import type { GateVerdict } from "@/lib/contract/api";
 import type { SigningKey } from "../crypto/signing";
 import type { PreparedEvent } from "../events/ingest";
 import { gatherGateFacts } from "../gate/ask";

@@ -18,7 +18,7 @@ import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import type { SideEffectStatus } from "@/db/schema/enums";
-import type { Receipt } from "@/lib/client/types";
+import type { Receipt } from "@/lib/contract/api";
 import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { expireLeases } from "@/db/queries/side-effects";
-import type { Receipt } from "@/lib/client/types";
+import type { Receipt } from "@/lib/contract/api";
 import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound } from "../errors";

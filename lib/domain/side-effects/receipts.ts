@@ -17,7 +17,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import type { Receipt } from "@/lib/client/types";
+import type { Receipt } from "@/lib/contract/api";
 
 export type ReceiptReport = {
   name: string;

@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { SideEffectStatus } from "@/db/schema/enums";
-import type { CheckpointResult } from "@/lib/client/types";
+import type { CheckpointResult } from "@/lib/contract/api";
 import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { signCanonical, type SigningKey } from "../crypto/signing";

@@ -18,7 +18,7 @@ import type {
   TaskRecord,
   TaskView,
   TimelinePage,
-} from "@/lib/client/types";
+} from "@/lib/contract/api";
 import { authorize, type Actor } from "../authz";
 import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";

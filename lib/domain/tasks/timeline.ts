@@ -7,7 +7,7 @@ import type { Db } from "@/db";
 import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
 import * as q from "@/db/queries/tasks";
 import * as tq from "@/db/queries/timeline";
-import type { ArrivalPage, Plane, TimelineBin, TimelineOverview } from "@/lib/client/types";
+import type { ArrivalPage, Plane, TimelineBin, TimelineOverview } from "@/lib/contract/api";
 import { authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { checkTaskId, storedEvent } from "./read";

@@ -7,7 +7,7 @@ import { DomainError } from "@/lib/domain/errors";
 import { askGate } from "@/lib/domain/gate/ask";
 import { getTaskView } from "@/lib/domain/tasks/read";
 import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
-import { packOverview } from "@/lib/client/overview-pack";
+import { packOverview } from "@/lib/contract/overview-pack";
 import { requirePageActor } from "@/lib/server/page-actor";
 import { TaskPageClient } from "./_components/TaskPageClient";
 

@@ -6,7 +6,7 @@
  * time elapsed in this browser since, so a browser clock that is off does not change it; it ticks every second.
  */
 import { useEffect, useState } from "react";
-import type { GateAskView } from "@/lib/client/types";
+import type { GateAskView } from "@/lib/contract/api";
 
 /** Without an ask for this long, a live run's runtime may have stopped polling: said in words, amber. */
 export const QUIET_AFTER_S = 120;

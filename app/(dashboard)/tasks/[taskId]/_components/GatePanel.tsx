@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import type { Role } from "@/db/schema/enums";
-import type { GateAskView, GateVerdict } from "@/lib/client/types";
+import type { GateAskView, GateVerdict } from "@/lib/contract/api";
 import { VerdictBadge } from "@/components/ui/status";
 import { reasonFix } from "@/lib/domain/gate/fixers";
 import { GateAsks } from "./GateAsks";

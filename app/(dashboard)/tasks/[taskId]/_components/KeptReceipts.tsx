@@ -1,6 +1,6 @@
 "use client";
 
-import type { UnappliedReceiptView } from "@/lib/client/types";
+import type { UnappliedReceiptView } from "@/lib/contract/api";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 

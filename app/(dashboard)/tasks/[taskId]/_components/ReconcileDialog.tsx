@@ -8,7 +8,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, apiFetch } from "@/lib/client/api";
-import type { SideEffectView } from "@/lib/client/types";
+import type { SideEffectView } from "@/lib/contract/api";
 import { KeptReceipts } from "./KeptReceipts";
 import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";

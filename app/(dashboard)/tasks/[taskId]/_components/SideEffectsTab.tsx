@@ -2,7 +2,7 @@
 
 import { useEffect, useRef } from "react";
 import type { Role } from "@/db/schema/enums";
-import type { SideEffectView } from "@/lib/client/types";
+import type { SideEffectView } from "@/lib/contract/api";
 import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";

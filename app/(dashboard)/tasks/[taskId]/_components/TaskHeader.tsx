@@ -1,7 +1,7 @@
 "use client";
 
 import type { ReactNode } from "react";
-import type { GateVerdict, TaskView } from "@/lib/client/types";
+import type { GateVerdict, TaskView } from "@/lib/contract/api";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Id } from "@/components/ui/Id";
 import { SignatureBadge, VerdictBadge } from "@/components/ui/status";

@@ -1,6 +1,6 @@
 /**
- * JSON shapes of the runtime API v1 (DESIGN.md "Runtime API"). Types only: shared by the server's
- * responses, the typed runtime client and the browser.
+ * The wire contract of API v1: the JSON shapes the domain verbs return and the browser, the runtime SDK
+ * (lib/sdk) and the tests read. Types only, importable from any layer (docs/api.md).
  */
 import type { Plane, SideEffectStatus } from "@/db/schema/enums";
 

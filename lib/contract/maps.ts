@@ -15,7 +15,7 @@ import type {
   Verification,
   VerificationEvidence,
 } from "@/db/schema/map-vocabulary";
-import type { GateVerdict } from "./types";
+import type { GateVerdict } from "./api";
 
 export type {
   Custodian,

@@ -21,7 +21,7 @@ import { run, RunState, type Agent, type RunToolApprovalItem } from "@openai/age
 type AnyAgent = Agent<any, any>;
 import canonicalize from "canonicalize";
 import { CustodyApiError, type ApprovalAnswer, type CustodyClient } from "./runtime-client";
-import type { Receipt } from "./types";
+import type { Receipt } from "@/lib/contract/api";
 
 /** Media type of a stored RunState artifact. */
 export const RUN_STATE_MEDIA_TYPE = "application/vnd.openai-agents.run-state+json";

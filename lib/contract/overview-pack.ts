@@ -4,7 +4,7 @@
  * with ISO times were ≈ 105 KB of the page's payload; packed they are a third of that, and the browser wants epoch
  * milliseconds anyway. Pure functions: the server packs, the browser unpacks.
  */
-import type { Plane, TimelineOverview } from "./types";
+import type { Plane, TimelineOverview } from "./api";
 
 /** Lane order of the packed index (the schema's order; not imported from db/, which would bring Drizzle to the browser). */
 const PLANES: readonly Plane[] = ["session", "environment", "tools", "vault"];

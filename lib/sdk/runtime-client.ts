@@ -22,7 +22,7 @@ import type {
   TaskRecord,
   TaskView,
   TimelinePage,
-} from "./types";
+} from "@/lib/contract/api";
 
 /** Largest batch `POST /api/v1/events` accepts; longer lists are split. */
 export const MAX_EVENTS_PER_BATCH = 1000;
@@ -103,7 +103,7 @@ export type ReceiptInput = {
 };
 
 /**
- * Answer of the receipt route. Not in `lib/client/types.ts`: the fields the client relies on are typed,
+ * Answer of the receipt route. Not in `lib/contract/api.ts`: the fields the client relies on are typed,
  * anything else the server adds is kept.
  */
 export type ReceiptResult = { status?: SideEffectStatus; receipt?: Receipt } & Record<string, unknown>;

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { EventInput, TaskRecord } from "@/lib/contract/api";
-import { eventTypeEntry } from "@/lib/domain/events/catalogue";
+import { EVENT_CATALOGUE, type EventType } from "@/lib/domain/events/catalogue";
 
 /** A short random hex suffix for ids, slugs and emails. */
 export function rid(bytes = 6): string {
@@ -25,7 +25,10 @@ let eventSeq = 0;
  */
 export function makeEvent(taskId: string, over: Partial<EventInput> = {}): EventInput {
   eventSeq += 1;
-  const entry = over.type === undefined ? undefined : eventTypeEntry(over.type);
+  const entry =
+    over.type !== undefined && Object.hasOwn(EVENT_CATALOGUE, over.type)
+      ? EVENT_CATALOGUE[over.type as EventType]
+      : undefined;
   return {
     id: `ev-${rid()}-${eventSeq}`,
     task_id: taskId,

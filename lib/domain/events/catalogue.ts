@@ -322,11 +322,6 @@ const TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
 const typesWhere = (keep: (e: EventTypeEntry) => boolean): readonly EventType[] =>
   TYPES.filter((t) => keep(EVENT_CATALOGUE[t]));
 
-/** The catalogue's entry for `type`, or undefined for a type it does not hold (an extension, or unknown). */
-export function eventTypeEntry(type: string): EventTypeEntry | undefined {
-  return Object.hasOwn(EVENT_CATALOGUE, type) ? EVENT_CATALOGUE[type as EventType] : undefined;
-}
-
 /** The types a runtime may report, per plane, in catalogue order. */
 export const RUNTIME_EVENT_TYPES: Readonly<Record<Plane, readonly EventType[]>> = {
   session: typesWhere((e) => e.runtimeMayReport && e.plane === "session"),
@@ -351,5 +346,6 @@ export const CUSTODY_ALWAYS_TYPES: readonly EventType[] = typesWhere((e) => e.mo
  * Types read per task and type through the partial index `events_task_facts_idx`: the gate's facts (rows and probes)
  * and the timeline's markers (which the attempt rules of lib/domain/side-effects/attempts.ts read too). The index's
  * predicate in db/schema/tasks.ts and its latest migration must list exactly these (a unit test checks both).
+ * @internal Read by that test only: `db` cannot import it, so the schema writes the list out.
  */
 export const TASK_FACT_TYPES: readonly EventType[] = typesWhere((e) => e.gateFact !== null || e.timelineMarker);

@@ -102,8 +102,8 @@ test("an owner changes a role and removes a member after confirming; the audit l
   await expect(owner).toHaveAttribute("data-role", "owner");
 
   await page.goto("/audit");
-  await expect(page.getByTestId("audit-row").filter({ hasText: "member.remove" })).toHaveCount(1);
-  await expect(page.getByTestId("audit-row").filter({ hasText: "member.role_change" })).toHaveCount(1);
+  await expect(page.getByTestId("audit-row").filter({ hasText: "member.removed" })).toHaveCount(1);
+  await expect(page.getByTestId("audit-row").filter({ hasText: "member.role_changed" })).toHaveCount(1);
 });
 
 test("a viewer sees the members and who may do what, read-only", async ({ page, tenant }, testInfo) => {

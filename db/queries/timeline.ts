@@ -15,19 +15,6 @@ import type { EventRow } from "./tasks";
 const EVENT_COLUMNS = sql`event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
   ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds`;
 
-/**
- * Event types that shape the timeline whatever the zoom: interruptions, restarts (sandbox creations), resumes,
- * stops and the sandbox lifecycle (bars). All are covered by the partial index `events_task_facts_idx`.
- */
-export const MARKER_TYPES = [
-  "run.interrupted",
-  "run.resumed",
-  "run.stopped",
-  "sandbox.created",
-  "sandbox.replaced",
-  "sandbox.destroyed",
-] as const;
-
 /** First and last event time of a task (two index endpoint lookups), or null without events. */
 export async function timelineRange(
   db: Db,
@@ -116,10 +103,20 @@ export async function countEventsUpTo(db: Db, tenantId: string, taskId: string, 
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Every marker event of a task (see {@link MARKER_TYPES}), in time order, up to `limit`. */
-export async function timelineMarkers(db: Db, tenantId: string, taskId: string, limit: number): Promise<EventRow[]> {
+/**
+ * Every event of a task whose type is one of `markerTypes`, in time order, up to `limit`. The markers are the types
+ * that shape the timeline whatever the zoom (interruptions, restarts, resumes, stops, the sandbox lifecycle), named by
+ * the domain's event catalogue; all are covered by the partial index `events_task_facts_idx`.
+ */
+export async function timelineMarkers(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  markerTypes: readonly string[],
+  limit: number,
+): Promise<EventRow[]> {
   const types = sql.join(
-    MARKER_TYPES.map((t) => sql`${t}`),
+    markerTypes.map((t) => sql`${t}`),
     sql`, `,
   );
   return queryRows<EventRow>(

@@ -1,6 +1,6 @@
 /**
- * Closed vocabularies shared by the database, zod schemas and the UI.
- * Source: DESIGN.md "Core concepts".
+ * Closed vocabularies shared by the database, zod schemas and the UI: the ones PostgreSQL enums are made of.
+ * Source: DESIGN.md "Core concepts". Event types are text columns; their catalogue is lib/domain/events/catalogue.ts.
  */
 import { pgEnum } from "drizzle-orm/pg-core";
 
@@ -21,50 +21,6 @@ export const SIDE_EFFECT_STATUSES = [
   "unknown",
 ] as const;
 export type SideEffectStatus = (typeof SIDE_EFFECT_STATUSES)[number];
-
-/** Event types per plane (DESIGN.md "Event types per plane"); senders may add `x.`-prefixed types. */
-export const EVENT_TYPES: Record<Plane, readonly string[]> = {
-  session: [
-    "task.created",
-    "phase.changed",
-    "checkpoint.saved",
-    "compaction.performed",
-    "constraint.checked",
-    "decision.recorded",
-    "approval.requested",
-    "approval.decided",
-    "approval.invalidated",
-    "run.interrupted",
-    "run.resumed",
-    "run.stopped",
-  ],
-  environment: [
-    "sandbox.created",
-    "sandbox.replaced",
-    "sandbox.destroyed",
-    "snapshot.saved",
-    "snapshot.restored",
-    "manifest.applied",
-  ],
-  tools: [
-    "tool.called",
-    "tool.completed",
-    "tool.failed",
-    "tool.definition_changed",
-    "side_effect.intent",
-    "side_effect.receipt",
-    "egress.allowed",
-    "egress.denied",
-  ],
-  vault: [
-    "credential.issued",
-    "credential.attached",
-    "credential.used",
-    "credential.revoked",
-    "credential.expired",
-    "credential.denied",
-  ],
-};
 
 export const ACTOR_KINDS = ["user", "api_key", "system"] as const;
 export type ActorKind = (typeof ACTOR_KINDS)[number];

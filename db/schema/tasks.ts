@@ -143,8 +143,10 @@ export const events = pgTable(
     index("events_tenant_credential_ref_idx")
       .on(t.tenantId, sql`(${t.attrs} ->> 'credential_ref')`, t.taskId)
       .where(sql`(${t.attrs} ->> 'credential_ref') is not null`),
-    // The few event types the resume gate and the attempt rules read (lib/domain/gate/ask.ts, side-effects/attempts.ts):
-    // partial, so the frequent tool and credential-use traffic costs nothing here.
+    // The few event types read per task and type: the resume gate's facts and the timeline's markers (which the attempt
+    // rules read too), `TASK_FACT_TYPES` of the event catalogue lib/domain/events/catalogue.ts. Written out because
+    // `db` imports no `lib`; a unit test holds this list, and the latest migration's, equal to the catalogue's.
+    // Partial, so the frequent tool and credential-use traffic costs nothing here.
     index("events_task_facts_idx")
       .on(t.tenantId, t.taskId, t.type, t.seq)
       .where(

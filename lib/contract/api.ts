@@ -267,7 +267,29 @@ export type ArtifactView = {
 
 export type IntentResult = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };
 
-export type GateReason = { code: string; message: string; target: string };
+/**
+ * The resume gate's reason codes: the wire vocabulary a runtime may branch on. Each code's kind (blocking or replay),
+ * reporting order, title, fixer and weight once a run has ended are in the catalogue lib/domain/gate/reasons.ts,
+ * which is keyed by this union: a code added here without an entry there does not compile
+ * (docs/decisions/0023-typed-catalogues.md).
+ */
+export type GateReasonCode =
+  | "record_signature_invalid"
+  | "principal_revoked"
+  | "policy_changed"
+  | "approval_missing"
+  | "approval_stale"
+  | "side_effect_unknown"
+  | "snapshot_unverified"
+  | "credential_revoked"
+  | "credential_expired"
+  | "egress_policy_inconsistent"
+  | "tool_definition_changed"
+  | "no_checkpoint"
+  | "side_effect_in_flight"
+  | "constraints_unchecked";
+
+export type GateReason = { code: GateReasonCode; message: string; target: string };
 
 export type GateVerdict = {
   verdict: "resume" | "replay" | "stop";

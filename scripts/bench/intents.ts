@@ -180,7 +180,7 @@ export const intentsBenchmark: Benchmark = {
     const rows = await env.db.sql<{ n: string; completed: string }[]>`
       select count(*) as n, count(*) filter (where status = 'completed') as completed from side_effects where tenant_id = ${tenant.tenantId}`;
     const audits = await env.db.sql<{ n: string }[]>`
-      select count(*) as n from audit_log where tenant_id = ${tenant.tenantId} and action = 'side_effect.intent' and not details ? 'refused'`;
+      select count(*) as n from audit_log where tenant_id = ${tenant.tenantId} and action = 'side_effect.intent_recorded' and not details ? 'refused'`;
     const raceMs = race.map((r) => r.ms);
     const figures = {
       effects: o.effects,

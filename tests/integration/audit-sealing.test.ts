@@ -7,7 +7,8 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openDatabase, queryRows, type Db } from "@/db";
-import { appendAuditPending } from "@/lib/domain/audit/append";
+import type { AuditAction } from "@/lib/domain/audit/actions";
+import { appendAudit, appendAuditPending } from "@/lib/domain/audit/append";
 import type { Actor } from "@/lib/domain/authz";
 import { checkpoint, intentBody, newKey, postIntent, signInAs } from "./custody-helpers";
 import { api, createTestTenant, newTaskId, testDbForFile, type TestTenant } from "./helpers";
@@ -26,21 +27,24 @@ const intentAudits = async (t: TestTenant, taskId: string) =>
   (
     await queryRows<{ n: number }>(
       handle.db,
-      sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'side_effect.intent' and target like ${`side_effect:${taskId}/%`}`,
+      sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'side_effect.intent_recorded' and target like ${`side_effect:${taskId}/%`}`,
     )
   )[0]!.n;
 
-/** An entry written the way the hot paths write one, committed, and never sealed (what a crash leaves behind). */
-async function leavePending(db: Db, t: TestTenant, target: string): Promise<void> {
-  const actor = {
+const runtimeActor = (t: TestTenant, keyId: string) =>
+  ({
     kind: "api_key",
     tenantId: t.tenantId,
-    keyId: "left-pending",
-    keyName: "left pending",
+    keyId,
+    keyName: keyId.replace("-", " "),
     role: "runtime",
-  } as unknown as Actor;
+  }) as unknown as Actor;
+
+/** An entry written the way the hot paths write one, committed, and never sealed (what a crash leaves behind). */
+async function leavePending(db: Db, t: TestTenant, target: string): Promise<void> {
+  const actor = runtimeActor(t, "left-pending");
   await db.transaction(async (tx) =>
-    appendAuditPending(tx, actor, { action: "test.left_pending", target, details: { why: "no seal ran" } }),
+    appendAuditPending(tx, actor, { action: "task.checkpointed", target, details: { why: "no seal ran" } }),
   );
 }
 
@@ -84,11 +88,31 @@ describe("audit sealing", () => {
       handle.db,
       sql`select seq::int as seq, action, target from audit_log where tenant_id = ${t.tenantId} order by seq desc limit 2`,
     );
-    expect(last[0]).toMatchObject({ action: "test.left_pending", target: "task:left-behind" });
-    expect(last[1]!.action).toBe("api_key.create");
+    expect(last[0]).toMatchObject({ action: "task.checkpointed", target: "task:left-behind" });
+    expect(last[1]!.action).toBe("api_key.created");
     expect(last[0]!.seq).toBe(last[1]!.seq + 1);
     expect(page.text).toContain("task:left-behind");
     expect(await pendingCount(t)).toBe(0);
+    const verify = await api(owner).get<{ valid: boolean }>("/api/v1/audit/verify");
+    expect(verify.body).toMatchObject({ valid: true });
+  });
+
+  it("an entry written under a name from before the naming rule stays as stored: shown, found by target, verified", async () => {
+    const t = await createTestTenant(handle.db);
+    const owner = await signInAs(t, "owner");
+    // What an earlier build wrote for a stored policy version (decision 0023): the vocabulary no longer holds the name.
+    const earlierName = "policy.store" as AuditAction;
+    await handle.db.transaction((tx) =>
+      appendAudit(tx, runtimeActor(t, "earlier-build"), { action: earlierName, target: "policy:7", details: {} }),
+    );
+    const page = await api(owner).get<string>(`/audit?target=${encodeURIComponent("policy:7")}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(">policy.store<");
+    const [row] = await queryRows<{ action: string }>(
+      handle.db,
+      sql`select action from audit_log where tenant_id = ${t.tenantId} and target = 'policy:7'`,
+    );
+    expect(row!.action).toBe("policy.store");
     const verify = await api(owner).get<{ valid: boolean }>("/api/v1/audit/verify");
     expect(verify.body).toMatchObject({ valid: true });
   });
@@ -104,7 +128,7 @@ describe("audit sealing", () => {
         handle.db,
         sql`select action from audit_log where tenant_id = ${t.tenantId} order by seq desc limit 1`,
       );
-      expect(row!.action).toBe("test.left_pending");
+      expect(row!.action).toBe("task.checkpointed");
     } finally {
       await reopened.close();
     }

@@ -112,7 +112,7 @@ describe("reconcile against the lookup it asked", () => {
     expectError(res, 422, "validation_failed");
     expect(res.text).toContain("op-REAL-123");
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(0);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).toHaveLength(0);
   });
 });
 

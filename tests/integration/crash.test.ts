@@ -305,11 +305,11 @@ async function effectStates(taskIds: string[]): Promise<Map<string, EffectState>
     handle.db,
     sql`select s.task_id, s.name, s.status::text as status, s.intent_at::text as intent_at,
                s.lease_expires_at::text as lease_expires_at, s.receipt, s.last_reconcile,
-               (select count(*) from audit_log a where a.tenant_id = s.tenant_id and a.action = 'side_effect.intent'
+               (select count(*) from audit_log a where a.tenant_id = s.tenant_id and a.action = 'side_effect.intent_recorded'
                   and a.target = 'side_effect:' || s.task_id || '/' || s.name and not a.details ? 'refused')::int as go_audits,
-               (select count(*) from audit_log a where a.tenant_id = s.tenant_id and a.action = 'side_effect.receipt'
+               (select count(*) from audit_log a where a.tenant_id = s.tenant_id and a.action = 'side_effect.receipt_recorded'
                   and a.target = 'side_effect:' || s.task_id || '/' || s.name and not a.details ? 'refused')::int as receipt_audits,
-               (select count(*) from audit_log a where a.tenant_id = s.tenant_id and a.action = 'side_effect.reconcile'
+               (select count(*) from audit_log a where a.tenant_id = s.tenant_id and a.action = 'side_effect.reconciled'
                   and a.target = 'side_effect:' || s.task_id || '/' || s.name)::int as reconcile_audits,
                (select count(*) from events e where e.tenant_id = s.tenant_id and e.task_id = s.task_id
                   and e.type = 'decision.recorded' and e.attrs ->> 'kind' = 'reconcile' and e.attrs ->> 'side_effect' = s.name)::int
@@ -373,7 +373,7 @@ async function halfApplied(round: Round): Promise<string[]> {
   const [cp] = await queryRows<{ checkpoints: number; audits: number }>(
     handle.db,
     sql`select (select count(*) from task_checkpoints where tenant_id = ${tenant.tenantId})::int as checkpoints,
-               (select count(*) from audit_log where tenant_id = ${tenant.tenantId} and action = 'task.checkpoint')::int as audits`,
+               (select count(*) from audit_log where tenant_id = ${tenant.tenantId} and action = 'task.checkpointed')::int as audits`,
   );
   if (cp!.checkpoints !== cp!.audits)
     problems.push(`${cp!.checkpoints} checkpoints but ${cp!.audits} checkpoint audit entries`);
@@ -435,7 +435,7 @@ async function lostAcks(round: Round): Promise<string[]> {
     if (req.kind === "reconcile") {
       const [entry] = await queryRows<{ target: string }>(
         handle.db,
-        sql`select target from audit_log where tenant_id = ${tenant.tenantId} and seq = ${body.audit_seq ?? -1} and action = 'side_effect.reconcile'`,
+        sql`select target from audit_log where tenant_id = ${tenant.tenantId} and seq = ${body.audit_seq ?? -1} and action = 'side_effect.reconciled'`,
       );
       if (!(
         s?.status === "completed" &&

@@ -202,7 +202,7 @@ describe("2. the gate is enforced, not advisory", () => {
     expect((res.body as unknown as ApiErrorBody).error.details).toEqual({ reasons: gate.reasons });
     expect(reasonsOf(res)).toEqual(["side_effect_unknown", "credential_revoked"]);
     expect(await effectRow(handle.db, t.tenantId, taskId, "send_email")).toBeUndefined();
-    const audit = (await auditRows(handle.db, t.tenantId, "side_effect.intent")).at(-1)!;
+    const audit = (await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded")).at(-1)!;
     expect(audit.details).toMatchObject({
       refused: "gate_stop",
       mutation: true,
@@ -218,7 +218,7 @@ describe("2. the gate is enforced, not advisory", () => {
       ["a", "b", "c"].map((n) => postIntent(t.apiKey, taskId, n, intentBody(newKey()))),
     );
     expect(answers.map((a) => a.body.decision)).toEqual(["go", "go", "go"]);
-    const granted = await auditRows(handle.db, t.tenantId, "side_effect.intent");
+    const granted = await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded");
     expect(granted.map((a) => a.details.mutation)).toEqual([true, true, true]);
   });
 

@@ -22,6 +22,7 @@ import type {
   TaskRecord,
   TaskView,
 } from "@/lib/contract/api";
+import type { AuditAction } from "@/lib/domain/audit/actions";
 import { ensureMembership, ensureUser } from "@/lib/domain/tenancy/people";
 import { startRecordsService, type RecordsService } from "@/scripts/records-service";
 import {
@@ -304,7 +305,7 @@ export type AuditRow = {
 };
 
 /** The tenant's audit rows (optionally one action), oldest first. */
-export async function auditRows(db: Db, tenantId: string, action?: string): Promise<AuditRow[]> {
+export async function auditRows(db: Db, tenantId: string, action?: AuditAction): Promise<AuditRow[]> {
   const rows = await queryRows<AuditRow & { seq: string | number }>(
     db,
     sql`select seq, action, target, actor_kind::text as actor_kind, actor_label, details from audit_log

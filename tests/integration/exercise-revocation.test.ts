@@ -171,7 +171,7 @@ describe("the Test revocation step", () => {
         event_id: first.body.event_id,
         note: take.text,
       });
-      const [audit] = (await auditRows(handle.db, t.tenantId, "exercise.update")).slice(-1);
+      const [audit] = (await auditRows(handle.db, t.tenantId, "exercise.updated")).slice(-1);
       expect(audit!.details).toMatchObject({ revision: saved.body.revision, fields: ["steps"] });
 
       // The linked event is on the task's timeline, where the page's link points.

@@ -85,7 +85,7 @@ describe("intent", () => {
     });
     expect(Date.parse(view.body.side_effects[EFFECT]!.lease_expires_at!)).toBe(lease);
 
-    const audit = await auditRows(handle.db, t.tenantId, "side_effect.intent");
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded");
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ target: `side_effect:${taskId}/${EFFECT}`, actor_kind: "api_key" });
     expect(audit[0]!.details).toMatchObject({ idempotency_key: key });
@@ -240,7 +240,7 @@ describe("intent", () => {
     expectError(await postIntent(t.apiKey, otherTaskId, EFFECT, intentBody(otherKey)), 404, "not_found");
     expectError(await postReceipt(t.apiKey, otherTaskId, EFFECT, receiptBody(otherKey)), 404, "not_found");
     expect(await custodySnapshot(handle.db, other.tenantId, otherTaskId)).toEqual(snapOther);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent")).toHaveLength(0);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded")).toHaveLength(0);
   });
 
   it("answers 404 for a malformed effect name", async () => {
@@ -278,7 +278,7 @@ describe("intent", () => {
     const inFlight = answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight");
     expect(gos).toHaveLength(1);
     expect(inFlight).toHaveLength(49);
-    const audit = await auditRows(handle.db, t.tenantId, "side_effect.intent");
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded");
     expect(audit.filter((a) => !("refused" in a.details))).toHaveLength(1);
     expect(audit.filter((a) => a.details.refused === "in_flight")).toHaveLength(49);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
@@ -294,7 +294,7 @@ describe("intent", () => {
     expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
     expect(answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight")).toHaveLength(49);
     expect(
-      (await auditRows(handle.db, t.tenantId, "side_effect.intent")).filter((a) => !("refused" in a.details)),
+      (await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded")).filter((a) => !("refused" in a.details)),
     ).toHaveLength(1);
     const row = await effectRow(handle.db, t.tenantId, taskId, EFFECT);
     expect(row).toMatchObject({ status: "in_flight", payload_digest: hex("c"), retry_status: "not_started" });
@@ -436,7 +436,7 @@ describe("receipt", () => {
       lease_expires_at: null,
       receipt: { external_operation_id: "op-771", result_digest: hex("f"), completed_at: RECEIPT_AT },
     });
-    const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt_recorded");
     expect(audit).toHaveLength(1);
     expect(audit[0]!.details).toMatchObject({
       idempotency_key: key,
@@ -464,7 +464,7 @@ describe("receipt", () => {
       receipt: { external_operation_id: "op-771" },
     });
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt_recorded")).toHaveLength(1);
   });
 
   it("answers 409 receipt_conflict to a different receipt, keeping the stored one", async () => {
@@ -560,7 +560,7 @@ describe("receipt", () => {
     ]);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
     expect(
-      (await auditRows(handle.db, t.tenantId, "side_effect.receipt")).filter((a) => !("refused" in a.details)),
+      (await auditRows(handle.db, t.tenantId, "side_effect.receipt_recorded")).filter((a) => !("refused" in a.details)),
     ).toHaveLength(0);
     expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("stop");
     // both late receipts are kept as evidence for whoever reconciles
@@ -580,7 +580,7 @@ describe("receipt", () => {
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(answers.filter((a) => a.body.replayed === false)).toHaveLength(1);
     expect(answers.filter((a) => a.body.replayed === true)).toHaveLength(19);
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt")).toHaveLength(1);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.receipt_recorded")).toHaveLength(1);
   });
 
   it("keeps the first of two concurrent, different receipts; the other gets 409 receipt_conflict", async () => {
@@ -595,7 +595,7 @@ describe("receipt", () => {
     expect(answers.filter((a) => a.status === 409 && errorCode(a) === "receipt_conflict")).toHaveLength(1);
     const stored = (await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.receipt?.external_operation_id;
     expect(stored).toBe(ok[0]!.body.receipt.external_operation_id);
-    const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.receipt_recorded");
     expect(audit.map((a) => a.details.refused ?? "stored").sort()).toEqual(["receipt_conflict", "stored"]);
   });
 
@@ -607,8 +607,8 @@ describe("receipt", () => {
     expect(replay.body.decision).toBe("replay");
     const again = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key));
     expect(again.body).toMatchObject({ replayed: true });
-    const intents = await auditRows(handle.db, t.tenantId, "side_effect.intent");
-    const receipts = await auditRows(handle.db, t.tenantId, "side_effect.receipt");
+    const intents = await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded");
+    const receipts = await auditRows(handle.db, t.tenantId, "side_effect.receipt_recorded");
     expect([intents.length, receipts.length]).toEqual([1, 1]);
   });
 });

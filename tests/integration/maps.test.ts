@@ -133,7 +133,7 @@ describe("custody maps", () => {
       (await api(owner).get<{ maps: MapListItem[] }>("/api/v1/maps?attention=failed")).body.maps.map((m) => m.id),
     ).not.toContain(map.id);
     expectError(await api(owner).get("/api/v1/maps?status=frozen"), 400, "bad_request");
-    expect((await auditRows(handle.db, t.tenantId, "map.layer.update")).at(-1)).toMatchObject({
+    expect((await auditRows(handle.db, t.tenantId, "map_layer.updated")).at(-1)).toMatchObject({
       target: `map:${map.id}/layer/tools`,
       details: { fields: ["custodians", "decision"] },
     });
@@ -293,7 +293,7 @@ describe("custody maps", () => {
     expect(same.body).toMatchObject({ changed: false, map: { version: 2, status: "published" } });
     expect(row(await getMap(owner, map.id, 1), "recovery").decision).toBe("accept");
     expect(
-      (await auditRows(handle.db, t.tenantId, "map.publish"))
+      (await auditRows(handle.db, t.tenantId, "map.published"))
         .filter((a) => a.target === `map:${map.id}`)
         .map((a) => a.details.version),
     ).toEqual([1, 2]);
@@ -351,7 +351,7 @@ describe("custody maps", () => {
     const { id: _a, ...original } = json.body;
     const { id: _b, ...roundTrip } = again.body;
     expect(roundTrip).toEqual(original);
-    expect((await auditRows(handle.db, t.tenantId, "map.import")).at(-1)).toMatchObject({
+    expect((await auditRows(handle.db, t.tenantId, "map.imported")).at(-1)).toMatchObject({
       details: { source_id: map.id, source_version: 1 },
     });
   });
@@ -543,7 +543,7 @@ describe("interruption exercises", () => {
       `/api/v1/maps/${map.id}/exercises`,
     );
     expect(list.body.exercises).toEqual([expect.objectContaining({ id: ex.id, outcome: "visible_stop" })]);
-    expect((await auditRows(handle.db, t.tenantId, "exercise.complete")).at(-1)).toMatchObject({
+    expect((await auditRows(handle.db, t.tenantId, "exercise.completed")).at(-1)).toMatchObject({
       target: `exercise:${ex.id}`,
       details: { outcome: "visible_stop", verification: "verified" },
     });

@@ -86,7 +86,7 @@ describe("unlocking a member locked out by failed sign-ins", () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ unlocked: true, email: viewer.email, failures: MAX_SIGN_IN_FAILURES });
 
-    const [audit] = await auditRows(handle.db, t.tenantId, "member.unlock");
+    const [audit] = await auditRows(handle.db, t.tenantId, "member.unlocked");
     expect(audit).toMatchObject({
       seq: res.body.audit_seq,
       target: `user:${viewer.userId}`,
@@ -131,7 +131,7 @@ describe("unlocking a member locked out by failed sign-ins", () => {
     const res = await api(otherOwner).post(unlockPath(locked.userId), {});
     expectError(res, 404, "not_found");
     expect(await failureRows(locked.email)).toBe(MAX_SIGN_IN_FAILURES);
-    expect(await auditRows(handle.db, other.tenantId, "member.unlock")).toEqual([]);
+    expect(await auditRows(handle.db, other.tenantId, "member.unlocked")).toEqual([]);
     expect((await members(otherOwner)).map((m) => m.user_id)).not.toContain(locked.userId);
     // Unknown and malformed ids are 404 too.
     expectError(await api(otherOwner).post(unlockPath("00000000-0000-4000-8000-000000000000"), {}), 404, "not_found");

@@ -104,7 +104,7 @@ describe("audit log", () => {
         sql`select seq, action, hash from audit_log where tenant_id = ${t.tenantId} order by seq`,
       );
     const before = await read();
-    expect(before.map((r) => r.action)).toContain("task.checkpoint");
+    expect(before.map((r) => r.action)).toContain("task.checkpointed");
 
     for (const statement of [
       sql`update audit_log set action = 'tampered' where tenant_id = ${t.tenantId}`,

@@ -159,15 +159,15 @@ describe("policy versions", () => {
     ]);
     const audit = await auditRows(handle.db, t.tenantId);
     expect(audit.filter((a) => a.action.startsWith("policy.")).map((a) => [a.action, a.target])).toEqual([
-      ["policy.store", "policy:1"],
-      ["policy.store", "policy:2"],
-      ["policy.activate", "policy:2"],
+      ["policy.stored", "policy:1"],
+      ["policy.stored", "policy:2"],
+      ["policy.activated", "policy:2"],
       // The version approvals bind to moves with it (issue 8's seam), in the same transaction.
       ["policy.changed", `tenant:${t.tenantId}`],
     ]);
     const same = await api(admin).request("POST", "/api/v1/policies/2/activate");
     expect(same.body).toMatchObject({ changed: false });
-    expect((await auditRows(handle.db, t.tenantId, "policy.activate")).length).toBe(1);
+    expect((await auditRows(handle.db, t.tenantId, "policy.activated")).length).toBe(1);
   });
 
   it("refuses the wrong role (403) and the wrong tenant (404)", async () => {
@@ -430,7 +430,7 @@ describe("revocation, proven", () => {
         ["vault", "files-api", "not_revoked"],
       ]);
       expect(JSON.stringify(events)).not.toContain("never kept");
-      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
+      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_checked")).length).toBe(2);
       const after = await api(viewer).get<{
         credentials: Array<{ credential_ref: string; last_check: { outcome: string } | null }>;
       }>(`/api/v1/tasks/${taskId}/credentials`);
@@ -444,7 +444,7 @@ describe("revocation, proven", () => {
       expectError(await check(t.apiKey, "records-api"), 403, "forbidden");
       expectError(await check(await signInAs(other, "owner"), "records-api"), 404, "not_found");
       expectError(await api(other.apiKey).get(`/api/v1/tasks/${taskId}/credentials`), 404, "not_found");
-      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_check")).length).toBe(2);
+      expect((await auditRows(handle.db, t.tenantId, "credential.revocation_checked")).length).toBe(2);
     } finally {
       server.close();
     }

@@ -128,7 +128,7 @@ describe("reconcile: who may settle", () => {
     expectError(await postReconcile(stranger, taskId, name, completedBody()), 404, "not_found");
     expectError(await postLookup(stranger, taskId, name), 404, "not_found");
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
-    expect(await auditRows(handle.db, other.tenantId, "side_effect.reconcile")).toHaveLength(0);
+    expect(await auditRows(handle.db, other.tenantId, "side_effect.reconciled")).toHaveLength(0);
   });
 
   it("answers 404 for an unknown task or effect", async () => {
@@ -250,7 +250,7 @@ describe("reconcile: outcomes", () => {
     expect(audit).toHaveLength(auditBefore + 1);
     const row = audit[audit.length - 1]!;
     expect(row).toMatchObject({
-      action: "side_effect.reconcile",
+      action: "side_effect.reconciled",
       target: `side_effect:${taskId}/${name}`,
       actor_kind: "user",
       actor_label: t.users.responder!.email,
@@ -307,7 +307,7 @@ describe("reconcile: outcomes", () => {
     const retry = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool: TOOL }));
     expect(retry.status, retry.text).toBe(200);
     expect(retry.body.decision).toBe("go");
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(1);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).toHaveLength(1);
   });
 
   it("not_applied: an effect approved before its intent returns to approved", async () => {
@@ -352,7 +352,7 @@ describe("reconcile: outcomes", () => {
     const { taskId, name } = await unknownEffect(t);
     const responder = await signInAs(t, "responder");
     const token = `Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${"x".repeat(43)}`;
-    const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).length;
+    const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).length;
     const res = await postReconcile(
       responder,
       taskId,
@@ -364,7 +364,7 @@ describe("reconcile: outcomes", () => {
     const row = await effectRow(handle.db, t.tenantId, taskId, name);
     expect(row?.status).toBe("unknown");
     expect(JSON.stringify(row?.last_reconcile ?? null)).not.toContain("eyJhbGciOiJIUzI1NiJ9");
-    const audit = await auditRows(handle.db, t.tenantId, "side_effect.reconcile");
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.reconciled");
     expect(audit.length).toBe(auditBefore);
     expect(JSON.stringify(audit)).not.toContain("eyJhbGciOiJIUzI1NiJ9");
   });
@@ -396,7 +396,7 @@ describe("reconcile: racing responders", () => {
 
     for (let round = 0; round < 6; round++) {
       const { taskId, name } = await unknownEffect(t);
-      const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).length;
+      const auditBefore = (await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).length;
       // alternate the outcomes so both kinds of update race
       const bodies =
         round % 2 === 0
@@ -424,7 +424,7 @@ describe("reconcile: racing responders", () => {
         by: winnerEmail,
         outcome: (bodies[winnerIndex] as { outcome: string }).outcome,
       });
-      expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(auditBefore + 1);
+      expect(await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).toHaveLength(auditBefore + 1);
       const timeline = await api(t.apiKey).get<TimelinePage>(`/api/v1/tasks/${taskId}/timeline?limit=1000`);
       expect(timeline.body.events.filter((e) => e.type === "decision.recorded")).toHaveLength(1);
     }
@@ -534,7 +534,7 @@ describe("lookup endpoints", () => {
     });
     // asking settles nothing
     expect((await effectRow(handle.db, t.tenantId, taskId, name))?.status).toBe("unknown");
-    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconcile")).toHaveLength(0);
+    expect(await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).toHaveLength(0);
   });
 
   it("use_lookup on reconcile keeps the lookup's answer, and the receipt's time and digest come from it", async () => {
@@ -574,7 +574,7 @@ describe("lookup endpoints", () => {
     expect(row?.last_reconcile).toMatchObject({
       lookup: { outcome: "found", external_operation_id: applied.operation_id, answer: { found: true } },
     });
-    const audit = await auditRows(handle.db, t.tenantId, "side_effect.reconcile");
+    const audit = await auditRows(handle.db, t.tenantId, "side_effect.reconciled");
     expect(audit[0]!.details).toMatchObject({ lookup_outcome: "found" });
   });
 

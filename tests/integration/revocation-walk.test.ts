@@ -246,14 +246,14 @@ describe("the audit log", () => {
     const { t, owner, params } = world;
     expect(params.keyId).not.toBe(NO_SUCH_ID);
     const ownerEmail = t.users.owner.email;
-    const [removal] = await auditRows(handle.db, t.tenantId, "member.remove");
+    const [removal] = await auditRows(handle.db, t.tenantId, "member.removed");
     expect(removal).toMatchObject({
       actor_kind: "user",
       actor_label: ownerEmail,
       target: `user:${t.users.admin.userId}`,
       details: { email: t.users.admin.email, role: "admin", sessions_ended: 2 },
     });
-    const [revocation] = await auditRows(handle.db, t.tenantId, "api_key.revoke");
+    const [revocation] = await auditRows(handle.db, t.tenantId, "api_key.revoked");
     expect(revocation).toMatchObject({
       actor_kind: "user",
       actor_label: ownerEmail,
@@ -262,8 +262,8 @@ describe("the audit log", () => {
 
     // The audit page, filtered to each target, shows the entry and who made it.
     for (const [target, action] of [
-      [`user:${t.users.admin.userId}`, "member.remove"],
-      [`api_key:${params.keyId}`, "api_key.revoke"],
+      [`user:${t.users.admin.userId}`, "member.removed"],
+      [`api_key:${params.keyId}`, "api_key.revoked"],
     ] as const) {
       const page = await api(owner).get(`/audit?target=${encodeURIComponent(target)}`);
       expect(page.status).toBe(200);

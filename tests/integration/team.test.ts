@@ -92,7 +92,7 @@ describe("inviting a person", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]!.token_hash).toBe(sha256Hex(token));
     expect(JSON.stringify(rows)).not.toContain(token);
-    const [created] = await auditRows(handle.db, t.tenantId, "invitation.create");
+    const [created] = await auditRows(handle.db, t.tenantId, "invitation.created");
     expect(created).toMatchObject({ actor_label: t.users.owner!.email, details: { email, role: "approver" } });
     expect(JSON.stringify(await auditRows(handle.db, t.tenantId))).not.toContain(token);
     expect((await members(owner)).invitations.map((i) => i.email)).toEqual([email]);
@@ -144,7 +144,7 @@ describe("inviting a person", () => {
     const listed = (await members(owner)).members.find((m) => m.email === email)!;
     expect(listed).toMatchObject({ role: "approver", revoked: false, name: "Ada Approver" });
     expect((await members(owner)).invitations).toEqual([]);
-    const [accepted] = await auditRows(handle.db, t.tenantId, "invitation.accept");
+    const [accepted] = await auditRows(handle.db, t.tenantId, "invitation.accepted");
     expect(accepted).toMatchObject({
       actor_kind: "user",
       actor_label: email,
@@ -288,7 +288,7 @@ describe("changing roles and removing members", () => {
       (await api(owner).patch(`/api/v1/settings/members/${t.users.viewer!.userId}`, { role: "viewer" })).status,
     ).toBe(200);
     expectError(await createKey(), 403, "forbidden");
-    const changes = await auditRows(handle.db, t.tenantId, "member.role_change");
+    const changes = await auditRows(handle.db, t.tenantId, "member.role_changed");
     expect(changes.map((c) => c.details)).toEqual([
       { email: t.users.viewer!.email, from: "viewer", to: "admin" },
       { email: t.users.viewer!.email, from: "admin", to: "viewer" },
@@ -339,9 +339,9 @@ describe("changing roles and removing members", () => {
     expect(decodeURIComponent(refused.url ?? "")).toContain("revoked");
 
     // The audit log still names them for what they did, and the member list shows them as removed.
-    const [created] = await auditRows(handle.db, t.tenantId, "api_key.create");
+    const [created] = await auditRows(handle.db, t.tenantId, "api_key.created");
     expect(created).toMatchObject({ actor_label: admin.email, details: { name: "made by the admin" } });
-    const [entry] = await auditRows(handle.db, t.tenantId, "member.remove");
+    const [entry] = await auditRows(handle.db, t.tenantId, "member.removed");
     expect(entry).toMatchObject({
       seq: removed.body.audit_seq,
       actor_label: t.users.owner!.email,
@@ -518,7 +518,7 @@ describe("changing one's own password", () => {
     expectError(await api(elsewhere).get("/api/v1/me"), 401, "unauthorized");
     expect((await trySignIn(user.email, t.password)).cookie).toBeNull();
     expect((await trySignIn(user.email, next)).cookie).not.toBeNull();
-    const [entry] = await auditRows(handle.db, t.tenantId, "user.password_change");
+    const [entry] = await auditRows(handle.db, t.tenantId, "user.password_changed");
     expect(entry).toMatchObject({
       seq: ok.body.audit_seq,
       actor_label: user.email,

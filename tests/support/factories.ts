@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { EventInput, TaskRecord } from "@/lib/contract/api";
+import { EVENT_CATALOGUE, type EventType } from "@/lib/domain/events/catalogue";
 
 /** A short random hex suffix for ids, slugs and emails. */
 export function rid(bytes = 6): string {
@@ -17,23 +18,25 @@ export function newTaskId(prefix = "task"): string {
 
 let eventSeq = 0;
 
-/** Event types that must name their attempt (lib/domain/events/schema.ts ATTEMPT_REQUIRED_TYPES). */
-const NAMES_ATTEMPT = new Set(["side_effect.intent", "side_effect.receipt", "sandbox.created"]);
-
 /**
- * A valid session event for `taskId` with a random id; any field can be overridden. Types that must name their
- * attempt get attempt 1 unless `over` says otherwise.
+ * A valid event for `taskId` with a random id (a session `phase.changed` unless `over` names a type); any field can be
+ * overridden. A type of the event catalogue (lib/domain/events/catalogue.ts) gets its plane, and attempt 1 when it
+ * must name its attempt, unless `over` says otherwise; other types (`x.` extensions) default to the session plane.
  */
 export function makeEvent(taskId: string, over: Partial<EventInput> = {}): EventInput {
   eventSeq += 1;
+  const entry =
+    over.type !== undefined && Object.hasOwn(EVENT_CATALOGUE, over.type)
+      ? EVENT_CATALOGUE[over.type as EventType]
+      : undefined;
   return {
     id: `ev-${rid()}-${eventSeq}`,
     task_id: taskId,
-    plane: "session",
+    plane: entry?.plane ?? "session",
     type: "phase.changed",
     occurred_at: new Date(Date.UTC(2025, 0, 1, 12, 0, eventSeq % 60)).toISOString(),
     attrs: { from: "start", to: "reading" },
-    ...(over.type && NAMES_ATTEMPT.has(over.type) && !("attempt" in over) ? { attempt: 1 } : {}),
+    ...(entry?.attemptRequired && !("attempt" in over) ? { attempt: 1 } : {}),
     ...over,
   };
 }

@@ -15,7 +15,8 @@ import {
 } from "@/lib/domain/approvals/freshness";
 import { approvalGateReasons, approvalStanding } from "@/lib/domain/approvals/gate";
 import type { ApprovalRow } from "@/lib/domain/approvals/read";
-import { REASON_FIX_ACTION, reasonFix } from "@/lib/domain/gate/fixers";
+import { reasonFix } from "@/lib/domain/gate/fixers";
+import { GATE_REASONS } from "@/lib/domain/gate/reasons";
 import { evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
 
 const NOW = new Date("2026-11-30T12:00:00.000Z");
@@ -268,7 +269,7 @@ describe("standing (the one function the gate and the intent route answer from)"
   });
 
   it("approval reasons are fixed by people who decide approvals", () => {
-    expect(REASON_FIX_ACTION.approval_stale).toBe("approvals.decide");
+    expect(GATE_REASONS.approval_stale.fix).toBe("approvals.decide");
     expect(reasonFix("approval_stale", "approver")).toEqual({ kind: "can_fix" });
     expect(reasonFix("policy_changed", "viewer").kind).toBe("other_roles");
   });

@@ -3,7 +3,8 @@
  * attributes side-effect events must carry.
  */
 import { describe, expect, it } from "vitest";
-import { EVENT_TYPES, PLANES } from "@/db/schema/enums";
+import { PLANES } from "@/db/schema/enums";
+import { EVENT_CATALOGUE, RUNTIME_EVENT_TYPES, type EventType } from "@/lib/domain/events/catalogue";
 import { DomainError } from "@/lib/domain/errors";
 import { MAX_EVENTS_PER_BATCH, prepareBatch } from "@/lib/domain/events/ingest";
 import { fastValidEvent, isKnownType, MAX_ATTRS_BYTES, validateEvent } from "@/lib/domain/events/schema";
@@ -40,7 +41,7 @@ describe("validateEvent", () => {
 
   it("accepts every listed type in its own plane and rejects it in the others", () => {
     for (const plane of PLANES) {
-      for (const type of EVENT_TYPES[plane]) {
+      for (const type of RUNTIME_EVENT_TYPES[plane]) {
         expect(
           validateEvent({
             ...base,
@@ -51,10 +52,35 @@ describe("validateEvent", () => {
           }).ok,
           `${plane}/${type}`,
         ).toBe(true);
-        for (const other of PLANES.filter((p) => p !== plane && !EVENT_TYPES[p].includes(type))) {
+        for (const other of PLANES.filter((p) => p !== plane)) {
           expect(rejected({ ...base, plane: other, type }).error.code, `${other}/${type}`).toBe("unknown_type");
         }
       }
+    }
+  });
+
+  it("lists every type of the catalogue a runtime may report under its plane, and refuses the server's own", () => {
+    const types = Object.keys(EVENT_CATALOGUE) as EventType[];
+    expect(PLANES.flatMap((p) => RUNTIME_EVENT_TYPES[p]).sort()).toEqual(
+      types.filter((t) => EVENT_CATALOGUE[t].runtimeMayReport).sort(),
+    );
+    const serverOnly = types.filter((t) => !EVENT_CATALOGUE[t].runtimeMayReport);
+    expect(serverOnly).toContain("credential.revocation_checked");
+    for (const type of serverOnly) {
+      for (const plane of PLANES) {
+        expect(rejected({ ...base, plane, type, attempt: 1 }).error.code, `${plane}/${type}`).toBe("unknown_type");
+      }
+    }
+  });
+
+  it("refuses an event of a type that must name its attempt when it names none", () => {
+    const types = Object.keys(EVENT_CATALOGUE) as EventType[];
+    const attrs = { name: "n", idempotency_key: "key-12345678", external_operation_id: "op" };
+    for (const type of types.filter((t) => EVENT_CATALOGUE[t].runtimeMayReport)) {
+      const { plane, attemptRequired } = EVENT_CATALOGUE[type];
+      const v = validateEvent({ ...base, plane, type, attrs });
+      expect(v.ok, type).toBe(!attemptRequired);
+      if (!v.ok) expect(v.error.message, type).toMatch(/^attempt: /);
     }
   });
 

@@ -4,7 +4,25 @@
  * replay conditions.
  */
 import { describe, expect, it } from "vitest";
-import { BLOCKING_CODES, evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
+import type { GateReasonCode } from "@/lib/contract/api";
+import { evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
+import { BLOCKING_CODES, GATE_REASONS, REPLAY_CODES } from "@/lib/domain/gate/reasons";
+
+/** The reporting order, written out: a verdict lists its reasons in this order (then by target). */
+const BLOCKING_ORDER: readonly GateReasonCode[] = [
+  "record_signature_invalid",
+  "principal_revoked",
+  "policy_changed",
+  "approval_missing",
+  "approval_stale",
+  "side_effect_unknown",
+  "snapshot_unverified",
+  "credential_revoked",
+  "credential_expired",
+  "egress_policy_inconsistent",
+  "tool_definition_changed",
+];
+const REPLAY_ORDER: readonly GateReasonCode[] = ["no_checkpoint", "side_effect_in_flight", "constraints_unchecked"];
 
 const NOW = new Date("2026-11-29T12:00:00Z");
 const SHA_A = "a".repeat(64);
@@ -43,7 +61,7 @@ function cleanFacts(): GateFacts {
 }
 
 /** One way to make each of today's blocking conditions true. */
-const BREAKERS: Record<string, (f: GateFacts) => void> = {
+const BREAKERS: Partial<Record<GateReasonCode, (f: GateFacts) => void>> = {
   record_signature_invalid: (f) => {
     // The latest record was altered; an earlier one still verifies (the gate resumes from that one).
     f.verified_checkpoint = { ...f.checkpoint!, version: f.checkpoint!.version - 1 };
@@ -91,7 +109,7 @@ const BREAKERS: Record<string, (f: GateFacts) => void> = {
     f.tool_definitions_now = { update_record: SHA_B };
   },
 };
-const TODAY = Object.keys(BREAKERS);
+const TODAY = Object.keys(BREAKERS) as GateReasonCode[];
 
 describe("evaluateGate", () => {
   it("resumes a clean task and permits only effects that may start", () => {
@@ -115,6 +133,12 @@ describe("evaluateGate", () => {
     expect(v.reasons[0]!.target).toMatch(/^\//);
   });
 
+  it("reports the catalogue's codes in the documented order, blocking codes before replay codes", () => {
+    expect(BLOCKING_CODES).toEqual(BLOCKING_ORDER);
+    expect(REPLAY_CODES).toEqual(REPLAY_ORDER);
+    expect(Object.keys(GATE_REASONS)).toEqual([...BLOCKING_ORDER, ...REPLAY_ORDER]);
+  });
+
   it("lists every reason of every combination, in the documented order", () => {
     let combos = 0;
     for (let mask = 0; mask < 1 << TODAY.length; mask++) {
@@ -122,7 +146,7 @@ describe("evaluateGate", () => {
       const f = cleanFacts();
       for (const c of chosen) BREAKERS[c]!(f);
       const v = evaluateGate(f);
-      const expected = BLOCKING_CODES.filter((c) => chosen.includes(c));
+      const expected = BLOCKING_ORDER.filter((c) => chosen.includes(c));
       expect(v.reasons.map((r) => r.code)).toEqual(expected);
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
@@ -239,6 +263,22 @@ describe("evaluateGate", () => {
     const w = evaluateGate(f);
     expect(w.verdict).toBe("stop");
     expect(w.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+  });
+
+  it("lists every replay reason at once in the documented order", () => {
+    const f = cleanFacts();
+    f.checkpoint = null;
+    f.side_effects[0] = {
+      name: "update_record",
+      status: "in_flight",
+      status_reason: null,
+      lease_expires_at: "2026-11-29T12:05:00Z",
+      intent_attempt: 1,
+    };
+    f.compaction_unchecked = { event_id: "e11", occurred_at: "2026-11-29T11:50:00Z" };
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("replay");
+    expect(v.reasons.map((r) => r.code)).toEqual(REPLAY_ORDER);
   });
 
   it("takes approval and policy reasons from their seams and places them in order", () => {

@@ -11,17 +11,22 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { actorRef, type Actor } from "../authz";
 import { canonicalJson, sha256Hex } from "../crypto/canonical";
+import type { AuditAction } from "./actions";
 
 export const GENESIS_HASH = "0".repeat(64);
 
 export type AuditEntryInput = {
-  action: string;
+  /** One of the closed vocabulary {@link AuditAction} (lib/domain/audit/actions.ts: names and their rule). */
+  action: AuditAction;
   /** What the action touched, e.g. `task:case-918` or `side_effect:case-918/update_record`. */
   target: string;
   details?: Record<string, unknown>;
 };
 
-/** The hashed fields of an entry. */
+/**
+ * The hashed fields of an entry. `action` is text: an entry written before the vocabulary's naming rule keeps the name
+ * it was written under, and its hash covers that name.
+ */
 export type AuditEntryContent = {
   tenantId: string;
   seq: number;

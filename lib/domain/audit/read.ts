@@ -11,6 +11,10 @@ export type AuditEntryView = {
   at: string;
   actor_kind: string;
   actor_label: string;
+  /**
+   * The action as stored: one of lib/domain/audit/actions.ts, or, for an entry written before that vocabulary's naming
+   * rule, the name it was written under (docs/decisions/0023-typed-catalogues.md). Shown and filtered as text.
+   */
   action: string;
   target: string;
   details: Record<string, unknown>;

@@ -2,10 +2,11 @@
  * Validation of one runtime event (DESIGN.md "Event", "Event types per plane").
  */
 import { z } from "zod";
-import { EVENT_TYPES, PLANES, type Plane } from "@/db/schema/enums";
+import { PLANES, type Plane } from "@/db/schema/enums";
 import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
 import { redactString } from "../secrets/redact";
 import { ISO_TIME_PATTERN, isoTimeField, plausibleTime, withinMicroseconds } from "../time";
+import { ATTEMPT_REQUIRED_TYPES, RUNTIME_EVENT_TYPES } from "./catalogue";
 
 /** Task ids travel in URL paths: letters, digits and `. _ : -`, 1–200 characters. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -65,16 +66,12 @@ function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") 
 /** A `task.created` event may name the principal the task acts for (used until its first checkpoint). */
 export const taskCreatedEventAttrs = z.looseObject({ principal: plainName("principal", 500).optional() });
 
-/** Event types that must name their attempt: they move side effects, and fencing needs the attempt. */
-export const ATTEMPT_REQUIRED_TYPES: ReadonlySet<string> = new Set([
-  "side_effect.intent",
-  "side_effect.receipt",
-  "sandbox.created",
-]);
+/** Event types that must name their attempt (the catalogue's `attemptRequired`). */
+const NAMES_ATTEMPT: ReadonlySet<string> = new Set(ATTEMPT_REQUIRED_TYPES);
 
 /** Extra rules per type, beyond the envelope: a message for the first rule broken, or null. */
 function typeRuleViolation(type: string, attrs: Record<string, unknown> | undefined, attempt: unknown): string | null {
-  if (ATTEMPT_REQUIRED_TYPES.has(type) && attempt === undefined) {
+  if (NAMES_ATTEMPT.has(type) && attempt === undefined) {
     return `attempt: a ${type} event must name the sandbox attempt (1, 2, …) it comes from`;
   }
   const schema =
@@ -92,10 +89,15 @@ function typeRuleViolation(type: string, attrs: Record<string, unknown> | undefi
 
 export type ValidEvent = z.infer<typeof eventInputSchema>;
 
-/** True when `type` is known for `plane`, or a sender extension (`x.` prefix). */
+/** The plane of each type a runtime may report (lib/domain/events/catalogue.ts). */
+const REPORTABLE_PLANE: ReadonlyMap<string, Plane> = new Map(
+  PLANES.flatMap((plane) => RUNTIME_EVENT_TYPES[plane].map((type) => [type, plane] as const)),
+);
+
+/** True when a runtime may report `type` under `plane` (the event catalogue), or a sender extension (`x.` prefix). */
 export function isKnownType(plane: Plane, type: string): boolean {
   if (/^x\.[a-z0-9][a-z0-9_.-]*$/i.test(type)) return true;
-  return EVENT_TYPES[plane].includes(type);
+  return REPORTABLE_PLANE.get(type) === plane;
 }
 
 export type EventValidation =
@@ -173,7 +175,7 @@ export function validateEvent(raw: unknown): EventValidation {
       id,
       error: {
         code: "unknown_type",
-        message: `type "${event.type}" is not a ${event.plane} event; known: ${EVENT_TYPES[event.plane].join(", ")}, or an "x."-prefixed extension`,
+        message: `type "${event.type}" is not a ${event.plane} event; known: ${RUNTIME_EVENT_TYPES[event.plane].join(", ")}, or an "x."-prefixed extension`,
       },
     };
   }

@@ -104,7 +104,7 @@ export async function completeExercise(
       written.push(layerRow(w));
     }
     await appendAudit(tx, actor, {
-      action: "exercise.complete",
+      action: "exercise.completed",
       target: `exercise:${exerciseId}`,
       details: {
         map_id: mapId,

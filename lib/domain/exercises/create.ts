@@ -37,7 +37,7 @@ export async function createExercise(db: Db, actor: Actor, mapId: string, body: 
       by,
     });
     await appendAudit(tx, actor, {
-      action: "exercise.create",
+      action: "exercise.created",
       target: `exercise:${row.id}`,
       details: { map_id: mapId, interruption_point: row.interruption_point, layers },
     });

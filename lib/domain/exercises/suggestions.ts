@@ -4,7 +4,11 @@
  * is text a person can take into the step with one click — it is never recorded on its own. Pure; used by the
  * exercise page.
  */
+import type { GateReasonCode } from "@/lib/contract/api";
 import type { ExerciseStep, LinkedTaskFacts, RevocationCheckFact } from "@/lib/contract/maps";
+
+/** Gate reasons about the authority a run holds: what a "Test revocation" step looks for. */
+const AUTHORITY_REASONS: readonly GateReasonCode[] = ["credential_revoked", "credential_expired", "principal_revoked"];
 
 export type Suggestion = {
   key: string;
@@ -103,9 +107,7 @@ function forTask(step: ExerciseStep, t: LinkedTaskFacts): Suggestion[] {
       // Each "Test revocation" check the task holds, newest first: linking one keeps its event as the step's evidence.
       for (const c of t.revocation_checks)
         add(`check:${c.event_id}`, `${t.task_id}: ${revocationCheckText(c)}`, { event_id: c.event_id });
-      const credential = t.gate.reasons.filter((r) =>
-        ["credential_revoked", "credential_expired", "principal_revoked"].includes(r.code),
-      );
+      const credential = t.gate.reasons.filter((r) => AUTHORITY_REASONS.includes(r.code));
       if (credential.length) {
         for (const r of credential)
           add(`gate:${r.code}:${r.target}`, `${t.task_id}: the gate stops with ${r.code} — ${r.message}`);

@@ -123,7 +123,7 @@ export async function updateExercise(
       throw stale(now ? exerciseJson(now) : current, next, revision);
     }
     await appendAudit(tx, actor, {
-      action: "exercise.update",
+      action: "exercise.updated",
       target: `exercise:${exerciseId}`,
       details: {
         map_id: mapId,

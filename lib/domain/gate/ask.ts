@@ -15,6 +15,7 @@ import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
+import { GATE_ROW_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk, type AskCounted } from "./asks";
@@ -42,28 +43,14 @@ type GateEventRow = {
 };
 
 /**
- * The event types the facts statement ships whole. Not `snapshot.saved`: a long run saves one per step, and the gate
- * only asks whether a restored snapshot's digest is among them, which the statement answers itself
- * (`saved_digests`).
- */
-const GATE_EVENT_TYPES = [
-  "sandbox.created",
-  "snapshot.restored",
-  "credential.issued",
-  "credential.attached",
-  "credential.revoked",
-  "credential.expired",
-  "tool.definition_changed",
-  "compaction.performed",
-  "constraint.checked",
-];
-
-/**
- * {@link GATE_EVENT_TYPES} as SQL literals, not parameters: under a generic plan (decision 0022) PostgreSQL can only use
- * the partial index `events_task_facts_idx` when it sees the types themselves. Code constants, checked here.
+ * The event types the facts statement ships whole (the catalogue's `gateFact: "rows"`) as SQL literals, not
+ * parameters: under a generic plan (decision 0022) PostgreSQL can only use the partial index `events_task_facts_idx`
+ * when it sees the types themselves. Not `snapshot.saved` (`gateFact: "probe"`): a long run saves one per step, and
+ * the gate only asks whether a restored snapshot's digest is among them, which the statement answers itself
+ * (`saved_digests`). Code constants, checked here.
  */
 const GATE_EVENT_TYPES_SQL = sql.raw(
-  GATE_EVENT_TYPES.map((ty) => {
+  GATE_ROW_TYPES.map((ty) => {
     if (!/^[a-z_.]+$/.test(ty)) throw new Error(`not a plain event type: ${ty}`);
     return `'${ty}'`;
   }).join(", "),

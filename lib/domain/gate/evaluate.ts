@@ -1,8 +1,8 @@
 /**
  * The resume gate (DESIGN.md "Resume gate"): a pure function from stored facts to a verdict.
  *
- * - `stop` when any blocking reason exists; every blocking reason is listed, in the fixed order of
- *   {@link BLOCKING_CODES} (then by target), so the answer is stable;
+ * - `stop` when any blocking reason exists; every blocking reason is listed, in the fixed reporting order of the
+ *   catalogue lib/domain/gate/reasons.ts (then by target), so the answer is stable;
  * - `replay` when nothing blocks but a mutation may not start yet (an older attempt's intent is still live, or there
  *   is no checkpoint to resume from): safe reads may repeat;
  * - `resume` otherwise.
@@ -18,26 +18,8 @@
  */
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateReason, GateVerdict } from "@/lib/contract/api";
-
-/** Blocking codes in reporting order (DESIGN.md "Resume gate"). */
-export const BLOCKING_CODES = [
-  "record_signature_invalid",
-  "principal_revoked",
-  "policy_changed",
-  "approval_missing",
-  "approval_stale",
-  "side_effect_unknown",
-  "snapshot_unverified",
-  "credential_revoked",
-  "credential_expired",
-  "egress_policy_inconsistent",
-  "tool_definition_changed",
-] as const;
-export type BlockingCode = (typeof BLOCKING_CODES)[number];
-
-/** Non-blocking codes that turn `resume` into `replay`. */
-export const REPLAY_CODES = ["no_checkpoint", "side_effect_in_flight", "constraints_unchecked"] as const;
-export type ReplayCode = (typeof REPLAY_CODES)[number];
+import { assertNever } from "../assert-never";
+import { GATE_REASONS, reportingRank } from "./reasons";
 
 export type GateFacts = {
   now: Date;
@@ -113,14 +95,14 @@ const clause = (text: string) => text.trim().replace(/\.$/, "");
 
 /** Evaluates the gate. Pure: same facts, same verdict. */
 export function evaluateGate(f: GateFacts): GateVerdict {
-  const blocking: GateReason[] = [];
-  const replay: GateReason[] = [];
+  // Every reason found; whether it stops or replays is the catalogue's word (lib/domain/gate/reasons.ts).
+  const found: GateReason[] = [];
   const taskLink = `/tasks/${enc(f.task.task_id)}`;
 
   const verified =
     f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;
   if (f.checkpoint && !f.checkpoint.signature_valid) {
-    blocking.push({
+    found.push({
       code: "record_signature_invalid",
       message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; ${verified ? `the latest checkpoint that verifies is v${verified.version}. ` : "no checkpoint of this task verifies. "}Write a new checkpoint from verified facts.`,
       target: `${taskLink}?tab=checkpoints`,
@@ -128,20 +110,20 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   }
 
   if (f.principal_revocation) {
-    blocking.push({
+    found.push({
       code: "principal_revoked",
       message: `The principal ${f.principal_revocation.principal} was revoked (${f.principal_revocation.reason}); the run no longer has anyone's authority to act.`,
       target: "/settings#principals",
     });
   }
 
-  for (const r of [...(f.policy ?? []), ...(f.approvals ?? [])]) blocking.push(r);
+  for (const r of [...(f.policy ?? []), ...(f.approvals ?? [])]) found.push(r);
   // Until approvals are recorded (their own issue), an effect waiting for one is missing it: the intent route
   // refuses it with approval_required, and the gate must say the same.
   if (f.approvals === undefined) {
     for (const e of f.side_effects) {
       if (e.status !== "awaiting_approval") continue;
-      blocking.push({
+      found.push({
         code: "approval_missing",
         message: `${e.name} waits for an approver's decision and none is recorded; the write may not start until an approver approves it.`,
         target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
@@ -156,7 +138,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
       e.status === "in_flight" && e.lease_expires_at !== null && Date.parse(e.lease_expires_at) < nowMs;
     if (e.status === "unknown" || leaseExpired) {
       const why = e.status_reason ? clause(e.status_reason) : leaseExpired ? "its lease ran out" : "";
-      blocking.push({
+      found.push({
         code: "side_effect_unknown",
         message: `${e.name}: the request may have been sent but no receipt was recorded${why ? `. Why: ${why}` : ""}. Reconcile it before any retry.`,
         target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
@@ -166,7 +148,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
       (e.intent_attempt === null || e.intent_attempt === undefined || e.intent_attempt < asking)
     ) {
       // Writes of the asking attempt may run side by side; a live lease of an older attempt holds new writes back.
-      replay.push({
+      found.push({
         code: "side_effect_in_flight",
         message: `${e.name}: an intent of ${e.intent_attempt ? `attempt ${e.intent_attempt}` : "an earlier attempt"} is live${e.lease_expires_at ? ` until ${e.lease_expires_at}` : ""}; wait for its receipt, or for its lease to run out, before new writes.`,
         target: `${taskLink}?tab=side-effects&effect=${enc(e.name)}`,
@@ -177,7 +159,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   const saved = new Set(f.snapshots_saved);
   for (const s of f.snapshots_restored) {
     if (!s.digest || !saved.has(s.digest)) {
-      blocking.push({
+      found.push({
         code: "snapshot_unverified",
         message: `Snapshot ${s.snapshot_id ?? ""}${s.snapshot_id ? " " : ""}was restored with digest ${s.digest ?? "(none)"}, which matches no snapshot this task saved. Treat its contents as untrusted; restore a verified snapshot or rebuild.`,
         target: `${taskLink}?event=${enc(s.event_id)}`,
@@ -188,13 +170,13 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   for (const c of f.credentials) {
     const label = `${c.credential_ref}${c.credential_id ? ` (${c.credential_id})` : ""}`;
     if (c.revoked_at) {
-      blocking.push({
+      found.push({
         code: "credential_revoked",
         message: `Credential ${label} was revoked at ${c.revoked_at}; issue a fresh credential through the vault before resuming.`,
         target: `${taskLink}?plane=vault`,
       });
     } else if (c.expired_at || (c.expires_at && Date.parse(c.expires_at) <= nowMs)) {
-      blocking.push({
+      found.push({
         code: "credential_expired",
         message: `Credential ${label} expired at ${c.expired_at ?? c.expires_at}; issue a fresh credential before resuming.`,
         target: `${taskLink}?plane=vault`,
@@ -204,7 +186,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
       const policy = f.credential_policy;
       const declared = policy.credentials.find((d) => d.name === c.credential_ref);
       if (!declared) {
-        blocking.push({
+        found.push({
           code: "credential_revoked",
           message: `Credential ${label} was removed from policy version ${policy.version}: the current policy no longer declares it, so the run holds authority nobody grants any more. Revoke it in the vault and issue a credential the current policy declares (or declare it again in a new version) before resuming.`,
           target: `/policies?v=${policy.version}`,
@@ -212,7 +194,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
       } else if (declared.ttl_seconds !== null && c.held_since) {
         const until = Date.parse(c.held_since) + declared.ttl_seconds * 1000;
         if (Number.isFinite(until) && until <= nowMs) {
-          blocking.push({
+          found.push({
             code: "credential_expired",
             message: `Credential ${label} outlived its ttl of ${declared.ttl} in policy version ${policy.version}: the server received its issue at ${c.held_since}, so it expired at ${new Date(until).toISOString()}. Issue a fresh credential before resuming.`,
             target: `${taskLink}?plane=vault`,
@@ -226,7 +208,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   for (const [tool, digest] of Object.entries(f.tool_definitions_now)) {
     const before = atCheckpoint[tool];
     if (before !== undefined && before !== digest) {
-      blocking.push({
+      found.push({
         code: "tool_definition_changed",
         message: `Tool ${tool} changed since checkpoint v${verified?.version}: its definition digest was ${before.slice(0, 12)}…, now ${digest.slice(0, 12)}…. Review the new definition and checkpoint again before resuming.`,
         target: `${taskLink}?tab=checkpoints`,
@@ -235,7 +217,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   }
 
   if (f.compaction_unchecked) {
-    replay.push({
+    found.push({
       code: "constraints_unchecked",
       message: `The run's context was compacted (${f.compaction_unchecked.occurred_at}) and its constraints were not re-checked since: a summary may have dropped them. Re-check the task's constraints (report constraint.checked) before the next mutation; reads may go on.`,
       target: `${taskLink}?event=${enc(f.compaction_unchecked.event_id)}`,
@@ -243,7 +225,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   }
 
   if (!f.checkpoint) {
-    replay.push({
+    found.push({
       code: "no_checkpoint",
       message:
         "No task record has been checkpointed yet: there is no verified state to resume from; start from the inputs (reads only) and checkpoint.",
@@ -251,12 +233,26 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     });
   }
 
-  const order = (code: string) => {
-    const i = (BLOCKING_CODES as readonly string[]).indexOf(code);
-    return i === -1 ? BLOCKING_CODES.length + (REPLAY_CODES as readonly string[]).indexOf(code) : i;
-  };
+  const blocking: GateReason[] = [];
+  const replay: GateReason[] = [];
+  for (const r of found) {
+    const kind = GATE_REASONS[r.code].kind;
+    switch (kind) {
+      case "blocking":
+        blocking.push(r);
+        break;
+      case "replay":
+        replay.push(r);
+        break;
+      default:
+        assertNever(kind);
+    }
+  }
   const sortReasons = (rs: GateReason[]) =>
-    [...rs].sort((a, b) => order(a.code) - order(b.code) || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
+    [...rs].sort(
+      (a, b) =>
+        reportingRank(a.code) - reportingRank(b.code) || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0),
+    );
 
   // Never a phase read from a record that does not verify.
   const next_phase = verified?.phase ?? "start";

@@ -48,7 +48,7 @@ export async function createMap(db: Db, actor: Actor, body: unknown): Promise<Ma
     });
     await q.insertLayers(tx, actor.tenantId, map.id, defaultLayerValues(), by);
     await appendAudit(tx, actor, {
-      action: "map.create",
+      action: "map.created",
       target: `map:${map.id}`,
       details: { workflow: map.workflow, title: map.title },
     });

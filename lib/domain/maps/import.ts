@@ -44,7 +44,7 @@ export async function importMap(db: Db, actor: Actor, body: unknown): Promise<Ma
       by,
     );
     await appendAudit(tx, actor, {
-      action: "map.import",
+      action: "map.imported",
       target: `map:${map.id}`,
       details: {
         workflow: doc.workflow,

@@ -38,7 +38,7 @@ export async function publishMap(db: Db, actor: Actor, mapId: string): Promise<M
     const snapshot = mapJson({ ...map, version, status: "published" }, layers);
     await q.insertVersion(tx, actor.tenantId, mapId, version, snapshot, by);
     await appendAudit(tx, actor, {
-      action: "map.publish",
+      action: "map.published",
       target: `map:${mapId}`,
       details: { version, workflow: map.workflow },
     });

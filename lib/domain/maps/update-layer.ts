@@ -95,7 +95,7 @@ export async function updateLayer(
       (k) => canonicalJson(next[k] ?? null) !== canonicalJson(fieldsOf(current)[k] ?? null),
     );
     await appendAudit(tx, actor, {
-      action: "map.layer.update",
+      action: "map_layer.updated",
       target: `map:${mapId}/layer/${layer}`,
       details: {
         layer,

@@ -309,7 +309,7 @@ export async function checkRevocation(
   const by = actorRef(actor).label;
   return db.transaction(async (tx) => {
     const audit = await appendAudit(tx, actor, {
-      action: "credential.revocation_check",
+      action: "credential.revocation_checked",
       target: `credential:${taskId}/${ref}`,
       details: {
         outcome,

@@ -111,7 +111,7 @@ export async function storePolicyVersion(
       })
       .returning();
     await appendAudit(tx, actor, {
-      action: "policy.store",
+      action: "policy.stored",
       target: `policy:${row!.version}`,
       details: {
         version: row!.version,
@@ -213,7 +213,7 @@ export async function activatePolicyVersion(
       .returning({ version: policyVersions.version });
     if (!updated[0]) throw notFound(`policy version ${version}`);
     await appendAudit(tx, actor, {
-      action: "policy.activate",
+      action: "policy.activated",
       target: `policy:${version}`,
       details: { version, digest: target.digest, previous: current?.version ?? null },
     });

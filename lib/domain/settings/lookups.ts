@@ -84,7 +84,7 @@ export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unk
           returning tool, url, timeout_ms, ${isoUtc("updated_at")} as updated_at`,
     );
     await appendAudit(tx, actor, {
-      action: "lookup.set",
+      action: "lookup.saved",
       target: `tool:${tool}`,
       details: { url: parsed.data.url, timeout_ms: parsed.data.timeout_ms },
     });
@@ -101,6 +101,6 @@ export async function deleteLookup(db: Db, actor: Actor, tool: string): Promise<
       sql`delete from tool_lookups where tenant_id = ${actor.tenantId} and tool = ${tool} returning tool`,
     );
     if (!rows.length) throw notFound(`Lookup for tool ${tool}`);
-    await appendAudit(tx, actor, { action: "lookup.delete", target: `tool:${tool}` });
+    await appendAudit(tx, actor, { action: "lookup.deleted", target: `tool:${tool}` });
   });
 }

@@ -78,7 +78,11 @@ export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Prom
           on conflict do nothing returning principal`,
     );
     if (!rows.length) throw new DomainError("conflict", `${principal} is already revoked.`);
-    await appendAudit(tx, actor, { action: "principal.revoke", target: `principal:${principal}`, details: { reason } });
+    await appendAudit(tx, actor, {
+      action: "principal.revoked",
+      target: `principal:${principal}`,
+      details: { reason },
+    });
   });
 }
 
@@ -94,6 +98,6 @@ export async function restorePrincipal(db: Db, actor: Actor, body: unknown): Pro
       sql`delete from principal_revocations where tenant_id = ${actor.tenantId} and principal = ${principal} returning principal`,
     );
     if (!rows.length) throw notFound(`Revocation of ${principal}`);
-    await appendAudit(tx, actor, { action: "principal.restore", target: `principal:${principal}` });
+    await appendAudit(tx, actor, { action: "principal.restored", target: `principal:${principal}` });
   });
 }

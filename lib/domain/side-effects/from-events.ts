@@ -25,6 +25,7 @@ import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { GateVerdict } from "@/lib/contract/api";
 import type { SigningKey } from "../crypto/signing";
+import { CUSTODY_ALWAYS_TYPES } from "../events/catalogue";
 import type { PreparedEvent } from "../events/ingest";
 import { gatherGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
@@ -51,17 +52,8 @@ type Attrs = {
   call_id?: string;
 };
 
-/** Event types whose transitions run on every stored event of the type. */
-const ALWAYS = new Set([
-  "sandbox.created",
-  "sandbox.replaced",
-  "sandbox.destroyed",
-  "run.interrupted",
-  "run.stopped",
-  "side_effect.intent",
-  "side_effect.receipt",
-  "task.created",
-]);
+/** Event types whose transitions run on every stored event of the type (the catalogue's `movesCustody: "always"`). */
+const ALWAYS: ReadonlySet<string> = new Set(CUSTODY_ALWAYS_TYPES);
 
 /** Runtime clocks more than this far ahead of the server's, or behind it, are reported on the task. */
 const SKEW_TOLERANCE_MS = 60_000;

@@ -502,7 +502,7 @@ function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
  */
 async function auditIntent(tx: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
   await appendAuditPending(tx, actor, {
-    action: "side_effect.intent",
+    action: "side_effect.intent_recorded",
     target: `side_effect:${taskId}/${name}`,
     details,
   });

@@ -105,7 +105,7 @@ async function recordIn(
         if (outcome.applied && outcome.replayed) return outcome;
         if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
         await appendAuditPending(tx, actor, {
-          action: "side_effect.receipt",
+          action: "side_effect.receipt_recorded",
           target: `side_effect:${taskId}/${report.name}`,
           details: {
             idempotency_key: report.idempotency_key,

@@ -214,7 +214,7 @@ export async function reconcileSideEffect(
       );
     }
     const audit = await appendAudit(tx, actor, {
-      action: "side_effect.reconcile",
+      action: "side_effect.reconciled",
       target: `side_effect:${taskId}/${name}`,
       details: {
         outcome: input.outcome,

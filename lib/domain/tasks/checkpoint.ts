@@ -164,7 +164,7 @@ export async function checkpointTask(
         }
 
         await appendAuditPending(tx, actor, {
-          action: "task.checkpoint",
+          action: "task.checkpointed",
           target: `task:${taskId}`,
           details: { version, digest: signed.digest, phase: record.phase, attempt: record.attempt },
         });

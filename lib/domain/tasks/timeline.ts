@@ -11,6 +11,7 @@ import type { ArrivalPage, Plane, TimelineBin, TimelineOverview } from "@/lib/co
 import { authorize, type Actor } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { checkTaskId, storedEvent } from "./read";
+import { TIMELINE_MARKER_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "../gate/compaction";
 
 /** A task with at most this many events is sent whole (the overview is then the full timeline). */
@@ -68,7 +69,7 @@ export async function getTimelineOverview(db: Db, actor: Actor, taskId: string):
   }
   const [bins, markers, newest] = await Promise.all([
     overviewBins(db, actor.tenantId, taskId, range!, horizon),
-    tq.timelineMarkers(db, actor.tenantId, taskId, OVERVIEW_MARKERS_MAX),
+    tq.timelineMarkers(db, actor.tenantId, taskId, TIMELINE_MARKER_TYPES, OVERVIEW_MARKERS_MAX),
     tq.timelineNewest(db, actor.tenantId, taskId, OVERVIEW_NEWEST),
   ]);
   let binTotal = 0;

@@ -147,7 +147,7 @@ export async function changePassword(
       throw new DomainError("conflict", "Your password was changed meanwhile (another tab?); sign in again.");
     const ended = await endOtherSessions(tx, me.userId, me.sessionHash, "password_changed");
     const audit = await appendAudit(tx, me, {
-      action: "user.password_change",
+      action: "user.password_changed",
       target: `user:${me.userId}`,
       details: { email: me.email, sessions_ended: ended },
     });

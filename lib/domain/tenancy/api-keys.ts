@@ -72,7 +72,7 @@ export async function createApiKey(
                   ${actor.kind === "user" ? actor.userId : null})
           returning id`,
     );
-    await appendAudit(tx, actor, { action: "api_key.create", target: `api_key:${row!.id}`, details: { name } });
+    await appendAudit(tx, actor, { action: "api_key.created", target: `api_key:${row!.id}`, details: { name } });
     return { id: row!.id, key, name };
   });
 }
@@ -107,7 +107,7 @@ export async function revokeApiKey(db: Db, actor: Actor, keyId: string): Promise
       throw new DomainError("conflict", "This key is already revoked.");
     }
     await appendAudit(tx, actor, {
-      action: "api_key.revoke",
+      action: "api_key.revoked",
       target: `api_key:${keyId}`,
       details: { name: rows[0]!.name },
     });

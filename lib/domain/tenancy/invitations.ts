@@ -117,7 +117,7 @@ export async function createInvitation(
         returning id, email, role, invited_by, ${isoUtc("created_at")} as created_at, ${isoUtc("expires_at")} as expires_at`,
   );
   const audit = await appendAudit(tx, actor, {
-    action: "invitation.create",
+    action: "invitation.created",
     target: `invitation:${row!.id}`,
     details: { email, role, expires_at: row!.expires_at },
   });
@@ -308,7 +308,7 @@ export async function acceptInvitation(
     );
     const member: UserActor = { kind: "user", tenantId: inv.tenant_id, userId, email: inv.email, role: inv.role };
     await appendAudit(tx, member, {
-      action: "invitation.accept",
+      action: "invitation.accepted",
       target: `user:${userId}`,
       details: { email: inv.email, role: inv.role, invitation_id: inv.id, account_created: created },
     });

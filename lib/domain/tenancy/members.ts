@@ -118,7 +118,7 @@ export async function unlockMember(db: Db, actor: Actor, userId: string): Promis
       .sort()
       .at(-1)!;
     const audit = await appendAudit(tx, actor, {
-      action: "member.unlock",
+      action: "member.unlocked",
       target: `user:${userId}`,
       details: { email: member.email, failures, locked_until: lockedUntil },
     });
@@ -173,7 +173,7 @@ export async function changeMemberRole(db: Db, actor: Actor, userId: string, bod
     if (!updated.length)
       throw new DomainError("conflict", `${member.email}'s membership changed meanwhile; reload and try again.`);
     const audit = await appendAudit(tx, actor, {
-      action: "member.role_change",
+      action: "member.role_changed",
       target: `user:${userId}`,
       details: { email: member.email, from: member.role, to: role },
     });
@@ -225,7 +225,7 @@ export async function removeMember(db: Db, actor: Actor, userId: string): Promis
     await tx.execute(sql`update invitations set withdrawn_at = now()
                          where tenant_id = ${actor.tenantId} and email = ${member.email} and accepted_at is null and withdrawn_at is null`);
     const audit = await appendAudit(tx, actor, {
-      action: "member.remove",
+      action: "member.removed",
       target: `user:${userId}`,
       details: { email: member.email, role: member.role, sessions_ended: ended },
     });

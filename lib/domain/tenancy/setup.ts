@@ -100,7 +100,7 @@ export async function setupWorkspace(
     const created = inserted.length > 0;
     if (created)
       await appendAudit(tx, actor, {
-        action: "workspace.create",
+        action: "workspace.created",
         target: `workspace:${workspace}`,
         details: { slug: workspace, name },
       });
@@ -121,7 +121,7 @@ export async function setupWorkspace(
         insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${user.id}, 'owner')
         on conflict (tenant_id, user_id) do update set role = 'owner', revoked_at = null`);
       await appendAudit(tx, actor, {
-        action: user.role && !user.revoked ? "member.role_change" : "member.add",
+        action: user.role && !user.revoked ? "member.role_changed" : "member.added",
         target: `user:${user.id}`,
         details:
           user.role && !user.revoked ? { email: owner, from: user.role, to: "owner" } : { email: owner, role: "owner" },
@@ -135,7 +135,7 @@ export async function setupWorkspace(
       );
       await tx.execute(sql`insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${u!.id}, 'owner')`);
       await appendAudit(tx, actor, {
-        action: "member.add",
+        action: "member.added",
         target: `user:${u!.id}`,
         details: { email: owner, role: "owner" },
       });

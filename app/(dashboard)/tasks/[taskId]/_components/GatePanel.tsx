@@ -2,27 +2,11 @@
 
 import Link from "next/link";
 import type { Role } from "@/db/schema/enums";
-import type { GateAskView, GateVerdict } from "@/lib/contract/api";
+import type { GateAskView, GateReasonCode, GateVerdict } from "@/lib/contract/api";
 import { VerdictBadge } from "@/components/ui/status";
 import { reasonFix } from "@/lib/domain/gate/fixers";
+import { GATE_REASONS } from "@/lib/domain/gate/reasons";
 import { GateAsks } from "./GateAsks";
-
-const CODE_TITLES: Record<string, string> = {
-  record_signature_invalid: "Task record signature does not verify",
-  principal_revoked: "Principal revoked",
-  policy_changed: "Policy changed",
-  approval_missing: "Approval missing",
-  approval_stale: "Approval stale",
-  side_effect_unknown: "Side effect outcome unknown",
-  snapshot_unverified: "Snapshot not verified",
-  credential_revoked: "Credential revoked",
-  credential_expired: "Credential expired",
-  egress_policy_inconsistent: "Egress policy inconsistent",
-  tool_definition_changed: "Tool definition changed",
-  side_effect_in_flight: "Write in flight elsewhere",
-  no_checkpoint: "No checkpoint yet",
-  constraints_unchecked: "Constraints not re-checked after a compaction",
-};
 
 const SUMMARY = {
   resume: "The runtime may continue from its last checkpoint.",
@@ -31,22 +15,22 @@ const SUMMARY = {
 } as const;
 
 /**
- * How an ended run stands (issue 7 §2 and §5: "a run cannot end quietly with a write unknown"):
+ * How an ended run stands ("a run cannot end quietly with a write unknown"):
  * - `quiet`: nothing waits on a person;
  * - `write_unknown`: a side effect's outcome is unknown: somebody must reconcile it whatever the phase says;
- * - `gate_stop`: the gate stops for a reason about what the run did or the record it left
- *   ({@link ENDED_RUN_CONCERNS}). Reasons that only bar going on (an expired or revoked credential, a revoked
- *   principal, a changed tool definition, a missing approval) do not unsettle a run that has ended: they stay
- *   shown as information.
+ * - `gate_stop`: the gate stops for a reason about what the run did or the record it left (the catalogue's
+ *   `mattersAfterEnd`, lib/domain/gate/reasons.ts). Reasons that only bar going on do not unsettle a run that has
+ *   ended: they stay shown as information.
  */
 export type EndedState = "quiet" | "write_unknown" | "gate_stop";
 
-/** Stop reasons that still matter once a run has ended: they put its outcome or its record in doubt. */
-export const ENDED_RUN_CONCERNS: readonly string[] = [
-  "side_effect_unknown",
-  "record_signature_invalid",
-  "snapshot_unverified",
-];
+/** Whether a reason still matters once a run has ended (false for a code this build does not know). */
+const mattersAfterEnd = (code: GateReasonCode) =>
+  Object.hasOwn(GATE_REASONS, code) && GATE_REASONS[code].mattersAfterEnd;
+
+/** The title of a reason on the page (the code itself for a code this build does not know). */
+const reasonTitle = (code: GateReasonCode): string =>
+  Object.hasOwn(GATE_REASONS, code) ? GATE_REASONS[code].title : code;
 
 /** The {@link EndedState} of an ended run from its unknown side effects and the gate's verdict. */
 export function endedState(
@@ -54,9 +38,7 @@ export function endedState(
   gate: Pick<GateVerdict, "verdict" | "reasons">,
 ): EndedState {
   if (unknownEffects.length > 0) return "write_unknown";
-  return gate.verdict === "stop" && gate.reasons.some((r) => ENDED_RUN_CONCERNS.includes(r.code))
-    ? "gate_stop"
-    : "quiet";
+  return gate.verdict === "stop" && gate.reasons.some((r) => mattersAfterEnd(r.code)) ? "gate_stop" : "quiet";
 }
 
 /** "a", "a and b", "a, b and c" (or with "or"). */
@@ -183,7 +165,7 @@ export function GatePanel({
               data-testid="gate-reason"
               data-code={r.code}
             >
-              <span className="font-medium">{CODE_TITLES[r.code] ?? r.code}</span>
+              <span className="font-medium">{reasonTitle(r.code)}</span>
               <code className="font-mono text-xs text-neutral-600">{r.code}</code>
               <span className="basis-full text-neutral-700">{r.message}</span>
               <ReasonLink code={r.code} target={r.target} role={role} />
@@ -206,7 +188,7 @@ export function GatePanel({
 }
 
 /** The link of one reason: to the place to act for a role that may, else a "View" link (and who may act). */
-function ReasonLink({ code, target, role }: { code: string; target: string; role: Role }) {
+function ReasonLink({ code, target, role }: { code: GateReasonCode; target: string; role: Role }) {
   const fix = reasonFix(code, role);
   if (fix.kind === "can_fix") {
     return (

@@ -1,0 +1,52 @@
+/**
+ * Every action an audit entry records, one closed vocabulary (docs/decisions/0023-typed-catalogues.md). The naming
+ * rule: `<resource>.<past participle>` — two segments of lower-case snake_case; the first names the kind of thing the
+ * change touched, the second says what happened to it, in the past tense, alone (`map.published`) or after the part
+ * of the resource it concerns (`member.role_changed`). The participle ends in `-ed` (a regular verb: `lookup.saved`,
+ * not `lookup.set`), which the type below checks; a unit test checks the segments. Notifications name events the
+ * same way (`approval.requested`, `policy.activated`).
+ *
+ * Entries are hash-chained and never rewritten: entries written before this rule keep the names they were written
+ * under (decision 0023 lists them), so whatever reads the log takes `action` as stored text.
+ */
+export const AUDIT_ACTIONS = [
+  "api_key.created",
+  "api_key.revoked",
+  "approval.decided",
+  "approval.invalidated",
+  "approval.requested",
+  "approval_rule.changed",
+  "approval_rule.removed",
+  "approval_settings.changed",
+  "credential.revocation_checked",
+  "exercise.completed",
+  "exercise.created",
+  "exercise.updated",
+  "invitation.accepted",
+  "invitation.created",
+  "lookup.deleted",
+  "lookup.saved",
+  "map.created",
+  "map.imported",
+  "map.published",
+  "map_layer.updated",
+  "member.added",
+  "member.removed",
+  "member.role_changed",
+  "member.unlocked",
+  "policy.activated",
+  "policy.changed",
+  "policy.stored",
+  "principal.restored",
+  "principal.revoked",
+  "run_state.imported",
+  "side_effect.intent_recorded",
+  "side_effect.receipt_recorded",
+  "side_effect.reconciled",
+  "task.checkpointed",
+  "user.password_changed",
+  "workspace.created",
+] as const satisfies readonly `${string}.${string}ed`[];
+
+/** An action an audit entry may be written with. */
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -61,7 +61,7 @@ import {
   type EventFilter,
   type Outcome,
   type ServerBin,
-} from "./layout";
+} from "./model";
 import { ConstraintsUncheckedMark, EventMark, LaneBins, SandboxBarMark } from "./marks";
 import { CALL_BAR_GAP, CALL_BAR_H, ToolCallBars } from "./ToolCallBars";
 import { TimelineAxis } from "./TimelineAxis";

@@ -6,7 +6,7 @@
  * another is drawn without it (`row` null).
  */
 import { AXIS_H, RULE_ROW_H, RULE_STYLE, type Hover } from "./constants";
-import type { TimeRule } from "./layout";
+import type { TimeRule } from "./model";
 
 /** A rule placed in px: its line at `x`, its label at `lx` in band row `row` (null: no label). */
 export type PlacedRule = {

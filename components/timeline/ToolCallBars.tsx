@@ -9,7 +9,7 @@
  */
 import type { ReactNode } from "react";
 import { formatDuration, formatInstant, type TimeZoneMode } from "./format";
-import { TOOL_CALL_WORD, labelWidth, toolCallLabel, type ToolCallBar, type ToolCallStatus } from "./layout";
+import { TOOL_CALL_WORD, labelWidth, toolCallLabel, type ToolCallBar, type ToolCallStatus } from "./model";
 
 /** Height of one tool-call bar, and the gap between rows. */
 export const CALL_BAR_H = 10;

@@ -2,7 +2,7 @@
 
 /**
  * Interruptions, restarts, resumes and stops as rules across all lanes (wide layout), each with a label in the rule
- * band above the lanes. Labels are thinned beforehand (layout.ts `thinLabels`): a rule whose label would overlap
+ * band above the lanes. Labels are thinned beforehand (model/rows.ts `thinLabels`): a rule whose label would overlap
  * another is drawn without it (`row` null).
  */
 import { AXIS_H, RULE_ROW_H, RULE_STYLE, type Hover } from "./constants";

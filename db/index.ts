@@ -1,7 +1,9 @@
 /**
  * The one place that picks the database: PostgreSQL through postgres.js when `DATABASE_URL` is set,
  * otherwise embedded PGlite in `CUSTODY_DATA_DIR` (default `.data/`). Both get the same Drizzle schema
- * and the same committed migrations, applied on first use.
+ * and the same committed migrations, applied on first use. The parts: driver.ts opens either engine, walls.ts keeps
+ * each request inside its tenant, plans.ts holds generic plans, copy.ts bulk COPY, process-handle.ts the
+ * process-wide database; this file re-exports what the rest of the code uses.
  */
 import * as schema from "./schema";
 import { dataDir, MIGRATIONS_DIR } from "./paths";

@@ -11,6 +11,7 @@ const globalForDb = globalThis as unknown as {
 
 /** Set while {@link withGenericPlans} runs, shared by every module copy. */
 const planStorage: AsyncLocalStorage<"generic"> = (globalForDb.__custodyPlans ??= new AsyncLocalStorage<"generic">());
+/** Whether the caller runs under {@link withGenericPlans}. */
 export const genericPlans = () => planStorage.getStore() === "generic";
 
 /**

@@ -14,6 +14,7 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
  */
 export type DbScope = { tenantId: string; userId?: string | null };
 
+/** An opened database (see `openDatabase`): the owner's view, the walled views, and how to close it. */
 export type Handle = {
   /** The owner's database: migrations, scripts, tests' assertions and the pre-tenant lookups. Not walled. */
   db: Db;

@@ -1,6 +1,6 @@
 /**
  * Tenant walls in the database (issue 12; docs/decisions/0016-tenant-walls.md): row-level security on every table
- * with a tenant_id column, the app role it binds, and the scoped database handles of db/index.ts.
+ * with a tenant_id column, the app role it binds, and the scoped database handles of db/walls.ts.
  * - Every tenant table has RLS on and a policy for custody_app (a new table without them fails here: see the recipe
  *   at the top of db/migrations/0011_tenant_walls.sql), and custody_app may not bypass it.
  * - A query that forgets its tenant filter returns only the scope's rows, and nothing at all without a scope; a write

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { openDatabase, queryRows, type Db } from "@/db";
 import { appendAuditPending } from "@/lib/domain/audit/append";
 import type { Actor } from "@/lib/domain/authz";
-import { checkpoint, intentBody, newKey, postIntent, signInAs } from "./custody-helpers";
+import { checkpoint, intentBody, newKey, postIntent } from "./support/custody-calls";
+import { signInAs } from "./support/people";
 import { api, createTestTenant, newTaskId, testDbForFile, type TestTenant } from "./helpers";
 import { testDatabaseUrl } from "../support/env";
 

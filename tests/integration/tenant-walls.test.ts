@@ -15,7 +15,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import { APP_ROLE, openDatabase, queryRows, type Db, type DbScope } from "@/db";
 import { pgCode } from "@/lib/domain/tx";
-import { checkpoint } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
 import { api, createTestTenant, newTaskId, signIn, type TestTenant } from "./helpers";
 
 type Handle = Awaited<ReturnType<typeof openDatabase>>;

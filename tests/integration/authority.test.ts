@@ -59,7 +59,7 @@ const cleanups = cleanupsAfterEachTest();
 
 const EFFECT = "update_record";
 
-/** An unknown update_record effect of `tool` (see custody-helpers' unknownEffect). */
+/** An unknown update_record effect of `tool` (see support/seeding.ts `unknownEffect`). */
 const unknownEffect = (t: TestTenant, tool = EFFECT) => makeUnknownEffect(handle.db, t, { name: EFFECT, tool });
 
 describe("the principal of a task is fixed", () => {

@@ -48,7 +48,7 @@ const cleanups = cleanupsAfterEachTest();
 const EFFECT = "update_record";
 const TOOL = "records-api";
 
-/** An unknown effect of tool records-api (see custody-helpers' unknownEffect). */
+/** An unknown effect of tool records-api (see support/seeding.ts `unknownEffect`). */
 const unknownEffect = (t: TestTenant, opts: { declared?: "not_started" | "approved"; name?: string } = {}) =>
   makeUnknownEffect(handle.db, t, { tool: TOOL, ...opts });
 

@@ -12,7 +12,7 @@ import { ApiError } from "@/lib/client/api";
 import { fieldErrors } from "@/lib/client/maps";
 
 /** How long after the last change a save starts (ms). */
-export const AUTOSAVE_MS = 900;
+const AUTOSAVE_MS = 900;
 
 /** Where a record's autosave stands; `at` is when the last save completed (ISO), null when nothing was sent. */
 export type SaveState =
@@ -24,7 +24,7 @@ export type SaveState =
   | { kind: "error"; message: string };
 
 /** A save refused because someone else saved first: their stored version, the draft that was sent, the 409 details. */
-export type SaveConflict<B, D> = { current: B; yours: D; details: unknown };
+type SaveConflict<B, D> = { current: B; yours: D; details: unknown };
 
 /**
  * The autosave of a record of type `B` edited as a draft of type `D`.

@@ -4,7 +4,7 @@
 import type { SideEffectView, StoredEvent } from "../../../lib/contract/api";
 
 export const T0 = Date.UTC(2025, 2, 4, 12, 0, 0);
-export const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
 
 let seq = 0;
 export function ev(partial: Partial<StoredEvent> & Pick<StoredEvent, "type" | "plane">, seconds: number): StoredEvent {

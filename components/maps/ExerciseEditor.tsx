@@ -10,7 +10,7 @@
  */
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useState, useSyncExternalStore } from "react";
 import type { Role } from "@/db/schema/enums";
 import { ApiError } from "@/lib/client/api";
 import { fieldErrors, mapApi, mapKeys } from "@/lib/client/maps";
@@ -33,15 +33,12 @@ import { CopyButton } from "@/components/ui/CopyButton";
 import { Time } from "@/components/ui/time";
 import { VerdictBadge } from "@/components/ui/status";
 import { OutcomeBadge, StepStatusBadge, VerificationBadge } from "./badges";
+import { ConflictNotice } from "./ConflictNotice";
+import { FieldError, inputClass, labelClass, smallButtonClass, TextAreaField } from "./fields";
+import { SaveStatus } from "./SaveStatus";
+import { useAutosave } from "./useAutosave";
 
 type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "outcome" | "finding">;
-type Save = "saved" | "dirty" | "saving" | "invalid" | "conflict" | "error";
-
-const AUTOSAVE_MS = 900;
-const input =
-  "w-full rounded-md border border-neutral-400 bg-white px-2 py-1.5 text-sm aria-[invalid=true]:border-red-600";
-const small =
-  "rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium text-neutral-800 hover:bg-neutral-100 disabled:opacity-60";
 
 const draftOf = (e: ExerciseJson): Draft => ({
   interruption_point: e.interruption_point,
@@ -54,23 +51,11 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseView; canEdit: boolean; role: Role }) {
   const mapId = initial.map_id;
-  const [base, setBase] = useState<ExerciseJson>(initial);
-  const [draft, setDraft] = useState<Draft>(draftOf(initial));
   const [linked, setLinked] = useState(initial.linked_tasks);
-  const [save, setSave] = useState<{ kind: Save; message?: string; at?: string }>({ kind: "saved" });
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [conflict, setConflict] = useState<{ current: ExerciseJson; yours: Draft } | null>(null);
   const [completed, setCompleted] = useState<{ layers: LayerRow[]; mapVersion: number; newDraft: boolean } | null>(
     null,
   );
   const [completing, setCompleting] = useState(false);
-  const draftRef = useRef(draft);
-  const baseRef = useRef(base);
-  const saving = useRef(false);
-  const again = useRef(false);
-  const blocked = useRef(false);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const editable = canEdit && base.status === "in_progress";
 
   const refreshLinked = useCallback(async () => {
     try {
@@ -80,101 +65,30 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
     }
   }, [mapId, initial.id]);
 
-  const flushRef = useRef<() => Promise<boolean>>(async () => true);
-  const schedule = (ms: number) => {
-    if (timer.current) clearTimeout(timer.current);
-    timer.current = setTimeout(() => void flushRef.current(), ms);
-  };
-
-  const flush = async (): Promise<boolean> => {
-    if (timer.current) clearTimeout(timer.current);
-    timer.current = null;
-    if (blocked.current) return false;
-    if (saving.current) {
-      again.current = true;
-      return false;
-    }
-    const b = baseRef.current;
-    const d = draftRef.current;
-    const body: Record<string, unknown> = {};
-    for (const k of Object.keys(d) as Array<keyof Draft>) if (!same(d[k], draftOf(b)[k])) body[k] = d[k];
-    if (Object.keys(body).length === 0) {
-      setSave({ kind: "saved" });
-      return true;
-    }
-    saving.current = true;
-    setSave({ kind: "saving" });
-    try {
+  const autosave = useAutosave<Draft, ExerciseJson, Record<string, unknown>>({
+    initial,
+    draftOf,
+    patchOf: (d, b) => {
+      const body: Record<string, unknown> = {};
+      for (const k of Object.keys(d) as Array<keyof Draft>) if (!same(d[k], draftOf(b)[k])) body[k] = d[k];
+      return body;
+    },
+    send: async (body, b) => {
       const next = await mapApi.saveExercise(mapId, initial.id, { ...body, revision: b.revision });
       const tasksChanged = !same(
         next.steps.map((s) => s.task_id),
         b.steps.map((s) => s.task_id),
       );
-      baseRef.current = next;
-      setBase(next);
-      setErrors({});
-      setSave({ kind: "saved", at: new Date().toISOString() });
       if (tasksChanged) void refreshLinked();
-      return true;
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 409) {
-        const current = (err.details as { current?: ExerciseJson } | undefined)?.current;
-        if (current) {
-          blocked.current = true;
-          setConflict({ current, yours: d });
-        }
-        setSave({ kind: "conflict", message: err.message });
-      } else if (err instanceof ApiError && err.status === 422) {
-        setErrors(fieldErrors(err.details));
-        setSave({ kind: "invalid", message: err.message });
-      } else {
-        setSave({ kind: "error", message: err instanceof Error ? err.message : String(err) });
-      }
-      return false;
-    } finally {
-      saving.current = false;
-      if (again.current) {
-        again.current = false;
-        schedule(AUTOSAVE_MS);
-      }
-    }
-  };
-
-  useEffect(() => {
-    flushRef.current = flush;
-  });
-  useEffect(
-    () => () => {
-      if (timer.current) clearTimeout(timer.current);
+      return next;
     },
-    [],
-  );
+  });
+  const { draft, base, errors, conflict, change, flush, resolve, draftRef, baseRef } = autosave;
+  const save = autosave.state;
+  const editable = canEdit && base.status === "in_progress";
 
-  const change = (patch: Partial<Draft>, now = false) => {
-    const next = { ...draftRef.current, ...patch };
-    draftRef.current = next;
-    setDraft(next);
-    if (blocked.current) return;
-    setSave({ kind: "dirty" });
-    schedule(now ? 0 : AUTOSAVE_MS);
-  };
   const changeStep = (i: number, patch: Partial<ExerciseStepRow>, now = false) =>
     change({ steps: draftRef.current.steps.map((s, j) => (j === i ? { ...s, ...patch } : s)) }, now);
-
-  const resolve = (keep: "theirs" | "mine") => {
-    if (!conflict) return;
-    blocked.current = false;
-    baseRef.current = conflict.current;
-    setBase(conflict.current);
-    setConflict(null);
-    if (keep === "theirs") {
-      draftRef.current = draftOf(conflict.current);
-      setDraft(draftOf(conflict.current));
-      setSave({ kind: "saved" });
-    } else {
-      void flush();
-    }
-  };
 
   const complete = async () => {
     setCompleting(true);
@@ -189,14 +103,13 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
         finding: draftRef.current.finding,
         revision: baseRef.current.revision,
       });
-      baseRef.current = res.exercise;
-      setBase(res.exercise);
+      autosave.commit(res.exercise);
       setCompleted({ layers: res.layers, mapVersion: res.map.version, newDraft: res.map.new_draft });
-      setErrors({});
-      setSave({ kind: "saved", at: new Date().toISOString() });
+      autosave.setErrors({});
+      autosave.setState({ kind: "saved", at: new Date().toISOString() });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(fieldErrors(err.details));
-      setSave({
+      if (err instanceof ApiError && err.status === 422) autosave.setErrors(fieldErrors(err.details));
+      autosave.setState({
         kind: err instanceof ApiError && err.status === 409 ? "conflict" : "invalid",
         message: err instanceof Error ? err.message : String(err),
       });
@@ -237,7 +150,7 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
                 completed <Time iso={base.completed_at} /> into map v{base.completed_map_version}
               </span>
             ) : null}
-            {editable ? <ExerciseSaveState state={save} /> : null}
+            {editable ? <SaveStatus state={save} testId="exercise-save-state" /> : null}
           </div>
         </div>
       </div>
@@ -249,7 +162,7 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
           Your role ({role}) can read exercises; owners and admins record them.
         </p>
       ) : null}
-      {save.kind !== "saved" && save.message && !conflict ? (
+      {"message" in save && save.message && !conflict ? (
         <p
           role="alert"
           className="rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
@@ -304,11 +217,7 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
         ) : (
           <p className="mt-1 text-sm">{shown.layers.map((l) => LAYER_GUIDE[l].label).join(", ") || "none"}</p>
         )}
-        {errors.layers ? (
-          <p className="text-xs text-red-800" role="alert">
-            {errors.layers}
-          </p>
-        ) : null}
+        {errors.layers ? <FieldError text={errors.layers} /> : null}
       </section>
 
       <ol className="space-y-3" aria-label="Steps">
@@ -363,28 +272,17 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
                 </label>
               ))}
             </div>
-            {errors.outcome ? (
-              <p className="text-xs text-red-800" role="alert">
-                {errors.outcome}
-              </p>
-            ) : null}
-            <label className="mt-2 block text-xs font-semibold text-neutral-900" htmlFor="finding">
-              Finding
-            </label>
-            <textarea
+            {errors.outcome ? <FieldError text={errors.outcome} /> : null}
+            <TextAreaField
               id="finding"
-              className={`${input} min-h-[5rem]`}
+              label="Finding"
+              className="mt-2"
+              areaClassName={`${inputClass} min-h-[5rem]`}
               value={draft.finding}
-              aria-invalid={Boolean(errors.finding)}
-              aria-describedby={errors.finding ? "finding-err" : undefined}
+              error={errors.finding}
               placeholder="What happened at the interruption point, and what it means for the layers covered"
-              onChange={(e) => change({ finding: e.target.value })}
+              onChange={(v) => change({ finding: v })}
             />
-            {errors.finding ? (
-              <p id="finding-err" className="text-xs text-red-800" role="alert">
-                {errors.finding}
-              </p>
-            ) : null}
             <button
               type="button"
               className="mt-2 rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-60"
@@ -406,39 +304,6 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
         )}
       </section>
     </div>
-  );
-}
-
-function ExerciseSaveState({ state }: { state: { kind: Save; at?: string } }) {
-  const text =
-    state.kind === "saved"
-      ? state.at
-        ? `Saved ${new Date(state.at).toLocaleTimeString()}`
-        : "Saved"
-      : state.kind === "dirty"
-        ? "Unsaved changes…"
-        : state.kind === "saving"
-          ? "Saving…"
-          : "Not saved";
-  const cls =
-    state.kind === "saved"
-      ? "text-emerald-800"
-      : state.kind === "dirty" || state.kind === "saving"
-        ? "text-neutral-700"
-        : "text-red-800";
-  return (
-    <span
-      className={`font-medium ${cls}`}
-      role="status"
-      aria-live="polite"
-      data-testid="exercise-save-state"
-      data-state={state.kind}
-    >
-      <span aria-hidden="true">
-        {state.kind === "saved" ? "✔ " : state.kind === "dirty" || state.kind === "saving" ? "↻ " : "✕ "}
-      </span>
-      {text}
-    </span>
   );
 }
 
@@ -507,7 +372,7 @@ function RunForReal({
         <CopyButton value={runtime} />
       </div>
       {editable ? (
-        <button type="button" className={`${small} mt-2`} onClick={() => onLink(taskId)}>
+        <button type="button" className={`${smallButtonClass} mt-2`} onClick={() => onLink(taskId)}>
           Link {taskId} to “Interrupt execution”
         </button>
       ) : null}
@@ -549,11 +414,11 @@ function StepCard({
       {editable ? (
         <div className="mt-2 grid gap-3 md:grid-cols-2">
           <div className="space-y-2">
-            <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-status`}>
+            <label className={`block ${labelClass}`} htmlFor={`${idp}-status`}>
               Status
               <select
                 id={`${idp}-status`}
-                className={input}
+                className={inputClass}
                 value={step.status}
                 aria-invalid={Boolean(e("status"))}
                 onChange={(ev) => onChange({ status: ev.target.value as StepStatus })}
@@ -565,11 +430,7 @@ function StepCard({
                 ))}
               </select>
             </label>
-            {e("status") ? (
-              <p className="text-xs text-red-800" role="alert">
-                {e("status")}
-              </p>
-            ) : null}
+            {e("status") ? <FieldError text={e("status")!} /> : null}
             <TaskPicker
               idp={idp}
               value={step.task_id}
@@ -577,43 +438,31 @@ function StepCard({
               onPick={(t) => onChange({ task_id: t, ...(t !== step.task_id ? { event_id: null } : {}) }, true)}
             />
             <EvidenceEvent step={step} linked={linked} onUnlink={() => onChange({ event_id: null }, true)} />
-            {e("event_id") ? (
-              <p className="text-xs text-red-800" role="alert">
-                {e("event_id")}
-              </p>
-            ) : null}
-            <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-digest`}>
+            {e("event_id") ? <FieldError text={e("event_id")!} /> : null}
+            <label className={`block ${labelClass}`} htmlFor={`${idp}-digest`}>
               Artifact digest (sha256, optional)
               <input
                 id={`${idp}-digest`}
-                className={`${input} font-mono`}
+                className={`${inputClass} font-mono`}
                 value={step.artifact_digest ?? ""}
                 aria-invalid={Boolean(e("artifact_digest"))}
                 onChange={(ev) => onChange({ artifact_digest: ev.target.value.trim() ? ev.target.value : null })}
               />
             </label>
-            {e("artifact_digest") ? (
-              <p className="text-xs text-red-800" role="alert">
-                {e("artifact_digest")}
-              </p>
-            ) : null}
+            {e("artifact_digest") ? <FieldError text={e("artifact_digest")!} /> : null}
           </div>
           <div className="space-y-2">
-            <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-note`}>
+            <label className={`block ${labelClass}`} htmlFor={`${idp}-note`}>
               Note
               <textarea
                 id={`${idp}-note`}
-                className={`${input} min-h-[5.5rem]`}
+                className={`${inputClass} min-h-[5.5rem]`}
                 value={step.note}
                 aria-invalid={Boolean(e("note"))}
                 onChange={(ev) => onChange({ note: ev.target.value })}
               />
             </label>
-            {e("note") ? (
-              <p className="text-xs text-red-800" role="alert">
-                {e("note")}
-              </p>
-            ) : null}
+            {e("note") ? <FieldError text={e("note")!} /> : null}
             {suggestions.length ? (
               <div className="rounded-md border border-neutral-200 bg-neutral-50 p-2" data-testid="suggestions">
                 <p className="text-xs font-semibold text-neutral-900">Suggested evidence from the linked task</p>
@@ -623,7 +472,7 @@ function StepCard({
                       <span className="min-w-0 break-words">{sg.text}</span>
                       <button
                         type="button"
-                        className={small}
+                        className={smallButtonClass}
                         onClick={() =>
                           onChange(
                             {
@@ -723,7 +572,7 @@ function EvidenceEvent({
       </Link>{" "}
       <span className="text-neutral-600">(on the task&apos;s timeline)</span>
       {onUnlink ? (
-        <button type="button" className={`${small} ml-2`} onClick={onUnlink}>
+        <button type="button" className={`${smallButtonClass} ml-2`} onClick={onUnlink}>
           Unlink event
         </button>
       ) : null}
@@ -765,35 +614,27 @@ function TaskPicker({
         >
           {value}
         </Link>
-        <button type="button" className={`${small} ml-2`} onClick={() => onPick(null)}>
+        <button type="button" className={`${smallButtonClass} ml-2`} onClick={() => onPick(null)}>
           Unlink
         </button>
-        {error ? (
-          <p className="mt-1 text-red-800" role="alert">
-            {error}
-          </p>
-        ) : null}
+        {error ? <FieldError text={error} className="mt-1" /> : null}
       </div>
     );
   }
   return (
     <div>
-      <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-task`}>
+      <label className={`block ${labelClass}`} htmlFor={`${idp}-task`}>
         Find a task of this workspace
         <input
           id={`${idp}-task`}
-          className={input}
+          className={inputClass}
           value={q}
           onChange={(e) => setQ(e.target.value)}
           placeholder="task id, idempotency key, sandbox id or host"
           autoComplete="off"
         />
       </label>
-      {error ? (
-        <p className="text-xs text-red-800" role="alert">
-          {error}
-        </p>
-      ) : null}
+      {error ? <FieldError text={error} /> : null}
       {debounced ? (
         <ul
           className="mt-1 max-h-40 overflow-auto rounded-md border border-neutral-200 text-xs"
@@ -921,15 +762,7 @@ function ExerciseConflict({
   if (current.outcome !== yours.outcome) rows.push(["Outcome", current.outcome ?? "—", yours.outcome ?? "—"]);
   if (current.finding !== yours.finding) rows.push(["Finding", current.finding, yours.finding]);
   return (
-    <div
-      role="alert"
-      className="rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950"
-      data-testid="conflict"
-    >
-      <p className="font-semibold">
-        {current.updated_by} saved this exercise at {new Date(current.updated_at).toLocaleString()} while you were
-        editing. Your change is not saved.
-      </p>
+    <ConflictNotice by={current.updated_by} at={current.updated_at} what="exercise" onResolve={onResolve}>
       <table className="mt-2 w-full text-left text-xs">
         <thead>
           <tr>
@@ -950,23 +783,7 @@ function ExerciseConflict({
           ))}
         </tbody>
       </table>
-      <div className="mt-2 flex gap-2">
-        <button
-          type="button"
-          className="rounded-md border border-neutral-500 bg-white px-3 py-1 text-sm font-medium"
-          onClick={() => onResolve("theirs")}
-        >
-          Keep their version
-        </button>
-        <button
-          type="button"
-          className="rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white"
-          onClick={() => onResolve("mine")}
-        >
-          Save mine over theirs
-        </button>
-      </div>
-    </div>
+    </ConflictNotice>
   );
 }
 

@@ -8,9 +8,8 @@
  * silently. For other roles the row is read-only text.
  */
 import Link from "next/link";
-import { useCallback, useEffect, useRef, useState } from "react";
-import { ApiError } from "@/lib/client/api";
-import { fieldErrors, mapApi, type LayerSaveResult } from "@/lib/client/maps";
+import { useState } from "react";
+import { mapApi, type LayerSaveResult } from "@/lib/client/maps";
 import type {
   Custodian,
   Decision,
@@ -25,18 +24,12 @@ import { custodiansText, evidenceText, fieldText, COMPARED_FIELDS, type Compared
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { CONSTRAINT_PRESETS, joinEvidenceRequest, splitEvidenceRequest } from "@/lib/domain/maps/names";
 import { DecisionBadge, VerificationBadge } from "./badges";
+import { ConflictNotice } from "./ConflictNotice";
+import { areaClass, FieldError, inputClass, labelClass, smallButtonClass, TextAreaField } from "./fields";
+import { SaveStatus } from "./SaveStatus";
+import { useAutosave, type SaveState } from "./useAutosave";
 
 type Fields = Omit<LayerRow, "layer" | "revision">;
-
-export type SaveState =
-  | { kind: "saved"; at: string | null }
-  | { kind: "dirty" }
-  | { kind: "saving" }
-  | { kind: "invalid"; message: string }
-  | { kind: "conflict" }
-  | { kind: "error"; message: string };
-
-const AUTOSAVE_MS = 900;
 
 const FIELD_LABEL: Record<ComparedField, string> = {
   custodians: "Custodians",
@@ -49,12 +42,6 @@ const FIELD_LABEL: Record<ComparedField, string> = {
   decision: "Decision",
   decision_note: "Decision note",
 };
-
-const input =
-  "w-full rounded-md border border-neutral-400 bg-white px-2 py-1.5 text-sm aria-[invalid=true]:border-red-600";
-const area = `${input} min-h-[4.5rem] resize-y`;
-const small =
-  "rounded-md border border-neutral-400 bg-white px-2 py-1 text-xs font-medium text-neutral-800 hover:bg-neutral-100";
 
 function fieldsOf(row: LayerRow): Fields {
   const { layer: _l, revision: _r, ...f } = row;
@@ -108,119 +95,26 @@ export function LayerEditor({
 }) {
   const layer = initial.layer;
   const guide = LAYER_GUIDE[layer];
-  const [draft, setDraft] = useState<Fields>(() => fieldsOf(initial));
-  const [base, setBase] = useState<LayerRow>(initial);
-  const [state, setStateRaw] = useState<SaveState>({ kind: "saved", at: null });
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [conflict, setConflict] = useState<LayerConflictDetails | null>(null);
+  const autosave = useAutosave({
+    initial,
+    draftOf: fieldsOf,
+    patchOf: (d: Fields, row: LayerRow) => changedFields(d, fieldsOf(row)),
+    send: async (patch, row) => {
+      const res = await mapApi.saveLayer(mapId, layer, { ...patch, revision: row.revision });
+      onSaved(res);
+      return res.row;
+    },
+    onState: (s) => onState(layer, s),
+  });
+  const { draft, base, state, errors, conflict, change } = autosave;
   const [request, setRequest] = useState(
     () => splitEvidenceRequest(initial.decision_note) ?? { what: initial.decision_note, whom: "" },
   );
-  const draftRef = useRef(draft);
-  const baseRef = useRef(base);
-  const conflictRef = useRef(conflict);
-  const saving = useRef(false);
-  const again = useRef(false);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-
-  const setState = useCallback(
-    (s: SaveState) => {
-      setStateRaw(s);
-      onState(layer, s);
-    },
-    [layer, onState],
-  );
-
-  const saveRef = useRef<() => Promise<void>>(async () => {});
-  const schedule = (ms: number) => {
-    if (timer.current) clearTimeout(timer.current);
-    timer.current = setTimeout(() => void saveRef.current(), ms);
-  };
-
-  const save = async () => {
-    if (timer.current) clearTimeout(timer.current);
-    timer.current = null;
-    if (conflictRef.current) return;
-    if (saving.current) {
-      again.current = true;
-      return;
-    }
-    const b = baseRef.current;
-    const patch = changedFields(draftRef.current, fieldsOf(b));
-    if (Object.keys(patch).length === 0) {
-      setErrors({});
-      setState({ kind: "saved", at: null });
-      return;
-    }
-    saving.current = true;
-    setState({ kind: "saving" });
-    try {
-      const res = await mapApi.saveLayer(mapId, layer, { ...patch, revision: b.revision });
-      baseRef.current = res.row;
-      setBase(res.row);
-      setErrors({});
-      onSaved(res);
-      const stillDirty = Object.keys(changedFields(draftRef.current, fieldsOf(res.row))).length > 0;
-      setState(stillDirty ? { kind: "dirty" } : { kind: "saved", at: new Date().toISOString() });
-      if (stillDirty) again.current = true;
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 409 && err.details) {
-        const details = err.details as LayerConflictDetails;
-        conflictRef.current = details;
-        setConflict(details);
-        setState({ kind: "conflict" });
-      } else if (err instanceof ApiError && err.status === 422) {
-        setErrors(fieldErrors(err.details));
-        setState({ kind: "invalid", message: err.message });
-      } else {
-        setState({ kind: "error", message: err instanceof Error ? err.message : String(err) });
-      }
-    } finally {
-      saving.current = false;
-      if (again.current) {
-        again.current = false;
-        schedule(AUTOSAVE_MS);
-      }
-    }
-  };
-
-  useEffect(() => {
-    saveRef.current = save;
-  });
-  useEffect(
-    () => () => {
-      if (timer.current) clearTimeout(timer.current);
-    },
-    [],
-  );
-
-  const change = (patch: Partial<Fields>) => {
-    const next = { ...draftRef.current, ...patch };
-    draftRef.current = next;
-    setDraft(next);
-    if (conflictRef.current) return;
-    setState({ kind: "dirty" });
-    schedule(AUTOSAVE_MS);
-  };
 
   /** Resolves a conflict: keep theirs (drop my change) or save mine on top of theirs (explicitly). */
   const resolve = (keep: "theirs" | "mine") => {
-    const current = conflictRef.current?.current;
-    if (!current) return;
-    conflictRef.current = null;
-    setConflict(null);
-    baseRef.current = current;
-    setBase(current);
-    if (keep === "theirs") {
-      const f = fieldsOf(current);
-      draftRef.current = f;
-      setDraft(f);
-      setRequest(splitEvidenceRequest(f.decision_note) ?? { what: f.decision_note, whom: "" });
-      setErrors({});
-      setState({ kind: "saved", at: null });
-    } else {
-      void save();
-    }
+    const theirs = autosave.resolve(keep);
+    if (theirs) setRequest(splitEvidenceRequest(theirs.decision_note) ?? { what: theirs.decision_note, whom: "" });
   };
 
   const position = MAP_LAYERS.indexOf(layer) + 1;
@@ -253,11 +147,13 @@ export function LayerEditor({
         <div className="flex flex-wrap items-center gap-2">
           <VerificationBadge value={base.verification} />
           <DecisionBadge value={base.decision} />
-          {canEdit ? <SaveIndicator state={state} /> : null}
+          {canEdit ? <SaveStatus state={state} testId="save-state" why /> : null}
         </div>
       </header>
 
-      {conflict ? <ConflictPanel details={conflict} mine={draft} onResolve={resolve} /> : null}
+      {conflict ? (
+        <ConflictPanel details={conflict.details as LayerConflictDetails} mine={draft} onResolve={resolve} />
+      ) : null}
       {base.verification === "failed" && base.decision !== "constrain" ? (
         <div
           className="mx-3 mt-2 rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
@@ -268,7 +164,11 @@ export function LayerEditor({
           Suggested decision: <strong>constrain</strong> — shorter runs, lower permissions or reversible effects until
           it passes.
           {canEdit ? (
-            <button type="button" className={`${small} ml-2`} onClick={() => change({ decision: "constrain" })}>
+            <button
+              type="button"
+              className={`${smallButtonClass} ml-2`}
+              onClick={() => change({ decision: "constrain" })}
+            >
               Constrain this layer
             </button>
           ) : null}
@@ -298,7 +198,7 @@ export function LayerEditor({
             {err("custodians") ? <FieldError id={`${idp}-cust-err`} text={errFor("custodians")!} /> : null}
             <button
               type="button"
-              className={small}
+              className={smallButtonClass}
               onClick={() => change({ custodians: [...draft.custodians, { name: "", organization: "" }] })}
             >
               + Add custodian
@@ -308,7 +208,7 @@ export function LayerEditor({
             </label>
             <textarea
               id={`${idp}-handoff`}
-              className={area}
+              className={areaClass}
               value={draft.handoff}
               aria-invalid={Boolean(err("handoff"))}
               aria-describedby={err("handoff") ? `${idp}-handoff-err` : undefined}
@@ -319,25 +219,22 @@ export function LayerEditor({
           </fieldset>
 
           <div className="min-w-0 space-y-3">
-            <TextField
-              idp={idp}
-              name="evidence"
+            <TextAreaField
+              id={`${idp}-evidence`}
               label="Evidence to retain"
               value={draft.evidence}
               error={errFor("evidence")}
               onChange={(v) => change({ evidence: v })}
             />
-            <TextField
-              idp={idp}
-              name="recovery_path"
+            <TextAreaField
+              id={`${idp}-recovery_path`}
               label="Recovery or export path"
               value={draft.recovery_path}
               error={errFor("recovery_path")}
               onChange={(v) => change({ recovery_path: v })}
             />
-            <TextField
-              idp={idp}
-              name="acceptance_question"
+            <TextAreaField
+              id={`${idp}-acceptance_question`}
               label="Acceptance question"
               value={draft.acceptance_question}
               error={errFor("acceptance_question")}
@@ -392,52 +289,6 @@ export function LayerEditor({
   );
 }
 
-function FieldError({ id, text }: { id: string; text: string }) {
-  return (
-    <p id={id} className="text-xs text-red-800" role="alert" data-testid="field-error">
-      <span aria-hidden="true">✕ </span>
-      {text}
-    </p>
-  );
-}
-
-/** The row's save state in words (announced politely to screen readers). */
-function SaveIndicator({ state }: { state: SaveState }) {
-  const text =
-    state.kind === "saved"
-      ? state.at
-        ? `Saved ${new Date(state.at).toLocaleTimeString()}`
-        : "Saved"
-      : state.kind === "dirty"
-        ? "Unsaved changes…"
-        : state.kind === "saving"
-          ? "Saving…"
-          : state.kind === "conflict"
-            ? "Not saved: conflict"
-            : state.kind === "invalid"
-              ? "Not saved: fix the field"
-              : "Not saved: retry";
-  const cls =
-    state.kind === "saved"
-      ? "text-emerald-800"
-      : state.kind === "dirty" || state.kind === "saving"
-        ? "text-neutral-700"
-        : "text-red-800";
-  const icon = state.kind === "saved" ? "✔" : state.kind === "saving" || state.kind === "dirty" ? "↻" : "✕";
-  return (
-    <span
-      className={`inline-flex items-center gap-1 text-xs font-medium ${cls}`}
-      role="status"
-      aria-live="polite"
-      data-testid="save-state"
-      data-state={state.kind}
-    >
-      <span aria-hidden="true">{icon}</span>
-      {text}
-    </span>
-  );
-}
-
 function CustodianInputs({
   idp,
   index,
@@ -460,22 +311,22 @@ function CustodianInputs({
   return (
     <div className="rounded-md border border-neutral-200 p-2" data-testid="custodian">
       <div className="grid grid-cols-[1fr_1fr_auto] items-end gap-2">
-        <label className="text-xs font-medium text-neutral-800" htmlFor={`${idp}-name`}>
+        <label className={labelClass} htmlFor={`${idp}-name`}>
           Team or service {index + 1}
           <input
             id={`${idp}-name`}
-            className={input}
+            className={inputClass}
             value={value.name}
             aria-invalid={Boolean(nameError)}
             aria-describedby={nameError ? `${idp}-name-err` : undefined}
             onChange={(e) => onChange({ ...value, name: e.target.value })}
           />
         </label>
-        <label className="text-xs font-medium text-neutral-800" htmlFor={`${idp}-org`}>
+        <label className={labelClass} htmlFor={`${idp}-org`}>
           Organization {index + 1}
           <input
             id={`${idp}-org`}
-            className={input}
+            className={inputClass}
             value={value.organization}
             aria-invalid={Boolean(orgError)}
             aria-describedby={orgError ? `${idp}-org-err` : undefined}
@@ -484,7 +335,7 @@ function CustodianInputs({
         </label>
         <button
           type="button"
-          className={`${small} mb-0.5`}
+          className={`${smallButtonClass} mb-0.5`}
           onClick={onRemove}
           aria-label={`Remove custodian ${index + 1}`}
         >
@@ -494,40 +345,6 @@ function CustodianInputs({
       {nameError ? <FieldError id={`${idp}-name-err`} text={nameError} /> : null}
       {orgError ? <FieldError id={`${idp}-org-err`} text={orgError} /> : null}
       {rowError ? <FieldError id={`${idp}-err`} text={rowError} /> : null}
-    </div>
-  );
-}
-
-function TextField({
-  idp,
-  name,
-  label,
-  value,
-  error,
-  onChange,
-}: {
-  idp: string;
-  name: string;
-  label: string;
-  value: string;
-  error?: string;
-  onChange: (v: string) => void;
-}) {
-  const id = `${idp}-${name}`;
-  return (
-    <div>
-      <label className="block text-xs font-semibold text-neutral-900" htmlFor={id}>
-        {label}
-      </label>
-      <textarea
-        id={id}
-        className={area}
-        value={value}
-        aria-invalid={Boolean(error)}
-        aria-describedby={error ? `${id}-err` : undefined}
-        onChange={(e) => onChange(e.target.value)}
-      />
-      {error ? <FieldError id={`${id}-err`} text={error} /> : null}
     </div>
   );
 }
@@ -561,11 +378,11 @@ function VerificationInputs({
     <fieldset className="space-y-1.5">
       <legend className="text-xs font-semibold text-neutral-900">Verification</legend>
       <div className="grid grid-cols-2 gap-2">
-        <label className="text-xs font-medium text-neutral-800" htmlFor={`${idp}-verification`}>
+        <label className={labelClass} htmlFor={`${idp}-verification`}>
           Result
           <select
             id={`${idp}-verification`}
-            className={input}
+            className={inputClass}
             value={verification}
             aria-invalid={Boolean(errors.main)}
             aria-describedby={errors.main ? `${idp}-ver-err` : undefined}
@@ -576,11 +393,11 @@ function VerificationInputs({
             <option value="failed">✕ failed</option>
           </select>
         </label>
-        <label className="text-xs font-medium text-neutral-800" htmlFor={`${idp}-evidence-kind`}>
+        <label className={labelClass} htmlFor={`${idp}-evidence-kind`}>
           Evidence linked
           <select
             id={`${idp}-evidence-kind`}
-            className={input}
+            className={inputClass}
             value={kind}
             onChange={(e) => {
               const k = e.target.value as EvidenceKind | "";
@@ -608,11 +425,11 @@ function VerificationInputs({
       {evidence ? (
         <>
           {evidence.kind === "exercise" ? (
-            <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-evidence-ref`}>
+            <label className={`block ${labelClass}`} htmlFor={`${idp}-evidence-ref`}>
               Exercise
               <select
                 id={`${idp}-evidence-ref`}
-                className={input}
+                className={inputClass}
                 value={evidence.ref}
                 onChange={(e) => onChange({ verification_evidence: { ...evidence, ref: e.target.value } })}
               >
@@ -628,11 +445,11 @@ function VerificationInputs({
               </select>
             </label>
           ) : (
-            <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-evidence-ref`}>
+            <label className={`block ${labelClass}`} htmlFor={`${idp}-evidence-ref`}>
               {evidence.kind === "task" ? "Task id" : evidence.kind === "artifact" ? "sha256" : "Link or document id"}
               <input
                 id={`${idp}-evidence-ref`}
-                className={`${input} ${evidence.kind === "document" ? "" : "font-mono"}`}
+                className={`${inputClass} ${evidence.kind === "document" ? "" : "font-mono"}`}
                 value={evidence.ref}
                 aria-invalid={Boolean(errors.ref)}
                 aria-describedby={errors.ref ? `${idp}-ref-err` : undefined}
@@ -642,11 +459,11 @@ function VerificationInputs({
           )}
           {errors.ref ? <FieldError id={`${idp}-ref-err`} text={errors.ref} /> : null}
           <EvidenceLink mapId={mapId} evidence={evidence} exercises={exercises} />
-          <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-evidence-note`}>
+          <label className={`block ${labelClass}`} htmlFor={`${idp}-evidence-note`}>
             What it shows (optional)
             <input
               id={`${idp}-evidence-note`}
-              className={input}
+              className={inputClass}
               value={evidence.note ?? ""}
               onChange={(e) => onChange({ verification_evidence: { ...evidence, note: e.target.value } })}
             />
@@ -757,18 +574,18 @@ function DecisionInputs({
               <button
                 key={p}
                 type="button"
-                className={small}
+                className={smallButtonClass}
                 onClick={() => onNote(note.trim() ? `${note.trim()}; ${p.toLowerCase()}` : p)}
               >
                 + {p}
               </button>
             ))}
           </div>
-          <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-constraint`}>
+          <label className={`block ${labelClass}`} htmlFor={`${idp}-constraint`}>
             Constraint
             <textarea
               id={`${idp}-constraint`}
-              className={area}
+              className={areaClass}
               value={note}
               aria-invalid={Boolean(error)}
               aria-describedby={error ? `${idp}-decision-err` : undefined}
@@ -779,22 +596,22 @@ function DecisionInputs({
         </>
       ) : decision === "request_evidence" ? (
         <div className="grid gap-2 sm:grid-cols-2">
-          <label className="text-xs font-medium text-neutral-800" htmlFor={`${idp}-missing`}>
+          <label className={labelClass} htmlFor={`${idp}-missing`}>
             What is missing
             <input
               id={`${idp}-missing`}
-              className={input}
+              className={inputClass}
               value={request.what}
               aria-invalid={Boolean(error)}
               aria-describedby={error ? `${idp}-decision-err` : undefined}
               onChange={(e) => onRequest({ ...request, what: e.target.value })}
             />
           </label>
-          <label className="text-xs font-medium text-neutral-800" htmlFor={`${idp}-from`}>
+          <label className={labelClass} htmlFor={`${idp}-from`}>
             From whom (team and organization)
             <input
               id={`${idp}-from`}
-              className={input}
+              className={inputClass}
               value={request.whom}
               aria-invalid={Boolean(error)}
               aria-describedby={error ? `${idp}-decision-err` : undefined}
@@ -803,9 +620,14 @@ function DecisionInputs({
           </label>
         </div>
       ) : decision === "accept" ? (
-        <label className="block text-xs font-medium text-neutral-800" htmlFor={`${idp}-accept-note`}>
+        <label className={`block ${labelClass}`} htmlFor={`${idp}-accept-note`}>
           Why it is acceptable (optional)
-          <input id={`${idp}-accept-note`} className={input} value={note} onChange={(e) => onNote(e.target.value)} />
+          <input
+            id={`${idp}-accept-note`}
+            className={inputClass}
+            value={note}
+            onChange={(e) => onNote(e.target.value)}
+          />
         </label>
       ) : null}
       {error ? <FieldError id={`${idp}-decision-err`} text={error} /> : null}
@@ -827,16 +649,13 @@ function ConflictPanel({
   const yours = { ...theirs, ...mine } as LayerRow;
   const differing = COMPARED_FIELDS.filter((f) => fieldText(theirs, f) !== fieldText(yours, f));
   return (
-    <div
-      role="alert"
-      className="m-3 rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950"
-      data-testid="conflict"
+    <ConflictNotice
+      by={details.current_updated_by}
+      at={details.current_updated_at}
+      what="row"
+      className="m-3"
+      onResolve={onResolve}
     >
-      <p className="font-semibold">
-        <span aria-hidden="true">⚠ </span>
-        {details.current_updated_by} saved this row at {new Date(details.current_updated_at).toLocaleString()} while you
-        were editing. Your change is not saved.
-      </p>
       <div className="mt-2 overflow-x-auto">
         <table className="w-full min-w-[32rem] text-left text-xs">
           <thead>
@@ -869,23 +688,7 @@ function ConflictPanel({
           </tbody>
         </table>
       </div>
-      <div className="mt-2 flex flex-wrap gap-2">
-        <button
-          type="button"
-          className="rounded-md border border-neutral-500 bg-white px-3 py-1 text-sm font-medium"
-          onClick={() => onResolve("theirs")}
-        >
-          Keep their version
-        </button>
-        <button
-          type="button"
-          className="rounded-md bg-neutral-900 px-3 py-1 text-sm font-medium text-white"
-          onClick={() => onResolve("mine")}
-        >
-          Save mine over theirs
-        </button>
-      </div>
-    </div>
+    </ConflictNotice>
   );
 }
 

@@ -12,7 +12,8 @@ import { mapApi, type LayerSaveResult } from "@/lib/client/maps";
 import type { AdoptionSummary, ExerciseListItem, MapLayer, MapProgress, MapView } from "@/lib/contract/maps";
 import { Time } from "@/components/ui/time";
 import { MapStatusBadge, OutcomeBadge, ProgressFigure, RecommendationBadge } from "./badges";
-import { LayerEditor, type SaveState } from "./LayerEditor";
+import { LayerEditor } from "./LayerEditor";
+import type { SaveState } from "./useAutosave";
 import { VersionsPanel } from "./VersionsPanel";
 
 export function MapWorksheet({

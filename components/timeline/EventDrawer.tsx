@@ -10,7 +10,7 @@ import { Id } from "@/components/ui/Id";
 import { formatInstant } from "./format";
 import { useHydrated } from "./hooks";
 import { JsonTree } from "./JsonTree";
-import { classifyOutcome, markShape, planeLabel, relatedSideEffectName } from "./layout";
+import { classifyOutcome, markShape, planeLabel, relatedSideEffectName } from "./model";
 import { MarkGlyph, OutcomeLabel, SHAPE_WORD, SideEffectStatusLabel, StatusIcon } from "./parts";
 
 /** Props of `EventDrawer`. */

@@ -19,7 +19,7 @@ import {
   sortEvents,
   summarizeAttrs,
   type EventFilter,
-} from "./layout";
+} from "./model";
 import { MarkGlyph, OutcomeLabel, StatusIcon } from "./parts";
 
 /** Props of `EventList`. */

@@ -3,7 +3,7 @@
  * `<details>` (keyboard and screen-reader friendly); `[REDACTED]` markers are highlighted.
  */
 import { Fragment } from "react";
-import { REDACTED_MARKER, countRedactedValues } from "./layout";
+import { REDACTED_MARKER, countRedactedValues } from "./model";
 import { StatusIcon } from "./parts";
 
 /** Props of `JsonTree`: the value, and how many levels start unfolded (default 2). */

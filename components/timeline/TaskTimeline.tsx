@@ -10,7 +10,7 @@ import { useMemo, useState } from "react";
 import type { SideEffectView, StoredEvent } from "@/lib/contract/api";
 import { EventList } from "./EventList";
 import type { TimeZoneMode } from "./format";
-import { ALL_EVENTS_FILTER, type EventFilter } from "./layout";
+import { ALL_EVENTS_FILTER, type EventFilter } from "./model";
 import { Timeline, type TimelineProps } from "./Timeline";
 
 // The drawer (with its JSON tree) loads when an event is first selected, not with the page.

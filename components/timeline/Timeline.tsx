@@ -8,8 +8,8 @@
  * This file holds the state and the layout; its parts are drawn by TimelineAxis (time axis), TimelineLane (one
  * lane), marks.tsx (event marks, bins, sandbox bars), ToolCallBars, TimelineRules (interruptions and restarts),
  * TimelineTooltip and TimelineControls (toolbar, legend); pointer and keyboard handling is useTimelineInteraction;
- * the layout maths is layout.ts. For a long run only part of the events is loaded: `serverBins` count the rest
- * (docs/decisions/0015-timeline-overview-and-arrival-feed.md).
+ * the layout maths is model/ (one file per idea). For a long run only part of the events is loaded: `serverBins`
+ * count the rest (docs/decisions/0015-timeline-overview-and-arrival-feed.md).
  */
 import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { Plane, SideEffectView, StoredEvent } from "@/lib/contract/api";
@@ -61,7 +61,7 @@ import {
   type EventFilter,
   type Outcome,
   type ServerBin,
-} from "./layout";
+} from "./model";
 import { ConstraintsUncheckedMark, EventMark, LaneBins, SandboxBarMark } from "./marks";
 import { CALL_BAR_GAP, CALL_BAR_H, ToolCallBars } from "./ToolCallBars";
 import { TimelineAxis } from "./TimelineAxis";
@@ -213,7 +213,7 @@ export function Timeline({
     [sorted, bars, now, serverBins],
   );
   const hasIdle = useMemo(() => findIdleGaps(instants).length > 0, [instants]);
-  // Fit and zoom work in "virtual" time, where idle stretches are short (layout.ts explains why); `warp` maps both ways.
+  // Fit and zoom work in "virtual" time, where idle stretches are short (model/time-warp.ts explains why); `warp` maps both ways.
   const { warp, fit } = useMemo(() => frameTimeline(instants, compressIdle, now ?? 0), [instants, compressIdle, now]);
   const maxSpan = Math.max((fit[1] - fit[0]) * 20, 3_600_000);
   const domain = viewDomain ? toVirtualDomain(warp, viewDomain) : fit;

@@ -6,7 +6,7 @@
  */
 import { AXIS_H, PAD_R, type Hover } from "./constants";
 import { formatClock, formatTick, zoneSuffix, type TimeZoneMode } from "./format";
-import type { IdleGap, TimeWarp } from "./layout";
+import type { IdleGap, TimeWarp } from "./model";
 
 /** An idle stretch in view: its px span and its label. */
 export type GapBand = { gap: IdleGap; gx0: number; gx1: number; text: string; w: number };

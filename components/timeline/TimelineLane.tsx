@@ -7,7 +7,7 @@
  */
 import type { ReactNode } from "react";
 import { RULE_STYLE } from "./constants";
-import type { Lane } from "./layout";
+import type { Lane } from "./model";
 import type { GapBand } from "./TimelineAxis";
 import type { PlacedRule } from "./TimelineRules";
 

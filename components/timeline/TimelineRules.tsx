@@ -2,11 +2,11 @@
 
 /**
  * Interruptions, restarts, resumes and stops as rules across all lanes (wide layout), each with a label in the rule
- * band above the lanes. Labels are thinned beforehand (layout.ts `thinLabels`): a rule whose label would overlap
+ * band above the lanes. Labels are thinned beforehand (model/rows.ts `thinLabels`): a rule whose label would overlap
  * another is drawn without it (`row` null).
  */
 import { AXIS_H, RULE_ROW_H, RULE_STYLE, type Hover } from "./constants";
-import type { TimeRule } from "./layout";
+import type { TimeRule } from "./model";
 
 /** A rule placed in px: its line at `x`, its label at `lx` in band row `row` (null: no label). */
 export type PlacedRule = {

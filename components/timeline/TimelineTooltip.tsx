@@ -20,7 +20,7 @@ import {
   type TimeRule,
   type TimeWarp,
   type ToolCallBar,
-} from "./layout";
+} from "./model";
 import { binKey, CONSTRAINTS_MARK_DY } from "./marks";
 import { MarkGlyph, OutcomeLabel, SHAPE_WORD, SideEffectStatusLabel } from "./parts";
 import { CALL_BAR_H, toolCallTooltip } from "./ToolCallBars";

@@ -2,14 +2,14 @@
 
 /**
  * Tool calls as bars in the Tools lane (DESIGN.md "Tool call"; issue 7 §3): one bar per `tool.called` from the
- * call to its outcome, paired by call id (components/timeline/layout.ts `deriveToolCallBars`). A mutating call left
+ * call to its outcome, paired by call id (model/tool-calls.ts `deriveToolCallBars`). A mutating call left
  * without an outcome when its attempt ended is an open amber bar, "outcome unknown"; a read call without one is a
  * neutral dashed bar, "no result recorded"; a call still running is an open neutral bar. Drawn inside the
  * timeline's SVG.
  */
 import type { ReactNode } from "react";
 import { formatDuration, formatInstant, type TimeZoneMode } from "./format";
-import { TOOL_CALL_WORD, labelWidth, toolCallLabel, type ToolCallBar, type ToolCallStatus } from "./layout";
+import { TOOL_CALL_WORD, labelWidth, toolCallLabel, type ToolCallBar, type ToolCallStatus } from "./model";
 
 /** Height of one tool-call bar, and the gap between rows. */
 export const CALL_BAR_H = 10;

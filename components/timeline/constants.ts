@@ -1,7 +1,7 @@
 /**
  * Geometry, styles and shared types of the four-lane timeline (Timeline.tsx and its parts).
  */
-import type { BinnableMark, Domain, MarkShape, Outcome, RuleKind, TimeWarp } from "./layout";
+import type { BinnableMark, Domain, MarkShape, Outcome, RuleKind, TimeWarp } from "./model";
 
 export const AXIS_H = 26;
 export const RULE_ROW_H = 14;

@@ -6,7 +6,7 @@
  */
 import { type MouseEvent as ReactMouseEvent, type PointerEvent as ReactPointerEvent, type RefObject } from "react";
 import { BAR_H, BIN_STYLE, type Hover, type MarkItem } from "./constants";
-import { fitSandboxBarLabel, sandboxBarLabel, type MarkBin, type Outcome, type SandboxBar } from "./layout";
+import { fitSandboxBarLabel, sandboxBarLabel, type MarkBin, type Outcome, type SandboxBar } from "./model";
 import { OUTCOME_STYLE, ShapePath } from "./parts";
 
 /** The key a bin is hovered by. */

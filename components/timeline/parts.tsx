@@ -4,7 +4,7 @@
  */
 import type { SideEffectStatus } from "@/lib/contract/api";
 import { SIDE_EFFECT_STATUS_WORD } from "@/components/ui/status";
-import { OUTCOME_WORD, type MarkShape, type Outcome } from "./layout";
+import { OUTCOME_WORD, type MarkShape, type Outcome } from "./model";
 
 /** Tailwind classes per outcome: SVG fill/stroke for marks, the attention ring, text colour, a badge look. */
 export const OUTCOME_STYLE: Record<Outcome, { mark: string; ring: string; text: string; badge: string }> = {

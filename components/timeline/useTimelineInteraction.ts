@@ -18,15 +18,7 @@ import {
 } from "react";
 import type { StoredEvent } from "@/lib/contract/api";
 import { MIN_SPAN_MS, PAD_R, toRealDomain, toVirtualDomain, type Drag, type Hover } from "./constants";
-import {
-  neighbourId,
-  panDomain,
-  zoomDomain,
-  type Domain,
-  type MarkBin,
-  type TimedEvent,
-  type TimeWarp,
-} from "./layout";
+import { neighbourId, panDomain, zoomDomain, type Domain, type MarkBin, type TimedEvent, type TimeWarp } from "./model";
 
 /** What the interaction reads from the timeline. */
 export type InteractionInput = {

@@ -10,7 +10,8 @@ import { queryRows } from "@/db";
 import { requestApproval } from "@/lib/domain/approvals/requests";
 import { approvalContext } from "@/lib/domain/approvals/read";
 import { payloadDigestOf, userActor } from "../support/approvals";
-import { askGate, checkpoint, sendEvents, signInAs } from "./custody-helpers";
+import { askGate, checkpoint, sendEvents } from "./support/custody-calls";
+import { signInAs } from "./support/people";
 import { api, createTestTenant, makeEvent, newTaskId, rid, testDbForFile, type Auth, type TestTenant } from "./helpers";
 
 const handle = testDbForFile();

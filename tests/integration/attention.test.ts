@@ -6,7 +6,9 @@
 import { describe, expect, it } from "vitest";
 import type { UserActor } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
-import { checkpoint, newKey, signInAs, unknownEffect } from "./custody-helpers";
+import { checkpoint, newKey } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { unknownEffect } from "./support/seeding";
 import { api, baseUrl, createTestTenant, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

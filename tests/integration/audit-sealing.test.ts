@@ -10,7 +10,8 @@ import { openDatabase, queryRows, type Db } from "@/db";
 import type { AuditAction } from "@/lib/domain/audit/actions";
 import { appendAudit, appendAuditPending } from "@/lib/domain/audit/append";
 import type { Actor } from "@/lib/domain/authz";
-import { checkpoint, intentBody, newKey, postIntent, signInAs } from "./custody-helpers";
+import { checkpoint, intentBody, newKey, postIntent } from "./support/custody-calls";
+import { signInAs } from "./support/people";
 import { api, createTestTenant, newTaskId, testDbForFile, type TestTenant } from "./helpers";
 import { testDatabaseUrl } from "../support/env";
 

@@ -23,14 +23,9 @@ import type { TaskView } from "@/lib/contract/api";
 import { DEFAULT_LEASE_SECONDS } from "@/lib/domain/side-effects/intent";
 import {
   askGate,
-  auditRows,
   checkpoint,
-  custodySnapshot,
-  effectRow,
-  expectError,
   hex,
   intentBody,
-  localServer,
   newKey,
   postIntent,
   postLookup,
@@ -39,10 +34,13 @@ import {
   receiptBody,
   registerLookup,
   sendEvents,
-  signInAs,
-  sleep,
-  unknownEffect as makeUnknownEffect,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { localServer } from "./support/local-servers";
+import { signInAs } from "./support/people";
+import { expectError } from "./support/responses";
+import { unknownEffect as makeUnknownEffect } from "./support/seeding";
+import { auditRows, custodySnapshot, effectRow } from "./support/stored-rows";
+import { sleep } from "./support/waiting";
 import {
   api,
   createTestTenant,
@@ -61,7 +59,7 @@ const cleanups = cleanupsAfterEachTest();
 
 const EFFECT = "update_record";
 
-/** An unknown update_record effect of `tool` (see custody-helpers' unknownEffect). */
+/** An unknown update_record effect of `tool` (see support/seeding.ts `unknownEffect`). */
 const unknownEffect = (t: TestTenant, tool = EFFECT) => makeUnknownEffect(handle.db, t, { name: EFFECT, tool });
 
 describe("the principal of a task is fixed", () => {

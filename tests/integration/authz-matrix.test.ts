@@ -19,7 +19,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { API_ROUTES, routeFileMethods } from "../support/api-routes";
 import { walkRoutes, type RouteCall } from "../support/route-walk";
-import { checkpoint, intentBody, newKey, receiptBody, signInAs, unknownEffect } from "./custody-helpers";
+import { checkpoint, intentBody, newKey, receiptBody } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { unknownEffect } from "./support/seeding";
 import {
   api,
   createTestTenant,

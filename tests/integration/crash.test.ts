@@ -34,7 +34,7 @@ import {
   testDbForFile,
   type FullTestTenant,
 } from "./helpers";
-import { intentBody, receiptBody } from "./custody-helpers";
+import { intentBody, receiptBody } from "./support/custody-calls";
 
 const handle = testDbForFile();
 const EFFECTS_PER_KIND = 8;

@@ -13,21 +13,18 @@ import { verifyCanonical } from "@/lib/domain/crypto/signing";
 import { attentionQueue } from "@/lib/domain/tasks/attention";
 import {
   askGate,
-  auditRows,
   checkpoint,
-  effectRow,
-  errorOf,
-  expectError,
   getTask,
   intentBody,
   newKey,
   postIntent,
   postReceipt,
   receiptBody,
-  refusals,
   sendEvents,
-  signInAs,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { errorOf, expectError } from "./support/responses";
+import { auditRows, effectRow, refusals } from "./support/stored-rows";
 import {
   api,
   createTestTenant,

@@ -14,7 +14,10 @@ import { publishKeyFor, recordIdFor, reportRecordIdFor } from "@/scripts/demo-ru
 import { seedDemoApproval } from "@/scripts/lib/demo-approval";
 import type { StoredRecord } from "@/scripts/records-service";
 import { RuntimeProcess } from "../support/runtime-process";
-import { askGate, postReconcile, registerLookup, signInAs, startTempRecords, waitFor } from "./custody-helpers";
+import { askGate, postReconcile, registerLookup } from "./support/custody-calls";
+import { startTempRecords } from "./support/local-servers";
+import { signInAs } from "./support/people";
+import { waitFor } from "./support/waiting";
 import { api, baseUrl, createTestTenant, newTaskId, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

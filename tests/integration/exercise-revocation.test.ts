@@ -10,7 +10,11 @@ import { describe, expect, it } from "vitest";
 import type { StoredEvent, TimelinePage } from "@/lib/contract/api";
 import type { ExerciseJson, ExerciseView } from "@/lib/contract/maps";
 import { suggestionsFor } from "@/lib/domain/exercises/suggestions";
-import { auditRows, checkpoint, errorOf, localServer, signInAs } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
+import { localServer } from "./support/local-servers";
+import { signInAs } from "./support/people";
+import { errorOf } from "./support/responses";
+import { auditRows } from "./support/stored-rows";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, rid, testDbForFile, type Auth } from "./helpers";
 import { recordsPolicy } from "../support/policy-document";
 

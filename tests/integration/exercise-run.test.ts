@@ -15,7 +15,10 @@ import { drillTaskId } from "@/lib/demo/interruption-points";
 import { recordIdFor } from "@/scripts/demo-runtime/scenario";
 import type { StoredRecord } from "@/scripts/records-service";
 import { RuntimeProcess } from "../support/runtime-process";
-import { askGate, effectRow, postReconcile, registerLookup, signInAs, startTempRecords } from "./custody-helpers";
+import { askGate, postReconcile, registerLookup } from "./support/custody-calls";
+import { startTempRecords } from "./support/local-servers";
+import { signInAs } from "./support/people";
+import { effectRow } from "./support/stored-rows";
 import { api, baseUrl, createTestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

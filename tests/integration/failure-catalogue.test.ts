@@ -19,8 +19,6 @@ import type { StoredRecord } from "@/scripts/records-service";
 import {
   askGate,
   checkpoint,
-  effectRow,
-  errorCode,
   getTask,
   hex,
   intentBody,
@@ -29,10 +27,12 @@ import {
   postLookup,
   postReconcile,
   registerLookup,
-  signInAs,
-  startTempRecords,
-  waitFor,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { startTempRecords } from "./support/local-servers";
+import { signInAs } from "./support/people";
+import { errorCode } from "./support/responses";
+import { effectRow } from "./support/stored-rows";
+import { waitFor } from "./support/waiting";
 import { RuntimeProcess } from "../support/runtime-process";
 import {
   api,

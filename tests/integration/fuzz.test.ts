@@ -14,7 +14,9 @@ import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { API_ROUTES, routeFileMethods, type RouteSpec } from "../support/api-routes";
 import { bodiesOf, casesOf } from "../support/json-arbitrary";
-import { checkpoint, signInAs, unknownEffect } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { unknownEffect } from "./support/seeding";
 import { api, createTestTenant, makeRecord, newTaskId, testDbForFile, type Auth } from "./helpers";
 
 const handle = testDbForFile();

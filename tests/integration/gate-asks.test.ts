@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import type { GateAskView, TaskView } from "@/lib/contract/api";
 import { api, createTestTenant, makeEvent, newTaskId, testDbForFile } from "./helpers";
-import { askGate, checkpoint, getTask, intentBody, newKey, postIntent, sendEvents, signInAs } from "./custody-helpers";
+import { askGate, checkpoint, getTask, intentBody, newKey, postIntent, sendEvents } from "./support/custody-calls";
+import { signInAs } from "./support/people";
 
 const handle = testDbForFile();
 

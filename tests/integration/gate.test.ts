@@ -13,15 +13,15 @@ import {
   askGate,
   checkpoint,
   createTaskByEvent,
-  custodySnapshot,
   getTask,
   hex,
   intentBody,
   newKey,
   postIntent,
   sendEvents,
-  signInAs,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { custodySnapshot } from "./support/stored-rows";
 
 const handle = testDbForFile();
 

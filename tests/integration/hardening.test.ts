@@ -14,7 +14,6 @@ import type { ApiErrorBody, StoredEvent } from "@/lib/contract/api";
 import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
 import {
   checkpoint,
-  effectRow,
   intentBody,
   newKey,
   postIntent,
@@ -22,9 +21,10 @@ import {
   postReconcile,
   registerLookup,
   sendEvents,
-  signInAs,
-  startTempRecords,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { startTempRecords } from "./support/local-servers";
+import { signInAs } from "./support/people";
+import { effectRow } from "./support/stored-rows";
 import {
   api,
   countRows,

@@ -9,28 +9,24 @@ import { queryRows } from "@/db";
 import { describe, expect, it } from "vitest";
 import type { IntentResult } from "@/lib/contract/api";
 import {
+  RECEIPT_AT,
   askGate,
-  auditRows,
   checkpoint,
   createTaskByEvent,
-  custodySnapshot,
-  effectRow,
-  errorCode,
   getTask,
   hex,
   intentBody,
   newKey,
   postIntent,
   postReceipt,
-  RECEIPT_AT,
   receiptBody,
-  refusals,
   sendEvents,
   withOffset,
-  signInAs,
-  sleep,
-  expectError,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { errorCode, expectError } from "./support/responses";
+import { auditRows, custodySnapshot, effectRow, refusals } from "./support/stored-rows";
+import { sleep } from "./support/waiting";
 import { api, createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

@@ -18,7 +18,11 @@ import type {
   MapView,
 } from "@/lib/contract/maps";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
-import { addPerson, auditRows, checkpoint, errorOf, expectError, signInAs, unknownEffect } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
+import { addPerson, signInAs } from "./support/people";
+import { errorOf, expectError } from "./support/responses";
+import { unknownEffect } from "./support/seeding";
+import { auditRows } from "./support/stored-rows";
 import { api, createTestTenant, newTaskId, signIn, testDbForFile, type FullTestTenant } from "./helpers";
 
 const handle = testDbForFile();

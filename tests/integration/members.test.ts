@@ -9,7 +9,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "@/lib/domain/tenancy/sign-in-limits";
 import type { MemberView } from "@/lib/domain/tenancy/members";
-import { auditRows, expectError, signInAs } from "./custody-helpers";
+import { signInAs } from "./support/people";
+import { expectError } from "./support/responses";
+import { auditRows } from "./support/stored-rows";
 import { api, baseUrl, createTestTenant, trySignIn, type FullTestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

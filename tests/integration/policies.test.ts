@@ -7,7 +7,10 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import { auditRows, checkpoint, errorOf, expectError, signInAs } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { errorOf, expectError } from "./support/responses";
+import { auditRows } from "./support/stored-rows";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile, type FullTestTenant } from "./helpers";
 import { RECORDS_POLICY_YAML, recordsPolicy, recordsPolicyYaml } from "../support/policy-document";
 

@@ -11,31 +11,23 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiErrorBody, IntentResult, TimelinePage } from "@/lib/contract/api";
 import { resultDigest, type RecordUpdateResult } from "@/scripts/records-service";
 import {
-  approveDirectly,
-  addPerson,
   askGate,
-  auditRows,
   checkpoint,
-  custodySnapshot,
-  effectRow,
-  errorCode,
-  errorOf,
   getTask,
   intentBody,
-  localServer,
   newKey,
   postIntent,
   postLookup,
   postReconcile,
   registerLookup,
   sendEvents,
-  signInAs,
-  sleep,
-  startTempRecords,
-  type LocalServer,
-  expectError,
-  unknownEffect as makeUnknownEffect,
-} from "./custody-helpers";
+} from "./support/custody-calls";
+import { localServer, startTempRecords, type LocalServer } from "./support/local-servers";
+import { addPerson, signInAs } from "./support/people";
+import { errorCode, errorOf, expectError } from "./support/responses";
+import { approveDirectly, unknownEffect as makeUnknownEffect } from "./support/seeding";
+import { auditRows, custodySnapshot, effectRow } from "./support/stored-rows";
+import { sleep } from "./support/waiting";
 import {
   api,
   createTestTenant,
@@ -56,7 +48,7 @@ const cleanups = cleanupsAfterEachTest();
 const EFFECT = "update_record";
 const TOOL = "records-api";
 
-/** An unknown effect of tool records-api (see custody-helpers' unknownEffect). */
+/** An unknown effect of tool records-api (see support/seeding.ts `unknownEffect`). */
 const unknownEffect = (t: TestTenant, opts: { declared?: "not_started" | "approved"; name?: string } = {}) =>
   makeUnknownEffect(handle.db, t, { tool: TOOL, ...opts });
 

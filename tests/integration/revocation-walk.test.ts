@@ -17,7 +17,9 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { API_ROUTES } from "../support/api-routes";
 import { fillRoute, walkRoutes, type RouteAnswer, type RouteCall, type RouteParams } from "../support/route-walk";
-import { auditRows, checkpoint, signInAs } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { auditRows } from "./support/stored-rows";
 import { api, createTestTenant, newTaskId, rid, testDbForFile, type Auth, type FullTestTenant } from "./helpers";
 
 const handle = testDbForFile();

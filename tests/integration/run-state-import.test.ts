@@ -12,7 +12,10 @@ import { queryRows } from "@/db";
 import { toolCallDigest } from "@/lib/domain/imports/openai-agents-run-state";
 import { toolCallEffectName } from "@/lib/domain/side-effects/attempts";
 import { pendingApprovalState, nestedApprovalState } from "../support/sdk-run-states";
-import { auditRows, checkpoint, effectRow, expectError, signInAs } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { expectError } from "./support/responses";
+import { auditRows, effectRow } from "./support/stored-rows";
 import { api, createTestTenant, newTaskId, testDbForFile, type Auth, type FullTestTenant } from "./helpers";
 
 const handle = testDbForFile();

@@ -15,7 +15,7 @@ import {
   MAX_SIGN_IN_FAILURES,
   signInDelaySeconds,
 } from "@/lib/domain/tenancy/sign-in-limits";
-import { expectError } from "./custody-helpers";
+import { expectError } from "./support/responses";
 import { api, createTestTenant, rid, signIn, signOut, trySignIn, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

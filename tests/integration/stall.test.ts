@@ -7,7 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { MAX_ATTRS_BYTES } from "@/lib/domain/events/schema";
 import { MAX_BODY_BYTES } from "@/lib/server/route";
-import { checkpoint, intentBody, newKey, registerLookup, signInAs, unknownEffect } from "./custody-helpers";
+import { checkpoint, intentBody, newKey, registerLookup } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { unknownEffect } from "./support/seeding";
 import { api, baseUrl, createTestTenant, makeEvent, makeRecord, newTaskId, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

@@ -9,7 +9,9 @@ import { queryRows } from "@/db";
 import { listTasksQuery } from "@/db/queries/tasks";
 import type { TaskList } from "@/lib/contract/api";
 import { MAX_PAGE } from "@/lib/domain/tasks/read";
-import { checkpoint, errorOf, expectError, newKey, sendEvents, signInAs } from "./custody-helpers";
+import { checkpoint, newKey, sendEvents } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { errorOf, expectError } from "./support/responses";
 import { api, baseUrl, createTestTenant, makeEvent, newTaskId, rid, type TestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();

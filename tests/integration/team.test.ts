@@ -15,7 +15,9 @@ import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import type { AccountView } from "@/lib/domain/tenancy/account";
 import type { InviteResult } from "@/lib/domain/tenancy/invitations";
 import type { MemberView } from "@/lib/domain/tenancy/members";
-import { auditRows, expectError, signInAs } from "./custody-helpers";
+import { signInAs } from "./support/people";
+import { expectError } from "./support/responses";
+import { auditRows } from "./support/stored-rows";
 import {
   api,
   baseUrl,

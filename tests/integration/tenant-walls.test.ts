@@ -1,6 +1,6 @@
 /**
  * Tenant walls in the database (issue 12; docs/decisions/0016-tenant-walls.md): row-level security on every table
- * with a tenant_id column, the app role it binds, and the scoped database handles of db/index.ts.
+ * with a tenant_id column, the app role it binds, and the scoped database handles of db/walls.ts.
  * - Every tenant table has RLS on and a policy for custody_app (a new table without them fails here: see the recipe
  *   at the top of db/migrations/0011_tenant_walls.sql), and custody_app may not bypass it.
  * - A query that forgets its tenant filter returns only the scope's rows, and nothing at all without a scope; a write
@@ -15,7 +15,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import { APP_ROLE, openDatabase, queryRows, type Db, type DbScope } from "@/db";
 import { pgCode } from "@/lib/domain/tx";
-import { checkpoint } from "./custody-helpers";
+import { checkpoint } from "./support/custody-calls";
 import { api, createTestTenant, newTaskId, signIn, type TestTenant } from "./helpers";
 
 type Handle = Awaited<ReturnType<typeof openDatabase>>;

@@ -7,7 +7,8 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
-import { errorOf, expectError, signInAs } from "./custody-helpers";
+import { signInAs } from "./support/people";
+import { errorOf, expectError } from "./support/responses";
 import { api, countRows, createTestTenant, openTestDb, type TestTenant } from "./helpers";
 
 let handle: Awaited<ReturnType<typeof openTestDb>>;

@@ -9,7 +9,8 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { ApiErrorBody, StoredEvent } from "@/lib/contract/api";
-import { checkpoint, intentBody, newKey, postIntent, signInAs } from "./custody-helpers";
+import { checkpoint, intentBody, newKey, postIntent } from "./support/custody-calls";
+import { signInAs } from "./support/people";
 import {
   api,
   countRows,

@@ -12,7 +12,9 @@ import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { GateVerdict, StoredEvent, TimelineOverview } from "@/lib/contract/api";
 import { seedLongRun } from "../../scripts/lib/long-run";
-import { askGate, checkpoint, expectError, intentBody, postIntent, signInAs } from "./custody-helpers";
+import { askGate, checkpoint, intentBody, postIntent } from "./support/custody-calls";
+import { signInAs } from "./support/people";
+import { expectError } from "./support/responses";
 import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile } from "./helpers";
 import { recordsPolicyYaml, type PolicyFixture } from "../support/policy-document";
 

@@ -5,7 +5,7 @@
  * to the call that asked it; what counts as a wrong answer stays with each suite.
  */
 import { api, type Auth } from "../integration/helpers";
-import { errorCode } from "../integration/custody-helpers";
+import { errorCode } from "../integration/support/responses";
 
 /** Values for a route's path parameters, by name (`taskId` for `[taskId]`). */
 export type RouteParams = Record<string, string>;

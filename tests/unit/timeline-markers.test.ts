@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { StoredEvent } from "@/lib/contract/api";
 import { EVENT_CATALOGUE, TIMELINE_MARKER_TYPES, type EventType } from "@/lib/domain/events/catalogue";
-import { deriveRules, deriveSandboxBars, deriveToolCallBars, sortEvents } from "@/components/timeline/layout";
+import { deriveRules, deriveSandboxBars, deriveToolCallBars, sortEvents } from "@/components/timeline/model";
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 12, 0, seconds)).toISOString();
 

@@ -3,7 +3,7 @@
  * loaded, and bins that count them (docs/decisions/0012-timeline-overview-and-arrival-feed.md).
  */
 import { describe, expect, it } from "vitest";
-import { binMarks, labelWidth, thinLabels, unloadedCounts, type Outcome } from "../../components/timeline/layout";
+import { binMarks, labelWidth, thinLabels, unloadedCounts, type Outcome } from "../../components/timeline/model";
 
 describe("thinLabels", () => {
   const overlaps = (a: { x: number; width: number }, b: { x: number; width: number }) =>

@@ -1,0 +1,80 @@
+/**
+ * Placing bars and labels in rows so that they do not overlap, and the width estimate of a label.
+ * Pure (no React, no DOM); unit-tested in tests/unit/timeline/rows.test.ts.
+ */
+
+/**
+ * Greedy interval packing: for intervals sorted by start, the row of each so that intervals sharing a
+ * row never overlap (touching is allowed). Returns one row index per interval.
+ */
+export function packRows(intervals: readonly { start: number; end: number }[]): number[] {
+  const rowEnds: number[] = [];
+  return intervals.map(({ start, end }) => {
+    let row = rowEnds.findIndex((e) => e <= start);
+    if (row === -1) {
+      row = rowEnds.length;
+      rowEnds.push(end);
+    } else {
+      rowEnds[row] = end;
+    }
+    return row;
+  });
+}
+
+/** Approximate width in px of a 10 px timeline label (no DOM measurement needed for layout). */
+export function labelWidth(text: string): number {
+  return text.length * 5.8 + 4;
+}
+
+/**
+ * Rows for labels placed left to right (sorted by `x`), so that a label never overlaps the previous one
+ * in its row: the first row whose last label ends `gap` px before this one starts. With all `maxRows`
+ * taken, the row that frees up first is reused (overlap accepted rather than growing without bound).
+ * Rule labels use {@link thinLabels}, which never overlaps.
+ */
+export function assignLabelRows(labels: readonly { x: number; width: number }[], maxRows: number, gap = 6): number[] {
+  const rowEnds: number[] = [];
+  return labels.map(({ x, width }) => {
+    let row = rowEnds.findIndex((e) => e + gap <= x);
+    if (row === -1) {
+      if (rowEnds.length < Math.max(1, maxRows)) {
+        row = rowEnds.length;
+        rowEnds.push(x + width);
+        return row;
+      }
+      row = rowEnds.reduce((best, e, i) => (e < (rowEnds[best] ?? Infinity) ? i : best), 0);
+    }
+    rowEnds[row] = x + width;
+    return row;
+  });
+}
+
+/**
+ * Rows for labels that must never overlap: labels are placed in order of `priority` (higher first; ties: the later
+ * `x` first, since after a crash the newest markers matter most), each in the first of `maxRows` rows where it keeps
+ * `gap` px from every label already there. A label that fits nowhere gets `null` (left out: its rule is still drawn,
+ * and zooming in brings the label back). Returns one row or null per label, in input order.
+ */
+export function thinLabels(
+  labels: readonly { x: number; width: number; priority?: number }[],
+  maxRows: number,
+  gap = 6,
+): Array<number | null> {
+  const rows: Array<Array<[number, number]>> = Array.from({ length: Math.max(1, maxRows) }, () => []);
+  const order = labels
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const la = labels[a]!;
+      const lb = labels[b]!;
+      return (lb.priority ?? 0) - (la.priority ?? 0) || lb.x - la.x;
+    });
+  const out: Array<number | null> = labels.map(() => null);
+  for (const i of order) {
+    const { x, width } = labels[i]!;
+    const row = rows.findIndex((taken) => taken.every(([a, b]) => x + width + gap <= a || b + gap <= x));
+    if (row === -1) continue;
+    rows[row]!.push([x, x + width]);
+    out[i] = row;
+  }
+  return out;
+}

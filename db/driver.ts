@@ -1,0 +1,115 @@
+/**
+ * Opening the database: PostgreSQL through postgres.js when a URL is given, otherwise embedded PGlite in a data
+ * directory. Both get the same Drizzle schema and the same committed migrations, applied on open.
+ */
+import path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import type { SQL } from "drizzle-orm";
+import * as schema from "./schema";
+import { dataDir, MIGRATIONS_DIR } from "./paths";
+import { lockDataDir } from "./data-dir-lock";
+import { preparingPostgresClient } from "./plans";
+import type { Db, Handle, PgJsLike, PgliteLike } from "./types";
+import { scopedDatabases, scopedPgliteClient, scopedPostgresClient } from "./walls";
+
+/** What postgres.js passes a `socket` factory: its parsed connection options. */
+type PgJsSocketOptions = { host: string[]; port: number[]; path?: string | false };
+
+/**
+ * Connects postgres.js's sockets with Nagle's algorithm off (TCP_NODELAY, as libpq does; postgres.js leaves it on).
+ * With it on, a small message written right after a larger one waits for the server's delayed ACK (≈ 40 ms): the
+ * `CopyDone` that ends every `COPY … FROM STDIN` ({@link copyIn}) did, once per ingested batch. Unix sockets are used
+ * as they are; several hosts are tried in turn, one per new connection, as postgres.js does. The socket carries
+ * `host`, which postgres.js reads as the TLS server name.
+ */
+function noDelaySocket(): (o: PgJsSocketOptions) => net.Socket {
+  let next = 0;
+  return (o) => {
+    if (o.path) return net.connect(o.path);
+    const i = next++ % o.host.length;
+    const host = o.host[i]!;
+    const port = o.port[i] ?? o.port[0]!;
+    return Object.assign(net.connect({ host, port, noDelay: true }), { host, port });
+  };
+}
+
+/**
+ * Seals every tenant's pending audit entries (docs/decisions/0020-audit-sealing.md), as the owner: run once when a
+ * process opens the database, for entries a crash left committed but not yet in the chain.
+ */
+const SEAL_LEFT_PENDING = "select seal_audit(p.tenant_id) from (select distinct tenant_id from audit_pending) p";
+
+/**
+ * Opens a database, applies migrations and seals audit entries a crash left pending.
+ * @param url PostgreSQL URL; when absent, PGlite in `dir` (default {@link dataDir}).
+ */
+export async function openDatabase(opts: { url?: string; dir?: string; max?: number } = {}): Promise<Handle> {
+  if (opts.url) {
+    const { default: postgres } = await import("postgres");
+    const { drizzle } = await import("drizzle-orm/postgres-js");
+    const { migrate } = await import("drizzle-orm/postgres-js/migrator");
+    // Migrations run on their own single connection, serialized across processes by an advisory lock.
+    const migrationClient = postgres(opts.url, { max: 1, onnotice: () => {} });
+    try {
+      await migrationClient`select pg_advisory_lock(724201)`;
+      await migrate(drizzle(migrationClient), { migrationsFolder: MIGRATIONS_DIR });
+      await migrationClient`select pg_advisory_unlock(724201)`;
+    } finally {
+      await migrationClient.end();
+    }
+    // `socket` is a postgres.js option its types do not declare.
+    const clientOptions = { max: opts.max ?? 10, onnotice: () => {}, socket: noDelaySocket() };
+    const raw = postgres(opts.url, clientOptions);
+    // Audit entries a crash left between their commit and their seal join the chain before anything is served.
+    await raw.unsafe(SEAL_LEFT_PENDING);
+    const client = preparingPostgresClient(raw as unknown as PgJsLike) as unknown as typeof raw;
+    const db = drizzle(client, { schema }) as unknown as Db;
+    const walls = scopedDatabases(
+      (scope) =>
+        drizzle(scopedPostgresClient(client as unknown as PgJsLike, scope) as unknown as typeof client, {
+          schema,
+        }) as unknown as Db,
+    );
+    return { db, ...walls, kind: "postgres", close: () => raw.end() };
+  }
+  const dir = opts.dir ?? dataDir();
+  fs.mkdirSync(dir, { recursive: true });
+  const releaseLock = lockDataDir(dir);
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const { migrate } = await import("drizzle-orm/pglite/migrator");
+  try {
+    const client = await PGlite.create(path.join(/*turbopackIgnore: true*/ dir, "pgdata"));
+    const pdb = drizzle(client, { schema });
+    await migrate(pdb, { migrationsFolder: MIGRATIONS_DIR });
+    await client.query(SEAL_LEFT_PENDING);
+    const walls = scopedDatabases(
+      (scope) =>
+        drizzle(scopedPgliteClient(client as unknown as PgliteLike, scope) as unknown as typeof client, {
+          schema,
+        }) as unknown as Db,
+    );
+    return {
+      db: pdb as unknown as Db,
+      ...walls,
+      kind: "pglite",
+      close: async () => {
+        await client.close();
+        releaseLock();
+      },
+    };
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+}
+
+/**
+ * Runs raw SQL and returns its rows, on either driver (postgres.js returns an array, PGlite `{rows}`).
+ */
+export async function queryRows<T = Record<string, unknown>>(db: Db, query: SQL): Promise<T[]> {
+  const res = (await db.execute(query)) as unknown;
+  if (Array.isArray(res)) return res as T[];
+  return ((res as { rows?: T[] }).rows ?? []) as T[];
+}

@@ -1,0 +1,171 @@
+/**
+ * Tenant walls (docs/decisions/0016-tenant-walls.md): every scoped transaction runs as the app role with the
+ * request's tenant and person set transaction-locally, so the row-level security policies apply; the clients and
+ * Drizzle databases seen through a scope.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { genericPlans } from "./plans";
+import type { Db, DbScope, Handle, PgJsLike, PgJsQuery, PgliteLike } from "./types";
+
+/**
+ * The role every scoped transaction runs as: no BYPASSRLS, not the owner of any table, so the row-level security
+ * policies of migration 0011 apply to it. Created by that migration.
+ */
+export const APP_ROLE = "custody_app";
+
+/**
+ * The one statement that opens every scoped transaction: the app role and the scope, all transaction-local
+ * (`set_config(…, true)` is `SET LOCAL`), so nothing outlives the transaction on a pooled connection.
+ */
+export const SCOPE_STATEMENT = `select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', $1, true), set_config('app.user_id', $2, true), set_config('plan_cache_mode', coalesce(nullif($3, ''), current_setting('plan_cache_mode')), true)`;
+
+const globalForDb = globalThis as unknown as {
+  __custodyScope?: AsyncLocalStorage<DbScope>;
+};
+
+/** The scope of the request being served (set by lib/server's apiRoute), shared by every module copy. */
+const scopeStorage: AsyncLocalStorage<DbScope> = (globalForDb.__custodyScope ??= new AsyncLocalStorage<DbScope>());
+
+/**
+ * Runs `fn` with `scope` as the ambient scope: {@link getDb} inside it (and in everything it awaits) returns the
+ * database walled to that tenant.
+ */
+export function withDbScope<T>(scope: DbScope, fn: () => T): T {
+  return scopeStorage.run({ tenantId: scope.tenantId, userId: scope.userId ?? null }, fn);
+}
+
+/** The ambient scope, if any. */
+export function currentDbScope(): DbScope | undefined {
+  return scopeStorage.getStore();
+}
+
+function scopeParams(scope: DbScope | null | undefined): [string, string, string] {
+  return [scope?.tenantId ?? "", scope?.userId ?? "", genericPlans() ? "force_generic_plan" : ""];
+}
+
+/**
+ * The scope statement is prepared once per connection: unprepared, postgres.js would first ask the server for its
+ * parameter types — a round trip on every transaction that the pipelining below is meant to avoid.
+ */
+const PREPARED = { prepare: true };
+
+/** The first failure among settled results, in order, if any. */
+function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown } | null {
+  for (const r of results) if (r.status === "rejected") return { err: r.reason };
+  return null;
+}
+
+/**
+ * The postgres.js client seen through a scope. `begin` sends the scope statement first, pipelined with the
+ * transaction's first statement. A statement outside a transaction is sent as `begin; scope; statement; commit`
+ * pipelined on one reserved connection (one round trip, as before); when the statement fails, `commit` rolls back.
+ */
+export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | undefined): PgJsLike {
+  const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) =>
+    base.begin(async (tx) => {
+      // Sent now, so it is on the connection before the transaction's first statement (postgres.js is lazy).
+      const setup = Promise.resolve(tx.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute());
+      const settled = setup.then(
+        () => null,
+        (err: unknown) => ({ err }),
+      );
+      let out: T;
+      try {
+        out = await fn(tx);
+      } catch (err) {
+        const failed = await settled;
+        throw failed ? failed.err : err;
+      }
+      const failed = await settled;
+      if (failed) throw failed.err;
+      return out;
+    }) as Promise<T>;
+  const lone = async (
+    query: string,
+    params: unknown[] | undefined,
+    opts: unknown,
+    values: boolean,
+  ): Promise<unknown> => {
+    const conn = await base.reserve();
+    try {
+      const statement = conn.unsafe(query, params, opts);
+      const sent = [
+        conn.unsafe("begin").execute(),
+        conn.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute(),
+        (values ? statement.values() : statement).execute(),
+        conn.unsafe("commit").execute(),
+      ];
+      const results = await Promise.allSettled(sent);
+      const failed = firstFailure(results);
+      if (failed) throw failed.err;
+      return (results[2] as PromiseFulfilledResult<unknown>).value;
+    } finally {
+      conn.release();
+    }
+  };
+  const unsafe = (query: string, params?: unknown[], opts?: unknown) => {
+    let run: Promise<unknown> | undefined;
+    let values = false;
+    const pending = {
+      values: () => {
+        values = true;
+        return pending;
+      },
+      execute: () => {
+        run ??= lone(query, params, opts, values);
+        return pending;
+      },
+      then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => {
+        run ??= lone(query, params, opts, values);
+        return run.then(ok, fail);
+      },
+    };
+    return pending as unknown as PgJsQuery;
+  };
+  return new Proxy(base, {
+    get(target, prop, receiver) {
+      if (prop === "begin") return (fn: (tx: PgJsLike) => Promise<unknown>) => inScope(fn);
+      if (prop === "unsafe") return unsafe;
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+/** A PGlite client seen through a scope: the same as {@link scopedPostgresClient}, on PGlite's one connection. */
+export function scopedPgliteClient(base: PgliteLike, scope: () => DbScope | null | undefined): PgliteLike {
+  const inScope = <T>(fn: (tx: PgliteLike) => Promise<T>) =>
+    base.transaction(async (tx) => {
+      await tx.query(SCOPE_STATEMENT, scopeParams(scope()));
+      return fn(tx);
+    });
+  return new Proxy(base, {
+    get(target, prop, receiver) {
+      if (prop === "transaction") return inScope;
+      if (prop === "query") return (q: string, p?: unknown[], o?: unknown) => inScope((tx) => tx.query(q, p, o));
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+/**
+ * Builds {@link Handle.scoped} and {@link Handle.ambient} from a function that makes a Drizzle database over a
+ * scoped client. Scoped databases are kept per scope (a bounded cache: building one reads the schema).
+ */
+export function scopedDatabases(
+  make: (scope: () => DbScope | null | undefined) => Db,
+): Pick<Handle, "scoped" | "ambient"> {
+  const cache = new Map<string, Db>();
+  const scoped = (scope: DbScope | null): Db => {
+    const [tenantId, userId] = scopeParams(scope);
+    const key = `${tenantId}/${userId}`;
+    let db = cache.get(key);
+    if (!db) {
+      const fixed = { tenantId, userId };
+      db = make(() => fixed);
+      if (cache.size >= 500) cache.delete(cache.keys().next().value!);
+      cache.set(key, db);
+    }
+    return db;
+  };
+  return { scoped, ambient: make(() => scopeStorage.getStore()) };
+}

@@ -33,11 +33,9 @@ export const BLOCKING_CODES = [
   "egress_policy_inconsistent",
   "tool_definition_changed",
 ] as const;
-export type BlockingCode = (typeof BLOCKING_CODES)[number];
 
 /** Non-blocking codes that turn `resume` into `replay`. */
 export const REPLAY_CODES = ["no_checkpoint", "side_effect_in_flight", "constraints_unchecked"] as const;
-export type ReplayCode = (typeof REPLAY_CODES)[number];
 
 export type GateFacts = {
   now: Date;

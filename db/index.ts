@@ -86,11 +86,6 @@ export function withGenericPlans<T>(fn: () => T): T {
   return planStorage.run("generic", fn);
 }
 
-/** The ambient scope, if any. */
-export function currentDbScope(): DbScope | undefined {
-  return scopeStorage.getStore();
-}
-
 function scopeParams(scope: DbScope | null | undefined): [string, string, string] {
   return [scope?.tenantId ?? "", scope?.userId ?? "", genericPlans() ? "force_generic_plan" : ""];
 }
@@ -441,11 +436,6 @@ export async function dbFor(scope: DbScope): Promise<Db> {
  */
 export async function getOwnerDb(): Promise<Db> {
   return (await processHandle()).db;
-}
-
-/** Which engine the process-wide database runs on. */
-export async function dbKind(): Promise<"postgres" | "pglite"> {
-  return (await processHandle()).kind;
 }
 
 /** A postgres.js COPY query: resolves with the stream once the server is in COPY mode (see {@link copyIn}). */

@@ -117,13 +117,6 @@ export function classifyOutcome(
   }
 }
 
-/** The most alarming of several outcomes (`ok` for none). */
-export function worstOutcome(outcomes: Iterable<Outcome>): Outcome {
-  let best = OUTCOME_SEVERITY.length - 1;
-  for (const o of outcomes) best = Math.min(best, OUTCOME_SEVERITY.indexOf(o));
-  return OUTCOME_SEVERITY[best] ?? "ok";
-}
-
 /* ------------------------------------------------------------------------------------------------ */
 /* Sandbox bars                                                                                     */
 /* ------------------------------------------------------------------------------------------------ */
@@ -299,16 +292,6 @@ export const TOOL_CALL_WORD: Record<ToolCallStatus, string> = {
   unknown: "outcome unknown",
   reconciled: "outcome reconciled",
   no_result: "no result recorded",
-};
-
-/** The outcome colour of a tool call's status (`no_result` and `pending` are neutral: they block nothing). */
-export const TOOL_CALL_OUTCOME: Record<ToolCallStatus, Outcome> = {
-  completed: "ok",
-  failed: "failed",
-  pending: "ok",
-  unknown: "unknown",
-  reconciled: "ok",
-  no_result: "ok",
 };
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
@@ -636,29 +619,6 @@ export function deriveRules(sorted: readonly TimedEvent[]): TimeRule[] {
     }
   }
   return rules;
-}
-
-/**
- * Rows for labels placed left to right (sorted by `x`), so that a label never overlaps the previous one
- * in its row: the first row whose last label ends `gap` px before this one starts. With all `maxRows`
- * taken, the row that frees up first is reused (overlap accepted rather than growing without bound).
- * Rule labels use {@link thinLabels}, which never overlaps.
- */
-export function assignLabelRows(labels: readonly { x: number; width: number }[], maxRows: number, gap = 6): number[] {
-  const rowEnds: number[] = [];
-  return labels.map(({ x, width }) => {
-    let row = rowEnds.findIndex((e) => e + gap <= x);
-    if (row === -1) {
-      if (rowEnds.length < Math.max(1, maxRows)) {
-        row = rowEnds.length;
-        rowEnds.push(x + width);
-        return row;
-      }
-      row = rowEnds.reduce((best, e, i) => (e < (rowEnds[best] ?? Infinity) ? i : best), 0);
-    }
-    rowEnds[row] = x + width;
-    return row;
-  });
 }
 
 /**

@@ -5,7 +5,6 @@ import { formatClock, formatDuration, formatInstant, formatTick } from "../../co
 import {
   ALL_EVENTS_FILTER,
   LANES,
-  assignLabelRows,
   binMarks,
   classifyOutcome,
   countRedactedValues,
@@ -33,7 +32,6 @@ import {
   sandboxBarLabel,
   sortEvents,
   summarizeAttrs,
-  worstOutcome,
   zoomDomain,
   type BinnableMark,
 } from "../../components/timeline/layout";
@@ -123,13 +121,6 @@ describe("markShape and classifyOutcome", () => {
     expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "update_record" } })).toBe("ok");
     // Inherited object keys are not side effects.
     expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "toString" } }, effects)).toBe("ok");
-  });
-
-  it("picks the most alarming outcome", () => {
-    expect(worstOutcome(["ok", "unknown", "ok"])).toBe("unknown");
-    expect(worstOutcome(["unknown", "denied"])).toBe("denied");
-    expect(worstOutcome(["ok", "failed", "denied"])).toBe("failed");
-    expect(worstOutcome([])).toBe("ok");
   });
 
   it("finds the side effect an event is about, only when known", () => {
@@ -244,18 +235,6 @@ describe("deriveRules", () => {
       ["x", "stop", "stopped"],
     ]);
     expect(rules[0]?.t).toBe(T0 + 30_000);
-  });
-
-  it("stacks colliding labels on new rows, up to a maximum", () => {
-    const labels = [
-      { x: 0, width: 50 },
-      { x: 20, width: 50 },
-      { x: 30, width: 50 },
-      { x: 200, width: 50 },
-    ];
-    expect(assignLabelRows(labels, 3)).toEqual([0, 1, 2, 0]);
-    // With two rows only, the third label reuses the row that frees up first.
-    expect(assignLabelRows(labels, 2)).toEqual([0, 1, 0, 0]);
   });
 });
 

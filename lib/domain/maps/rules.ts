@@ -231,11 +231,6 @@ export function layerRowIssues(row: LayerFields): RuleIssue[] {
   ];
 }
 
-/** A suggestion for the row that the page offers, or null: a failed verification suggests constraining. */
-export function suggestedDecision(row: Pick<LayerRow, "verification" | "decision">): Decision | null {
-  return row.verification === "failed" && row.decision !== "constrain" ? "constrain" : null;
-}
-
 // ------------------------------------------------------------------ zod schemas
 
 /** A string field typed by a person: trimmed, at most `max` characters, no control or bidi override characters. */

@@ -42,13 +42,6 @@ export async function ensureMembership(db: Db, tenantId: string, userId: string,
     on conflict (tenant_id, user_id) do update set role = excluded.role, revoked_at = null`);
 }
 
-/** Revokes a membership (the person can no longer sign in to this tenant). */
-export async function revokeMembership(db: Db, tenantId: string, userId: string): Promise<void> {
-  await db.execute(
-    sql`update memberships set revoked_at = now() where tenant_id = ${tenantId} and user_id = ${userId}`,
-  );
-}
-
 export type SignInResult =
   | { ok: true; userId: string; email: string; name: string }
   | { ok: false; reason: "bad_credentials" | "no_membership" }

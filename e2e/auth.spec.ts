@@ -2,7 +2,7 @@
  * Sign-in in the browser: pages need a session, a wrong password says so, a responder sees their tenant's
  * tasks, and a revoked membership cannot sign in.
  */
-import { revokeMembership } from "@/lib/domain/tenancy/people";
+import { revokeMembership } from "../tests/support/tenants";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, test } from "./fixtures";
 
 test("an unauthenticated visit to /tasks lands on /login", async ({ page }) => {

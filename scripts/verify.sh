@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The one verification script (`npm test`): format check, lint, typecheck, unit tests, production build, integration tests
-# (real PostgreSQL + the built server) and end-to-end tests (Playwright in Debian Chromium).
+# The one verification script (`npm test`): format check, lint, dead code (knip), typecheck, unit tests, production build,
+# integration tests (real PostgreSQL + the built server) and end-to-end tests (Playwright in Debian Chromium).
 # First, scripts/provision.sh gets what the tests need when it is missing (Chromium, a running PostgreSQL, the test
 # database), saying so in one line before each action.
 #
@@ -62,6 +62,7 @@ source scripts/provision.sh
 echo "== verify: test database $(node -e 'const u=new URL(process.argv[1]); if (u.password) u.password="***"; console.log(u.toString())' "$TEST_DATABASE_URL"), build dir $DIST_DIR"
 step "format" npm run --silent format:check
 step "lint" npm run --silent lint
+step "dead code (knip)" npm run --silent knip
 step "typecheck" npm run --silent typecheck
 step "unit tests" npm run --silent test:unit
 step "build" build

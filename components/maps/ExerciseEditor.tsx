@@ -24,8 +24,7 @@ import type {
   MapLayer,
   StepStatus,
 } from "@/lib/contract/maps";
-import { EXERCISE_OUTCOMES } from "@/db/schema/map-vocabulary";
-import { OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
+import { EXERCISE_OUTCOMES, OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
 import { REVOCATION_ANSWER, revocationCheckText, suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { drillTaskId, isCrashPoint, POINT_GUIDE } from "@/lib/demo/interruption-points";

@@ -51,11 +51,6 @@ function parts(date: Date, zone: TimeZoneMode): Parts {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
-/** Parses an ISO 8601 instant to epoch milliseconds; `NaN` when it does not parse. */
-export function toMs(iso: string): number {
-  return Date.parse(iso);
-}
-
 /** Zone suffix: `UTC`, or the local offset at that instant as `UTC+01:00`. */
 export function zoneSuffix(ms: number, zone: TimeZoneMode): string {
   if (zone === "utc") return "UTC";
@@ -118,11 +113,6 @@ const LOCAL_INTERVALS: Intervals = {
   month: timeMonth,
   year: timeYear,
 };
-
-/** The d3-time day interval for a zone (used for the axis date context). */
-export function dayInterval(zone: TimeZoneMode): CountableTimeInterval {
-  return zone === "utc" ? utcDay : timeDay;
-}
 
 /**
  * Axis tick label (24 h clock), choosing the coarsest unit at which the tick is not on a boundary, as

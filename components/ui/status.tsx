@@ -64,11 +64,6 @@ export function SideEffectStatusBadge({ status }: { status: SideEffectStatus }) 
   );
 }
 
-/** The plain-words meaning of a side-effect status. */
-export function sideEffectHint(status: SideEffectStatus): string {
-  return SIDE_EFFECT[status].hint;
-}
-
 const VERDICT = {
   resume: { label: "Resume", icon: "▶", cls: "bg-emerald-50 text-emerald-800 border-emerald-300" },
   replay: { label: "Replay", icon: "↺", cls: "bg-amber-50 text-amber-900 border-amber-300" },

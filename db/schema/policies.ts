@@ -16,8 +16,44 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import type { PolicyDocument, PolicyFinding } from "@/lib/domain/policies/document";
 import { tenants } from "./tenancy";
+
+/** A duration in a policy: seconds as a number, or text such as `15m`, `24h`, `7d`. */
+type PolicyDuration = number | string;
+
+/**
+ * A policy document as stored: what the schema in lib/domain/policies/document.ts produces (defaults filled in). That
+ * module fails to compile when its schema's output and this type differ.
+ */
+export type StoredPolicyDocument = {
+  network: { access: "none" | "restricted" | "open"; allowed_domains: string[] };
+  credentials: {
+    name: string;
+    type: "environment_variable" | "function_tool";
+    allowed_hosts: string[];
+    scope?: string;
+    ttl?: PolicyDuration;
+    protocol: string;
+    port: number;
+    revocation_url?: string;
+  }[];
+  tools: {
+    name: string;
+    mutation: boolean;
+    requires_approval: boolean;
+    approval_ttl?: PolicyDuration;
+    hosts: string[];
+    lookup_url?: string;
+  }[];
+};
+
+/** One lint finding of a policy version; `path` is like `credentials[0].allowed_hosts[0]` (empty for the whole document). */
+export type PolicyFinding = {
+  severity: "error" | "warning";
+  rule: string;
+  path: string;
+  message: string;
+};
 
 export const policyVersions = pgTable(
   "policy_versions",
@@ -28,7 +64,7 @@ export const policyVersions = pgTable(
     /** 1, 2, 3 … per tenant, in the order they were stored. */
     version: integer("version").notNull(),
     /** The document as read (JSON or YAML), normalized by its schema (defaults filled in). */
-    document: jsonb("document").$type<PolicyDocument | null>(),
+    document: jsonb("document").$type<StoredPolicyDocument | null>(),
     /** The text as sent, so people see the YAML they wrote (credential values are refused before storing). */
     sourceText: text("source_text").notNull(),
     sourceFormat: text("source_format").$type<"json" | "yaml">().notNull(),

@@ -20,6 +20,7 @@ import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
+import { policyDocumentSchema } from "@/lib/domain/policies/document";
 import {
   actionRuleBodySchema,
   approvalSettingsBodySchema,
@@ -46,6 +47,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: "Unknown task, effect, map or exercise (also another tenant's)",
   409: "Conflict with the current state",
   413: "Body over 1 MB or more than 1000 events",
+  415: "Another content type than the route reads",
   422: "Validation failed; the message names the field",
 };
 const taskId = {
@@ -58,6 +60,21 @@ const effect = { name: "name", in: "path", required: true, schema: { type: "stri
 const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
 const mapId = { name: "map_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
 const exerciseId = { name: "exercise_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
+const policyVersion = {
+  name: "version",
+  in: "path",
+  required: true,
+  schema: { type: "integer", minimum: 1 },
+  description: "A policy version number (1, 2, 3 … per tenant)",
+};
+/** A policy document, as JSON or as YAML text. */
+const policyBody = {
+  required: true,
+  content: {
+    "application/json": { schema: { $ref: "#/components/schemas/PolicyDocument" } },
+    "application/yaml": { schema: { type: "string" } },
+  },
+};
 /** Custody maps are for people: a signed-in session (runtime keys get 403). */
 const session = [{ session: [] }];
 
@@ -123,6 +140,7 @@ export function openApiDocument(): Record<string, unknown> {
         ChangePassword: schema(changePasswordBodySchema),
         Decision: schema(decisionBodySchema),
         PolicyVersion: schema(policyVersionBodySchema),
+        PolicyDocument: schema(policyDocumentSchema),
         ApprovalSettings: schema(approvalSettingsBodySchema),
         ApprovalRule: schema(actionRuleBodySchema),
       },
@@ -260,6 +278,46 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{artifacts}`"), ...errors(401, 404) },
         },
       },
+      "/api/v1/tasks/{task_id}/credentials": {
+        get: {
+          summary:
+            "The credentials the task's runs held, from vault-lane events (metadata only, never a value), with the last revocation check of each, and the vault-lane events that carried a credential value or placeholder (redacted before storage, newest 50)",
+          parameters: [taskId],
+          responses: {
+            ...ok(
+              "`{credentials: [{credential_ref, last_issued_at, last_used_at, used, last_revoked_at, last_expired_at, scope, expires_at, can_check, last_check}], flagged_events: [{event_id, type, credential_ref, occurred_at, kinds}]}`",
+            ),
+            ...errors(401, 404),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/credentials/{ref}/revocation-check": {
+        post: {
+          summary:
+            "Ask the credential's revocation_url (current policy) whether it is revoked; the answer is kept as a credential.revocation_checked event on the vault lane, with an audit entry (no body; responders, owners, admins). 422 when the current policy names no revocation endpoint",
+          security: session,
+          parameters: [taskId, { name: "ref", in: "path", required: true, schema: { type: "string" } }],
+          responses: {
+            ...ok(
+              "`{credential_ref, outcome: revoked|not_revoked|ambiguous|timeout|unreachable|refused, revoked, revoked_at, http_status, checked_at, event_id, policy_version, message}`",
+            ),
+            ...errors(400, 401, 403, 404, 422),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/egress": {
+        get: {
+          summary:
+            "Per host the task's runs asked to reach (egress.allowed / egress.denied events), and whether the current policy still admits it",
+          parameters: [taskId],
+          responses: {
+            ...ok(
+              "`{current_policy_version, hosts: [{host, allowed, denied, last_at, ports, policy_versions, tools, credential_refs, in_current_policy, drift}]}`",
+            ),
+            ...errors(401, 404),
+          },
+        },
+      },
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
           summary:
@@ -355,6 +413,21 @@ export function openApiDocument(): Record<string, unknown> {
             "Create a runtime API key, shown once (owners, admins; signed-in). Typed text: no control or bidi override characters",
           requestBody: { required: true, ...json("CreateApiKey") },
           responses: { ...ok("`{id, name, key}`"), ...errors(400, 401, 403, 422) },
+        },
+      },
+      "/api/v1/settings/api-keys/{key_id}/revoke": {
+        post: {
+          summary: "Revoke a runtime API key (no body; owners, admins; signed-in). 409 when already revoked",
+          security: session,
+          parameters: [{ name: "key_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          responses: { ...ok("`{revoked: true}`"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/settings/principals": {
+        get: {
+          summary: "Principals that ran tasks, with their task count and whether they are revoked (signed-in)",
+          security: session,
+          responses: { ...ok("`{principals: [{principal, task_count, revoked}]}`"), ...errors(401, 403) },
         },
       },
       "/api/v1/settings/principals/revoke": {
@@ -658,6 +731,65 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("The approval with its stored decision"), ...errors(401, 403, 404, 409, 422) },
         },
       },
+      "/api/v1/policies": {
+        get: {
+          summary: "Policy versions, newest first (every role and runtime keys)",
+          responses: {
+            ...ok("`{policies: [{version, digest, valid, created_by, created_at, active, activated_at}]}`"),
+            ...errors(401),
+          },
+        },
+        post: {
+          summary:
+            "Store a policy document (JSON, or YAML with content-type application/yaml) as the next version, with its lint findings; the same document again answers 200 with the version it has. A version with lint errors is kept but cannot be activated (owners, admins)",
+          security: session,
+          requestBody: policyBody,
+          responses: {
+            "201": { description: "`{version, digest, valid, findings}`" },
+            ...ok("The same document was stored before: `{version, digest, valid, findings}`"),
+            ...errors(400, 401, 403, 413, 415, 422),
+          },
+        },
+      },
+      "/api/v1/policies/lint": {
+        post: {
+          summary:
+            "Lint a policy document (JSON, or YAML with content-type application/yaml); stores nothing. Runtime keys (lint in your own CI) and every signed-in role",
+          security: [{ runtimeKey: [] }, { session: [] }],
+          requestBody: policyBody,
+          responses: {
+            ...ok("`{valid, findings: [{severity: error|warning, rule, path, message}]}`"),
+            ...errors(400, 401, 403, 413, 415, 422),
+          },
+        },
+      },
+      "/api/v1/policies/current": {
+        get: {
+          summary: "The current policy version with its document and findings, or `{policy: null}` when none is active",
+          responses: { ...ok("As `GET /api/v1/policies/{version}`, or `{policy: null}`"), ...errors(401) },
+        },
+      },
+      "/api/v1/policies/{version}": {
+        get: {
+          summary: "One policy version with its document, the text as sent, and its findings",
+          parameters: [policyVersion],
+          responses: {
+            ...ok(
+              "`{version, digest, valid, active, created_by, created_at, activated_at, document, source_text, source_format, findings}`",
+            ),
+            ...errors(400, 401, 404),
+          },
+        },
+      },
+      "/api/v1/policies/{version}/activate": {
+        post: {
+          summary:
+            "Make a version the tenant's current policy (no body; owners, admins). 422 policy_invalid with details.findings when the version has lint errors",
+          security: session,
+          parameters: [policyVersion],
+          responses: { ...ok("`{version, digest, previous, changed}`"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
       "/api/v1/policy/current": {
         get: {
           summary: "The tenant's current policy version `{version}`",
@@ -709,12 +841,25 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{action, removed: true}`"), ...errors(401, 403) },
         },
       },
+      "/api/v1/settings/lookups": {
+        get: {
+          summary: "The tools' registered lookup endpoints (signed-in)",
+          security: session,
+          responses: { ...ok("`{lookups: [{tool, url, timeout_ms, updated_at}]}`"), ...errors(401, 403) },
+        },
+      },
       "/api/v1/settings/lookups/{tool}": {
         put: {
           summary: "Register a tool's lookup endpoint (owners, admins; signed-in)",
           parameters: [{ name: "tool", in: "path", required: true, schema: { type: "string" } }],
           requestBody: { required: true, ...json("Lookup") },
           responses: { ...ok("The lookup"), ...errors(401, 403, 422) },
+        },
+        delete: {
+          summary: "Remove a tool's lookup endpoint (owners, admins; signed-in)",
+          security: session,
+          parameters: [{ name: "tool", in: "path", required: true, schema: { type: "string" } }],
+          responses: { ...ok("`{deleted: true}`"), ...errors(401, 403, 404) },
         },
       },
     },

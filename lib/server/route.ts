@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
 import { withDbScope } from "@/db";
+import type { ApiErrorBody } from "@/lib/contract/api";
 import type { Actor } from "@/lib/domain/authz";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
@@ -26,7 +27,7 @@ export type RouteContext<P> = { req: Request; params: P; actor: Actor; requestId
 
 /** JSON error response in the API's one error shape. */
 export function errorResponse(err: DomainError, requestId?: string): NextResponse {
-  return NextResponse.json(
+  return NextResponse.json<ApiErrorBody>(
     { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) } },
     { status: err.status, headers: requestId ? { "x-request-id": requestId } : undefined },
   );

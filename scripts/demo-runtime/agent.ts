@@ -22,7 +22,6 @@ import { sha256Hex } from "./documents";
 
 setTracingDisabled(true);
 
-export type ToolName = "read_document" | "update_record" | "write_report" | "publish_report";
 export type ReportPart = "first_half" | "second_half";
 
 /** One tool call the scripted model will make. */

@@ -11,7 +11,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openDatabase, queryRows } from "@/db";
 import type { ApiErrorBody, StoredEvent } from "@/lib/contract/api";
-import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/people";
+import { MAX_SIGN_IN_FAILURES } from "@/lib/domain/tenancy/sign-in-limits";
 import {
   checkpoint,
   intentBody,

@@ -9,7 +9,7 @@ import { openDatabase, queryRows, type Db } from "@/db";
 import type { EventResult } from "@/lib/contract/api";
 
 export { makeEvent, makeRecord, newTaskId, rid } from "../support/factories";
-export { createTestTenant, type FullTestTenant, type TestTenant, type TestUser } from "../support/tenants";
+export { createTestTenant, type FullTestTenant, type TestTenant } from "../support/tenants";
 
 /** Base URL of the server started by global-setup.ts. */
 export function baseUrl(): string {

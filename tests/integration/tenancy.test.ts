@@ -9,7 +9,6 @@ import type { ApiErrorBody, CheckpointResult, TaskList, TaskView } from "@/lib/c
 import type { SystemActor } from "@/lib/domain/authz";
 import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import { revokeApiKey } from "@/lib/domain/tenancy/api-keys";
-import { revokeMembership } from "@/lib/domain/tenancy/people";
 import {
   api,
   countRows,
@@ -22,6 +21,7 @@ import {
   trySignIn,
   testDbForFile,
 } from "./helpers";
+import { revokeMembership } from "../support/tenants";
 
 const handle = testDbForFile();
 

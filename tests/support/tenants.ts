@@ -2,6 +2,7 @@
  * A fresh tenant for one test: random slug, one user per requested role (random emails, one shared random
  * password) and a runtime API key. Used by the integration helpers and the Playwright fixtures.
  */
+import { sql } from "drizzle-orm";
 import type { Db } from "@/db";
 import { ROLES, type Role } from "@/db/schema/enums";
 import { seedTenant } from "@/lib/domain/tenancy/seed";
@@ -37,4 +38,14 @@ export async function createTestTenant(db: Db, opts: { roles?: readonly Role[] }
   const users: Partial<Record<Role, TestUser>> = {};
   for (const p of people) users[p.role] = { email: p.email, userId: seeded.userIds[p.email]! };
   return { tenantId: seeded.tenantId, slug, apiKey: seeded.apiKey, password, users };
+}
+
+/**
+ * Revokes a membership in the database directly, as a setup step (the person can no longer sign in to this tenant).
+ * The product revokes through removeMember (lib/domain/tenancy/members.ts), which also writes the audit row.
+ */
+export async function revokeMembership(db: Db, tenantId: string, userId: string): Promise<void> {
+  await db.execute(
+    sql`update memberships set revoked_at = now() where tenant_id = ${tenantId} and user_id = ${userId}`,
+  );
 }

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { fastPrepare, prepareBatch, prepareFully } from "@/lib/domain/events/ingest";
-import { mayHoldSecret, MAX_JSON_DEPTH, REDACTED, redactJson } from "@/lib/domain/events/redact";
+import { mayHoldSecret, MAX_JSON_DEPTH, redactJson } from "@/lib/domain/events/redact";
+import { REDACTED } from "@/lib/domain/secrets/redact";
 import { fastValidEvent, OCCURRED_AT_PATTERN, validateEvent } from "@/lib/domain/events/schema";
 import { buildWorkload } from "@/scripts/bench/ingest-workload";
 import { LOOK_ALIKES, MUST_REDACT } from "../support/secret-corpus";

@@ -1,10 +1,12 @@
 /**
- * What a lookup may reach and what of its answer is kept (lib/domain/side-effects/lookup.ts), as pure functions.
+ * What a lookup may reach (lib/domain/web/outbound.ts, which every lookup call goes through) and what of its answer is
+ * kept (lib/domain/side-effects/lookup.ts), as pure functions.
  */
 import { describe, expect, it } from "vitest";
-import { interpretLookup, isLinkLocalTarget, keptAnswer } from "@/lib/domain/side-effects/lookup";
+import { interpretLookup, keptAnswer } from "@/lib/domain/side-effects/lookup";
+import { blockedTargetReason } from "@/lib/domain/web/outbound";
 
-describe("isLinkLocalTarget", () => {
+describe("targets no lookup may reach as written (blockedTargetReason)", () => {
   it.each([
     "http://169.254.169.254/latest/meta-data",
     "http://2852039166/",
@@ -17,7 +19,7 @@ describe("isLinkLocalTarget", () => {
     "http://metadata.google.internal./",
     "http://instance-data/latest",
   ])("refuses %s", (url) => {
-    expect(isLinkLocalTarget(new URL(url))).toBe(true);
+    expect(blockedTargetReason(new URL(url))).not.toBeNull();
   });
 
   it.each([
@@ -26,7 +28,7 @@ describe("isLinkLocalTarget", () => {
     "http://10.0.0.5/x",
     "http://[64:ff9b::a01:101]/",
   ])("allows %s", (url) => {
-    expect(isLinkLocalTarget(new URL(url))).toBe(false);
+    expect(blockedTargetReason(new URL(url))).toBeNull();
   });
 });
 

@@ -21,7 +21,6 @@ import {
   layerRowIssues,
   mapImportSchema,
   splitEvidenceRequest,
-  suggestedDecision,
   verificationIssues,
 } from "@/lib/domain/maps/rules";
 import { adoptionSummary, mapProgress } from "@/lib/domain/maps/summary";
@@ -219,12 +218,6 @@ describe("decisions", () => {
       whom: "Vendor support (VendorCo)",
     });
     expect(splitEvidenceRequest("nothing here")).toBeNull();
-  });
-
-  it("a failed layer suggests constrain until it is constrained", () => {
-    expect(suggestedDecision({ verification: "failed", decision: "accept" })).toBe("constrain");
-    expect(suggestedDecision({ verification: "failed", decision: "constrain" })).toBeNull();
-    expect(suggestedDecision({ verification: "verified", decision: null })).toBeNull();
   });
 });
 

@@ -7,8 +7,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isLinkLocalTarget } from "@/lib/domain/side-effects/lookup";
-import { blockedAddressReason, outboundGet, type Resolver } from "@/lib/domain/web/outbound";
+import { blockedAddressReason, blockedTargetReason, outboundGet, type Resolver } from "@/lib/domain/web/outbound";
 
 describe("addresses no call may reach", () => {
   it.each([
@@ -59,7 +58,7 @@ describe("addresses no call may reach", () => {
     "http://[fd00:ec2::254]/latest",
     "http://metadata/computeMetadata/v1/",
   ])("refuses the URL %s as written", (url) => {
-    expect(isLinkLocalTarget(new URL(url))).toBe(true);
+    expect(blockedTargetReason(new URL(url))).not.toBeNull();
   });
 });
 

@@ -3,7 +3,8 @@
  * counted; look-alikes that are not secrets stay as they are.
  */
 import { describe, expect, it } from "vitest";
-import { findSecrets, REDACTED, redactJson, redactString, unstorableJson } from "@/lib/domain/events/redact";
+import { findSecrets, redactJson, redactString, unstorableJson } from "@/lib/domain/events/redact";
+import { REDACTED } from "@/lib/domain/secrets/redact";
 
 // Built from parts so the test file itself does not look like it holds secrets.
 const PEM_BODY = [

@@ -4,11 +4,10 @@
  * the gate turns every standing into reasons ({@link approvalGateReasons}), and the intent route answers its own
  * effect's standing (lib/domain/side-effects/intent.ts).
  */
-import { sql } from "drizzle-orm";
-import { queryRows, type Db } from "@/db";
+import type { Db } from "@/db";
 import type { GateReason } from "@/lib/contract/api";
 import { approvalStatus, STALE_REASON_TEXT, type CurrentApprovalFacts, type StaleReason } from "./freshness";
-import { APPROVAL_COLUMNS, boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
+import { boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
 
 /** Where one request stands for a write under it. */
 export type ApprovalStanding =
@@ -92,36 +91,10 @@ export function approvalGateReasons(
   return { approvals, policy };
 }
 
-/** The live requests of a task whose effect has not gone yet (not in flight, completed or unknown). */
-export async function liveTaskRequests(db: Db, tenantId: string, taskId: string): Promise<ApprovalRow[]> {
-  return queryRows<ApprovalRow>(
-    db,
-    sql`select ${APPROVAL_COLUMNS} from approval_requests a
-        where a.tenant_id = ${tenantId} and a.task_id = ${taskId} and a.superseded_by is null and a.consumed_at is null
-          and not exists (select 1 from side_effects s where s.tenant_id = a.tenant_id and s.task_id = a.task_id
-                          and s.name = a.side_effect and s.idempotency_key = a.idempotency_key
-                          and s.status in ('in_flight', 'completed', 'unknown'))
-        order by a.requested_at, a.id`,
-  );
-}
-
 /**
- * The gate's approval and policy facts for a task (GateFacts.approvals / GateFacts.policy).
+ * The gate's approval and policy facts for a task (GateFacts.approvals / GateFacts.policy), over its live requests
+ * already read (the gate's facts statement reads them). Reads the current facts only when a request is live.
  * @param awaiting names of the task's effects in `awaiting_approval` (from the gate's side-effect read).
- */
-export async function gatherApprovalFacts(
-  db: Db,
-  tenantId: string,
-  taskId: string,
-  awaiting: string[],
-  now = new Date(),
-): Promise<{ approvals: GateReason[]; policy: GateReason[] }> {
-  return approvalFactsOf(db, tenantId, taskId, await liveTaskRequests(db, tenantId, taskId), awaiting, now);
-}
-
-/**
- * {@link gatherApprovalFacts} over live requests already read (the gate's facts statement reads them). Reads the
- * current facts only when a request is live.
  */
 export async function approvalFactsOf(
   db: Db,

@@ -5,7 +5,7 @@
  * imports.
  */
 export { mayHoldSecret } from "../secrets/prefilter";
-export { findSecrets, redactJson, redactString, refuseSecrets, REDACTED, type Redaction } from "../secrets/redact";
+export { findSecrets, redactJson, redactString, refuseSecrets } from "../secrets/redact";
 
 /** Largest nesting depth of JSON accepted in events and records. */
 export const MAX_JSON_DEPTH = 32;

@@ -3,6 +3,7 @@
  * to the layers it covered. Pure data with no imports beyond the vocabulary, shared by the verbs and the browser.
  */
 import {
+  EXERCISE_OUTCOMES,
   EXERCISE_STEPS,
   MAP_LAYERS,
   type ExerciseOutcome,
@@ -12,6 +13,8 @@ import {
   type Verification,
 } from "@/db/schema/map-vocabulary";
 import type { ExerciseStepRow } from "@/lib/contract/maps";
+
+export { EXERCISE_OUTCOMES };
 
 export type StepGuide = { label: string; hint: string; layers: MapLayer[] };
 

@@ -15,7 +15,7 @@ import {
   type MapLayer,
 } from "@/db/schema/map-vocabulary";
 import type { ExerciseStepRow } from "@/lib/contract/maps";
-import { defaultLayers, emptySteps, OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD, verificationFor } from "./guide";
+import { defaultLayers, emptySteps, OUTCOME_GUIDE, STEP_GUIDE, verificationFor } from "./guide";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { isPlaceholderName, normalizeDigest, SHA256_HEX, type RuleIssue } from "../maps/rules";
 import { unsafeTextReason } from "../typed-text";
@@ -27,7 +27,6 @@ export {
   EXERCISE_STEPS,
   OUTCOME_GUIDE,
   STEP_GUIDE,
-  STEP_STATUS_WORD,
   STEP_STATUSES,
   verificationFor,
 };

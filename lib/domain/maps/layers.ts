@@ -93,11 +93,6 @@ export const LAYER_GUIDE: Record<MapLayer, LayerGuide> = {
   },
 };
 
-/** Position (0–7) of a layer in the fixed order. */
-export function layerPosition(layer: MapLayer): number {
-  return MAP_LAYERS.indexOf(layer);
-}
-
 /** True when `value` names one of the eight layers. */
 export function isMapLayer(value: string): value is MapLayer {
   return (MAP_LAYERS as readonly string[]).includes(value);

@@ -16,7 +16,6 @@ import {
   VERIFICATIONS,
   type Custodian,
   type Decision,
-  type MapLayer,
   type Verification,
   type VerificationEvidence,
 } from "@/db/schema/map-vocabulary";
@@ -232,11 +231,6 @@ export function layerRowIssues(row: LayerFields): RuleIssue[] {
   ];
 }
 
-/** A suggestion for the row that the page offers, or null: a failed verification suggests constraining. */
-export function suggestedDecision(row: Pick<LayerRow, "verification" | "decision">): Decision | null {
-  return row.verification === "failed" && row.decision !== "constrain" ? "constrain" : null;
-}
-
 // ------------------------------------------------------------------ zod schemas
 
 /** A string field typed by a person: trimmed, at most `max` characters, no control or bidi override characters. */
@@ -319,7 +313,6 @@ export const layerPatchSchema = z.strictObject({
   decision_note: fieldSchemas.decision_note.optional(),
   revision: revisionSchema,
 });
-export type LayerPatch = z.infer<typeof layerPatchSchema>;
 
 /** One complete row (the JSON export's shape), with every rule of {@link layerRowIssues}. */
 export const layerRowSchema = z
@@ -364,7 +357,6 @@ export const mapImportSchema = z
       }
     });
   });
-export type MapImport = z.infer<typeof mapImportSchema>;
 
 /** `POST /api/v1/maps` body. */
 export const createMapSchema = z.strictObject({
@@ -374,6 +366,3 @@ export const createMapSchema = z.strictObject({
   ),
   title: text("title", 200).refine((v) => v.length > 0, "title is required, e.g. Custody map for document processing"),
 });
-
-/** Layer names as a union, re-exported for callers that only need the type. */
-export type { MapLayer };

@@ -108,11 +108,3 @@ export function adoptionSummary(layers: readonly LayerRow[]): AdoptionSummary {
     reasons,
   };
 }
-
-/** The recommendation in a few words, for lists and badges. */
-export const RECOMMENDATION_WORD: Record<AdoptionSummary["recommendation"], string> = {
-  not_ready: "not ready",
-  hold: "hold",
-  adopt_with_constraints: "adopt with constraints",
-  adopt: "adopt",
-};

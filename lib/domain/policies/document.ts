@@ -6,6 +6,7 @@
  */
 import YAML from "yaml";
 import { z } from "zod";
+import type { PolicyFinding, StoredPolicyDocument } from "@/db/schema/policies";
 import { DomainError } from "../errors";
 import { formatPath } from "../json/text";
 import { redactString, refuseSecrets } from "../secrets/redact";
@@ -105,13 +106,14 @@ export const policyDocumentSchema = z
 
 export type PolicyDocument = z.infer<typeof policyDocumentSchema>;
 
+// The column type restates this schema's output (db imports nothing from lib): a change to one that the other does not
+// follow fails to compile here.
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type _StoredAsParsed = Assert<Same<PolicyDocument, StoredPolicyDocument>>;
+type Assert<T extends true> = T;
+
 /** One lint finding; `path` is like `credentials[0].allowed_hosts[0]` (empty for the whole document). */
-export type PolicyFinding = {
-  severity: "error" | "warning";
-  rule: string;
-  path: string;
-  message: string;
-};
+export type { PolicyFinding };
 
 /** A document read from text: the parsed value when its shape is right, and the shape findings otherwise. */
 export type ParsedPolicy = { document: PolicyDocument; findings: [] } | { document: null; findings: PolicyFinding[] };

@@ -28,7 +28,11 @@ export function lintPolicyText(text: string, format: "json" | "yaml"): LintResul
   return lintParsed(readPolicyText(text, format));
 }
 
-/** Lints a document already parsed from JSON. Throws what {@link readPolicyValue} throws. */
+/**
+ * Lints a document already parsed from JSON. Throws what {@link readPolicyValue} throws.
+ * @internal The routes lint text ({@link lintPolicyText}, which ends in the same readPolicyValue); the unit tests
+ *   lint documents built as values.
+ */
 export function lintPolicyValue(value: unknown): LintResult {
   return lintParsed(readPolicyValue(value));
 }

@@ -16,7 +16,7 @@ import { authorize, type Actor } from "../authz";
 import { notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
-import { outboundGet, blockedTargetReason, type Resolver } from "../web/outbound";
+import { outboundGet, type Resolver } from "../web/outbound";
 import { redactString } from "../events/redact";
 import { UNSAFE_TEXT } from "../typed-text";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
@@ -63,15 +63,6 @@ export function keptAnswer(body: unknown): Record<string, unknown> | null {
       kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD).replace(UNSHOWABLE_ALL, "\ufffd")).value;
   }
   return kept;
-}
-
-/**
- * True for targets no lookup may reach as written: link-local addresses in any spelling (where cloud metadata
- * services answer) and the metadata host names clouds use (lib/domain/web/outbound.ts). Names that resolve to such
- * an address are refused when the call resolves them.
- */
-export function isLinkLocalTarget(url: URL): boolean {
-  return blockedTargetReason(url) !== null;
 }
 
 /** Options for tests: the resolver the call uses (the system's by default). */

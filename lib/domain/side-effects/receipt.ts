@@ -17,7 +17,6 @@ import { withRetry } from "../tx";
 import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
 import { applyReceiptReport } from "./receipts";
 
-export { sameReceipt } from "./receipts";
 import { isoTimeField } from "../time";
 
 export const receiptBodySchema = z.strictObject({

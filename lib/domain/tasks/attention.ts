@@ -54,14 +54,6 @@ export type AttentionItem =
       approval_id?: string;
     });
 
-/** The order kinds are listed in: the most urgent first, then the longest-waiting first within a kind. */
-export const ATTENTION_KINDS = [
-  "side_effect_unknown",
-  "principal_revoked",
-  "approval_stale",
-  "side_effect_awaiting_approval",
-] as const;
-
 const taskHref = (taskId: string) => `/tasks/${encodeURIComponent(taskId)}`;
 const effectHref = (taskId: string, name: string) =>
   `${taskHref(taskId)}?tab=side-effects&effect=${encodeURIComponent(name)}`;

@@ -5,9 +5,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { Role } from "@/db/schema/enums";
-import type { UserActor } from "../authz";
 import { hashPassword, verifyPassword } from "./passwords";
-import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "./sign-in-limits";
 import {
   claimSignInCheck,
   pruneSignInThrottle,
@@ -44,19 +42,10 @@ export async function ensureMembership(db: Db, tenantId: string, userId: string,
     on conflict (tenant_id, user_id) do update set role = excluded.role, revoked_at = null`);
 }
 
-/** Revokes a membership (the person can no longer sign in to this tenant). */
-export async function revokeMembership(db: Db, tenantId: string, userId: string): Promise<void> {
-  await db.execute(
-    sql`update memberships set revoked_at = now() where tenant_id = ${tenantId} and user_id = ${userId}`,
-  );
-}
-
 export type SignInResult =
   | { ok: true; userId: string; email: string; name: string }
   | { ok: false; reason: "bad_credentials" | "no_membership" }
   | { ok: false; reason: "throttled"; message: string; retryAfterSeconds: number };
-
-export { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES };
 
 /**
  * Checks an email + password and that the user still has an active membership somewhere. Each try first claims a
@@ -104,25 +93,4 @@ async function verifySignIn(db: Db, email: string, password: string): Promise<Si
   if (!user || !ok) return { ok: false, reason: "bad_credentials" };
   if (Number(user.active) === 0) return { ok: false, reason: "no_membership" };
   return { ok: true, userId: user.id, email: user.email, name: user.name };
-}
-
-/**
- * The user's active membership as an actor (the preferred tenant if given and active, else the oldest).
- * Returns null when the user has no active membership — sessions of revoked people stop working at once.
- */
-export async function actorForUser(
-  db: Db,
-  userId: string,
-  preferredTenantId?: string | null,
-): Promise<UserActor | null> {
-  const rows = await queryRows<{ tenant_id: string; role: Role; email: string }>(
-    db,
-    sql`select m.tenant_id, m.role, u.email from memberships m join users u on u.id = m.user_id
-        where m.user_id = ${userId} and m.revoked_at is null
-        order by (m.tenant_id = ${preferredTenantId ?? "00000000-0000-0000-0000-000000000000"}::uuid) desc, m.created_at
-        limit 1`,
-  );
-  const m = rows[0];
-  if (!m) return null;
-  return { kind: "user", tenantId: m.tenant_id, userId, email: m.email, role: m.role };
 }

@@ -1,5 +1,6 @@
 /**
- * Side-effect reads and the lazy lease-expiry transition. SQL only; tenant id required.
+ * Side-effect reads. SQL only; tenant id required. Writes belong to lib/domain/side-effects/lifecycle (the one module
+ * that writes `side_effects`).
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
@@ -63,21 +64,4 @@ export async function findSideEffect(
         ${opts.forUpdate ? sql`for update` : sql``}`,
   );
   return rows[0];
-}
-
-/**
- * `in_flight` effects whose lease has expired become `unknown` (DESIGN.md "Side effect"). Guarded, so it is
- * safe to call on every read. Returns how many changed.
- */
-export async function expireLeases(db: Db, tenantId: string, taskId?: string): Promise<number> {
-  const rows = await queryRows(
-    db,
-    sql`update side_effects
-        set status = 'unknown', updated_at = now(),
-            status_reason = 'The lease expired before a receipt was recorded.'
-        where tenant_id = ${tenantId} ${taskId ? sql`and task_id = ${taskId}` : sql``}
-          and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
-        returning name`,
-  );
-  return rows.length;
 }

@@ -14,7 +14,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { copyIn, openDatabase, queryRows, type Db } from "@/db";
 import type { EventInput, EventResult } from "@/lib/contract/api";
-import type { ApiKeyActor } from "@/lib/domain/authz";
+import type { Actor, ApiKeyActor } from "@/lib/domain/authz";
 import { generateSigningKey } from "@/lib/domain/crypto/signing";
 import { COPY_MIN_EVENTS, ingestEvents, prepareBatch, storeEvents, storedById } from "@/lib/domain/events/ingest";
 import { createTestTenant, makeEvent, newTaskId, openTestDb } from "./helpers";
@@ -161,16 +161,17 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
     const one = await openDatabase({ url: inject("databaseUrl"), max: 1 });
     try {
       const t = await createTestTenant(one.db, { roles: [] });
+      const sender: Actor = { kind: "system", tenantId: t.tenantId, label: "ingest-paths test" };
       const taskId = newTaskId("stage");
       const batch = (...events: EventInput[]) => prepareBatch({ events }).prepared;
       // The owner creates the connection's staging table; the walled role then copies into it.
-      const byOwner = await storeEvents(one.db, t.tenantId, batch(...filler(taskId, "owner", COPY_MIN_EVENTS)), key);
+      const byOwner = await storeEvents(one.db, sender, batch(...filler(taskId, "owner", COPY_MIN_EVENTS)), key);
       expect(new Set([...byOwner.values()].map((o) => o.status))).toEqual(new Set(["stored"]));
       const walled = one.scoped({ tenantId: t.tenantId });
       const [a, b] = [filler(taskId, "a", COPY_MIN_EVENTS), filler(taskId, "b", COPY_MIN_EVENTS)];
       const outcomes = await walled.transaction(async (tx) => [
-        await storeEvents(tx as unknown as Db, t.tenantId, batch(...a), key),
-        await storeEvents(tx as unknown as Db, t.tenantId, batch(...b, ...a.slice(0, 5)), key),
+        await storeEvents(tx as unknown as Db, sender, batch(...a), key),
+        await storeEvents(tx as unknown as Db, sender, batch(...b, ...a.slice(0, 5)), key),
       ]);
       const statuses = outcomes.map((o) => [...o].map(([id, v]) => `${id} ${v.status}`).sort());
       expect(statuses).toEqual([

@@ -26,6 +26,7 @@ import { withRetry } from "../tx";
 import { approvalChanges, approvalStatus } from "./freshness";
 import { actionRule, approvalSettingsOf } from "./policy";
 import { approvalEvent } from "./requests";
+import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { approvalView, boundOf, findApprovalRow, loadCurrentFacts, type ApprovalRow, type ApprovalView } from "./read";
 
 export const decisionBodySchema = z
@@ -205,17 +206,17 @@ async function finish(
     reapproval: extra.reapproved,
     audit_seq: audit.seq,
   });
-  if (input.decision === "approve") {
-    await tx.execute(sql`
-      update side_effects set status = 'approved', status_reason = ${`Approved by ${actor.email}.`}, updated_at = now()
-      where tenant_id = ${tenantId} and task_id = ${stored.task_id} and name = ${stored.side_effect}
-        and idempotency_key = ${stored.idempotency_key} and status in ('awaiting_approval', 'not_started')`);
-  } else {
-    await tx.execute(sql`
-      update side_effects set status = 'awaiting_approval', status_reason = ${`Rejected by ${actor.email}: ${input.reason ?? ""}`}, updated_at = now()
-      where tenant_id = ${tenantId} and task_id = ${stored.task_id} and name = ${stored.side_effect}
-        and idempotency_key = ${stored.idempotency_key} and status in ('awaiting_approval', 'approved', 'not_started')`);
-  }
+  await applyApprovalDecision(tx, {
+    tenantId,
+    taskId: stored.task_id,
+    name: stored.side_effect,
+    idempotencyKey: stored.idempotency_key,
+    decision: input.decision,
+    reason:
+      input.decision === "approve"
+        ? `Approved by ${actor.email}.`
+        : `Rejected by ${actor.email}: ${input.reason ?? ""}`,
+  });
   const facts = (await loadCurrentFacts(tx, tenantId, [stored]))(stored);
   return approvalView(stored, facts);
 }

@@ -16,6 +16,7 @@ import { appendAudit } from "../audit/append";
 import { actorRef, type Actor } from "../authz";
 import { redactJson, unstorableJson } from "../events/redact";
 import { DomainError } from "../errors";
+import { awaitApproval } from "../side-effects/lifecycle/statements";
 
 export type RequestApprovalInput = {
   tenantId: string;
@@ -85,15 +86,16 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
   const id = inserted[0].id;
   // Its side effect waits for the decision (created when the server did not know it yet).
   const effectOrigin = origin === "import" ? "import" : origin;
-  await tx.execute(sql`
-    insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, status_reason, origin, call_id)
-    values (${tenantId}, ${taskId}, ${input.sideEffect}, ${input.idempotencyKey}, 'awaiting_approval', ${input.tool}, ${input.action},
-            true, 'Waits for an approver''s decision.', ${effectOrigin}, ${input.callId ?? null})
-    on conflict do nothing`);
-  await tx.execute(sql`
-    update side_effects set status = 'awaiting_approval', status_reason = 'Waits for an approver''s decision.', updated_at = now()
-    where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${input.sideEffect}
-      and idempotency_key = ${input.idempotencyKey} and status = 'not_started'`);
+  await awaitApproval(tx, {
+    tenantId,
+    taskId,
+    name: input.sideEffect,
+    idempotencyKey: input.idempotencyKey,
+    tool: input.tool,
+    action: input.action,
+    origin: effectOrigin,
+    callId: input.callId ?? null,
+  });
   const audit = await appendAudit(tx, input.requestedBy, {
     action: "approval.requested",
     target: `approval:${id}`,

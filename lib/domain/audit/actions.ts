@@ -43,6 +43,7 @@ export const AUDIT_ACTIONS = [
   "side_effect.intent_recorded",
   "side_effect.receipt_recorded",
   "side_effect.reconciled",
+  "side_effect.transitioned",
   "task.checkpointed",
   "user.password_changed",
   "workspace.created",

@@ -7,7 +7,7 @@
  * Call inside the transaction that makes the change being audited.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { actorRef, type Actor } from "../authz";
 import { canonicalJson, sha256Hex } from "../crypto/canonical";
@@ -128,12 +128,133 @@ export async function appendAuditPending(tx: Db, actor: Actor, input: AuditEntry
                 ${input.target}, ${JSON.stringify(details)}::jsonb, ${prefix}, ${suffix})
         returning id`,
   );
-  const written = pendingWritten.getStore();
-  if (written && row) written.upto = Math.max(written.upto, Number(row.id));
+  notePendingAudit(row?.id);
+}
+
+/**
+ * Writes many entries for the chain in one statement (one insert into `audit_pending`, in arrival order), as
+ * {@link appendAuditPending} writes one: for changes that move many rows at once.
+ * @param tx an open transaction.
+ */
+export async function appendAuditPendingMany(
+  tx: Db,
+  entries: ReadonlyArray<{ actor: Actor; input: AuditEntryInput }>,
+): Promise<void> {
+  if (!entries.length) return;
+  const rows = entries.map(({ actor, input }) => {
+    const { tenantId, ref, at, details, prefix, suffix } = entryParts(actor, input);
+    return {
+      tenant_id: tenantId,
+      at,
+      actor_kind: ref.kind,
+      actor_id: ref.id,
+      actor_label: ref.label,
+      action: input.action,
+      target: input.target,
+      details,
+      json_prefix: prefix,
+      json_suffix: suffix,
+    };
+  });
+  const [row] = await queryRows<{ upto: string | number | null }>(
+    tx,
+    sql`with ins as (
+          insert into audit_pending (tenant_id, at, actor_kind, actor_id, actor_label, action, target, details, json_prefix, json_suffix)
+          select r.tenant_id, r.at, r.actor_kind, r.actor_id, r.actor_label, r.action, r.target, r.details, r.json_prefix, r.json_suffix
+          from rows from (json_to_recordset(${JSON.stringify(rows)}::json) as (
+            tenant_id uuid, at timestamptz, actor_kind actor_kind, actor_id text, actor_label text, action text, target text,
+            details jsonb, json_prefix text, json_suffix text)) with ordinality as r(
+            tenant_id, at, actor_kind, actor_id, actor_label, action, target, details, json_prefix, json_suffix, n)
+          order by r.n
+          returning id)
+        select max(id) as upto from ins`,
+  );
+  notePendingAudit(row?.upto);
+}
+
+/** A value of an entry that {@link auditPendingRowsSql} takes from each source row: an SQL expression of text or integer type. */
+type RowValue = { readonly rowValue: SQL };
+
+/** Marks an SQL expression over the source rows as a per-row value of an entry ({@link auditPendingRowsSql}). */
+export function rowValue(expr: SQL): RowValue {
+  return { rowValue: expr };
+}
+
+const isRowValue = (v: unknown): v is RowValue => typeof v === "object" && v !== null && "rowValue" in v;
+
+/**
+ * SQL: an `INSERT INTO audit_pending … SELECT … FROM <from> … RETURNING id` that writes one entry per source row, for a
+ * statement that moves rows and audits them in the same statement (a CTE), so the entries commit with the change.
+ * The entry's JSON around `seq` is the one {@link appendAuditPending} would write: made here as RFC 8785 JSON with a
+ * placeholder per row value, and completed by PostgreSQL with `to_json(value)::text`, which writes text and integers
+ * exactly as RFC 8785 does (the same escapes as ECMAScript's JSON.stringify for the code points PostgreSQL text can
+ * hold). `tests/integration/side-effect-lifecycle.test.ts` compares both for arbitrary text.
+ * @param entry the action, the target (constant or per row) and the details (constants and per-row values, one level).
+ * @param from the source rows, e.g. sql`expired x` (a CTE's name and alias).
+ */
+export function auditPendingRowsSql(
+  actor: Actor,
+  entry: { action: AuditAction; target: string | RowValue; details: Record<string, unknown> },
+  from: SQL,
+): SQL {
+  const values: SQL[] = [];
+  const mark = (v: RowValue): string => {
+    values.push(v.rowValue);
+    return `\u0000${values.length - 1}\u0000`;
+  };
+  const constants: Record<string, unknown> = {};
+  const perRow: Array<[string, SQL]> = [];
+  const details: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(entry.details)) {
+    if (isRowValue(v)) {
+      details[k] = mark(v);
+      perRow.push([k, v.rowValue]);
+    } else {
+      if (JSON.stringify(v)?.includes("\\u0000")) throw new Error("an audit constant may not hold NUL");
+      details[k] = constants[k] = v;
+    }
+  }
+  const target = typeof entry.target === "string" ? entry.target : mark(entry.target);
+  const targetSql = typeof entry.target === "string" ? sql`${entry.target}::text` : entry.target.rowValue;
+  const { tenantId, ref, at, prefix, suffix } = entryParts(actor, { action: entry.action, target, details });
+  const detailsSql = perRow.length
+    ? sql`${JSON.stringify(constants)}::jsonb || jsonb_build_object(${sql.join(
+        perRow.map(([k, expr]) => sql`${k}::text, ${expr}`),
+        sql`, `,
+      )})`
+    : sql`${JSON.stringify(constants)}::jsonb`;
+  return sql`insert into audit_pending (tenant_id, at, actor_kind, actor_id, actor_label, action, target, details, json_prefix, json_suffix)
+    select ${tenantId}::uuid, ${at}::timestamptz, ${ref.kind}::actor_kind, ${ref.id}::text, ${ref.label}::text,
+           ${entry.action}::text, ${targetSql}, ${detailsSql}, ${templateSql(prefix, values)}, ${templateSql(suffix, values)}
+    from ${from}
+    returning id`;
+}
+
+/** The entry's JSON text with each `"\u0000<i>\u0000"` placeholder replaced by row value i as JSON (SQL text). */
+function templateSql(json: string, values: SQL[]): SQL {
+  const parts: SQL[] = [];
+  let last = 0;
+  for (const m of json.matchAll(/"\\u0000(\d+)\\u0000"/g)) {
+    parts.push(sql`${json.slice(last, m.index)}::text`);
+    parts.push(sql`coalesce(to_json(${values[Number(m[1])]!})::text, 'null')`);
+    last = m.index + m[0].length;
+  }
+  parts.push(sql`${json.slice(last)}::text`);
+  return sql`(${sql.join(parts, sql` || `)})`;
 }
 
 /** The pending entries a {@link withAuditSealed} call wrote: the highest id. */
 const pendingWritten = new AsyncLocalStorage<{ upto: number }>();
+
+/**
+ * Tells the enclosing {@link withAuditSealed} call (if any) that its work wrote pending entries up to id `upto`, so it
+ * seals them after the commit. For statements that write entries themselves ({@link auditPendingRowsSql}); without an
+ * enclosing call the entries wait for the tenant's next seal.
+ */
+export function notePendingAudit(upto: string | number | null | undefined): void {
+  const written = pendingWritten.getStore();
+  if (written && upto !== null && upto !== undefined) written.upto = Math.max(written.upto, Number(upto));
+}
 
 /**
  * Runs `fn` (which commits changes audited with {@link appendAuditPending}), then seals the entries it wrote, whatever

@@ -38,6 +38,7 @@ import {
 } from "./schema";
 import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
+import { withAuditSealed } from "../audit/append";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -284,7 +285,8 @@ export async function ingestEvents(
   authorize(actor, "events.write");
   const { prepared, results, repeats } = prepareBatch(body);
   if (prepared.length === 0) return { results };
-  const outcome = await storeEvents(db, actor.tenantId, prepared, key);
+  // The effects the batch moved are audited in its transaction; their entries are sealed before the answer.
+  const outcome = await withAuditSealed(db, actor.tenantId, () => storeEvents(db, actor, prepared, key));
   const firstCopies = new Map(prepared.map((e) => [e.id, e]));
   for (const r of results) {
     if (r.status !== "stored") continue;
@@ -344,14 +346,17 @@ export const COPY_MIN_EVENTS = 150;
  * on PostgreSQL, through `COPY` into a temporary staging table (decision 0021: each attrs object is parsed once,
  * straight to jsonb); a smaller one, and every batch on PGlite (whose driver has no `COPY` from a client stream), as
  * one JSON document read by `json_to_recordset`. Both feed the same `INSERT … SELECT … ON CONFLICT DO NOTHING`.
+ * @param sender who sent the events: the actor of the audit entries of the effects they move (written in the same
+ *   transaction, sealed by the caller after it commits).
  * @returns per event id: stored, duplicate (same content) or conflict (other content, with the stored event's digest).
  */
 export async function storeEvents(
   db: Db,
-  tenantId: string,
+  sender: Actor,
   prepared: PreparedEvent[],
   key: SigningKey,
 ): Promise<Map<string, StoreOutcome>> {
+  const tenantId = sender.tenantId;
   let copyData: Buffer | undefined;
   return withRetry(() =>
     db.transaction(async (tx) => {
@@ -394,7 +399,7 @@ export async function storeEvents(
       const callEffects = outcomes.length ? await callsWithEffects(tx, tenantId, outcomes) : new Set<string>();
       const transitions = stored.filter((e) => needsTransition(e, callEffects));
       if (transitions.length) {
-        const notes = await applyEventTransitions(tx, tenantId, transitions, key);
+        const notes = await applyEventTransitions(tx, sender, transitions, key);
         for (const [id, note] of notes) if (note.name) outcome.get(id)!.effect = note;
       }
       return outcome;

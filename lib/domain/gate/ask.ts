@@ -10,6 +10,7 @@ import { isoUtc } from "@/db/queries/sql-helpers";
 import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateVerdict } from "@/lib/contract/api";
+import { notePendingAudit, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
@@ -21,6 +22,7 @@ import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
+import { LEASE_AUDIT_UPTO, LEASE_EXPIRED_REASON, leaseExpiryCtes } from "../side-effects/lifecycle/lease";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -81,6 +83,8 @@ type GateFactsRow = {
   phase: string;
   current_attempt: number;
   expired: string[] | string | null;
+  /** The highest audit entry id the lease expiry wrote (null when no lease ran out). */
+  audit_upto: string | number | null;
   checkpoint: GateCheckpointRow | string | null;
   /**
    * The effects that can block or hold back a write, in full; and, unless for a write, the names and statuses of the
@@ -106,9 +110,6 @@ type GateFactsRow = {
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
-
-/** The reason a lazily expired lease leaves on its effect (as {@link expireLeases} writes it). */
-const LEASE_EXPIRED_REASON = "The lease expired before a receipt was recorded.";
 
 /**
  * Collects the facts the gate needs from the database (the same facts for `POST /resume` and for deciding an intent).
@@ -142,7 +143,8 @@ export async function gatherGateFacts(
  * revocation, the gate's event types, which restored snapshots' digests a saved snapshot names, and optionally one
  * side effect by name), then the checkpoint's signature,
  * checked once per stored record (see {@link checkpointVerifiesCached}). Lazily expired leases are written by the same
- * statement and shown as `unknown` here, as a separate expiry before the read would show them.
+ * statement (the lifecycle's `lease_expired`, with its audit entries; an enclosing `withAuditSealed` seals them) and
+ * shown as `unknown` here, as a separate expiry before the read would show them.
  * Inside an intent's transaction the caller holds the task row FOR SHARE (taken by an earlier statement, so this
  * statement's snapshot sees every transition committed before the lock was granted).
  * @param opts.effectName also read this side effect (the intent's own), with the lease expiry applied.
@@ -180,23 +182,18 @@ export async function readGateFacts(
 } | null> {
   const [row] = await queryRows<GateFactsRow>(
     db,
-    sql`with expired as (
-          update side_effects
-          set status = 'unknown', updated_at = now(), status_reason = ${LEASE_EXPIRED_REASON}
-          where tenant_id = ${tenantId} and task_id = ${taskId}
-            and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
-          returning name)${
-            opts.countAsk
-              ? sql`,
+    sql`with ${leaseExpiryCtes(tenantId, taskId)}${
+      opts.countAsk
+        ? sql`,
         asked as (
           update gate_asks g set asks = g.asks + 1, last_asked_at = greatest(g.last_asked_at, now())
           from tasks k where k.tenant_id = ${tenantId} and k.task_id = ${taskId}
             and g.tenant_id = k.tenant_id and g.task_id = k.task_id and g.attempt = k.current_attempt
           returning g.last_verdict)`
-              : sql``
-          }
+        : sql``
+    }
         select t.task_id, t.principal, t.phase, t.current_attempt,
-          (select json_agg(x.name) from expired x) as expired,
+          (select json_agg(x.name) from expired x) as expired, ${LEASE_AUDIT_UPTO} as audit_upto,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
                     'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
                     'row_version', c.xmin::text)
@@ -265,6 +262,7 @@ export async function readGateFacts(
           ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
+  notePendingAudit(row?.audit_upto);
   if (!row) return null;
   const task = {
     task_id: row.task_id,
@@ -516,12 +514,15 @@ export async function askGate(
   const parsed = resumeBodySchema.safeParse(body ?? {});
   if (!parsed.success) throw validationError(parsed.error.issues);
   // A runtime's ask is counted by the facts statement itself when its attempt has a row already (the usual poll).
-  const read = await readGateFacts(db, actor.tenantId, taskId, key, {
-    toolDefinitions: parsed.data.tool_definitions ?? {},
-    now: new Date(),
-    askingAttempt: parsed.data.attempt ?? null,
-    countAsk: actor.kind === "api_key",
-  });
+  // A lease the statement finds run out is audited by it; the entries are sealed before the answer.
+  const read = await withAuditSealed(db, actor.tenantId, () =>
+    readGateFacts(db, actor.tenantId, taskId, key, {
+      toolDefinitions: parsed.data.tool_definitions ?? {},
+      now: new Date(),
+      askingAttempt: parsed.data.attempt ?? null,
+      countAsk: actor.kind === "api_key",
+    }),
+  );
   if (!read) throw notFound(`Task ${taskId}`);
   return recordGateAsk(db, actor, read.facts.task, evaluateGate(read.facts), read.askCounted);
 }

@@ -15,7 +15,7 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { appendAudit } from "../audit/append";
+import { appendAudit, sealAuditAfterCommit, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
 import type { SigningKey } from "../crypto/signing";
@@ -24,6 +24,7 @@ import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest"
 import { approvalContext } from "../approvals/read";
 import { requestApproval } from "../approvals/requests";
 import { flagOrphanToolCalls, toolCallEffectName, toolCallIdempotencyKey } from "../side-effects/attempts";
+import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { parseRunState, RunStateImportError, toolCallDigest, type ParsedRunState } from "./openai-agents-run-state";
@@ -200,7 +201,7 @@ export async function importRunState(
     : new Set<string>();
   const fresh = prepared.filter((p) => !known.has(p.id));
   if (fresh.length) {
-    const outcome = await storeEvents(db, tenantId, fresh, key);
+    const outcome = await withAuditSealed(db, tenantId, () => storeEvents(db, actor, fresh, key));
     for (const p of fresh) {
       const note = outcome.get(p.id)?.effect;
       if (note && !note.applied && p.type === "side_effect.receipt") {
@@ -216,8 +217,10 @@ export async function importRunState(
   const created = await withRetry(() =>
     db.transaction(async (tx) => {
       let newUnknown = 0;
-      for (const u of unknown)
-        newUnknown += (await flagOrphanToolCalls(tx, tenantId, taskId, sql`true`, u.callId)).length;
+      // The calls that become unknown effects are audited as moved by the importer (sealed after the commit).
+      const by = mover(actor, "request");
+      for (const u of unknown) newUnknown += (await flagOrphanToolCalls(tx, by, taskId, sql`true`, u.callId)).length;
+      await flushMoves(tx, by);
       const ids: string[] = [];
       let newRequests = 0;
       if (approvals.length) {
@@ -263,6 +266,7 @@ export async function importRunState(
       return ids;
     }),
   );
+  await sealAuditAfterCommit(db, tenantId);
 
   return {
     task_id: taskId,

@@ -15,8 +15,12 @@
  */
 import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
+import type { SideEffectStatus } from "@/db/schema/enums";
 import { queryRows, type Db } from "@/db";
 import { SIDE_EFFECT_NAME } from "../names";
+import type { Mover } from "./lifecycle/moves";
+import { createOrphanCallEffect, endInFlight, markOrphanCallEffect } from "./lifecycle/statements";
+import { mayLeave } from "./lifecycle/transitions";
 
 /** Which attempts an end applies to. `all`: every attempt so far (an interruption that names none). */
 export type AttemptScope = { through: number } | { before: number } | "all";
@@ -30,17 +34,19 @@ function scopeCondition(column: string, scope: AttemptScope): SQL {
 
 /**
  * Records that `attempt` exists. When it is higher than the task's current attempt, the current attempt rises and
- * every older attempt ends ({@link endAttempts}).
+ * every older attempt ends ({@link endAttempts}). `by` names who reported the attempt (a request or an event) and
+ * carries the audit entries of the effects that end with the older attempts.
  * @returns the task's current attempt afterwards and whether this call raised it; `current: null` when the task does
  *   not exist.
  */
 export async function observeAttempt(
   tx: Db,
-  tenantId: string,
+  by: Mover<"request" | "event">,
   taskId: string,
   attempt: number,
   cause: string,
 ): Promise<{ current: number | null; raised: boolean }> {
+  const tenantId = by.actor.tenantId;
   const raised = await queryRows<{ current_attempt: number }>(
     tx,
     sql`update tasks set current_attempt = ${attempt}, updated_at = now()
@@ -50,7 +56,7 @@ export async function observeAttempt(
   if (raised[0]) {
     await endAttempts(
       tx,
-      tenantId,
+      by,
       taskId,
       { before: attempt },
       `${cause} (attempt ${attempt}) started before a receipt was recorded.`,
@@ -66,26 +72,20 @@ export async function observeAttempt(
 
 /**
  * Ends the attempts in `scope`: their in-flight writes become `unknown` with `reason`, and their mutating tool calls
- * without an outcome become unknown effects. Guarded updates and inserts that do nothing on conflict: safe to repeat.
+ * without an outcome become unknown effects (transitions `attempt_ended`, `orphan_call_*`, audited on `by`). Guarded
+ * updates and inserts that do nothing on conflict: safe to repeat.
  * @returns the names of effects that became unknown.
  */
 export async function endAttempts(
   tx: Db,
-  tenantId: string,
+  by: Mover<"request" | "event">,
   taskId: string,
   scope: AttemptScope,
   reason: string,
 ): Promise<string[]> {
-  const moved = await queryRows<{ name: string }>(
-    tx,
-    sql`update side_effects
-        set status = 'unknown', updated_at = now(), status_reason = ${reason}
-        where tenant_id = ${tenantId} and task_id = ${taskId} and status = 'in_flight'
-          and ${scopeCondition("intent_attempt", scope)}
-        returning name`,
-  );
-  const orphans = await flagOrphanToolCalls(tx, tenantId, taskId, scopeCondition("c.attempt", scope), null);
-  return [...moved.map((r) => r.name), ...orphans];
+  const moved = await endInFlight(tx, by, taskId, scopeCondition("intent_attempt", scope), reason);
+  const orphans = await flagOrphanToolCalls(tx, by, taskId, scopeCondition("c.attempt", scope), null);
+  return [...moved, ...orphans];
 }
 
 /**
@@ -138,7 +138,7 @@ type OpenCall = {
   idempotency_key: string | null;
   /** The declared effect this call belongs to, when one answers for it. */
   effect_name: string | null;
-  effect_status: string | null;
+  effect_status: SideEffectStatus | null;
 };
 
 /**
@@ -149,11 +149,12 @@ type OpenCall = {
  */
 export async function flagOrphanToolCalls(
   tx: Db,
-  tenantId: string,
+  by: Mover<"request" | "event">,
   taskId: string,
   where: SQL,
   callId: string | null,
 ): Promise<string[]> {
+  const tenantId = by.actor.tenantId;
   const calls = await queryRows<OpenCall>(
     tx,
     sql`select c.event_id, c.attempt, c.attrs ->> 'tool' as tool, c.attrs ->> 'call_id' as call_id,
@@ -183,35 +184,35 @@ export async function flagOrphanToolCalls(
     const why = `Tool call ${c.call_id} (${tool}, attempt ${c.attempt ?? "unknown"}) was a write and its attempt ended with no outcome recorded.`;
     if (c.effect_name) {
       // The declared effect answers for the call: when it never got an intent, the write was made without one.
-      if (
-        c.effect_status === "not_started" ||
-        c.effect_status === "approved" ||
-        c.effect_status === "awaiting_approval" ||
-        c.effect_status === "failed"
-      ) {
-        const rows = await queryRows<{ name: string }>(
-          tx,
-          sql`update side_effects set status = 'unknown', updated_at = now(),
-                status_reason = ${`${why} No intent was registered for it.`}
-              where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${c.effect_name}
-                and status = ${c.effect_status}::side_effect_status
-              returning name`,
+      if (c.effect_status && mayLeave("orphan_call_declared", c.effect_status))
+        flagged.push(
+          ...(await markOrphanCallEffect(
+            tx,
+            by,
+            taskId,
+            c.effect_name,
+            c.effect_status,
+            `${why} No intent was registered for it.`,
+          )),
         );
-        flagged.push(...rows.map((r) => r.name));
-      }
       continue;
     }
     const name = toolCallEffectName(tool, c.call_id);
-    const rows = await queryRows<{ name: string }>(
-      tx,
-      sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, mutation, intent_attempt,
-                                    retry_status, status_reason, origin, call_id)
-          values (${tenantId}, ${taskId}, ${name}, ${toolCallIdempotencyKey(taskId, c.call_id)}, 'unknown', ${tool}, true,
-                  ${c.attempt}, 'not_started', ${`${why} The runtime gave no idempotency key for it.`}, 'tool_call', ${c.call_id})
-          on conflict do nothing
-          returning name`,
+    flagged.push(
+      ...(await createOrphanCallEffect(
+        tx,
+        by,
+        {
+          taskId,
+          name,
+          idempotencyKey: toolCallIdempotencyKey(taskId, c.call_id),
+          tool,
+          attempt: c.attempt,
+          callId: c.call_id,
+        },
+        `${why} The runtime gave no idempotency key for it.`,
+      )),
     );
-    flagged.push(...rows.map((r) => r.name));
   }
   return flagged;
 }

@@ -16,14 +16,16 @@
  * - `task.created` naming a `principal` sets the task's principal until its first checkpoint.
  * Leases are expired by the server's clock before anything is applied, and the rows of the tasks involved are locked
  * FOR UPDATE, so an intent's decision (which holds them FOR SHARE) never interleaves with these changes.
- * Every transition is a guarded UPDATE … WHERE status = … or an INSERT … ON CONFLICT DO NOTHING: replays and races
- * cannot regress a status. Each event that moves an effect gets a note for its per-event result.
+ * Every transition is one of the lifecycle's guarded statements (./lifecycle): replays and races cannot regress a
+ * status. Each event that moves an effect gets a note for its per-event result, and each moved effect an audit entry
+ * by the key that sent the batch (one insert for the whole batch).
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
+import { findSideEffect } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { GateVerdict } from "@/lib/contract/api";
+import type { Actor } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { CUSTODY_ALWAYS_TYPES } from "../events/catalogue";
 import type { PreparedEvent } from "../events/ingest";
@@ -34,6 +36,9 @@ import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "
 import { DEFAULT_LEASE_SECONDS } from "./intent";
 import { approvalForReportedIntent } from "../approvals/for-intent";
 import { applyReceiptReport, keepUnappliedReceipt, takePendingReceipt } from "./receipts";
+import { expireLeases } from "./lifecycle/lease";
+import { flushMoves, forEvent, mover, type Mover } from "./lifecycle/moves";
+import { applyReportedIntent, markReportedWriteUnknown } from "./lifecycle/statements";
 
 /** What an event did to a side effect, for its per-event result. */
 export type EffectNote = { name: string; applied: boolean; code?: string; message?: string };
@@ -88,15 +93,19 @@ export async function callsWithEffects(tx: Db, tenantId: string, outcomes: Prepa
 }
 
 /**
- * Applies the transitions of newly stored events (in the runtime's order of occurrence within the batch).
+ * Applies the transitions of newly stored events (in the runtime's order of occurrence within the batch), and writes
+ * the audit entries of the effects they moved (one insert, actor `sender`). Call in the batch's transaction.
+ * @param sender who sent the events (the runtime's key; the person or runtime of an import).
  * @returns a note per event that moved or tried to move a side effect.
  */
 export async function applyEventTransitions(
   tx: Db,
-  tenantId: string,
+  sender: Actor,
   events: PreparedEvent[],
   key: SigningKey,
 ): Promise<Map<string, EffectNote>> {
+  const tenantId = sender.tenantId;
+  const batch = mover(sender, "event");
   const notes = new Map<string, EffectNote>();
   // The gate's verdict per task and asking attempt, reused across a batch's intents: an intent applied as reported only
   // adds a write of its own attempt, which changes no verdict for that attempt. Anything that could block clears it.
@@ -116,17 +125,18 @@ export async function applyEventTransitions(
   );
   for (const e of ordered) {
     const attrs = e.attrs as Attrs;
+    const by = forEvent(batch, e.id);
     switch (e.type) {
       case "sandbox.created":
       case "sandbox.replaced":
         verdicts.delete(e.task_id);
-        if (e.attempt) await observeAttempt(tx, tenantId, e.task_id, e.attempt, `A new sandbox`);
+        if (e.attempt) await observeAttempt(tx, by, e.task_id, e.attempt, `A new sandbox`);
         break;
       case "run.interrupted":
       case "run.stopped":
       case "sandbox.destroyed":
         verdicts.delete(e.task_id);
-        await endFromEvent(tx, tenantId, e);
+        await endFromEvent(tx, by, e);
         break;
       case "task.created":
         if (attrs.principal) {
@@ -135,15 +145,15 @@ export async function applyEventTransitions(
         }
         break;
       case "side_effect.intent":
-        notes.set(e.id, await applyIntentEvent(tx, tenantId, e, attrs, key, verdicts));
+        notes.set(e.id, await applyIntentEvent(tx, by, e, attrs, key, verdicts));
         break;
       case "side_effect.receipt":
-        notes.set(e.id, await applyReceiptEvent(tx, tenantId, e, attrs));
+        notes.set(e.id, await applyReceiptEvent(tx, by, e, attrs));
         break;
       case "tool.called": {
         if (!(await attemptEnded(tx, tenantId, e.task_id, e.attempt ?? null))) break;
         verdicts.delete(e.task_id);
-        const flagged = await flagOrphanToolCalls(tx, tenantId, e.task_id, sql`true`, attrs.call_id!);
+        const flagged = await flagOrphanToolCalls(tx, by, e.task_id, sql`true`, attrs.call_id!);
         if (flagged[0]) {
           notes.set(e.id, {
             name: flagged[0],
@@ -160,11 +170,13 @@ export async function applyEventTransitions(
         break;
     }
   }
+  await flushMoves(tx, batch);
   return notes;
 }
 
 /** An attempt ends: its in-flight writes and open mutating calls become unknown; a clock far behind is noted. */
-async function endFromEvent(tx: Db, tenantId: string, e: PreparedEvent): Promise<void> {
+async function endFromEvent(tx: Db, by: Mover<"event">, e: PreparedEvent): Promise<void> {
+  const tenantId = by.actor.tenantId;
   const scope = e.attempt ? { through: e.attempt } : ("all" as const);
   const why =
     e.type === "sandbox.destroyed"
@@ -191,7 +203,7 @@ async function endFromEvent(tx: Db, tenantId: string, e: PreparedEvent): Promise
       );
     }
   }
-  await endAttempts(tx, tenantId, e.task_id, scope, why);
+  await endAttempts(tx, by, e.task_id, scope, why);
 }
 
 /** Notes, on their tasks, events dated more than the tolerance ahead of the server's clock. */
@@ -236,34 +248,25 @@ async function currentAttempt(tx: Db, tenantId: string, taskId: string): Promise
   return t?.current_attempt ?? 0;
 }
 
-/** Marks an effect unknown (creating it when the server had not heard of it) because of a reported write. */
-async function unknownFromReport(
-  tx: Db,
-  tenantId: string,
-  e: PreparedEvent,
-  attrs: Attrs,
-  reason: string,
-): Promise<void> {
-  await tx.execute(sql`
-    insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
-                              intent_at, intent_attempt, retry_status, status_reason, origin)
-    values (${tenantId}, ${e.task_id}, ${attrs.name!}, ${attrs.idempotency_key!}, 'unknown', ${attrs.tool ?? attrs.name!},
-            ${attrs.action ?? null}, ${attrs.mutation ?? true}, ${attrs.payload_digest ?? null}, now(), ${e.attempt ?? null},
-            'not_started', ${reason}, 'event')
-    on conflict do nothing`);
-  await tx.execute(sql`
-    update side_effects set status = 'unknown', updated_at = now(), status_reason = ${reason},
-           intent_at = coalesce(intent_at, now()), intent_attempt = coalesce(intent_attempt, ${e.attempt ?? null}::integer)
-    where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${attrs.name!}
-      and idempotency_key = ${attrs.idempotency_key!}
-      and status in ('not_started', 'approved', 'awaiting_approval', 'failed')`);
+/** The effect a `side_effect.intent` event reports, as the lifecycle's statements take it. */
+function reported(e: PreparedEvent, attrs: Attrs) {
+  return {
+    taskId: e.task_id,
+    name: attrs.name!,
+    idempotencyKey: attrs.idempotency_key!,
+    tool: attrs.tool ?? attrs.name!,
+    action: attrs.action ?? null,
+    mutation: attrs.mutation ?? true,
+    payloadDigest: attrs.payload_digest ?? null,
+    attempt: e.attempt ?? null,
+  };
 }
 
 type VerdictCache = Map<string, { attempt: number; verdict: GateVerdict }>;
 
 async function applyIntentEvent(
   tx: Db,
-  tenantId: string,
+  by: Mover<"event">,
   e: PreparedEvent,
   attrs: Attrs,
   key: SigningKey,
@@ -272,7 +275,8 @@ async function applyIntentEvent(
   const name = attrs.name!;
   const idemKey = attrs.idempotency_key!;
   const attempt = e.attempt!;
-  const seen = await observeAttempt(tx, tenantId, e.task_id, attempt, "An intent from a new attempt");
+  const tenantId = by.actor.tenantId;
+  const seen = await observeAttempt(tx, by, e.task_id, attempt, "An intent from a new attempt");
   if (seen.raised) verdicts.delete(e.task_id);
   const current = seen.current ?? 0;
   const existing = await findSideEffect(tx, tenantId, e.task_id, name, { forUpdate: true });
@@ -294,7 +298,8 @@ async function applyIntentEvent(
   }
   if (attempt < current) {
     const reason = `Attempt ${attempt}, older than the current attempt ${current}, reported starting this write (event ${e.id}).`;
-    await unknownFromReport(tx, tenantId, e, attrs, reason);
+    // The effect is unknown (created when the server had not heard of it).
+    await markReportedWriteUnknown(tx, by, reported(e, attrs), reason);
     verdicts.delete(e.task_id);
     return {
       name,
@@ -343,7 +348,8 @@ async function applyIntentEvent(
           : null;
   if (refusal) {
     const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${refusal.message}.`;
-    await unknownFromReport(tx, tenantId, e, attrs, reason);
+    // The effect is unknown (created when the server had not heard of it).
+    await markReportedWriteUnknown(tx, by, reported(e, attrs), reason);
     verdicts.delete(e.task_id);
     return { name, applied: false, code: refusal.code, message: `${reason} The effect is unknown until reconciled.` };
   }
@@ -352,40 +358,19 @@ async function applyIntentEvent(
   const status = pending ? "completed" : "in_flight";
   const reason = pending ? "Its receipt arrived before its intent; the intent completed it with that receipt." : null;
   const receiptJson = pending ? JSON.stringify(pending) : null;
-  const inserted = await queryRows(
+  const moved = await applyReportedIntent(
     tx,
-    sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
-                                  intent_at, intent_attempt, lease_expires_at, retry_status, receipt, status_reason, origin)
-        values (${tenantId}, ${e.task_id}, ${name}, ${idemKey}, ${status}::side_effect_status, ${attrs.tool ?? name},
-                ${attrs.action ?? null}, ${attrs.mutation ?? true}, ${attrs.payload_digest ?? null}, now(), ${attempt},
-                ${pending ? null : sql`now() + make_interval(secs => ${DEFAULT_LEASE_SECONDS})`}, 'not_started',
-                ${receiptJson}::jsonb, ${reason}, 'event')
-        on conflict do nothing
-        returning name`,
+    by,
+    { ...reported(e, attrs), attempt },
+    { status, receiptJson, reason, leaseSeconds: DEFAULT_LEASE_SECONDS },
   );
-  if (!inserted.length) {
-    const moved = await queryRows(
-      tx,
-      sql`update side_effects
-          set status = ${status}::side_effect_status, updated_at = now(), status_reason = ${reason},
-              retry_status = case when status = 'approved' then 'approved'::side_effect_status else 'not_started'::side_effect_status end,
-              intent_at = now(), intent_attempt = ${attempt},
-              lease_expires_at = ${pending ? null : sql`now() + make_interval(secs => ${DEFAULT_LEASE_SECONDS})`},
-              receipt = coalesce(${receiptJson}::jsonb, receipt),
-              payload_digest = coalesce(payload_digest, ${attrs.payload_digest ?? null}::text),
-              action = coalesce(${attrs.action ?? null}::text, action)
-          where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${name} and idempotency_key = ${idemKey}
-            and status in ('not_started', 'approved', 'failed')
-          returning name`,
-    );
-    if (!moved.length) {
-      return {
-        name,
-        applied: false,
-        code: "idempotency_key_mismatch",
-        message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.`,
-      };
-    }
+  if (!moved) {
+    return {
+      name,
+      applied: false,
+      code: "idempotency_key_mismatch",
+      message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.`,
+    };
   }
   if (pending) return { name, applied: true, code: "completed", message: reason! };
   if (!permission.allowed)
@@ -398,10 +383,11 @@ async function applyIntentEvent(
   return { name, applied: true };
 }
 
-async function applyReceiptEvent(tx: Db, tenantId: string, e: PreparedEvent, attrs: Attrs): Promise<EffectNote> {
+async function applyReceiptEvent(tx: Db, by: Mover<"event">, e: PreparedEvent, attrs: Attrs): Promise<EffectNote> {
   const name = attrs.name!;
-  await observeAttempt(tx, tenantId, e.task_id, e.attempt!, "A receipt from a new attempt");
-  const outcome = await applyReceiptReport(tx, tenantId, e.task_id, await currentAttempt(tx, tenantId, e.task_id), {
+  const tenantId = by.actor.tenantId;
+  await observeAttempt(tx, by, e.task_id, e.attempt!, "A receipt from a new attempt");
+  const outcome = await applyReceiptReport(tx, by, e.task_id, await currentAttempt(tx, tenantId, e.task_id), {
     name,
     idempotency_key: attrs.idempotency_key!,
     attempt: e.attempt ?? null,

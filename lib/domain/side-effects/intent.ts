@@ -17,9 +17,8 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
-import type { SideEffectStatus } from "@/db/schema/enums";
 import type { Receipt } from "@/lib/contract/api";
-import { appendAuditPending, withAuditSealed } from "../audit/append";
+import { appendAuditPending, notePendingAudit, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets } from "../events/redact";
@@ -32,6 +31,10 @@ import { withRetry } from "../tx";
 import { approvalForIntent, consumeApproval } from "../approvals/for-intent";
 import { observeAttempt } from "./attempts";
 import { takePendingReceipt } from "./receipts";
+import { LEASE_AUDIT_UPTO, leaseExpiryCtes } from "./lifecycle/lease";
+import { flushMoves, mover } from "./lifecycle/moves";
+import { completeFromPendingReceipt, startIntent, startNewIntent } from "./lifecycle/statements";
+import { ABSENT, mayLeave } from "./lifecycle/transitions";
 
 export { IDEMPOTENCY_KEY };
 
@@ -98,30 +101,30 @@ export function checkEffectName(name: string): void {
   if (!SIDE_EFFECT_NAME.test(name)) throw notFound(`Side effect ${name}`);
 }
 
-/** What a retry goes back to after a reconcile finds the write was not applied. */
-function retryStatusFrom(status: SideEffectStatus): SideEffectStatus {
-  return status === "approved" ? "approved" : "not_started";
-}
-
 /**
  * Observes the request's attempt in its own committed transaction (an intent or receipt from attempt n proves attempt
- * n exists, whatever is then answered), and refuses a stale one.
+ * n exists, whatever is then answered), and refuses a stale one. Effects that end with older attempts are audited
+ * with `actor` as the mover, sealed before this returns.
  * @returns the task's current attempt.
  * @throws DomainError not_found (task), stale_attempt.
  */
 export async function fenceAttempt(
   db: Db,
-  tenantId: string,
+  actor: Actor,
   taskId: string,
   attempt: number,
   cause: string,
 ): Promise<number> {
-  const current = await withRetry(() =>
-    db.transaction(async (tx) => {
-      const seen = await observeAttempt(tx, tenantId, taskId, attempt, cause);
-      if (seen.current === null) throw notFound(`Task ${taskId}`);
-      return seen.current;
-    }),
+  const current = await withAuditSealed(db, actor.tenantId, () =>
+    withRetry(() =>
+      db.transaction(async (tx) => {
+        const by = mover(actor, "request");
+        const seen = await observeAttempt(tx, by, taskId, attempt, cause);
+        if (seen.current === null) throw notFound(`Task ${taskId}`);
+        await flushMoves(tx, by);
+        return seen.current;
+      }),
+    ),
   );
   if (attempt < current) throw staleAttempt(attempt, current);
   return current;
@@ -196,7 +199,7 @@ async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> 
     if (decided === "raise") {
       // A new attempt: raised and the older attempts ended in a transaction of their own (committed whatever is then
       // answered), then decided like any other intent.
-      await fenceAttempt(db, actor.tenantId, taskId, input.attempt, "An intent from a new attempt");
+      await fenceAttempt(db, actor, taskId, input.attempt, "An intent from a new attempt");
       decided = await decideWithApproval(db, call, { recheckAttempt: false });
     }
   } catch (err) {
@@ -293,16 +296,13 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
   // The lock comes first, in a statement of its own, so the facts statement's snapshot sees every transition that
   // held the task row FOR UPDATE before this one got it. Expired leases become unknown on the way.
-  const [task] = await queryRows<{ current_attempt: number }>(
+  const [task] = await queryRows<{ current_attempt: number; audit_upto: string | null }>(
     tx,
-    sql`with expired as (
-          update side_effects
-          set status = 'unknown', updated_at = now(), status_reason = 'The lease expired before a receipt was recorded.'
-          where tenant_id = ${tenantId} and task_id = ${taskId}
-            and status = 'in_flight' and lease_expires_at is not null and lease_expires_at < now()
-          returning name)
-        select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
+    sql`with ${leaseExpiryCtes(tenantId, taskId)}
+        select current_attempt, ${LEASE_AUDIT_UPTO} as audit_upto
+        from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
   );
+  notePendingAudit(task?.audit_upto);
   if (!task) throw notFound(`Task ${taskId}`);
   if (input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
   if (input.attempt > task.current_attempt) return "raise";
@@ -345,17 +345,19 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   if (approvalId) await consumeApproval(tx, tenantId, approvalId, input.attempt);
   const approvalNote = approvalId ? { approval_id: approvalId } : {};
 
-  const created = await queryRows<{ lease_expires_at: string }>(
-    tx,
-    sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
-                                  payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin)
-        values (${tenantId}, ${taskId}, ${name}, ${input.idempotency_key}, 'in_flight', ${input.tool ?? name},
-                ${input.action}, ${input.mutation}, ${input.payload_digest}, now(), ${input.attempt},
-                now() + make_interval(secs => ${leaseSeconds}), 'not_started', 'intent')
-        on conflict do nothing
-        returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
-  );
-  if (created[0]) {
+  const effect = {
+    tenantId,
+    taskId,
+    name,
+    idempotencyKey: input.idempotency_key,
+    action: input.action,
+    mutation: input.mutation,
+    payloadDigest: input.payload_digest,
+    attempt: input.attempt,
+    leaseSeconds,
+  };
+  const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name });
+  if (created) {
     await auditIntent(tx, actor, taskId, name, {
       idempotency_key: input.idempotency_key,
       from: "created",
@@ -363,40 +365,31 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       attempt: input.attempt,
       ...approvalNote,
     });
-    return { decision: "go" as const, lease_expires_at: created[0].lease_expires_at };
+    return { decision: "go" as const, lease_expires_at: created };
   }
 
   for (let round = 0; round < 3; round++) {
-    const effect = await findSideEffect(tx, tenantId, taskId, name);
-    if (!effect) {
+    const current = await findSideEffect(tx, tenantId, taskId, name);
+    if (!current) {
       throw new DomainError(
         "idempotency_key_mismatch",
         `idempotency_key "${input.idempotency_key}" already belongs to another side effect of this tenant; each effect needs its own key.`,
       );
     }
-    const decided = decideExisting(effect, input);
+    const decided = decideExisting(current, input);
     if (decided !== "try_go") return decided;
-    const moved = await queryRows<{ lease_expires_at: string }>(
-      tx,
-      sql`update side_effects
-          set status = 'in_flight', status_reason = null, updated_at = now(), intent_at = now(),
-              intent_attempt = ${input.attempt}, payload_digest = ${input.payload_digest},
-              action = ${input.action}, mutation = ${input.mutation}, tool = coalesce(${input.tool ?? null}::text, tool),
-              lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
-              retry_status = ${retryStatusFrom(effect.status)}::side_effect_status
-          where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}
-            and idempotency_key = ${input.idempotency_key} and status = ${effect.status}::side_effect_status
-          returning to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as lease_expires_at`,
-    );
-    if (moved[0]) {
+    // decideExisting answers every status the go may not leave; the table says which it may.
+    if (!mayLeave("intent_go", current.status)) throw new Error(`intent_go cannot leave ${current.status}`);
+    const moved = await startIntent(tx, current.status, { ...effect, tool: input.tool ?? null });
+    if (moved) {
       await auditIntent(tx, actor, taskId, name, {
         idempotency_key: input.idempotency_key,
-        from: effect.status,
+        from: current.status,
         mutation: input.mutation,
         attempt: input.attempt,
         ...approvalNote,
       });
-      return { decision: "go" as const, lease_expires_at: moved[0].lease_expires_at };
+      return { decision: "go" as const, lease_expires_at: moved };
     }
   }
   throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
@@ -415,26 +408,24 @@ async function completeFromPending(
   const tenantId = actor.tenantId;
   const reason =
     "Its receipt arrived before its intent; the intent completed it with that receipt instead of starting a second write.";
-  const rows = existing
-    ? await queryRows(
-        tx,
-        sql`update side_effects
-            set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, status_reason = ${reason}, updated_at = now(),
-                intent_at = now(), intent_attempt = ${input.attempt}, payload_digest = coalesce(payload_digest, ${input.payload_digest}),
-                action = ${input.action}, mutation = ${input.mutation}, lease_expires_at = null
-            where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name} and status = ${existing.status}::side_effect_status
-            returning name`,
-      )
-    : await queryRows(
-        tx,
-        sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
-                                      intent_at, intent_attempt, receipt, status_reason, retry_status, origin)
-            values (${tenantId}, ${taskId}, ${name}, ${input.idempotency_key}, 'completed', ${input.tool ?? name}, ${input.action},
-                    ${input.mutation}, ${input.payload_digest}, now(), ${input.attempt}, ${JSON.stringify(receipt)}::jsonb, ${reason},
-                    'not_started', 'intent')
-            on conflict do nothing returning name`,
-      );
-  if (!rows.length)
+  const observed = existing?.status ?? ABSENT;
+  // Only called when decideExisting answered try_go (or there is no effect): the table says which statuses that is.
+  if (!mayLeave("intent_replays_pending_receipt", observed))
+    throw new Error(`intent_replays_pending_receipt cannot leave ${observed}`);
+  const done = await completeFromPendingReceipt(tx, observed, {
+    tenantId,
+    taskId,
+    name,
+    idempotencyKey: input.idempotency_key,
+    tool: input.tool ?? name,
+    action: input.action,
+    mutation: input.mutation,
+    payloadDigest: input.payload_digest,
+    attempt: input.attempt,
+    receiptJson: JSON.stringify(receipt),
+    reason,
+  });
+  if (!done)
     throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
   await auditIntent(tx, actor, taskId, name, {
     idempotency_key: input.idempotency_key,

@@ -7,7 +7,6 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
-import { expireLeases } from "@/db/queries/side-effects";
 import type { Receipt } from "@/lib/contract/api";
 import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
@@ -16,6 +15,8 @@ import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
 import { applyReceiptReport } from "./receipts";
+import { expireLeasesNow } from "./lifecycle/lease";
+import { mover } from "./lifecycle/moves";
 
 import { isoTimeField } from "../time";
 
@@ -64,9 +65,9 @@ export async function recordReceipt(
     receipt,
     source: "route" as const,
   };
-  await expireLeases(db, tenantId, taskId);
+  await expireLeasesNow(db, tenantId, taskId);
   try {
-    await fenceAttempt(db, tenantId, taskId, input.attempt, "A receipt from a new attempt");
+    await fenceAttempt(db, actor, taskId, input.attempt, "A receipt from a new attempt");
   } catch (err) {
     // A stale attempt's receipt is still evidence: keep it before refusing.
     if (isDomainError(err) && err.code === "stale_attempt") await recordIn(db, actor, taskId, report);
@@ -100,7 +101,8 @@ async function recordIn(
           sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
         );
         if (!task) throw notFound(`Task ${taskId}`);
-        const outcome = await applyReceiptReport(tx, tenantId, taskId, task.current_attempt, report);
+        // The route's own entry below records the receipt's move (transitions.ts `receipt_completes`).
+        const outcome = await applyReceiptReport(tx, mover(actor, "request"), taskId, task.current_attempt, report);
         if (outcome.applied && outcome.replayed) return outcome;
         if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
         await appendAuditPending(tx, actor, {

@@ -18,6 +18,8 @@ import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { Receipt } from "@/lib/contract/api";
+import type { Mover } from "./lifecycle/moves";
+import { completeWithReceipt } from "./lifecycle/statements";
 
 export type ReceiptReport = {
   name: string;
@@ -52,15 +54,18 @@ export function sameReceipt(a: Receipt, b: Receipt): boolean {
 /**
  * Applies a receipt report to the effect it names. Call inside a transaction that holds the task row (FOR SHARE or
  * FOR UPDATE), after expiring leases and observing the report's attempt.
+ * @param by the receipt route's caller (whose verb audits the receipt) or the event's sender (the completion is
+ *   audited on `by`, transitions.ts `receipt_completes`).
  * @param currentAttempt the task's current attempt.
  */
 export async function applyReceiptReport(
   tx: Db,
-  tenantId: string,
+  by: Mover<"request" | "event">,
   taskId: string,
   currentAttempt: number,
   report: ReceiptReport,
 ): Promise<ReceiptApplication> {
+  const tenantId = by.actor.tenantId;
   const effect = await findSideEffect(tx, tenantId, taskId, report.name, { forUpdate: true });
   if (effect && effect.idempotency_key !== report.idempotency_key) {
     return {
@@ -92,7 +97,7 @@ export async function applyReceiptReport(
   }
   switch (effect.status) {
     case "in_flight":
-      return completeInFlight(tx, tenantId, taskId, effect, report);
+      return completeInFlight(tx, by, taskId, effect, report);
     case "completed": {
       const stored = effect.receipt!;
       if (sameReceipt(stored, report.receipt))
@@ -118,7 +123,7 @@ export async function applyReceiptReport(
 
 async function completeInFlight(
   tx: Db,
-  tenantId: string,
+  by: Mover<"request" | "event">,
   taskId: string,
   effect: SideEffectRow,
   report: ReceiptReport,
@@ -128,17 +133,16 @@ async function completeInFlight(
   if (effect.intent_at && Date.parse(report.receipt.completed_at) < Date.parse(effect.intent_at) - 5_000)
     warnings.push("completed_before_intent");
   const receipt: Receipt & { warnings?: string[] } = { ...report.receipt, ...(warnings.length ? { warnings } : {}) };
-  const updated = await queryRows(
-    tx,
-    sql`update side_effects
-        set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, lease_expires_at = null,
-            status_reason = ${warnings.length ? `The receipt says the write completed at ${report.receipt.completed_at}, before the server registered its intent at ${effect.intent_at}: check the runtime's clock.` : null},
-            updated_at = now()
-        where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${report.name}
-          and idempotency_key = ${report.idempotency_key} and status = 'in_flight'
-        returning name`,
-  );
-  if (!updated.length) throw new Error("side effect changed while its row was locked");
+  const updated = await completeWithReceipt(tx, by, {
+    taskId,
+    name: report.name,
+    idempotencyKey: report.idempotency_key,
+    receiptJson: JSON.stringify(receipt),
+    reason: warnings.length
+      ? `The receipt says the write completed at ${report.receipt.completed_at}, before the server registered its intent at ${effect.intent_at}: check the runtime's clock.`
+      : null,
+  });
+  if (!updated) throw new Error("side effect changed while its row was locked");
   return { applied: true, replayed: false, receipt, from: "in_flight" };
 }
 

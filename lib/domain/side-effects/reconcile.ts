@@ -7,8 +7,8 @@
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { queryRows, type Db } from "@/db";
-import { expireLeases, findSideEffect } from "@/db/queries/side-effects";
+import type { Db } from "@/db";
+import { findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
 import type { SideEffectReconcile } from "@/db/schema";
 import { appendAudit } from "../audit/append";
@@ -17,6 +17,8 @@ import { DomainError, notFound, validationError } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
 import { lookupSideEffect, type LookupAnswer, type LookupOptions } from "./lookup";
+import { expireLeasesNow } from "./lifecycle/lease";
+import { settleUnknown } from "./lifecycle/statements";
 import { findSecrets, refuseSecrets } from "../events/redact";
 import { isoTimeField } from "../time";
 import { unsafeTextReason } from "../typed-text";
@@ -88,7 +90,7 @@ export async function reconcileSideEffect(
   const input: typeof parsed.data = { ...parsed.data };
 
   // An in-flight effect whose lease ran out is unknown: settle that first, in its own committed statement.
-  await expireLeases(db, actor.tenantId, taskId);
+  await expireLeasesNow(db, actor.tenantId, taskId);
 
   // Calling a write "not applied" clears it for a retry: when the tool owner has a lookup, it is always asked,
   // whether or not the person ticked it, and its answer is kept with the decision.
@@ -176,23 +178,23 @@ export async function reconcileSideEffect(
                 : at,
           }
         : null;
-    const rows = await queryRows<{ status: "completed" | "not_started" | "approved" }>(
+    const key = { tenantId: actor.tenantId, taskId, name, decisionJson: JSON.stringify(decision) };
+    const settled = await settleUnknown(
       tx,
       input.outcome === "completed"
-        ? sql`update side_effects
-              set status = 'completed', receipt = ${JSON.stringify(receipt)}::jsonb, lease_expires_at = null,
-                  status_reason = ${`Reconciled by ${by}: completed.`}, last_reconcile = ${JSON.stringify(decision)}::jsonb,
-                  updated_at = now()
-              where tenant_id = ${actor.tenantId} and task_id = ${taskId} and name = ${name} and status = 'unknown'
-              returning status`
-        : sql`update side_effects
-              set status = coalesce(retry_status, 'not_started'), lease_expires_at = null, intent_at = null,
-                  status_reason = ${`Reconciled by ${by}: not applied; safe to retry with the same key.`},
-                  last_reconcile = ${JSON.stringify(decision)}::jsonb, updated_at = now()
-              where tenant_id = ${actor.tenantId} and task_id = ${taskId} and name = ${name} and status = 'unknown'
-              returning status`,
+        ? {
+            ...key,
+            outcome: "completed",
+            receiptJson: JSON.stringify(receipt),
+            reason: `Reconciled by ${by}: completed.`,
+          }
+        : {
+            ...key,
+            outcome: "not_applied",
+            reason: `Reconciled by ${by}: not applied; safe to retry with the same key.`,
+          },
     );
-    const row = rows[0];
+    const row = settled === null ? undefined : { status: settled };
     if (!row) {
       // Lost a race or never unknown: read the committed state to say who settled it and what it is now.
       const current = (await findSideEffect(tx, actor.tenantId, taskId, name)) ?? before;

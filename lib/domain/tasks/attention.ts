@@ -11,9 +11,9 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { expireLeases } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type Actor } from "../authz";
+import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { TERMINAL_PHASES } from "./phases";
 import { approvalQueue } from "../approvals/read";
 import { STALE_REASON_TEXT } from "../approvals/freshness";
@@ -71,7 +71,7 @@ const notEnded = (column: string) =>
  */
 export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise<AttentionItem[]> {
   authorize(actor, "tasks.read");
-  await expireLeases(db, actor.tenantId);
+  await expireLeasesNow(db, actor.tenantId);
   const [unknown, revoked, awaiting, queue] = await Promise.all([
     queryRows<{
       task_id: string;

@@ -14,6 +14,9 @@ import { authorize, type Actor } from "../authz";
 import { signCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError } from "../errors";
 import { endAttempts } from "../side-effects/attempts";
+import { flushMoves, mover } from "../side-effects/lifecycle/moves";
+import { declaredEffectsInsert } from "../side-effects/lifecycle/statements";
+import type { ToOf } from "../side-effects/lifecycle/transitions";
 import { withRetry } from "../tx";
 import { approvalContext } from "../approvals/read";
 import { requestApproval } from "../approvals/requests";
@@ -25,7 +28,7 @@ import { parseTaskRecord, splitCheckpointBody, type ParsedTaskRecord } from "./r
  * so a claimed in-flight write is recorded as `unknown`, a claimed completion needs a receipt, and a claimed approval
  * is `awaiting_approval`: only an approver's recorded decision approves (DESIGN.md "Approval").
  */
-export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects"][string]): SideEffectStatus {
+export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects"][string]): ToOf<"declared"> {
   switch (declared.status) {
     case "not_started":
     case "awaiting_approval":
@@ -138,13 +141,16 @@ export async function checkpointTask(
         if (!task) await explainRefusal(tx, tenantId, taskId, principal, record.attempt, baseVersion);
         const version = task!.latest_version;
         if (task!.previous_attempt < record.attempt) {
+          // The effects that end with the older attempts are audited as moved by this checkpoint's writer.
+          const by = mover(actor, "request");
           await endAttempts(
             tx,
-            tenantId,
+            by,
             taskId,
             { before: record.attempt },
             `A checkpoint from a new attempt (attempt ${record.attempt}) arrived before a receipt was recorded.`,
           );
+          await flushMoves(tx, by);
         }
         await tx.execute(sql`
           insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id, attempt)
@@ -272,7 +278,7 @@ async function requestDeclaredApprovals(tx: Db, actor: Actor, taskId: string, re
 type Declared = {
   name: string;
   idempotency_key: string;
-  status: SideEffectStatus;
+  status: ToOf<"declared">;
   tool: string;
   action: string | null;
   mutation: boolean;
@@ -292,14 +298,7 @@ async function declareSideEffects(tx: Db, tenantId: string, taskId: string, decl
           select * from json_to_recordset(${JSON.stringify(declared)}::json) as x(
             name text, idempotency_key text, status side_effect_status, tool text, action text, mutation boolean,
             receipt jsonb, status_reason text)),
-        ins as (
-          insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, receipt,
-                                    status_reason, origin)
-          select ${tenantId}::uuid, ${taskId}, d.name, d.idempotency_key, d.status, d.tool, d.action, d.mutation, d.receipt,
-                 d.status_reason, 'checkpoint'
-          from d order by d.name
-          on conflict do nothing
-          returning name)
+        ins as (${declaredEffectsInsert(tenantId, taskId, sql`d`)})
         select d.name, d.idempotency_key, s.idempotency_key as stored_key, (i.name is not null) as inserted
         from d
         left join ins i on i.name = d.name

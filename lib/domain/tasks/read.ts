@@ -4,7 +4,7 @@
  */
 import type { Db } from "@/db";
 import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
-import { expireLeases, listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
+import { listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
 import * as q from "@/db/queries/tasks";
 import { timelineWindow } from "@/db/queries/timeline";
 import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
@@ -24,6 +24,7 @@ import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
 import { TASK_ID_PATTERN } from "../events/schema";
+import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
 
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -192,7 +193,7 @@ export async function getTaskView(
   // tenant and task, so for a task that does not exist they find nothing and the expiry changes nothing.
   const [task, effects, checkpoint, eventCount, unapplied, gateAsks] = await Promise.all([
     q.findTask(db, actor.tenantId, taskId),
-    expireLeases(db, actor.tenantId, taskId).then(() => listSideEffects(db, actor.tenantId, taskId)),
+    expireLeasesNow(db, actor.tenantId, taskId).then(() => listSideEffects(db, actor.tenantId, taskId)),
     q.latestCheckpoint(db, actor.tenantId, taskId),
     opts.eventCount ?? q.countEvents(db, actor.tenantId, taskId),
     listUnappliedReceipts(db, actor.tenantId, taskId),

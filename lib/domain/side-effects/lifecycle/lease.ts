@@ -1,0 +1,78 @@
+/**
+ * The clock's one transition, `lease_expired` (transitions.ts): an `in_flight` effect whose lease has run out becomes
+ * `unknown` (DESIGN.md "Side effect": request sent, no receipt). There is no timer: the first read or write of the task
+ * after the lease ran out makes the move — the gate's facts statement, an intent's lock statement, a batch of events,
+ * a receipt, a reconcile, the task page and the attention queue — all through {@link leaseExpiryCtes}, so the rule and
+ * its audit entry are written once. Each moved effect gets a `side_effect.transitioned` entry by the system actor
+ * `clock`, written by the same statement (so it commits with the move, and costs nothing when no lease ran out).
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
+import { isoUtc } from "@/db/queries/sql-helpers";
+import { auditPendingRowsSql, notePendingAudit, rowValue, withAuditSealed } from "../../audit/append";
+import { clockActor } from "./moves";
+import { statusGuard, statusLiteral } from "./sql";
+import { TRANSITION_AUDIT_ACTION, TRANSITIONS } from "./transitions";
+
+/** The status reason an expired lease leaves on its effect. */
+export const LEASE_EXPIRED_REASON = "The lease expired before a receipt was recorded.";
+
+/**
+ * SQL: two CTEs to put after `with` — `expired` moves the effects of the task (every task of the tenant when
+ * `taskId` is null) whose lease has run out to `unknown` and returns their `task_id, name, idempotency_key,
+ * lease_expires_at`; `expired_audit` writes their entries and returns their `id`s (see {@link LEASE_AUDIT_UPTO}).
+ * The guard is `status = 'in_flight'` as a literal, which implies the partial index `side_effects_open_idx` even
+ * under a generic plan (decision 0022).
+ */
+export function leaseExpiryCtes(tenantId: string, taskId: string | null): SQL {
+  const t = TRANSITIONS.lease_expired;
+  return sql`expired as (
+      update side_effects
+      set status = ${statusLiteral("lease_expired", "unknown")}, updated_at = now(), status_reason = ${LEASE_EXPIRED_REASON}
+      where tenant_id = ${tenantId} ${taskId === null ? sql`` : sql`and task_id = ${taskId}`}
+        and ${statusGuard("lease_expired")} and lease_expires_at is not null and lease_expires_at < now()
+      returning task_id, name, idempotency_key, lease_expires_at),
+    expired_audit as (${auditPendingRowsSql(
+      clockActor(tenantId),
+      {
+        action: TRANSITION_AUDIT_ACTION,
+        target: rowValue(sql`'side_effect:' || x.task_id || '/' || x.name`),
+        details: {
+          transition: "lease_expired",
+          from: t.from[0],
+          to: t.to[0],
+          idempotency_key: rowValue(sql`x.idempotency_key`),
+          reason: LEASE_EXPIRED_REASON,
+          lease_expires_at: rowValue(isoUtc("x.lease_expires_at")),
+        },
+      },
+      sql`expired x`,
+    )})`;
+}
+
+/**
+ * SQL: the highest audit id the {@link leaseExpiryCtes} of a statement wrote (null when no lease ran out); pass it to
+ * `notePendingAudit` so the enclosing `withAuditSealed` seals the entries.
+ */
+export const LEASE_AUDIT_UPTO = sql`(select max(id) from expired_audit)`;
+
+/**
+ * Moves the effects whose lease ran out to `unknown`, for one task or (no `taskId`) every task of the tenant, with
+ * their audit entries. Safe to call on every read (guarded). Inside a transaction the entries commit with it and the
+ * enclosing `withAuditSealed` seals them; outside one, use {@link expireLeasesNow}.
+ * @returns how many effects moved.
+ */
+export async function expireLeases(db: Db, tenantId: string, taskId?: string): Promise<number> {
+  const [row] = await queryRows<{ moved: number; upto: string | number | null }>(
+    db,
+    sql`with ${leaseExpiryCtes(tenantId, taskId ?? null)}
+        select (select count(*) from expired)::int as moved, ${LEASE_AUDIT_UPTO} as upto`,
+  );
+  notePendingAudit(row?.upto);
+  return row?.moved ?? 0;
+}
+
+/** {@link expireLeases} as a statement of its own (outside a transaction), its entries sealed before it returns. */
+export function expireLeasesNow(db: Db, tenantId: string, taskId?: string): Promise<number> {
+  return withAuditSealed(db, tenantId, () => expireLeases(db, tenantId, taskId));
+}

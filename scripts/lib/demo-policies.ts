@@ -56,13 +56,13 @@ export async function seedDemoPolicies(
   );
   if (Number(row?.n ?? 0) > 0) return false;
   const actor: UserActor = { kind: "user", tenantId, userId: owner.userId, email: owner.email, role: "owner" };
-  const v1 = await storePolicyVersion(db, actor, { text: demoPolicyV1(recordsHost), format: "yaml" });
-  const v2 = await storePolicyVersion(db, actor, { text: demoPolicyV2(recordsHost), format: "yaml" });
+  const v1 = await storePolicyVersion({ db, actor }, { text: demoPolicyV1(recordsHost), format: "yaml" });
+  const v2 = await storePolicyVersion({ db, actor }, { text: demoPolicyV2(recordsHost), format: "yaml" });
   if (!v1.valid || !v2.valid || v1.version !== 1 || v2.version !== 2) {
     throw new Error(
       `the demo policies did not store as valid versions 1 and 2: ${JSON.stringify([v1, v2]).slice(0, 400)}`,
     );
   }
-  await activatePolicyVersion(db, actor, 1);
+  await activatePolicyVersion({ db, actor }, { version: 1 });
   return true;
 }

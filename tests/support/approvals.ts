@@ -64,8 +64,11 @@ export async function seedApproval(
     }),
   );
   if (opts.approve ?? true)
-    await decideApproval(db, userActor(t, "approver"), id, { decision: "approve", reason: "Report checked" });
-  if (opts.stale ?? true) await setPolicyVersion(db, userActor(t, "owner"), { version: "2" });
+    await decideApproval(
+      { db, actor: userActor(t, "approver") },
+      { approvalId: id, body: { decision: "approve", reason: "Report checked" } },
+    );
+  if (opts.stale ?? true) await setPolicyVersion({ db, actor: userActor(t, "owner") }, { body: { version: "2" } });
   return id;
 }
 

@@ -1,12 +1,11 @@
 import type { Metadata } from "next";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { listLookups } from "@/lib/domain/settings/lookups";
 import { listPrincipals } from "@/lib/domain/settings/principals";
 import { listApiKeys } from "@/lib/domain/tenancy/api-keys";
 import { listInvitations } from "@/lib/domain/tenancy/invitations";
 import { listMembersForActor } from "@/lib/domain/tenancy/members";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { PermissionsTable } from "./PermissionsTable";
 import { SettingsClient } from "./SettingsClient";
 import { ApprovalSettings } from "./ApprovalSettings";
@@ -19,14 +18,14 @@ export const metadata: Metadata = { title: "Settings" };
  * locks) and the permissions table, read-only.
  */
 export default async function SettingsPage() {
-  const actor = await requirePageActor();
-  const db = await dbFor(actor);
+  const ctx = await requirePageContext();
+  const { actor, db } = ctx;
   const [keysList, lookups, principals, members, invitations, approvalSettings, rules] = await Promise.all([
-    listApiKeys(db, actor),
-    listLookups(db, actor),
-    listPrincipals(db, actor),
-    listMembersForActor(db, actor),
-    listInvitations(db, actor),
+    listApiKeys(ctx),
+    listLookups(ctx),
+    listPrincipals(ctx),
+    listMembersForActor(ctx),
+    listInvitations(ctx),
     approvalSettingsOf(db, actor.tenantId),
     actionRules(db, actor.tenantId),
   ]);

@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { decodeCursor, encodeCursor, isoUtc } from "@/db/queries/sql-helpers";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { pageSize } from "../tasks/read";
 import {
@@ -21,6 +21,7 @@ import {
   type StaleReason,
 } from "./freshness";
 import { currentPolicyVersion } from "./policy";
+import type { VerbContext } from "../context";
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -277,7 +278,10 @@ export async function findApprovalRow(
  * @returns the approval with its payload and, for a stale one, `changes` (field, approved value, current value).
  * @throws DomainError forbidden, not_found (no such approval in the caller's tenant).
  */
-export async function getApproval(db: Db, actor: Actor, id: string): Promise<ApprovalDetail> {
+export async function getApproval(
+  { db, actor }: VerbContext,
+  { approvalId: id }: { approvalId: string },
+): Promise<ApprovalDetail> {
   authorize(actor, "approvals.read");
   const row = await findApprovalRow(db, actor.tenantId, id);
   if (!row) throw notFound(`Approval ${id}`);
@@ -321,8 +325,7 @@ export type ApprovalFilters = {
  * @throws DomainError forbidden; validation_failed (unknown status, malformed cursor).
  */
 export async function listApprovals(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   f: ApprovalFilters = {},
 ): Promise<{ approvals: ApprovalView[]; next_cursor: string | null }> {
   authorize(actor, "approvals.read");
@@ -410,8 +413,7 @@ export async function approvalContext(
  * @throws DomainError forbidden
  */
 export async function approvalQueue(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   opts: { limit?: number; scan?: number } = {},
 ): Promise<ApprovalView[]> {
   authorize(actor, "approvals.read");

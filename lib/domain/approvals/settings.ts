@@ -18,6 +18,7 @@ import { refuseSecrets } from "../secrets/redact";
 import { withRetry } from "../tx";
 import { DEFAULT_POLICY_VERSION } from "./policy";
 import { approvalEvent } from "./requests";
+import type { VerbContext } from "../context";
 
 export const policyVersionBodySchema = z.strictObject({ version: plainName("version", 100) });
 
@@ -55,7 +56,7 @@ export type PolicyChange = {
  * @returns `{version, previous, invalidated: [{id, task_id, side_effect}]}` — the approvals made stale.
  * @throws DomainError forbidden (not owner/admin, runtime key), validation_failed.
  */
-export async function setPolicyVersion(db: Db, actor: Actor, body: unknown): Promise<PolicyChange> {
+export async function setPolicyVersion({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<PolicyChange> {
   authorize(actor, "approvals.manage");
   const parsed = policyVersionBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -65,7 +66,7 @@ export async function setPolicyVersion(db: Db, actor: Actor, body: unknown): Pro
   // once a tenant keeps documents, the current version can only be one of them.
   const stored = await policyVersionStored(db, actor.tenantId, version);
   if (stored === "stored") {
-    const activated = await activatePolicyVersion(db, actor, Number(version));
+    const activated = await activatePolicyVersion({ db, actor }, { version: Number(version) });
     return {
       version,
       previous: activated.previous === null ? DEFAULT_POLICY_VERSION : String(activated.previous),
@@ -167,7 +168,7 @@ export async function switchPolicyVersion(tx: Db, actor: Actor, version: string)
  * Changes the tenant's approval TTL default and whether requesters may approve their own requests.
  * @throws DomainError forbidden, validation_failed.
  */
-export async function updateApprovalSettings(db: Db, actor: Actor, body: unknown): Promise<void> {
+export async function updateApprovalSettings({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<void> {
   authorize(actor, "approvals.manage");
   const parsed = approvalSettingsBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -193,7 +194,10 @@ export async function updateApprovalSettings(db: Db, actor: Actor, body: unknown
  * Marks an action approval-required (or not), with its own TTL.
  * @throws DomainError forbidden, validation_failed.
  */
-export async function setActionRule(db: Db, actor: Actor, action: string, body: unknown): Promise<void> {
+export async function setActionRule(
+  { db, actor }: VerbContext,
+  { action, body }: { action: string; body: unknown },
+): Promise<void> {
   authorize(actor, "approvals.manage");
   const name = plainName("action", 200).safeParse(action);
   if (!name.success)
@@ -222,7 +226,7 @@ export async function setActionRule(db: Db, actor: Actor, action: string, body: 
  * Removes an action's rule (the action no longer needs approval by tenant setting).
  * @throws DomainError forbidden.
  */
-export async function deleteActionRule(db: Db, actor: Actor, action: string): Promise<void> {
+export async function deleteActionRule({ db, actor }: VerbContext, { action }: { action: string }): Promise<void> {
   authorize(actor, "approvals.manage");
   await db.transaction(async (tx) => {
     const rows = await queryRows(

@@ -14,7 +14,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { copyIn, queryRows, type Db } from "@/db";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { DomainError } from "../errors";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { canonicalJson, sha256Hex } from "../crypto/canonical";
@@ -38,6 +38,7 @@ import {
 } from "./schema";
 import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
+import type { SigningContext } from "../context";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -276,10 +277,8 @@ export function prepareFully(
  * @throws DomainError forbidden (not a runtime key), validation_failed, too_many_events.
  */
 export async function ingestEvents(
-  db: Db,
-  actor: Actor,
-  body: unknown,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { body }: { body: unknown },
 ): Promise<{ results: EventResult[] }> {
   authorize(actor, "events.write");
   const { prepared, results, repeats } = prepareBatch(body);

@@ -10,7 +10,7 @@ import { isoUtc } from "@/db/queries/sql-helpers";
 import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateVerdict } from "@/lib/contract/api";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
@@ -20,6 +20,7 @@ import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
+import type { SigningContext } from "../context";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -518,11 +519,8 @@ async function latestVerified(
  * @throws DomainError not_found, validation_failed, forbidden.
  */
 export async function askGate(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  body: unknown,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, body }: { taskId: string; body: unknown },
 ): Promise<GateVerdict> {
   authorize(actor, "gate.ask");
   checkTaskId(taskId);

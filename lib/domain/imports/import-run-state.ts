@@ -14,11 +14,10 @@
  * approval requests are found again by key and digest. A refused state writes nothing and quotes nothing.
  */
 import { sql } from "drizzle-orm";
-import { queryRows, type Db } from "@/db";
+import { queryRows } from "@/db";
 import { appendAudit } from "../audit/append";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
-import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";
 import { approvalContext } from "../approvals/read";
@@ -27,6 +26,7 @@ import { flagOrphanToolCalls, toolCallEffectName, toolCallIdempotencyKey } from 
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { parseRunState, RunStateImportError, toolCallDigest, type ParsedRunState } from "./openai-agents-run-state";
+import type { SigningContext } from "../context";
 
 export type RunStateImportResult = {
   task_id: string;
@@ -79,12 +79,8 @@ function eventId(taskId: string, callId: string, fact: "1-intent" | "2-receipt" 
  *   stored).
  */
 export async function importRunState(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  body: unknown,
-  key: SigningKey,
-  opts: { agentVersion?: string | null } = {},
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, body, ...opts }: { taskId: string; body: unknown; agentVersion?: string | null },
 ): Promise<RunStateImportResult> {
   authorize(actor, "imports.run_state");
   checkTaskId(taskId);

@@ -8,12 +8,13 @@ import { and, desc, eq, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "@/db";
 import { policyVersions } from "@/db/schema";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
 import { DomainError, notFound } from "../errors";
 import type { PolicyDocument, PolicyFinding } from "./document";
 import { lintPolicyText } from "./lint";
 import { switchPolicyVersion } from "../approvals/settings";
+import type { VerbContext } from "../context";
 
 /** A version in lists: `active` is true for the current one only. */
 export type PolicySummary = {
@@ -77,8 +78,7 @@ export async function currentPolicyRow(db: Db, tenantId: string): Promise<Row | 
  * @throws DomainError forbidden (403), and what {@link lintPolicyText} throws (400, 413, 422: nothing stored).
  */
 export async function storePolicyVersion(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   input: { text: string; format: "json" | "yaml" },
 ): Promise<{ version: number; digest: string; findings: PolicyFinding[]; valid: boolean; created: boolean }> {
   authorize(actor, "policies.manage");
@@ -125,7 +125,7 @@ export async function storePolicyVersion(
 }
 
 /** Every version of the tenant, newest first (any role, runtime keys too). @throws DomainError forbidden. */
-export async function listPolicyVersions(db: Db, actor: Actor): Promise<PolicySummary[]> {
+export async function listPolicyVersions({ db, actor }: VerbContext): Promise<PolicySummary[]> {
   authorize(actor, "policies.read");
   const [rows, current] = await Promise.all([
     db
@@ -140,7 +140,10 @@ export async function listPolicyVersions(db: Db, actor: Actor): Promise<PolicySu
 }
 
 /** One version with its document and findings. @throws DomainError forbidden, not_found (404). */
-export async function getPolicyVersion(db: Db, actor: Actor, version: number): Promise<PolicyView> {
+export async function getPolicyVersion(
+  { db, actor }: VerbContext,
+  { version }: { version: number },
+): Promise<PolicyView> {
   authorize(actor, "policies.read");
   const [rows, current] = await Promise.all([
     db
@@ -155,7 +158,7 @@ export async function getPolicyVersion(db: Db, actor: Actor, version: number): P
 }
 
 /** The current version, or null when the tenant never activated one. @throws DomainError forbidden. */
-export async function getCurrentPolicy(db: Db, actor: Actor): Promise<PolicyView | null> {
+export async function getCurrentPolicy({ db, actor }: VerbContext): Promise<PolicyView | null> {
   authorize(actor, "policies.read");
   const row = await currentPolicyRow(db, actor.tenantId);
   return row ? view(row, row.version) : null;
@@ -170,9 +173,8 @@ export async function getCurrentPolicy(db: Db, actor: Actor): Promise<PolicyView
  * @throws DomainError forbidden (403), not_found (404), policy_invalid (422 with `details.findings`: a lint error).
  */
 export async function activatePolicyVersion(
-  db: Db,
-  actor: Actor,
-  version: number,
+  { db, actor }: VerbContext,
+  { version }: { version: number },
 ): Promise<{
   version: number;
   digest: string;

@@ -32,6 +32,7 @@ import { withRetry } from "../tx";
 import { approvalForIntent, consumeApproval } from "../approvals/for-intent";
 import { observeAttempt } from "./attempts";
 import { takePendingReceipt } from "./receipts";
+import type { SigningContext } from "../context";
 
 export { IDEMPOTENCY_KEY };
 
@@ -163,12 +164,8 @@ const AUDITED_REFUSALS = new Set([
  *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them).
  */
 export async function registerIntent(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  body: unknown,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, name, body }: { taskId: string; name: string; body: unknown },
 ): Promise<IntentOutcome> {
   authorize(actor, "side_effects.intent");
   checkTaskId(taskId);

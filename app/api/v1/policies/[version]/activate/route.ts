@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { activatePolicyVersion } from "@/lib/domain/policies/store";
 import { policyVersionParam } from "@/lib/domain/policies/version-param";
 import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
@@ -8,10 +7,10 @@ import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
  * version becomes the tenant's current policy. Owners and admins. Errors: 400, 401, 403, 404,
  * 422 `policy_invalid` with `details.findings` (the version has lint errors).
  */
-export const POST = apiRoute<{ version: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ version: string }>(async ({ req, ctx, params }) => {
   const version = policyVersionParam(params.version);
   await readNoBody(req);
-  return activatePolicyVersion(await getDb(), actor, version);
+  return activatePolicyVersion(ctx, { version });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

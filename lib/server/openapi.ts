@@ -20,11 +20,7 @@ import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
-import {
-  actionRuleBodySchema,
-  approvalSettingsBodySchema,
-  policyVersionBodySchema,
-} from "@/lib/domain/approvals/settings";
+import { actionRuleBodySchema, approvalSettingsBodySchema } from "@/lib/domain/approvals/settings";
 
 const schema = (s: z.ZodType) => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<
@@ -122,7 +118,6 @@ export function openApiDocument(): Record<string, unknown> {
         SwitchWorkspace: schema(switchWorkspaceBodySchema),
         ChangePassword: schema(changePasswordBodySchema),
         Decision: schema(decisionBodySchema),
-        PolicyVersion: schema(policyVersionBodySchema),
         ApprovalSettings: schema(approvalSettingsBodySchema),
         ApprovalRule: schema(actionRuleBodySchema),
       },
@@ -658,19 +653,22 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("The approval with its stored decision"), ...errors(401, 403, 404, 409, 422) },
         },
       },
-      "/api/v1/policy/current": {
+      "/api/v1/policies/current": {
         get: {
-          summary: "The tenant's current policy version `{version}`",
-          responses: { ...ok("`{version}`"), ...errors(401) },
-        },
-        put: {
           summary:
-            "Change the current policy version (owners, admins): approvals bound to another version become stale at once (audited, on their tasks' timelines)",
+            "The current policy version with its document and findings (as `GET /api/v1/policies/{version}`), or `{policy: null}` when none was ever activated",
+          responses: { ...ok("The current version, or `{policy: null}`"), ...errors(401) },
+        },
+      },
+      "/api/v1/policies/{version}/activate": {
+        post: {
+          summary:
+            "Make a stored version current (owners, admins; no body): the one way to change the policy version approvals bind to. Approvals bound to another version become stale at once (audited, on their tasks' timelines); a version with lint errors is refused (422 policy_invalid)",
           security: session,
-          requestBody: { required: true, ...json("PolicyVersion") },
+          parameters: [{ name: "version", in: "path", required: true, schema: { type: "integer", minimum: 1 } }],
           responses: {
-            ...ok("`{version, previous, invalidated: [{id, task_id, side_effect}]}`"),
-            ...errors(401, 403, 422),
+            ...ok("`{version, digest, previous, changed, invalidated: [{id, task_id, side_effect}]}`"),
+            ...errors(400, 401, 403, 404, 422),
           },
         },
       },

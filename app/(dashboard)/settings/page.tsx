@@ -9,7 +9,7 @@ import { requirePageContext } from "@/lib/server/page-actor";
 import { PermissionsTable } from "./PermissionsTable";
 import { SettingsClient } from "./SettingsClient";
 import { ApprovalSettings } from "./ApprovalSettings";
-import { actionRules, approvalSettingsOf } from "@/lib/domain/approvals/policy";
+import { getApprovalSettings } from "@/lib/domain/approvals/settings";
 
 export const metadata: Metadata = { title: "Settings" };
 
@@ -19,15 +19,14 @@ export const metadata: Metadata = { title: "Settings" };
  */
 export default async function SettingsPage() {
   const ctx = await requirePageContext();
-  const { actor, db } = ctx;
-  const [keysList, lookups, principals, members, invitations, approvalSettings, rules] = await Promise.all([
+  const { actor } = ctx;
+  const [keysList, lookups, principals, members, invitations, approvalSettings] = await Promise.all([
     listApiKeys(ctx),
     listLookups(ctx),
     listPrincipals(ctx),
     listMembersForActor(ctx),
     listInvitations(ctx),
-    approvalSettingsOf(db, actor.tenantId),
-    actionRules(db, actor.tenantId),
+    getApprovalSettings(ctx),
   ]);
   return (
     <div className="space-y-6">
@@ -43,10 +42,7 @@ export default async function SettingsPage() {
         canUnlockMembers={can(actor, "members.unlock")}
         role={actor.role}
       />
-      <ApprovalSettings
-        initial={{ ...approvalSettings, action_rules: rules }}
-        canManage={can(actor, "approvals.manage")}
-      />
+      <ApprovalSettings initial={approvalSettings} canManage={can(actor, "approvals.manage")} />
       <PermissionsTable />
     </div>
   );

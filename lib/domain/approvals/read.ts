@@ -20,7 +20,7 @@ import {
   type CurrentApprovalFacts,
   type StaleReason,
 } from "./freshness";
-import { currentPolicyVersion } from "./policy";
+import { currentPolicyVersion } from "../policies/current";
 import type { VerbContext } from "../context";
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

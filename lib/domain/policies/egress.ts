@@ -13,7 +13,7 @@ import { authorize } from "../authz";
 import { notFound } from "../errors";
 import { durationSeconds, type PolicyDocument, type PolicyFinding } from "./document";
 import { lintPolicy } from "./lint";
-import { currentPolicyRow } from "./store";
+import { currentPolicyRow } from "./current";
 import type { VerbContext } from "../context";
 
 /** One host a task's runs asked to reach. `in_current_policy` is null when no policy is active. */

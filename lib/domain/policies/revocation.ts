@@ -17,7 +17,7 @@ import { actorRef, authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
 import { outboundGet, type Resolver } from "../web/outbound";
-import { currentPolicyRow } from "./store";
+import { currentPolicyRow } from "./current";
 import type { VerbContext } from "../context";
 
 /** What the run did with one credential reference, from its vault-lane events, and the last revocation check. */

@@ -41,16 +41,22 @@ for (const role of roles) {
       email: tenant.users.owner.email,
       role: "owner" as const,
     };
-    const map = await createMap(db.db, owner, {
-      workflow: "document-processing",
-      title: "Custody map for document processing",
-    });
-    const exercise = await createExercise(db.db, owner, map.id, { interruption_point: "after_external_write" });
+    const map = await createMap(
+      { db: db.db, actor: owner },
+      {
+        body: {
+          workflow: "document-processing",
+          title: "Custody map for document processing",
+        },
+      },
+    );
+    const exercise = await createExercise(
+      { db: db.db, actor: owner },
+      { mapId: map.id, body: { interruption_point: "after_external_write" } },
+    );
     const invitation = await inviteMember(
-      db.db,
-      owner,
-      { email: `invitee-${rid()}@a11y.test`, role: "approver" },
-      { baseUrl: "http://localhost" },
+      { db: db.db, actor: owner },
+      { body: { email: `invitee-${rid()}@a11y.test`, role: "approver" }, baseUrl: "http://localhost" },
     );
     const approvalId = await seedStaleApproval(db.db, tenant, incident.taskId);
     const context: A11yContext = {

@@ -6,6 +6,7 @@
  */
 import { expect, loginAs, makeRecord, newTaskId, test } from "./fixtures";
 import { payloadDigestOf } from "../tests/support/approvals";
+import { openPolicy } from "../tests/support/policy-document";
 
 const ARGS = { title: "Q3 custody report", recipients: ["board@example.com"] };
 
@@ -15,6 +16,9 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
   tenant,
   runtime,
 }) => {
+  // Three people sign in in turn and the owner activates a version in Settings: more than the default minute on a busy
+  // machine.
+  test.setTimeout(120_000);
   const taskId = newTaskId("appr");
   await runtime.putRecord(makeRecord(taskId, { phase: "publishing", side_effects: {} }));
   const auth = { authorization: `Bearer ${tenant.apiKey}` };
@@ -38,7 +42,7 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
   const approvalId = ((await asked.json()) as { error: { code: string; details: { approval_id: string } } }).error
     .details.approval_id;
 
-  // Approved under policy version 1, then the owner moves the policy to version 2: the approval goes stale.
+  // Approved under policy version 1, then the owner activates policy version 2: the approval goes stale.
   await loginAs(page, tenant.users.approver.email, tenant.password);
   const first = await page.request.post(`/api/v1/approvals/${approvalId}/decision`, {
     data: { decision: "approve", reason: "Looks right" },
@@ -46,8 +50,20 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
   expect(first.status(), await first.text()).toBe(200);
   await page.context().clearCookies();
   await loginAs(page, tenant.users.owner.email, tenant.password);
-  const policy = await page.request.put("/api/v1/policy/current", { data: { version: "2" } });
-  expect(policy.status(), await policy.text()).toBe(200);
+  for (const n of [1, 2]) {
+    const stored = await page.request.post("/api/v1/policies", { data: openPolicy(n) });
+    expect(stored.status(), await stored.text()).toBe(201);
+  }
+  // Settings → Approvals activates stored version 2 (nothing was active: approvals bound to version 1).
+  await page.goto("/settings#approvals");
+  await expect(page.getByTestId("current-policy-version")).toHaveText("v1");
+  await page.getByTestId("policy-version-input").fill("2");
+  page.once("dialog", (d) => void d.accept());
+  await page.getByRole("button", { name: "Activate policy version" }).click();
+  await expect(page.locator("#approvals").getByRole("status")).toHaveText(
+    "Policy version 1 → 2; 1 approval became stale.",
+  );
+  await expect(page.getByTestId("current-policy-version")).toHaveText("v2");
   const gateBefore = await request.post(`/api/v1/tasks/${taskId}/resume`, { headers: auth, data: {} });
   const before = (await gateBefore.json()) as { verdict: string; reasons: Array<{ code: string }> };
   expect(before.verdict).toBe("stop");

@@ -1,7 +1,7 @@
 /**
  * The demo's approval story in the browser (issue 8), with the real demo runtime (`DEMO_PUBLISH=1`: a child process
  * running `@openai/agents`, talking to the server only over HTTP): the run asks for the approval of publish_report; the
- * demo approves it under policy version 1 and moves the policy to version 2 while the sandbox is down
+ * demo approves it under policy version 1 and activates policy version 2 while the sandbox is down
  * (scripts/lib/demo-approval.ts); the responder reconciles the record update; an approver signs in, sees the stale
  * approval with the old and new policy version side by side, and re-approves; the runtime resumes from its stored
  * RunState and the records service counts exactly one publish.
@@ -12,6 +12,7 @@ import path from "node:path";
 import type { TaskView } from "@/lib/contract/api";
 import { reportRecordIdFor } from "../scripts/demo-runtime/scenario";
 import { seedDemoApproval } from "../scripts/lib/demo-approval";
+import { seedDemoPolicies } from "../scripts/lib/demo-policies";
 import { seedDemoSettings } from "../scripts/lib/demo-settings";
 import { startRecordsService, type RecordsService, type StoredRecord } from "../scripts/records-service";
 import { RuntimeProcess } from "../tests/support/runtime-process";
@@ -35,6 +36,7 @@ test.describe("the demo's approval story", () => {
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-e2e-approval-"));
     records = await startRecordsService({ port: 0, stateFile: path.join(workDir, "records-service.json") });
     await seedDemoSettings(db.db, tenant.tenantId, { recordsUrl: records.url });
+    await seedDemoPolicies(db.db, tenant.tenantId, tenant.users.owner, "127.0.0.1");
     runtime = RuntimeProcess.start({
       CUSTODY_URL: baseUrl,
       CUSTODY_API_KEY: tenant.apiKey,

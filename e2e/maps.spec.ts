@@ -153,9 +153,8 @@ test("a change saved by someone else meanwhile shows as a conflict with both ver
   db,
 }) => {
   const map: MapView = await createMap(
-    db.db,
-    { kind: "system", tenantId: tenant.tenantId, label: "e2e" },
-    { workflow: "invoices", title: "Invoice intake" },
+    { db: db.db, actor: { kind: "system", tenantId: tenant.tenantId, label: "e2e" } },
+    { body: { workflow: "invoices", title: "Invoice intake" } },
   );
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto(`/maps/${map.id}`);
@@ -186,9 +185,8 @@ test("a change saved by someone else meanwhile shows as a conflict with both ver
 
 test("a viewer reads the map but cannot edit it, in the page or through the API", async ({ page, tenant, db }) => {
   const map: MapView = await createMap(
-    db.db,
-    { kind: "system", tenantId: tenant.tenantId, label: "e2e" },
-    { workflow: "document-processing", title: "Read only" },
+    { db: db.db, actor: { kind: "system", tenantId: tenant.tenantId, label: "e2e" } },
+    { body: { workflow: "document-processing", title: "Read only" } },
   );
   await loginAs(page, tenant.users.viewer.email, tenant.password);
   await page.getByRole("link", { name: "Maps" }).click();
@@ -230,8 +228,14 @@ for (const width of [420, 800]) {
     db,
   }, testInfo) => {
     const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
-    const map: MapView = await createMap(db.db, actor, { workflow: "document-processing", title: "Narrow window" });
-    const ex = await createExercise(db.db, actor, map.id, { interruption_point: "after_receipt" });
+    const map: MapView = await createMap(
+      { db: db.db, actor },
+      { body: { workflow: "document-processing", title: "Narrow window" } },
+    );
+    const ex = await createExercise(
+      { db: db.db, actor },
+      { mapId: map.id, body: { interruption_point: "after_receipt" } },
+    );
     await page.setViewportSize({ width, height: 900 });
     await loginAs(page, tenant.users.owner.email, tenant.password);
     for (const url of ["/maps", `/maps/${map.id}`, `/maps/${map.id}/exercises/${ex.id}`]) {
@@ -250,7 +254,7 @@ test("an owner exports a map as JSON and imports it back; a bad file is refused 
   db,
 }, testInfo) => {
   const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
-  const map: MapView = await createMap(db.db, actor, { workflow: "claims", title: "Claims triage" });
+  const map: MapView = await createMap({ db: db.db, actor }, { body: { workflow: "claims", title: "Claims triage" } });
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto(`/maps/${map.id}`);
   const md = page.waitForEvent("download");
@@ -326,11 +330,20 @@ test("the Test revocation step links the task's revocation check, which opens on
     expect(checked.status(), await checked.text()).toBe(200);
 
     const actor = { kind: "system" as const, tenantId: tenant.tenantId, label: "e2e" };
-    const map: MapView = await createMap(db.db, actor, { workflow: "document-processing", title: "Revocation drill" });
-    const ex = await createExercise(db.db, actor, map.id, {
-      interruption_point: "after_intent",
-      layers: ["credentials"],
-    });
+    const map: MapView = await createMap(
+      { db: db.db, actor },
+      { body: { workflow: "document-processing", title: "Revocation drill" } },
+    );
+    const ex = await createExercise(
+      { db: db.db, actor },
+      {
+        mapId: map.id,
+        body: {
+          interruption_point: "after_intent",
+          layers: ["credentials"],
+        },
+      },
+    );
     await page.goto(`/maps/${map.id}/exercises/${ex.id}`);
     const step = page.getByTestId("step-test_revocation");
     await step.getByLabel("Find a task of this workspace").fill(taskId);

@@ -1,4 +1,3 @@
-import { dbFor } from "@/db";
 import { Providers } from "@/components/Providers";
 import { NavLinks } from "@/components/NavLinks";
 import { IntentLink } from "@/components/ui/IntentLink";
@@ -6,15 +5,15 @@ import { SignOutButton } from "@/components/SignOutButton";
 import { WorkspaceSwitcher } from "@/components/WorkspaceSwitcher";
 import { listWorkspaces } from "@/lib/domain/tenancy/account";
 import { approvalQueue } from "@/lib/domain/approvals/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 
 /** Every dashboard page needs a session with an active membership; otherwise → /login. */
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
-  const actor = await requirePageActor();
-  const db = await dbFor(actor);
+  const ctx = await requirePageContext();
+  const { actor, db } = ctx;
   const [workspaces, waiting] = await Promise.all([
     listWorkspaces(db, actor.userId, actor.tenantId),
-    approvalQueue(db, actor, { scan: 500 }),
+    approvalQueue(ctx, { scan: 500 }),
   ]);
   return (
     <Providers>

@@ -1,9 +1,8 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 
@@ -11,8 +10,9 @@ export const metadata: Metadata = { title: "Attention" };
 
 /** What needs a person now, each row saying why and linking to the place to act. */
 export default async function AttentionPage() {
-  const actor = await requirePageActor();
-  const items = await attentionQueue(await dbFor(actor), actor);
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
+  const items = await attentionQueue(ctx);
   const mayReconcile = can(actor, "side_effects.reconcile");
   const mayDecide = can(actor, "approvals.decide");
   return (

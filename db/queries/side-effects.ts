@@ -4,32 +4,34 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
-import { isoUtc } from "./sql-helpers";
-import type { SideEffectOrigin, SideEffectReceipt, SideEffectReconcile, SideEffectStatus } from "../schema";
+import { sideEffects, type SideEffectStatus } from "../schema";
+import { selectList, type SelectedRow } from "./rows";
 
-export type SideEffectRow = {
-  name: string;
-  idempotency_key: string;
-  status: SideEffectStatus;
-  tool: string | null;
-  action: string | null;
-  mutation: boolean;
-  payload_digest: string | null;
-  intent_at: string | null;
-  intent_attempt: number | null;
-  lease_expires_at: string | null;
-  receipt: SideEffectReceipt | null;
-  last_reconcile: SideEffectReconcile | null;
-  status_reason: string | null;
-  origin: SideEffectOrigin;
-  call_id: string | null;
-  updated_at: string;
-};
+/** The columns of a {@link SideEffectRow}, in the order statements list them. */
+const SIDE_EFFECT_FIELDS = [
+  "name",
+  "idempotency_key",
+  "status",
+  "tool",
+  "action",
+  "mutation",
+  "payload_digest",
+  "intent_at",
+  "intent_attempt",
+  "lease_expires_at",
+  "receipt",
+  "last_reconcile",
+  "status_reason",
+  "origin",
+  "call_id",
+  "updated_at",
+] as const;
+
+/** A side effect as the statements that list {@link SIDE_EFFECT_COLUMNS} read it (times as ISO 8601 UTC text). */
+export type SideEffectRow = SelectedRow<typeof sideEffects, typeof SIDE_EFFECT_FIELDS>;
 
 /** The columns of a {@link SideEffectRow}, times as ISO 8601 UTC (for statements that read a row their own way). */
-export const SIDE_EFFECT_COLUMNS = sql`name, idempotency_key, status, tool, action, mutation, payload_digest,
-  ${isoUtc("intent_at")} as intent_at, intent_attempt, ${isoUtc("lease_expires_at")} as lease_expires_at,
-  receipt, last_reconcile, status_reason, origin, call_id, ${isoUtc("updated_at")} as updated_at`;
+export const SIDE_EFFECT_COLUMNS = selectList(sideEffects, SIDE_EFFECT_FIELDS);
 
 /** The side effects of a task by name: all of them, or only those in `statuses`. */
 export async function listSideEffects(

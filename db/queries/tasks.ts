@@ -3,30 +3,34 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
+import { artifacts, events, taskCheckpoints, tasks } from "../schema";
+import { selectList, type SelectedRow } from "./rows";
 import { isoUtc, likeEscape } from "./sql-helpers";
 
-export type TaskRow = {
-  task_id: string;
-  principal: string | null;
-  phase: string;
-  policy_version: string | null;
-  latest_version: number;
-  current_attempt: number;
-  /** bigint: postgres.js returns it as a string. */
-  clock_skew_ms: number | string | null;
-  clock_skew_at: string | null;
-  clock_skew_note: string | null;
-  created_at: string;
-};
+/** The columns of a {@link TaskRow}. */
+const TASK_FIELDS = [
+  "task_id",
+  "principal",
+  "phase",
+  "policy_version",
+  "latest_version",
+  "current_attempt",
+  "clock_skew_ms",
+  "clock_skew_at",
+  "clock_skew_note",
+  "created_at",
+] as const;
+
+/** A task as {@link findTask} reads it (times as ISO 8601 UTC text; `clock_skew_ms` is a bigint: text on postgres.js). */
+export type TaskRow = SelectedRow<typeof tasks, typeof TASK_FIELDS>;
+
+const TASK_COLUMNS = selectList(tasks, TASK_FIELDS);
 
 /** One task of a tenant, or undefined. */
 export async function findTask(db: Db, tenantId: string, taskId: string): Promise<TaskRow | undefined> {
   const rows = await queryRows<TaskRow>(
     db,
-    sql`select task_id, principal, phase, policy_version, latest_version, current_attempt,
-               clock_skew_ms, ${isoUtc("clock_skew_at")} as clock_skew_at, clock_skew_note,
-               ${isoUtc("created_at")} as created_at
-        from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+    sql`select ${TASK_COLUMNS} from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
   return rows[0];
 }
@@ -114,17 +118,13 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
         limit ${opts.limit}`;
 }
 
-export type CheckpointRow = {
-  version: number;
-  record: Record<string, unknown>;
-  digest: string;
-  signature: string;
-  key_id: string;
-  attempt: number | null;
-  created_at: string;
-};
+/** The columns of a {@link CheckpointRow}. */
+const CHECKPOINT_FIELDS = ["version", "record", "digest", "signature", "key_id", "attempt", "created_at"] as const;
 
-const CHECKPOINT_COLUMNS = sql`version, record, digest, signature, key_id, attempt, ${isoUtc("created_at")} as created_at`;
+/** A stored checkpoint (`created_at` as ISO 8601 UTC text). */
+export type CheckpointRow = SelectedRow<typeof taskCheckpoints, typeof CHECKPOINT_FIELDS>;
+
+const CHECKPOINT_COLUMNS = selectList(taskCheckpoints, CHECKPOINT_FIELDS);
 
 /** The latest checkpoint of a task, or undefined before the first one. */
 export async function latestCheckpoint(db: Db, tenantId: string, taskId: string): Promise<CheckpointRow | undefined> {
@@ -153,40 +153,48 @@ export async function listCheckpoints(
   );
 }
 
-export type ArtifactRow = {
-  object_ref: string;
-  sha256: string;
-  size_bytes: string | number | null;
-  media_type: string | null;
-  first_version: number;
-  created_at: string;
-};
+/** The columns of an {@link ArtifactRow}. */
+const ARTIFACT_FIELDS = ["object_ref", "sha256", "size_bytes", "media_type", "first_version", "created_at"] as const;
+
+/** An artifact a checkpoint listed (`size_bytes` is a bigint: text on postgres.js). */
+export type ArtifactRow = SelectedRow<typeof artifacts, typeof ARTIFACT_FIELDS>;
+
+const ARTIFACT_COLUMNS = selectList(artifacts, ARTIFACT_FIELDS);
 
 /** Artifacts listed by a task's checkpoints, newest first. */
 export async function listArtifacts(db: Db, tenantId: string, taskId: string): Promise<ArtifactRow[]> {
   return queryRows<ArtifactRow>(
     db,
-    sql`select object_ref, sha256, size_bytes, media_type, first_version, ${isoUtc("created_at")} as created_at
+    sql`select ${ARTIFACT_COLUMNS}
         from artifacts where tenant_id = ${tenantId} and task_id = ${taskId}
         order by first_version desc, object_ref`,
   );
 }
 
-export type EventRow = {
-  event_id: string;
-  task_id: string;
-  plane: "session" | "environment" | "tools" | "vault";
-  type: string;
-  occurred_at: string;
-  received_at: string;
-  environment_id: string | null;
-  attempt: number | null;
-  actor: string | null;
-  attrs: Record<string, unknown>;
-  redaction_count: number;
-  /** Distinct kinds redacted before storage; null when nothing was. */
-  redaction_kinds: string[] | null;
-};
+/** The columns of an {@link EventRow}. */
+const EVENT_FIELDS = [
+  "event_id",
+  "task_id",
+  "plane",
+  "type",
+  "occurred_at",
+  "received_at",
+  "environment_id",
+  "attempt",
+  "actor",
+  "attrs",
+  "redaction_count",
+  "redaction_kinds",
+] as const;
+
+/**
+ * A stored event as the timeline reads it (times as ISO 8601 UTC text); `redaction_kinds` are the distinct kinds
+ * redacted before storage, null when nothing was.
+ */
+export type EventRow = SelectedRow<typeof events, typeof EVENT_FIELDS>;
+
+/** The columns of an {@link EventRow}, for every statement that reads one (db/queries/timeline.ts too). */
+export const EVENT_COLUMNS = selectList(events, EVENT_FIELDS);
 
 /**
  * A page of a task's events ordered by (occurred_at, event_id), after an optional keyset position. Ordered by the
@@ -203,8 +211,7 @@ export async function timelinePage(
     : sql``;
   return queryRows<EventRow>(
     db,
-    sql`select event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
-               ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds
+    sql`select ${EVENT_COLUMNS}
         from events
         where tenant_id = ${tenantId} and task_id = ${taskId} ${after}
         order by events.occurred_at, events.event_id

@@ -6,14 +6,12 @@
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
 import { isoUtc } from "./sql-helpers";
-import type { EventRow } from "./tasks";
+import { EVENT_COLUMNS, type EventRow } from "./tasks";
 
 /**
  * The columns of an event as the API returns it (ISO UTC times with microseconds). The text `occurred_at` shadows the
  * column in ORDER BY, so queries order by `events.occurred_at` (else PostgreSQL sorts the text and cannot use the index).
  */
-const EVENT_COLUMNS = sql`event_id, task_id, plane, type, ${isoUtc("occurred_at")} as occurred_at,
-  ${isoUtc("received_at")} as received_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds`;
 
 /** First and last event time of a task (two index endpoint lookups), or null without events. */
 export async function timelineRange(

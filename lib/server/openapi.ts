@@ -21,11 +21,7 @@ import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
 import { policyDocumentSchema } from "@/lib/domain/policies/document";
-import {
-  actionRuleBodySchema,
-  approvalSettingsBodySchema,
-  policyVersionBodySchema,
-} from "@/lib/domain/approvals/settings";
+import { actionRuleBodySchema, approvalSettingsBodySchema } from "@/lib/domain/approvals/settings";
 
 const schema = (s: z.ZodType) => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<
@@ -139,7 +135,6 @@ export function openApiDocument(): Record<string, unknown> {
         SwitchWorkspace: schema(switchWorkspaceBodySchema),
         ChangePassword: schema(changePasswordBodySchema),
         Decision: schema(decisionBodySchema),
-        PolicyVersion: schema(policyVersionBodySchema),
         PolicyDocument: schema(policyDocumentSchema),
         ApprovalSettings: schema(approvalSettingsBodySchema),
         ApprovalRule: schema(actionRuleBodySchema),
@@ -763,12 +758,6 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
-      "/api/v1/policies/current": {
-        get: {
-          summary: "The current policy version with its document and findings, or `{policy: null}` when none is active",
-          responses: { ...ok("As `GET /api/v1/policies/{version}`, or `{policy: null}`"), ...errors(401) },
-        },
-      },
       "/api/v1/policies/{version}": {
         get: {
           summary: "One policy version with its document, the text as sent, and its findings",
@@ -781,28 +770,22 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/policies/current": {
+        get: {
+          summary:
+            "The current policy version with its document and findings (as `GET /api/v1/policies/{version}`), or `{policy: null}` when none was ever activated",
+          responses: { ...ok("The current version, or `{policy: null}`"), ...errors(401) },
+        },
+      },
       "/api/v1/policies/{version}/activate": {
         post: {
           summary:
-            "Make a version the tenant's current policy (no body; owners, admins). 422 policy_invalid with details.findings when the version has lint errors",
+            "Make a stored version current (owners, admins; no body): the one way to change the policy version approvals bind to. Approvals bound to another version become stale at once (audited, on their tasks' timelines); a version with lint errors is refused (422 policy_invalid)",
           security: session,
-          parameters: [policyVersion],
-          responses: { ...ok("`{version, digest, previous, changed}`"), ...errors(400, 401, 403, 404, 422) },
-        },
-      },
-      "/api/v1/policy/current": {
-        get: {
-          summary: "The tenant's current policy version `{version}`",
-          responses: { ...ok("`{version}`"), ...errors(401) },
-        },
-        put: {
-          summary:
-            "Change the current policy version (owners, admins): approvals bound to another version become stale at once (audited, on their tasks' timelines)",
-          security: session,
-          requestBody: { required: true, ...json("PolicyVersion") },
+          parameters: [{ name: "version", in: "path", required: true, schema: { type: "integer", minimum: 1 } }],
           responses: {
-            ...ok("`{version, previous, invalidated: [{id, task_id, side_effect}]}`"),
-            ...errors(401, 403, 422),
+            ...ok("`{version, digest, previous, changed, invalidated: [{id, task_id, side_effect}]}`"),
+            ...errors(400, 401, 403, 404, 422),
           },
         },
       },

@@ -5,9 +5,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
-import { withDbScope } from "@/db";
+import { dbFor, withDbScope } from "@/db";
 import type { ApiErrorBody } from "@/lib/contract/api";
 import type { Actor } from "@/lib/domain/authz";
+import type { VerbContext } from "@/lib/domain/context";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
 import { checkJsonText } from "@/lib/domain/json/text";
@@ -23,7 +24,11 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const MAX_BODY_DEPTH = 512;
 
-export type RouteContext<P> = { req: Request; params: P; actor: Actor; requestId: string };
+/**
+ * What an authenticated handler receives: the request, its path parameters, the request id, and `ctx`, the verb
+ * context (`{db, actor}`) it passes to the domain verb it calls.
+ */
+export type RouteContext<P> = { req: Request; params: P; ctx: VerbContext; requestId: string };
 
 /** JSON error response in the API's one error shape. */
 export function errorResponse(err: DomainError, requestId?: string): NextResponse {
@@ -44,9 +49,10 @@ export function refuseNulInAddress(url: string): void {
 }
 
 /**
- * Wraps an authenticated API handler. The handler returns a Response or a JSON-able value (200). It runs inside the
- * actor's database scope: `getDb()` there is walled by row-level security to the actor's tenant (and, for a person,
- * their own sessions and memberships) — docs/decisions/0016-tenant-walls.md.
+ * Wraps an authenticated API handler. The handler returns a Response or a JSON-able value (200). It gets the verb
+ * context: the caller as `ctx.actor`, and as `ctx.db` the database walled by row-level security to the actor's tenant
+ * (and, for a person, their own sessions and memberships) — docs/decisions/0016-tenant-walls.md. It also runs inside
+ * the actor's ambient database scope, so anything it awaits that asks `getDb()` is walled the same way.
  */
 export function apiRoute<P = Record<string, string>>(handler: (ctx: RouteContext<P>) => Promise<Response | unknown>) {
   return async (req: Request, context: { params: Promise<P> }): Promise<Response> => {
@@ -56,7 +62,8 @@ export function apiRoute<P = Record<string, string>>(handler: (ctx: RouteContext
       const actor = await requireActor(req);
       const params = context?.params ? await context.params : ({} as P);
       const scope = { tenantId: actor.tenantId, userId: actor.kind === "user" ? actor.userId : null };
-      const out = await withDbScope(scope, () => handler({ req, params, actor, requestId }));
+      const ctx: VerbContext = { db: await dbFor(scope), actor };
+      const out = await withDbScope(scope, () => handler({ req, params, ctx, requestId }));
       if (out instanceof Response) {
         out.headers.set("x-request-id", requestId);
         return out;

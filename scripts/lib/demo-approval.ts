@@ -2,10 +2,11 @@
  * The demo's approval story (issue 8), played by the orchestrator (`npm run demo`) through the public API as people:
  * 1. waits for the run to ask for the approval of publish_report (attempt 1 asks once its draft is checkpointed);
  * 2. the approver approves it under policy version 1 (the seeded approval);
- * 3. once attempt 1's sandbox is lost, the owner moves the policy to version 2 while the sandbox is down: the approval
+ * 3. once attempt 1's sandbox is lost, the owner activates policy version 2 while the sandbox is down: the approval
  *    turns stale (`policy_changed`), and the approvals page shows the old and new values side by side.
  * Then it is the person's turn: the responder reconciles update_record, the approver re-approves in the browser, and the
- * runtime resumes and publishes once. Skipped when the tenant's policy has already moved past version 1.
+ * runtime resumes and publishes once. Skipped unless the tenant's current policy version is 1 (scripts/lib/demo-policies.ts
+ * stores versions 1 and 2 and activates 1).
  */
 import { signInOverHttp } from "./demo-map";
 
@@ -59,10 +60,11 @@ export async function seedDemoApproval(opts: {
   const runtime = { apiKey: opts.apiKey };
   const pollMs = opts.pollMs ?? 1000;
   const deadline = Date.now() + (opts.timeoutMs ?? 10 * 60_000);
-  const policy = await call<{ version: string }>(baseUrl, runtime, "GET", "/api/v1/policy/current");
+  const policy = await call<{ version?: number }>(baseUrl, runtime, "GET", "/api/v1/policies/current");
   if (policy.status !== 200) throw new Error(`reading the policy version answered ${policy.status}`);
-  if (policy.body.version !== DEMO_POLICY_BEFORE) {
-    log(`approval story: the policy is already at version ${policy.body.version}; nothing to seed`);
+  const current = policy.body.version === undefined ? "none" : String(policy.body.version);
+  if (current !== DEMO_POLICY_BEFORE) {
+    log(`approval story: the current policy version is ${current}, not ${DEMO_POLICY_BEFORE}; nothing to seed`);
     return null;
   }
   const approver = await signInOverHttp(baseUrl, opts.approverEmail ?? "approver@demo.test", opts.password);
@@ -106,7 +108,7 @@ export async function seedDemoApproval(opts: {
     await sleep(pollMs);
   }
   const owner = await signInOverHttp(baseUrl, opts.ownerEmail ?? "owner@demo.test", opts.password);
-  const moved = await call(baseUrl, owner, "PUT", "/api/v1/policy/current", { version: DEMO_POLICY_AFTER });
+  const moved = await call(baseUrl, owner, "POST", `/api/v1/policies/${DEMO_POLICY_AFTER}/activate`);
   if (moved.status !== 200)
     throw new Error(
       `changing the policy version answered ${moved.status}: ${JSON.stringify(moved.body).slice(0, 200)}`,

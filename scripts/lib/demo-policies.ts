@@ -1,14 +1,15 @@
 /**
  * The demo's policy documents (issue 11): version 1, activated before the run starts, and version 2, the one the
- * approval story moves to while the sandbox is down (scripts/lib/demo-approval.ts, `PUT /api/v1/policy/current`
- * activates a stored version). Both pass lint: the records service is named by the host the runtime reaches it on,
+ * approval story moves to while the sandbox is down (scripts/lib/demo-approval.ts activates it with
+ * `POST /api/v1/policies/2/activate`). Both pass lint: the records service is named by the host the runtime reaches it on,
  * its credential goes only there over HTTPS, and every writing tool needs an approval except the one the demo
  * reconciles. Stored once: a data directory that already keeps policy versions is left as it is.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { UserActor } from "@/lib/domain/authz";
-import { activatePolicyVersion, storePolicyVersion } from "@/lib/domain/policies/store";
+import { activatePolicyVersion } from "@/lib/domain/policies/current";
+import { storePolicyVersion } from "@/lib/domain/policies/store";
 
 /** The demo policy, version 1, for the records service reached at `recordsHost`. */
 export function demoPolicyV1(recordsHost: string): string {
@@ -56,13 +57,13 @@ export async function seedDemoPolicies(
   );
   if (Number(row?.n ?? 0) > 0) return false;
   const actor: UserActor = { kind: "user", tenantId, userId: owner.userId, email: owner.email, role: "owner" };
-  const v1 = await storePolicyVersion(db, actor, { text: demoPolicyV1(recordsHost), format: "yaml" });
-  const v2 = await storePolicyVersion(db, actor, { text: demoPolicyV2(recordsHost), format: "yaml" });
+  const v1 = await storePolicyVersion({ db, actor }, { text: demoPolicyV1(recordsHost), format: "yaml" });
+  const v2 = await storePolicyVersion({ db, actor }, { text: demoPolicyV2(recordsHost), format: "yaml" });
   if (!v1.valid || !v2.valid || v1.version !== 1 || v2.version !== 2) {
     throw new Error(
       `the demo policies did not store as valid versions 1 and 2: ${JSON.stringify([v1, v2]).slice(0, 400)}`,
     );
   }
-  await activatePolicyVersion(db, actor, 1);
+  await activatePolicyVersion({ db, actor }, { version: 1 });
   return true;
 }

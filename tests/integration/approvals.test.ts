@@ -10,6 +10,7 @@ import { queryRows } from "@/db";
 import { requestApproval } from "@/lib/domain/approvals/requests";
 import { approvalContext } from "@/lib/domain/approvals/read";
 import { payloadDigestOf, userActor } from "../support/approvals";
+import { openPolicy } from "../support/policy-document";
 import { askGate, checkpoint, sendEvents } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { api, createTestTenant, makeEvent, newTaskId, rid, testDbForFile, type Auth, type TestTenant } from "./helpers";
@@ -347,16 +348,26 @@ describe("policy version", () => {
     const approver = await signInAs(t, "approver");
     expect((await decide(approver, approvalId, { decision: "approve" })).status).toBe(200);
     const owner = await signInAs(t, "owner");
+    // Two stored versions; activating the first keeps the version approvals bind to ("1").
+    for (const n of [1, 2])
+      expect((await api(owner).post<{ version: number }>("/api/v1/policies", openPolicy(n))).body.version).toBe(n);
+    const first = await api(owner).request<{ invalidated: unknown[] }>("POST", "/api/v1/policies/1/activate");
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.invalidated).toEqual([]);
     // Approvers, viewers and runtime keys may not change it.
     for (const who of [approver, await signInAs(t, "viewer"), t.apiKey])
-      expect((await api(who).put("/api/v1/policy/current", { version: "2" })).status).toBe(403);
-    const changed = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>(
-      "/api/v1/policy/current",
-      { version: "2" },
+      expect((await api(who).request("POST", "/api/v1/policies/2/activate")).status).toBe(403);
+    const changed = await api(owner).request<{
+      version: number;
+      previous: number | null;
+      invalidated: Array<{ id: string }>;
+    }>("POST", "/api/v1/policies/2/activate");
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body).toMatchObject({ version: 2, previous: 1, invalidated: [{ id: approvalId }] });
+    expect((await api(owner).get<{ policy_version: string }>("/api/v1/settings/approvals")).body.policy_version).toBe(
+      "2",
     );
-    expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ version: "2", previous: "1", invalidated: [{ id: approvalId }] });
-    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("2");
+    expect((await api(t.apiKey).get<{ version: number }>("/api/v1/policies/current")).body.version).toBe(2);
     const view = await api(t.apiKey).get<Approval>(`/api/v1/approvals/${approvalId}`);
     expect(view.body).toMatchObject({ status: "stale", stale_reasons: ["policy_changed"] });
     expect(view.body.changes).toContainEqual({ field: "policy_version", approved: "1", current: "2" });

@@ -202,8 +202,6 @@ const MATRIX: Record<string, Cell> = {
     cross: 404,
     crossBody: { decision: "approve", reason: "matrix" },
   },
-  "GET /api/v1/policy/current": { allowed: READERS, ok: 200, cross: "own" },
-  "PUT /api/v1/policy/current": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "GET /api/v1/audit/verify": { allowed: PEOPLE, ok: 200, cross: "own" },
   "GET /api/v1/settings/approvals": { allowed: PEOPLE, ok: 200, cross: "own" },
   "PUT /api/v1/settings/approvals": { allowed: MANAGERS, probe: { default_ttl_seconds: 1 }, ok: 422, cross: "own" },

@@ -400,7 +400,10 @@ async function halfApplied(round: Round): Promise<string[]> {
       );
     }
   }
-  const chain = await verifyAuditChain(handle.db, { kind: "system", tenantId: tenant.tenantId, label: "crash test" });
+  const chain = await verifyAuditChain({
+    db: handle.db,
+    actor: { kind: "system", tenantId: tenant.tenantId, label: "crash test" },
+  });
   if (!chain.ok) problems.push(`audit chain: ${chain.message}`);
   return problems;
 }

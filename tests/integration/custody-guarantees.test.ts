@@ -293,12 +293,15 @@ describe("2. the gate is enforced, not advisory", () => {
     await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1 })]);
     await checkpoint(t, taskId, { phase: "done" });
     const viewer = t.users.viewer!;
-    const items = await attentionQueue(handle.db, {
-      kind: "user",
-      tenantId: t.tenantId,
-      userId: viewer.userId,
-      email: viewer.email,
-      role: "viewer",
+    const items = await attentionQueue({
+      db: handle.db,
+      actor: {
+        kind: "user",
+        tenantId: t.tenantId,
+        userId: viewer.userId,
+        email: viewer.email,
+        role: "viewer",
+      },
     });
     expect(items.map((i) => [i.kind, i.task_id])).toEqual([["side_effect_unknown", taskId]]);
   });
@@ -473,12 +476,15 @@ describe("3. tool calls whose attempt ended without an outcome", () => {
     const gate = (await askGate(t.apiKey, taskId)).body;
     expect(gate.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
     const viewer = t.users.viewer!;
-    const items = await attentionQueue(handle.db, {
-      kind: "user",
-      tenantId: t.tenantId,
-      userId: viewer.userId,
-      email: viewer.email,
-      role: "viewer",
+    const items = await attentionQueue({
+      db: handle.db,
+      actor: {
+        kind: "user",
+        tenantId: t.tenantId,
+        userId: viewer.userId,
+        email: viewer.email,
+        role: "viewer",
+      },
     });
     expect(items[0]).toMatchObject({
       kind: "side_effect_unknown",

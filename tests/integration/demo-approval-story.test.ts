@@ -1,7 +1,7 @@
 /**
  * The demo's approval story (issue 8) through the API, with the real demo runtime (`DEMO_PUBLISH=1`, a child process
  * running `@openai/agents`): the run asks for the approval of publish_report, the approver approves it under policy
- * version 1 (scripts/lib/demo-approval.ts), the sandbox is lost, the policy moves to version 2 while it is down, the
+ * version 1 (scripts/lib/demo-approval.ts), the sandbox is lost, policy version 2 is activated while it is down, the
  * approval is stale and the gate stops for it; the responder reconciles the record update, the approver re-approves;
  * the runtime resumes from the stored RunState checkpoint artifact and the records service counts exactly one publish.
  */
@@ -12,6 +12,7 @@ import { afterEach, expect, it } from "vitest";
 import type { TaskView } from "@/lib/contract/api";
 import { publishKeyFor, recordIdFor, reportRecordIdFor } from "@/scripts/demo-runtime/scenario";
 import { seedDemoApproval } from "@/scripts/lib/demo-approval";
+import { seedDemoPolicies } from "@/scripts/lib/demo-policies";
 import type { StoredRecord } from "@/scripts/records-service";
 import { RuntimeProcess } from "../support/runtime-process";
 import { askGate, postReconcile, registerLookup } from "./support/custody-calls";
@@ -45,6 +46,8 @@ it("seeded approval → policy change while the sandbox is down → stale → re
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-approval-story-"));
   cleanups.push(async () => fs.rmSync(workDir, { recursive: true, force: true }));
   expect((await registerLookup(owner, "update_record", `${records.url}/lookup`, 2000)).status).toBe(200);
+  // As `npm run demo` does: policy versions 1 and 2 stored, 1 active (the story activates 2).
+  expect(await seedDemoPolicies(handle.db, t.tenantId, t.users.owner!, "127.0.0.1")).toBe(true);
   const taskId = newTaskId("case-approval");
 
   const runtime = RuntimeProcess.start({

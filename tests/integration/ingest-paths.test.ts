@@ -102,7 +102,9 @@ async function ingestOn(h: Handle): Promise<{ results: EventResult[][]; rows: Ar
   const taskId = "task-same-on-both";
   const results: EventResult[][] = [];
   for (const batch of batches(taskId))
-    results.push((await ingestEvents(db, runtime(t.tenantId), { events: batch }, key)).results);
+    results.push(
+      (await ingestEvents({ db, actor: runtime(t.tenantId), signingKey: key }, { body: { events: batch } })).results,
+    );
   const rows = await queryRows<Record<string, unknown>>(
     h.db,
     sql`select event_id, task_id, plane::text, type, to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as occurred_at,

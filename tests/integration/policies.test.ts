@@ -455,16 +455,16 @@ describe("revocation, proven", () => {
 });
 
 describe("policy documents behind the approvals' policy version", () => {
-  it("activating a stored version moves the version approvals bind to, and PUT /api/v1/policy/current activates stored versions only", async () => {
+  it("activating a stored version moves the version approvals bind to; a version not stored or failing lint cannot become current", async () => {
     const t = await createTestTenant(handle.db);
     const [owner, approver] = await Promise.all([signInAs(t, "owner"), signInAs(t, "approver")]);
     const taskId = newTaskId("policy-seam");
     await checkpoint(t, taskId);
+    const boundTo = async () =>
+      (await api(owner).get<{ policy_version: string }>("/api/v1/settings/approvals")).body.policy_version;
     const v1 = await sendYaml(owner, "/api/v1/policies", RECORDS_POLICY_YAML);
     expect((await api(owner).request("POST", `/api/v1/policies/${v1.body.version}/activate`)).status).toBe(200);
-    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe(
-      String(v1.body.version),
-    );
+    expect(await boundTo()).toBe(String(v1.body.version));
 
     // An approval bound to version 1.
     const intent = {
@@ -488,19 +488,20 @@ describe("policy documents behind the approvals' policy version", () => {
     });
     expect(decided.status, decided.text).toBe(200);
 
-    // A corrected document stored as version 2 is activated through the approvals' route: the approval goes stale.
+    // A corrected document stored as version 2 is activated: the approval goes stale.
     const v2 = await sendYaml(
       owner,
       "/api/v1/policies",
       recordsPolicyYaml((d) => (d.credentials[0]!.scope = "records:write records:read")),
     );
     expect(v2.body).toMatchObject({ version: 2, valid: true });
-    const moved = await api(owner).put<{ version: string; previous: string; invalidated: Array<{ id: string }> }>(
-      "/api/v1/policy/current",
-      { version: "2" },
-    );
+    const moved = await api(owner).request<{
+      version: number;
+      previous: number | null;
+      invalidated: Array<{ id: string }>;
+    }>("POST", "/api/v1/policies/2/activate");
     expect(moved.status, moved.text).toBe(200);
-    expect(moved.body).toMatchObject({ version: "2", previous: "1" });
+    expect(moved.body).toMatchObject({ version: 2, previous: 1 });
     expect(moved.body.invalidated.map((i) => i.id)).toEqual([approvalId]);
     const current = await api(owner).get<{ version: number }>("/api/v1/policies/current");
     expect(current.body.version).toBe(2);
@@ -510,18 +511,19 @@ describe("policy documents behind the approvals' policy version", () => {
     expect(approval.body.status).toBe("stale");
     expect(approval.body.stale_reasons).toContain("policy_changed");
 
-    // Once documents are kept, a version that is not stored (or fails lint) cannot become current.
-    expectError(await api(owner).put("/api/v1/policy/current", { version: "7" }), 404, "not_found");
+    // A version that is not stored (or fails lint) cannot become current.
+    expectError(await api(owner).request("POST", "/api/v1/policies/7/activate"), 404, "not_found");
     const bad = await sendYaml(owner, "/api/v1/policies", MISMATCHED_YAML);
     expectError(
-      await api(owner).put("/api/v1/policy/current", { version: String(bad.body.version) }),
+      await api(owner).request("POST", `/api/v1/policies/${bad.body.version}/activate`),
       422,
       "policy_invalid",
     );
-    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("2");
+    expect(await boundTo()).toBe("2");
     // Rolling back to version 1 is an activation like any other.
     expect((await api(owner).request("POST", "/api/v1/policies/1/activate")).status).toBe(200);
-    expect((await api(t.apiKey).get<{ version: string }>("/api/v1/policy/current")).body.version).toBe("1");
+    expect(await boundTo()).toBe("1");
+    expect((await api(t.apiKey).get<{ version: number }>("/api/v1/policies/current")).body.version).toBe(1);
   });
 });
 

@@ -319,6 +319,6 @@ describe("entries a statement writes for its rows", () => {
     );
     expect(written!.n).toBe(sample.length);
     expect(await sealAudit(handle.db, t.tenantId)).toBe(sample.length);
-    expect(await verifyAuditChain(handle.db, actor)).toMatchObject({ ok: true, checked: sample.length });
+    expect(await verifyAuditChain({ db: handle.db, actor })).toMatchObject({ ok: true, checked: sample.length });
   });
 });

@@ -107,7 +107,7 @@ describe("tenancy", () => {
       sql`select id from api_keys where tenant_id = ${t.tenantId} and key_hash = ${sha256Hex(t.apiKey)}`,
     );
     const system: SystemActor = { kind: "system", tenantId: t.tenantId, label: "integration test" };
-    await revokeApiKey(handle.db, system, key!.id);
+    await revokeApiKey({ db: handle.db, actor: system }, { keyId: key!.id });
 
     const list = await api(t.apiKey).get("/api/v1/tasks");
     expect(list.status).toBe(401);

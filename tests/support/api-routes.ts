@@ -27,11 +27,7 @@ import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitat
 import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
 import { policyDocumentSchema } from "@/lib/domain/policies/document";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
-import {
-  actionRuleBodySchema,
-  approvalSettingsBodySchema,
-  policyVersionBodySchema,
-} from "@/lib/domain/approvals/settings";
+import { actionRuleBodySchema, approvalSettingsBodySchema } from "@/lib/domain/approvals/settings";
 
 /** `public`: no credentials (the invitation link's page). */
 export type RouteAuth = "runtime" | "owner" | "approver" | "responder" | "viewer" | "public";
@@ -115,12 +111,10 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/policies/current": { auth: "runtime", body: "none" },
   "GET /api/v1/policies/[version]": { auth: "runtime", body: "none" },
   "POST /api/v1/policies/[version]/activate": { auth: "owner", body: "none" },
-  // Approvals (issue 8): runtimes and every role read; approvers (and admins, owners) decide; owners/admins set policy.
+  // Approvals (issue 8): runtimes and every role read; approvers (and admins, owners) decide.
   "GET /api/v1/approvals": { auth: "runtime", body: "none" },
   "GET /api/v1/approvals/[approvalId]": { auth: "runtime", body: "none" },
   "POST /api/v1/approvals/[approvalId]/decision": { auth: "approver", body: "json", schema: decisionBodySchema },
-  "GET /api/v1/policy/current": { auth: "runtime", body: "none" },
-  "PUT /api/v1/policy/current": { auth: "owner", body: "json", schema: policyVersionBodySchema },
   "GET /api/v1/audit/verify": { auth: "viewer", body: "none" },
   "GET /api/v1/settings/approvals": { auth: "viewer", body: "none" },
   "PUT /api/v1/settings/approvals": { auth: "owner", body: "json", schema: approvalSettingsBodySchema },

@@ -1,6 +1,6 @@
 /**
  * Seeding approvals for tests and the accessibility audit (issue 8): a request made as the runtime, approved by the
- * tenant's approver, then made stale by the owner changing the policy version — the demo's story in three calls to the
+ * tenant's approver, then made stale by the owner activating another policy version — the demo's story in calls to the
  * same domain verbs the API uses.
  */
 import type { Db } from "@/db";
@@ -8,10 +8,12 @@ import type { ApiKeyActor, UserActor } from "@/lib/domain/authz";
 import { decideApproval } from "@/lib/domain/approvals/decide";
 import { approvalContext } from "@/lib/domain/approvals/read";
 import { requestApproval } from "@/lib/domain/approvals/requests";
-import { setPolicyVersion } from "@/lib/domain/approvals/settings";
 import { canonicalDigest } from "@/lib/domain/crypto/canonical";
+import { activatePolicyVersion } from "@/lib/domain/policies/current";
+import { storePolicyVersion } from "@/lib/domain/policies/store";
 import type { Role } from "@/db/schema/enums";
 import { rid } from "./factories";
+import { openPolicy } from "./policy-document";
 import type { TestTenant } from "./tenants";
 
 /** The signed-in person of `role` in a test tenant, as a domain actor. */
@@ -28,7 +30,7 @@ export function payloadDigestOf(tool: string, args: unknown): string {
 
 /**
  * A `publish_report` approval of `taskId` (which must exist), approved by the approver; with `stale`, the owner then
- * moves the policy version to `2` so that it is stale (policy_changed).
+ * activates policy version 2 ({@link activateOpenPolicy}) so that it is stale (policy_changed).
  * @returns the approval's id.
  */
 export async function seedApproval(
@@ -64,9 +66,25 @@ export async function seedApproval(
     }),
   );
   if (opts.approve ?? true)
-    await decideApproval(db, userActor(t, "approver"), id, { decision: "approve", reason: "Report checked" });
-  if (opts.stale ?? true) await setPolicyVersion(db, userActor(t, "owner"), { version: "2" });
+    await decideApproval(
+      { db, actor: userActor(t, "approver") },
+      { approvalId: id, body: { decision: "approve", reason: "Report checked" } },
+    );
+  if (opts.stale ?? true) await activateOpenPolicy(db, t, 2);
   return id;
+}
+
+/**
+ * Makes policy version `version` current in a tenant that keeps no other documents, as its owner: stores
+ * {@link openPolicy} 1 … `version` (a document already stored keeps its version) and activates the last.
+ */
+async function activateOpenPolicy(db: Db, t: TestTenant, version: number): Promise<void> {
+  const ctx = { db, actor: userActor(t, "owner") };
+  for (let n = 1; n <= version; n++) {
+    const stored = await storePolicyVersion(ctx, { text: JSON.stringify(openPolicy(n)), format: "json" });
+    if (stored.version !== n) throw new Error(`open policy ${n} stored as version ${stored.version}`);
+  }
+  await activatePolicyVersion(ctx, { version });
 }
 
 /** {@link seedApproval} made stale by a policy change. */

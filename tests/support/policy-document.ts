@@ -59,3 +59,12 @@ export function recordsPolicy(patch?: (d: PolicyFixture) => void): PolicyFixture
 export function recordsPolicyYaml(patch: (d: PolicyFixture) => void): string {
   return YAML.stringify(recordsPolicy(patch));
 }
+
+/**
+ * A document that restricts nothing (open network, no credentials), distinct for each `n` (its digest differs, so
+ * storing `n = 1, 2, …` gives as many versions): for tests that only need a policy version to activate, so that
+ * approvals bound to another one go stale, without the policy's own rules touching the gate.
+ */
+export function openPolicy(n: number): PolicyFixture {
+  return { network: { access: "open" }, credentials: [], tools: [{ name: `policy-variant-${n}`, mutation: false }] };
+}

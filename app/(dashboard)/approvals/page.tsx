@@ -1,9 +1,8 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { dbFor } from "@/db";
 import { listApprovals, type ApprovalView } from "@/lib/domain/approvals/read";
 import { can } from "@/lib/domain/authz";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { ApprovalStatusBadge } from "@/components/approvals/ApprovalStatusBadge";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
@@ -26,19 +25,19 @@ const one = (v: string | string[] | undefined) => (typeof v === "string" && v.tr
  * filters by task, action and age (in the URL, so a filtered queue can be shared).
  */
 export default async function ApprovalsPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   const sp = await searchParams;
   const task = one(sp.task);
   const action = one(sp.action);
   const age = one(sp.age);
   const olderThanSeconds = age && AGES[age] ? AGES[age]!.seconds : null;
-  const db = await dbFor(actor);
   const filters = { task_id: task, action, older_than_seconds: olderThanSeconds, limit: 200 };
   const [pending, stale, approved, rejected] = await Promise.all([
-    listApprovals(db, actor, { ...filters, status: "pending" }),
-    listApprovals(db, actor, { ...filters, status: "stale" }),
-    listApprovals(db, actor, { ...filters, status: "approved" }),
-    listApprovals(db, actor, { ...filters, status: "rejected" }),
+    listApprovals(ctx, { ...filters, status: "pending" }),
+    listApprovals(ctx, { ...filters, status: "stale" }),
+    listApprovals(ctx, { ...filters, status: "approved" }),
+    listApprovals(ctx, { ...filters, status: "rejected" }),
   ]);
   const waiting = [...pending.approvals, ...stale.approvals].sort((a, b) =>
     a.requested_at < b.requested_at ? -1 : a.requested_at > b.requested_at ? 1 : 0,

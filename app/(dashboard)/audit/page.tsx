@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { dbFor } from "@/db";
 import { listAudit, verifyAuditChain } from "@/lib/domain/audit/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
 
 export const metadata: Metadata = { title: "Audit log" };
@@ -11,14 +10,13 @@ type SP = Record<string, string | string[] | undefined>;
 
 /** The tenant's append-only audit log, newest first, with the hash chain verified on every view. */
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
   const sp = await searchParams;
   const before = typeof sp.before === "string" && /^\d+$/.test(sp.before) ? Number(sp.before) : undefined;
   const target = typeof sp.target === "string" && sp.target ? sp.target : undefined;
-  const db = await dbFor(actor);
   const [page, chain] = await Promise.all([
-    listAudit(db, actor, { beforeSeq: before, limit: 50, target }),
-    verifyAuditChain(db, actor),
+    listAudit(ctx, { beforeSeq: before, limit: 50, target }),
+    verifyAuditChain(ctx),
   ]);
   return (
     <div className="space-y-4">

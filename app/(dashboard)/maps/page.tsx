@@ -1,10 +1,9 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { listMapsForActor } from "@/lib/domain/maps/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { MapStatusBadge, ProgressFigure, RecommendationBadge } from "@/components/maps/badges";
 import { ImportMapForm, NewMapForm } from "@/components/maps/MapForms";
 import { Time } from "@/components/ui/time";
@@ -20,7 +19,8 @@ const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : u
  * decided) and filters by text, status and what needs attention. Owners and admins start or import a map here.
  */
 export default async function MapsPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   const sp = await searchParams;
   const q = one(sp.q) ?? "";
   const status = one(sp.status) ?? "";
@@ -29,7 +29,7 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
   let maps: MapListItem[] = [];
   let error: string | null = null;
   try {
-    maps = (await listMapsForActor(await dbFor(actor), actor, { q, status, attention })).maps;
+    maps = (await listMapsForActor(ctx, { q, status, attention })).maps;
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;

@@ -1,12 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { diffPolicies, type PolicyDiff } from "@/lib/domain/policies/diff";
 import { linesOfPaths } from "@/lib/domain/policies/locate";
 import { getPolicyVersion, listPolicyVersions, type PolicySummary, type PolicyView } from "@/lib/domain/policies/store";
 import { isDomainError } from "@/lib/domain/errors";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { ActivateButton, PolicyEditor } from "@/components/policies/PolicyEditor";
 import { FindingList, SeverityBadge, type FindingView } from "@/components/policies/FindingList";
 import { Time } from "@/components/ui/time";
@@ -23,18 +22,18 @@ const versionOf = (v: string | undefined) => (v && /^[1-9]\d{0,8}$/.test(v) ? Nu
  * and activate one (owners and admins). `?v=N` opens a version; `&compare=M` diffs it against version M.
  */
 export default async function PoliciesPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   const sp = await searchParams;
-  const db = await dbFor(actor);
   const canManage = can(actor, "policies.manage");
-  const versions = await listPolicyVersions(db, actor);
+  const versions = await listPolicyVersions(ctx);
   const current = versions.find((v) => v.active) ?? null;
   const selectedNumber = versionOf(one(sp.v)) ?? current?.version ?? versions[0]?.version ?? null;
   let selected: PolicyView | null = null;
   let problem: string | null = null;
   if (selectedNumber !== null) {
     try {
-      selected = await getPolicyVersion(db, actor, selectedNumber);
+      selected = await getPolicyVersion(ctx, { version: selectedNumber });
     } catch (err) {
       if (!isDomainError(err)) throw err;
       problem = `${err.message} Pick a version from the list.`;
@@ -47,7 +46,7 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
   let compare: PolicyView | null = null;
   if (selected && compareNumber !== null && compareNumber !== selected.version) {
     try {
-      compare = await getPolicyVersion(db, actor, compareNumber);
+      compare = await getPolicyVersion(ctx, { version: compareNumber });
     } catch (err) {
       if (!isDomainError(err)) throw err;
     }

@@ -1,16 +1,18 @@
 "use client";
 
 /**
- * Settings → Approvals (issue 8): the current policy version (changing it makes approvals bound to another version
- * stale at once), the default approval lifetime, whether requesters may approve their own requests, and the actions
- * the workspace marks approval-required (with their own lifetimes).
+ * Settings → Approvals (issue 8): the current policy version (activating another stored version makes approvals bound
+ * to another version stale at once), the default approval lifetime, whether requesters may approve their own
+ * requests, and the actions the workspace marks approval-required (with their own lifetimes).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState } from "react";
 import { apiFetch } from "@/lib/client/api";
-import type { ActionRule, ApprovalSettingsView } from "@/lib/domain/approvals/policy";
+import type { ApprovalSettingsView as View } from "@/lib/domain/approvals/settings";
 
-type View = ApprovalSettingsView & { action_rules: ActionRule[] };
+/** What `POST /api/v1/policies/{version}/activate` answers. */
+type Activation = { version: number; previous: number | null; changed: boolean; invalidated: unknown[] };
 
 const input = "rounded-md border border-neutral-300 px-2 py-1.5 text-sm";
 const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50";
@@ -34,13 +36,12 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
 
   const setPolicy = useMutation({
     mutationFn: () =>
-      apiFetch<{ version: string; previous: string; invalidated: unknown[] }>("/api/v1/policy/current", {
-        method: "PUT",
-        body: { version: version.trim() },
-      }),
+      apiFetch<Activation>(`/api/v1/policies/${encodeURIComponent(version.trim())}/activate`, { method: "POST" }),
     onSuccess: (r) => {
       setChanged(
-        `Policy version ${r.previous} → ${r.version}; ${r.invalidated.length} approval${r.invalidated.length === 1 ? "" : "s"} became stale.`,
+        r.changed
+          ? `Policy version ${r.previous ?? s.policy_version} → ${r.version}; ${r.invalidated.length} approval${r.invalidated.length === 1 ? "" : "s"} became stale.`
+          : `Policy version ${r.version} is already the current one; nothing changed.`,
       );
       setVersion("");
       void refresh();
@@ -76,8 +77,12 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
         Approvals
       </h2>
       <p className="mb-3 text-sm text-neutral-600">
-        Every approval is bound to the policy version current when it was given. Changing the version makes approvals
-        bound to another one stale at once; approvers then re-approve them.
+        Every approval is bound to the policy version current when it was given. Activating another stored version
+        (stored on the{" "}
+        <Link className="underline" href="/policies">
+          Policies
+        </Link>{" "}
+        page) makes approvals bound to another one stale at once; approvers then re-approve them.
       </p>
       <p className="text-sm">
         Current policy version: <strong data-testid="current-policy-version">v{s.policy_version}</strong>
@@ -90,25 +95,26 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
             e.preventDefault();
             if (
               window.confirm(
-                `Change the policy version from ${s.policy_version} to ${version.trim()}? Approvals bound to another version become stale.`,
+                `Activate policy version ${version.trim()} (now ${s.policy_version})? Approvals bound to another version become stale.`,
               )
             )
               setPolicy.mutate();
           }}
         >
           <label className="flex flex-col text-xs font-medium">
-            New policy version
+            Stored version to activate
             <input
               className={input}
               value={version}
               onChange={(e) => setVersion(e.target.value)}
               placeholder="2"
+              inputMode="numeric"
               required
               data-testid="policy-version-input"
             />
           </label>
           <button className={primary} disabled={!version.trim() || setPolicy.isPending}>
-            Change policy version
+            Activate policy version
           </button>
         </form>
       ) : (

@@ -1,16 +1,15 @@
 import type { Metadata } from "next";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { listLookups } from "@/lib/domain/settings/lookups";
 import { listPrincipals } from "@/lib/domain/settings/principals";
 import { listApiKeys } from "@/lib/domain/tenancy/api-keys";
 import { listInvitations } from "@/lib/domain/tenancy/invitations";
 import { listMembersForActor } from "@/lib/domain/tenancy/members";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { PermissionsTable } from "./PermissionsTable";
 import { SettingsClient } from "./SettingsClient";
 import { ApprovalSettings } from "./ApprovalSettings";
-import { actionRules, approvalSettingsOf } from "@/lib/domain/approvals/policy";
+import { getApprovalSettings } from "@/lib/domain/approvals/settings";
 
 export const metadata: Metadata = { title: "Settings" };
 
@@ -19,16 +18,15 @@ export const metadata: Metadata = { title: "Settings" };
  * locks) and the permissions table, read-only.
  */
 export default async function SettingsPage() {
-  const actor = await requirePageActor();
-  const db = await dbFor(actor);
-  const [keysList, lookups, principals, members, invitations, approvalSettings, rules] = await Promise.all([
-    listApiKeys(db, actor),
-    listLookups(db, actor),
-    listPrincipals(db, actor),
-    listMembersForActor(db, actor),
-    listInvitations(db, actor),
-    approvalSettingsOf(db, actor.tenantId),
-    actionRules(db, actor.tenantId),
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
+  const [keysList, lookups, principals, members, invitations, approvalSettings] = await Promise.all([
+    listApiKeys(ctx),
+    listLookups(ctx),
+    listPrincipals(ctx),
+    listMembersForActor(ctx),
+    listInvitations(ctx),
+    getApprovalSettings(ctx),
   ]);
   return (
     <div className="space-y-6">
@@ -44,10 +42,7 @@ export default async function SettingsPage() {
         canUnlockMembers={can(actor, "members.unlock")}
         role={actor.role}
       />
-      <ApprovalSettings
-        initial={{ ...approvalSettings, action_rules: rules }}
-        canManage={can(actor, "approvals.manage")}
-      />
+      <ApprovalSettings initial={approvalSettings} canManage={can(actor, "approvals.manage")} />
       <PermissionsTable />
     </div>
   );

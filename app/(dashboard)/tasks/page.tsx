@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { dbFor } from "@/db";
 import { listTasksForActor } from "@/lib/domain/tasks/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
 import { DomainError } from "@/lib/domain/errors";
 import type { TaskListItem } from "@/lib/contract/api";
@@ -15,7 +14,7 @@ const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : u
 
 /** The tenant's tasks: search by task id, idempotency key, sandbox id or host; filter by side-effect status; cursor pagination. */
 export default async function TasksPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
   const sp = await searchParams;
   const q = one(sp.q) ?? "";
   const status = one(sp.status) ?? "";
@@ -27,7 +26,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
   let data;
   let error: string | null = null;
   try {
-    data = await listTasksForActor(await dbFor(actor), actor, {
+    data = await listTasksForActor(ctx, {
       q,
       status: status || null,
       host,

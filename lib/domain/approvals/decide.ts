@@ -19,7 +19,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { appendAudit } from "../audit/append";
-import { authorize, type Actor, type UserActor } from "../authz";
+import { authorize, type UserActor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { refuseSecrets } from "../secrets/redact";
 import { withRetry } from "../tx";
@@ -28,6 +28,7 @@ import { actionRule, approvalSettingsOf } from "./policy";
 import { approvalEvent } from "./requests";
 import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { approvalView, boundOf, findApprovalRow, loadCurrentFacts, type ApprovalRow, type ApprovalView } from "./read";
+import type { VerbContext } from "../context";
 
 export const decisionBodySchema = z
   .strictObject({
@@ -73,7 +74,10 @@ export function separationOfDuties(
  * @throws DomainError forbidden (role, runtime key, or the requester deciding their own), not_found, validation_failed,
  *   already_decided (409, details {decision, decided_by}), conflict (409: already used, or the payload is not known yet).
  */
-export async function decideApproval(db: Db, actor: Actor, id: string, body: unknown): Promise<ApprovalView> {
+export async function decideApproval(
+  { db, actor }: VerbContext,
+  { approvalId: id, body }: { approvalId: string; body: unknown },
+): Promise<ApprovalView> {
   authorize(actor, "approvals.decide");
   if (actor.kind !== "user") throw new DomainError("forbidden", "Only a signed-in person decides approvals.");
   const parsed = decisionBodySchema.safeParse(body);

@@ -1,49 +1,31 @@
 /**
- * The tenant's current policy version and approval settings (issue 8 "Current policy version").
- * Until versioned policy documents exist (a later issue), the current version is a tenant setting; every reader goes
- * through {@link currentPolicyVersion}, so the later issue swaps the source behind it and nothing else changes.
+ * The tenant's approval settings (lifetime, separation of duties) and per-action rules (issue 8). The policy version
+ * approvals bind to is lib/domain/policies/current.ts.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 
-/** The version a tenant has before an admin sets one. */
-export const DEFAULT_POLICY_VERSION = "1";
 /** Default approval lifetime: 24 hours. */
 export const DEFAULT_APPROVAL_TTL_SECONDS = 86_400;
 
-export type ApprovalSettingsView = {
-  policy_version: string;
+/** A tenant's approval settings; `updated_*` name the last change to them or to the policy version. */
+export type ApprovalSettings = {
   default_ttl_seconds: number;
   allow_self_approval: boolean;
   updated_at: string | null;
   updated_by: string | null;
 };
 
-/**
- * The tenant's current policy version (the one new approvals bind to, and against which bound ones go stale).
- * @param db a database or transaction scoped to the tenant.
- */
-export async function currentPolicyVersion(db: Db, tenantId: string): Promise<string> {
-  return (await approvalSettingsOf(db, tenantId)).policy_version;
-}
-
 /** The tenant's approval settings, defaults when none were saved. */
-export async function approvalSettingsOf(db: Db, tenantId: string): Promise<ApprovalSettingsView> {
-  const [row] = await queryRows<{
-    policy_version: string;
-    default_ttl_seconds: number;
-    allow_self_approval: boolean;
-    updated_at: string | null;
-    updated_by: string | null;
-  }>(
+export async function approvalSettingsOf(db: Db, tenantId: string): Promise<ApprovalSettings> {
+  const [row] = await queryRows<ApprovalSettings>(
     db,
-    sql`select policy_version, default_ttl_seconds, allow_self_approval,
+    sql`select default_ttl_seconds, allow_self_approval,
                to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at, updated_by
         from approval_settings where tenant_id = ${tenantId}`,
   );
   return (
     row ?? {
-      policy_version: DEFAULT_POLICY_VERSION,
       default_ttl_seconds: DEFAULT_APPROVAL_TTL_SECONDS,
       allow_self_approval: false,
       updated_at: null,

@@ -4,8 +4,10 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { decodeCursor, encodeCursor, isoUtc } from "@/db/queries/sql-helpers";
-import { authorize, type Actor } from "../authz";
+import { selectList, type SelectedRow } from "@/db/queries/rows";
+import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
+import { approvalRequests } from "@/db/schema";
+import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { pageSize } from "../tasks/read";
 import {
@@ -20,60 +22,58 @@ import {
   type CurrentApprovalFacts,
   type StaleReason,
 } from "./freshness";
-import { currentPolicyVersion } from "./policy";
+import { currentPolicyVersion } from "../policies/current";
+import type { VerbContext } from "../context";
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A stored request as read from the database. */
-export type ApprovalRow = {
-  id: string;
-  task_id: string;
-  side_effect: string;
-  idempotency_key: string;
-  principal: string | null;
-  action: string;
-  tool: string;
-  payload_digest: string | null;
-  payload: unknown;
-  input_digest: string;
-  policy_version: string;
-  agent: string | null;
-  agent_version: string | null;
-  requested_by_kind: string;
-  requested_by_id: string;
-  requested_by: string;
-  requested_at: string;
-  origin: string;
-  provider_request_id: string | null;
-  call_id: string | null;
-  decision: "approve" | "reject" | null;
-  reason: string | null;
-  decided_by_id: string | null;
-  decided_by: string | null;
-  decided_at: string | null;
-  expires_at: string | null;
-  self_approved: boolean;
-  consumed_at: string | null;
-  consumed_attempt: number | null;
-  offered_payload_digest: string | null;
-  offered_payload: unknown;
-  offered_agent: string | null;
-  offered_agent_version: string | null;
-  offered_at: string | null;
-  invalidated_reasons: string[];
-  invalidated_at: string | null;
-  superseded_by: string | null;
-  supersedes: string | null;
-};
+/** The columns of an {@link ApprovalRow}, in the order statements list them. */
+const APPROVAL_FIELDS = [
+  "id",
+  "task_id",
+  "side_effect",
+  "idempotency_key",
+  "principal",
+  "action",
+  "tool",
+  "payload_digest",
+  "payload",
+  "input_digest",
+  "policy_version",
+  "agent",
+  "agent_version",
+  "requested_by_kind",
+  "requested_by_id",
+  "requested_by",
+  "requested_at",
+  "origin",
+  "provider_request_id",
+  "call_id",
+  "decision",
+  "reason",
+  "decided_by_id",
+  "decided_by",
+  "decided_at",
+  "expires_at",
+  "self_approved",
+  "consumed_at",
+  "consumed_attempt",
+  "offered_payload_digest",
+  "offered_payload",
+  "offered_agent",
+  "offered_agent_version",
+  "offered_at",
+  "invalidated_reasons",
+  "invalidated_at",
+  "superseded_by",
+  "supersedes",
+] as const;
+
+/** A stored request as read from the database (timestamps as exact ISO UTC text). */
+export type ApprovalRow = SelectedRow<typeof approvalRequests, typeof APPROVAL_FIELDS>;
 
 /** Columns of {@link ApprovalRow} (timestamps as exact ISO UTC text). */
-export const APPROVAL_COLUMNS = sql`id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest, payload,
-  input_digest, policy_version, agent, agent_version, requested_by_kind, requested_by_id, requested_by,
-  ${isoUtc("requested_at")} as requested_at, origin, provider_request_id, call_id, decision, reason, decided_by_id, decided_by,
-  ${isoUtc("decided_at")} as decided_at, ${isoUtc("expires_at")} as expires_at, self_approved,
-  ${isoUtc("consumed_at")} as consumed_at, consumed_attempt, offered_payload_digest, offered_payload, offered_agent,
-  offered_agent_version, ${isoUtc("offered_at")} as offered_at, invalidated_reasons, ${isoUtc("invalidated_at")} as invalidated_at,
-  superseded_by, supersedes`;
+export const APPROVAL_COLUMNS = selectList(approvalRequests, APPROVAL_FIELDS);
 
 /** An approval as the API returns it. */
 export type ApprovalView = {
@@ -277,7 +277,10 @@ export async function findApprovalRow(
  * @returns the approval with its payload and, for a stale one, `changes` (field, approved value, current value).
  * @throws DomainError forbidden, not_found (no such approval in the caller's tenant).
  */
-export async function getApproval(db: Db, actor: Actor, id: string): Promise<ApprovalDetail> {
+export async function getApproval(
+  { db, actor }: VerbContext,
+  { approvalId: id }: { approvalId: string },
+): Promise<ApprovalDetail> {
   authorize(actor, "approvals.read");
   const row = await findApprovalRow(db, actor.tenantId, id);
   if (!row) throw notFound(`Approval ${id}`);
@@ -321,8 +324,7 @@ export type ApprovalFilters = {
  * @throws DomainError forbidden; validation_failed (unknown status, malformed cursor).
  */
 export async function listApprovals(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   f: ApprovalFilters = {},
 ): Promise<{ approvals: ApprovalView[]; next_cursor: string | null }> {
   authorize(actor, "approvals.read");
@@ -410,8 +412,7 @@ export async function approvalContext(
  * @throws DomainError forbidden
  */
 export async function approvalQueue(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   opts: { limit?: number; scan?: number } = {},
 ): Promise<ApprovalView[]> {
   authorize(actor, "approvals.read");

@@ -33,7 +33,7 @@ export type RequestApprovalInput = {
   payloadDigest: string | null;
   /** Digest of the task's input set (lib/domain/approvals/freshness.ts `inputDigestOf`). */
   inputDigest: string;
-  /** The policy version the request is bound to (lib/domain/approvals/policy.ts `currentPolicyVersion`). */
+  /** The policy version the request is bound to (lib/domain/policies/current.ts `currentPolicyVersion`). */
   policyVersion: string;
   agent: string | null;
   agentVersion: string | null;

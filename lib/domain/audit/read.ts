@@ -2,9 +2,10 @@
  * Reading and verifying a tenant's audit log (DESIGN.md "Audit log": the chain verifies in the UI and in a test).
  */
 import { sql } from "drizzle-orm";
-import { queryRows, type Db } from "@/db";
-import { authorize, type Actor } from "../authz";
+import { queryRows } from "@/db";
+import { authorize } from "../authz";
 import { auditEntryHash, GENESIS_HASH, sealAudit } from "./append";
+import type { VerbContext } from "../context";
 
 export type AuditEntryView = {
   seq: number;
@@ -39,8 +40,7 @@ type Row = {
  * @throws DomainError forbidden
  */
 export async function listAudit(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   opts: { beforeSeq?: number; limit?: number; target?: string } = {},
 ): Promise<{ entries: AuditEntryView[]; next_before: number | null }> {
   authorize(actor, "audit.read");
@@ -84,7 +84,7 @@ export type ChainCheck = {
  * Recomputes every entry's hash from its content and its predecessor's hash.
  * @returns ok with the count checked, or the first sequence number whose hash or link does not match.
  */
-export async function verifyAuditChain(db: Db, actor: Actor): Promise<ChainCheck> {
+export async function verifyAuditChain({ db, actor }: VerbContext): Promise<ChainCheck> {
   authorize(actor, "audit.read");
   await sealAudit(db, actor.tenantId);
   let prev = GENESIS_HASH;

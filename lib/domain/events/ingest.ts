@@ -39,6 +39,7 @@ import {
 import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
 import { withAuditSealed } from "../audit/append";
+import type { SigningContext } from "../context";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -277,10 +278,8 @@ export function prepareFully(
  * @throws DomainError forbidden (not a runtime key), validation_failed, too_many_events.
  */
 export async function ingestEvents(
-  db: Db,
-  actor: Actor,
-  body: unknown,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { body }: { body: unknown },
 ): Promise<{ results: EventResult[] }> {
   authorize(actor, "events.write");
   const { prepared, results, repeats } = prepareBatch(body);

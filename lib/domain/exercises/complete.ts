@@ -7,15 +7,15 @@
  * transaction: map row locked, guarded exercise update (`WHERE status = 'in_progress' AND revision = $n`), row
  * writes, audit row.
  */
-import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import type { ExerciseJson, ExerciseOutcome, LayerRow, MapLayer } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { checkExerciseId, checkMapId, fieldsOf, layerRow, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
 import { exerciseJson } from "./read";
 import { completeExerciseSchema, completionIssues, OUTCOME_GUIDE, verificationFor } from "./rules";
+import type { VerbContext } from "../context";
 
 export type CompleteResult = {
   exercise: ExerciseJson;
@@ -37,11 +37,8 @@ export function evidenceNote(outcome: ExerciseOutcome, finding: string): string 
  *   revision moved on).
  */
 export async function completeExercise(
-  db: Db,
-  actor: Actor,
-  mapId: string,
-  exerciseId: string,
-  body: unknown,
+  { db, actor }: VerbContext,
+  { mapId, exerciseId, body }: { mapId: string; exerciseId: string; body: unknown },
 ): Promise<CompleteResult> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);

@@ -3,22 +3,25 @@
  * interruption point, the layers it covers (default: every layer a step exercises) and six steps not done yet.
  * One transaction with its audit row.
  */
-import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import type { ExerciseJson } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { notFound, validationError } from "../errors";
 import { checkMapId, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
 import { exerciseJson } from "./read";
 import { createExerciseSchema, defaultLayers, emptySteps } from "./rules";
+import type { VerbContext } from "../context";
 
 /**
  * Starts an exercise. body `{"interruption_point", "layers"?: [layer…]}`.
  * @returns the new exercise (status in_progress, revision 1).
  * @throws DomainError forbidden, not_found (map), validation_failed (422 naming the field).
  */
-export async function createExercise(db: Db, actor: Actor, mapId: string, body: unknown): Promise<ExerciseJson> {
+export async function createExercise(
+  { db, actor }: VerbContext,
+  { mapId, body }: { mapId: string; body: unknown },
+): Promise<ExerciseJson> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);
   const parsed = createExerciseSchema.safeParse(body);

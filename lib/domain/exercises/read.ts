@@ -16,6 +16,7 @@ import { gatherGateFacts } from "../gate/ask";
 import { checkExerciseId, checkMapId } from "../maps/shape";
 import { revocationChecks } from "../policies/revocation";
 import { getArtifacts, getCheckpointHistory, getTaskView } from "../tasks/read";
+import type { SigningContext, VerbContext } from "../context";
 
 /** A stored exercise in the API's shape. */
 export function exerciseJson(r: q.ExerciseRow): ExerciseJson {
@@ -47,9 +48,8 @@ export function exerciseJson(r: q.ExerciseRow): ExerciseJson {
 
 /** A map's exercises, newest first. @throws DomainError forbidden, not_found */
 export async function listExercisesForActor(
-  db: Db,
-  actor: Actor,
-  mapId: string,
+  { db, actor }: VerbContext,
+  { mapId }: { mapId: string },
 ): Promise<{ exercises: ExerciseListItem[] }> {
   authorize(actor, "maps.read");
   checkMapId(mapId);
@@ -83,10 +83,10 @@ export async function linkedTaskFacts(
   authorize(actor, "tasks.read");
   authorize(actor, "gate.ask");
   try {
-    const view = await getTaskView(db, actor, taskId, key);
+    const view = await getTaskView({ db, actor, signingKey: key }, { taskId });
     const [history, artifacts, facts, checks] = await Promise.all([
-      getCheckpointHistory(db, actor, taskId, key),
-      getArtifacts(db, actor, taskId),
+      getCheckpointHistory({ db, actor, signingKey: key }, { taskId }),
+      getArtifacts({ db, actor }, { taskId }),
       gatherGateFacts(db, actor.tenantId, taskId, key),
       revocationChecks(db, actor.tenantId, taskId),
     ]);
@@ -122,11 +122,8 @@ export async function linkedTaskFacts(
  * @throws DomainError forbidden, not_found (no such map or exercise in this tenant, or the exercise is of another map).
  */
 export async function getExerciseView(
-  db: Db,
-  actor: Actor,
-  mapId: string,
-  exerciseId: string,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { mapId, exerciseId }: { mapId: string; exerciseId: string },
 ): Promise<ExerciseView> {
   authorize(actor, "maps.read");
   checkMapId(mapId);

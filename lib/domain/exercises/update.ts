@@ -10,12 +10,13 @@ import * as q from "@/db/queries/maps";
 import { findTask } from "@/db/queries/tasks";
 import type { ExerciseJson, ExerciseStepRow } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { canonicalJson } from "../crypto/canonical";
 import { DomainError, notFound, validationError, type ValidationIssue } from "../errors";
 import { checkExerciseId, checkMapId, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
 import { exerciseJson } from "./read";
 import { updateExerciseSchema } from "./rules";
+import type { VerbContext } from "../context";
 
 /** The fields an exercise in progress can change. */
 type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "outcome" | "finding">;
@@ -31,11 +32,8 @@ type Draft = Pick<ExerciseJson, "interruption_point" | "layers" | "steps" | "out
  *   completed already, or the revision moved on — `details.current` and `details.yours` hold both versions).
  */
 export async function updateExercise(
-  db: Db,
-  actor: Actor,
-  mapId: string,
-  exerciseId: string,
-  body: unknown,
+  { db, actor }: VerbContext,
+  { mapId, exerciseId, body }: { mapId: string; exerciseId: string; body: unknown },
 ): Promise<ExerciseJson> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);

@@ -23,6 +23,7 @@ import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 import { LEASE_AUDIT_UPTO, LEASE_EXPIRED_REASON, leaseExpiryCtes } from "../side-effects/lifecycle/lease";
+import type { SigningContext } from "../context";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -503,11 +504,8 @@ async function latestVerified(
  * @throws DomainError not_found, validation_failed, forbidden.
  */
 export async function askGate(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  body: unknown,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, body }: { taskId: string; body: unknown },
 ): Promise<GateVerdict> {
   authorize(actor, "gate.ask");
   checkTaskId(taskId);

@@ -18,7 +18,6 @@ import { queryRows, type Db } from "@/db";
 import { appendAudit, sealAuditAfterCommit, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
-import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";
 import { approvalContext } from "../approvals/read";
@@ -28,6 +27,7 @@ import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { parseRunState, RunStateImportError, toolCallDigest, type ParsedRunState } from "./openai-agents-run-state";
+import type { SigningContext } from "../context";
 
 export type RunStateImportResult = {
   task_id: string;
@@ -80,12 +80,8 @@ function eventId(taskId: string, callId: string, fact: "1-intent" | "2-receipt" 
  *   stored).
  */
 export async function importRunState(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  body: unknown,
-  key: SigningKey,
-  opts: { agentVersion?: string | null } = {},
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, body, ...opts }: { taskId: string; body: unknown; agentVersion?: string | null },
 ): Promise<RunStateImportResult> {
   authorize(actor, "imports.run_state");
   checkTaskId(taskId);

@@ -3,15 +3,15 @@
  * with the eight rows in the fixed order, each starting from our worksheet text ({@link LAYER_GUIDE}); no
  * custodian named, verification `unknown`, no decision. One transaction with its audit row.
  */
-import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import type { MapView } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { validationError } from "../errors";
 import { LAYER_GUIDE, MAP_LAYERS } from "./layers";
 import { createMapSchema } from "./rules";
 import { loadMapView } from "./shape";
+import type { VerbContext } from "../context";
 
 /** The rows of a new map: our worksheet text, nothing decided. */
 export function defaultLayerValues(): Array<q.LayerValues & { layer: (typeof MAP_LAYERS)[number]; position: number }> {
@@ -35,7 +35,7 @@ export function defaultLayerValues(): Array<q.LayerValues & { layer: (typeof MAP
  * @returns the new draft with its eight rows, summary and progress.
  * @throws DomainError forbidden (not owner/admin, or a runtime key), validation_failed (422 naming the field).
  */
-export async function createMap(db: Db, actor: Actor, body: unknown): Promise<MapView> {
+export async function createMap({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<MapView> {
   authorize(actor, "maps.edit");
   const parsed = createMapSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);

@@ -5,14 +5,14 @@
  * imported map gives back the original document apart from id, version and status. Evidence links are kept as
  * written (they may name tasks or exercises of the workspace the map came from).
  */
-import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import type { MapView } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { validationError, type ValidationIssue } from "../errors";
 import { mapImportSchema } from "./rules";
 import { looksLikeSecret, loadMapView, SECRET_MESSAGE, secretIssues } from "./shape";
+import type { VerbContext } from "../context";
 
 /**
  * Imports a map.
@@ -20,7 +20,7 @@ import { looksLikeSecret, loadMapView, SECRET_MESSAGE, secretIssues } from "./sh
  * @returns the new draft map.
  * @throws DomainError forbidden, validation_failed (422, every problem with its path).
  */
-export async function importMap(db: Db, actor: Actor, body: unknown): Promise<MapView> {
+export async function importMap({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<MapView> {
   authorize(actor, "maps.edit");
   const parsed = mapImportSchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);

@@ -4,13 +4,13 @@
  * new draft at version + 1 (lib/domain/maps/update-layer.ts), so a published version never changes. The map row
  * is locked and moved with a guarded `UPDATE … WHERE status = 'draft'`, so two publishes cannot both succeed.
  */
-import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import type { MapView } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { checkMapId, loadMapView, mapJson } from "./shape";
+import type { VerbContext } from "../context";
 
 /**
  * Publishes the draft.
@@ -18,7 +18,7 @@ import { checkMapId, loadMapView, mapJson } from "./shape";
  * @throws DomainError forbidden, not_found, conflict (409: already published and unchanged since — says which
  *   version and when).
  */
-export async function publishMap(db: Db, actor: Actor, mapId: string): Promise<MapView> {
+export async function publishMap({ db, actor }: VerbContext, { mapId }: { mapId: string }): Promise<MapView> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);
   const by = actorRef(actor).label;

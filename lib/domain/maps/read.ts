@@ -2,15 +2,15 @@
  * Reading custody maps: the tenant's list with progress, one map (its current draft or a published version),
  * and the Markdown / JSON export. Every role reads; runtime keys do not. Another tenant's map is `not_found`.
  */
-import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
 import { MAP_STATUSES, type MapStatus } from "@/db/schema/map-vocabulary";
 import type { CustodyMapJson, MapListItem, MapView } from "@/lib/contract/maps";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { mapToMarkdown } from "./markdown";
 import { checkMapId, loadMapView, mapJson } from "./shape";
 import { adoptionSummary, mapProgress } from "./summary";
+import type { VerbContext } from "../context";
 
 /** The list's "needs attention" filters. */
 export const MAP_ATTENTION = ["failed", "undecided", "evidence_requested", "unverified"] as const;
@@ -25,8 +25,7 @@ export const MAX_MAPS_LISTED = 500;
  * @throws DomainError forbidden, bad_request (an unknown status or attention value, naming the allowed ones).
  */
 export async function listMapsForActor(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   opts: { q?: string | null; status?: string | null; attention?: string | null } = {},
 ): Promise<{ maps: MapListItem[] }> {
   authorize(actor, "maps.read");
@@ -116,10 +115,8 @@ export function versionParam(raw: string | null | undefined): number | undefined
  * @throws DomainError forbidden, not_found (no such map in this tenant, or no such published version).
  */
 export async function getMapView(
-  db: Db,
-  actor: Actor,
-  mapId: string,
-  opts: { version?: number } = {},
+  { db, actor }: VerbContext,
+  { mapId, ...opts }: { mapId: string; version?: number },
 ): Promise<MapView> {
   authorize(actor, "maps.read");
   checkMapId(mapId);
@@ -147,11 +144,8 @@ export type MapExport = { filename: string; contentType: string; body: string };
  * @throws DomainError forbidden, not_found, bad_request (format other than md or json).
  */
 export async function exportMap(
-  db: Db,
-  actor: Actor,
-  mapId: string,
-  format: string | null,
-  opts: { version?: number } = {},
+  { db, actor }: VerbContext,
+  { mapId, format, ...opts }: { mapId: string; format: string | null; version?: number },
 ): Promise<MapExport> {
   if (format !== "md" && format !== "json") {
     authorize(actor, "maps.read");
@@ -163,7 +157,7 @@ export async function exportMap(
       },
     );
   }
-  const view = await getMapView(db, actor, mapId, opts);
+  const view = await getMapView({ db, actor }, { mapId, ...opts });
   const json: CustodyMapJson = {
     id: view.id,
     workflow: view.workflow,

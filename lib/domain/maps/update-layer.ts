@@ -10,12 +10,13 @@ import { findTask } from "@/db/queries/tasks";
 import * as q from "@/db/queries/maps";
 import type { AdoptionSummary, LayerConflictDetails, LayerRow, MapProgress, MapStatus } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { canonicalJson } from "../crypto/canonical";
 import { DomainError, notFound, validationError } from "../errors";
 import { layerPatchSchema, layerRowIssues, type LayerFields } from "./rules";
 import { checkLayer, checkMapId, fieldsOf, layerRow, refuseSecrets } from "./shape";
 import { adoptionSummary, mapProgress } from "./summary";
+import type { VerbContext } from "../context";
 
 export type LayerUpdateResult = {
   row: LayerRow;
@@ -37,11 +38,8 @@ export type LayerUpdateResult = {
  *   on; `details` = {@link LayerConflictDetails}).
  */
 export async function updateLayer(
-  db: Db,
-  actor: Actor,
-  mapId: string,
-  layerName: string,
-  body: unknown,
+  { db, actor }: VerbContext,
+  { mapId, layerName, body }: { mapId: string; layerName: string; body: unknown },
 ): Promise<LayerUpdateResult> {
   authorize(actor, "maps.edit");
   checkMapId(mapId);

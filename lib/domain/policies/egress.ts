@@ -9,11 +9,12 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { GateReason } from "@/lib/contract/api";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { notFound } from "../errors";
 import { durationSeconds, type PolicyDocument, type PolicyFinding } from "./document";
 import { lintPolicy } from "./lint";
-import { currentPolicyRow } from "./store";
+import { currentPolicyRow } from "./current";
+import type { VerbContext } from "../context";
 
 /** One host a task's runs asked to reach. `in_current_policy` is null when no policy is active. */
 export type EgressHost = {
@@ -122,7 +123,7 @@ export async function egressFacts(
  * `GET /api/v1/tasks/{taskId}/egress`: {@link egressFacts} for a reader of the task.
  * @throws DomainError forbidden, not_found (no such task in the tenant).
  */
-export async function taskEgress(db: Db, actor: Actor, taskId: string): Promise<EgressSummary> {
+export async function taskEgress({ db, actor }: VerbContext, { taskId }: { taskId: string }): Promise<EgressSummary> {
   authorize(actor, "tasks.read");
   const exists = await queryRows<{ one: number }>(
     db,

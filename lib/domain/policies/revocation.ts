@@ -13,11 +13,12 @@ import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { RevocationCheckFact } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
 import { outboundGet, type Resolver } from "../web/outbound";
-import { currentPolicyRow } from "./store";
+import { currentPolicyRow } from "./current";
+import type { VerbContext } from "../context";
 
 /** What the run did with one credential reference, from its vault-lane events, and the last revocation check. */
 export type CredentialCustody = {
@@ -197,9 +198,8 @@ export async function flaggedVaultEvents(db: Db, tenantId: string, taskId: strin
  * @throws DomainError forbidden, not_found.
  */
 export async function taskCredentials(
-  db: Db,
-  actor: Actor,
-  taskId: string,
+  { db, actor }: VerbContext,
+  { taskId }: { taskId: string },
 ): Promise<{ credentials: CredentialCustody[]; flagged_events: FlaggedVaultEvent[] }> {
   authorize(actor, "tasks.read");
   await requireTask(db, actor.tenantId, taskId);
@@ -246,11 +246,8 @@ export function keptRevocationAnswer(text: string | null): { revoked: boolean; r
  *   current policy names no revocation endpoint for it).
  */
 export async function checkRevocation(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  ref: string,
-  opts: { resolve?: Resolver; timeoutMs?: number } = {},
+  { db, actor }: VerbContext,
+  { taskId, ref, ...opts }: { taskId: string; ref: string; resolve?: Resolver; timeoutMs?: number },
 ): Promise<{
   credential_ref: string;
   outcome: RevocationOutcome;

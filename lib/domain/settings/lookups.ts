@@ -4,13 +4,14 @@
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { queryRows, type Db } from "@/db";
+import { queryRows } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { appendAudit } from "../audit/append";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { notFound, validationError } from "../errors";
 import { redactString } from "../events/redact";
 import { checkTypedText, UNSAFE_TEXT, unsafeTextReason } from "../typed-text";
+import type { VerbContext } from "../context";
 
 export const TOOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
@@ -49,7 +50,7 @@ export const lookupBodySchema = z.strictObject({
 export type LookupView = { tool: string; url: string; timeout_ms: number; updated_at: string };
 
 /** Registered lookups of the tenant. @throws DomainError forbidden */
-export async function listLookups(db: Db, actor: Actor): Promise<LookupView[]> {
+export async function listLookups({ db, actor }: VerbContext): Promise<LookupView[]> {
   authorize(actor, "settings.read");
   return queryRows<LookupView>(
     db,
@@ -62,7 +63,10 @@ export async function listLookups(db: Db, actor: Actor): Promise<LookupView[]> {
  * Creates or replaces the lookup of a tool.
  * @throws DomainError forbidden, validation_failed (tool name, url, timeout_ms).
  */
-export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unknown): Promise<LookupView> {
+export async function upsertLookup(
+  { db, actor }: VerbContext,
+  { tool, body }: { tool: string; body: unknown },
+): Promise<LookupView> {
   authorize(actor, "lookups.manage");
   const typed = checkTypedText("tool", tool, { max: 200 });
   if (!typed.ok) throw validationError([{ path: ["tool"], message: typed.message }]);
@@ -93,7 +97,7 @@ export async function upsertLookup(db: Db, actor: Actor, tool: string, body: unk
 }
 
 /** Removes the lookup of a tool. @throws DomainError forbidden, not_found */
-export async function deleteLookup(db: Db, actor: Actor, tool: string): Promise<void> {
+export async function deleteLookup({ db, actor }: VerbContext, { tool }: { tool: string }): Promise<void> {
   authorize(actor, "lookups.manage");
   await db.transaction(async (tx) => {
     const rows = await queryRows(

@@ -4,14 +4,15 @@
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { queryRows, type Db } from "@/db";
+import { queryRows } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { redactString } from "../events/redact";
 import { normalizePrincipal } from "../tasks/principal";
 import { typedText } from "../typed-text";
+import type { VerbContext } from "../context";
 
 export type PrincipalView = {
   principal: string;
@@ -20,7 +21,7 @@ export type PrincipalView = {
 };
 
 /** Principals seen on the tenant's tasks or revoked, with their task counts. @throws DomainError forbidden */
-export async function listPrincipals(db: Db, actor: Actor): Promise<PrincipalView[]> {
+export async function listPrincipals({ db, actor }: VerbContext): Promise<PrincipalView[]> {
   authorize(actor, "settings.read");
   const rows = await queryRows<{
     principal: string;
@@ -62,7 +63,7 @@ export const restorePrincipalBodySchema = z.strictObject({ principal: principalF
  * text (no control or bidi override characters).
  * @throws DomainError forbidden, validation_failed (422, naming the field and the rule), conflict (already revoked)
  */
-export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Promise<void> {
+export async function revokePrincipal({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<void> {
   authorize(actor, "principals.manage");
   const parsed = revokePrincipalBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
@@ -87,7 +88,7 @@ export async function revokePrincipal(db: Db, actor: Actor, body: unknown): Prom
 }
 
 /** Restores a revoked principal; the body is `{principal}`. @throws DomainError forbidden, validation_failed, not_found */
-export async function restorePrincipal(db: Db, actor: Actor, body: unknown): Promise<void> {
+export async function restorePrincipal({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<void> {
   authorize(actor, "principals.manage");
   const parsed = restorePrincipalBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);

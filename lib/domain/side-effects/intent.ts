@@ -35,6 +35,7 @@ import { LEASE_AUDIT_UPTO, leaseExpiryCtes } from "./lifecycle/lease";
 import { flushMoves, mover } from "./lifecycle/moves";
 import { completeFromPendingReceipt, startIntent, startNewIntent } from "./lifecycle/statements";
 import { ABSENT, mayLeave } from "./lifecycle/transitions";
+import type { SigningContext } from "../context";
 
 export { IDEMPOTENCY_KEY };
 
@@ -166,12 +167,8 @@ const AUDITED_REFUSALS = new Set([
  *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them).
  */
 export async function registerIntent(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  body: unknown,
-  key: SigningKey,
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, name, body }: { taskId: string; name: string; body: unknown },
 ): Promise<IntentOutcome> {
   authorize(actor, "side_effects.intent");
   checkTaskId(taskId);

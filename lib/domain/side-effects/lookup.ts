@@ -9,10 +9,10 @@
  * owner's network. Link-local targets (cloud metadata services) are never called.
  */
 import { sql } from "drizzle-orm";
-import { queryRows, type Db } from "@/db";
+import { queryRows } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
@@ -20,6 +20,7 @@ import { outboundGet, type Resolver } from "../web/outbound";
 import { redactString } from "../events/redact";
 import { UNSAFE_TEXT } from "../typed-text";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
+import type { VerbContext } from "../context";
 
 export type LookupAnswer =
   | { configured: false; message: string }
@@ -143,11 +144,8 @@ export function interpretLookup(
  * @throws DomainError forbidden (only roles that may reconcile), not_found (task or effect).
  */
 export async function lookupSideEffect(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  opts: LookupOptions = {},
+  { db, actor }: VerbContext,
+  { taskId, name, ...opts }: { taskId: string; name: string } & LookupOptions,
 ): Promise<LookupAnswer> {
   authorize(actor, "side_effects.reconcile");
   checkTaskId(taskId);

@@ -19,6 +19,7 @@ import { expireLeasesNow } from "./lifecycle/lease";
 import { mover } from "./lifecycle/moves";
 
 import { isoTimeField } from "../time";
+import type { VerbContext } from "../context";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
@@ -42,11 +43,8 @@ export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: 
  *   arrives), receipt_conflict (409, kept), reconcile_required (409: the effect is unknown; kept).
  */
 export async function recordReceipt(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  body: unknown,
+  { db, actor }: VerbContext,
+  { taskId, name, body }: { taskId: string; name: string; body: unknown },
 ): Promise<ReceiptOutcome> {
   authorize(actor, "side_effects.receipt");
   checkTaskId(taskId);

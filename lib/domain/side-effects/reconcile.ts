@@ -7,12 +7,12 @@
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Db } from "@/db";
+import { queryRows, type Db } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
 import type { SideEffectReconcile } from "@/db/schema";
 import { appendAudit } from "../audit/append";
-import { actorRef, authorize, type Actor } from "../authz";
+import { actorRef, authorize } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { checkEffectName } from "./intent";
@@ -22,6 +22,7 @@ import { settleUnknown } from "./lifecycle/statements";
 import { findSecrets, refuseSecrets } from "../events/redact";
 import { isoTimeField } from "../time";
 import { unsafeTextReason } from "../typed-text";
+import type { VerbContext } from "../context";
 
 export const reconcileBodySchema = z
   .strictObject({
@@ -73,12 +74,8 @@ export type ReconcileResult = {
  *   conflict (409: someone settled it first — message says who and when — or it is not unknown).
  */
 export async function reconcileSideEffect(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  name: string,
-  body: unknown,
-  opts: LookupOptions = {},
+  { db, actor }: VerbContext,
+  { taskId, name, body, ...opts }: { taskId: string; name: string; body: unknown } & LookupOptions,
 ): Promise<ReconcileResult> {
   authorize(actor, "side_effects.reconcile");
   checkTaskId(taskId);
@@ -96,7 +93,7 @@ export async function reconcileSideEffect(
   // whether or not the person ticked it, and its answer is kept with the decision.
   let lookup: LookupAnswer | undefined;
   if (input.use_lookup || input.outcome === "not_applied")
-    lookup = await lookupSideEffect(db, actor, taskId, name, opts);
+    lookup = await lookupSideEffect({ db, actor }, { taskId, name, ...opts });
   if (lookup && !lookup.configured && !input.use_lookup) lookup = undefined;
   if (
     input.outcome === "completed" &&

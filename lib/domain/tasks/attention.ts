@@ -17,6 +17,7 @@ import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { TERMINAL_PHASES } from "./phases";
 import { approvalQueue } from "../approvals/read";
 import { STALE_REASON_TEXT } from "../approvals/freshness";
+import type { VerbContext } from "../context";
 
 type Base = {
   task_id: string;
@@ -69,7 +70,10 @@ const notEnded = (column: string) =>
  * Up to `limit` items: unknown side effects, then runs of revoked principals, then effects awaiting approval,
  * each kind oldest first. Every query leads with the tenant id. @throws DomainError forbidden
  */
-export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise<AttentionItem[]> {
+export async function attentionQueue(
+  { db, actor }: VerbContext,
+  { limit = 100 }: { limit?: number } = {},
+): Promise<AttentionItem[]> {
   authorize(actor, "tasks.read");
   await expireLeasesNow(db, actor.tenantId);
   const [unknown, revoked, awaiting, queue] = await Promise.all([
@@ -111,7 +115,7 @@ export async function attentionQueue(db: Db, actor: Actor, limit = 100): Promise
           where s.tenant_id = ${actor.tenantId} and s.status = 'awaiting_approval' and ${notEnded("t.phase")}
           order by s.updated_at, s.task_id, s.name limit ${limit}`,
     ),
-    approvalQueue(db, actor, { scan: 1000 }),
+    approvalQueue({ db, actor }, { scan: 1000 }),
   ]);
   const approvalOf = new Map(queue.map((a) => [`${a.task_id}\u0000${a.side_effect}`, a]));
   const stale = queue.filter((a) => a.status === "stale");

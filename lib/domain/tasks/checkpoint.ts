@@ -11,7 +11,7 @@ import type { SideEffectStatus } from "@/db/schema/enums";
 import type { CheckpointResult } from "@/lib/contract/api";
 import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
-import { signCanonical, type SigningKey } from "../crypto/signing";
+import { signCanonical } from "../crypto/signing";
 import { DomainError } from "../errors";
 import { endAttempts } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
@@ -22,6 +22,7 @@ import { approvalContext } from "../approvals/read";
 import { requestApproval } from "../approvals/requests";
 import { normalizePrincipal } from "./principal";
 import { parseTaskRecord, splitCheckpointBody, type ParsedTaskRecord } from "./record";
+import type { SigningContext } from "../context";
 
 /**
  * Status a side effect gets when a checkpoint declares it for the first time. The server never saw an intent for it,
@@ -81,12 +82,8 @@ export function versionFromIfMatch(header: string | null | undefined): number | 
  *   the task acts for, a declared side effect is bound to another idempotency key, or the key belongs to another effect).
  */
 export async function checkpointTask(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  body: unknown,
-  key: SigningKey,
-  opts: { ifMatch?: string | null } = {},
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, body, ...opts }: { taskId: string; body: unknown; ifMatch?: string | null },
 ): Promise<CheckpointResult> {
   authorize(actor, "tasks.checkpoint");
   const split = splitCheckpointBody(body);

@@ -2,7 +2,6 @@
  * Read verbs for tasks: list, one task's view, timeline, checkpoint history, artifacts.
  * Each authorizes first and scopes by the actor's tenant; a task of another tenant is `not_found`.
  */
-import type { Db } from "@/db";
 import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
 import { listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
 import * as q from "@/db/queries/tasks";
@@ -19,13 +18,14 @@ import type {
   TaskView,
   TimelinePage,
 } from "@/lib/contract/api";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { verifyCanonical, type SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
+import type { SigningContext, VerbContext } from "../context";
 
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -91,8 +91,7 @@ function filterText(name: string, raw: string | null | undefined): string | unde
  * @throws DomainError bad_request on a malformed cursor or status.
  */
 export async function listTasksForActor(
-  db: Db,
-  actor: Actor,
+  { db, actor }: VerbContext,
   opts: {
     cursor?: string | null;
     limit?: number;
@@ -181,11 +180,8 @@ export function sideEffectView(r: SideEffectRow, unapplied: UnappliedReceiptRow[
  * @throws DomainError not_found when the tenant has no such task.
  */
 export async function getTaskView(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  key: SigningKey,
-  opts: { eventCount?: Promise<number> } = {},
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, ...opts }: { taskId: string; eventCount?: Promise<number> },
 ): Promise<TaskView> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -241,10 +237,11 @@ export function checkpointVerifies(
  * @throws DomainError not_found, bad_request (cursor, from, to).
  */
 export async function getTimeline(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  opts: { cursor?: string | null; limit?: number; from?: string | null; to?: string | null },
+  { db, actor }: VerbContext,
+  {
+    taskId,
+    ...opts
+  }: { taskId: string; cursor?: string | null; limit?: number; from?: string | null; to?: string | null },
 ): Promise<TimelinePage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -322,11 +319,8 @@ export const MAX_CHECKPOINT_PAGE = 200;
  * @throws DomainError not_found, bad_request (cursor).
  */
 export async function getCheckpointHistory(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  key: SigningKey,
-  opts: { cursor?: string | null; limit?: number } = {},
+  { db, actor, signingKey: key }: SigningContext,
+  { taskId, ...opts }: { taskId: string; cursor?: string | null; limit?: number },
 ): Promise<CheckpointPage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -364,7 +358,10 @@ function checkpointSummary(c: q.CheckpointRow, key: SigningKey): CheckpointSumma
 }
 
 /** Artifacts of a task (object ref, sha256, size, media type). @throws DomainError not_found */
-export async function getArtifacts(db: Db, actor: Actor, taskId: string): Promise<ArtifactView[]> {
+export async function getArtifacts(
+  { db, actor }: VerbContext,
+  { taskId }: { taskId: string },
+): Promise<ArtifactView[]> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
   const task = await q.findTask(db, actor.tenantId, taskId);

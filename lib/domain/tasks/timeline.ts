@@ -8,11 +8,12 @@ import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
 import * as q from "@/db/queries/tasks";
 import * as tq from "@/db/queries/timeline";
 import type { ArrivalPage, Plane, TimelineBin, TimelineOverview } from "@/lib/contract/api";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { checkTaskId, storedEvent } from "./read";
 import { TIMELINE_MARKER_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "../gate/compaction";
+import type { VerbContext } from "../context";
 
 /** A task with at most this many events is sent whole (the overview is then the full timeline). */
 export const OVERVIEW_FULL_MAX = 2000;
@@ -31,7 +32,10 @@ export const OVERVIEW_MARKERS_MAX = 5000;
  * `since` is an arrival-feed cursor taken before the reads: following it yields every event this overview missed.
  * @throws DomainError not_found.
  */
-export async function getTimelineOverview(db: Db, actor: Actor, taskId: string): Promise<TimelineOverview> {
+export async function getTimelineOverview(
+  { db, actor }: VerbContext,
+  { taskId }: { taskId: string },
+): Promise<TimelineOverview> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
   // One round of statements before the reads (the horizon must be taken before them; the rest only sizes them).
@@ -215,10 +219,8 @@ function arrivalCursor(since: string): { txid: string; seq: number } {
  * @throws DomainError not_found, bad_request (since).
  */
 export async function getArrivalFeed(
-  db: Db,
-  actor: Actor,
-  taskId: string,
-  opts: { since: string; limit: number },
+  { db, actor }: VerbContext,
+  { taskId, ...opts }: { taskId: string; since: string; limit: number },
 ): Promise<ArrivalPage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);

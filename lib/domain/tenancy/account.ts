@@ -12,6 +12,7 @@ import { DomainError, notFound, validationError } from "../errors";
 import { givenPasswordSchema, hashPassword, newPasswordSchema, verifyPassword, weakPasswordReason } from "./passwords";
 import { endOtherSessions } from "./sessions";
 import { claimSignInCheck, recordSignInSuccess, throttleMessage } from "./sign-in-throttle";
+import type { VerbContext } from "../context";
 
 export type WorkspaceView = { tenant_id: string; slug: string; name: string; role: Role; current: boolean };
 
@@ -44,7 +45,7 @@ export async function listWorkspaces(db: Db, userId: string, currentTenantId?: s
  * The actor's account: who they are, the workspace this session works in, and every workspace they may switch to.
  * @throws DomainError forbidden (a runtime key).
  */
-export async function accountFor(db: Db, actor: Actor): Promise<AccountView> {
+export async function accountFor({ db, actor }: VerbContext): Promise<AccountView> {
   const me = person(actor);
   const [user] = await queryRows<{ name: string }>(db, sql`select name from users where id = ${me.userId}`);
   const workspaces = await listWorkspaces(db, me.userId, me.tenantId);
@@ -74,7 +75,7 @@ export const switchWorkspaceBodySchema = z.strictObject({
  * @throws DomainError forbidden (a runtime key, or an actor without a session), validation_failed, not_found
  *   (no active membership in a workspace with that slug).
  */
-export async function switchWorkspace(db: Db, actor: Actor, body: unknown): Promise<WorkspaceView> {
+export async function switchWorkspace({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<WorkspaceView> {
   const me = person(actor);
   if (!me.sessionHash) throw new DomainError("forbidden", "Switching workspace needs a signed-in session.");
   const parsed = switchWorkspaceBodySchema.safeParse(body);
@@ -108,10 +109,8 @@ export type PasswordChangeResult = { changed: true; sessions_ended: number; audi
  *   current password names `current_password`), too_many_attempts (429), conflict (changed meanwhile).
  */
 export async function changePassword(
-  db: Db,
-  actor: Actor,
-  body: unknown,
-  opts: { source: string },
+  { db, actor }: VerbContext,
+  { body, ...opts }: { body: unknown; source: string },
 ): Promise<PasswordChangeResult> {
   const me = person(actor);
   const parsed = changePasswordBodySchema.safeParse(body);

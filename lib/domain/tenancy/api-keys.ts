@@ -9,11 +9,12 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { appendAudit } from "../audit/append";
-import { authorize, type Actor, type ApiKeyActor } from "../authz";
+import { authorize, type ApiKeyActor } from "../authz";
 import { sha256Hex } from "../crypto/canonical";
 import { DomainError, notFound, validationError } from "../errors";
 import { typedText } from "../typed-text";
 import { isoUtc } from "@/db/queries/sql-helpers";
+import type { VerbContext } from "../context";
 
 /** A new random key (256 bits). */
 export function newApiKey(): string {
@@ -51,10 +52,8 @@ export const createApiKeyBodySchema = z.strictObject({
  *   bidi override characters, unknown fields; key format).
  */
 export async function createApiKey(
-  db: Db,
-  actor: Actor,
-  body: unknown,
-  opts: { key?: string } = {},
+  { db, actor }: VerbContext,
+  { body, ...opts }: { body: unknown; key?: string },
 ): Promise<{ id: string; key: string; name: string }> {
   authorize(actor, "api_keys.manage");
   const parsed = createApiKeyBodySchema.safeParse(body);
@@ -78,7 +77,7 @@ export async function createApiKey(
 }
 
 /** Lists a tenant's keys (never the key). @throws DomainError forbidden */
-export async function listApiKeys(db: Db, actor: Actor): Promise<ApiKeyView[]> {
+export async function listApiKeys({ db, actor }: VerbContext): Promise<ApiKeyView[]> {
   authorize(actor, "settings.read");
   return queryRows<ApiKeyView>(
     db,
@@ -89,7 +88,7 @@ export async function listApiKeys(db: Db, actor: Actor): Promise<ApiKeyView[]> {
 }
 
 /** Revokes a key; requests with it get 401 from then on. @throws DomainError forbidden, not_found, conflict */
-export async function revokeApiKey(db: Db, actor: Actor, keyId: string): Promise<void> {
+export async function revokeApiKey({ db, actor }: VerbContext, { keyId }: { keyId: string }): Promise<void> {
   authorize(actor, "api_keys.manage");
   if (!/^[0-9a-f-]{36}$/.test(keyId)) throw notFound("API key");
   await db.transaction(async (tx) => {

@@ -18,6 +18,7 @@ import { typedText } from "../typed-text";
 import { assertMayTouchOwnerRole, emailSchema, lockWorkspace, roleSchema } from "./member-rules";
 import { givenPasswordSchema, hashPassword, verifyPassword, weakPasswordReason } from "./passwords";
 import { claimSignInCheck, recordSignInSuccess, throttleMessage } from "./sign-in-throttle";
+import type { VerbContext } from "../context";
 
 /** How long a link stays valid. */
 export const INVITATION_DAYS = 7;
@@ -66,10 +67,8 @@ export function invitationUrl(baseUrl: string, token: string): string {
  *   an owner), already_member (409: the email is an active member here).
  */
 export async function inviteMember(
-  db: Db,
-  actor: Actor,
-  body: unknown,
-  opts: { baseUrl: string },
+  { db, actor }: VerbContext,
+  { body, ...opts }: { body: unknown; baseUrl: string },
 ): Promise<InviteResult> {
   authorize(actor, "members.manage");
   const parsed = inviteBodySchema.safeParse(body);
@@ -130,7 +129,7 @@ export async function createInvitation(
 }
 
 /** Open invitations of the actor's workspace, newest first. @throws DomainError forbidden */
-export async function listInvitations(db: Db, actor: Actor): Promise<InvitationView[]> {
+export async function listInvitations({ db, actor }: VerbContext): Promise<InvitationView[]> {
   authorize(actor, "settings.read");
   return queryRows<InvitationView>(
     db,

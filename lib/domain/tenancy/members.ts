@@ -11,12 +11,13 @@ import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { Role } from "@/db/schema/enums";
 import { appendAudit } from "../audit/append";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { assertMayTouchOwnerRole, hasOtherOwner, lastOwnerError, lockWorkspace, roleSchema } from "./member-rules";
 import { endSessionsInTenant } from "./sessions";
 import { MAX_EMAIL_SIGN_IN_FAILURES, MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "./sign-in-limits";
 import { ALL_SOURCES } from "./sign-in-throttle";
+import type { VerbContext } from "../context";
 
 /**
  * A member is locked while one of their email's throttle rows has used up its window: {@link MAX_SIGN_IN_FAILURES}
@@ -45,7 +46,7 @@ const LOCKED_ROW = sql`s.window_started_at > now() - ${WINDOW}
  * Members of the actor's tenant with their roles and sign-in lock, active ones first.
  * @throws DomainError forbidden
  */
-export async function listMembersForActor(db: Db, actor: Actor): Promise<MemberView[]> {
+export async function listMembersForActor({ db, actor }: VerbContext): Promise<MemberView[]> {
   authorize(actor, "settings.read");
   const rows = await queryRows<{
     user_id: string;
@@ -90,7 +91,7 @@ export type UnlockResult = { unlocked: true; user_id: string; email: string; fai
  * @throws DomainError forbidden (role), not_found (no active member with this id in the tenant — also another
  *   tenant's member), conflict (the member is not locked; nothing changed).
  */
-export async function unlockMember(db: Db, actor: Actor, userId: string): Promise<UnlockResult> {
+export async function unlockMember({ db, actor }: VerbContext, { userId }: { userId: string }): Promise<UnlockResult> {
   authorize(actor, "members.unlock");
   if (!UUID.test(userId)) throw notFound("Member");
   return db.transaction(async (tx) => {
@@ -144,7 +145,10 @@ export type RoleChangeResult = {
  * @throws DomainError forbidden (role), validation_failed (422), not_found (no active member with this id here,
  *   also another tenant's), not_allowed (an admin touching the owner role), last_owner (409: demoting the only owner).
  */
-export async function changeMemberRole(db: Db, actor: Actor, userId: string, body: unknown): Promise<RoleChangeResult> {
+export async function changeMemberRole(
+  { db, actor }: VerbContext,
+  { userId, body }: { userId: string; body: unknown },
+): Promise<RoleChangeResult> {
   authorize(actor, "members.manage");
   if (!UUID.test(userId)) throw notFound("Member");
   const parsed = changeRoleBodySchema.safeParse(body);
@@ -204,7 +208,7 @@ export type RemoveResult = {
  * @throws DomainError forbidden (role), not_found (no active member with this id here, also another tenant's),
  *   not_allowed (an admin removing an owner), last_owner (409).
  */
-export async function removeMember(db: Db, actor: Actor, userId: string): Promise<RemoveResult> {
+export async function removeMember({ db, actor }: VerbContext, { userId }: { userId: string }): Promise<RemoveResult> {
   authorize(actor, "members.manage");
   if (!UUID.test(userId)) throw notFound("Member");
   return db.transaction(async (tx) => {

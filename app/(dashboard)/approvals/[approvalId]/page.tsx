@@ -1,14 +1,13 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { dbFor } from "@/db";
 import { separationOfDuties } from "@/lib/domain/approvals/decide";
 import { STALE_REASON_TEXT } from "@/lib/domain/approvals/freshness";
 import { getApproval } from "@/lib/domain/approvals/read";
 import { can } from "@/lib/domain/authz";
 import { isDomainError } from "@/lib/domain/errors";
 import { jsonDiff } from "@/lib/domain/json/diff";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { ApprovalStatusBadge } from "@/components/approvals/ApprovalStatusBadge";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
@@ -31,12 +30,12 @@ const FIELD_LABEL: Record<string, string> = {
  * by side (policy version, input digest, agent version, payload as a JSON diff), with Approve / Re-approve and Reject.
  */
 export default async function ApprovalPage({ params }: { params: Promise<{ approvalId: string }> }) {
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   const { approvalId } = await params;
-  const db = await dbFor(actor);
   let a;
   try {
-    a = await getApproval(db, actor, approvalId);
+    a = await getApproval(ctx, { approvalId });
   } catch (err) {
     if (isDomainError(err) && err.code === "not_found") notFound();
     throw err;

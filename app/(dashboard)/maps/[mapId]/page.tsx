@@ -1,11 +1,10 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { listExercisesForActor } from "@/lib/domain/exercises/read";
 import { getMapView } from "@/lib/domain/maps/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { MapWorksheet } from "@/components/maps/MapWorksheet";
 
 type Props = { params: Promise<{ mapId: string }> };
@@ -19,13 +18,13 @@ export const metadata: Metadata = { title: "Custody map" };
  */
 export default async function MapPage({ params }: Props) {
   const { mapId } = await params;
-  const actor = await requirePageActor();
-  const db = await dbFor(actor);
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   let map;
   let exercises;
   try {
-    map = await getMapView(db, actor, mapId);
-    exercises = (await listExercisesForActor(db, actor, mapId)).exercises;
+    map = await getMapView(ctx, { mapId });
+    exercises = (await listExercisesForActor(ctx, { mapId })).exercises;
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;

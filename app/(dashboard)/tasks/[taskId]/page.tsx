@@ -1,14 +1,13 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { dbFor } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { askGate } from "@/lib/domain/gate/ask";
 import { getTaskView } from "@/lib/domain/tasks/read";
 import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
 import { packOverview } from "@/lib/contract/overview-pack";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { TaskPageClient } from "./_components/TaskPageClient";
 
 type Props = { params: Promise<{ taskId: string }> };
@@ -32,17 +31,17 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 export default async function TaskPage({ params }: Props) {
   const { taskId: raw } = await params;
   const taskId = decodeURIComponent(raw);
-  const actor = await requirePageActor();
-  const db = await dbFor(actor);
-  const overview = getTimelineOverview(db, actor, taskId);
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
+  const overview = getTimelineOverview(ctx, { taskId });
   // The overview counts every event (its bins, kept per server): the task view takes its count from there rather than
   // counting the task's events again (a pass over all of them on a long run).
   const eventCount = overview.then((o) => o.total);
-  const gate = askGate(db, actor, taskId, {}, getSigningKey());
+  const gate = askGate(withSigningKey(ctx), { taskId, body: {} });
   let task, timeline;
   try {
     [task, timeline] = await Promise.all([
-      getTaskView(db, actor, taskId, getSigningKey(), { eventCount }),
+      getTaskView(withSigningKey(ctx), { taskId, eventCount }),
       overview.then(packOverview),
     ]);
   } catch (err) {

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { listApprovals } from "@/lib/domain/approvals/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -9,10 +8,10 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * oldest first (keyset on requested_at, id). Runtime keys and every role read. Status is computed now
  * (lib/domain/approvals/freshness.ts). Errors: 400 (limit), 401, 422 (status, cursor).
  */
-export const GET = apiRoute(async ({ req, actor }) => {
+export const GET = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);
   const q = url.searchParams;
-  return listApprovals(await getDb(), actor, {
+  return listApprovals(ctx, {
     status: q.get("status"),
     task_id: q.get("task_id"),
     action: q.get("action"),

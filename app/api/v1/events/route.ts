@@ -1,5 +1,5 @@
-import { getDb, withGenericPlans } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withGenericPlans } from "@/db";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { ingestEvents } from "@/lib/domain/events/ingest";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -13,10 +13,10 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * envelope), 401, 403 (not a runtime key). Nothing is stored when the envelope is rejected.
  * Source: DESIGN.md "Event"; the runtime API issue.
  */
-export const POST = apiRoute(async ({ req, actor }) => {
+export const POST = apiRoute(async ({ req, ctx }) => {
   const body = await readJson(req, undefined, { perItem: true });
   // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
-  return withGenericPlans(async () => ingestEvents(await getDb(), actor, body, getSigningKey()));
+  return withGenericPlans(async () => ingestEvents(withSigningKey(ctx), { body }));
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

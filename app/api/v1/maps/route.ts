@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { createMap } from "@/lib/domain/maps/create";
 import { listMapsForActor } from "@/lib/domain/maps/read";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
@@ -12,18 +11,18 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * POST /api/v1/maps `{"workflow", "title"}` → the new draft `{id, workflow, title, version: 1, status: "draft",
  * layers: [eight rows], summary, progress, versions: []}`. Owners and admins. Errors: 401, 403, 422 (field named).
  */
-export const GET = apiRoute(async ({ req, actor }) => {
+export const GET = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);
-  return listMapsForActor(await getDb(), actor, {
+  return listMapsForActor(ctx, {
     q: url.searchParams.get("q"),
     status: url.searchParams.get("status"),
     attention: url.searchParams.get("attention"),
   });
 });
 
-export const POST = apiRoute(async ({ req, actor }) => {
+export const POST = apiRoute(async ({ req, ctx }) => {
   const body = await readJson(req);
-  return createMap(await getDb(), actor, body);
+  return createMap(ctx, { body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { accountFor } from "@/lib/domain/tenancy/account";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -7,7 +6,7 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * the signed-in person, the workspace this session works in, and every workspace they may switch to. Sessions
  * only (a runtime key gets 403).
  */
-export const GET = apiRoute(async ({ actor }) => accountFor(await getDb(), actor));
+export const GET = apiRoute(async ({ ctx }) => accountFor(ctx));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { readPolicyRequest } from "@/lib/domain/policies/read-request";
 import { listPolicyVersions, storePolicyVersion } from "@/lib/domain/policies/store";
 import { apiRoute, otherMethods } from "@/lib/server/route";
@@ -8,7 +7,7 @@ import { NextResponse } from "next/server";
  * GET /api/v1/policies → `{"policies": [{"version", "digest", "valid", "created_by", "created_at", "active",
  * "activated_at"}]}`, newest first. Every role and runtime keys. Errors: 401.
  */
-export const GET = apiRoute(async ({ actor }) => ({ policies: await listPolicyVersions(await getDb(), actor) }));
+export const GET = apiRoute(async ({ ctx }) => ({ policies: await listPolicyVersions(ctx) }));
 
 /**
  * POST /api/v1/policies — body: a policy document, JSON (`content-type: application/json`) or YAML
@@ -16,9 +15,9 @@ export const GET = apiRoute(async ({ actor }) => ({ policies: await listPolicyVe
  * version it already has. A document with lint errors is stored but cannot be activated. Owners and admins.
  * Errors: 400, 401, 403, 413, 415, 422 (reserved keys, a credential value: nothing stored).
  */
-export const POST = apiRoute(async ({ req, actor }) => {
+export const POST = apiRoute(async ({ req, ctx }) => {
   const input = await readPolicyRequest(req);
-  const out = await storePolicyVersion(await getDb(), actor, input);
+  const out = await storePolicyVersion(ctx, input);
   const { created, ...body } = out;
   return NextResponse.json(body, { status: created ? 201 : 200 });
 });

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { listTasksForActor, pageSize } from "@/lib/domain/tasks/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -12,9 +11,9 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran under it.
  * Errors: 400 (limit, cursor, status), 401.
  */
-export const GET = apiRoute(async ({ req, actor }) => {
+export const GET = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);
-  return listTasksForActor(await getDb(), actor, {
+  return listTasksForActor(ctx, {
     cursor: url.searchParams.get("cursor"),
     limit: pageSize(url.searchParams.get("limit")),
     q: url.searchParams.get("q"),

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { verifyAuditChain } from "@/lib/domain/audit/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -7,8 +6,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * actor_kind, actor_label, action, target, details, hash, prev_hash, expected_prev_hash}}`: recomputes the tenant's
  * hash chain. Signed-in people of any role. Errors: 401, 403 (runtime keys).
  */
-export const GET = apiRoute(async ({ actor }) => {
-  const check = await verifyAuditChain(await getDb(), actor);
+export const GET = apiRoute(async ({ ctx }) => {
+  const check = await verifyAuditChain(ctx);
   return check.ok
     ? { valid: true, checked: check.checked }
     : {

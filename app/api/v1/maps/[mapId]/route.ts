@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { getMapView, versionParam } from "@/lib/domain/maps/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -8,9 +7,9 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * published version), or with `version` that published version as frozen. Any signed-in role.
  * Errors: 400 (version), 401, 403 (runtime key), 404 (another tenant's map, or a version never published).
  */
-export const GET = apiRoute<{ mapId: string }>(async ({ req, actor, params }) => {
+export const GET = apiRoute<{ mapId: string }>(async ({ req, ctx, params }) => {
   const version = versionParam(new URL(req.url).searchParams.get("version"));
-  return getMapView(await getDb(), actor, params.mapId, { version });
+  return getMapView(ctx, { mapId: params.mapId, version });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

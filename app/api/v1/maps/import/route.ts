@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { importMap } from "@/lib/domain/maps/import";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 
@@ -8,9 +7,9 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * Owners and admins. Errors: 400 (not JSON), 401, 403, 413, 422 (every problem with its field path, e.g.
  * `layers.2.custodians.0.name`; nothing is written).
  */
-export const POST = apiRoute(async ({ req, actor }) => {
+export const POST = apiRoute(async ({ req, ctx }) => {
   const body = await readJson(req);
-  return importMap(await getDb(), actor, body);
+  return importMap(ctx, { body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { changePassword } from "@/lib/domain/tenancy/account";
 import { clientAddress } from "@/lib/server/client-address";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
@@ -9,8 +8,8 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * runtime key); 422 naming the field (a wrong current password names `current_password`; new password rules);
  * 429 when the sign-in throttle refuses.
  */
-export const POST = apiRoute(async ({ req, actor }) =>
-  changePassword(await getDb(), actor, await readJson(req), { source: clientAddress(req.headers) }),
+export const POST = apiRoute(async ({ req, ctx }) =>
+  changePassword(ctx, { body: await readJson(req), source: clientAddress(req.headers) }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { switchWorkspace } from "@/lib/domain/tenancy/account";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 
@@ -7,7 +6,7 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * works in that workspace from the next request on. Sessions only (403 for a runtime key); 404 when the person is
  * not an active member of a workspace with that slug; 422 naming the field.
  */
-export const PUT = apiRoute(async ({ req, actor }) => switchWorkspace(await getDb(), actor, await readJson(req)));
+export const PUT = apiRoute(async ({ req, ctx }) => switchWorkspace(ctx, { body: await readJson(req) }));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { GET, POST, PATCH, DELETE, OPTIONS } = otherMethods("PUT");

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { getPolicyVersion } from "@/lib/domain/policies/store";
 import { policyVersionParam } from "@/lib/domain/policies/version-param";
 import { apiRoute, otherMethods } from "@/lib/server/route";
@@ -8,8 +7,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * "activated_at", "document", "source_text", "source_format", "findings"}`. Every role and runtime keys.
  * Errors: 400 (not a version number), 401, 404.
  */
-export const GET = apiRoute<{ version: string }>(async ({ actor, params }) =>
-  getPolicyVersion(await getDb(), actor, policyVersionParam(params.version)),
+export const GET = apiRoute<{ version: string }>(async ({ ctx, params }) =>
+  getPolicyVersion(ctx, { version: policyVersionParam(params.version) }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

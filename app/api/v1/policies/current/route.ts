@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { getCurrentPolicy } from "@/lib/domain/policies/store";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -7,8 +6,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * `GET /api/v1/policies/{version}`), or `{"policy": null}` when none was ever activated. Every role and runtime
  * keys. Errors: 401.
  */
-export const GET = apiRoute(async ({ actor }) => {
-  const current = await getCurrentPolicy(await getDb(), actor);
+export const GET = apiRoute(async ({ ctx }) => {
+  const current = await getCurrentPolicy(ctx);
   return current ?? { policy: null };
 });
 

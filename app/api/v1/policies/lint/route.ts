@@ -10,8 +10,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * DESIGN.md "Policy version"). Stores nothing. Runtime API keys (lint in your own CI) and every signed-in role.
  * Errors: 400 (not JSON/YAML), 401, 403, 413, 415 (another content type), 422 (reserved keys, a credential value).
  */
-export const POST = apiRoute(async ({ req, actor }) => {
-  authorize(actor, "policies.lint");
+export const POST = apiRoute(async ({ req, ctx }) => {
+  authorize(ctx.actor, "policies.lint");
   const { text, format } = await readPolicyRequest(req);
   const { valid, findings } = lintPolicyText(text, format);
   return { valid, findings };

@@ -1,25 +1,19 @@
-import { getDb } from "@/db";
-import { authorize } from "@/lib/domain/authz";
-import { actionRules, approvalSettingsOf } from "@/lib/domain/approvals/policy";
-import { updateApprovalSettings } from "@/lib/domain/approvals/settings";
+import { getApprovalSettings, updateApprovalSettings } from "@/lib/domain/approvals/settings";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /**
  * GET /api/v1/settings/approvals → `{"policy_version", "default_ttl_seconds", "allow_self_approval", "updated_at",
- * "updated_by", "action_rules": [{action, requires_approval, ttl_seconds}]}`. Signed-in people of any role.
+ * "updated_by", "action_rules": [{action, requires_approval, ttl_seconds}]}`: `policy_version` is the version
+ * approvals bind to (changed by POST /api/v1/policies/{version}/activate). Signed-in people of any role.
  */
-export const GET = apiRoute(async ({ actor }) => {
-  authorize(actor, "settings.read");
-  const db = await getDb();
-  return { ...(await approvalSettingsOf(db, actor.tenantId)), action_rules: await actionRules(db, actor.tenantId) };
-});
+export const GET = apiRoute(async ({ ctx }) => getApprovalSettings(ctx));
 
 /**
  * PUT /api/v1/settings/approvals body `{"default_ttl_seconds"?, "allow_self_approval"?}` → `{"updated": true}`.
  * Owners and admins. Errors: 401, 403, 422.
  */
-export const PUT = apiRoute(async ({ req, actor }) => {
-  await updateApprovalSettings(await getDb(), actor, await readJson(req));
+export const PUT = apiRoute(async ({ req, ctx }) => {
+  await updateApprovalSettings(ctx, { body: await readJson(req) });
   return { updated: true };
 });
 

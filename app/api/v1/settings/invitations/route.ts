@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { inviteMember } from "@/lib/domain/tenancy/invitations";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 import { siteUrl } from "@/lib/server/site-url";
@@ -10,8 +9,8 @@ import { siteUrl } from "@/lib/server/site-url";
  * withdrawn. Owners and admins (403 `forbidden`); an admin cannot invite an owner (403 `not_allowed`); 409
  * `already_member`; 422 naming the field.
  */
-export const POST = apiRoute(async ({ req, actor }) =>
-  inviteMember(await getDb(), actor, await readJson(req), { baseUrl: siteUrl(req) }),
+export const POST = apiRoute(async ({ req, ctx }) =>
+  inviteMember(ctx, { body: await readJson(req), baseUrl: siteUrl(req) }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { inviteMember, listInvitations } from "@/lib/domain/tenancy/invitations";
 import { listMembersForActor } from "@/lib/domain/tenancy/members";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
@@ -10,9 +9,8 @@ import { siteUrl } from "@/lib/server/site-url";
  * sign-ins lock the member out from some address, else null; `revoked` marks removed members (kept so past
  * decisions keep a name); `invitations` are the open links. Signed-in people of any role; runtime keys 403.
  */
-export const GET = apiRoute(async ({ actor }) => {
-  const db = await getDb();
-  return { members: await listMembersForActor(db, actor), invitations: await listInvitations(db, actor) };
+export const GET = apiRoute(async ({ ctx }) => {
+  return { members: await listMembersForActor(ctx), invitations: await listInvitations(ctx) };
 });
 
 /**
@@ -21,8 +19,8 @@ export const GET = apiRoute(async ({ actor }) => {
  * them a member — the same as POST /api/v1/settings/invitations. Owners and admins (403 `forbidden` otherwise;
  * 403 `not_allowed` when an admin invites an owner); 409 `already_member`; 422 naming the field.
  */
-export const POST = apiRoute(async ({ req, actor }) =>
-  inviteMember(await getDb(), actor, await readJson(req), { baseUrl: siteUrl(req) }),
+export const POST = apiRoute(async ({ req, ctx }) =>
+  inviteMember(ctx, { body: await readJson(req), baseUrl: siteUrl(req) }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

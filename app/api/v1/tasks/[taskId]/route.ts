@@ -1,6 +1,5 @@
 import { NextResponse } from "next/server";
-import { getDb } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { checkpointTask } from "@/lib/domain/tasks/checkpoint";
 import { getTaskView } from "@/lib/domain/tasks/read";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
@@ -12,8 +11,8 @@ type Params = { taskId: string };
  * {"<name>": {"idempotency_key", "status", "receipt"?, …}}, …}`: the latest record and the server's view of
  * each side effect. 404 when the caller's tenant has no such task.
  */
-export const GET = apiRoute<Params>(async ({ actor, params }) => {
-  const view = await getTaskView(await getDb(), actor, params.taskId, getSigningKey());
+export const GET = apiRoute<Params>(async ({ ctx, params }) => {
+  const view = await getTaskView(withSigningKey(ctx), { taskId: params.taskId });
   return NextResponse.json(view, { headers: { etag: `"${view.version}"` } });
 });
 
@@ -27,9 +26,11 @@ export const GET = apiRoute<Params>(async ({ actor, params }) => {
  * side-effect key), 422 validation_failed (field path named; credential-looking values; more than 500 side effects),
  * 400 invalid_json, 413, 401, 403 (people cannot checkpoint).
  */
-export const PUT = apiRoute<Params>(async ({ req, actor, params }) => {
+export const PUT = apiRoute<Params>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  const out = await checkpointTask(await getDb(), actor, params.taskId, body, getSigningKey(), {
+  const out = await checkpointTask(withSigningKey(ctx), {
+    taskId: params.taskId,
+    body,
     ifMatch: req.headers.get("if-match"),
   });
   return NextResponse.json(out, { headers: { etag: `"${out.version}"` } });

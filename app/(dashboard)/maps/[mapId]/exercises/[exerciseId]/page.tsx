@@ -1,11 +1,10 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { dbFor } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { getExerciseView } from "@/lib/domain/exercises/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { ExerciseEditor } from "@/components/maps/ExerciseEditor";
 
 type Props = { params: Promise<{ mapId: string; exerciseId: string }> };
@@ -19,10 +18,11 @@ export const metadata: Metadata = { title: "Interruption exercise" };
  */
 export default async function ExercisePage({ params }: Props) {
   const { mapId, exerciseId } = await params;
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   let view;
   try {
-    view = await getExerciseView(await dbFor(actor), actor, mapId, exerciseId, getSigningKey());
+    view = await getExerciseView(withSigningKey(ctx), { mapId, exerciseId });
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;

@@ -1,11 +1,10 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { dbFor } from "@/db";
 import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { getMapView } from "@/lib/domain/maps/read";
-import { requirePageActor } from "@/lib/server/page-actor";
+import { requirePageContext } from "@/lib/server/page-actor";
 import { NewExerciseForm } from "@/components/maps/NewExerciseForm";
 
 type Props = { params: Promise<{ mapId: string }> };
@@ -15,10 +14,11 @@ export const metadata: Metadata = { title: "New interruption exercise" };
 /** Starting an interruption exercise on a map: the interruption point and the layers it covers (owners, admins). */
 export default async function NewExercisePage({ params }: Props) {
   const { mapId } = await params;
-  const actor = await requirePageActor();
+  const ctx = await requirePageContext();
+  const { actor } = ctx;
   let map;
   try {
-    map = await getMapView(await dbFor(actor), actor, mapId);
+    map = await getMapView(ctx, { mapId });
   } catch (err) {
     if (err instanceof DomainError && err.code === "not_found") notFound();
     throw err;

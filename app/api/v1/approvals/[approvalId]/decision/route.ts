@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { decideApproval } from "@/lib/domain/approvals/decide";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -9,8 +8,8 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * deciding their own) · 404 · 409 already_decided `{details: {decision, decided_by}}` (lost a race, or decided before)
  * · 422 validation_failed.
  */
-export const POST = apiRoute<{ approvalId: string }>(async ({ req, actor, params }) => {
-  return decideApproval(await getDb(), actor, params.approvalId, await readJson(req));
+export const POST = apiRoute<{ approvalId: string }>(async ({ req, ctx, params }) => {
+  return decideApproval(ctx, { approvalId: params.approvalId, body: await readJson(req) });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,5 +1,4 @@
-import { getDb } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { DomainError } from "@/lib/domain/errors";
 import { importRunState, readAgentVersion } from "@/lib/domain/imports/import-run-state";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
@@ -16,7 +15,7 @@ const MAX_RUN_STATE_BYTES = 4 * 1024 * 1024;
  * 422 `unsupported_schema_version` / `invalid_run_state` (with `details.problem`; nothing stored; the payload is never
  * quoted). Source: issue 8 "Real runtimes: the OpenAI Agents SDK"; lib/domain/imports/import-run-state.ts.
  */
-export const POST = apiRoute(async ({ req, actor }) => {
+export const POST = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);
   const taskId = url.searchParams.get("task_id");
   if (!taskId)
@@ -25,7 +24,7 @@ export const POST = apiRoute(async ({ req, actor }) => {
     });
   const agentVersion = readAgentVersion(url.searchParams.get("agent_version"));
   const body = await readJson(req, MAX_RUN_STATE_BYTES);
-  return importRunState(await getDb(), actor, taskId, body, getSigningKey(), { agentVersion });
+  return importRunState(withSigningKey(ctx), { taskId, body, agentVersion });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

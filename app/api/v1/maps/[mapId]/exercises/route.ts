@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { createExercise } from "@/lib/domain/exercises/create";
 import { listExercisesForActor } from "@/lib/domain/exercises/read";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
@@ -10,13 +9,13 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * POST /api/v1/maps/{id}/exercises `{"interruption_point", "layers"?}` → the new exercise (in progress, six steps
  * not done). Owners and admins. Errors: 401, 403, 404, 422 (field named).
  */
-export const GET = apiRoute<{ mapId: string }>(async ({ actor, params }) =>
-  listExercisesForActor(await getDb(), actor, params.mapId),
+export const GET = apiRoute<{ mapId: string }>(async ({ ctx, params }) =>
+  listExercisesForActor(ctx, { mapId: params.mapId }),
 );
 
-export const POST = apiRoute<{ mapId: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ mapId: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  return createExercise(await getDb(), actor, params.mapId, body);
+  return createExercise(ctx, { mapId: params.mapId, body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { exportMap, versionParam } from "@/lib/domain/maps/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -8,9 +7,11 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * takes back), `md` a Markdown document with the adoption summary and the eight layers. Any signed-in role.
  * Errors: 400 (format, version), 401, 403, 404.
  */
-export const GET = apiRoute<{ mapId: string }>(async ({ req, actor, params }) => {
+export const GET = apiRoute<{ mapId: string }>(async ({ req, ctx, params }) => {
   const url = new URL(req.url);
-  const out = await exportMap(await getDb(), actor, params.mapId, url.searchParams.get("format"), {
+  const out = await exportMap(ctx, {
+    mapId: params.mapId,
+    format: url.searchParams.get("format"),
     version: versionParam(url.searchParams.get("version")),
   });
   return new Response(out.body, {

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { publishMap } from "@/lib/domain/maps/publish";
 import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
 
@@ -7,9 +6,9 @@ import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
  * `versions`. The next row change starts a new draft at version + 1. Owners and admins.
  * Errors: 401, 403, 404, 409 (already published and unchanged since), 422 (a body with fields).
  */
-export const POST = apiRoute<{ mapId: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ mapId: string }>(async ({ req, ctx, params }) => {
   await readNoBody(req);
-  return publishMap(await getDb(), actor, params.mapId);
+  return publishMap(ctx, { mapId: params.mapId });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { deleteActionRule, setActionRule } from "@/lib/domain/approvals/settings";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -7,14 +6,14 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * the tenant marks an action approval-required (intents for it then need a fresh approval) and may give it its own
  * approval TTL. Owners and admins. Errors: 401, 403, 422.
  */
-export const PUT = apiRoute<{ action: string }>(async ({ req, actor, params }) => {
-  await setActionRule(await getDb(), actor, params.action, await readJson(req));
+export const PUT = apiRoute<{ action: string }>(async ({ req, ctx, params }) => {
+  await setActionRule(ctx, { action: params.action, body: await readJson(req) });
   return { action: params.action, saved: true };
 });
 
 /** DELETE /api/v1/settings/approval-rules/{action} → `{"action", "removed": true}`. Owners and admins. */
-export const DELETE = apiRoute<{ action: string }>(async ({ actor, params }) => {
-  await deleteActionRule(await getDb(), actor, params.action);
+export const DELETE = apiRoute<{ action: string }>(async ({ ctx, params }) => {
+  await deleteActionRule(ctx, { action: params.action });
   return { action: params.action, removed: true };
 });
 

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { changeMemberRole, removeMember } from "@/lib/domain/tenancy/members";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 
@@ -8,8 +7,8 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * grant, change or remove the owner role (403 `not_allowed`); the only owner cannot be demoted (409 `last_owner`);
  * 404 when the workspace has no such active member (also another workspace's); 422 naming the field.
  */
-export const PATCH = apiRoute<{ userId: string }>(async ({ req, actor, params }) =>
-  changeMemberRole(await getDb(), actor, params.userId, await readJson(req)),
+export const PATCH = apiRoute<{ userId: string }>(async ({ req, ctx, params }) =>
+  changeMemberRole(ctx, { userId: params.userId, body: await readJson(req) }),
 );
 
 /**
@@ -17,8 +16,8 @@ export const PATCH = apiRoute<{ userId: string }>(async ({ req, actor, params })
  * removes the member; their sessions in this workspace end at once and their past decisions stay in the audit
  * log under their email. Same refusals as PATCH (`forbidden`, `not_allowed`, `last_owner`, 404).
  */
-export const DELETE = apiRoute<{ userId: string }>(async ({ actor, params }) =>
-  removeMember(await getDb(), actor, params.userId),
+export const DELETE = apiRoute<{ userId: string }>(async ({ ctx, params }) =>
+  removeMember(ctx, { userId: params.userId }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

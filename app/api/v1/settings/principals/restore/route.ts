@@ -1,10 +1,9 @@
-import { getDb } from "@/db";
 import { restorePrincipal } from "@/lib/domain/settings/principals";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 /** POST /api/v1/settings/principals/restore body `{"principal"}` → `{"restored": true}`. Owners/admins; 404 if not revoked. */
-export const POST = apiRoute(async ({ req, actor }) => {
-  await restorePrincipal(await getDb(), actor, await readJson(req));
+export const POST = apiRoute(async ({ req, ctx }) => {
+  await restorePrincipal(ctx, { body: await readJson(req) });
   return { restored: true };
 });
 

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { getArtifacts } from "@/lib/domain/tasks/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -6,8 +5,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * GET /api/v1/tasks/{task_id}/artifacts → `{"artifacts": [{ref, sha256, size, media_type, first_version,
  * created_at}]}`. Errors: 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) => ({
-  artifacts: await getArtifacts(await getDb(), actor, params.taskId),
+export const GET = apiRoute<{ taskId: string }>(async ({ ctx, params }) => ({
+  artifacts: await getArtifacts(ctx, { taskId: params.taskId }),
 }));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,5 +1,4 @@
-import { getDb } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { DEFAULT_CHECKPOINT_PAGE, getCheckpointHistory, MAX_CHECKPOINT_PAGE, pageSize } from "@/lib/domain/tasks/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -9,9 +8,10 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * "next_cursor": string|null}`, newest first. Each signature verifies offline with the key `key_id` names in
  * /api/v1/signing-keys (Ed25519 over the RFC 8785 JSON of `record`). Errors: 400 (limit, cursor), 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
+export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {
   const url = new URL(req.url);
-  return getCheckpointHistory(await getDb(), actor, params.taskId, getSigningKey(), {
+  return getCheckpointHistory(withSigningKey(ctx), {
+    taskId: params.taskId,
     cursor: url.searchParams.get("cursor"),
     limit: pageSize(url.searchParams.get("limit"), MAX_CHECKPOINT_PAGE, DEFAULT_CHECKPOINT_PAGE),
   });

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { taskCredentials } from "@/lib/domain/policies/revocation";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -10,8 +9,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * value), and the vault-lane events that carried a credential value or placeholder (redacted before storage, newest
  * 50). Every role and runtime keys. Errors: 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) =>
-  taskCredentials(await getDb(), actor, params.taskId),
+export const GET = apiRoute<{ taskId: string }>(async ({ ctx, params }) =>
+  taskCredentials(ctx, { taskId: params.taskId }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { taskEgress } from "@/lib/domain/policies/egress";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -8,9 +7,7 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * "drift": boolean}]}`: per host the task's runs asked to reach (from `egress.allowed` / `egress.denied` events), and
  * whether the current policy still admits it. Every role and runtime keys. Errors: 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) =>
-  taskEgress(await getDb(), actor, params.taskId),
-);
+export const GET = apiRoute<{ taskId: string }>(async ({ ctx, params }) => taskEgress(ctx, { taskId: params.taskId }));
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("GET");

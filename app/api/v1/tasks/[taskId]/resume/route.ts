@@ -1,5 +1,5 @@
-import { getDb, withGenericPlans } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withGenericPlans } from "@/db";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { askGate } from "@/lib/domain/gate/ask";
 import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
 
@@ -10,10 +10,10 @@ import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
  * "message", "target"}], "next_phase", "permitted_side_effects": [...]}`. Errors: 401, 404, 422.
  * Source: DESIGN.md "Resume gate".
  */
-export const POST = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {
   const body = await readOptionalJson(req);
   // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
-  return withGenericPlans(async () => askGate(await getDb(), actor, params.taskId, body, getSigningKey()));
+  return withGenericPlans(async () => askGate(withSigningKey(ctx), { taskId: params.taskId, body }));
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

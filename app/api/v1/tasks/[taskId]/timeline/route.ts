@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { DomainError } from "@/lib/domain/errors";
 import { getTimeline, pageSize } from "@/lib/domain/tasks/read";
 import { getArrivalFeed } from "@/lib/domain/tasks/timeline";
@@ -13,7 +12,7 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  *   an incremental reader sees every event, back-dated ones included (docs/decisions/0012).
  * Errors: 400 (limit, cursor, from, to, since; since with cursor/from/to), 401, 404.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) => {
+export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {
   const url = new URL(req.url);
   const p = url.searchParams;
   const limit = pageSize(p.get("limit"), 1000, 200);
@@ -28,9 +27,10 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, actor, params }) =
         },
       );
     }
-    return getArrivalFeed(await getDb(), actor, params.taskId, { since, limit });
+    return getArrivalFeed(ctx, { taskId: params.taskId, since, limit });
   }
-  return getTimeline(await getDb(), actor, params.taskId, {
+  return getTimeline(ctx, {
+    taskId: params.taskId,
     cursor: p.get("cursor"),
     limit,
     from: p.get("from"),

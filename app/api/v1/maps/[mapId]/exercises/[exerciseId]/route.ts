@@ -1,5 +1,4 @@
-import { getDb } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { getExerciseView } from "@/lib/domain/exercises/read";
 import { updateExercise } from "@/lib/domain/exercises/update";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
@@ -15,13 +14,13 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * Owners and admins. Errors: 401, 403, 404, 409 (completed, or a stale revision: both versions in `details`), 422
  * (field path, e.g. `steps.2.task_id`, `steps.5.event_id`).
  */
-export const GET = apiRoute<{ mapId: string; exerciseId: string }>(async ({ actor, params }) =>
-  getExerciseView(await getDb(), actor, params.mapId, params.exerciseId, getSigningKey()),
+export const GET = apiRoute<{ mapId: string; exerciseId: string }>(async ({ ctx, params }) =>
+  getExerciseView(withSigningKey(ctx), { mapId: params.mapId, exerciseId: params.exerciseId }),
 );
 
-export const PATCH = apiRoute<{ mapId: string; exerciseId: string }>(async ({ req, actor, params }) => {
+export const PATCH = apiRoute<{ mapId: string; exerciseId: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  return updateExercise(await getDb(), actor, params.mapId, params.exerciseId, body);
+  return updateExercise(ctx, { mapId: params.mapId, exerciseId: params.exerciseId, body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

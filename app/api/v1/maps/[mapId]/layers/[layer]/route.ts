@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { updateLayer } from "@/lib/domain/maps/update-layer";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 
@@ -9,9 +8,9 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * Owners and admins. Errors: 401, 403, 404 (map, layer), 409 conflict (stale revision: `details.current` and
  * `details.yours` hold both versions), 422 (field path in `details.fields[].path`, e.g. `custodians.0.name`).
  */
-export const PATCH = apiRoute<{ mapId: string; layer: string }>(async ({ req, actor, params }) => {
+export const PATCH = apiRoute<{ mapId: string; layer: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  return updateLayer(await getDb(), actor, params.mapId, params.layer, body);
+  return updateLayer(ctx, { mapId: params.mapId, layerName: params.layer, body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,11 +1,10 @@
-import { getDb } from "@/db";
 import { revokeApiKey } from "@/lib/domain/tenancy/api-keys";
 import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
 
 /** POST /api/v1/settings/api-keys/{id}/revoke → `{"revoked": true}`. Owners and admins; 404 unknown; 409 already revoked; no body (or `{}`), else 400/422. */
-export const POST = apiRoute<{ keyId: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ keyId: string }>(async ({ req, ctx, params }) => {
   await readNoBody(req);
-  await revokeApiKey(await getDb(), actor, params.keyId);
+  await revokeApiKey(ctx, { keyId: params.keyId });
   return { revoked: true };
 });
 

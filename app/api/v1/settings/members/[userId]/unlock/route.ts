@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { unlockMember } from "@/lib/domain/tenancy/members";
 import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
 
@@ -7,9 +6,9 @@ import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
  * forgets the member's failed sign-ins so the right password works again. Owners and admins (403 otherwise);
  * 404 when the tenant has no such active member; 409 when the member is not locked; no body (or `{}`), else 400/422.
  */
-export const POST = apiRoute<{ userId: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ userId: string }>(async ({ req, ctx, params }) => {
   await readNoBody(req);
-  return unlockMember(await getDb(), actor, params.userId);
+  return unlockMember(ctx, { userId: params.userId });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -8,8 +7,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * newest events and per-lane bins counted in SQL, plus an arrival-feed cursor (`since`) for what arrives next.
  * Errors: 401, 404. Rules: docs/decisions/0015-timeline-overview-and-arrival-feed.md.
  */
-export const GET = apiRoute<{ taskId: string }>(async ({ actor, params }) =>
-  getTimelineOverview(await getDb(), actor, params.taskId),
+export const GET = apiRoute<{ taskId: string }>(async ({ ctx, params }) =>
+  getTimelineOverview(ctx, { taskId: params.taskId }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { completeExercise } from "@/lib/domain/exercises/complete";
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 
@@ -8,9 +7,9 @@ import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
  * `unsafe` outcome, with the exercise linked as evidence). Owners and admins. Errors: 401, 403, 404, 409 (already
  * completed, stale revision), 422 (what is missing, with its path: a step not done, no task linked, the finding).
  */
-export const POST = apiRoute<{ mapId: string; exerciseId: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ mapId: string; exerciseId: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  return completeExercise(await getDb(), actor, params.mapId, params.exerciseId, body);
+  return completeExercise(ctx, { mapId: params.mapId, exerciseId: params.exerciseId, body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

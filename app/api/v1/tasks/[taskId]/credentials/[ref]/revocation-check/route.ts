@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { checkRevocation } from "@/lib/domain/policies/revocation";
 import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
 
@@ -10,9 +9,9 @@ import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
  * Responders, owners and admins. Errors: 401, 403, 404 (task, or a credential the task never held), 422 (no
  * revocation endpoint in the current policy).
  */
-export const POST = apiRoute<{ taskId: string; ref: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ taskId: string; ref: string }>(async ({ req, ctx, params }) => {
   await readNoBody(req);
-  return checkRevocation(await getDb(), actor, params.taskId, params.ref);
+  return checkRevocation(ctx, { taskId: params.taskId, ref: params.ref });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,6 +1,6 @@
 import { NextResponse } from "next/server";
-import { getDb, withGenericPlans } from "@/db";
-import { getSigningKey } from "@/lib/config/signing-key";
+import { withGenericPlans } from "@/db";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { registerIntent } from "@/lib/domain/side-effects/intent";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -16,11 +16,11 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * - 404 unknown task.
  * Source: DESIGN.md "Side effect"; issue "Side-effect custody".
  */
-export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
   // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
   const out = await withGenericPlans(async () =>
-    registerIntent(await getDb(), actor, params.taskId, params.name, body, getSigningKey()),
+    registerIntent(withSigningKey(ctx), { taskId: params.taskId, name: params.name, body }),
   );
   return NextResponse.json(out, out.decision === "replay" ? { headers: { "Idempotent-Replayed": "true" } } : undefined);
 });

@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { lookupSideEffect } from "@/lib/domain/side-effects/lookup";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -8,8 +7,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * not_found | ambiguous | timeout | error, external_operation_id, answer, message, …}`). Settles nothing.
  * People who may reconcile only. Errors: 403, 404.
  */
-export const POST = apiRoute<{ taskId: string; name: string }>(async ({ actor, params }) =>
-  lookupSideEffect(await getDb(), actor, params.taskId, params.name),
+export const POST = apiRoute<{ taskId: string; name: string }>(async ({ ctx, params }) =>
+  lookupSideEffect(ctx, { taskId: params.taskId, name: params.name }),
 );
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

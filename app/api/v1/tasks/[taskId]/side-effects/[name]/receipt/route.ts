@@ -1,4 +1,4 @@
-import { getDb, withGenericPlans } from "@/db";
+import { withGenericPlans } from "@/db";
 import { recordReceipt } from "@/lib/domain/side-effects/receipt";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -12,10 +12,10 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * it completes the effect when the intent arrives) · 409 receipt_conflict (a different receipt is stored).
  * Other errors: 422 idempotency_key_mismatch / validation_failed · 400 key · 404 unknown task.
  */
-export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
   // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
-  return withGenericPlans(async () => recordReceipt(await getDb(), actor, params.taskId, params.name, body));
+  return withGenericPlans(async () => recordReceipt(ctx, { taskId: params.taskId, name: params.name, body }));
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

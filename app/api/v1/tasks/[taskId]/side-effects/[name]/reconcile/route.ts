@@ -1,4 +1,3 @@
-import { getDb } from "@/db";
 import { reconcileSideEffect } from "@/lib/domain/side-effects/reconcile";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -9,9 +8,9 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * Errors: 403 (runtime API key, or a role that may not) · 404 · 409 conflict (settled by someone else first:
  * says who and when; or not unknown) · 422 validation_failed naming the field (e.g. evidence).
  */
-export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, actor, params }) => {
+export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  return reconcileSideEffect(await getDb(), actor, params.taskId, params.name, body);
+  return reconcileSideEffect(ctx, { taskId: params.taskId, name: params.name, body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

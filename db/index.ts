@@ -5,17 +5,10 @@
  * each request inside its tenant, plans.ts holds generic plans, copy.ts bulk COPY, process-handle.ts the
  * process-wide database; this file re-exports what the rest of the code uses.
  */
-import * as schema from "./schema";
-import { dataDir, MIGRATIONS_DIR } from "./paths";
-
-export { dataDir, MIGRATIONS_DIR };
-
-export { schema };
-
-export type { Db, DbScope } from "./types";
-export { APP_ROLE, SCOPE_STATEMENT, currentDbScope, withDbScope } from "./walls";
+export type { Db } from "./types";
+export { withDbScope } from "./walls";
 export { withGenericPlans } from "./plans";
 export { openDatabase, queryRows } from "./driver";
 export { dataDirLockHolder } from "./data-dir-lock";
-export { dbFor, dbKind, getDb, getOwnerDb } from "./process-handle";
+export { dbFor, getDb, getOwnerDb } from "./process-handle";
 export { copyIn } from "./copy";

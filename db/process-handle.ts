@@ -43,8 +43,3 @@ export async function dbFor(scope: DbScope): Promise<Db> {
 export async function getOwnerDb(): Promise<Db> {
   return (await processHandle()).db;
 }
-
-/** Which engine the process-wide database runs on. */
-export async function dbKind(): Promise<"postgres" | "pglite"> {
-  return (await processHandle()).kind;
-}

@@ -10,6 +10,7 @@ import type { Db, DbScope, Handle, PgJsLike, PgJsQuery, PgliteLike } from "./typ
 /**
  * The role every scoped transaction runs as: no BYPASSRLS, not the owner of any table, so the row-level security
  * policies of migration 0011 apply to it. Created by that migration.
+ * @internal Exported for the tenant-walls test, which checks the role's privileges.
  */
 export const APP_ROLE = "custody_app";
 
@@ -32,11 +33,6 @@ const scopeStorage: AsyncLocalStorage<DbScope> = (globalForDb.__custodyScope ??=
  */
 export function withDbScope<T>(scope: DbScope, fn: () => T): T {
   return scopeStorage.run({ tenantId: scope.tenantId, userId: scope.userId ?? null }, fn);
-}
-
-/** The ambient scope, if any. */
-export function currentDbScope(): DbScope | undefined {
-  return scopeStorage.getStore();
 }
 
 function scopeParams(scope: DbScope | null | undefined): [string, string, string] {

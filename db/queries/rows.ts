@@ -19,7 +19,10 @@ export type SnakeCase<S extends string> = S extends `${infer C}${infer Rest}`
   ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${SnakeCase<Rest>}`
   : S;
 
-/** The runtime twin of {@link SnakeCase}. */
+/**
+ * The runtime twin of {@link SnakeCase}.
+ * @internal The row-types test derives column names with it.
+ */
 export function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -7,7 +7,6 @@ import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
 import { dbFor, withDbScope } from "@/db";
 import type { ApiErrorBody } from "@/lib/contract/api";
-import type { Actor } from "@/lib/domain/authz";
 import type { VerbContext } from "@/lib/domain/context";
 import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";

@@ -285,7 +285,7 @@ describe("moves a request makes to other effects", () => {
     // The intent's own go is its `side_effect.intent` entry, not a transition entry.
     const [intents] = await queryRows<{ n: number }>(
       handle.db,
-      sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'side_effect.intent'`,
+      sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'side_effect.intent_recorded'`,
     );
     expect(intents!.n).toBe(2);
     expect(await verifyChain(t)).toMatchObject({ valid: true });

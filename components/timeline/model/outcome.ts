@@ -67,13 +67,6 @@ export function classifyOutcome(
   }
 }
 
-/** The most alarming of several outcomes (`ok` for none). */
-export function worstOutcome(outcomes: Iterable<Outcome>): Outcome {
-  let best = OUTCOME_SEVERITY.length - 1;
-  for (const o of outcomes) best = Math.min(best, OUTCOME_SEVERITY.indexOf(o));
-  return OUTCOME_SEVERITY[best] ?? "ok";
-}
-
 /**
  * Name of the side effect an event is about, if that name is a key of `sideEffects`: side_effect.*
  * events by `attrs.name` / `attrs.side_effect`, approval.* events by `attrs.side_effect`. Else null.

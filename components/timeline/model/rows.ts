@@ -27,29 +27,6 @@ export function labelWidth(text: string): number {
 }
 
 /**
- * Rows for labels placed left to right (sorted by `x`), so that a label never overlaps the previous one
- * in its row: the first row whose last label ends `gap` px before this one starts. With all `maxRows`
- * taken, the row that frees up first is reused (overlap accepted rather than growing without bound).
- * Rule labels use {@link thinLabels}, which never overlaps.
- */
-export function assignLabelRows(labels: readonly { x: number; width: number }[], maxRows: number, gap = 6): number[] {
-  const rowEnds: number[] = [];
-  return labels.map(({ x, width }) => {
-    let row = rowEnds.findIndex((e) => e + gap <= x);
-    if (row === -1) {
-      if (rowEnds.length < Math.max(1, maxRows)) {
-        row = rowEnds.length;
-        rowEnds.push(x + width);
-        return row;
-      }
-      row = rowEnds.reduce((best, e, i) => (e < (rowEnds[best] ?? Infinity) ? i : best), 0);
-    }
-    rowEnds[row] = x + width;
-    return row;
-  });
-}
-
-/**
  * Rows for labels that must never overlap: labels are placed in order of `priority` (higher first; ties: the later
  * `x` first, since after a crash the newest markers matter most), each in the first of `maxRows` rows where it keeps
  * `gap` px from every label already there. A label that fits nowhere gets `null` (left out: its rule is still drawn,

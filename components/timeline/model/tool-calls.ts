@@ -4,7 +4,7 @@
  */
 import type { SideEffectView } from "@/lib/contract/api";
 import type { TimedEvent } from "./events";
-import { sideEffectNameOf, type Outcome } from "./outcome";
+import { sideEffectNameOf } from "./outcome";
 import { packRows } from "./rows";
 
 /**
@@ -47,16 +47,6 @@ export const TOOL_CALL_WORD: Record<ToolCallStatus, string> = {
   unknown: "outcome unknown",
   reconciled: "outcome reconciled",
   no_result: "no result recorded",
-};
-
-/** The outcome colour of a tool call's status (`no_result` and `pending` are neutral: they block nothing). */
-export const TOOL_CALL_OUTCOME: Record<ToolCallStatus, Outcome> = {
-  completed: "ok",
-  failed: "failed",
-  pending: "ok",
-  unknown: "unknown",
-  reconciled: "ok",
-  no_result: "ok",
 };
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);

@@ -11,7 +11,7 @@ import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateVerdict } from "@/lib/contract/api";
 import { notePendingAudit, withAuditSealed } from "../audit/append";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";

@@ -14,9 +14,9 @@
  * approval requests are found again by key and digest. A refused state writes nothing and quotes nothing.
  */
 import { sql } from "drizzle-orm";
-import { queryRows, type Db } from "@/db";
+import { queryRows } from "@/db";
 import { appendAudit, sealAuditAfterCommit, withAuditSealed } from "../audit/append";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
 import { DomainError, notFound } from "../errors";
 import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";

@@ -7,7 +7,6 @@
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { queryRows, type Db } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
 import type { SideEffectReconcile } from "@/db/schema";

@@ -10,9 +10,9 @@
  * Runs stopped for other reasons are not in it yet.
  */
 import { sql } from "drizzle-orm";
-import { queryRows, type Db } from "@/db";
+import { queryRows } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import { authorize, type Actor } from "../authz";
+import { authorize } from "../authz";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { TERMINAL_PHASES } from "./phases";
 import { approvalQueue } from "../approvals/read";

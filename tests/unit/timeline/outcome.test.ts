@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  classifyOutcome,
-  markShape,
-  relatedSideEffectName,
-  worstOutcome,
-} from "../../../components/timeline/model/outcome";
+import { classifyOutcome, markShape, relatedSideEffectName } from "../../../components/timeline/model/outcome";
 import { sideEffect } from "./fixtures";
 
 describe("markShape and classifyOutcome", () => {
@@ -31,13 +26,6 @@ describe("markShape and classifyOutcome", () => {
     expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "update_record" } })).toBe("ok");
     // Inherited object keys are not side effects.
     expect(classifyOutcome({ type: "side_effect.intent", attrs: { name: "toString" } }, effects)).toBe("ok");
-  });
-
-  it("picks the most alarming outcome", () => {
-    expect(worstOutcome(["ok", "unknown", "ok"])).toBe("unknown");
-    expect(worstOutcome(["unknown", "denied"])).toBe("denied");
-    expect(worstOutcome(["ok", "failed", "denied"])).toBe("failed");
-    expect(worstOutcome([])).toBe("ok");
   });
 
   it("finds the side effect an event is about, only when known", () => {

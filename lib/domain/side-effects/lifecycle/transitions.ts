@@ -161,6 +161,7 @@ export function existingFrom<T extends TransitionName>(t: T): Array<Exclude<From
 
 /**
  * Every status the table lets an effect reach from `status`, over all transitions (the graph of the state machine).
+ * @internal The lifecycle unit test walks the graph with it (terminal states reach nothing).
  */
 export function reachableFrom(status: Origin): SideEffectStatus[] {
   const out = new Set<SideEffectStatus>();

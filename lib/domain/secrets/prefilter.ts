@@ -12,7 +12,7 @@
  * the raw text does not show) always counts. A unit test (tests/unit/ingest-fast-path.test.ts) checks the superset
  * property on every shape of the corpus, in keys, values, embedded JSON and behind escapes.
  */
-import { SECRET_ENDINGS } from "./names";
+import { SECRET_ENDINGS, WEAK_SECRET_ENDINGS } from "./names";
 
 /** Start of text, a character that is not a word character, or a JSON escape that stands for one. */
 const L = String.raw`(?:^|[^A-Za-z0-9_]|\\[bfnrt]|\\u00[0-9a-fA-F]{2})`;
@@ -42,9 +42,26 @@ const PREFIXED = [
   String.raw`lin_api_[a-z0-9]{32}`,
   String.raw`gsk_[a-z0-9]{52}`,
   String.raw`(?:dapi|sk|key-)[0-9a-f]{32}`,
-  String.raw`vault:\/\/`,
+  String.raw`rci_[a-z0-9_-]{20}`,
+  String.raw`dp\.(?:pt|st|ct|sa|scim|audit)\.`,
+  String.raw`ops_eyJ`,
+  String.raw`gl(?:sa|c)_`,
+  String.raw`sntry[su]_`,
+  String.raw`pmak-`,
+  String.raw`atatt3`,
+  String.raw`fo1_`,
+  String.raw`dt0c01\.`,
+  String.raw`ez[at]k`,
+  String.raw`akcp`,
+  String.raw`pul-[0-9a-f]{40}`,
+  String.raw`nrak-`,
+  String.raw`(?:vault|op|doppler|infisical|sm|berglas):`,
+  String.raw`sqlplus`,
   String.raw`(?:bearer|basic|token)(?:\s|\\[bfnrt]|\\u00)`,
 ];
+
+/** Where a command-line flag may start: the start, a space, a quote, or a JSON escape that stands for a space. */
+const F = String.raw`(?:^|[\s"']|\\[bfnrt]|\\u00[0-9a-fA-F]{2})`;
 
 /** Value shapes: prefixed tokens, PEM keys, user info in URLs, webhook URLs. */
 export const MAYBE_SECRET_VALUE = new RegExp(
@@ -54,17 +71,36 @@ export const MAYBE_SECRET_VALUE = new RegExp(
     String.raw`:\/\/[^\s/?#@:]*[:@]`,
     String.raw`hooks\.slack\.com\/services\/`,
     String.raw`\/api\/webhooks\/`,
+    // placeholders of secret managers and templates
+    String.raw`\{\{|\$\{|secrets?manager:|ssm-secure:|@microsoft\.keyvault\(|jdbc:oracle:thin:`,
+    // a path segment named like a credential (the next segment may be a token), a Telegram bot token
+    String.raw`\/(?:api|tokens?|keys?|api[-_]?keys?|secrets?|passw(?:or)?d|hooks?|webhooks?|webhookb2|incomingwebhook|auth|access[-_]?token|sig|signature)\/`,
+    String.raw`\/bot[0-9]{8}`,
+    // short flags that carry a password (mysql -p…, sshpass -p, curl -u, redis-cli -a) and curl --user
+    `${F}-[pua]`,
+    String.raw`--(?:proxy-)?user(?:[ \t=]|\\t)`,
   ].join("|"),
   "i",
 );
 
+const pattern = (endings: readonly (readonly string[])[]) => endings.map((words) => words.join("[-_. ]*")).join("|");
+/** Every secret name ending (./names.ts), strong and weak, as a pattern of its words. */
+const ENDINGS = pattern([...SECRET_ENDINGS, ...WEAK_SECRET_ENDINGS]);
+/** What may stand between a name and its separator: quotes, spaces, backslashes, JSON escapes. */
+const GAP = "(?:[\\s\"'`\\\\]|\\\\[bfnrt]|\\\\u00[0-9a-fA-F]{2})*";
+
+/** A long flag named like a secret followed by its value (`--password S3cret`): with {@link hasDoubleDash}. */
+const MAYBE_SECRET_FLAG = new RegExp(`(?:${ENDINGS})(?:[ \\t]|\\\\t)`, "iu");
+const hasDoubleDash = (text: string) => text.includes("--");
+
 /**
  * A secret name (./names.ts) where a rule reads it: before `=` or `:` (assignments, headers, `"name": …` inside a
- * string), or closing a JSON string (a key `"password":`, a header pair `["Cookie", …]`). Quotes, spaces and
- * backslashes may stand between. Unicode case-insensitive, as `toLowerCase` is (a Kelvin sign reads as `k`).
+ * string), or, for strong names, closing a JSON string (a key `"password":`, a header pair `["Cookie", …]`; weak
+ * names make no header pairs, so `"result": "pass"` stays on the hot path). Quotes, spaces and backslashes may stand
+ * between. Unicode case-insensitive, as `toLowerCase` is (a Kelvin sign reads as `k`).
  */
 export const MAYBE_SECRET_NAME = new RegExp(
-  `(?:${SECRET_ENDINGS.map((words) => words.join("[-_. ]*")).join("|")})(?:[\\s"'\`\\\\]|\\\\[bfnrt]|\\\\u00[0-9a-fA-F]{2})*[=:"]`,
+  `(?:${pattern(SECRET_ENDINGS)})${GAP}[=:"]|(?:${pattern(WEAK_SECRET_ENDINGS)})${GAP}[=:]`,
   "iu",
 );
 
@@ -76,7 +112,11 @@ const ESCAPED_TEXT = /\\(?:u|\/)/;
 
 /** Superset test for one string: false when no value rule and no assignment can match in it. */
 export function maybeSecretText(text: string): boolean {
-  return MAYBE_SECRET_VALUE.test(text) || MAYBE_SECRET_NAME.test(text);
+  return (
+    MAYBE_SECRET_VALUE.test(text) ||
+    MAYBE_SECRET_NAME.test(text) ||
+    (hasDoubleDash(text) && MAYBE_SECRET_FLAG.test(text))
+  );
 }
 
 /** Superset test for the raw text of a JSON document held in a string (its own escapes may spell any word). */
@@ -89,5 +129,5 @@ export function mayHoldSecretInDocument(text: string): boolean {
  * `redactJson` (./redact-json.ts) would change nothing in that value, so the caller can keep the text as it is.
  */
 export function mayHoldSecret(jsonText: string): boolean {
-  return MAYBE_SECRET_VALUE.test(jsonText) || MAYBE_SECRET_NAME.test(jsonText) || ESCAPED_EMBEDDED.test(jsonText);
+  return maybeSecretText(jsonText) || ESCAPED_EMBEDDED.test(jsonText);
 }

@@ -566,7 +566,7 @@ function assignment(s: Scan, q: number): SecretSpan | null {
   const weak = strength === "weak";
   const sep = s.code(q);
   let v = s.runEnd(SPACE, q + 1);
-  if (sep === 58 && isSecretHeaderName(name)) {
+  if (sep === 58 && isSecretHeaderName(name) && s.code(v) !== 34 && s.code(v) !== 39) {
     // A header line quoted as a whole ('Authorization: Bearer …' in a curl command) ends at that quote.
     const before = s.code(nameStart - 1);
     return headerValue(s, v, before === 34 ? LINE_IN_DQUOTES : before === 39 ? LINE_IN_SQUOTES : LINE);
@@ -582,6 +582,7 @@ function assignment(s: Scan, q: number): SecretSpan | null {
   }
   if (s.text.startsWith(REDACTED, v)) return null;
   // ODBC and ADO.NET quote a value holding `;` in braces: `Pwd={a;b}`.
+  if (quote === 123 && s.text.startsWith(REDACTED, v + 1)) return null;
   if (sep === 61 && quote === 123 && s.code(v + 1) !== 123) {
     const close = s.runEnd(NOT_LINE_CLOSE_BRACE, v + 1);
     if (s.code(close) === 125 && close > v + 1 && (!weak || weakValueAt(s, v + 1, close)))

@@ -102,11 +102,11 @@ describe("every tried credential shape", () => {
       expect(res.body.error.code, c.name).toBe("validation_failed");
       expect(res.body.error.message.startsWith(`${path}:`), `${c.name}: ${res.body.error.message}`).toBe(true);
       expect(res.text, c.name).not.toContain(c.secret);
-      const [{ n }] = await queryRows<{ n: number }>(
+      const rows = await queryRows<{ n: number }>(
         handle.db,
         sql`select count(*)::int as n from task_checkpoints where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
       );
-      expect(n, c.name).toBe(0);
+      expect(rows[0]?.n, c.name).toBe(0);
     }
   });
 

@@ -136,7 +136,10 @@ export function secretNameKind(name: string): "strong" | "weak" | null {
   return c === 0 ? null : c === 3 ? "weak" : "strong";
 }
 
-/** True when a field, header or parameter of this name may hold a secret (strong or weak, see {@link secretNameKind}). */
+/**
+ * True when a field, header or parameter of this name may hold a secret (strong or weak, see {@link secretNameKind}).
+ * @internal used by tests; the product asks {@link secretNameKind}.
+ */
 export function isSecretName(name: string): boolean {
   return classify(name) !== 0;
 }

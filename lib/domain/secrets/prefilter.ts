@@ -3,8 +3,9 @@
  * (./redact-json.ts) can be skipped. Used on every string before scanning it, and by the ingest hot path on the
  * serialized attrs of every event (lib/domain/events/ingest.ts `fastPrepare`).
  *
- * Linear: alternations of fixed words, each followed at most by fixed-length classes or by a run of one class
- * that its word cannot start (so runs of different matches never overlap).
+ * Linear: alternations of fixed words, each followed at most by fixed-length classes, a look-behind of at most eight
+ * characters, or a run of one class that its word cannot start (so runs of different matches never overlap); the
+ * long-flag test is such a pattern plus a substring search for `--`.
  *
  * Sound on JSON text because every word below is free of characters JSON escapes, so it survives `JSON.stringify`
  * unchanged; where a rule needs a word boundary that an escape could hide (`\nsk-…` is written `\nsk-`), the
@@ -63,10 +64,16 @@ const PREFIXED = [
 /** Where a command-line flag may start: the start, a space, a quote, or a JSON escape that stands for a space. */
 const F = String.raw`(?:^|[\s"']|\\[bfnrt]|\\u00[0-9a-fA-F]{2})`;
 
-/** Value shapes: prefixed tokens, PEM keys, user info in URLs, webhook URLs. */
-export const MAYBE_SECRET_VALUE = new RegExp(
+/** Prefixed tokens after a word boundary. */
+const MAYBE_PREFIXED_VALUE = new RegExp(`${L}(?:${PREFIXED.join("|")})`, "i");
+
+/**
+ * Other value shapes: PEM keys, user info in URLs, webhook URLs, placeholders, path segments, command-line flags. Each
+ * alternative starts with a fixed character, so the search skips ahead to those (a separate pattern from
+ * {@link MAYBE_PREFIXED_VALUE}, whose leading boundary matches almost anywhere).
+ */
+const MAYBE_OTHER_VALUE = new RegExp(
   [
-    `${L}(?:${PREFIXED.join("|")})`,
     String.raw`-----BEGIN `,
     String.raw`:\/\/[^\s/?#@:]*[:@]`,
     String.raw`hooks\.slack\.com\/services\/`,
@@ -77,7 +84,8 @@ export const MAYBE_SECRET_VALUE = new RegExp(
     String.raw`\/(?:api|tokens?|keys?|api[-_]?keys?|secrets?|passw(?:or)?d|hooks?|webhooks?|webhookb2|incomingwebhook|auth|access[-_]?token|sig|signature)\/`,
     String.raw`\/bot[0-9]{8}`,
     // short flags that carry a password (mysql -p…, sshpass -p, curl -u, redis-cli -a) and curl --user
-    `${F}-[pua]`,
+    // (the fixed `-` first and the boundary looked at behind it, so the search skips ahead to each `-`)
+    `-[pua](?<=${F}-[pua])`,
     String.raw`--(?:proxy-)?user(?:[ \t=]|\\t)`,
   ].join("|"),
   "i",
@@ -99,7 +107,7 @@ const hasDoubleDash = (text: string) => text.includes("--");
  * names make no header pairs, so `"result": "pass"` stays on the hot path). Quotes, spaces and backslashes may stand
  * between. Unicode case-insensitive, as `toLowerCase` is (a Kelvin sign reads as `k`).
  */
-export const MAYBE_SECRET_NAME = new RegExp(
+const MAYBE_SECRET_NAME = new RegExp(
   `(?:${pattern(SECRET_ENDINGS)})${GAP}[=:"]|(?:${pattern(WEAK_SECRET_ENDINGS)})${GAP}[=:]`,
   "iu",
 );
@@ -113,7 +121,8 @@ const ESCAPED_TEXT = /\\(?:u|\/)/;
 /** Superset test for one string: false when no value rule and no assignment can match in it. */
 export function maybeSecretText(text: string): boolean {
   return (
-    MAYBE_SECRET_VALUE.test(text) ||
+    MAYBE_PREFIXED_VALUE.test(text) ||
+    MAYBE_OTHER_VALUE.test(text) ||
     MAYBE_SECRET_NAME.test(text) ||
     (hasDoubleDash(text) && MAYBE_SECRET_FLAG.test(text))
   );

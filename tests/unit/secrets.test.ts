@@ -237,6 +237,34 @@ describe("weak secret names: the value decides", () => {
   });
 });
 
+describe("argv arrays are read as one command line", () => {
+  it.each([
+    [["mysql", "-u", "root", "-pS3cretPass", "app"], 3, "-p[REDACTED]"],
+    [["sshpass", "-p", "Ssh S3cret!", "ssh", "deploy@host"], 2, "[REDACTED]"],
+    [["curl", "-u", "admin:Curl-S3cret-4", "https://x.example"], 2, "admin:[REDACTED]"],
+    [["curl", "--user", "admin:Curl-S3cret-5", "https://x.example"], 2, "admin:[REDACTED]"],
+    [["mysqladmin", "--password", "Adm-Flag-S3cret-3", "status"], 2, "[REDACTED]"],
+    [["tool", "--pass", "Weak-S3cret-1"], 2, "[REDACTED]"],
+    [["redis-cli", "-a", "R3dis-Cli-S3cret", "ping"], 2, "[REDACTED]"],
+    [["sqlplus", "scott/T1ger-Pass@orcl"], 1, "scott/[REDACTED]@orcl"],
+  ])("%j: argument %i becomes %s", (args, index, expected) => {
+    const value = { type: "exec", command: args };
+    const out = redactJson(value);
+    expect(out.value.command[index]).toBe(expected);
+    expect(out.redactions.map((r) => r.path)).toEqual([`command[${index}]`]);
+    expect(mayHoldSecret(JSON.stringify(value))).toBe(true);
+  });
+
+  it.each([
+    [["mkdir", "-p", "/tmp/x"]],
+    [["ssh", "-p", "2222", "deploy@host"]],
+    [["docker", "run", "-u", "1000:1000", "img"]],
+    [["mysql", "-u", "root", "-p", "app"]],
+    [["ls", "-a", "-l"]],
+    [["app", "--password-file", "/run/secrets/db"]],
+  ])("keeps %j", (args) => expect(redactJson({ command: args }).redactions).toEqual([]));
+});
+
 describe("corpus: look-alikes stay", () => {
   it.each(LOOK_ALIKES)("%s", (_name, value) => {
     expect(findSecrets(value)).toEqual([]);

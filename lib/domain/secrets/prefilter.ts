@@ -86,7 +86,7 @@ const MAYBE_OTHER_VALUE = new RegExp(
     // short flags that carry a password (mysql -p…, sshpass -p, curl -u, redis-cli -a) and curl --user
     // (the fixed `-` first and the boundary looked at behind it, so the search skips ahead to each `-`)
     `-[pua](?<=${F}-[pua])`,
-    String.raw`--(?:proxy-)?user(?:[ \t=]|\\t)`,
+    String.raw`--(?:proxy-)?user(?:[ \t="]|\\t)`,
   ].join("|"),
   "i",
 );
@@ -97,8 +97,11 @@ const ENDINGS = pattern([...SECRET_ENDINGS, ...WEAK_SECRET_ENDINGS]);
 /** What may stand between a name and its separator: quotes, spaces, backslashes, JSON escapes. */
 const GAP = "(?:[\\s\"'`\\\\]|\\\\[bfnrt]|\\\\u00[0-9a-fA-F]{2})*";
 
-/** A long flag named like a secret followed by its value (`--password S3cret`): with {@link hasDoubleDash}. */
-const MAYBE_SECRET_FLAG = new RegExp(`(?:${ENDINGS})(?:[ \\t]|\\\\t)`, "iu");
+/**
+ * A long flag named like a secret followed by its value (`--password S3cret`, or the next argument of an argv array:
+ * `"--pass", "…"`): with {@link hasDoubleDash}.
+ */
+const MAYBE_SECRET_FLAG = new RegExp(`(?:${ENDINGS})(?:[ \\t"]|\\\\t)`, "iu");
 const hasDoubleDash = (text: string) => text.includes("--");
 
 /**

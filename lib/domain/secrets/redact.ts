@@ -12,6 +12,8 @@
  *   stay, and objects under it are judged by their own field names (`{"credentials": [{"name": "records-api"}]}`);
  * - header pairs: `["Cookie", "sid=…"]` and `{"name": "X-Api-Key", "value": "…"}` (also `key`/`header`/`field`
  *   for the name) redact the value;
+ * - an array of strings with flags is also read as one command line (`["mysql", "-pS3cret"]`, `["sshpass", "-p",
+ *   "…"]`): what the command-line rules find inside one argument is redacted there;
  * - a string that holds a JSON document (model tool calls carry their arguments as a string:
  *   `{"arguments": "{\"password\": \"…\"}"}`) is parsed, redacted inside, and written back with `JSON.stringify`
  *   when anything changed (a document with numbers it could not keep exactly, repeated keys or deep nesting is
@@ -22,7 +24,7 @@ import { DomainError } from "../errors";
 import { checkJsonText, EMBEDDED_JSON_SEGMENT, formatPath } from "../json/text";
 import { secretNameKind, weakValueLooksSecret } from "./names";
 import { mayHoldSecretInDocument, maybeSecretText } from "./prefilter";
-import { applySpans, findSecretSpans, REDACTED } from "./scan";
+import { applySpans, findSecretSpans, REDACTED, type SecretSpan } from "./scan";
 
 export { REDACTED };
 
@@ -90,6 +92,47 @@ function isSecretPairObject(obj: Record<string, unknown>): boolean {
   return false;
 }
 
+/** Kinds of span that a command line spreads over its arguments. */
+const COMMAND_KINDS = new Set(["command_line_password", "connection_password"]);
+
+/**
+ * Credentials in an argv array (`["mysql", "-pS3cret"]`, `["sshpass", "-p", "S3cret", "ssh", "host"]`, `["curl",
+ * "-u", "admin:pw"]`) by element: the arguments are read as one command line (an argument holding whitespace is
+ * quoted), and spans of the command-line rules that lie within one argument are returned for it. Null when the
+ * array is not all strings or has no flag. Linear in the total length of the arguments.
+ */
+function commandSpans(args: unknown[]): Map<number, SecretSpan[]> | null {
+  if (args.length < 2) return null;
+  let flags = false;
+  for (const a of args) {
+    if (typeof a !== "string") return null;
+    if (a.charCodeAt(0) === 45 || a === "sqlplus") flags = true;
+  }
+  if (!flags) return null;
+  const starts: number[] = [];
+  let line = "";
+  for (const a of args as string[]) {
+    const quote = WHITESPACE.test(a) ? (a.includes('"') ? "'" : '"') : "";
+    line += (line ? " " : "") + quote;
+    starts.push(line.length);
+    line += a + quote;
+  }
+  let found: Map<number, SecretSpan[]> | null = null;
+  let k = 0;
+  for (const span of findSecretSpans(line)) {
+    if (!COMMAND_KINDS.has(span.kind)) continue;
+    while (k + 1 < starts.length && starts[k + 1]! <= span.start) k++;
+    const from = starts[k]!;
+    if (span.end > from + (args[k] as string).length) continue;
+    found ??= new Map();
+    const list = found.get(k) ?? [];
+    list.push({ start: span.start - from, end: span.end - from, kind: span.kind });
+    found.set(k, list);
+  }
+  return found;
+}
+const WHITESPACE = /\s/;
+
 /**
  * A JSON value with secrets replaced by `[REDACTED]`, and where they were. The input is never modified: changed
  * objects and arrays are copied, unchanged subtrees are shared with the input.
@@ -152,10 +195,18 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
     if (Array.isArray(node)) {
       // ["Cookie", "sid=…"]: a header name (a strong secret name) and its value.
       const pair = secret === 0 && node.length === 2 && typeof node[0] === "string" && secrecyOfName(node[0]) === 1;
+      const argv = secret === 0 ? commandSpans(node) : null;
       let copy: unknown[] | null = null;
       for (let i = 0; i < node.length; i++) {
         segments.push(i);
-        const v = walk(node[i], secret !== 0 ? secret : pair && i === 1 ? 1 : 0, depth + 1, level);
+        let item = node[i];
+        const inArgv = argv?.get(i);
+        if (inArgv) {
+          const path = pathNow();
+          for (const span of inArgv) redactions.push({ path, kind: span.kind });
+          item = applySpans(item as string, inArgv);
+        }
+        const v = walk(item, secret !== 0 ? secret : pair && i === 1 ? 1 : 0, depth + 1, level);
         segments.pop();
         if (v !== node[i] && !copy) copy = node.slice();
         if (copy) copy[i] = v;

@@ -110,6 +110,26 @@ describe("every tried credential shape", () => {
     }
   });
 
+  it("reads a shell tool's argv as one command line, on the event and in a checkpoint record", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("argv");
+    const secret = j("S3cret", "Pass-2");
+    const call = { type: "exec", command: ["mysql", "-u", "root", `-p${secret}`, "app"] };
+    const ev = makeEvent(taskId, { plane: "tools", type: "tool.called", attrs: { call } });
+    expect((await postEvents(t.apiKey, [ev])).body.results[0]!.status).toBe("stored");
+    const page = await api(t.apiKey).get<TimelinePage>(`/api/v1/tasks/${enc(taskId)}/timeline`);
+    const stored = page.body.events.find((e) => e.id === ev.id)!;
+    expect(stored.attrs).toEqual({ call: { ...call, command: ["mysql", "-u", "root", "-p[REDACTED]", "app"] } });
+    expect(stored.redaction_count).toBe(1);
+
+    const put = await api(t.apiKey).request<ApiErrorBody>("PUT", `/api/v1/tasks/${enc(taskId)}`, {
+      json: makeRecord(taskId, { approval: { call } }),
+    });
+    expect(put.status, put.text).toBe(422);
+    expect(put.body.error.message.startsWith("approval.call.command[3]:"), put.body.error.message).toBe(true);
+    expect(put.text).not.toContain(secret);
+  });
+
   it("keeps the look-alikes: credential names, ids in paths, settings and command lines without a password", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("lookalikes");

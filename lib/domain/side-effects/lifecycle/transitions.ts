@@ -1,5 +1,5 @@
 /**
- * The side-effect state machine as data (docs/architecture.md "Side effects and the gate", decision 0024): every move
+ * The side-effect state machine as data (docs/architecture.md#side-effects-and-the-gate, decision 0024): every move
  * a row of `side_effects` can make, named, with the statuses it may leave (`from`; `absent` = the row is created),
  * the statuses it may reach (`to`), and — per cause — who writes its audit entry. The statements in `statements.ts`
  * and `lease.ts` take their guards (`WHERE status IN …`) and target statuses from this table, and are typed by it: a

@@ -78,7 +78,7 @@ describe("the transition table", () => {
     expect(reachableFrom("completed")).toEqual([]);
     const leavingUnknown = specs.filter(([, s]) => s.from.includes("unknown"));
     expect(leavingUnknown.map(([t]) => t).sort()).toEqual(["reconciled_completed", "reconciled_not_applied"]);
-    for (const [, s] of leavingUnknown) expect(s.audit).toEqual({ request: "side_effect.reconcile" });
+    for (const [, s] of leavingUnknown) expect(s.audit).toEqual({ request: "side_effect.reconciled" });
   });
 
   it("audits every move made by an event or by the clock itself", () => {

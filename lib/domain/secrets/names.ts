@@ -7,7 +7,7 @@
  * {@link SECRET_ENDINGS}: `db_password`, `X-Api-Key`, `github_token`, `Set-Cookie`, `clientSecret`. Names that only
  * contain such a word keep their value: `token_count`, `input_tokens`, `secret_name`, `password_policy`,
  * `credential_id`, `tokenizer`, `aws_access_key_id`.
- * Source: issue "Defence in depth" (header pairs, secret fields of any type); word list after the field names
+ * Source: decision 0008 (header pairs, secret fields of any type); word list after the field names
  * gitleaks' generic rule and secretlint's presets look for.
  */
 

@@ -9,7 +9,7 @@ import type { Db, DbScope, Handle, PgJsLike, PgJsQuery, PgliteLike } from "./typ
 
 /**
  * The role every scoped transaction runs as: no BYPASSRLS, not the owner of any table, so the row-level security
- * policies of migration 0011 apply to it. Created by that migration.
+ * policies of migration 0016 apply to it. Created by that migration.
  * @internal Exported for the tenant-walls test, which checks the role's privileges.
  */
 export const APP_ROLE = "custody_app";

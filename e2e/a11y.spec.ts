@@ -1,7 +1,7 @@
 /**
- * Accessibility (issue 7 §5): axe-core finds no WCAG 2 A/AA violation on any page of the app (e2e/a11y-pages.ts),
- * including the task page with each tab open, an event selected, and the reconcile dialog open. One test per role
- * (one sign-in), one step per page; every page is checked even when an earlier one fails.
+ * Accessibility (docs/screens.md#forms-and-actions): axe-core finds no WCAG 2 A/AA violation on any page of the app
+ * (e2e/a11y-pages.ts), including the task page with each tab open, an event selected, and the reconcile dialog open.
+ * One test per role (one sign-in), one step per page; every page is checked even when an earlier one fails.
  */
 import type { Role } from "@/db/schema/enums";
 import { expectNoA11yViolations } from "./a11y";

@@ -1,8 +1,8 @@
 /**
- * Approvals in the browser (issue 8): an approver signs in, finds the stale approval (the policy version changed since
- * it was given) with the old and new values side by side, re-approves it from the keyboard-operable confirmation, and
- * the resume gate flips from stop to resume; the runtime's intent then goes exactly once. A viewer sees no approve
- * button, and the API refuses the viewer too.
+ * Approvals in the browser (docs/concepts.md#freshness): an approver signs in, finds the stale approval (the policy
+ * version changed since it was given) with the old and new values side by side, re-approves it from the
+ * keyboard-operable confirmation, and the resume gate flips from stop to resume; the runtime's intent then goes exactly
+ * once. A viewer sees no approve button, and the API refuses the viewer too.
  */
 import { expect, loginAs, makeRecord, newTaskId, test } from "./fixtures";
 import { payloadDigestOf } from "../tests/support/approvals";

@@ -1,5 +1,5 @@
 /**
- * The demo's approval story in the browser (issue 8), with the real demo runtime (`DEMO_PUBLISH=1`: a child process
+ * The demo's approval story in the browser, with the real demo runtime (`DEMO_PUBLISH=1`: a child process
  * running `@openai/agents`, talking to the server only over HTTP): the run asks for the approval of publish_report; the
  * demo approves it under policy version 1 and activates policy version 2 while the sandbox is down
  * (scripts/lib/demo-approval.ts); the responder reconciles the record update; an approver signs in, sees the stale

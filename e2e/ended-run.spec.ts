@@ -5,9 +5,9 @@
  *   (the verdict the record would get is still there, marked as information).
  * - After "Fit", sandbox bar labels never spill out of their bar nor overlap (attempt 1's bar is a few pixels
  *   wide: it was drawn as "at" beside "attempt 2"); the full label is in the bar's tooltip.
- * - After "Fit", the crash region stays readable (issue 7 §5): the two-minute wait is drawn as a narrow band that
- *   says how long it lasted, so attempt 1's bar keeps room for its label instead of collapsing into the left edge;
- *   switching the compression off gives a linear scale again.
+ * - After "Fit", the crash region stays readable (docs/screens.md#timeline): the two-minute wait is drawn as a narrow
+ *   band that says how long it lasted, so attempt 1's bar keeps room for its label instead of collapsing into the left
+ *   edge; switching the compression off gives a linear scale again.
  * - At 420 px the lane names are not covered by marks or bin counts.
  */
 import type { Locator, Page } from "@playwright/test";

@@ -1,10 +1,10 @@
 /**
- * Custody maps in the browser (issue 9): an owner starts a map, fills a row — the "shared" custodian is refused
- * with a message asking for both sides and the handoff — records an interruption exercise linked to a task shaped
- * like the demo's (unknown write, gate stop), and sees the covered layer turn verified with a link back. A second
- * writer's change shows as a conflict with both versions. A viewer reads the map but cannot edit it, in the page
- * and through the API. The "Test revocation" step links a revocation check of the task, shown with a link to its
- * event on the task's timeline.
+ * Custody maps in the browser (docs/concepts.md#custody-maps): an owner starts a map, fills a row — the "shared"
+ * custodian is refused with a message asking for both sides and the handoff — records an interruption exercise linked
+ * to a task shaped like the demo's (unknown write, gate stop), and sees the covered layer turn verified with a link
+ * back. A second writer's change shows as a conflict with both versions. A viewer reads the map but cannot edit it, in
+ * the page and through the API. The "Test revocation" step links a revocation check of the task, shown with a link to
+ * its event on the task's timeline.
  */
 import fs from "node:fs";
 import http from "node:http";

@@ -1,8 +1,9 @@
 /**
- * Policies in the browser (issue 11): an admin uploads a YAML policy whose credential names a host the sandbox
- * cannot reach, sees the error at its field, stores it (kept, but it cannot be activated), fixes the document,
- * stores and activates it; the task that reached a host the new policy does not admit then shows the gate's
- * `egress_policy_inconsistent` and the drift on its Egress tab. A viewer reads policies but has no Store or Activate.
+ * Policies in the browser (docs/concepts.md#policy-versions-and-lint): an admin uploads a YAML policy whose credential
+ * names a host the sandbox cannot reach, sees the error at its field, stores it (kept, but it cannot be activated),
+ * fixes the document, stores and activates it; the task that reached a host the new policy does not admit then shows
+ * the gate's `egress_policy_inconsistent` and the drift on its Egress tab. A viewer reads policies but has no Store or
+ * Activate.
  */
 import { RECORDS_POLICY_YAML } from "../tests/support/policy-document";
 import { expect, loginAs, makeEvent, makeRecord, newTaskId, test } from "./fixtures";

@@ -1,8 +1,8 @@
 /**
- * The reconcile dialog's lookup (issue 7 §5): "ask the lookup again on submit" starts unticked, so what is stored
- * with the decision is the evidence the person wrote from the answer they saw; when it is ticked, the server asks
- * again and keeps that later answer, and the proposed evidence says so instead of quoting the earlier answer as the
- * one kept. Uses the demo's records service (started here on a free port) as the tool owner's lookup endpoint.
+ * The reconcile dialog's lookup (docs/concepts.md#reconcile): "ask the lookup again on submit" starts unticked, so what
+ * is stored with the decision is the evidence the person wrote from the answer they saw; when it is ticked, the server
+ * asks again and keeps that later answer, and the proposed evidence says so instead of quoting the earlier answer as
+ * the one kept. Uses the demo's records service (started here on a free port) as the tool owner's lookup endpoint.
  */
 import fs from "node:fs";
 import os from "node:os";

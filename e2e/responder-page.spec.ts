@@ -1,5 +1,5 @@
 /**
- * The responder's page, tried as a new user would (issue 7 §5), in the browser:
+ * The responder's page, tried as a new user would (docs/screens.md#task-page), in the browser:
  * - the gate panel says when the runtime last asked the gate ("N s ago (attempt k)"), live; a person's page views
  *   (which evaluate the gate too) are not the runtime asking;
  * - a viewer gets "View" links for gate reasons they may not fix, a responder "Go to the thing to fix";

@@ -1,8 +1,9 @@
 /**
- * A long run's timeline (docs/decisions/0012): the page loads the overview (every attempt and interruption, the
- * newest events, server-counted bins for the rest), and zooming into a stretch that is not loaded fetches its detail.
- * An early compaction no `constraint.checked` followed is marked however long the run (issue 11), and a vault event
- * that carried a credential value is flagged in its drawer and on the Egress and vault tab.
+ * A long run's timeline (decision 0015): the page loads the overview (every attempt and interruption, the newest
+ * events, server-counted bins for the rest), and zooming into a stretch that is not loaded fetches its detail. An early
+ * compaction no `constraint.checked` followed is marked however long the run
+ * (docs/concepts.md#compaction-and-constraints), and a vault event that carried a credential value is flagged in its
+ * drawer and on the Egress and vault tab.
  */
 import { expectNoA11yViolations } from "./a11y";
 import { expect, loginAs, makeEvent, newTaskId, test } from "./fixtures";

@@ -1,11 +1,10 @@
 /**
- * The demo agent runtime: a separate process that runs the reference scenario (DESIGN.md "Reference
- * scenario") and talks to Run Custody ONLY through the public HTTP API, with the reusable
- * {@link CustodyClient} (`lib/sdk/runtime-client.ts`). The agent loop is the real `@openai/agents` `run()`
- * with a scripted `Model` (no network) and three real tools: `read_document` (writes `case-918.pdf` into the
- * sandbox workspace and hashes it), `update_record` (HTTP PUT to the records service with an
- * `Idempotency-Key`, guarded by the intent API) and `write_report` (`report.md`, registered as an artifact by a
- * checkpoint).
+ * The demo agent runtime: a separate process that runs the reference scenario (docs/concepts.md#reference-scenario) and
+ * talks to Run Custody ONLY through the public HTTP API, with the reusable {@link CustodyClient}
+ * (`lib/sdk/runtime-client.ts`). The agent loop is the real `@openai/agents` `run()` with a scripted `Model` (no
+ * network) and three real tools: `read_document` (writes `case-918.pdf` into the sandbox workspace and hashes it),
+ * `update_record` (HTTP PUT to the records service with an `Idempotency-Key`, guarded by the intent API) and
+ * `write_report` (`report.md`, registered as an artifact by a checkpoint).
  *
  * Usage:
  *   CUSTODY_URL=http://localhost:3000 CUSTODY_API_KEY=… npx tsx scripts/demo-runtime.ts [--interrupt-at <point>] [--task-id <id>]
@@ -24,12 +23,13 @@
  *   DEMO_CRASH_AT     crash point of attempt 1 (below); unset = the scripted sandbox loss
  *   DEMO_INTERRUPT_AT a point (below) where attempt 1 loses its sandbox (as --interrupt-at)
  *   DEMO_POLL_MS      resume-gate polling interval while the verdict is stop (default 2000)
- *   DEMO_PUBLISH      `1`: the approval story (issue 8). Attempt 1 asks for the approval of publish_report once its
- *                     draft is checkpointed (the demo orchestrator approves it under policy 1 and moves the policy
- *                     to 2 while the sandbox is down: scripts/lib/demo-approval.ts); the last attempt's agent calls
- *                     publish_report, a tool with needsApproval: the run pauses, its RunState is stored as a
- *                     checkpoint artifact (sha256), and the report is published once a fresh approval lets the intent
- *                     go (lib/sdk/openai-agents.ts). `npm run demo` sets it (DEMO_PUBLISH=0 there leaves it out).
+ *   DEMO_PUBLISH      `1`: the approval story (README.md#the-demo-story). Attempt 1 asks for the approval of
+ *                     publish_report once its draft is checkpointed (the demo orchestrator approves it under policy 1
+ *                     and moves the policy to 2 while the sandbox is down: scripts/lib/demo-approval.ts); the last
+ *                     attempt's agent calls publish_report, a tool with needsApproval: the run pauses, its RunState is
+ *                     stored as a checkpoint artifact (sha256), and the report is published once a fresh approval lets
+ *                     the intent go (lib/sdk/openai-agents.ts). `npm run demo` sets it (DEMO_PUBLISH=0 there leaves it
+ *                     out).
  * Exit codes: 0 the task is done (also when it already was), 1 an error, 2 bad configuration,
  * 137 a DEMO_CRASH_AT crash, 130/143 stopped by SIGINT/SIGTERM (after reporting run.interrupted).
  *

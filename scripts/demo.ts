@@ -9,7 +9,7 @@
  *    directory already holds it, and prints the URL and the logins; runs until Ctrl-C;
  * 5. once the demo task has lost its first sandbox, seeds the custody map of its workflow through the API as the
  *    owner (scripts/lib/demo-map.ts), unless the workspace has one;
- * 6. the approval story (issue 8; `DEMO_PUBLISH=0` leaves it out): the runtime asks for the approval of publish_report,
+ * 6. the approval story (`DEMO_PUBLISH=0` leaves it out): the runtime asks for the approval of publish_report,
  *    the approver approves it under policy version 1, and once the sandbox is lost the owner moves the policy to
  *    version 2, so the approval shows stale with the diff until someone re-approves it in the browser
  *    (scripts/lib/demo-approval.ts).
@@ -83,7 +83,7 @@ async function seed(): Promise<{ password: string; apiKey: string; nextauthSecre
       apiKeyName: "demo runtime",
     });
     await seedDemoSettings(handle.db, seeded.tenantId, { recordsUrl: `http://127.0.0.1:${recordsPort}` });
-    // Issue 11: the demo's policy passes lint and is active before the run starts (version 2 waits for the story).
+    // The demo's policy passes lint and is active before the run starts (version 2 waits for the story).
     const ownerEmail = DEMO_USERS.find((u) => u.role === "owner")!.email;
     if (
       await seedDemoPolicies(

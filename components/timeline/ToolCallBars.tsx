@@ -1,10 +1,10 @@
 "use client";
 
 /**
- * Tool calls as bars in the Tools lane (DESIGN.md "Tool call"; issue 7 §3): one bar per `tool.called` from the
- * call to its outcome, paired by call id (model/tool-calls.ts `deriveToolCallBars`). A mutating call left
- * without an outcome when its attempt ended is an open amber bar, "outcome unknown"; a read call without one is a
- * neutral dashed bar, "no result recorded"; a call still running is an open neutral bar. Drawn inside the
+ * Tool calls as bars in the Tools lane (docs/concepts.md#tool-calls, docs/screens.md#timeline): one bar per
+ * `tool.called` from the call to its outcome, paired by call id (model/tool-calls.ts `deriveToolCallBars`). A mutating
+ * call left without an outcome when its attempt ended is an open amber bar, "outcome unknown"; a read call without one
+ * is a neutral dashed bar, "no result recorded"; a call still running is an open neutral bar. Drawn inside the
  * timeline's SVG.
  */
 import type { ReactNode } from "react";

@@ -296,9 +296,9 @@ export function SandboxBarMark({
 export const CONSTRAINTS_MARK_DY = -11;
 
 /**
- * "Constraints not re-checked" (issue 11 "Compaction constraints"): a warning triangle over the compaction that no
- * `constraint.checked` followed, in the Session lane. A link (keyboard-focusable, with a tooltip on hover and on
- * focus) to the gate's reason; the gate answers `replay` (`constraints_unchecked`) for the same compaction.
+ * "Constraints not re-checked" (docs/concepts.md#compaction-and-constraints): a warning triangle over the compaction
+ * that no `constraint.checked` followed, in the Session lane. A link (keyboard-focusable, with a tooltip on hover and
+ * on focus) to the gate's reason; the gate answers `replay` (`constraints_unchecked`) for the same compaction.
  */
 export function ConstraintsUncheckedMark({
   eventId,

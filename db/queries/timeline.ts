@@ -1,7 +1,7 @@
 /**
  * Timeline reads for long runs: the overview binned in SQL, the markers, the newest events, a window of
  * detail, and the arrival feed. SQL only; first argument db-or-transaction; tenant id required.
- * Design: docs/decisions/0012-timeline-overview-and-arrival-feed.md.
+ * Design: docs/decisions/0015-timeline-overview-and-arrival-feed.md.
  */
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "../index";

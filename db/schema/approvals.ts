@@ -1,5 +1,5 @@
 /**
- * Approvals (DESIGN.md "Approval"; issue 8): a request to approve one side effect, bound to exactly what would run,
+ * Approvals (docs/concepts.md#approvals): a request to approve one side effect, bound to exactly what would run,
  * and the one decision an approver records on it. Source of the binding and freshness rules:
  * lib/domain/approvals/freshness.ts; decision record docs/decisions/0012-approval-binding-and-freshness.md.
  *

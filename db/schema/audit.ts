@@ -1,5 +1,5 @@
 /**
- * Append-only audit log: every human decision and every API mutation (DESIGN.md "Audit log").
+ * Append-only audit log: every human decision and every API mutation (docs/concepts.md#audit-log).
  * Each entry carries the hash of the previous entry of the same tenant; a trigger forbids UPDATE/DELETE.
  */
 import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
@@ -31,7 +31,7 @@ export const auditLog = pgTable(
 /**
  * The head of each tenant's audit chain: the last entry's seq and hash (and the hash before it). appendAudit moves it
  * and inserts the entry in one statement; the row's lock serializes a tenant's entries so the chain never forks
- * (lib/domain/audit/append.ts, docs/decisions/0011-audit-head.md). Backfilled from audit_log by its migration.
+ * (lib/domain/audit/append.ts, docs/decisions/0014-hot-write-paths.md). Backfilled from audit_log by its migration.
  */
 export const auditHeads = pgTable("audit_heads", {
   tenantId: uuid("tenant_id").primaryKey(),

@@ -1,6 +1,6 @@
 /**
  * Closed vocabularies shared by the database, zod schemas and the UI: the ones PostgreSQL enums are made of.
- * Source: DESIGN.md "Core concepts". Event types are text columns; their catalogue is lib/domain/events/catalogue.ts.
+ * Source: docs/concepts.md. Event types are text columns; their catalogue is lib/domain/events/catalogue.ts.
  */
 import { pgEnum } from "drizzle-orm/pg-core";
 
@@ -10,7 +10,7 @@ export type Role = (typeof ROLES)[number];
 export const PLANES = ["session", "environment", "tools", "vault"] as const;
 export type Plane = (typeof PLANES)[number];
 
-/** Side-effect lifecycle (DESIGN.md "Side effect"). */
+/** Side-effect lifecycle (docs/concepts.md#side-effect-lifecycle). */
 export const SIDE_EFFECT_STATUSES = [
   "not_started",
   "awaiting_approval",

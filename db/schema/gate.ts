@@ -1,8 +1,8 @@
 /**
- * Gate asks: how often, and when last, a runtime asked a task's resume gate, per sandbox attempt (issue 7 §5:
- * "nothing shows that the runtime is alive and polling the gate"). One row per (tenant, task, attempt), upserted in
- * one statement per ask by lib/domain/gate/asks.ts. Only asks made with a runtime API key count; a person's page
- * view also evaluates the gate and is not "the runtime asked".
+ * Gate asks: how often, and when last, a runtime asked a task's resume gate, per sandbox attempt
+ * (docs/concepts.md#gate-asks: whether the runtime is alive and polling the gate). One row per (tenant, task, attempt),
+ * upserted in one statement per ask by lib/domain/gate/asks.ts. Only asks made with a runtime API key count; a person's
+ * page view also evaluates the gate and is not "the runtime asked".
  */
 import { foreignKey, integer, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { tasks } from "./tasks";

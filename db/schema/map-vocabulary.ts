@@ -4,7 +4,7 @@
  * browser bundle can include it.
  */
 
-/** The eight layers of a custody map, in their fixed order (DESIGN.md "Custody map"). */
+/** The eight layers of a custody map, in their fixed order (docs/concepts.md#custody-maps). */
 export const MAP_LAYERS = [
   "session_state",
   "compaction",
@@ -33,14 +33,14 @@ export type Decision = (typeof DECISIONS)[number];
 export const EVIDENCE_KINDS = ["exercise", "task", "artifact", "document"] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
-/** The outcome of an interruption exercise (DESIGN.md "Interruption exercise"). */
+/** The outcome of an interruption exercise (docs/concepts.md#interruption-exercises). */
 export const EXERCISE_OUTCOMES = ["safe_resume", "safe_replay", "visible_stop", "unsafe"] as const;
 export type ExerciseOutcome = (typeof EXERCISE_OUTCOMES)[number];
 
 export const EXERCISE_STATUSES = ["in_progress", "completed"] as const;
 export type ExerciseStatus = (typeof EXERCISE_STATUSES)[number];
 
-/** The six steps of an interruption exercise, in order (DESIGN.md "Interruption exercise"). */
+/** The six steps of an interruption exercise, in order (docs/concepts.md#interruption-exercises). */
 export const EXERCISE_STEPS = [
   "define_expected_result",
   "establish_checkpoint",

@@ -1,7 +1,7 @@
 /**
  * Custody maps (the workflow owner's worksheet: eight fixed layers per workflow), their published versions, and
  * interruption exercises that test a map at one interruption point.
- * Source: DESIGN.md "Custody map", "Interruption exercise"; issue 9.
+ * Source: docs/concepts.md#custody-maps, #interruption-exercises; docs/decisions/0005-custody-maps.md.
  */
 import { sql } from "drizzle-orm";
 import {

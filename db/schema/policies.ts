@@ -1,5 +1,5 @@
 /**
- * Policy versions (DESIGN.md "Policy version"; issue 11): a tenant's immutable, numbered policy documents, their
+ * Policy versions (docs/concepts.md#policy-versions-and-lint): a tenant's immutable, numbered policy documents, their
  * lint findings, and which one is active. Rows are never updated except `activated_at` (set once, when a version
  * is first made current); the current version is the one with the latest activation.
  */

@@ -1,6 +1,6 @@
 /**
  * Tasks, their checkpointed records, the four-plane event log, side effects and artifacts.
- * Source: DESIGN.md "Task record", "Event", "Side effect".
+ * Source: docs/concepts.md#task-record, #events, #side-effects.
  */
 import { sql } from "drizzle-orm";
 import {
@@ -88,7 +88,7 @@ export const taskCheckpoints = pgTable(
 
 /**
  * PostgreSQL's 64-bit transaction id (`xid8`), read as decimal text. Used for the arrival feed's watermark
- * (docs/decisions/0012-timeline-overview-and-arrival-feed.md).
+ * (docs/decisions/0015-timeline-overview-and-arrival-feed.md).
  */
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => "xid8" });
 
@@ -119,8 +119,9 @@ export const events = pgTable(
     /** How many secret values were replaced by `[REDACTED]` before storage. */
     redactionCount: integer("redaction_count").notNull().default(0),
     /**
-     * What was redacted (distinct kinds: `api_key`, `secret_field`, `credential_value`, `vault_placeholder` …), null when
-     * nothing was. A vault-plane event with any is flagged: the vault lane carries metadata only (issue 11).
+     * What was redacted (distinct kinds: `api_key`, `secret_field`, `credential_value`, `vault_placeholder` …), null
+     * when nothing was. A vault-plane event with any is flagged: the vault lane carries metadata only
+     * (docs/concepts.md#redaction).
      */
     redactionKinds: text("redaction_kinds").array(),
   },
@@ -139,7 +140,8 @@ export const events = pgTable(
     index("events_tenant_host_idx")
       .on(t.tenantId, sql`lower(${t.attrs} ->> 'host')`, t.taskId)
       .where(sql`(${t.attrs} ->> 'host') is not null`),
-    // Task search by credential reference (issue 11: "which durable task used this credential?").
+    // Task search by credential reference (docs/concepts.md#egress-and-vault-custody: "which task used this
+    // credential?").
     index("events_tenant_credential_ref_idx")
       .on(t.tenantId, sql`(${t.attrs} ->> 'credential_ref')`, t.taskId)
       .where(sql`(${t.attrs} ->> 'credential_ref') is not null`),

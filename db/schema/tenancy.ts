@@ -1,6 +1,6 @@
 /**
  * Tenants, people and their roles, and runtime API keys.
- * Users are global (one login, many tenants); everything else leads with tenant_id (DESIGN.md "Scale").
+ * Users are global (one login, many tenants); everything else leads with tenant_id (docs/architecture.md#scale).
  */
 import { sql } from "drizzle-orm";
 import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";

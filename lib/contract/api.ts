@@ -48,8 +48,8 @@ export type StoredEvent = {
   /** What was redacted (`api_key`, `secret_field`, `credential_value`, `vault_placeholder` …); empty when nothing was. */
   redaction_kinds?: string[];
   /**
-   * A vault-plane event that carried a credential value or a placeholder (issue 11: the vault lane is metadata only).
-   * It was redacted before storage; the timeline and the Egress and vault tab warn about it.
+   * A vault-plane event that carried a credential value or a placeholder (docs/concepts.md#redaction: the vault lane is
+   * metadata only). It was redacted before storage; the timeline and the Egress and vault tab warn about it.
    */
   credential_flagged?: boolean;
 };
@@ -97,7 +97,7 @@ export type ArrivalPage = { events: StoredEvent[]; next_since: string; has_more:
 
 export type Receipt = { external_operation_id: string; result_digest?: string | null; completed_at: string };
 
-/** DESIGN.md "Task record": data only, never a container handle, shell state or credential value. */
+/** docs/concepts.md#task-record: data only, never a container handle, shell state or credential value. */
 export type TaskRecord = {
   task_id: string;
   principal: string;

@@ -1,6 +1,6 @@
 /**
- * JSON shapes of custody maps and interruption exercises (issue 9, DESIGN.md "Custody map", "Interruption
- * exercise"). Types only: shared by the route handlers, the domain verbs and the browser.
+ * JSON shapes of custody maps and interruption exercises (docs/concepts.md#custody-maps,
+ * #interruption-exercises). Types only: shared by the route handlers, the domain verbs and the browser.
  */
 import type {
   Custodian,

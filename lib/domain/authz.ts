@@ -1,6 +1,6 @@
 /**
  * Who may do what: the single table of permissions, checked first by every domain verb.
- * Roles come from DESIGN.md "Tenant, principal, membership"; deciding (reconcile, approve) is for people only.
+ * Roles: docs/concepts.md#tenants-people-and-roles; deciding (reconcile, approve) is for people only.
  */
 import type { Role } from "@/db/schema/enums";
 import { DomainError } from "./errors";
@@ -40,7 +40,7 @@ export const PERMISSIONS = {
   "side_effects.receipt": { runtime: true, roles: [] },
   "side_effects.reconcile": { runtime: false, roles: ["responder", "owner", "admin"] },
   "gate.ask": { runtime: true, roles: ANY_ROLE },
-  // Importing an agent runtime's saved state (issue 8 "Real runtimes"): the runtime itself, or a person who handles runs.
+  // Importing an agent runtime's saved state (decision 0013): the runtime itself, or a person who handles runs.
   "imports.run_state": { runtime: true, roles: ["responder", "owner", "admin"] },
   "api_keys.manage": { runtime: false, roles: ["owner", "admin"] },
   "settings.read": { runtime: false, roles: ANY_ROLE },
@@ -48,20 +48,21 @@ export const PERMISSIONS = {
   "principals.manage": { runtime: false, roles: ["owner", "admin"] },
   "members.unlock": { runtime: false, roles: ["owner", "admin"] },
   "audit.read": { runtime: false, roles: ANY_ROLE },
-  // Custody maps and interruption exercises (issue 9): workflow owners and admins fill and test them; everyone reads.
+  // Custody maps and interruption exercises (docs/concepts.md#custody-maps): workflow owners and admins fill and test
+  // them; everyone reads.
   "maps.read": { runtime: false, roles: ANY_ROLE },
   "maps.edit": { runtime: false, roles: ["owner", "admin"] },
   "members.manage": { runtime: false, roles: ["owner", "admin"] },
   "account.manage": { runtime: false, roles: ANY_ROLE },
-  // Policy versions (issue 11): anyone may lint (runtimes lint in their own CI) and read; owners and admins store
+  // Policy versions (decision 0017): anyone may lint (runtimes lint in their own CI) and read; owners and admins store
   // and activate.
   "policies.lint": { runtime: true, roles: ANY_ROLE },
   "policies.read": { runtime: true, roles: ANY_ROLE },
   "policies.manage": { runtime: false, roles: ["owner", "admin"] },
   // Asking a credential's revocation endpoint records evidence on the task: the people who reconcile.
   "credentials.check": { runtime: false, roles: ["responder", "owner", "admin"] },
-  // Approvals (issue 8): runtimes create requests (through intents) and read them; only people with a deciding role
-  // decide. The owner counts as an admin here as everywhere in this table.
+  // Approvals (decision 0012): runtimes create requests (through intents) and read them; only people with a deciding
+  // role decide. The owner counts as an admin here as everywhere in this table.
   "approvals.read": { runtime: true, roles: ANY_ROLE },
   "approvals.decide": { runtime: false, roles: ["approver", "admin", "owner"] },
   "approvals.manage": { runtime: false, roles: ["owner", "admin"] },
@@ -141,7 +142,7 @@ export type PermissionRow = { action: Action; phrase: string; runtime: boolean; 
 /**
  * The permissions table as rows people can read (Settings shows it): what each action is, whether a runtime API
  * key may take it, and which roles may. Rules beyond the table (only an owner grants, changes or removes the owner
- * role; the last owner stays) are in lib/domain/tenancy/member-roles.ts.
+ * role; the last owner stays) are in lib/domain/tenancy/member-rules.ts.
  */
 export function permissionMatrix(): PermissionRow[] {
   return (Object.keys(PERMISSIONS) as Action[]).map((action) => ({

@@ -1,6 +1,6 @@
 /**
  * One error class for the domain, with a stable string code, and the one table that maps a code to an
- * HTTP status. Error body shape: `{error: {code, message, details?}}` (DESIGN.md "Runtime API").
+ * HTTP status. Error body shape: `{error: {code, message, details?}}` (docs/api.md#errors).
  */
 export const ERROR_STATUS = {
   bad_request: 400,

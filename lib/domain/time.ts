@@ -1,8 +1,9 @@
 /**
- * Times that runtimes and people send (event `occurred_at`, receipt `completed_at`, …): ISO 8601 with a zone.
- * Each refusal says what is wrong and what to send instead (issue "Defence in depth": a leap second was refused
- * with a message about zones). Times keep microseconds, as PostgreSQL's `timestamptz` stores them: digits past the
- * sixth are dropped, never rounded (PostgreSQL alone would round `23:59:59.9999999Z` up to the next day).
+ * Times that runtimes and people send (event `occurred_at`, receipt `completed_at`, …): ISO 8601 with a zone. Each
+ * refusal says what is wrong and what to send instead (docs/api.md#conventions: ISO 8601 with a zone; a leap second
+ * gets its own message, not one about zones). Times keep microseconds, as PostgreSQL's `timestamptz` stores them:
+ * digits past the sixth are dropped, never rounded (PostgreSQL alone would round `23:59:59.9999999Z` up to the next
+ * day).
  */
 import { z } from "zod";
 

@@ -1,6 +1,7 @@
 /**
- * Custody for `@openai/agents` runs whose tools need a person's approval (issue 8 "Real runtimes: the OpenAI Agents
- * SDK"). Node only (node:crypto, the SDK); talks to Run Custody through {@link CustodyClient}.
+ * Custody for `@openai/agents` runs whose tools need a person's approval
+ * (docs/decisions/0013-openai-agents-run-state-import.md, docs/concepts.md#approvals). Node only (node:crypto, the
+ * SDK); talks to Run Custody through {@link CustodyClient}.
  *
  * {@link runWithCustodyApprovals} runs an agent with the SDK's own loop. When the run pauses on `needsApproval` tools:
  * 1. the paused `RunState` is serialized and stored as a checkpoint artifact (the runtime's object store, sha256);

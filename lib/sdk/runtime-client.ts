@@ -66,7 +66,10 @@ export type IntentInput = {
   tool?: string;
   /** The sandbox attempt registering it (an older attempt than the task's current one is refused). */
   attempt: number;
-  /** The write needs an approver's decision (issue 8): a first intent creates the request and is answered 403. */
+  /**
+   * The write needs an approver's decision (docs/concepts.md#intent): a first intent creates the request and is
+   * answered 403.
+   */
   requires_approval?: boolean;
   /** The tool arguments, for the approver to read. */
   payload?: unknown;

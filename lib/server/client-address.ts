@@ -3,7 +3,7 @@
  * address only when the request has none, and a reverse proxy appends the address it saw. So the entry to trust
  * is the last one, or, behind N proxies that each append (a CDN in front of a load balancer: N = 1), the one N
  * places before it: `CUSTODY_TRUSTED_PROXY_HOPS` (default 0). Without a proxy that sets the header, a client can
- * claim any address; the per-email ceiling across all sources still bounds guessing (docs/decisions/0007).
+ * claim any address; the per-email ceiling across all sources still bounds guessing (decision 0007).
  */
 
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;

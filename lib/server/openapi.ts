@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 description of the runtime API v1, with request bodies generated from the same zod schemas
- * the routes validate with (DESIGN.md "Runtime API": "described by an OpenAPI document").
+ * the routes validate with (docs/api.md#openapi-document).
  */
 import { z } from "zod";
 import { eventInputSchema } from "@/lib/domain/events/schema";

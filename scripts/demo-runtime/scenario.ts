@@ -1,5 +1,5 @@
 /**
- * The reference scenario (DESIGN.md "Reference scenario"), driven through the public HTTP API only.
+ * The reference scenario (docs/concepts.md#reference-scenario), driven through the public HTTP API only.
  * See `scripts/demo-runtime.ts` for the story, the environment variables and the crash points.
  */
 import fs from "node:fs";
@@ -45,7 +45,7 @@ export type ScenarioConfig = {
   /** Resume-gate polling interval while the verdict is `stop`. */
   pollMs: number;
   /**
-   * The approval story (issue 8): attempt 1 asks, once the draft is checkpointed, for the approval of publish_report (the
+   * The approval story: attempt 1 asks, once the draft is checkpointed, for the approval of publish_report (the
    * demo orchestrator approves it under policy version 1, then changes the policy while the sandbox is down);
    * the last attempt's agent calls publish_report, which needs approval: the run pauses, its RunState is stored as a
    * checkpoint artifact, and it continues only with a fresh approval — the report is published once.

@@ -1,5 +1,5 @@
 /**
- * The demo's approval story (issue 8), played by the orchestrator (`npm run demo`) through the public API as people:
+ * The demo's approval story, played by the orchestrator (`npm run demo`) through the public API as people:
  * 1. waits for the run to ask for the approval of publish_report (attempt 1 asks once its draft is checkpointed);
  * 2. the approver approves it under policy version 1 (the seeded approval);
  * 3. once attempt 1's sandbox is lost, the owner activates policy version 2 while the sandbox is down: the approval

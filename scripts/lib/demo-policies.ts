@@ -1,9 +1,9 @@
 /**
- * The demo's policy documents (issue 11): version 1, activated before the run starts, and version 2, the one the
- * approval story moves to while the sandbox is down (scripts/lib/demo-approval.ts activates it with
- * `POST /api/v1/policies/2/activate`). Both pass lint: the records service is named by the host the runtime reaches it on,
- * its credential goes only there over HTTPS, and every writing tool needs an approval except the one the demo
- * reconciles. Stored once: a data directory that already keeps policy versions is left as it is.
+ * The demo's policy documents (docs/concepts.md#policy-versions-and-lint): version 1, activated before the run starts,
+ * and version 2, the one the approval story moves to while the sandbox is down (scripts/lib/demo-approval.ts activates
+ * it with `POST /api/v1/policies/2/activate`). Both pass lint: the records service is named by the host the runtime
+ * reaches it on, its credential goes only there over HTTPS, and every writing tool needs an approval except the one the
+ * demo reconciles. Stored once: a data directory that already keeps policy versions is left as it is.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";

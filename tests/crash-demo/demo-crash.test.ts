@@ -1,6 +1,6 @@
 /**
  * `npm run demo` killed with SIGKILL mid-run, then started again on the same data directory: the story continues
- * (issue 12 "Crashes"; docs/decisions/0011-crash-safety.md).
+ * (docs/decisions/0011-crash-safety.md).
  *
  * Runs the real `scripts/demo.ts` (embedded PGlite in a fresh data directory, the dashboard, the records service and
  * the demo runtime) and kills the demo's whole process group with SIGKILL right after the runtime's intent for

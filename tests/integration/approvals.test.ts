@@ -1,8 +1,8 @@
 /**
- * Approvals on real PostgreSQL through the HTTP API (issue 8): requests from intents, checkpoints and tenant rules;
- * decisions (roles, separation of duties, races: 50 concurrent deciders → exactly one stored); single use; another
- * digest refused (approval_mismatch); a policy change invalidates at once (audited, on the timeline); the gate's
- * approval reasons; tenant walls; the audit chain verification.
+ * Approvals on real PostgreSQL through the HTTP API (docs/concepts.md#approvals): requests from intents, checkpoints
+ * and tenant rules; decisions (roles, separation of duties, races: 50 concurrent deciders → exactly one stored); single
+ * use; another digest refused (approval_mismatch); a policy change invalidates at once (audited, on the timeline); the
+ * gate's approval reasons; tenant walls; the audit chain verification.
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";

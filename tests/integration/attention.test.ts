@@ -125,7 +125,7 @@ describe("the attention queue", () => {
       side_effect: "publish_report",
       idempotency_key: waitingKey,
       action: "reports.publish",
-      // The checkpoint's declaration became an approval request (issue 8): the item links to it.
+      // The checkpoint's declaration became an approval request: the item links to it.
       href: expect.stringMatching(/^\/approvals\/[0-9a-f-]{36}$/),
     });
     expect(waitingItem.why).toContain("waits for a fresh approval");

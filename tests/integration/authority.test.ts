@@ -262,7 +262,7 @@ describe("approval waits", () => {
     expectError(await postIntent(t.apiKey, taskId, "publish", intentBody(key)), 403, "approval_required");
     const gate = await askGate(t.apiKey, taskId);
     expect(gate.body).toMatchObject({ verdict: "stop", permitted_side_effects: [] });
-    // The checkpoint's declaration became a request in the approvals queue (issue 8); the reason links to it.
+    // The checkpoint's declaration became a request in the approvals queue; the reason links to it.
     expect(gate.body.reasons.map((r) => [r.code, r.target])).toEqual([
       ["approval_missing", expect.stringMatching(/^\/approvals\/[0-9a-f-]{36}$/)],
     ]);

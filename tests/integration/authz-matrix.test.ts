@@ -1,5 +1,5 @@
 /**
- * The authorization matrix (issue 12, "Tenants walled in the database too"): every route of the registry
+ * The authorization matrix (docs/decisions/0016-tenant-walls.md): every route of the registry
  * (tests/support/api-routes.ts) × every kind of caller, with the expected status of each cell derived once from the
  * compact per-route spec {@link MATRIX} below:
  * - no credentials and a revoked key → 401 (public routes answer everyone alike);
@@ -192,7 +192,7 @@ const MATRIX: Record<string, Cell> = {
     ok: 409,
     cross: 404,
   },
-  // Approvals (issue 8): no such request in either tenant; a decision's empty body is refused before anything is read.
+  // Approvals: no such request in either tenant; a decision's empty body is refused before anything is read.
   "GET /api/v1/approvals": { allowed: READERS, ok: 200, cross: "own" },
   "GET /api/v1/approvals/[approvalId]": { allowed: READERS, ok: 404, cross: 404 },
   "POST /api/v1/approvals/[approvalId]/decision": {
@@ -215,7 +215,7 @@ const MATRIX: Record<string, Cell> = {
     ok: 422,
     cross: "own",
   },
-  // Policies (issue 11): a reserved key is refused before anything is stored; no version 1 exists in either tenant.
+  // Policies: a reserved key is refused before anything is stored; no version 1 exists in either tenant.
   "POST /api/v1/policies/lint": { allowed: READERS, probe: {}, ok: 200, cross: "own" },
   "GET /api/v1/policies": { allowed: READERS, ok: 200, cross: "own" },
   "POST /api/v1/policies": { allowed: MANAGERS, probe: { constructor: 1 }, ok: 422, cross: "own" },

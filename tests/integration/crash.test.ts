@@ -1,6 +1,6 @@
 /**
- * Crash safety on PostgreSQL (issue 12 "Crashes"): a server killed with SIGKILL in the middle of event batches,
- * intents, receipts and reconciles loses nothing it acknowledged and leaves nothing half-applied.
+ * Crash safety on PostgreSQL (docs/decisions/0011-crash-safety.md): a server killed with SIGKILL in the middle of event
+ * batches, intents, receipts and reconciles loses nothing it acknowledged and leaves nothing half-applied.
  *
  * The test starts its own `next start` of the build (tests/support/next-server.ts) on the suite's database, prepares a
  * round of work, sends it with every kind of write in flight at once, and kills the server's process group with

@@ -1,9 +1,9 @@
 /**
- * Custody guarantees that hold when the runtime misbehaves (issue "Custody guarantees"), each example of the issue as
- * a test through the real HTTP API on real PostgreSQL: stale writers are fenced (attempt, If-Match / base_version);
- * the gate is enforced on the intent route with the same reasons; one truth per event id and per effect (conflicts,
- * cross-batch order, the server's receive order, skewed clocks); mutating tool calls without an outcome become unknown
- * effects; checkpoint history pages and carries signatures that verify offline.
+ * Custody guarantees that hold when the runtime misbehaves (docs/concepts.md#attempts-and-fencing, #events,
+ * #receive-order; decision 0006), each as a test through the real HTTP API on real PostgreSQL: stale writers are fenced
+ * (attempt, If-Match / base_version); the gate is enforced on the intent route with the same reasons; one truth per
+ * event id and per effect (conflicts, cross-batch order, the server's receive order, skewed clocks); mutating tool
+ * calls without an outcome become unknown effects; checkpoint history pages and carries signatures that verify offline.
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The demo's approval story (issue 8) through the API, with the real demo runtime (`DEMO_PUBLISH=1`, a child process
+ * The demo's approval story through the API, with the real demo runtime (`DEMO_PUBLISH=1`, a child process
  * running `@openai/agents`): the run asks for the approval of publish_report, the approver approves it under policy
  * version 1 (scripts/lib/demo-approval.ts), the sandbox is lost, policy version 2 is activated while it is down, the
  * approval is stale and the gate stops for it; the responder reconciles the record update, the approver re-approves;

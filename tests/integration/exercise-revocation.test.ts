@@ -1,10 +1,11 @@
 /**
- * The "Test revocation" step of an interruption exercise links the evidence of a "Test revocation" check (issue 11;
- * DESIGN.md "Interruption exercise"), over HTTP against the built server: a responder asks a credential's revocation
- * endpoint (a local HTTP stub named by the active policy), the check's `credential.revocation_checked` event shows in
- * the linked task's facts and as suggested evidence of the step (the suggestion the page offers), the owner links it
- * (`event_id` on the step), and the exercise page shows it with a link to the event on the task's timeline. A step may
- * link only an event of its own task in this workspace; a refused link writes nothing.
+ * The "Test revocation" step of an interruption exercise links the evidence of a "Test revocation" check
+ * (docs/concepts.md#interruption-exercises, #egress-and-vault-custody; decision 0018), over HTTP against the built
+ * server: a responder asks a credential's revocation endpoint (a local HTTP stub named by the active policy), the
+ * check's `credential.revocation_checked` event shows in the linked task's facts and as suggested evidence of the step
+ * (the suggestion the page offers), the owner links it (`event_id` on the step), and the exercise page shows it with a
+ * link to the event on the task's timeline. A step may link only an event of its own task in this workspace; a refused
+ * link writes nothing.
  */
 import { describe, expect, it } from "vitest";
 import type { StoredEvent, TimelinePage } from "@/lib/contract/api";

@@ -1,9 +1,9 @@
 /**
- * "Run it for real" (issue 9): the demo runtime started with `--interrupt-at <point> --task-id <id>` runs a
- * disposable task that loses its sandbox at that point — the orchestrator reports the interruption, the next
- * attempt waits at the resume gate — and an owner links that task to an interruption exercise, whose page then shows
- * what the product knows about it. After a responder reconciles the write, the run finishes with the record updated
- * once, and the exercise's facts follow.
+ * "Run it for real" (docs/concepts.md#interruption-exercises): the demo runtime started with `--interrupt-at <point>
+ * --task-id <id>` runs a disposable task that loses its sandbox at that point — the orchestrator reports the
+ * interruption, the next attempt waits at the resume gate — and an owner links that task to an interruption exercise,
+ * whose page then shows what the product knows about it. After a responder reconciles the write, the run finishes with
+ * the record updated once, and the exercise's facts follow.
  */
 import fs from "node:fs";
 import os from "node:os";

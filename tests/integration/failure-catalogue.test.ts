@@ -1,8 +1,8 @@
 /**
- * The failure catalogue (issue "Side-effect custody", "Failure catalogue as automated tests"): the real scenario
+ * The failure catalogue (docs/concepts.md#reference-scenario): the real scenario
  * runtime (`scripts/demo-runtime.ts`, a child process talking to the built server over HTTP) is killed at every
  * state transition of its first attempt (DEMO_CRASH_AT), started again, and must meet the gate verdict the
- * issue expects: `stop` with side_effect_unknown where the outcome of the record update is unknown, `resume`
+ * scenario calls for: `stop` with side_effect_unknown where the outcome of the record update is unknown, `resume`
  * otherwise. Where it stops, a responder recovers the documented way (the lookup decides, then reconcile).
  * In every case the run ends `done`, the final report is listed as an artifact, and the records service
  * applied the update exactly once. Also: the normal scripted story (sandbox loss, stop, reconcile, finish),

@@ -1,5 +1,5 @@
 /**
- * Property-based tests of every JSON route (issue "Defence in depth"): bodies generated from each route's zod
+ * Property-based tests of every JSON route (decisions 0008, 0009): bodies generated from each route's zod
  * schema (tests/support/api-routes.ts lists the routes; tests/support/json-arbitrary.ts makes and mutates the
  * bodies) are sent through the real HTTP API, and for every case:
  * - the answer is never a 5xx;
@@ -26,7 +26,7 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 /**
  * Row counts of every table with a tenant_id column, for one tenant (new tables are picked up by themselves). The audit
  * rows of refusals and the receipts kept as evidence are left out: a refused intent or receipt is audited and a refused
- * receipt kept by design (docs/decisions/0006), and neither changes custody state.
+ * receipt kept by design (decision 0006), and neither changes custody state.
  */
 async function tenantCounts(tenantId: string): Promise<Record<string, number>> {
   const tables = await queryRows<{ table_name: string }>(
@@ -203,7 +203,7 @@ describe.each(jsonRoutes)("%s with generated and mutated bodies", (route, spec) 
         if (res.status >= 500 || res.status === 0) failures.push(shown);
         expect(res.status, shown).toBeLessThan(500);
         // An intent answered approval_required / approval_mismatch records the request (or the offered payload) by
-        // design (issue 8): the approver needs it in the queue.
+        // design (docs/concepts.md#approvals): the approver needs it in the queue.
         const approvalAnswer = res.status === 403 && /"code":"approval_(required|mismatch)"/.test(res.text);
         if (res.status >= 400 && !approvalAnswer) expect(await tenantCounts(prepared.tenantId), shown).toEqual(before);
         else accepted += 1;

@@ -1,5 +1,5 @@
 /**
- * Gate asks (issue 7 §5, "nothing shows that the runtime is alive and polling the gate"): each ask of
+ * Gate asks (docs/concepts.md#gate-asks: whether the runtime is alive and polling the gate): each ask of
  * `POST /api/v1/tasks/{id}/resume` with a runtime key is counted per sandbox attempt and shown in the task view
  * (`GET /api/v1/tasks/{id}` → `gate_asks`). A person's asks (the browser's refresh with a session, and the task
  * page's server render) do not count; concurrent asks are all counted; another tenant's key records nothing.

@@ -1,6 +1,6 @@
 /**
- * The resume gate over real stored facts (issue "Side-effect custody", "The resume gate"; DESIGN.md "Resume
- * gate"): each reason is reached through the HTTP API (events, checkpoints, intents, settings) or, for an
+ * The resume gate over real stored facts (docs/concepts.md#resume-gate,
+ * #gate-reason-codes): each reason is reached through the HTTP API (events, checkpoints, intents, settings) or, for an
  * altered record, by tampering with the stored row — never by calling the pure function. Also: replay while
  * another holder's lease is live, replay without a checkpoint, several reasons in the documented order,
  * tenancy, who may ask, and bad bodies.
@@ -26,7 +26,7 @@ import { custodySnapshot } from "./support/stored-rows";
 const handle = testDbForFile();
 
 const PRINCIPAL = "tenant/acme:user/42";
-/** Reporting order of the blocking codes this issue can produce (DESIGN.md "Resume gate"). */
+/** Reporting order of the blocking codes these tests reach (docs/concepts.md#gate-reason-codes). */
 const ORDER = [
   "record_signature_invalid",
   "principal_revoked",

@@ -1,6 +1,6 @@
 /**
- * The intent and receipt API of side-effect custody (issue "Side-effect custody", "Runtime API" and "Bad input";
- * DESIGN.md "Side effect"), on real PostgreSQL through the built server: go / replay / in_flight /
+ * The intent and receipt API of side-effect custody (docs/concepts.md#intent, #receipt,
+ * #state-transitions), on real PostgreSQL through the built server: go / replay / in_flight /
  * reconcile_required / idempotency_key_mismatch answers, exactly one `go` among fifty concurrent intents, lease
  * expiry, receipts stored once, one audit row per accepted call and nothing written by a refused one.
  */
@@ -305,7 +305,7 @@ describe("intent", () => {
         [EFFECT]: { idempotency_key: key, status: "approved", payload_digest: hex("c"), action: "records.update" },
       },
     });
-    // A checkpoint cannot approve: the declared effect waits for an approver's decision (issue 8), recorded here.
+    // A checkpoint cannot approve: the declared effect waits for an approver's decision, recorded here.
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("awaiting_approval");
     const [request] = await queryRows<{ id: string }>(
       handle.db,

@@ -1,8 +1,8 @@
 /**
- * Custody maps and interruption exercises over the real HTTP API on PostgreSQL (issue 9): the eight-row draft,
- * refused custodians with their field paths, two owners editing one row (409 with both versions, nothing
- * overwritten), publish and versions, export → import round trip, exercises linked to a task with what the product
- * knows about it, completion setting the covered layers' verification, and every new route refusing the wrong
+ * Custody maps and interruption exercises over the real HTTP API on PostgreSQL (docs/concepts.md#custody-maps): the
+ * eight-row draft, refused custodians with their field paths, two owners editing one row (409 with both versions,
+ * nothing overwritten), publish and versions, export → import round trip, exercises linked to a task with what the
+ * product knows about it, completion setting the covered layers' verification, and every new route refusing the wrong
  * role (403) and the wrong tenant (404).
  */
 import { sql } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * PGlite keeps every acknowledged commit when its process is killed with SIGKILL (issue 12 "Crashes", the embedded
+ * PGlite keeps every acknowledged commit when its process is killed with SIGKILL (the embedded
  * database of `npm run demo` and of `npm start` without DATABASE_URL; docs/decisions/0011-crash-safety.md).
  *
  * A writer process (tests/support/pglite-writer.ts) opens a data directory as the server does and commits

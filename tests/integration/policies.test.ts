@@ -1,8 +1,8 @@
 /**
- * Policy versions over the real HTTP API on PostgreSQL (issue 11): lint stores nothing and answers runtimes and
- * every role; YAML and JSON alike; storing numbers versions and finds a repeated document; a version with a lint
- * error is stored but refused at activation (422 policy_invalid with its findings); activation is audited; the wrong
- * role (403) and the wrong tenant (404) are refused; bad bodies write nothing.
+ * Policy versions over the real HTTP API on PostgreSQL (docs/concepts.md#policy-versions-and-lint): lint stores nothing
+ * and answers runtimes and every role; YAML and JSON alike; storing numbers versions and finds a repeated document; a
+ * version with a lint error is stored but refused at activation (422 policy_invalid with its findings); activation is
+ * audited; the wrong role (403) and the wrong tenant (404) are refused; bad bodies write nothing.
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -165,7 +165,7 @@ describe("policy versions", () => {
       ["policy.stored", "policy:1"],
       ["policy.stored", "policy:2"],
       ["policy.activated", "policy:2"],
-      // The version approvals bind to moves with it (issue 8's seam), in the same transaction.
+      // The version approvals bind to moves with it (decision 0026), in the same transaction.
       ["policy.changed", `tenant:${t.tenantId}`],
     ]);
     const same = await api(admin).request("POST", "/api/v1/policies/2/activate");

@@ -1,5 +1,5 @@
 /**
- * Reconcile and lookup (issue "Side-effect custody", "Reconcile" and "Bad input"; DESIGN.md "Side effect"), on
+ * Reconcile and lookup (docs/concepts.md#reconcile, #state-transitions), on
  * real PostgreSQL through the built server: only responders, owners and admins settle an `unknown` effect,
  * never a runtime key; every reconcile names its evidence, writes one audit row and one timeline event in the
  * same transaction, and nothing partial on an error; two responders racing → one wins, the other is told who

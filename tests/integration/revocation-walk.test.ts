@@ -1,6 +1,6 @@
 /**
- * Revocation is immediate on every protected route (issue 11, "Revoking a runtime API key or a membership is
- * immediate on every protected route … and both show in audit"), over HTTP against the built server:
+ * Revocation is immediate on every protected route (docs/concepts.md#runtime-api-keys,
+ * #tenants-people-and-roles; both show in the audit log), over HTTP against the built server:
  * - an owner removes an admin from the workspace (`DELETE /api/v1/settings/members/{id}`) and revokes a runtime key
  *   (`POST /api/v1/settings/api-keys/{id}/revoke`); on the very next request, every route of the API registry
  *   (tests/support/api-routes.ts) answers the admin's session cookie and the key 401 `unauthorized`, exactly as it

@@ -1,6 +1,6 @@
 /**
- * `POST /api/v1/import/openai-agents/run-state` on real PostgreSQL through the built server (issue 8 "Real runtimes:
- * the OpenAI Agents SDK"): each import rule on the real samples of both SDKs and on states the real `@openai/agents` SDK
+ * `POST /api/v1/import/openai-agents/run-state` on real PostgreSQL through the built server (decision
+ * 0013): each import rule on the real samples of both SDKs and on states the real `@openai/agents` SDK
  * makes, a repeated import that creates nothing, refusals (422) that write nothing and quote nothing, wrong role, wrong
  * tenant.
  */
@@ -83,7 +83,7 @@ async function newTask(): Promise<string> {
 }
 
 describe("import rules", () => {
-  it("JS nested agent-as-tool approval (real sample, as a JSON string body): one request, attributed to the nested agent, bound as the issue says", async () => {
+  it("JS nested agent-as-tool approval (real sample, as a JSON string body): one request, attributed to the nested agent, bound to tool, payload and agent", async () => {
     const taskId = await newTask();
     const res = await importState(
       t.apiKey,

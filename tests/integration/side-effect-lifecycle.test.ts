@@ -1,5 +1,5 @@
 /**
- * The side-effect lifecycle's audit entries (decision 0024, docs/architecture.md "Side effects and the gate"): moves
+ * The side-effect lifecycle's audit entries (decision 0024, docs/architecture.md#side-effects-and-the-gate): moves
  * made by events are audited as the key that sent them, moves made by the clock as the system actor `clock`, moves a
  * request makes to other effects (a newer attempt) as its caller — once per moved effect, and the chain still verifies
  * (`GET /api/v1/audit/verify`). Entries written by a statement itself hash exactly as entries written from JavaScript.
@@ -282,7 +282,7 @@ describe("moves a request makes to other effects", () => {
       details: { transition: "attempt_ended", from: "in_flight", to: "unknown", idempotency_key: first },
     });
     expect(entries[0]!.details).not.toHaveProperty("event_id");
-    // The intent's own go is its `side_effect.intent` entry, not a transition entry.
+    // The intent's own go is its `side_effect.intent_recorded` entry, not a transition entry.
     const [intents] = await queryRows<{ n: number }>(
       handle.db,
       sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'side_effect.intent_recorded'`,

@@ -1,6 +1,6 @@
 /**
- * Side-effect status driven by reported events (issue "Runtime API v1"): intent → in_flight, receipt →
- * completed, an interruption or a newer sandbox before the receipt → unknown, and replays never regress.
+ * Side-effect status driven by reported events (docs/concepts.md#events, #side-effect-lifecycle): intent → in_flight,
+ * receipt → completed, an interruption or a newer sandbox before the receipt → unknown, and replays never regress.
  */
 import { describe, expect, it } from "vitest";
 import type { EventInput, SideEffectView, TaskView } from "@/lib/contract/api";

@@ -1,7 +1,7 @@
 /**
- * No request can stall the server (issue "Custody guarantees" §4): the worst bodies the limits allow — 1 MiB of
- * text built to make pattern scans backtrack (`apikey=` repeated took 4 s for 240 KB and grew with the square of the
- * length), on every route that takes free text — are answered, while health requests sent meanwhile each answer
+ * No request can stall the server (decision 0008): the worst bodies the limits allow — 1 MiB of
+ * text built to make pattern scans backtrack (a backtracking scan of `apikey=` repeated takes 4 s for 240 KB, growing
+ * with the square of the length), on every route that takes free text — are answered, while health requests sent meanwhile each answer
  * within a generous second. Behaviour, not speed: the bound is far above what a health check costs.
  */
 import { describe, expect, it } from "vitest";

@@ -1,8 +1,8 @@
 /**
- * Tenant walls in the database (issue 12; docs/decisions/0016-tenant-walls.md): row-level security on every table
+ * Tenant walls in the database (docs/decisions/0016-tenant-walls.md): row-level security on every table
  * with a tenant_id column, the app role it binds, and the scoped database handles of db/walls.ts.
  * - Every tenant table has RLS on and a policy for custody_app (a new table without them fails here: see the recipe
- *   at the top of db/migrations/0011_tenant_walls.sql), and custody_app may not bypass it.
+ *   at the top of db/migrations/0016_tenant_walls.sql), and custody_app may not bypass it.
  * - A query that forgets its tenant filter returns only the scope's rows, and nothing at all without a scope; a write
  *   into another tenant is refused; nothing of the scope outlives its transaction on a pooled connection.
  * - The server's requests go through the app role (a grant taken away from custody_app breaks them).

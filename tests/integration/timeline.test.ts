@@ -1,5 +1,5 @@
 /**
- * Timelines of long runs against the built server and real PostgreSQL (docs/decisions/0012): the overview of a
+ * Timelines of long runs against the built server and real PostgreSQL (decision 0015): the overview of a
  * 21,000-event run over 60 attempts holds every attempt, the interruption and the newest events; windows of detail;
  * the arrival feed sees every back-dated event a reader paging forward would have missed, and never skips a row
  * whose transaction commits late.

@@ -1,7 +1,7 @@
 /**
- * Input built to hurt, through the real HTTP API (issue "Defence in depth"): secrets in the shapes runtimes really
- * send never reach the database or a page, and are refused where the value is signed or chained; input that used
- * to crash (deep nesting) or change silently (numbers a double cannot carry, repeated keys, `__proto__`, leap
+ * Input built to hurt, through the real HTTP API (decisions 0008, 0009): secrets in the shapes runtimes really
+ * send never reach the database or a page, and are refused where the value is signed or chained; input that would
+ * crash (deep nesting) or change silently (numbers a double cannot carry, repeated keys, `__proto__`, leap
  * seconds, nine fractional digits) is refused with a 422 naming the path, or kept exactly; typed names refuse
  * invisible characters.
  */

@@ -1,5 +1,5 @@
 /**
- * Vault custody over the real HTTP API on PostgreSQL (issue 11):
+ * Vault custody over the real HTTP API on PostgreSQL (decision 0019):
  * - the resume gate and the intent route judge the credentials a run holds against the current policy: held longer
  *   than the policy's ttl (counted from the server's receive time, never the runtime's clock) is `credential_expired`,
  *   no longer declared by the current version is `credential_revoked` ("removed from policy version N");

@@ -111,7 +111,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/policies/current": { auth: "runtime", body: "none" },
   "GET /api/v1/policies/[version]": { auth: "runtime", body: "none" },
   "POST /api/v1/policies/[version]/activate": { auth: "owner", body: "none" },
-  // Approvals (issue 8): runtimes and every role read; approvers (and admins, owners) decide.
+  // Approvals: runtimes and every role read; approvers (and admins, owners) decide.
   "GET /api/v1/approvals": { auth: "runtime", body: "none" },
   "GET /api/v1/approvals/[approvalId]": { auth: "runtime", body: "none" },
   "POST /api/v1/approvals/[approvalId]/decision": { auth: "approver", body: "json", schema: decisionBodySchema },

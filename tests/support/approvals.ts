@@ -1,5 +1,5 @@
 /**
- * Seeding approvals for tests and the accessibility audit (issue 8): a request made as the runtime, approved by the
+ * Seeding approvals for tests and the accessibility audit: a request made as the runtime, approved by the
  * tenant's approver, then made stale by the owner activating another policy version — the demo's story in calls to the
  * same domain verbs the API uses.
  */

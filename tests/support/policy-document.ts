@@ -1,6 +1,6 @@
 /**
- * The policy document the suites share (issue 11's example): a restricted network that admits the records service,
- * its environment credential, and the mutating tool that writes records. As YAML the way an author writes it (a
+ * The policy document the suites share: a restricted network that admits the records service, its environment
+ * credential, and the mutating tool that writes records. As YAML the way an author writes it (a
  * comment, flow lists), and as a value; a test that needs a variant derives it from the value with a patch.
  * Used by tests/unit/policy-lint.test.ts, tests/integration/policies.test.ts, tests/integration/vault-custody.test.ts,
  * tests/integration/exercise-revocation.test.ts and e2e/policies.spec.ts.

@@ -1,6 +1,6 @@
 /**
- * Approval rules (issue 8): freshness and each stale reason, separation of duties, the gate's approval reasons, and
- * the standing the intent route answers (single use, rejected, pending).
+ * Approval rules (docs/concepts.md#approvals, #freshness): freshness and each stale reason, separation of duties, the
+ * gate's approval reasons, and the standing the intent route answers (single use, rejected, pending).
  */
 import { describe, expect, it } from "vitest";
 import { separationOfDuties } from "@/lib/domain/approvals/decide";

@@ -1,6 +1,6 @@
 /**
  * The `attempt` field of intents and receipts (lib/domain/side-effects/intent.ts `attemptField`): each way it can be
- * wrong gets its own message (a value past the limit used to be told "attempt is required").
+ * wrong gets its own message (a value past the limit is told the limit, not "attempt is required").
  */
 import { describe, expect, it } from "vitest";
 import { attemptField } from "@/lib/domain/side-effects/intent";

@@ -1,4 +1,7 @@
-/** The compaction rule of the gate (issue 11): receive order decides, and only a check after the latest compaction counts. */
+/**
+ * The compaction rule of the gate (docs/concepts.md#compaction-and-constraints): receive order decides, and only a
+ * check after the latest compaction counts.
+ */
 import { describe, expect, it } from "vitest";
 import { uncheckedCompaction } from "@/lib/domain/gate/compaction";
 import { evaluateGate, type GateFacts } from "@/lib/domain/gate/evaluate";

@@ -1,5 +1,5 @@
 /**
- * Suggested evidence for the "Test revocation" step of an interruption exercise (issue 11: the step can link the
+ * Suggested evidence for the "Test revocation" step of an interruption exercise (decision 0018: the step can link the
  * evidence of a "Test revocation" check): each `credential.revocation_checked` event of a linked task is offered with
  * its answer (revoked / NOT revoked / nothing proven), credential, time and who asked, and taking it links that event;
  * other steps never offer it. Also the step's `event_id` in the exercise body schema (optional, so older clients work).

@@ -1,6 +1,6 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^8 subsets
- * of the facts that exist today), the fixed order of reasons, the seams for approvals and policy, and the
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^8 subsets of the
+ * codes it derives from its own facts), the fixed order of reasons, approval and policy reasons passed in, and the
  * replay conditions.
  */
 import { describe, expect, it } from "vitest";
@@ -109,7 +109,8 @@ const BREAKERS: Partial<Record<GateReasonCode, (f: GateFacts) => void>> = {
     f.tool_definitions_now = { update_record: SHA_B };
   },
 };
-const TODAY = Object.keys(BREAKERS) as GateReasonCode[];
+/** The blocking codes evaluateGate derives from its own facts (the others arrive as approval and policy reasons). */
+const FACT_CODES = Object.keys(BREAKERS) as GateReasonCode[];
 
 describe("evaluateGate", () => {
   it("resumes a clean task and permits only effects that may start", () => {
@@ -122,7 +123,7 @@ describe("evaluateGate", () => {
     });
   });
 
-  it.each(TODAY)("stops for %s alone, with exactly that reason", (code) => {
+  it.each(FACT_CODES)("stops for %s alone, with exactly that reason", (code) => {
     const f = cleanFacts();
     BREAKERS[code]!(f);
     const v = evaluateGate(f);
@@ -141,8 +142,8 @@ describe("evaluateGate", () => {
 
   it("lists every reason of every combination, in the documented order", () => {
     let combos = 0;
-    for (let mask = 0; mask < 1 << TODAY.length; mask++) {
-      const chosen = TODAY.filter((_, i) => mask & (1 << i));
+    for (let mask = 0; mask < 1 << FACT_CODES.length; mask++) {
+      const chosen = FACT_CODES.filter((_, i) => mask & (1 << i));
       const f = cleanFacts();
       for (const c of chosen) BREAKERS[c]!(f);
       const v = evaluateGate(f);
@@ -349,7 +350,7 @@ describe("evaluateGate", () => {
         reasons: [expect.objectContaining({ code: "no_checkpoint" })],
       });
       expect(writePermission(evaluateGate(replay), false)).toEqual({ allowed: true });
-      for (const code of TODAY) {
+      for (const code of FACT_CODES) {
         const f = cleanFacts();
         BREAKERS[code]!(f);
         const verdict = evaluateGate(f);
@@ -363,9 +364,9 @@ describe("evaluateGate", () => {
     });
 
     it("never allows a write the gate would not permit, over every combination", () => {
-      for (let mask = 0; mask < 1 << TODAY.length; mask++) {
+      for (let mask = 0; mask < 1 << FACT_CODES.length; mask++) {
         const f = cleanFacts();
-        TODAY.filter((_, i) => mask & (1 << i)).forEach((c) => BREAKERS[c]!(f));
+        FACT_CODES.filter((_, i) => mask & (1 << i)).forEach((c) => BREAKERS[c]!(f));
         const verdict = evaluateGate(f);
         expect(writePermission(verdict, true).allowed).toBe(verdict.verdict === "resume");
       }

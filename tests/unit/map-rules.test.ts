@@ -1,9 +1,9 @@
 /**
- * The rules of a custody-map row and of an interruption exercise (issue 9): custodians must be named parties —
- * names that only look filled are refused in any case, spacing or punctuation, with a message asking for both
- * sides and the handoff; a cross-organization row needs a handoff; verified/failed need linked evidence; a
- * decision to constrain names the constraint and a request for evidence says what and from whom. Also the
- * adoption summary, the version diff, the Markdown export and the exercise completion rules.
+ * The rules of a custody-map row and of an interruption exercise (docs/concepts.md#custody-maps): custodians must be
+ * named parties — names that only look filled are refused in any case, spacing or punctuation, with a message asking
+ * for both sides and the handoff; a cross-organization row needs a handoff; verified/failed need linked evidence; a
+ * decision to constrain names the constraint and a request for evidence says what and from whom. Also the adoption
+ * summary, the version diff, the Markdown export and the exercise completion rules.
  */
 import { describe, expect, it } from "vitest";
 import type { LayerRow } from "@/lib/contract/maps";

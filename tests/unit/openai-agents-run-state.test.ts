@@ -1,7 +1,7 @@
 /**
  * The RunState reader (lib/domain/imports/openai-agents-run-state.ts) on every real sample in
  * ../shared/fixtures/real/openai-agents-{js,python}/ (read, never edited), and on states the real `@openai/agents`
- * SDK makes here with a scripted model. Issue 8 "Real runtimes".
+ * SDK makes here with a scripted model. Decision 0013.
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -1,18 +1,18 @@
 /**
- * Policy lint (issue 11): a table of good and bad documents, one per rule, each with its fix; YAML and JSON read
- * alike; shape problems at their field path; reserved keys and credential values refused.
+ * Policy lint (docs/concepts.md#policy-versions-and-lint): a table of good and bad documents, one per rule, each with
+ * its fix; YAML and JSON read alike; shape problems at their field path; reserved keys and credential values refused.
  */
 import { describe, expect, it } from "vitest";
 import { DomainError } from "@/lib/domain/errors";
 import { hostProblem, lintPolicyText, lintPolicyValue } from "@/lib/domain/policies/lint";
 import { RECORDS_POLICY_YAML, recordsPolicy } from "../support/policy-document";
 
-// The documents: the issue's example (tests/support/policy-document.ts), which passes lint with no finding, and
+// The documents: the shared example (tests/support/policy-document.ts), which passes lint with no finding, and
 // variants derived from it, one per rule.
 type Doc = Record<string, unknown>;
 
 describe("policy lint", () => {
-  it("passes the issue's example (YAML) and the same document as JSON", () => {
+  it("passes the shared example document (YAML) and the same document as JSON", () => {
     const yaml = lintPolicyText(RECORDS_POLICY_YAML, "yaml");
     expect(yaml).toMatchObject({ valid: true, findings: [] });
     const json = lintPolicyText(JSON.stringify(recordsPolicy()), "json");

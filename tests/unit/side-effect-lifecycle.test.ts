@@ -22,7 +22,7 @@ import {
 const specs = Object.entries(TRANSITIONS) as Array<[TransitionName, TransitionSpec]>;
 
 describe("the transition table", () => {
-  it("allows exactly these moves (a new one is added here on purpose, with docs/architecture.md)", () => {
+  it("allows exactly these moves (a new one is added here on purpose, with docs/architecture.md#side-effects-and-the-gate)", () => {
     const edges = specs.flatMap(([t, s]) => s.from.flatMap((f) => s.to.map((to) => `${f} -> ${to} (${t})`))).sort();
     expect(edges).toEqual(
       [
@@ -78,7 +78,7 @@ describe("the transition table", () => {
     expect(reachableFrom("completed")).toEqual([]);
     const leavingUnknown = specs.filter(([, s]) => s.from.includes("unknown"));
     expect(leavingUnknown.map(([t]) => t).sort()).toEqual(["reconciled_completed", "reconciled_not_applied"]);
-    for (const [, s] of leavingUnknown) expect(s.audit).toEqual({ request: "side_effect.reconcile" });
+    for (const [, s] of leavingUnknown) expect(s.audit).toEqual({ request: "side_effect.reconciled" });
   });
 
   it("audits every move made by an event or by the clock itself", () => {

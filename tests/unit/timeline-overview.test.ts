@@ -1,6 +1,6 @@
 /**
  * The overview of long runs in the browser: rule labels thinned so none overlaps, server-counted events that are not
- * loaded, and bins that count them (docs/decisions/0012-timeline-overview-and-arrival-feed.md).
+ * loaded, and bins that count them (docs/decisions/0015-timeline-overview-and-arrival-feed.md).
  */
 import { describe, expect, it } from "vitest";
 import { binMarks, labelWidth, thinLabels, unloadedCounts, type Outcome } from "../../components/timeline/model";

@@ -1,5 +1,5 @@
 /**
- * Vault custody (issue 11): the gate judges credentials against the current policy (a ttl counted on the server's
+ * Vault custody (decision 0019): the gate judges credentials against the current policy (a ttl counted on the server's
  * clock, a credential the current version no longer declares), vault-lane events lose credential values and
  * placeholders and are flagged, and the compaction rule carries forward over the arrival feed.
  */

@@ -21,8 +21,8 @@ const AGES: Record<string, { label: string; seconds: number }> = {
 const one = (v: string | string[] | undefined) => (typeof v === "string" && v.trim() ? v.trim() : null);
 
 /**
- * The approver's queue (issue 8 "Pages"): pending and stale requests first, oldest first, then the decided ones;
- * filters by task, action and age (in the URL, so a filtered queue can be shared).
+ * The approver's queue (docs/concepts.md#approvals): pending and stale requests first, oldest first, then the decided
+ * ones; filters by task, action and age (in the URL, so a filtered queue can be shared).
  */
 export default async function ApprovalsPage({ searchParams }: { searchParams: Promise<SP> }) {
   const ctx = await requirePageContext();

@@ -17,9 +17,10 @@ const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : u
 const versionOf = (v: string | undefined) => (v && /^[1-9]\d{0,8}$/.test(v) ? Number(v) : null);
 
 /**
- * The tenant's policy versions (issue 11): lint a pasted or uploaded document, store it as the next version, read a
- * version with its lint findings beside the lines they concern, compare two versions (hosts added and removed),
- * and activate one (owners and admins). `?v=N` opens a version; `&compare=M` diffs it against version M.
+ * The tenant's policy versions (docs/concepts.md#policy-versions-and-lint): lint a pasted or uploaded document, store
+ * it as the next version, read a version with its lint findings beside the lines they concern, compare two versions
+ * (hosts added and removed), and activate one (owners and admins). `?v=N` opens a version; `&compare=M` diffs it
+ * against version M.
  */
 export default async function PoliciesPage({ searchParams }: { searchParams: Promise<SP> }) {
   const ctx = await requirePageContext();

@@ -1,9 +1,9 @@
 "use client";
 
 /**
- * Settings → Approvals (issue 8): the current policy version (activating another stored version makes approvals bound
- * to another version stale at once), the default approval lifetime, whether requesters may approve their own
- * requests, and the actions the workspace marks approval-required (with their own lifetimes).
+ * Settings → Approvals (docs/concepts.md#approvals, #freshness): the current policy version (activating another stored
+ * version makes approvals bound to another version stale at once), the default approval lifetime, whether requesters
+ * may approve their own requests, and the actions the workspace marks approval-required (with their own lifetimes).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";

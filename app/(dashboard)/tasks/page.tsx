@@ -18,7 +18,8 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
   const sp = await searchParams;
   const q = one(sp.q) ?? "";
   const status = one(sp.status) ?? "";
-  // The incident responder's question (issue 11): which task reached this host, used this credential, ran under this policy.
+  // The incident responder's question (docs/concepts.md#egress-and-vault-custody): which task reached this host, used
+  // this credential, ran under this policy.
   const host = one(sp.host) ?? "";
   const credentialRef = one(sp.credential_ref) ?? "";
   const policyVersion = one(sp.policy_version) ?? "";

@@ -55,7 +55,7 @@ const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? 
 const sameAttempt = (a: number | null, b: number | null) => a === null || b === null || a === b;
 
 /**
- * Tool-call bars from time-ordered events (DESIGN.md "Tool call"). A `tool.called` pairs with the
+ * Tool-call bars from time-ordered events (docs/concepts.md#tool-calls). A `tool.called` pairs with the
  * `tool.completed` / `tool.failed` carrying the same `attrs.call_id` (and, when both name one, the same attempt),
  * never with whichever outcome comes next: calls that overlap or finish out of order keep their own outcomes. A
  * call's attempt has ended at the first later `run.interrupted` or `run.stopped` of that attempt (or naming none),

@@ -1,5 +1,6 @@
 /**
- * `POST /api/v1/approvals/{id}/decision` (issue 8 "Decisions", "Races"; DESIGN.md "Approval").
+ * `POST /api/v1/approvals/{id}/decision` (docs/concepts.md#approvals;
+ * docs/decisions/0012-approval-binding-and-freshness.md).
  *
  * - Only a signed-in person with a deciding role (approver, admin; the owner counts as admin) decides; a viewer, a
  *   responder and a runtime API key are refused (lib/domain/authz.ts `approvals.decide`).

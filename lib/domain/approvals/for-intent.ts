@@ -1,5 +1,5 @@
 /**
- * The approval side of `POST …/side-effects/{name}/intent` (issue 8 "Where requests come from", "Decisions").
+ * The approval side of `POST …/side-effects/{name}/intent` (docs/concepts.md#approvals, #intent).
  *
  * Runs in its own committed transaction before the intent is decided, because what it records must stand when the
  * intent is then refused: the request it creates (answered `403 approval_required` with its id), the payload or agent

@@ -1,5 +1,5 @@
 /**
- * Approval freshness (DESIGN.md "Approval"; issue 8 "Fresh or stale"): one pure function decides whether an approval
+ * Approval freshness (docs/concepts.md#freshness): one pure function decides whether an approval
  * still stands, and lists every reason it does not. The gate, the intent route, the API and the pages all read it.
  *
  * An approval is fresh only while: it has not expired; the principal, action, payload digest, input digest, policy

@@ -1,6 +1,6 @@
 /**
- * Approvals as the resume gate and the intent route read them (issue 8 "Resume gate"; DESIGN.md "Resume gate": the
- * gate and the intent route answer from one function). {@link approvalStanding} is that function for one request:
+ * Approvals as the resume gate and the intent route read them (docs/concepts.md#resume-gate: the gate
+ * and the intent route answer from one function). {@link approvalStanding} is that function for one request:
  * the gate turns every standing into reasons ({@link approvalGateReasons}), and the intent route answers its own
  * effect's standing (lib/domain/side-effects/intent.ts).
  */

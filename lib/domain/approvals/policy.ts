@@ -1,6 +1,6 @@
 /**
- * The tenant's approval settings (lifetime, separation of duties) and per-action rules (issue 8). The policy version
- * approvals bind to is lib/domain/policies/current.ts.
+ * The tenant's approval settings (lifetime, separation of duties) and per-action rules (docs/concepts.md#freshness).
+ * The policy version approvals bind to is lib/domain/policies/current.ts.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";

@@ -1,6 +1,7 @@
 /**
- * Reading approvals (issue 8 "API"): the stored request and decision, with the status and stale reasons computed now
- * by {@link approvalStatus} against the current facts (policy version, task inputs, principal, approver's role).
+ * Reading approvals (docs/api.md#peoples-routes): the stored request and decision, with the status and stale reasons
+ * computed now by {@link approvalStatus} against the current facts (policy version, task inputs, principal, approver's
+ * role).
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";

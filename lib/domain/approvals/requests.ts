@@ -1,5 +1,5 @@
 /**
- * Approval requests (issue 8 "Where requests come from", "What a request is bound to").
+ * Approval requests (docs/concepts.md#approvals: where requests come from, what a request is bound to).
  *
  * {@link requestApproval} is the one verb that creates a request, for every source: the intent route (the runtime says
  * `requires_approval`, or the tenant marks the action approval-required), a checkpoint that declares an effect awaiting

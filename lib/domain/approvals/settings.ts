@@ -1,7 +1,7 @@
 /**
- * The approval settings of Settings → Approvals (issue 8): read them with the policy version approvals bind to,
- * change the default lifetime and separation of duties, and mark actions approval-required. Changing the policy
- * version is activating a stored one (lib/domain/policies/current.ts).
+ * The approval settings of Settings → Approvals (docs/concepts.md#freshness): read them with the policy version
+ * approvals bind to, change the default lifetime and separation of duties, and mark actions approval-required. Changing
+ * the policy version is activating a stored one (lib/domain/policies/current.ts).
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";

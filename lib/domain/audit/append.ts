@@ -1,5 +1,5 @@
 /**
- * Appends one entry to a tenant's hash-chained audit log (DESIGN.md "Audit log").
+ * Appends one entry to a tenant's hash-chained audit log (docs/concepts.md#audit-log).
  * The chain's head (last seq and hash per tenant) lives in `audit_heads`: one statement moves the head and inserts
  * the entry, so entries of one tenant are serialized by the head row's lock (held to the end of the transaction) and
  * the chain never forks. PostgreSQL computes the hash from the previous one — sha256(prev_hash || RFC 8785 JSON of

@@ -1,5 +1,6 @@
 /**
- * Reading and verifying a tenant's audit log (DESIGN.md "Audit log": the chain verifies in the UI and in a test).
+ * Reading and verifying a tenant's audit log (docs/concepts.md#audit-log: the chain verifies on the Audit page and
+ * at `GET /api/v1/audit/verify`).
  */
 import { sql } from "drizzle-orm";
 import { queryRows } from "@/db";

@@ -1,5 +1,5 @@
 /**
- * Ed25519 signatures over RFC 8785 canonical JSON (DESIGN.md "Task record"), with node:crypto.
+ * Ed25519 signatures over RFC 8785 canonical JSON (docs/concepts.md#checkpoints-and-signatures), with node:crypto.
  * Keys are identified by their RFC 7638 JWK thumbprint.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign, verify } from "node:crypto";

@@ -10,7 +10,7 @@
  * storability walks run only for the few events that could need them. The batch document is `json` (not
  * `jsonb`) so PostgreSQL parses each attrs object once, and new tasks are created in the same statement as the
  * events. Measured by `npm run bench -- ingest`.
- * Source: DESIGN.md "Event"; issue "Runtime API v1".
+ * Source: docs/concepts.md#events; docs/api.md#runtime-routes.
  */
 import { sql, type SQL } from "drizzle-orm";
 import { copyIn, queryRows, type Db } from "@/db";
@@ -235,7 +235,8 @@ export function prepareFully(
   const redacted = redactJson(event.attrs ?? {});
   let value = redacted.value;
   const kinds = redacted.redactions.map((r) => r.kind);
-  // The vault lane carries metadata only (issue 11): credential values and placeholders are redacted too, and flagged.
+  // The vault lane carries metadata only (docs/concepts.md#redaction): credential values and placeholders are redacted
+  // too, and flagged.
   if (event.plane === "vault") {
     const vault = redactVaultAttrs(value);
     value = vault.value;

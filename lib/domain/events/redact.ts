@@ -1,6 +1,6 @@
 /**
- * Secret redaction and storability checks for what runtimes and people send (DESIGN.md "Event": secrets are
- * redacted before storage and the redaction is counted). The rules live in lib/domain/secrets/ (names, the
+ * Secret redaction and storability checks for what runtimes and people send (docs/concepts.md#redaction: secrets
+ * are redacted before storage and the redaction is counted). The rules live in lib/domain/secrets/ (names, the
  * linear-time scan, the superset prefilter, the JSON walk); this module keeps the names the rest of the code
  * imports.
  */

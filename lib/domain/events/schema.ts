@@ -1,5 +1,5 @@
 /**
- * Validation of one runtime event (DESIGN.md "Event", "Event types per plane").
+ * Validation of one runtime event (docs/concepts.md#events, #event-types).
  */
 import { z } from "zod";
 import { PLANES, type Plane } from "@/db/schema/enums";

@@ -1,5 +1,5 @@
 /**
- * Interruption exercises (DESIGN.md "Interruption exercise"; issue 9): a recorded test of one custody map at one
+ * Interruption exercises (docs/concepts.md#interruption-exercises): a recorded test of one custody map at one
  * interruption point, in six fixed steps, each with a status and evidence (a task of this tenant, an artifact
  * digest, a note), and an outcome — `safe_resume`, `safe_replay`, `visible_stop` or `unsafe` — with the finding.
  * Completing one sets the verification of the layers it covered: `unsafe` marks them `failed` (and the worksheet

@@ -343,10 +343,11 @@ export async function readGateFacts(
     }
   }
 
-  // Approvals and the policy version (issue 8): the same standing the intent route answers for its own effect.
-  // Policy custody (issue 11): a current policy that fails lint, a host this run reached that it no longer admits, and
-  // the current policy's credentials. Both come from the statement above; the database is asked again only when a request is live (its current facts)
-  // or when this process has not yet read the current policy version's document.
+  // Approvals and the policy version (docs/concepts.md#approvals): the same standing the intent route answers for its
+  // own effect. Policy custody (docs/concepts.md#egress-and-vault-custody): a current policy that fails lint, a host
+  // this run reached that it no longer admits, and the current policy's credentials. Both come from the statement
+  // above; the database is asked again only when a request is live (its current facts) or when this process has not yet
+  // read the current policy version's document.
   const now = opts.now ?? new Date();
   const approvalFacts = await approvalFactsOf(
     db,

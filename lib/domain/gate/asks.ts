@@ -1,10 +1,11 @@
 /**
- * Gate asks: the evidence that a runtime is alive and polling the resume gate (issue 7 §5). Each time a runtime
- * (an API key) asks `POST /api/v1/tasks/{id}/resume`, the count and time of asks for the task's current sandbox
+ * Gate asks: the evidence that a runtime is alive and polling the resume gate (docs/concepts.md#gate-asks). Each time a
+ * runtime (an API key) asks `POST /api/v1/tasks/{id}/resume`, the count and time of asks for the task's current sandbox
  * attempt move on: counted by the gate's facts statement when the attempt's row exists (the usual poll: no statement of
- * its own unless the verdict changed), otherwise in one upsert. A person's page view evaluates the gate too (the task page server-renders the
- * verdict and the browser refreshes it with the person's session); those are not the runtime asking and are not
- * counted. No audit row: an ask decides nothing, and a runtime polling every few seconds would flood the chain.
+ * its own unless the verdict changed), otherwise in one upsert. A person's page view evaluates the gate too (the task
+ * page server-renders the verdict and the browser refreshes it with the person's session); those are not the runtime
+ * asking and are not counted. No audit row: an ask decides nothing, and a runtime polling every few seconds would flood
+ * the chain.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";

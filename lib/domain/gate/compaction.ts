@@ -1,5 +1,5 @@
 /**
- * The compaction rule of the gate (issue 11 "Compaction constraints"): a `compaction.performed` that no
+ * The compaction rule of the gate (docs/concepts.md#compaction-and-constraints): a `compaction.performed` that no
  * `constraint.checked` followed, in the server's receive order (never the runtime's clock), holds mutations back
  * (`replay`, `constraints_unchecked`) and is marked on the task's timeline. Pure: the gate (./ask.ts), the timeline
  * overview (lib/domain/tasks/timeline.ts) and the task page (following the arrival feed) decide it with these.

@@ -1,5 +1,5 @@
 /**
- * The resume gate (DESIGN.md "Resume gate"): a pure function from stored facts to a verdict.
+ * The resume gate (docs/concepts.md#resume-gate): a pure function from stored facts to a verdict.
  *
  * - `stop` when any blocking reason exists; every blocking reason is listed, in the fixed reporting order of the
  *   catalogue lib/domain/gate/reasons.ts (then by target), so the answer is stable;
@@ -7,7 +7,7 @@
  *   is no checkpoint to resume from): safe reads may repeat;
  * - `resume` otherwise.
  * It is enforced, not advisory: {@link writePermission} turns the same verdict into the intent route's answer, so the
- * gate and the intent route cannot disagree (DESIGN.md "Resume gate"). A checkpoint that does not verify never feeds
+ * gate and the intent route cannot disagree (decision 0006). A checkpoint that does not verify never feeds
  * the answer: `next_phase` and the tool definitions come from the latest checkpoint that verifies.
  * Credentials are judged from the vault lane (revoked, expired, past their `expires_at`) and, while a policy is active,
  * against it ({@link GateFacts.credential_policy}): one the current version no longer declares is revoked, one held
@@ -63,8 +63,9 @@ export type GateFacts = {
     held_since?: string | null;
   }>;
   /**
-   * The current policy's credentials (issue 11): a credential the run holds that the current version does not declare
-   * counts as revoked, one held longer than its `ttl` as expired. Null or absent while no policy is active.
+   * The current policy's credentials (docs/concepts.md#gate-reason-codes): a credential the run holds that the current
+   * version does not declare counts as revoked, one held longer than its `ttl` as expired. Null or absent while no
+   * policy is active.
    */
   credential_policy?: {
     version: number;
@@ -74,9 +75,15 @@ export type GateFacts = {
   tool_definitions_now: Record<string, string>;
   /** The latest context compaction no `constraint.checked` followed (receive order), or null / absent. */
   compaction_unchecked?: { event_id: string; occurred_at: string } | null;
-  /** Seam for the approvals issue: reasons it computes (approval_missing / approval_stale). */
+  /**
+   * Approval reasons from lib/domain/approvals/gate.ts (approval_missing / approval_stale); absent in pure tests
+   * without approval facts.
+   */
   approvals?: GateReason[];
-  /** Seam for the policy issue: reasons it computes (policy_changed / egress_policy_inconsistent). */
+  /**
+   * Policy reasons: policy_changed from lib/domain/approvals/gate.ts, egress_policy_inconsistent from
+   * lib/domain/policies/egress.ts; absent in pure tests without policy facts.
+   */
   policy?: GateReason[];
 };
 
@@ -118,8 +125,8 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   }
 
   for (const r of [...(f.policy ?? []), ...(f.approvals ?? [])]) found.push(r);
-  // Until approvals are recorded (their own issue), an effect waiting for one is missing it: the intent route
-  // refuses it with approval_required, and the gate must say the same.
+  // Without approval facts (pure tests), an effect waiting for an approval is missing it: the intent route refuses
+  // it with approval_required, and the gate says the same.
   if (f.approvals === undefined) {
     for (const e of f.side_effects) {
       if (e.status !== "awaiting_approval") continue;
@@ -275,9 +282,9 @@ export type WritePermission =
   | { allowed: false; code: "principal_revoked" | "gate_stop" | "gate_replay"; reasons: GateReason[]; message: string };
 
 /**
- * Whether a new write may start, decided from the same verdict the gate gives (DESIGN.md "Resume gate": enforced, not
- * advisory). A revoked principal stops every intent, reads included; otherwise a read (`mutation: false`) may go, and a
- * mutation may go only when the verdict is `resume`.
+ * Whether a new write may start, decided from the same verdict the gate gives (docs/concepts.md#resume-gate: enforced,
+ * not advisory). A revoked principal stops every intent, reads included; otherwise a read (`mutation: false`) may go,
+ * and a mutation may go only when the verdict is `resume`.
  */
 export function writePermission(verdict: GateVerdict, mutation: boolean): WritePermission {
   const revoked = verdict.reasons.filter((r) => r.code === "principal_revoked");

@@ -1,6 +1,6 @@
 /**
  * `POST /api/v1/import/openai-agents/run-state?task_id=…` — import a serialized RunState of the OpenAI Agents SDK
- * (JavaScript or Python) into a task's custody (issue 8 "Real runtimes: the OpenAI Agents SDK"). The state is read by
+ * (JavaScript or Python) into a task's custody (decision 0013). The state is read by
  * {@link parseRunState}; then, each through the path that already owns it:
  * - every executed tool output → a receipt: a `side_effect.intent` and a `side_effect.receipt` event for the call's
  *   effect (`<tool>.<call id>`, key from the task and call id), applied by the event path's side-effect rules — so a

@@ -1,6 +1,6 @@
 /**
  * Reads a serialized `RunState` of the OpenAI Agents SDK — the JavaScript SDK (`@openai/agents`, camelCase keys) or
- * the Python SDK (`openai-agents`, snake_case keys) — into what custody needs from it (issue 8 "Real runtimes"):
+ * the Python SDK (`openai-agents`, snake_case keys) — into what custody needs from it (decision 0013):
  * - `approvals`: pending `tool_approval_item` interruptions of the current step, including those of nested
  *   agent-as-tool runs (the JS SDK keeps them as JSON strings in `pendingAgentToolRuns`), each attributed to the agent
  *   that raised it; a hosted or MCP approval request keeps its provider request id;
@@ -213,7 +213,7 @@ const OUTPUT_TYPES = new Set([
 type Call = { callId: string; tool: string; arguments: unknown; argsText: string; agent?: string };
 
 /**
- * The payload digest of a tool call (issue 8 "What a request is bound to"): sha256 hex of the RFC 8785 JSON of
+ * The payload digest of a tool call (docs/concepts.md#approvals): sha256 hex of the RFC 8785 JSON of
  * `{"tool", "arguments"}`, arguments parsed from their JSON text. The runtime helper computes the same for its intents.
  */
 export function toolCallDigest(tool: string, args: unknown): string {

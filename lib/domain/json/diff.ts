@@ -1,7 +1,7 @@
 /**
- * A structural diff of two JSON values (the approved payload and the one offered now, issue 8 "old and new values
- * side by side"): every path whose value was added, removed or changed, in document order. Pure; arrays compare by
- * index. Small enough that no dependency is needed.
+ * A structural diff of two JSON values (the approved payload and the one offered now, shown side by side:
+ * docs/concepts.md#freshness): every path whose value was added, removed or changed, in document order. Pure; arrays
+ * compare by index. Small enough that no dependency is needed.
  */
 export type JsonChange = { path: string; kind: "added" | "removed" | "changed"; before?: unknown; after?: unknown };
 

@@ -1,8 +1,8 @@
 /**
  * Checks on the raw text of a JSON document that `JSON.parse` does not make, done in one linear pass before
- * anything walks the parsed value (issue "Defence in depth": input that cannot crash or silently change):
+ * anything walks the parsed value (decision 0009: input that cannot crash or silently change):
  * - nesting deeper than a limit (recursive walks — `JSON.stringify`, zod, canonical JSON, redaction — would
- *   otherwise overflow the stack: a 5,000-level `attrs` answered 500);
+ *   otherwise overflow the stack: a 5,000-level `attrs` would answer 500);
  * - numbers a double cannot carry exactly (`1234567890123456789` would be stored as `…800`, `1e400` as `null`, a
  *   checkpoint's `9007199254740993` signed as `…992`): a value the sender did not send is never stored or signed;
  * - the key `__proto__` (JSON.parse keeps it as a plain key, but copying the object drops it or swaps the prototype);

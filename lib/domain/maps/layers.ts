@@ -1,5 +1,5 @@
 /**
- * The eight layers of a custody map and the worksheet text a new map starts from (DESIGN.md "Custody map").
+ * The eight layers of a custody map and the worksheet text a new map starts from (docs/concepts.md#custody-maps).
  * The wording is ours: what to identify, what evidence to keep, how to recover or export, and a question a test
  * can answer. Pure data, shared by the domain verbs, the Markdown export and the browser.
  */

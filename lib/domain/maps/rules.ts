@@ -1,5 +1,5 @@
 /**
- * The rules of one custody-map row (issue 9; DESIGN.md "Custody map"), as pure functions and the zod schemas the
+ * The rules of one custody-map row (docs/concepts.md#custody-maps), as pure functions and the zod schemas the
  * API validates with:
  * - custodians are named parties — a team or service and its organization; names that only look filled
  *   ("shared", "everyone", "TBD", "n/a", blanks, in any case and spacing) are refused with a message that asks

@@ -1,11 +1,13 @@
 /**
- * The tenant's current policy version: the one module that reads and changes it (docs/decisions/0026-one-current-policy-version.md).
+ * The tenant's current policy version: the one module that reads and changes it
+ * (docs/decisions/0026-one-current-policy-version.md).
  *
  * Two columns hold it, and only this module writes them, together, in one transaction:
  * - `policy_versions.activated_at`: the latest activation names the current stored document (egress, credentials and
  *   revocation endpoints are read from it);
  * - `approval_settings.policy_version`: the version new approvals bind to and against which bound ones go stale
- *   (docs/decisions/0012-approval-binding-and-freshness.md): `String(version)` of the latest activation, {@link DEFAULT_POLICY_VERSION} before any.
+ *   (docs/decisions/0012-approval-binding-and-freshness.md): `String(version)` of the latest activation,
+ *   {@link DEFAULT_POLICY_VERSION} before any.
  *
  * Activating a version is the one way to change it (`POST /api/v1/policies/{version}/activate`, Settings → Approvals,
  * the Policies page); `GET /api/v1/policies/current` reads it.

@@ -1,5 +1,5 @@
 /**
- * A tenant's policy document (DESIGN.md "Policy version"; issue 11): what the sandbox may reach (`network`), which
+ * A tenant's policy document (docs/concepts.md#policy-versions-and-lint): what the sandbox may reach (`network`), which
  * credentials a proxy or the application supplies and to which hosts (`credentials`), and which tools write
  * (`tools`). Read from JSON or YAML text; shape problems come back as lint findings at their field path
  * (`credentials[0].allowed_hosts[0]`), so one answer lists everything that is wrong.

@@ -1,9 +1,9 @@
 /**
- * Egress custody (issue 11; DESIGN.md planes `tools` and `vault`): per host a task reached, how many requests the
- * egress proxy allowed and denied, under which policy versions, for which tools and credential references, and
- * whether the current policy still allows the host ("drift": the run reached a host the current policy no longer
- * admits). The gate reads the same facts ({@link policyGateFacts}): drift, or a current policy that fails lint, answers
- * `egress_policy_inconsistent`.
+ * Egress custody (docs/concepts.md#egress-and-vault-custody; planes `tools` and `vault`): per host a task reached, how
+ * many requests the egress proxy allowed and denied, under which policy versions, for which tools and credential
+ * references, and whether the current policy still allows the host ("drift": the run reached a host the current policy
+ * no longer admits). The gate reads the same facts ({@link policyGateFacts}): drift, or a current policy that fails
+ * lint, answers `egress_policy_inconsistent`.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";

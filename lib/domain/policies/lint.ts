@@ -1,5 +1,5 @@
 /**
- * Policy lint (DESIGN.md "Policy version"; issue 11): the checks that make a host-list mismatch a deployment error
+ * Policy lint (docs/concepts.md#policy-versions-and-lint): the checks that make a host-list mismatch a deployment error
  * rather than something found mid-run. A finding of severity `error` blocks activation; a `warning` does not.
  *
  * Rules (each finding names the field path and how to fix it):

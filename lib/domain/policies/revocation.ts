@@ -1,9 +1,9 @@
 /**
- * Revocation, proven (issue 11): for each credential reference a task's runs held, the last issue, use and
- * revocation events, and "Test revocation": ask the tool owner's revocation endpoint (the credential's
- * `revocation_url` in the current policy; the same outbound rules as lookups: no link-local or metadata targets, the
- * connection goes to the address that was checked) whether the credential is revoked, and keep the answer as
- * evidence on the vault lane (`credential.revocation_checked`) beside an audit entry.
+ * Revocation, proven (docs/concepts.md#egress-and-vault-custody): for each credential reference a task's runs held, the
+ * last issue, use and revocation events, and "Test revocation": ask the tool owner's revocation endpoint (the
+ * credential's `revocation_url` in the current policy; the same outbound rules as lookups: no link-local or metadata
+ * targets, the connection goes to the address that was checked) whether the credential is revoked, and keep the answer
+ * as evidence on the vault lane (`credential.revocation_checked`) beside an audit entry.
  *
  * Expected answer: HTTP 200 with JSON `{"revoked": true|false, "revoked_at"?: "<RFC 3339>"}`. Anything else is
  * recorded as `ambiguous` (or `unreachable` / `refused` / `timeout`); only `revoked` and `revoked_at` are kept.
@@ -164,7 +164,10 @@ export async function revocationChecks(
   });
 }
 
-/** A vault-lane event that carried a credential value or placeholder (redacted before storage; issue 11). */
+/**
+ * A vault-lane event that carried a credential value or placeholder (redacted before storage;
+ * docs/concepts.md#redaction).
+ */
 export type FlaggedVaultEvent = {
   event_id: string;
   type: string;

@@ -1,5 +1,5 @@
 /**
- * Policy versions of a tenant (DESIGN.md "Policy version"; issue 11): store a document as the next immutable
+ * Policy versions of a tenant (docs/concepts.md#policy-versions-and-lint): store a document as the next immutable
  * version with its lint findings, list and read them. A version with a lint error is kept (so people can see what was
  * wrong) but can never be activated. Each store is one transaction with its audit row on the tenant's hash chain.
  * Which version is current, and activating one, is ./current.ts.

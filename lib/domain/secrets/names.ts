@@ -12,8 +12,8 @@
  * Some names also name ordinary things: `pass` (a pass count), `pwd` (a working directory), `auth` (a method),
  * `credentials` (a list of credential names, as in policy documents and sandbox manifests). These are *weak*
  * ({@link WEAK_SECRET_ENDINGS}): their value is secret only when it looks like one ({@link weakValueLooksSecret}).
- * Source: decision 0027 and issue "Defence in depth" (header pairs, secret fields of any type); word lists after
- * the field names gitleaks' generic and database-password rules and secretlint's presets look for.
+ * Source: decisions 0008 (header pairs, secret fields of any type) and 0027 (weak names); word lists after the field
+ * names gitleaks' generic and database-password rules and secretlint's presets look for.
  */
 
 /** Last words of a secret name, each a word sequence. */

@@ -1,6 +1,7 @@
 /**
- * The one redaction applied to everything a runtime or a person sends that is stored or shown (issue "Defence in
- * depth": secrets never reach the database, the logs or a page; DESIGN.md "Event": redacted and counted).
+ * The one redaction applied to everything a runtime or a person sends that is stored or shown
+ * (docs/concepts.md#redaction: secrets never reach the database, the logs or a page; redacted and counted; decision
+ * 0008).
  *
  * On a JSON value:
  * - every string (and every key) is scanned for credential shapes (./scan.ts);

@@ -1,6 +1,6 @@
 /**
- * Finding credentials in text, in time linear in the length of the text (issue "Custody guarantees" §4: no
- * pattern run on untrusted text may take more than linear time; issue "Defence in depth": the shapes).
+ * Finding credentials in text, in time linear in the length of the text (decision 0008: no
+ * pattern run on untrusted text may take more than linear time; the shapes runtimes really send).
  *
  * How it stays linear (decision 0008): no regular expression looks at the text. A loop over the characters finds
  * the fixed words rules start from, with a table of first characters. Each word found is a *candidate* (`sk-`,

@@ -1,6 +1,6 @@
 /**
- * The vault lane carries metadata only (DESIGN.md "The four planes": scope, expiry, allowed hosts, "never a secret or
- * a placeholder value"; issue 11 "Vault lane": events that carry one are redacted and flagged). On top of the
+ * The vault lane carries metadata only (docs/concepts.md#the-four-planes: "never a secret value or a placeholder for
+ * one"; docs/concepts.md#redaction: events that carry one are redacted and flagged; decision 0019). On top of the
  * redaction every event gets (./redact.ts), a vault-plane event also loses:
  * - **credential values**: whatever a field named like a value holds (`value`, `plaintext`, `secret_value`, …:
  *   {@link VAULT_VALUE_KEYS}), whatever its shape (`credential_value`);

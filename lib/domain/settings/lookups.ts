@@ -1,5 +1,5 @@
 /**
- * Lookup endpoints per tool (issue "Side-effect custody", "Reconcile"): owners and admins register where the
+ * Lookup endpoints per tool (docs/concepts.md#reconcile): owners and admins register where the
  * server may ask whether a write with a given idempotency key happened.
  */
 import { sql } from "drizzle-orm";

@@ -1,6 +1,6 @@
 /**
  * Principal revocation: withdrawing the authority a task acts under. The resume gate stops every task of a
- * revoked principal (`principal_revoked`, DESIGN.md "Resume gate").
+ * revoked principal (`principal_revoked`, docs/concepts.md#principals).
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";

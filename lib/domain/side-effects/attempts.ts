@@ -1,6 +1,6 @@
 /**
- * Sandbox attempts: the fencing token of a task (DESIGN.md "Task record": a write from an attempt older than the
- * task's current one is refused) and what happens to writes when an attempt ends.
+ * Sandbox attempts: the fencing token of a task (docs/concepts.md#attempts-and-fencing: a write from an attempt
+ * older than the task's current one is refused) and what happens to writes when an attempt ends.
  *
  * Every path that learns of an attempt calls {@link observeAttempt}: `sandbox.created` events, checkpoints, intents and
  * receipts (route or event). When the current attempt rises, or an attempt ends (`run.interrupted`, `run.stopped`,
@@ -11,7 +11,7 @@
  *   (named by `attrs.side_effect` or `attrs.idempotency_key`, or the same tool with an intent from the same attempt),
  *   in which case that effect answers for it.
  * Decisions follow the attempt and the order the server received facts in, never the runtime's clock against the
- * server's (DESIGN.md "Event").
+ * server's (docs/concepts.md#receive-order).
  */
 import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";

@@ -1,7 +1,7 @@
 /**
- * What runtime events change in custody state (DESIGN.md "Event", "Side effect", "Tool call"; issue "Custody
- * guarantees"). Events are facts the runtime reports: they are stored as sent (redacted), and the state they move
- * follows the same rules as the routes, whatever order batches arrive in:
+ * What runtime events change in custody state (docs/concepts.md#events, #side-effects, #tool-calls; decision 0006).
+ * Events are facts the runtime reports: they are stored as sent (redacted), and the state they move follows the same
+ * rules as the routes, whatever order batches arrive in:
  * - `sandbox.created` / `sandbox.replaced` with a higher attempt → the current attempt rises and older attempts end
  *   ({@link observeAttempt});
  * - `run.interrupted`, `run.stopped`, `sandbox.destroyed` → the attempt they name (every attempt so far when they name
@@ -336,7 +336,8 @@ async function applyIntentEvent(
       : !permission.allowed && permission.code !== "gate_replay"
         ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
         : existing?.status === "approved" && (attrs.mutation ?? true)
-          ? // An approved write reported by event meets the intent route's approval rule (issue 8): bound digest, single use.
+          ? // An approved write reported by event meets the intent route's approval rule (docs/concepts.md#approvals):
+            // bound digest, single use.
             await approvalForReportedIntent(
               tx,
               tenantId,

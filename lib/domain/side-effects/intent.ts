@@ -1,6 +1,6 @@
 /**
  * `POST /api/v1/tasks/{task_id}/side-effects/{name}/intent` — register the intent to make an external write
- * (DESIGN.md "Side effect", "Resume gate"; issue "Custody guarantees").
+ * (docs/concepts.md#intent, #resume-gate; decision 0006).
  *
  * - Fencing: the intent names its `attempt`; one from an attempt older than the task's current one is refused
  *   (`stale_attempt`); a newer one raises the current attempt first, which ends the older attempts (their in-flight
@@ -57,7 +57,7 @@ export const intentBodySchema = z.strictObject({
   tool: plainName("tool", 200).optional(),
   lease_seconds: z.number().int().min(5).max(86_400).optional(),
   attempt: attemptField,
-  /** The runtime says this write needs an approver's decision (issue 8). */
+  /** The runtime says this write needs an approver's decision (docs/concepts.md#approvals). */
   requires_approval: z.boolean({ error: "requires_approval must be true or false" }).optional(),
   /** The tool arguments, for the approver to read (credential values are refused). */
   payload: z.json().optional(),
@@ -216,10 +216,10 @@ async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> 
 }
 
 /**
- * Decides an intent, asking the approval path first when the decision says one may apply: the deciding transaction
- * then answers "approval" without deciding (a request under the key, a rule for the action, `requires_approval`, an
- * effect awaiting approval), the approval path runs (issue 8) — committed on its own, so a request it creates stands
- * when the intent is refused — and the intent is decided again with the fresh approval it found.
+ * Decides an intent, asking the approval path first when the decision says one may apply: the deciding transaction then
+ * answers "approval" without deciding (a request under the key, a rule for the action, `requires_approval`, an effect
+ * awaiting approval), the approval path runs (lib/domain/approvals/for-intent.ts) — committed on its own, so a request
+ * it creates stands when the intent is refused — and the intent is decided again with the fresh approval it found.
  * @param opts.recheckAttempt re-read the task's current attempt before the approval path and refuse a writer from an
  *   older one: a stale sandbox may neither ask for approvals nor offer digests. Set for the first decision; after a
  *   raise the fence has just established the attempt.
@@ -436,7 +436,7 @@ async function completeFromPending(
 
 /**
  * The answer for an existing effect, or `try_go` when it may move to in_flight.
- * Source of each rule: DESIGN.md "Side effect" (replay, mismatch, reconcile_required, approval_required).
+ * Source of each rule: docs/concepts.md#intent (replay, mismatch, reconcile_required, approval_required).
  */
 export function decideExisting(
   effect: Pick<SideEffectRow, "idempotency_key" | "payload_digest" | "status" | "receipt" | "lease_expires_at">,

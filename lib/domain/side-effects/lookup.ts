@@ -1,7 +1,7 @@
 /**
  * Asking a tool owner's lookup endpoint whether a write happened: `GET {url}?idempotency_key=…` with a timeout.
  * The answer is evidence for a person; it never settles an effect by itself, and a timeout or an ambiguous
- * answer settles nothing (issue "Side-effect custody", "Reconcile").
+ * answer settles nothing (docs/concepts.md#reconcile).
  *
  * Expected answer: HTTP 200 with JSON `{"found": true, "external_operation_id": "…", "result_digest"?, "completed_at"?}`
  * or `{"found": false}`. Anything else is `ambiguous`. Only those four fields of the answer are kept and shown

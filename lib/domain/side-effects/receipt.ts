@@ -1,6 +1,6 @@
 /**
  * `POST /api/v1/tasks/{task_id}/side-effects/{name}/receipt` — record the receipt of a completed write
- * (DESIGN.md "Side effect": stored once). The rules are those of {@link applyReceiptReport}, shared with
+ * (docs/concepts.md#receipt: stored once). The rules are those of {@link applyReceiptReport}, shared with
  * `side_effect.receipt` events; a receipt that is not applied is kept as evidence for the person who reconciles, and
  * the answer says why it was not applied.
  */

@@ -1,8 +1,8 @@
 /**
  * One rule for a receipt, whichever path reports it (the receipt route or a `side_effect.receipt` event), and what
- * happens to receipts that do not complete an effect (DESIGN.md "Side effect": a receipt is stored once; issue
- * "Custody guarantees": a refused late receipt is kept as evidence the reconciler sees, and the order in which batches
- * arrive does not change the outcome).
+ * happens to receipts that do not complete an effect (docs/concepts.md#receipt: a receipt is stored once; a refused
+ * late receipt is kept as evidence the reconciler sees, and the order in which batches arrive does not change the
+ * outcome).
  *
  * - `in_flight` → `completed` with the receipt (flagged `completed_before_intent` when it claims a time before the
  *   server registered the intent);

@@ -1,6 +1,6 @@
 /**
  * `POST /api/v1/tasks/{task_id}/side-effects/{name}/reconcile` — a person settles an `unknown` effect
- * (DESIGN.md "Side effect", "Reconcile"): `completed` (with the external operation id found) or `not_applied`
+ * (docs/concepts.md#reconcile): `completed` (with the external operation id found) or `not_applied`
  * (back to the status it had before its intent, `approved` or `not_started`, safe to retry with the same key).
  * Only responder, owner and admin may; a runtime key may not. One guarded UPDATE … WHERE status = 'unknown'
  * decides a race; the audit row and a timeline event are written in the same transaction.

@@ -1,13 +1,13 @@
 /**
- * The attention queue (DESIGN.md "Pages" `/`): what needs a person now, each item saying what is wrong and
+ * The attention queue (docs/concepts.md#attention-queue): what needs a person now, each item saying what is wrong and
  * where to act —
  * - side effects whose outcome is unknown (writes whose lease expired become unknown first);
  * - runs that have not ended (see {@link TERMINAL_PHASES}) whose principal was revoked: the resume gate stops them;
- * - stale approvals (issue 8): an approval that no longer stands (policy, payload, inputs, agent changed; expired;
+ * - stale approvals: an approval that no longer stands (policy, payload, inputs, agent changed; expired;
  *   approver or principal revoked) and must be re-approved before its write may run;
  * - side effects of runs that have not ended waiting for a fresh approval (`awaiting_approval`), linking to their
  *   approval request when one exists.
- * Runs stopped for other reasons are not in it yet.
+ * Runs the gate stops for other reasons are not listed; their task pages say why.
  */
 import { sql } from "drizzle-orm";
 import { queryRows } from "@/db";

@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/tasks/{task_id}`: checkpoint the task record (DESIGN.md "Task record").
+ * `PUT /api/v1/tasks/{task_id}`: checkpoint the task record (docs/concepts.md#task-record).
  * authorize → validate (zod, data-only, no credential values) → one transaction: one guarded UPDATE of the task row
  * (principal unchanged, attempt not older than the current one, based on the current version when the writer says
  * which) that bumps the version; the signed checkpoint; the declared side effects and artifacts, each set-based in one
@@ -27,7 +27,7 @@ import type { SigningContext } from "../context";
 /**
  * Status a side effect gets when a checkpoint declares it for the first time. The server never saw an intent for it,
  * so a claimed in-flight write is recorded as `unknown`, a claimed completion needs a receipt, and a claimed approval
- * is `awaiting_approval`: only an approver's recorded decision approves (DESIGN.md "Approval").
+ * is `awaiting_approval`: only an approver's recorded decision approves (docs/concepts.md#task-record).
  */
 export function initialStatusFromRecord(declared: ParsedTaskRecord["side_effects"][string]): ToOf<"declared"> {
   switch (declared.status) {
@@ -155,7 +155,7 @@ export async function checkpointTask(
 
         if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
         // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
-        // approver's recorded decision approves it (issue 8).
+        // approver's recorded decision approves it (docs/concepts.md#approvals).
         await requestDeclaredApprovals(tx, actor, taskId, record);
         if (record.artifacts.length) {
           await tx.execute(sql`

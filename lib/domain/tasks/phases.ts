@@ -1,5 +1,5 @@
 /**
- * Phases are the runtime's own words (DESIGN.md "Task record": `phase` is free text). These are the ones that mean
+ * Phases are the runtime's own words (docs/concepts.md#task-record: `phase` is free text). These are the ones that mean
  * the run has ended; the task page stops polling at them and the attention queue leaves such runs out.
  * Compared case-insensitively.
  */

@@ -1,5 +1,5 @@
 /**
- * The task record (DESIGN.md "Task record"): the durable, data-only record of one logical run.
+ * The task record (docs/concepts.md#task-record): the durable, data-only record of one logical run.
  * Strict: unknown fields are rejected, so a container handle or shell state cannot ride along, and any
  * value that looks like a credential is rejected (not redacted: the runtime must not send it at all).
  */
@@ -36,7 +36,7 @@ export const recordSideEffectSchema = z.strictObject({
   action: effectLabel("action").optional(),
   tool: effectLabel("tool").optional(),
   mutation: z.boolean().optional(),
-  /** For an effect awaiting approval: the digest of what it will send, so the approval can bind to it (issue 8). */
+  /** For an effect awaiting approval: the digest of what it will send, so the approval can bind to it. */
   payload_digest: z.string().min(1).max(200).optional(),
 });
 
@@ -45,7 +45,7 @@ export const taskRecordSchema = z.strictObject({
   principal: plainName("principal", 500),
   policy_version: plainName("policy_version", 100),
   phase: plainName("phase", 100),
-  /** The sandbox attempt that writes this checkpoint (the fencing token; DESIGN.md "Task record"). */
+  /** The sandbox attempt that writes this checkpoint (the fencing token; docs/concepts.md#attempts-and-fencing). */
   attempt: z
     .number({ error: "attempt is required: the sandbox attempt (1, 2, …) that writes this checkpoint" })
     .int("attempt must be a whole number")
@@ -86,9 +86,9 @@ export const taskRecordSchema = z.strictObject({
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
   tool_definitions: z.record(z.string().min(1).max(200), sha256).optional(),
   /**
-   * The task's constraints (issue 11 "Compaction constraints"), e.g. "never update a record twice": kept in the signed
-   * record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the runtime
-   * re-checks them (`constraint.checked`) before its next mutation.
+   * The task's constraints (docs/concepts.md#compaction-and-constraints), e.g. "never update a record twice": kept in
+   * the signed record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the
+   * runtime re-checks them (`constraint.checked`) before its next mutation.
    */
   constraints: z
     .array(z.string().trim().min(1, "a constraint is not empty").max(500, "a constraint is at most 500 characters"))

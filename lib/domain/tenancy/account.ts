@@ -103,7 +103,7 @@ export type PasswordChangeResult = { changed: true; sessions_ended: number; audi
 /**
  * Changes the actor's own password. The current password is checked through the sign-in throttle (so a stolen
  * session cannot guess it faster than the sign-in form); every other session of the person ends; writes
- * `user.password_change` to the current workspace's audit log (never a password or hash).
+ * `user.password_changed` to the current workspace's audit log (never a password or hash).
  * @param opts.source the client address, for the throttle.
  * @throws DomainError forbidden (a runtime key), validation_failed (422: rules of the new password; a wrong
  *   current password names `current_password`), too_many_attempts (429), conflict (changed meanwhile).

@@ -60,7 +60,7 @@ export function invitationUrl(baseUrl: string, token: string): string {
 
 /**
  * Invites `email` to the actor's workspace with `role` (a body `{email, role}`), withdrawing any earlier open
- * link for that email there. Writes `invitation.create` to the audit log (never the token).
+ * link for that email there. Writes `invitation.created` to the audit log (never the token).
  * @param opts.baseUrl the site's address people open (NEXTAUTH_URL or the request's origin).
  * @returns the link (shown once, to hand over) and when it expires.
  * @throws DomainError forbidden (role), validation_failed (422, naming the field), not_allowed (an admin inviting
@@ -210,7 +210,7 @@ export type AcceptResult = {
  * Uses an invitation link (no session needed). For a new email the body's `password` becomes the account's
  * password (rules in ./passwords.ts); for an email that already has an account it must be that account's
  * password (a link never changes an existing account's password), checked through the sign-in throttle. The link
- * is consumed with one guarded update, so two uses at once make one member. Writes `invitation.accept`.
+ * is consumed with one guarded update, so two uses at once make one member. Writes `invitation.accepted`.
  * @param opts.source the client address, for the throttle.
  * @throws DomainError not_found (unknown token), gone (410: used, expired or withdrawn; `details.reason`),
  *   validation_failed (422: password rules, name, unknown fields), forbidden (wrong password of an existing

@@ -87,7 +87,7 @@ export type UnlockResult = { unlocked: true; user_id: string; email: string; fai
 /**
  * Lifts the sign-in lock of an active member of the actor's tenant: forgets the failed sign-ins recorded for
  * their email at every address, so the right password works again at once. The throttle itself stays. Writes
- * `member.unlock` to the audit log in the same transaction.
+ * `member.unlocked` to the audit log in the same transaction.
  * @throws DomainError forbidden (role), not_found (no active member with this id in the tenant — also another
  *   tenant's member), conflict (the member is not locked; nothing changed).
  */
@@ -141,7 +141,7 @@ export type RoleChangeResult = {
 
 /**
  * Gives an active member another role (a body `{role}`). Takes effect on the member's next request (roles are
- * read per request). Writes `member.role_change`; asking for the role they already have changes nothing.
+ * read per request). Writes `member.role_changed`; asking for the role they already have changes nothing.
  * @throws DomainError forbidden (role), validation_failed (422), not_found (no active member with this id here,
  *   also another tenant's), not_allowed (an admin touching the owner role), last_owner (409: demoting the only owner).
  */
@@ -204,7 +204,7 @@ export type RemoveResult = {
 /**
  * Removes a member from the actor's workspace: the membership is marked removed (kept, so the audit log and past
  * decisions keep their name), their sessions in this workspace end at once, and open invitations for their email
- * here are withdrawn. Writes `member.remove`. A person may remove themselves unless they are the last owner.
+ * here are withdrawn. Writes `member.removed`. A person may remove themselves unless they are the last owner.
  * @throws DomainError forbidden (role), not_found (no active member with this id here, also another tenant's),
  *   not_allowed (an admin removing an owner), last_owner (409).
  */

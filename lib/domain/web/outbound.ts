@@ -1,6 +1,6 @@
 /**
  * Calls the server makes to addresses people registered (tool owners' lookup endpoints), made so that they can
- * never reach a link-local address or a cloud metadata service (issue "Defence in depth", outbound calls):
+ * never reach a link-local address or a cloud metadata service (decision 0010):
  * - the host name is resolved once, every address it resolves to is checked, and the connection goes to one of
  *   the addresses that were checked (a `lookup` function on the request), so a name that answers differently the
  *   second time (DNS rebinding) cannot slip past the check;

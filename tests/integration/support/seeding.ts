@@ -60,7 +60,7 @@ export async function approveDirectly(
           and status = 'awaiting_approval' returning name`,
   );
   if (!rows.length) throw new Error(`${name} of ${taskId} was not awaiting approval`);
-  // The checkpoint's declaration made an approval request (issue 8): record the decision on it, bound to the digest and
+  // The checkpoint's declaration made an approval request: record the decision on it, bound to the digest and
   // action the test's intent sends (intentBody's by default; no approver id: the approver's role is then not checked).
   await db.execute(sql`
     update approval_requests

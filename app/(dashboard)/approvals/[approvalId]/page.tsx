@@ -26,8 +26,9 @@ const FIELD_LABEL: Record<string, string> = {
 };
 
 /**
- * One approval (issue 8 "Pages"): the payload, the bound fields, and for a stale approval the old and new values side
- * by side (policy version, input digest, agent version, payload as a JSON diff), with Approve / Re-approve and Reject.
+ * One approval (docs/concepts.md#approvals, #freshness): the payload, the bound fields, and for a stale approval the
+ * old and new values side by side (policy version, input digest, agent version, payload as a JSON diff), with Approve /
+ * Re-approve and Reject.
  */
 export default async function ApprovalPage({ params }: { params: Promise<{ approvalId: string }> }) {
   const ctx = await requirePageContext();

@@ -11,7 +11,7 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * code?, message?}` for events that move a side effect, saying whether the move was applied and why not.
  * Errors: 400 invalid_json, 413 payload_too_large / too_many_events, 422 validation_failed (not an events
  * envelope), 401, 403 (not a runtime key). Nothing is stored when the envelope is rejected.
- * Source: DESIGN.md "Event"; the runtime API issue.
+ * Source: docs/concepts.md#events; docs/api.md#runtime-routes.
  */
 export const POST = apiRoute(async ({ req, ctx }) => {
   const body = await readJson(req, undefined, { perItem: true });

@@ -7,8 +7,9 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * newest first (keyset on created_at, task_id). `limit` is 1–500 (default 50; more is a 400, not a cap).
  * `q` matches part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a
  * host (an event's attrs.host, any case); `status` filters to tasks with a side effect in that status. The incident
- * responder's filters (issue 11): `host` — an egress or credential event named the host (any case);
- * `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran under it.
+ * responder's filters (docs/concepts.md#egress-and-vault-custody): `host` — an egress or credential event named the
+ * host (any case); `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran
+ * under it.
  * Errors: 400 (limit, cursor, status), 401.
  */
 export const GET = apiRoute(async ({ req, ctx }) => {

@@ -1,10 +1,11 @@
 /**
  * The clock's one transition, `lease_expired` (transitions.ts): an `in_flight` effect whose lease has run out becomes
- * `unknown` (DESIGN.md "Side effect": request sent, no receipt). There is no timer: the first read or write of the task
- * after the lease ran out makes the move — the gate's facts statement, an intent's lock statement, a batch of events,
- * a receipt, a reconcile, the task page and the attention queue — all through {@link leaseExpiryCtes}, so the rule and
- * its audit entry are written once. Each moved effect gets a `side_effect.transitioned` entry by the system actor
- * `clock`, written by the same statement (so it commits with the move, and costs nothing when no lease ran out).
+ * `unknown` (docs/concepts.md#side-effect-lifecycle: request sent, no receipt). There is no timer: the first read or
+ * write of the task after the lease ran out makes the move — the gate's facts statement, an intent's lock statement, a
+ * batch of events, a receipt, a reconcile, the task page and the attention queue — all through {@link leaseExpiryCtes},
+ * so the rule and its audit entry are written once. Each moved effect gets a `side_effect.transitioned` entry by the
+ * system actor `clock`, written by the same statement (so it commits with the move, and costs nothing when no lease ran
+ * out).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";

@@ -19,7 +19,7 @@ const LEASE_ISO = sql.raw(`to_char(lease_expires_at at time zone 'UTC', 'YYYY-MM
 
 type Key = { tenantId: string; taskId: string; name: string };
 
-// ---- The intent route (audited by its `side_effect.intent` entry) -------------------------------------------------
+// ---- The intent route (audited by its `side_effect.intent_recorded` entry) ------------------------------------------
 
 /**
  * `intent_go` for an effect the server has no row for: created `in_flight` with a lease.
@@ -130,7 +130,7 @@ export async function completeFromPendingReceipt(
   return rows.length > 0;
 }
 
-// ---- Receipts (route: its `side_effect.receipt` entry; event: own) -------------------------------------------------
+// ---- Receipts (route: its `side_effect.receipt_recorded` entry; event: own) -----------------------------------------
 
 /**
  * `receipt_completes`: the in-flight effect completes with the receipt.
@@ -399,7 +399,7 @@ export async function createOrphanCallEffect(
   return rows.map((r) => r.name);
 }
 
-// ---- Reconcile (a person; audited by its `side_effect.reconcile` entry) --------------------------------------------
+// ---- Reconcile (a person; audited by its `side_effect.reconciled` entry) --------------------------------------------
 
 /**
  * `reconciled_completed` or `reconciled_not_applied` (back to the effect's retry status): settles an `unknown` effect.
@@ -431,7 +431,7 @@ export async function settleUnknown(
   return rows[0]?.status ?? null;
 }
 
-// ---- Checkpoint declarations (audited by its `task.checkpoint` entry) ----------------------------------------------
+// ---- Checkpoint declarations (audited by its `task.checkpointed` entry) ---------------------------------------------
 
 /**
  * SQL fragment for the checkpoint's one statement: `declared` — inserts the effects of the rows `d` (columns `name,

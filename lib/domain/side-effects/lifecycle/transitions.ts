@@ -1,5 +1,5 @@
 /**
- * The side-effect state machine as data (docs/architecture.md "Side effects and the gate", decision 0024): every move
+ * The side-effect state machine as data (docs/architecture.md#side-effects-and-the-gate, decision 0024): every move
  * a row of `side_effects` can make, named, with the statuses it may leave (`from`; `absent` = the row is created),
  * the statuses it may reach (`to`), and — per cause — who writes its audit entry. The statements in `statements.ts`
  * and `lease.ts` take their guards (`WHERE status IN …`) and target statuses from this table, and are typed by it: a
@@ -19,6 +19,7 @@
  * change (the move is one of the facts it records).
  */
 import type { SideEffectStatus } from "@/db/schema/enums";
+import type { AuditAction } from "../../audit/actions";
 
 /** The pseudo-status of an effect the server has no row for yet: a transition from it creates the row. */
 export const ABSENT = "absent" as const;
@@ -29,9 +30,8 @@ export type Cause = "request" | "event" | "clock";
 /** The audit action of the entries the lifecycle writes itself. */
 export const TRANSITION_AUDIT_ACTION = "side_effect.transitioned" as const;
 
-/** `own`, or the action of the verb's entry that records the move. */
-type AuditOf = "own" | "side_effect.intent" | "side_effect.receipt" | "side_effect.reconcile" | AuditByOtherVerb;
-type AuditByOtherVerb = "task.checkpoint" | "approval.requested" | "approval.decided";
+/** `own`, or the action of the verb's entry that records the move (an action of lib/domain/audit/actions.ts). */
+type AuditOf = "own" | AuditAction;
 
 export type TransitionSpec = {
   from: readonly Origin[];
@@ -46,19 +46,19 @@ export const TRANSITIONS = {
   intent_go: {
     from: [ABSENT, "not_started", "approved", "failed"],
     to: ["in_flight"],
-    audit: { request: "side_effect.intent" },
+    audit: { request: "side_effect.intent_recorded" },
     when: "The intent route gives a runtime the go for a write (a new effect, or a retry of one not yet applied).",
   },
   intent_replays_pending_receipt: {
     from: [ABSENT, "not_started", "approved", "failed"],
     to: ["completed"],
-    audit: { request: "side_effect.intent" },
+    audit: { request: "side_effect.intent_recorded" },
     when: "An intent finds a receipt for its key that arrived before it: the write happened, the effect completes.",
   },
   receipt_completes: {
     from: ["in_flight"],
     to: ["completed"],
-    audit: { request: "side_effect.receipt", event: "own" },
+    audit: { request: "side_effect.receipt_recorded", event: "own" },
     when: "A receipt (route or side_effect.receipt event) completes an in-flight write.",
   },
   reported_intent: {
@@ -100,19 +100,19 @@ export const TRANSITIONS = {
   reconciled_completed: {
     from: ["unknown"],
     to: ["completed"],
-    audit: { request: "side_effect.reconcile" },
+    audit: { request: "side_effect.reconciled" },
     when: "A person settles an unknown effect as completed, with the receipt found.",
   },
   reconciled_not_applied: {
     from: ["unknown"],
     to: ["not_started", "approved"],
-    audit: { request: "side_effect.reconcile" },
+    audit: { request: "side_effect.reconciled" },
     when: "A person settles an unknown effect as not applied: back to where a retry starts (same key).",
   },
   declared: {
     from: [ABSENT],
     to: ["not_started", "awaiting_approval", "failed", "completed", "unknown"],
-    audit: { request: "task.checkpoint" },
+    audit: { request: "task.checkpointed" },
     when: "A checkpoint declares an effect the server did not know (the server's view of a known one never changes).",
   },
   approval_requested: {

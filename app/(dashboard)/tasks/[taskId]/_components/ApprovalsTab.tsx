@@ -1,9 +1,9 @@
 "use client";
 
 /**
- * The task's approvals (issue 8 "Pages"): every live request with its status, stale reasons and decision, linking to
- * the approval page where approvers act. Fetched again when the task's event count moves (a request, a decision and
- * an invalidation each put a mark on the session lane).
+ * The task's approvals (docs/concepts.md#approvals): every live request with its status, stale reasons and decision,
+ * linking to the approval page where approvers act. Fetched again when the task's event count moves (a request, a
+ * decision and an invalidation each put a mark on the session lane).
  */
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";

@@ -1,9 +1,9 @@
 "use client";
 
 /**
- * The task's egress custody (issue 11): per host its runs asked to reach, the requests the egress proxy allowed
- * and denied, under which policy versions, for which tools and credential references, and whether the current
- * policy still admits the host ("drift"). Refetched when the task's event count moves.
+ * The task's egress custody (docs/concepts.md#egress-and-vault-custody): per host its runs asked to reach, the requests
+ * the egress proxy allowed and denied, under which policy versions, for which tools and credential references, and
+ * whether the current policy still admits the host ("drift"). Refetched when the task's event count moves.
  */
 import Link from "next/link";
 import { useState } from "react";
@@ -189,7 +189,7 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
 
 /**
  * The warning for vault-lane events that carried a credential value or placeholder: the vault lane is metadata only
- * (issue 11), so each was redacted before storage; each links to its event on the timeline.
+ * (docs/concepts.md#redaction), so each was redacted before storage; each links to its event on the timeline.
  */
 function FlaggedVaultEvents({ taskId, events }: { taskId: string; events: FlaggedVaultEvent[] }) {
   return (

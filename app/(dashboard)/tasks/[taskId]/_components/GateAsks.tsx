@@ -2,8 +2,9 @@
 
 /**
  * "The runtime asked the gate N s ago (attempt k)": the sign that a runtime is alive and polling the resume gate
- * (issue 7 §5). The age comes from the server's clock (`seconds_since_last_ask` when the task view was read) plus the
- * time elapsed in this browser since, so a browser clock that is off does not change it; it ticks every second.
+ * (docs/concepts.md#gate-asks). The age comes from the server's clock (`seconds_since_last_ask` when the task view was
+ * read) plus the time elapsed in this browser since, so a browser clock that is off does not change it; it ticks every
+ * second.
  */
 import { useEffect, useState } from "react";
 import type { GateAskView } from "@/lib/contract/api";

@@ -47,7 +47,10 @@ export type TaskPageClientProps = {
   /** The gate's verdict, asked on the server while the page streams. */
   gate: Promise<GateVerdict>;
   canReconcile: boolean;
-  /** The person may approve or re-approve (issue 8): a stale or pending approval becomes the page's primary action. */
+  /**
+   * The person may approve or re-approve (docs/screens.md#task-page): a stale or pending approval becomes the page's
+   * primary action.
+   */
   canDecideApprovals?: boolean;
   role: Role;
 };

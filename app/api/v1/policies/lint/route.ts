@@ -7,7 +7,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * POST /api/v1/policies/lint — body: a policy document as JSON (`content-type: application/json`) or YAML
  * (`content-type: application/yaml`) → 200 `{"valid": boolean, "findings": [{"severity": "error"|"warning",
  * "rule", "path", "message"}]}` (`path` like `credentials[0].allowed_hosts[0]`; rules in lib/domain/policies/lint.ts,
- * DESIGN.md "Policy version"). Stores nothing. Runtime API keys (lint in your own CI) and every signed-in role.
+ * docs/concepts.md#policy-versions-and-lint). Stores nothing. Runtime API keys (lint in your own CI) and every
+ * signed-in role.
  * Errors: 400 (not JSON/YAML), 401, 403, 413, 415 (another content type), 422 (reserved keys, a credential value).
  */
 export const POST = apiRoute(async ({ req, ctx }) => {

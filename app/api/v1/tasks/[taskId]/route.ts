@@ -17,8 +17,8 @@ export const GET = apiRoute<Params>(async ({ ctx, params }) => {
 });
 
 /**
- * PUT /api/v1/tasks/{task_id} — body: the task record (DESIGN.md "Task record"), with `attempt` (the sandbox attempt
- * writing it) and optionally `base_version`; or the version it is based on as `If-Match: "<version>"`.
+ * PUT /api/v1/tasks/{task_id} — body: the task record (docs/concepts.md#task-record), with `attempt` (the sandbox
+ * attempt writing it) and optionally `base_version`; or the version it is based on as `If-Match: "<version>"`.
  * → 200 `{"task_id", "version", "digest", "signature", "key_id", "attempt"}` and `ETag: "<version>"`; every PUT adds
  * a checkpoint version.
  * Errors: 409 stale_attempt (an older attempt than the task's current one; `details.current_attempt`),

@@ -13,7 +13,8 @@ const MAX_RUN_STATE_BYTES = 4 * 1024 * 1024;
  * A runtime API key, or a signed-in responder, owner or admin. Importing the same state again creates nothing new.
  * Errors: 400 (task_id missing, not JSON), 401, 403 (viewer, approver), 404 (task, also another tenant's), 413,
  * 422 `unsupported_schema_version` / `invalid_run_state` (with `details.problem`; nothing stored; the payload is never
- * quoted). Source: issue 8 "Real runtimes: the OpenAI Agents SDK"; lib/domain/imports/import-run-state.ts.
+ * quoted). Source: docs/decisions/0013-openai-agents-run-state-import.md;
+ * lib/domain/imports/import-run-state.ts.
  */
 export const POST = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);

@@ -8,7 +8,7 @@ import { apiRoute, readOptionalJson, otherMethods } from "@/lib/server/route";
  * "attempt": n}` (the tools the runtime would resume with, and the sandbox attempt asking: a live intent of an older
  * attempt then holds new writes back). The intent route answers new writes from the same verdict. → 200 `{"verdict": "resume"|"replay"|"stop", "reasons": [{"code",
  * "message", "target"}], "next_phase", "permitted_side_effects": [...]}`. Errors: 401, 404, 422.
- * Source: DESIGN.md "Resume gate".
+ * Source: docs/concepts.md#resume-gate.
  */
 export const POST = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {
   const body = await readOptionalJson(req);

@@ -9,7 +9,7 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  *   occurred_at, id (keyset); `from` / `to` (ISO 8601, inclusive) restrict it to a window of time (detail on zoom).
  * - arrival order: `?since=<cursor>&limit=` (`since=0` from the start, then `next_since`) →
  *   `{"events": [StoredEvent], "next_since": string, "has_more": boolean}` in the server's receive order, commit-safe:
- *   an incremental reader sees every event, back-dated ones included (docs/decisions/0012).
+ *   an incremental reader sees every event, back-dated ones included (decision 0015).
  * Errors: 400 (limit, cursor, from, to, since; since with cursor/from/to), 401, 404.
  */
 export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {

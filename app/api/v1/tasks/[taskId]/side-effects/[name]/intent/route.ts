@@ -14,7 +14,7 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * - 409 reconcile_required (outcome unknown) · 403 principal_revoked (any intent) · 403 approval_required
  * - 422 idempotency_key_mismatch (same key, other digest; or key bound elsewhere) · 400 key missing or malformed
  * - 404 unknown task.
- * Source: DESIGN.md "Side effect"; issue "Side-effect custody".
+ * Source: docs/concepts.md#intent.
  */
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);

@@ -193,12 +193,13 @@ describe("the vault lane carries metadata only", () => {
     });
     expect(full.redaction_count).toBe(3);
     expect(full.redaction_kinds).toEqual(["api_key", "credential_value", "vault_placeholder"]);
-    // On other planes a `value` is ordinary data (only credential shapes are redacted there).
+    // On other planes a `value` and an environment template are ordinary data; a secret manager's placeholder is
+    // redacted on every plane (decision 0027).
     const tools = prepareFully(
-      event({ value: "plain-text-value", hint: "${secrets.RECORDS}" }, "tools"),
+      event({ value: "plain-text-value", home: "${env:HOME}", hint: "${secrets.RECORDS}" }, "tools"),
     ) as PreparedEvent;
-    expect(tools.attrs).toEqual({ value: "plain-text-value", hint: "${secrets.RECORDS}" });
-    expect(tools.redaction_kinds).toBeNull();
+    expect(tools.attrs).toEqual({ value: "plain-text-value", home: "${env:HOME}", hint: "[REDACTED]" });
+    expect(tools.redaction_kinds).toEqual(["vault_placeholder"]);
   });
 });
 

@@ -8,8 +8,13 @@
  * - a field whose name is a secret name (./names.ts: `password`, `X-Api-Key`, `sessionToken` …) has its value
  *   redacted whatever its type: a string, a number, or every string and number inside an object or array
  *   (`{"password": 12345678}`, `{"cookie": {"sid": "…"}}`); true, false and null stay;
+ * - a field whose name is a weak secret name (`pass`, `pwd`, `auth`, `credentials` …) has a string value (or each
+ *   string of an array) redacted when it looks like a credential (./names.ts `weakValueLooksSecret`); its numbers
+ *   stay, and objects under it are judged by their own field names (`{"credentials": [{"name": "records-api"}]}`);
  * - header pairs: `["Cookie", "sid=…"]` and `{"name": "X-Api-Key", "value": "…"}` (also `key`/`header`/`field`
  *   for the name) redact the value;
+ * - an array of strings with flags is also read as one command line (`["mysql", "-pS3cret"]`, `["sshpass", "-p",
+ *   "…"]`): what the command-line rules find inside one argument is redacted there;
  * - a string that holds a JSON document (model tool calls carry their arguments as a string:
  *   `{"arguments": "{\"password\": \"…\"}"}`) is parsed, redacted inside, and written back with `JSON.stringify`
  *   when anything changed (a document with numbers it could not keep exactly, repeated keys or deep nesting is
@@ -18,9 +23,9 @@
  */
 import { DomainError } from "../errors";
 import { checkJsonText, EMBEDDED_JSON_SEGMENT, formatPath } from "../json/text";
-import { isSecretName } from "./names";
+import { secretNameKind, weakValueLooksSecret } from "./names";
 import { mayHoldSecretInDocument, maybeSecretText } from "./prefilter";
-import { applySpans, findSecretSpans, REDACTED } from "./scan";
+import { applySpans, findSecretSpans, REDACTED, type SecretSpan } from "./scan";
 
 export { REDACTED };
 
@@ -68,15 +73,66 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
 
 const NAME_FIELDS = ["name", "key", "header", "field"] as const;
 
-/** `{"name": "Cookie", "value": …}`: the header-pair object form. */
+/** 0: ordinary, 1: secret whatever it holds, 2: a weak secret name's value (strings judged by their look). */
+type Secrecy = 0 | 1 | 2;
+const secrecyOfName = (name: string): Secrecy => {
+  const kind = secretNameKind(name);
+  return kind === "strong" ? 1 : kind === "weak" ? 2 : 0;
+};
+
+/**
+ * `{"name": "Cookie", "value": …}`: the header-pair object form, for strong secret names (a weak name such as
+ * `pass` is far more often a value there: `{"name": "result", "value": "pass"}`).
+ */
 function isSecretPairObject(obj: Record<string, unknown>): boolean {
   if (!Object.prototype.hasOwnProperty.call(obj, "value")) return false;
   for (const f of NAME_FIELDS) {
     const v = Object.prototype.hasOwnProperty.call(obj, f) ? obj[f] : undefined;
-    if (typeof v === "string" && isSecretName(v)) return true;
+    if (typeof v === "string" && secrecyOfName(v) === 1) return true;
   }
   return false;
 }
+
+/** Kinds of span that a command line spreads over its arguments. */
+const COMMAND_KINDS = new Set(["command_line_password", "connection_password"]);
+
+/**
+ * Credentials in an argv array (`["mysql", "-pS3cret"]`, `["sshpass", "-p", "S3cret", "ssh", "host"]`, `["curl",
+ * "-u", "admin:pw"]`) by element: the arguments are read as one command line (an argument holding whitespace is
+ * quoted), and spans of the command-line rules that lie within one argument are returned for it. Null when the
+ * array is not all strings or has no flag. Linear in the total length of the arguments.
+ */
+function commandSpans(args: unknown[]): Map<number, SecretSpan[]> | null {
+  if (args.length < 2) return null;
+  let flags = false;
+  for (const a of args) {
+    if (typeof a !== "string") return null;
+    if (a.charCodeAt(0) === 45 || a === "sqlplus") flags = true;
+  }
+  if (!flags) return null;
+  const starts: number[] = [];
+  let line = "";
+  for (const a of args as string[]) {
+    const quote = WHITESPACE.test(a) ? (a.includes('"') ? "'" : '"') : "";
+    line += (line ? " " : "") + quote;
+    starts.push(line.length);
+    line += a + quote;
+  }
+  let found: Map<number, SecretSpan[]> | null = null;
+  let k = 0;
+  for (const span of findSecretSpans(line)) {
+    if (!COMMAND_KINDS.has(span.kind)) continue;
+    while (k + 1 < starts.length && starts[k + 1]! <= span.start) k++;
+    const from = starts[k]!;
+    if (span.end > from + (args[k] as string).length) continue;
+    found ??= new Map();
+    const list = found.get(k) ?? [];
+    list.push({ start: span.start - from, end: span.end - from, kind: span.kind });
+    found.set(k, list);
+  }
+  return found;
+}
+const WHITESPACE = /\s/;
 
 /**
  * A JSON value with secrets replaced by `[REDACTED]`, and where they were. The input is never modified: changed
@@ -89,8 +145,8 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
   const segments: Array<string | number> = [];
   const pathNow = () => formatPath(segments);
 
-  const walkString = (node: string, secret: boolean, level: number): string => {
-    if (secret) {
+  const walkString = (node: string, secret: Secrecy, level: number): string => {
+    if (secret === 1 || (secret === 2 && weakValueLooksSecret(node))) {
       if (node.length === 0 || node === REDACTED) return node;
       redactions.push({ path: pathNow(), kind: "secret_field" });
       return REDACTED;
@@ -118,15 +174,15 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
     if (checkJsonText(text, EMBEDDED_MAX_DEPTH)) return null;
     segments.push(EMBEDDED_JSON_SEGMENT);
     const before = redactions.length;
-    const out = walk(parsed, false, 0, level + 1);
+    const out = walk(parsed, 0, 0, level + 1);
     segments.pop();
     return redactions.length === before ? text : JSON.stringify(out);
   };
 
-  const walk = (node: unknown, secret: boolean, depth: number, level: number): unknown => {
+  const walk = (node: unknown, secret: Secrecy, depth: number, level: number): unknown => {
     if (typeof node === "string") return walkString(node, secret, level);
     if (typeof node === "number") {
-      if (!secret) return node;
+      if (secret !== 1) return node;
       redactions.push({ path: pathNow(), kind: "secret_field" });
       return REDACTED;
     }
@@ -138,12 +194,20 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
       );
     }
     if (Array.isArray(node)) {
-      // ["Cookie", "sid=…"]: a header name and its value.
-      const pair = !secret && node.length === 2 && typeof node[0] === "string" && isSecretName(node[0]);
+      // ["Cookie", "sid=…"]: a header name (a strong secret name) and its value.
+      const pair = secret === 0 && node.length === 2 && typeof node[0] === "string" && secrecyOfName(node[0]) === 1;
+      const argv = secret === 0 ? commandSpans(node) : null;
       let copy: unknown[] | null = null;
       for (let i = 0; i < node.length; i++) {
         segments.push(i);
-        const v = walk(node[i], secret || (pair && i === 1), depth + 1, level);
+        let item = node[i];
+        const inArgv = argv?.get(i);
+        if (inArgv) {
+          const path = pathNow();
+          for (const span of inArgv) redactions.push({ path, kind: span.kind });
+          item = applySpans(item as string, inArgv);
+        }
+        const v = walk(item, secret !== 0 ? secret : pair && i === 1 ? 1 : 0, depth + 1, level);
         segments.pop();
         if (v !== node[i] && !copy) copy = node.slice();
         if (copy) copy[i] = v;
@@ -151,11 +215,14 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
       return copy ?? node;
     }
     const obj = node as Record<string, unknown>;
-    const pairObject = !secret && isSecretPairObject(obj);
+    // Under a weak name an object is judged by its own field names.
+    const inherited: Secrecy = secret === 1 ? 1 : 0;
+    const pairObject = inherited === 0 && isSecretPairObject(obj);
     let copy: Record<string, unknown> | null = null;
     for (const k of Object.keys(obj)) {
       segments.push(k);
-      const childSecret = secret || isSecretName(k) || (pairObject && k === "value");
+      const named = secrecyOfName(k);
+      const childSecret: Secrecy = inherited === 1 || named === 1 || (pairObject && k === "value") ? 1 : named;
       const v = walk(obj[k], childSecret, depth + 1, level);
       // A secret can arrive as a key too ({"Bearer abc…": "x"}): rename it.
       const keyCheck = redactString(k);
@@ -181,7 +248,7 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
     return copy ?? node;
   };
 
-  const out = walk(value, false, 0, 0) as T;
+  const out = walk(value, 0, 0, 0) as T;
   return { value: out, redactions };
 }
 

@@ -13,11 +13,18 @@
  * without its END line is redacted to the end of the text), JWTs, `Bearer`/`Token`/`Basic` credentials, provider
  * keys and tokens by prefix (OpenAI/Anthropic `sk-`, Stripe, GitHub, GitLab, Slack, Google, AWS key ids, npm,
  * Hugging Face, SendGrid, DigitalOcean, Shopify, HashiCorp Vault, PyPI, age, Linear, Groq, Databricks, Twilio,
- * Mailgun, our own `rck_`), passwords and tokens in URLs (user info; parameters are assignments), Slack and
- * Discord webhook URLs, vault placeholders, `name=value` / `name: value` assignments and header lines whose name
- * is a secret name (lib/domain/secrets/names.ts).
+ * Mailgun, Doppler, 1Password, Grafana, Sentry, Postman, Atlassian, Fly.io, Dynatrace, EasyPost, Artifactory,
+ * Pulumi, New Relic, Telegram bots, our own `rck_` and `rci_`), passwords and tokens in URLs (user info; parameters
+ * are assignments; a token-like path segment after a segment named like a credential: `/api/<32+ letters and
+ * digits>`, `/token/<16+>`, `/hooks/<16+>`), Slack and Discord webhook URLs, connection strings (ODBC/ADO.NET
+ * `Pwd=`/`Password=` with `{…}` values, JDBC and libpq `password=`, Oracle `user/password@`), command lines (`mysql
+ * -p<password>`, `sshpass -p`, `redis-cli -a`, `curl -u user:password`, `--password <value>` and any `--<secret
+ * name> <value>`), placeholders of secret managers (`{{vault:…}}`, `${secrets.X}`, `op://…`, `vault:secret/…#key`,
+ * `arn:aws:secretsmanager:…`, `{{resolve:secretsmanager:…}}`, `doppler://…`, `@Microsoft.KeyVault(…)`), and
+ * `name=value` / `name: value` assignments and header lines whose name is a secret name (./names.ts; weak names
+ * such as `pass`, `pwd`, `auth` only when the value looks like a credential). Decision 0027 says which shapes and why.
  */
-import { isSecretHeaderName, isSecretName } from "./names";
+import { isSecretHeaderName, secretNameKind, isPlainValueChar, WEAK_VALUE_CHECKED, weakValueVerdict } from "./names";
 
 export const REDACTED = "[REDACTED]";
 
@@ -66,7 +73,8 @@ const B62 = ascii(ALNUM);
 const B64URL = ascii(ALNUM + "_-");
 const TOKEN68 = ascii(ALNUM + "-._~+/");
 const B64 = ascii(ALNUM + "+/");
-const HEX = ascii(DIGITS + "abcdefABCDEF");
+const HEX_CHARS = DIGITS + "abcdefABCDEF";
+const HEX = ascii(HEX_CHARS);
 const UPALNUM = ascii(UPPER + DIGITS);
 const ALPHA = ascii(UPPER + LOWER);
 const SLACK = ascii(ALNUM + "-");
@@ -86,6 +94,20 @@ const LINE_IN_SQUOTES: Cls = (c) => c !== 10 && c !== 13 && c !== 39;
 const IN_DQUOTES: Cls = (c) => c !== 34 && c !== 92 && c !== 10 && c !== 13;
 const IN_SQUOTES: Cls = (c) => c !== 39 && c !== 92 && c !== 10 && c !== 13;
 const WEBHOOK_PATH = ascii(ALNUM + "/+_-");
+/** Spaces and tabs: what separates a flag from its value on one command line. */
+const HSPACE = ascii(" \t");
+const NOT_LINE_CLOSE_BRACE: Cls = (c) => c !== 125 && c !== 10 && c !== 13;
+const NOT_LINE_CLOSE_PAREN: Cls = (c) => c !== 41 && c !== 10 && c !== 13;
+const NON_LETTER: Cls = (c) => !ALPHA(c);
+const NOT_SPACE: Cls = (c) => !isSpace(c);
+const DIGIT = ascii(DIGITS);
+const PLAIN_VALUE: Cls = isPlainValueChar;
+const REF_NO_SLASH: Cls = (c) => VAULT(c) && c !== 47;
+/** A flag's unquoted value: not a space, not a quote. */
+const ARG = notSpaceNor(`"'`);
+/** The user part of `user:password` or `user/password@`. */
+const USER_PART = notSpaceNor(`"':/@`);
+const NOT_AT = notSpaceNor(`"'@`);
 
 /**
  * Every word a rule starts from, found by a loop over the characters with a table of first characters (no regular
@@ -149,10 +171,51 @@ const CANDIDATE_WORDS = [
   "pypi-AgEIcHlwaS5vcmc",
   "lin_api_",
   "key-",
-  "vault://",
+  "rci_",
+  "dp.pt.",
+  "dp.st.",
+  "dp.ct.",
+  "dp.sa.",
+  "dp.scim.",
+  "dp.audit.",
+  "ops_eyJ",
+  "glsa_",
+  "glc_",
+  "sntrys_",
+  "sntryu_",
+  "PMAK-",
+  "ATATT3",
+  "fo1_",
+  "dt0c01.",
+  "EZAK",
+  "EZTK",
+  "AKCp",
+  "pul-",
+  "NRAK-",
+  "vault:",
+  "op://",
+  "doppler://",
+  "infisical://",
+  "sm://",
+  "berglas://",
+  "secretsmanager:",
+  "secretmanager:",
+  "ssm-secure:",
+  "@Microsoft.KeyVault(",
+  "{{",
+  "${",
+  "jdbc:oracle:thin:",
+  "sqlplus",
   "://",
   "hooks.slack.com/services/",
   "/api/webhooks/",
+  "/bot",
+  "/",
+  "--",
+  "-p",
+  "-u",
+  "-U",
+  "-a",
   "=",
   ":",
 ];
@@ -233,6 +296,27 @@ const PREFIX_RULES: Record<string, PrefixRule> = {
   dapi: { kind: "api_key", cls: HEX, min: 32, exact: true },
   SK: { kind: "api_key", cls: HEX, min: 32, exact: true },
   "key-": { kind: "api_key", cls: HEX, min: 32, exact: true },
+  rci_: { kind: "invitation_token", cls: B64URL, min: 20 },
+  "dp.pt.": { kind: "doppler_token", cls: B62, min: 40 },
+  "dp.st.": { kind: "doppler_token", cls: NAME, min: 40 },
+  "dp.ct.": { kind: "doppler_token", cls: B62, min: 40 },
+  "dp.sa.": { kind: "doppler_token", cls: B62, min: 40 },
+  "dp.scim.": { kind: "doppler_token", cls: B62, min: 40 },
+  "dp.audit.": { kind: "doppler_token", cls: B62, min: 40 },
+  ops_eyJ: { kind: "onepassword_token", cls: ascii(ALNUM + "+/="), min: 100 },
+  glsa_: { kind: "grafana_token", cls: WORD, min: 32 },
+  glc_: { kind: "grafana_token", cls: ascii(ALNUM + "+/="), min: 32 },
+  sntrys_: { kind: "sentry_token", cls: ascii(ALNUM + "+/=_"), min: 40 },
+  sntryu_: { kind: "sentry_token", cls: HEX, min: 64 },
+  "PMAK-": { kind: "api_key", cls: ascii(HEX_CHARS + "-"), min: 59 },
+  ATATT3: { kind: "atlassian_token", cls: ascii(ALNUM + "_-="), min: 150 },
+  fo1_: { kind: "flyio_token", cls: B64URL, min: 43 },
+  "dt0c01.": { kind: "dynatrace_token", cls: ascii(ALNUM + "."), min: 80 },
+  EZAK: { kind: "api_key", cls: B62, min: 54 },
+  EZTK: { kind: "api_key", cls: B62, min: 54 },
+  AKCp: { kind: "artifactory_token", cls: B62, min: 69 },
+  "pul-": { kind: "pulumi_token", cls: HEX, min: 40 },
+  "NRAK-": { kind: "newrelic_key", cls: UPALNUM, min: 27 },
 };
 const AWS_PREFIXES = new Set(["AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA"]);
 
@@ -243,11 +327,37 @@ class Scan {
   private back = new Map<Cls, Int32Array>();
   private pemEndFrom = -1;
   private pemEndAt = -2;
-  /** Characters looked at by run lookups (for the linearity test). */
+  private nextAt = new Map<string, { from: number; at: number }>();
+  /** Characters looked at by run lookups and searches (for the linearity test). */
   steps = 0;
+  /** End of the last span found: a rule that reaches back never starts before it. */
+  floor = 0;
 
-  constructor(readonly text: string) {
+  constructor(
+    readonly text: string,
+    /** Placeholders only, `${env:X}` included (the vault lane's own pass). */
+    readonly vaultLane = false,
+  ) {
     this.n = text.length;
+  }
+
+  /**
+   * Position of the next `word` at or after `from`, or -1. Remembered per word, so a run of calls with `from` never
+   * decreasing (the scan moves left to right) reads each character a bounded number of times.
+   */
+  nextIndex(word: string, from: number): number {
+    const m = this.nextAt.get(word);
+    if (m && from >= m.from && (m.at === -1 || m.at >= from)) return m.at;
+    const at = this.text.indexOf(word, from);
+    this.steps += (at === -1 ? this.n : at + word.length) - from;
+    this.nextAt.set(word, { from, at });
+    return at;
+  }
+
+  /** True when `word` occurs on the line of `i`, before `i` (the command a flag belongs to). */
+  onLineBefore(word: string, i: number): boolean {
+    const at = this.nextIndex(word, this.runStart(LINE, i));
+    return at >= 0 && at + word.length <= i;
   }
 
   code(i: number): number {
@@ -434,12 +544,6 @@ function sendgrid(s: Scan, i: number): SecretSpan | null {
   return e2 - (e1 + 1) >= 16 ? { start: i, end: e2, kind: "api_key" } : null;
 }
 
-function vault(s: Scan, i: number): SecretSpan | null {
-  if (isWordAt(s, i - 1)) return null;
-  const end = s.runEnd(VAULT, i + 8);
-  return end > i + 8 ? { start: i, end, kind: "vault_placeholder" } : null;
-}
-
 function webhook(s: Scan, i: number, literal: string, kind: string): SecretSpan | null {
   const from = i + literal.length;
   const end = s.runEnd(WEBHOOK_PATH, from);
@@ -457,10 +561,12 @@ function assignment(s: Scan, q: number): SecretSpan | null {
   const nameStart = s.runStart(NAME, nameEnd);
   if (nameEnd === nameStart) return null;
   const name = s.text.slice(Math.max(nameStart, nameEnd - 64), nameEnd);
-  if (!isSecretName(name)) return null;
+  const strength = secretNameKind(name);
+  if (!strength) return null;
+  const weak = strength === "weak";
   const sep = s.code(q);
   let v = s.runEnd(SPACE, q + 1);
-  if (sep === 58 && isSecretHeaderName(name)) {
+  if (sep === 58 && isSecretHeaderName(name) && s.code(v) !== 34 && s.code(v) !== 39) {
     // A header line quoted as a whole ('Authorization: Bearer …' in a curl command) ends at that quote.
     const before = s.code(nameStart - 1);
     return headerValue(s, v, before === 34 ? LINE_IN_DQUOTES : before === 39 ? LINE_IN_SQUOTES : LINE);
@@ -471,11 +577,20 @@ function assignment(s: Scan, q: number): SecretSpan | null {
     const from = v + 1;
     const end = s.runEnd(quote === 34 ? IN_DQUOTES : IN_SQUOTES, from);
     if (end === from || s.text.startsWith(REDACTED, from)) return null;
+    if (weak && !weakValueAt(s, from, end)) return null;
     return { start: from, end, kind: "assigned_secret" };
   }
   if (s.text.startsWith(REDACTED, v)) return null;
+  // ODBC and ADO.NET quote a value holding `;` in braces: `Pwd={a;b}`.
+  if (quote === 123 && s.text.startsWith(REDACTED, v + 1)) return null;
+  if (sep === 61 && quote === 123 && s.code(v + 1) !== 123) {
+    const close = s.runEnd(NOT_LINE_CLOSE_BRACE, v + 1);
+    if (s.code(close) === 125 && close > v + 1 && (!weak || weakValueAt(s, v + 1, close)))
+      return { start: v + 1, end: close, kind: "assigned_secret" };
+  }
   const end = s.runEnd(VALUE, v);
   const len = end - v;
+  if (weak) return weakValueAt(s, v, end) ? { start: v, end, kind: "assigned_secret" } : null;
   if (sep === 58 ? len < 6 || !s.hasDigit(v, end) : len < 3) return null;
   return { start: v, end, kind: "assigned_secret" };
 }
@@ -496,6 +611,255 @@ function headerValue(s: Scan, from: number, line: Cls): SecretSpan | null {
   return { start: from, end, kind: "header_secret" };
 }
 
+/**
+ * The value of a weak secret name (`pass`, `pwd`, `auth` …) in `[from, to)`, judged as
+ * {@link weakValueVerdict} says, with memoized run lookups (a dense `pass=pass=…` stays linear).
+ */
+function weakValueAt(s: Scan, from: number, to: number): boolean {
+  const len = to - from;
+  if (len < 6) return false;
+  if (s.runEnd(NOT_SPACE, from) < to) return false;
+  const hasNonPlain = s.runEnd(PLAIN_VALUE, from) < to;
+  const head = len <= WEAK_VALUE_CHECKED ? s.text.slice(from, to) : "";
+  return weakValueVerdict(len, hasNonPlain, head);
+}
+
+/** `{{ vault:… }}`, `${secrets.X}`, `${{ secrets.X }}`, `{{resolve:secretsmanager:…}}`: a template whose first word names a secret source. */
+const PLACEHOLDER_HEADS: ReadonlySet<string> = new Set([
+  "vault",
+  "secret",
+  "secrets",
+  "op",
+  "kv",
+  "ssm",
+  "keyvault",
+  "credential",
+  "credentials",
+  "resolve",
+  "doppler",
+  "infisical",
+  "bitwarden",
+  "onepassword",
+  "onepasswordread",
+  "onepassworddetailsfields",
+  "awssecretsmanager",
+  "azurekeyvault",
+  "gopass",
+  "keepassxc",
+]);
+const HEAD_WORD = ascii(UPPER + LOWER + "_");
+
+function template(s: Scan, i: number): SecretSpan | null {
+  let j = i + 2;
+  while (j < i + 4 && s.code(j) === 123) j++;
+  j = s.runEnd(HSPACE, j);
+  const wordEnd = s.runEnd(HEAD_WORD, j);
+  if (wordEnd === j || wordEnd - j > 32) return null;
+  const head = s.text.slice(j, wordEnd).toLowerCase();
+  if (!PLACEHOLDER_HEADS.has(head) && !(s.vaultLane && head === "env")) return null;
+  const close = s.runEnd(NOT_LINE_CLOSE_BRACE, wordEnd);
+  let end: number;
+  if (s.code(close) === 125) {
+    end = close + 1;
+    while (end < close + 3 && s.code(end) === 125) end++;
+  } else {
+    end = s.runEnd(VAULT, wordEnd);
+  }
+  return { start: i, end, kind: "vault_placeholder" };
+}
+
+/** `op://vault/item/field`, `vault://…`, `doppler://project/config`, `sm://project/secret`: a reference a secret manager fills in. */
+function reference(s: Scan, i: number, word: string): SecretSpan | null {
+  if (isWordAt(s, i - 1)) return null;
+  const from = i + word.length;
+  const end = s.runEnd(VAULT, from);
+  if (end === from) return null;
+  // `vault:secret/data/app#password` (bank-vaults); a bare `vault:` must be followed by a path.
+  if (word === "vault:" && !s.text.startsWith("//", from) && (end - from < 3 || s.runEnd(REF_NO_SLASH, from) >= end))
+    return null;
+  return { start: i, end, kind: "vault_placeholder" };
+}
+
+/** `arn:aws:secretsmanager:…`, `resolve:secretsmanager:…`, `gcp:secretmanager:…`, `resolve:ssm-secure:…`: the whole reference. */
+function managerReference(s: Scan, i: number, word: string): SecretSpan | null {
+  const end = s.runEnd(VAULT, i + word.length);
+  if (end === i + word.length) return null;
+  return { start: Math.max(s.floor, s.runStart(VAULT, i)), end, kind: "vault_placeholder" };
+}
+
+/** `@Microsoft.KeyVault(SecretUri=…)` (Azure App Service Key Vault references). */
+function keyVaultReference(s: Scan, i: number, word: string): SecretSpan | null {
+  const close = s.runEnd(NOT_LINE_CLOSE_PAREN, i + word.length);
+  return s.code(close) === 41 ? { start: i, end: close + 1, kind: "vault_placeholder" } : null;
+}
+
+/** `jdbc:oracle:thin:scott/tiger@db`, `sqlplus scott/tiger@db`: the password between `/` and `@`. */
+function userSlashPassword(s: Scan, i: number, word: string): SecretSpan | null {
+  const userStart = word === "sqlplus" ? s.runEnd(HSPACE, i + word.length) : i + word.length;
+  if (word === "sqlplus" && (userStart === i + word.length || isWordAt(s, i - 1))) return null;
+  const userEnd = s.runEnd(USER_PART, userStart);
+  if (userEnd === userStart || s.code(userEnd) !== 47) return null;
+  const passEnd = s.runEnd(NOT_AT, userEnd + 1);
+  if (passEnd === userEnd + 1 || s.code(passEnd) !== 64 || isRedacted(s, userEnd + 1, passEnd)) return null;
+  return { start: userEnd + 1, end: passEnd, kind: "connection_password" };
+}
+
+/**
+ * Short flags that carry a password on a command line, by the command that must come earlier on the same line.
+ * `attached`: the value follows the flag directly (`mysql -pS3cret`; `mysql -p db` prompts and names a database).
+ * `spaced`: the value is the next argument; `strict` spaced values must look like a credential (weak rule), so that
+ * `ssh -p 2222 login@host` or prose stays. `userPass`: the value is `user:password` and the password goes.
+ */
+type FlagUse = { command: string; attached: boolean; spaced: boolean; strict?: boolean; userPass?: boolean };
+const COMMAND_FLAGS: Record<string, FlagUse[]> = {
+  "-p": [
+    { command: "mysql", attached: true, spaced: false },
+    { command: "mariadb", attached: true, spaced: false },
+    { command: "sshpass", attached: true, spaced: true },
+    { command: "mongo", attached: false, spaced: true, strict: true },
+    { command: " login", attached: false, spaced: true, strict: true },
+  ],
+  "-u": [{ command: "curl", attached: true, spaced: true, userPass: true }],
+  "-U": [{ command: "curl", attached: true, spaced: true, userPass: true }],
+  "-a": [{ command: "redis-cli", attached: false, spaced: true }],
+};
+/** Long flags whose value is `user:password` on a curl line. */
+const CURL_USER_FLAGS = new Set(["user", "proxy-user"]);
+
+/** What may stand before a flag: the start, a space, a quote or `=` (`sh -c "mysql -p…"`). */
+const flagStartsAt = (s: Scan, i: number) => {
+  const c = s.code(i - 1);
+  return c === -1 || isSpace(c) || c === 34 || c === 39;
+};
+
+/** A flag's value starting at `v` (quoted or a run of non-spaces): `[start, end)` of what goes, or null. */
+function flagValue(s: Scan, v: number, strict: boolean, userPass: boolean): SecretSpan | null {
+  const q = s.code(v);
+  let from = v;
+  let end: number;
+  if (q === 34 || q === 39) {
+    from = v + 1;
+    end = s.runEnd(q === 34 ? IN_DQUOTES : IN_SQUOTES, from);
+  } else {
+    end = s.runEnd(ARG, v);
+  }
+  if (end === from || s.code(from) === 45 || s.text.startsWith(REDACTED, from)) return null;
+  if (userPass) {
+    const colon = s.runEnd(USER_PART, from);
+    if (s.code(colon) !== 58 || colon + 1 >= end || isRedacted(s, colon + 1, end)) return null;
+    return { start: colon + 1, end, kind: "command_line_password" };
+  }
+  if (strict && !weakValueAt(s, from, end)) return null;
+  return { start: from, end, kind: "command_line_password" };
+}
+
+function shortFlag(s: Scan, i: number, flag: string): SecretSpan | null {
+  if (!flagStartsAt(s, i)) return null;
+  const after = i + 2;
+  const next = s.code(after);
+  const attached = next !== -1 && !isSpace(next);
+  for (const use of COMMAND_FLAGS[flag]!) {
+    if (attached ? !use.attached : !use.spaced) continue;
+    if (!s.onLineBefore(use.command, i)) continue;
+    const v = attached ? after : s.runEnd(HSPACE, after);
+    if (!attached && (v === after || v >= s.n || isSpace(s.code(v)))) continue;
+    const span = flagValue(s, v, !attached && use.strict === true, use.userPass === true);
+    if (span) return span;
+  }
+  return null;
+}
+
+/** `--password S3cret`, `--api-key "…"`, `curl --user u:p`: a long flag named like a secret and its next argument. */
+function longFlag(s: Scan, i: number): SecretSpan | null {
+  if (!flagStartsAt(s, i)) return null;
+  const nameEnd = s.runEnd(NAME, i + 2);
+  if (nameEnd - (i + 2) < 2 || nameEnd - (i + 2) > 64) return null;
+  const name = s.text.slice(i + 2, nameEnd);
+  // `--user=u:p` too (other `--name=value` flags are assignments).
+  if (CURL_USER_FLAGS.has(name) && s.code(nameEnd) === 61)
+    return s.onLineBefore("curl", i) ? flagValue(s, nameEnd + 1, false, true) : null;
+  if (!HSPACE(s.code(nameEnd))) return null;
+  const v = s.runEnd(HSPACE, nameEnd);
+  if (v >= s.n) return null;
+  if (CURL_USER_FLAGS.has(name)) return s.onLineBefore("curl", i) ? flagValue(s, v, false, true) : null;
+  const kind = secretNameKind(name);
+  if (!kind) return null;
+  const quoted = s.code(v) === 34 || s.code(v) === 39;
+  return flagValue(s, v, !quoted || kind === "weak", false);
+}
+
+/**
+ * Path segments that name what follows as a credential: the next segment of 16+ letters, digits, `_` and `-` (with
+ * both letters and digits, not a UUID) is a token. After `api`, a namespace word that ids also follow, only 32+
+ * letters and digits without separators count. Everything else in a path is an id (decision 0027).
+ */
+const PATH_WORDS: ReadonlyMap<string, "credential" | "api"> = new Map([
+  ["api", "api"],
+  ...[
+    "token",
+    "tokens",
+    "key",
+    "keys",
+    "apikey",
+    "apikeys",
+    "api-key",
+    "api-keys",
+    "api_key",
+    "api_keys",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "hook",
+    "hooks",
+    "webhook",
+    "webhooks",
+    "webhookb2",
+    "incomingwebhook",
+    "auth",
+    "access-token",
+    "access_token",
+    "accesstoken",
+    "sig",
+    "signature",
+  ].map((w) => [w, "credential"] as const),
+]);
+
+function isUuidAt(s: Scan, from: number, end: number): boolean {
+  if (end - from !== 36) return false;
+  let p = from;
+  for (const len of [8, 4, 4, 4, 12]) {
+    if (s.runEnd(HEX, p) < p + len) return false;
+    p += len;
+    if (p < end && s.code(p) !== 45) return false;
+    p++;
+  }
+  return true;
+}
+
+function pathSegment(s: Scan, i: number): SecretSpan | null {
+  const prevStart = s.runStart(B64URL, i);
+  if (i - prevStart < 3 || i - prevStart > 16 || s.code(prevStart - 1) !== 47) return null;
+  const kind = PATH_WORDS.get(s.text.slice(prevStart, i).toLowerCase());
+  if (!kind) return null;
+  const from = i + 1;
+  const end = s.runEnd(B64URL, from);
+  if (end - from < (kind === "api" ? 32 : 16)) return null;
+  if (!s.hasDigit(from, end) || s.runEnd(NON_LETTER, from) >= end) return null;
+  if (kind === "api" && s.runEnd(B62, from) < end) return null;
+  if (isUuidAt(s, from, end)) return null;
+  return { start: from, end, kind: "url_path_token" };
+}
+
+/** `/bot123456789:AA…/sendMessage`: a Telegram bot token in a URL path. */
+function telegramBot(s: Scan, i: number): SecretSpan | null {
+  const from = i + 4;
+  const digitsEnd = s.runEnd(DIGIT, from);
+  if (digitsEnd - from < 8 || digitsEnd - from > 10 || s.code(digitsEnd) !== 58) return null;
+  const end = s.runEnd(B64URL, digitsEnd + 1);
+  return end - (digitsEnd + 1) >= 35 ? { start: from, end, kind: "telegram_bot_token" } : null;
+}
+
 /** The rule for one candidate word at `i`, or null when it is not a credential there. */
 function candidateRule(s: Scan, i: number, word: string): SecretSpan | null {
   switch (word) {
@@ -508,8 +872,36 @@ function candidateRule(s: Scan, i: number, word: string): SecretSpan | null {
       return assignment(s, i);
     case "://":
       return urlUserInfo(s, i);
-    case "vault://":
-      return vault(s, i);
+    case "vault:":
+    case "op://":
+    case "doppler://":
+    case "infisical://":
+    case "sm://":
+    case "berglas://":
+      return reference(s, i, word);
+    case "secretsmanager:":
+    case "secretmanager:":
+    case "ssm-secure:":
+      return managerReference(s, i, word);
+    case "@Microsoft.KeyVault(":
+      return keyVaultReference(s, i, word);
+    case "{{":
+    case "${":
+      return template(s, i);
+    case "jdbc:oracle:thin:":
+    case "sqlplus":
+      return userSlashPassword(s, i, word);
+    case "/bot":
+      return telegramBot(s, i) ?? pathSegment(s, i);
+    case "/":
+      return pathSegment(s, i);
+    case "--":
+      return longFlag(s, i);
+    case "-p":
+    case "-u":
+    case "-U":
+    case "-a":
+      return shortFlag(s, i, word);
     case "SG.":
       return sendgrid(s, i);
     case "hooks.slack.com/services/":
@@ -536,27 +928,55 @@ export function findSecretSpans(text: string): SecretSpan[] {
  * {@link findSecretSpans} with what it cost: candidate words found, and characters looked at by the rules (each
  * bounded by a constant times the text length: the linearity test counts them instead of timing).
  */
-export function scanWithCost(text: string): { spans: SecretSpan[]; candidates: number; steps: number } {
+export function scanWithCost(
+  text: string,
+  vaultLane = false,
+): { spans: SecretSpan[]; candidates: number; steps: number } {
   const spans: SecretSpan[] = [];
-  const s = new Scan(text);
+  const s = new Scan(text, vaultLane);
   let candidates = 0;
   let i = 0;
   while (i < text.length) {
     const word = candidateAt(text, i);
-    if (word === null) {
+    if (word === null || (vaultLane && !PLACEHOLDER_WORDS.has(word))) {
       i++;
       continue;
     }
     candidates++;
     const span = candidateRule(s, i, word);
-    if (span) {
+    if (span && span.end > span.start) {
       spans.push(span);
+      s.floor = span.end;
       i = Math.max(span.end, i + 1);
     } else {
       i++;
     }
   }
   return { spans, candidates, steps: s.steps };
+}
+
+/** The candidate words of placeholders (the vault lane's own pass reads only these). */
+const PLACEHOLDER_WORDS: ReadonlySet<string> = new Set([
+  "{{",
+  "${",
+  "vault:",
+  "op://",
+  "doppler://",
+  "infisical://",
+  "sm://",
+  "berglas://",
+  "secretsmanager:",
+  "secretmanager:",
+  "ssm-secure:",
+  "@Microsoft.KeyVault(",
+]);
+
+/**
+ * Placeholders of secret managers and templates in `text` as the vault lane reads them (./vault.ts): those every
+ * scan finds, and `${env:X}` / `{{ env.X }}` too. Left to right; linear, like {@link findSecretSpans}.
+ */
+export function findVaultLanePlaceholders(text: string): SecretSpan[] {
+  return scanWithCost(text, true).spans;
 }
 
 /** `text` with each span replaced by {@link REDACTED}. */

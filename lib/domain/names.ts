@@ -45,11 +45,18 @@ export function credentialKindsInName(value: string): string[] {
  * ({@link credentialKindsInName}); the kinds found, one per replacement.
  */
 export function redactName(value: string): { value: string; kinds: string[] } {
-  const r = redactString(value);
-  if (r.kinds.length || !value.includes("_") || !redactString(value.replace(/_/g, " ")).kinds.length) return r;
-  // `_` and the space have the same length: the spans found with spaces are the spans of the label.
-  const spans = findSecretSpans(value.replace(/_/g, " "));
-  return { value: applySpans(value, spans), kinds: spans.map((sp) => sp.kind) };
+  const spaced = value.replace(/_/g, " ");
+  if (spaced === value || !redactString(spaced).kinds.length) return redactString(value);
+  // `_` and the space have the same length, so the spans of both readings are spans of the label: redact their union
+  // (a `ghp_…` token is found only as written, an `evt_AKIA…` key only with spaces).
+  const spans = [...findSecretSpans(value), ...findSecretSpans(spaced)].sort((a, b) => a.start - b.start);
+  const merged: typeof spans = [];
+  for (const sp of spans) {
+    const last = merged.at(-1);
+    if (last && sp.start < last.end) last.end = Math.max(last.end, sp.end);
+    else merged.push({ ...sp });
+  }
+  return { value: applySpans(value, merged), kinds: merged.map((sp) => sp.kind) };
 }
 
 /**

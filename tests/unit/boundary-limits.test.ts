@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { fastPrepare, prepareBatch, prepareFully } from "@/lib/domain/events/ingest";
 import { ATTR_RULES } from "@/lib/domain/events/schema";
 import { LIMITS } from "@/lib/domain/limits";
-import { credentialKindsInName, nameProblem, plainName } from "@/lib/domain/names";
+import { credentialKindsInName, nameProblem, plainName, redactName } from "@/lib/domain/names";
 
 const base = {
   task_id: "task-limits",
@@ -138,6 +138,14 @@ describe("names and ids", () => {
     expect(credentialKindsInName("tool_Bearer_abcdefghijklmnop1234")).toEqual(["bearer_token"]);
     expect(credentialKindsInName("update_record_2026_01_01")).toEqual([]);
     expect(credentialKindsInName("token_refresh_job")).toEqual([]);
+  });
+
+  it("redactName redacts a label's credentials as written and where `_` joins them", () => {
+    expect(redactName("sbx_AKIAIOSFODNN7EXAMPLE")).toEqual({ value: "sbx_[REDACTED]", kinds: ["aws_access_key_id"] });
+    const both = redactName(`ghp_${"A1b2C3d4E5".repeat(4)} run_AKIAIOSFODNN7EXAMPLE`);
+    expect(both.value).toBe("[REDACTED] run_[REDACTED]");
+    expect(both.kinds).toHaveLength(2);
+    expect(redactName("sandbox-7")).toEqual({ value: "sandbox-7", kinds: [] });
   });
 
   it("plainName uses the limit of its kind", () => {

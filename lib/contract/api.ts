@@ -25,7 +25,8 @@ export type EventResult = {
   id: string;
   /** duplicate: the id was received before with the same content; conflict: with other content (nothing stored). */
   status: "stored" | "duplicate" | "conflict" | "rejected";
-  error?: { code: string; message: string };
+  /** rejected: why, with the path of the field it names (`attrs.call_id`) when one field is at fault. */
+  error?: { code: string; message: string; path?: string };
   /** conflict: sha256 hex of the RFC 8785 JSON of the event stored under this id. */
   stored_digest?: string;
   /** For an event that moves a side effect: whether the move was applied, and if not, why (`code`, `message`). */

@@ -151,7 +151,7 @@ export function openApiDocument(): Record<string, unknown> {
           requestBody: { required: true, ...json("EventBatch") },
           responses: {
             ...ok(
-              "`{results: [{id, status: stored|duplicate|conflict|rejected, error?, stored_digest?, effect?: {name, applied, code?, message?}}]}` — `duplicate`: the same id and content was received before; `conflict`: the same id with other content (nothing stored; `stored_digest` = sha256 of the stored event's RFC 8785 JSON); `effect`: whether a side-effect move was applied, and why not",
+              "`{results: [{id, status: stored|duplicate|conflict|rejected, error?: {code, message, path?}, stored_digest?, effect?: {name, applied, code?, message?}}]}` — `rejected`: refused with the path of the field at fault (`attrs.call_id`; ids, names, hosts and references have limits, the README's limits), the rest of the batch is stored; `duplicate`: the same id and content was received before; `conflict`: the same id with other content (nothing stored; `stored_digest` = sha256 of the stored event's RFC 8785 JSON); `effect`: whether a side-effect move was applied, and why not",
             ),
             ...errors(400, 401, 403, 413, 422),
           },

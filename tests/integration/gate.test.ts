@@ -8,7 +8,16 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { ApiErrorBody, CheckpointSummary, EventInput, GateVerdict, TaskRecord } from "@/lib/contract/api";
-import { api, baseUrl, createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
+import {
+  api,
+  baseUrl,
+  createTestTenant,
+  makeEvent,
+  newTaskId,
+  postEvents,
+  type TestTenant,
+  testDbForFile,
+} from "./helpers";
 import {
   askGate,
   checkpoint,
@@ -261,21 +270,27 @@ describe("resume gate: each blocking reason", () => {
     const { t, taskId } = await cleanTask();
     const now = clock();
     // A long run's saves (the gate's facts statement no longer ships them; it looks up the restored digests).
+    const saved = (i: number) => `sha256:${i.toString(16).padStart(64, "0")}`;
     await sendEvents(t, [
       ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-1" }, 1),
       ...Array.from({ length: 300 }, (_, i) =>
-        ev(taskId, "environment", "snapshot.saved", now(), { digest: hex(`save-${i}`) }, 1),
+        ev(taskId, "environment", "snapshot.saved", now(), { digest: saved(i) }, 1),
       ),
+    ]);
+    // A digest is text: a number is refused where it enters (attrs.digest), so its text verifies nothing.
+    const numeric = await postEvents(t.apiKey, [
       ev(taskId, "environment", "snapshot.saved", now(), { digest: 12345 }, 1),
+    ]);
+    expect(numeric.body.results[0]).toMatchObject({ status: "rejected", error: { path: "attrs.digest" } });
+    await sendEvents(t, [
       ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-2" }, 2),
-      // The text of a number saved as a digest is not a saved digest.
       ev(taskId, "environment", "snapshot.restored", now(), { digest: "12345", snapshot_id: "snap-n" }, 2),
     ]);
     expect(codes(await gate(t.apiKey, taskId))).toEqual(["snapshot_unverified"]);
     // An early save verifies a restore as well as the latest does.
     await sendEvents(t, [
       ev(taskId, "environment", "sandbox.created", now(), { environment_id: "sbx-3" }, 3),
-      ev(taskId, "environment", "snapshot.restored", now(), { digest: hex("save-3"), snapshot_id: "snap-3" }, 3),
+      ev(taskId, "environment", "snapshot.restored", now(), { digest: saved(3), snapshot_id: "snap-3" }, 3),
     ]);
     expect(await gate(t.apiKey, taskId)).toMatchObject({ verdict: "resume", reasons: [] });
   });

@@ -48,20 +48,23 @@ function filler(taskId: string, tag: string, n: number): EventInput[] {
 }
 
 /**
- * Two batches, each large enough for the staging table on PostgreSQL, whose text exercises every escape of COPY's
- * text format, with a secret, repeats and conflicts (fixed ids: each run has a tenant of its own).
+ * Two batches, each large enough for the staging table on PostgreSQL, whose text exercises the escapes of COPY's text
+ * format that valid events reach — backslashes and escape-like text in ids, sandbox ids and actors (which refuse
+ * control characters, lib/domain/names.ts), and tabs, newlines and carriage returns in attrs — with a secret, repeats
+ * and conflicts (fixed ids: each run has a tenant of its own). tests/unit/ingest-copy-data.test.ts covers the escapes
+ * of control characters in those fields too.
  */
 function batches(taskId: string): [EventInput[], EventInput[]] {
   const at = (s: number) => new Date(Date.UTC(2025, 4, 1, 9, 0, s, 123)).toISOString();
   const tricky: EventInput = {
-    id: "tab\there\\back\nline\rcr",
+    id: "tab\\there\\back\\nline\\rcr",
     task_id: taskId,
     plane: "environment",
     type: "sandbox.created",
     occurred_at: "2025-05-01T09:00:00.123456Z",
     attempt: 1,
-    environment_id: "sbx\\1\t2",
-    actor: "agent\\n not a newline\ttab",
+    environment_id: "sbx\\1\\t2",
+    actor: "agent\\n not a newline \\t tab",
     attrs: {
       quote: 'a "b" \\ c',
       nl: "x\ny\tz\r",
@@ -146,8 +149,12 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
     ]);
     expect(onPostgres.rows).toHaveLength(5 + 2 * COPY_MIN_EVENTS);
     const byId = new Map(onPostgres.rows.map((r) => [r.event_id, r]));
-    const tricky = byId.get("tab\there\\back\nline\rcr")!;
-    expect(tricky).toMatchObject({ environment_id: "sbx\\1\t2", actor: "agent\\n not a newline\ttab", attempt: 1 });
+    const tricky = byId.get("tab\\there\\back\\nline\\rcr")!;
+    expect(tricky).toMatchObject({
+      environment_id: "sbx\\1\\t2",
+      actor: "agent\\n not a newline \\t tab",
+      attempt: 1,
+    });
     expect(JSON.parse(tricky.attrs as string)).toEqual({
       quote: 'a "b" \\ c',
       nl: "x\ny\tz\r",

@@ -22,7 +22,9 @@ import { queryRows, type Db } from "@/db";
 import { appendAudit } from "../audit/append";
 import { authorize, type UserActor } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
+import { LIMITS } from "../limits";
 import { refuseSecrets } from "../secrets/redact";
+import { unsafeTextReason } from "../typed-text";
 import { withRetry } from "../tx";
 import { approvalChanges, approvalStatus } from "./freshness";
 import { actionRule, approvalSettingsOf } from "./policy";
@@ -34,7 +36,16 @@ import type { VerbContext } from "../context";
 export const decisionBodySchema = z
   .strictObject({
     decision: z.enum(["approve", "reject"], { error: 'decision must be "approve" or "reject"' }),
-    reason: z.string().trim().max(2000, "reason is at most 2000 characters").optional(),
+    reason: z
+      .string()
+      .trim()
+      .max(LIMITS.decisionReason.max, `reason is at most ${LIMITS.decisionReason.max} characters`)
+      .check((ctx) => {
+        // Free text of several lines: tab and line breaks are kept; what could disguise it is refused.
+        const unsafe = unsafeTextReason(ctx.value, { multiline: true });
+        if (unsafe) ctx.issues.push({ code: "custom", input: ctx.value, message: `reason ${unsafe}` });
+      })
+      .optional(),
   })
   .superRefine((v, ctx) => {
     if (v.decision === "reject" && !v.reason)

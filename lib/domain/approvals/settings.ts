@@ -11,6 +11,7 @@ import { actorRef, authorize } from "../authz";
 import type { VerbContext } from "../context";
 import { DomainError, validationError } from "../errors";
 import { plainName } from "../names";
+import { LIMITS } from "../limits";
 import { currentPolicyVersion } from "../policies/current";
 import { refuseSecrets } from "../secrets/redact";
 import { actionRules, approvalSettingsOf, type ActionRule, type ApprovalSettings } from "./policy";
@@ -90,7 +91,7 @@ export async function setActionRule(
   { action, body }: { action: string; body: unknown },
 ): Promise<void> {
   authorize(actor, "approvals.manage");
-  const name = plainName("action", 200).safeParse(action);
+  const name = plainName("action", LIMITS.actionName).safeParse(action);
   if (!name.success)
     throw new DomainError("validation_failed", "action must be a plain name.", {
       fields: [{ path: "action", message: "plain name" }],

@@ -26,7 +26,8 @@ import {
   noteFutureClocks,
   type EffectNote,
 } from "../side-effects/from-events";
-import { MAX_JSON_DEPTH, mayHoldSecret, redactJson, redactString, unstorableJson } from "./redact";
+import { credentialKindsInName, redactName } from "../names";
+import { MAX_JSON_DEPTH, mayHoldSecret, redactJson, unstorableJson } from "./redact";
 import { mayHoldVaultValue, redactVaultAttrs } from "../secrets/vault";
 import {
   attrsTooLarge,
@@ -34,6 +35,7 @@ import {
   MAX_ATTRS_BYTES,
   secretInIdentity,
   validateEvent,
+  type EventError,
   type ValidEvent,
 } from "./schema";
 import type { EventResult } from "@/lib/contract/api";
@@ -69,9 +71,9 @@ function fewerBrackets(json: string, limit: number): boolean {
   return true;
 }
 
-/** An optional top-level string with nothing unusual and no secret in it. */
+/** An optional top-level string with nothing unusual and no secret in it (also none joined by `_`: ids and labels). */
 function plainText(v: string | undefined): boolean {
-  return v === undefined || (!UNUSUAL_TEXT.test(v) && redactString(v).kinds.length === 0);
+  return v === undefined || (!UNUSUAL_TEXT.test(v) && credentialKindsInName(v).length === 0);
 }
 
 /**
@@ -209,9 +211,7 @@ function conflictResult(id: string, storedDigest: string): EventResult {
 }
 
 /** The full path for one event: precise rejection messages, redaction, the exact attrs size. */
-export function prepareFully(
-  item: unknown,
-): PreparedEvent | (EventResult & { error: { code: string; message: string } }) {
+export function prepareFully(item: unknown): PreparedEvent | (EventResult & { error: EventError }) {
   const unstorable = unstorableJson(item);
   if (unstorable) {
     const id =
@@ -231,7 +231,8 @@ export function prepareFully(
     event = v.event;
   }
   const refused = attrsTooLarge(event) ?? secretInIdentity(event);
-  if (refused) return { id: redactString(event.id).kinds.length ? "" : event.id, status: "rejected", error: refused };
+  if (refused)
+    return { id: credentialKindsInName(event.id).length ? "" : event.id, status: "rejected", error: refused };
   const redacted = redactJson(event.attrs ?? {});
   let value = redacted.value;
   const kinds = redacted.redactions.map((r) => r.kind);
@@ -246,7 +247,7 @@ export function prepareFully(
   for (const field of ["environment_id", "actor"] as const) {
     const v = event[field];
     if (v === undefined) continue;
-    const r = redactString(v);
+    const r = redactName(v);
     if (r.kinds.length) {
       event = { ...event, [field]: r.value };
       kinds.push(...r.kinds);
@@ -257,7 +258,7 @@ export function prepareFully(
     return {
       id: event.id,
       status: "rejected",
-      error: { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes` },
+      error: { code: "attrs_too_large", message: `attrs is larger than ${MAX_ATTRS_BYTES} bytes`, path: "attrs" },
     };
   }
   return {

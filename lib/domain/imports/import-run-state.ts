@@ -53,7 +53,7 @@ export function readAgentVersion(value: string | null): string | null {
   return value;
 }
 
-/** Maps a reader refusal to the API's 422 (the problem named in `details.problem`). */
+/** Maps a reader refusal to the API's 422 (the problem named in `details.problem`, the value's path in `details.fields`). */
 function refusal(err: RunStateImportError): DomainError {
   const versionProblem =
     err.problem === "unsupported_schema_version" ||
@@ -61,6 +61,7 @@ function refusal(err: RunStateImportError): DomainError {
     err.problem === "schema_version_not_string";
   return new DomainError(versionProblem ? "unsupported_schema_version" : "invalid_run_state", err.message, {
     problem: err.problem,
+    ...(err.path ? { fields: [{ path: err.path, message: err.message }] } : {}),
   });
 }
 

@@ -9,7 +9,9 @@
  *   nested run): the write may or may not have happened;
  * - `warnings`: what was noticed and tolerated (a call id listed twice in one list is one call; an output with no call).
  *
- * Rules: calls and outputs pair by call id, never by position. `$schemaVersion` is read per SDK, since the two
+ * Rules: calls and outputs pair by call id, never by position. Call ids, tool names and the names of agents that raise
+ * approvals are names custody keeps and shows: each is held to its boundary limit and to the typed-text rule
+ * (lib/domain/names.ts `nameProblem`; credentials refused), and one that breaks it refuses the state naming its path. `$schemaVersion` is read per SDK, since the two
  * sequences differ ({@link SUPPORTED_SCHEMA_VERSIONS}); a missing, non-string, unknown or future version is refused.
  * The keys `__proto__`, `constructor` and `prototype` are refused anywhere (also inside JSON held in strings: nested
  * runs, tool arguments). An interruption that cannot be attributed to an agent of the state is refused (fail closed).
@@ -19,6 +21,8 @@
  */
 import { canonicalDigest } from "../crypto/canonical";
 import { checkJsonText } from "../json/text";
+import { LIMITS, type BoundaryLimit } from "../limits";
+import { nameProblem } from "../names";
 
 export type RunStateSdk = "openai-agents-js" | "openai-agents-python";
 
@@ -41,17 +45,28 @@ export type RunStateProblem =
   | "unsupported_schema_version"
   | "forbidden_key"
   | "unattributed_interruption"
-  | "conflicting_call";
+  | "conflicting_call"
+  | "invalid_name";
 
-/** A refusal of the whole state. `message` names the problem and never quotes the payload. */
+/**
+ * A refusal of the whole state. `message` names the problem and never quotes the payload; `path` is the JSON path of
+ * the value at fault, when one is.
+ */
 export class RunStateImportError extends Error {
   constructor(
     readonly problem: RunStateProblem,
     message: string,
+    readonly path?: string,
   ) {
     super(message);
     this.name = "RunStateImportError";
   }
+}
+
+/** Refuses the state when `value` (at `path`) cannot be a name of this kind (lib/domain/names.ts `nameProblem`). */
+function checkName(value: unknown, limit: BoundaryLimit, path: string, where: string): void {
+  const problem = nameProblem(value, limit);
+  if (problem) throw new RunStateImportError("invalid_name", `${where}: ${path} ${problem}.`, path);
 }
 
 export type RunStateApproval = {
@@ -183,11 +198,14 @@ function checkVersion(state: Obj, sdk: RunStateSdk, where: string): string {
   return v;
 }
 
+/** A key by the JS SDK's camelCase name, as the SDK writes it (snake_case for the Python SDK); dotted paths too. */
+function keyOf(sdk: RunStateSdk, camel: string): string {
+  return sdk === "openai-agents-js" ? camel : camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
 /** Field access by the JS SDK's camelCase name, mapped to snake_case for the Python SDK. */
 function fieldReader(sdk: RunStateSdk) {
-  const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return (o: unknown, camel: string): unknown =>
-    isObj(o) ? own(o, sdk === "openai-agents-js" ? camel : snake(camel)) : undefined;
+  return (o: unknown, camel: string): unknown => (isObj(o) ? own(o, keyOf(sdk, camel)) : undefined);
 }
 
 /** Raw call item types that are tool calls the runtime executes (hosted tool calls are the provider's). */
@@ -264,7 +282,7 @@ export function parseRunState(input: unknown): ParsedRunState {
   const sdk = detectSdk(state);
   const schemaVersion = checkVersion(state, sdk, "The RunState");
   const out: Collected = { approvals: [], receipts: [], unknown: [], warnings: [], agents: new Set() };
-  readState(state, sdk, out, 0, "The RunState");
+  readState(state, sdk, out, 0, "The RunState", "");
   const f = fieldReader(sdk);
   const currentAgent = f(f(state, "currentAgent"), "name");
   return {
@@ -299,15 +317,20 @@ function agentsOf(state: Obj, sdk: RunStateSdk): Set<string> {
   return names;
 }
 
-function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, where: string): void {
+/**
+ * Collects the approvals, receipts and unknown calls of one state (and its nested runs). `at` is the JSON path of the
+ * state inside the document (`""` for the document itself), so refusals name the value at fault.
+ */
+function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, where: string, at: string): void {
   const f = fieldReader(sdk);
+  const k = (camel: string) => keyOf(sdk, camel);
   for (const a of agentsOf(state, sdk)) out.agents.add(a);
 
   // Nested agent-as-tool runs first (JS SDK): their agents may raise the outer state's interruptions.
   const pendingRuns = f(state, "pendingAgentToolRuns");
   const waitingOnNested = new Set<string>();
   if (isObj(pendingRuns)) {
-    for (const [key, text] of Object.entries(pendingRuns)) {
+    for (const [n, [key, text]] of Object.entries(pendingRuns).entries()) {
       const nestedWhere = `A nested agent-as-tool run in pendingAgentToolRuns`;
       if (depth + 1 > MAX_NESTED_RUNS_DEPTH)
         throw new RunStateImportError(
@@ -322,7 +345,8 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
       if (detectSdk(nested) !== sdk)
         throw new RunStateImportError("invalid_run_state", `${nestedWhere} was not written by the same SDK.`);
       checkVersion(nested, sdk, nestedWhere);
-      readState(nested, sdk, out, depth + 1, nestedWhere);
+      const entry = shown(key) === key ? JSON.stringify(key) : `#${n}`;
+      readState(nested, sdk, out, depth + 1, nestedWhere, `${at}${k("pendingAgentToolRuns")}[${entry}].`);
       // The key is `<tool>:<call id>` of the outer call that runs the nested agent.
       const sep = key.indexOf(":");
       waitingOnNested.add(sep >= 0 ? key.slice(sep + 1) : key);
@@ -331,12 +355,20 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
 
   // Calls, by call id (one call however often it is listed), from every list that holds them.
   const calls = new Map<string, Call>();
-  const noteCall = (raw: unknown, agent: string | undefined, listName: string, seenInList: Set<string>) => {
+  const noteCall = (
+    raw: unknown,
+    agent: string | undefined,
+    listName: string,
+    seenInList: Set<string>,
+    path: string,
+  ) => {
     if (!isObj(raw)) return;
     const type = raw.type;
     if (typeof type !== "string" || !LOCAL_CALL_TYPES.has(type)) return;
     const callId = f(raw, "callId");
     if (typeof callId !== "string" || !callId) return;
+    checkName(callId, LIMITS.callId, `${path}.${k("callId")}`, where);
+    if (typeof raw.name === "string") checkName(raw.name, LIMITS.toolName, `${path}.name`, where);
     const name = typeof raw.name === "string" ? raw.name : type;
     const args = parseArguments(raw.arguments ?? raw.action ?? raw.input, where);
     if (seenInList.has(callId))
@@ -369,17 +401,20 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
   for (const [listName, list] of itemLists) {
     if (!Array.isArray(list)) continue;
     const seen = new Set<string>();
-    for (const item of list) {
-      if (f(item, "type") === "tool_call_item") noteCall(f(item, "rawItem"), itemAgent(item), listName, seen);
-    }
+    list.forEach((item, i) => {
+      if (f(item, "type") === "tool_call_item")
+        noteCall(f(item, "rawItem"), itemAgent(item), listName, seen, `${at}${k(listName)}[${i}].${k("rawItem")}`);
+    });
   }
   const responses = f(state, "modelResponses");
   if (Array.isArray(responses)) {
-    responses.forEach((r) => {
+    responses.forEach((r, ri) => {
       const output = f(r, "output");
       if (!Array.isArray(output)) return;
       const seen = new Set<string>();
-      for (const raw of output) noteCall(raw, undefined, "a model response", seen);
+      output.forEach((raw, oi) =>
+        noteCall(raw, undefined, "a model response", seen, `${at}${k("modelResponses")}[${ri}].output[${oi}]`),
+      );
     });
   }
 
@@ -388,12 +423,15 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
   for (const [listName, list] of itemLists) {
     if (!Array.isArray(list)) continue;
     const seen = new Set<string>();
-    for (const item of list) {
+    for (const [i, item] of list.entries()) {
       if (f(item, "type") !== "tool_call_output_item") continue;
       const raw = f(item, "rawItem");
       if (!isObj(raw) || typeof raw.type !== "string" || !OUTPUT_TYPES.has(raw.type)) continue;
       const callId = f(raw, "callId");
       if (typeof callId !== "string" || !callId) continue;
+      const path = `${at}${k(listName)}[${i}].${k("rawItem")}`;
+      checkName(callId, LIMITS.callId, `${path}.${k("callId")}`, where);
+      if (typeof raw.name === "string") checkName(raw.name, LIMITS.toolName, `${path}.name`, where);
       if (seen.has(callId))
         out.warnings.push(`The output of call ${shown(callId)} is listed twice in ${listName}; it was imported once.`);
       seen.add(callId);
@@ -414,11 +452,13 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
     const interruptions = f(f(step, "data"), "interruptions");
     if (Array.isArray(interruptions)) {
       const seen = new Set<string>();
-      for (const item of interruptions) {
+      for (const [i, item] of interruptions.entries()) {
         const type = f(item, "type");
         if (type !== "tool_approval_item" && type !== "mcp_approval_request_item") continue;
-        const approval = readApproval(item, sdk, where);
+        const path = `${at}${k("currentStep")}.data.interruptions[${i}]`;
+        const approval = readApproval(item, sdk, where, path);
         const agent = itemAgent(item);
+        if (agent) checkName(agent, LIMITS.agentName, `${path}.agent.name`, where);
         if (!agent || !out.agents.has(agent)) {
           throw new RunStateImportError(
             "unattributed_interruption",
@@ -481,8 +521,14 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
   }
 }
 
-function readApproval(item: unknown, sdk: RunStateSdk, where: string): Omit<RunStateApproval, "agent" | "nested"> {
+function readApproval(
+  item: unknown,
+  sdk: RunStateSdk,
+  where: string,
+  path: string,
+): Omit<RunStateApproval, "agent" | "nested"> {
   const f = fieldReader(sdk);
+  const rawPath = `${path}.${keyOf(sdk, "rawItem")}`;
   const raw = f(item, "rawItem");
   if (!isObj(raw))
     throw new RunStateImportError("invalid_run_state", `${where}: a pending approval has no raw tool call.`);
@@ -506,14 +552,25 @@ function readApproval(item: unknown, sdk: RunStateSdk, where: string): Omit<RunS
       (typeof raw.server_label === "string" && raw.server_label) ||
       "";
     const args = parseArguments(provider?.arguments ?? raw.arguments, where);
-    return { callId: id, tool: server ? `${server}.${name}` : name, arguments: args.value, providerRequestId: id };
+    const via = provider && typeof provider.id === "string" && provider.id ? `${rawPath}.providerData` : rawPath;
+    checkName(id, LIMITS.callId, `${via}.id`, where);
+    const tool = server ? `${server}.${name}` : name;
+    checkName(tool, LIMITS.toolName, `${via}.${server ? "server_label and name" : "name"}`, where);
+    return { callId: id, tool, arguments: args.value, providerRequestId: id };
   }
   const callId = f(raw, "callId") ?? raw.id;
   if (typeof callId !== "string" || !callId)
     throw new RunStateImportError("invalid_run_state", `${where}: a pending approval has no call id.`);
+  checkName(callId, LIMITS.callId, `${rawPath}.${f(raw, "callId") === undefined ? "id" : keyOf(sdk, "callId")}`, where);
   const toolName = f(item, "toolName");
   const name = typeof toolName === "string" && toolName ? toolName : typeof raw.name === "string" ? raw.name : "";
   if (!name) throw new RunStateImportError("invalid_run_state", `${where}: a pending approval names no tool.`);
+  checkName(
+    name,
+    LIMITS.toolName,
+    typeof toolName === "string" && toolName ? `${path}.${keyOf(sdk, "toolName")}` : `${rawPath}.name`,
+    where,
+  );
   const args = parseArguments(raw.arguments, where);
   return { callId, tool: name, arguments: args.value };
 }

@@ -1,18 +1,59 @@
 /**
  * The Markdown export of a custody map: a heading, the adoption summary, one table of the eight layers, then
- * each layer in full (multi-line text kept). Table cells escape `|` and fold line breaks so the table stays a
- * table. Pure.
+ * each layer in full (multi-line text kept). Pure.
+ *
+ * What people typed can never change the document's structure: every line ending CommonMark knows (LF, CR, CRLF) and
+ * the separators other renderers break at (U+2028, U+2029, NEL, vertical tab, form feed) are folded — to `<br>` in a
+ * table cell, to a space in a one-line field, to an indented continuation line in a list item — and each line of a
+ * field is escaped where Markdown would read it as syntax: ASCII punctuation at its start (`#` heading, `-` `+` `*` list
+ * item or rule, `>` quote, `|` and `:` table rows, backtick and tilde fences, `<` HTML, `[` link definitions, `=` and
+ * `-` heading underlines), a number followed by `.` or `)` (ordered list), leading spaces (indented code), and
+ * backslashes, `<` and backticks anywhere (escapes, inline HTML, code spans), and `|` anywhere in a table cell.
  */
 import type { CustodyMapJson, LayerRow } from "@/lib/contract/maps";
 import { LAYER_GUIDE } from "./layers";
 import { evidenceText } from "./diff";
 import { adoptionSummary } from "./summary";
 
-/** Text safe inside a Markdown table cell: pipes escaped, line breaks as `<br>`, empty as an em dash. */
+/** Every line break a Markdown renderer may honour: CommonMark's CRLF, LF and CR, and U+2028, U+2029, NEL, VT, FF. */
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029\u0085\u000b\u000c]/;
+
+/**
+ * One line of typed text as inline Markdown that starts no block and opens no code span or HTML: leading spaces
+ * dropped, backslashes, backticks and `<` escaped anywhere (`|` too inside a table cell), ASCII punctuation escaped at
+ * its start, and the `.` or `)` after a leading number.
+ */
+function inertLine(line: string, inCell: boolean): string {
+  const text = line
+    .replace(/^[ \t]+/, "")
+    .replace(inCell ? /[\\`<|]/g : /[\\`<]/g, "\\$&")
+    .replace(/^(\d+)([.)])/, "$1\\$2");
+  return /^[!-/:-@[-`{-~]/.test(text) && !text.startsWith("\\") ? `\\${text}` : text;
+}
+
+/** The lines of a field, each inert ({@link inertLine}), blank lines dropped. */
+function inertLines(value: string, inCell = false): string[] {
+  return value
+    .trim()
+    .split(LINE_BREAK)
+    .map((line) => inertLine(line, inCell))
+    .filter((l) => l.trim() !== "");
+}
+
+/** A one-line field (a title, a name): its lines joined by spaces. */
+function inline(value: string): string {
+  return inertLines(value).join(" ");
+}
+
+/** A field that may span lines, as the rest of a list item: later lines indented under it. Empty when blank. */
+function itemText(value: string): string {
+  return inertLines(value).join("\n  ");
+}
+
+/** Text safe inside a Markdown table cell: its lines inert and joined by `<br>`, empty as an em dash. */
 export function cell(value: string): string {
-  const t = value.trim();
-  if (!t) return "—";
-  return t.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, "<br>");
+  const lines = inertLines(value, true);
+  return lines.length ? lines.join("<br>") : "—";
 }
 
 const DECISION_WORD: Record<NonNullable<LayerRow["decision"]>, string> = {
@@ -38,23 +79,23 @@ function custodianLines(row: LayerRow): string {
 export function mapToMarkdown(map: CustodyMapJson, opts: { exportedAt?: string } = {}): string {
   const summary = adoptionSummary(map.layers);
   const out: string[] = [];
-  out.push(`# ${map.title.replace(/\r?\n/g, " ")}`);
+  out.push(`# ${inline(map.title)}`);
   out.push("");
-  out.push(`- Workflow: ${map.workflow}`);
+  out.push(`- Workflow: ${inline(map.workflow)}`);
   out.push(`- Version: ${map.version} (${map.status})`);
-  out.push(`- Map id: ${map.id}`);
+  out.push(`- Map id: ${inline(map.id)}`);
   if (opts.exportedAt) out.push(`- Exported: ${opts.exportedAt}`);
   out.push("");
   out.push("## Adoption summary");
   out.push("");
-  out.push(`**${summary.headline}**`);
+  out.push(`**${inline(summary.headline)}**`);
   out.push("");
   out.push(
     `Accepted: ${summary.accepted} · Constrained: ${summary.constrained} · Evidence requested: ${summary.evidence_requested} · Undecided: ${summary.undecided}`,
   );
   if (summary.reasons.length) {
     out.push("");
-    for (const r of summary.reasons) out.push(`- ${r}`);
+    for (const r of summary.reasons) out.push(`- ${itemText(r)}`);
   }
   out.push("");
   out.push("## Layers");
@@ -74,15 +115,15 @@ export function mapToMarkdown(map: CustodyMapJson, opts: { exportedAt?: string }
     out.push("");
     out.push(`### ${LAYER_GUIDE[row.layer].label} (\`${row.layer}\`)`);
     out.push("");
-    out.push(`- Custodians: ${custodianLines(row) || "none named yet"}`);
-    if (row.handoff.trim()) out.push(`- Handoff: ${row.handoff.trim().replace(/\r?\n/g, "\n  ")}`);
-    out.push(`- Evidence to retain: ${row.evidence.trim().replace(/\r?\n/g, "\n  ") || "—"}`);
-    out.push(`- Recovery or export path: ${row.recovery_path.trim().replace(/\r?\n/g, "\n  ") || "—"}`);
-    out.push(`- Acceptance question: ${row.acceptance_question.trim().replace(/\r?\n/g, "\n  ") || "—"}`);
+    out.push(`- Custodians: ${itemText(custodianLines(row)) || "none named yet"}`);
+    if (row.handoff.trim()) out.push(`- Handoff: ${itemText(row.handoff)}`);
+    out.push(`- Evidence to retain: ${itemText(row.evidence) || "—"}`);
+    out.push(`- Recovery or export path: ${itemText(row.recovery_path) || "—"}`);
+    out.push(`- Acceptance question: ${itemText(row.acceptance_question) || "—"}`);
     out.push(
-      `- Verification: ${row.verification}${row.verification_evidence ? ` — ${evidenceText(row.verification_evidence)}` : ""}`,
+      `- Verification: ${row.verification}${row.verification_evidence ? ` — ${itemText(evidenceText(row.verification_evidence))}` : ""}`,
     );
-    out.push(`- Decision: ${decisionText(row).replace(/\r?\n/g, "\n  ")}`);
+    out.push(`- Decision: ${itemText(decisionText(row))}`);
   }
   out.push("");
   return out.join("\n");

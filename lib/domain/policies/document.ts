@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { PolicyFinding, StoredPolicyDocument } from "@/db/schema/policies";
 import { DomainError } from "../errors";
 import { formatPath } from "../json/text";
+import { LIMITS, type BoundaryLimit } from "../limits";
 import { redactString, refuseSecrets } from "../secrets/redact";
 import { unstorableJson } from "../events/redact";
 import { unsafeTextReason } from "../typed-text";
@@ -16,12 +17,13 @@ import { unsafeTextReason } from "../typed-text";
 /** The largest policy document accepted, in bytes of text. */
 export const MAX_POLICY_BYTES = 256 * 1024;
 
-const name = (field: string) =>
+/** A credential or tool name: the names events and intents use for them (lib/domain/limits.ts). */
+const name = (field: string, limit: BoundaryLimit) =>
   z
     .string({ error: `${field} must be a string` })
     .trim()
     .min(1, `${field} must not be empty`)
-    .max(200, `${field} is too long (at most 200 characters)`)
+    .max(limit.max, `${field} is too long (at most ${limit.max} characters)`)
     .superRefine((v, ctx) => {
       const why = unsafeTextReason(v);
       if (why) ctx.addIssue({ code: "custom", message: `${field} ${why}` });
@@ -67,7 +69,7 @@ export const policyDocumentSchema = z
       .array(
         z
           .object({
-            name: name("the credential name"),
+            name: name("the credential name", LIMITS.credentialRef),
             type: z.enum(["environment_variable", "function_tool"], {
               error:
                 "type must be environment_variable (a proxy supplies it to the sandbox) or function_tool (the application keeps it)",
@@ -89,7 +91,7 @@ export const policyDocumentSchema = z
       .array(
         z
           .object({
-            name: name("the tool name"),
+            name: name("the tool name", LIMITS.toolName),
             mutation: z.boolean({ error: "mutation must be true or false: does the tool write outside the sandbox?" }),
             requires_approval: z.boolean().default(false),
             approval_ttl: duration.optional(),

@@ -25,6 +25,7 @@ import { findSecrets } from "../events/redact";
 import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME } from "../names";
+import { LIMITS } from "../limits";
 import type { SigningKey } from "../crypto/signing";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
@@ -51,10 +52,10 @@ export const attemptField = z
 
 export const intentBodySchema = z.strictObject({
   idempotency_key: z.string(),
-  payload_digest: z.string().min(1, "payload_digest is required").max(200),
-  action: plainName("action", 200),
+  payload_digest: plainName("payload_digest", LIMITS.digest),
+  action: plainName("action", LIMITS.actionName),
   mutation: z.boolean({ error: "mutation must be true or false" }),
-  tool: plainName("tool", 200).optional(),
+  tool: plainName("tool", LIMITS.toolName).optional(),
   lease_seconds: z.number().int().min(5).max(86_400).optional(),
   attempt: attemptField,
   /** The runtime says this write needs an approver's decision (docs/concepts.md#approvals). */
@@ -62,8 +63,8 @@ export const intentBodySchema = z.strictObject({
   /** The tool arguments, for the approver to read (credential values are refused). */
   payload: z.json().optional(),
   /** The agent making the write and its version: an approval is bound to them. */
-  agent: plainName("agent", 200).optional(),
-  agent_version: plainName("agent_version", 200).optional(),
+  agent: plainName("agent", LIMITS.agentName).optional(),
+  agent_version: plainName("agent_version", LIMITS.agentName).optional(),
 });
 
 export type IntentOutcome = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };

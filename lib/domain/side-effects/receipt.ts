@@ -12,6 +12,8 @@ import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
+import { LIMITS } from "../limits";
+import { plainTextCheck } from "../names";
 import { withRetry } from "../tx";
 import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
 import { applyReceiptReport } from "./receipts";
@@ -23,8 +25,13 @@ import type { VerbContext } from "../context";
 
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
-  external_operation_id: z.string().trim().min(1, "external_operation_id is required (not blank)").max(500),
-  result_digest: z.string().max(200).nullable().optional(),
+  external_operation_id: z
+    .string()
+    .trim()
+    .min(1, "external_operation_id is required (not blank)")
+    .max(LIMITS.externalOperationId.max)
+    .check(plainTextCheck("external_operation_id")),
+  result_digest: z.string().max(LIMITS.digest.max).check(plainTextCheck("result_digest")).nullable().optional(),
   completed_at: isoTimeField("completed_at", { plausible: true }),
   attempt: attemptField,
 });

@@ -8,7 +8,15 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
-import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
+import {
+  IDEMPOTENCY_KEY,
+  IDEMPOTENCY_KEY_RULE,
+  plainName,
+  plainTextCheck,
+  SIDE_EFFECT_NAME,
+  SIDE_EFFECT_NAME_RULE,
+} from "../names";
+import { LIMITS } from "../limits";
 import { isoTimeText } from "../time";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
@@ -16,15 +24,21 @@ const shortText = z.string().min(1).max(500);
 const isoTime = isoTimeText;
 
 export const receiptSchema = z.strictObject({
-  external_operation_id: z.string().trim().min(1, "external_operation_id must not be blank").max(500),
-  result_digest: z.string().max(200).nullable().optional(),
+  external_operation_id: z
+    .string()
+    .trim()
+    .min(1, "external_operation_id must not be blank")
+    .max(LIMITS.externalOperationId.max)
+    .check(plainTextCheck("external_operation_id")),
+  result_digest: z.string().max(LIMITS.digest.max).check(plainTextCheck("result_digest")).nullable().optional(),
   completed_at: isoTime("completed_at"),
 });
 
 export { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE };
 
 /** Tool and action names on effects: plain text a person reads (no control, bidi or surrounding whitespace). */
-export const effectLabel = (field: string) => plainName(field, 200);
+export const effectLabel = (field: "action" | "tool") =>
+  plainName(field, field === "tool" ? LIMITS.toolName : LIMITS.actionName);
 
 /** Most side effects one checkpoint may declare (each is a row the checkpoint writes). */
 export const MAX_RECORD_SIDE_EFFECTS = 500;
@@ -37,14 +51,14 @@ export const recordSideEffectSchema = z.strictObject({
   tool: effectLabel("tool").optional(),
   mutation: z.boolean().optional(),
   /** For an effect awaiting approval: the digest of what it will send, so the approval can bind to it. */
-  payload_digest: z.string().min(1).max(200).optional(),
+  payload_digest: plainName("payload_digest", LIMITS.digest).optional(),
 });
 
 export const taskRecordSchema = z.strictObject({
   task_id: taskIdSchema,
-  principal: plainName("principal", 500),
-  policy_version: plainName("policy_version", 100),
-  phase: plainName("phase", 100),
+  principal: plainName("principal", LIMITS.principal),
+  policy_version: plainName("policy_version", LIMITS.policyVersion),
+  phase: plainName("phase", LIMITS.phase),
   /** The sandbox attempt that writes this checkpoint (the fencing token; docs/concepts.md#attempts-and-fencing). */
   attempt: z
     .number({ error: "attempt is required: the sandbox attempt (1, 2, …) that writes this checkpoint" })
@@ -52,16 +66,16 @@ export const taskRecordSchema = z.strictObject({
     .min(1, "attempt starts at 1")
     .max(1_000_000),
   inputs: z
-    .array(z.strictObject({ ref: shortText, sha256 }))
+    .array(z.strictObject({ ref: plainName("ref", LIMITS.artifactRef), sha256 }))
     .max(1000)
     .default([]),
   decisions: z
     .array(
       z.strictObject({
-        id: z.string().min(1).max(200),
+        id: z.string().min(1).max(200).check(plainTextCheck("id")),
         summary: z.string().min(1).max(2000),
         at: isoTime("at").optional(),
-        by: shortText.optional(),
+        by: shortText.check(plainTextCheck("by")).optional(),
       }),
     )
     .max(1000)
@@ -69,7 +83,7 @@ export const taskRecordSchema = z.strictObject({
   artifacts: z
     .array(
       z.strictObject({
-        ref: shortText,
+        ref: plainName("ref", LIMITS.artifactRef),
         sha256,
         size: z.number().int().min(0).optional(),
         media_type: z.string().max(200).optional(),
@@ -84,7 +98,7 @@ export const taskRecordSchema = z.strictObject({
     })
     .default({}),
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
-  tool_definitions: z.record(z.string().min(1).max(200), sha256).optional(),
+  tool_definitions: z.record(plainName("tool", LIMITS.toolName), sha256).optional(),
   /**
    * The task's constraints (docs/concepts.md#compaction-and-constraints), e.g. "never update a record twice": kept in
    * the signed record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the

@@ -33,9 +33,16 @@ import { gatherGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import { normalizePrincipal } from "../tasks/principal";
 import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "./attempts";
-import { DEFAULT_LEASE_SECONDS } from "./intent";
+import { DEFAULT_LEASE_SECONDS, markRepeat } from "./intent";
+import { duplicateVerdict, readDuplicateFacts } from "./duplicates";
 import { approvalForReportedIntent } from "../approvals/for-intent";
-import { applyReceiptReport, keepUnappliedReceipt, takePendingReceipt } from "./receipts";
+import {
+  applyNotAppliedReport,
+  applyReceiptReport,
+  keepUnappliedReceipt,
+  takePendingReceipt,
+  toolErrorText,
+} from "./receipts";
 import { expireLeases } from "./lifecycle/lease";
 import { flushMoves, forEvent, mover, type Mover } from "./lifecycle/moves";
 import { applyReportedIntent, markReportedWriteUnknown } from "./lifecycle/statements";
@@ -55,6 +62,12 @@ type Attrs = {
   completed_at?: string;
   principal?: string;
   call_id?: string;
+  /** `side_effect.intent`: the effect this write deliberately repeats. */
+  repeats?: string;
+  /** `side_effect.receipt`: `applied` (default) or `not_applied` (nothing of the write was applied). */
+  outcome?: "applied" | "not_applied";
+  /** `side_effect.receipt` with outcome `not_applied`: the tool's message. */
+  error?: string;
 };
 
 /** Event types whose transitions run on every stored event of the type (the catalogue's `movesCustody: "always"`). */
@@ -259,6 +272,7 @@ function reported(e: PreparedEvent, attrs: Attrs) {
     mutation: attrs.mutation ?? true,
     payloadDigest: attrs.payload_digest ?? null,
     attempt: e.attempt ?? null,
+    repeats: attrs.repeats ?? null,
   };
 }
 
@@ -318,6 +332,32 @@ async function applyIntentEvent(
       message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.`,
     };
   }
+  // One write, one go (decision 0027): a second write of a payload another effect of the task wrote, is writing or may
+  // have written is refused as the intent route refuses it, unless it names that effect in `repeats`.
+  const mutation = attrs.mutation ?? true;
+  let repeatOfApproved = false;
+  if (mutation && attrs.payload_digest) {
+    const probe = {
+      name,
+      action: attrs.action ?? null,
+      payloadDigest: attrs.payload_digest,
+      repeats: attrs.repeats ?? null,
+    };
+    const verdict = duplicateVerdict(probe, await readDuplicateFacts(tx, tenantId, e.task_id, probe));
+    if ("refused" in verdict) {
+      const why = verdict.refused.message.replace(/\.$/, "");
+      const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${why}.`;
+      await markReportedWriteUnknown(tx, by, reported(e, attrs), reason);
+      verdicts.delete(e.task_id);
+      return {
+        name,
+        applied: false,
+        code: verdict.refused.code,
+        message: `${reason} The effect is unknown until reconciled.`,
+      };
+    }
+    repeatOfApproved = verdict.needsApproval;
+  }
   let cached = verdicts.get(e.task_id);
   if (!cached || cached.attempt !== attempt) {
     cached = {
@@ -329,14 +369,16 @@ async function applyIntentEvent(
     verdicts.set(e.task_id, cached);
   }
   const verdict = cached.verdict;
-  const permission = writePermission(verdict, attrs.mutation ?? true);
+  const permission = writePermission(verdict, mutation);
   const refusal =
     existing?.status === "awaiting_approval"
       ? { code: "approval_required", message: "it waits for an approver's decision" }
       : !permission.allowed && permission.code !== "gate_replay"
         ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
-        : existing?.status === "approved" && (attrs.mutation ?? true)
-          ? // An approved write reported by event meets the intent route's approval rule (issue 8): bound digest, single use.
+        : mutation && (existing || repeatOfApproved)
+          ? // A reported write meets the intent route's approval rule (issue 8): bound digest, single use — a retry
+            // after not_applied needs a fresh approval unless the workspace says otherwise — and a repeat of an approved
+            // write needs its own.
             await approvalForReportedIntent(
               tx,
               tenantId,
@@ -344,6 +386,7 @@ async function applyIntentEvent(
               idemKey,
               { payload_digest: attrs.payload_digest, action: attrs.action },
               attempt,
+              { required: repeatOfApproved },
             )
           : null;
   if (refusal) {
@@ -372,6 +415,7 @@ async function applyIntentEvent(
       message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.`,
     };
   }
+  if (attrs.repeats) await markRepeat(tx, by.actor, e.task_id, name, idemKey, attrs.repeats, e.id);
   if (pending) return { name, applied: true, code: "completed", message: reason! };
   if (!permission.allowed)
     return {
@@ -387,16 +431,35 @@ async function applyReceiptEvent(tx: Db, by: Mover<"event">, e: PreparedEvent, a
   const name = attrs.name!;
   const tenantId = by.actor.tenantId;
   await observeAttempt(tx, by, e.task_id, e.attempt!, "A receipt from a new attempt");
-  const outcome = await applyReceiptReport(tx, by, e.task_id, await currentAttempt(tx, tenantId, e.task_id), {
+  const common = {
     name,
     idempotency_key: attrs.idempotency_key!,
     attempt: e.attempt ?? null,
+    source: "event" as const,
+  };
+  const current = await currentAttempt(tx, tenantId, e.task_id);
+  if (attrs.outcome === "not_applied") {
+    const outcome = await applyNotAppliedReport(tx, by, e.task_id, current, {
+      ...common,
+      error: toolErrorText(attrs.error ?? "").text,
+      event_id: e.id,
+    });
+    if (outcome.applied)
+      return {
+        name,
+        applied: true,
+        code: outcome.replayed ? "replay" : "not_applied",
+        message: `Nothing of the write was applied (the tool said: ${outcome.error}); ${name} is ${outcome.status.replace("_", " ")} again.`,
+      };
+    return { name, applied: false, code: outcome.code, message: outcome.message };
+  }
+  const outcome = await applyReceiptReport(tx, by, e.task_id, current, {
+    ...common,
     receipt: {
       external_operation_id: attrs.external_operation_id!,
       result_digest: attrs.result_digest ?? null,
       completed_at: new Date(attrs.completed_at ?? e.occurred_at).toISOString(),
     },
-    source: "event",
     event_id: e.id,
   });
   if (outcome.applied) return { name, applied: true, ...(outcome.replayed ? { code: "replay" } : {}) };

@@ -149,7 +149,11 @@ export async function approvalForIntent(
       const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered };
       const standing = approvalStanding(row, facts);
       if (standing.kind !== "used") return { kind: "standing", row, standing };
-      // Used by the write's first go, which was then found not applied: a retry.
+      // Used: by a concurrent intent that has just gone (the effect read above predates its commit; this statement,
+      // after the lock on the request, sees it) — then the effect's own state answers — or by the write's first go,
+      // which was then found not applied: a retry.
+      const now = await findSideEffect(tx, tenantId, taskId, name);
+      if (now && (now.status === "in_flight" || now.status === "completed" || now.status === "unknown")) return null;
       if (
         (await retryReusesApproval(tx, tenantId)) &&
         approvalStanding({ ...row, consumed_at: null }, facts).kind === "go"

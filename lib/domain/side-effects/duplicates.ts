@@ -7,13 +7,14 @@
  * meets the approval rules of the write it repeats.
  *
  * Digests compare without case and without a `sha256:` prefix; actions without case, and an effect reported without
- * an action matches any. {@link sameWritesSql} reads the facts (inside the intent's one facts statement, or on its own
+ * an action matches any. An effect under the intent's own key is not "another write": the key rule answers for it
+ * (`idempotency_key_mismatch` when the key is bound to another effect). {@link sameWritesSql} reads the facts (inside the intent's one facts statement, or on its own
  * for an event), {@link duplicateVerdict} decides from them (pure).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { SideEffectStatus } from "@/db/schema/enums";
-import type { Receipt } from "@/lib/contract/api";
+import type { DuplicatePayloadDetails, Receipt } from "@/lib/contract/api";
 import { DomainError } from "../errors";
 
 /** The statuses in which an effect's write may have been made: a second identical write is refused. */
@@ -45,8 +46,14 @@ export type DuplicateFacts = {
   repeated: RepeatedEffect | null;
 };
 
-/** What an intent asks: its effect's name, action, digest and the effect it says it repeats. */
-export type DuplicateProbe = { name: string; action: string | null; payloadDigest: string; repeats: string | null };
+/** What an intent asks: its effect's name and key, action, digest and the effect it says it repeats. */
+export type DuplicateProbe = {
+  name: string;
+  idempotencyKey: string;
+  action: string | null;
+  payloadDigest: string;
+  repeats: string | null;
+};
 
 /**
  * SQL: a `json_build_object('same', [...], 'repeated', {...}|null)` of the task's facts for `probe` — a scalar
@@ -64,7 +71,8 @@ export function sameWritesSql(probe: DuplicateProbe): SQL {
                from side_effects s
                where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.payload_digest is not null
                  and lower(regexp_replace(s.payload_digest, '^sha256:', '', 'i')) = ${digest}
-                 and s.name <> ${probe.name} and s.mutation and ${sameAction}
+                 and s.name <> ${probe.name} and s.idempotency_key <> ${probe.idempotencyKey}
+                 and s.mutation and ${sameAction}
                  and s.status in ('in_flight', 'completed', 'unknown')),
       'repeated', ${
         probe.repeats === null
@@ -164,7 +172,7 @@ export function duplicateVerdict(
           idempotency_key: s.idempotency_key,
           status: s.status,
         })),
-      },
+      } satisfies DuplicatePayloadDetails,
     ),
   };
 }

@@ -339,6 +339,7 @@ async function applyIntentEvent(
   if (mutation && attrs.payload_digest) {
     const probe = {
       name,
+      idempotencyKey: idemKey,
       action: attrs.action ?? null,
       payloadDigest: attrs.payload_digest,
       repeats: attrs.repeats ?? null,

@@ -378,6 +378,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       ? {
           duplicateProbe: {
             name,
+            idempotencyKey: input.idempotency_key,
             action: input.action,
             payloadDigest: input.payload_digest,
             repeats: input.repeats ?? null,

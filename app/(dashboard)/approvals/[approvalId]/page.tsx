@@ -242,7 +242,11 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
           <h2 id="payload-h" className="text-base font-semibold">
             Payload
           </h2>
-          {a.payload === null ? (
+          {a.payload === null && a.payload_digest === null ? (
+            <p className="text-sm text-neutral-600">
+              The runtime has not said what this write sends yet: its intent binds the digest.
+            </p>
+          ) : a.payload === null ? (
             <p
               className="mt-1 rounded-md border border-amber-300 bg-amber-50 p-2 text-sm text-amber-950"
               data-testid="digest-only-note"

@@ -425,15 +425,20 @@ describe("a not_applied receipt (decision 0027, docs/concepts.md#receipt)", () =
     const moved = (await auditRows(handle.db, t.tenantId, "side_effect.transitioned")).at(-1);
     expect(moved?.details).toMatchObject({ transition: "receipt_not_applied", from: "in_flight", to: "not_started" });
     await go(t, taskId, FIRST, charge(key));
-    // A not_applied receipt event must name the tool's message.
+    // A not_applied receipt event must name the tool's message, and no operation (as on the route).
     const bad = await postEvents(t.apiKey, [
       makeEvent(taskId, {
         type: "side_effect.receipt",
         occurred_at: new Date().toISOString(),
         attrs: { name: FIRST, idempotency_key: key, outcome: "not_applied" },
       }),
+      makeEvent(taskId, {
+        type: "side_effect.receipt",
+        occurred_at: new Date().toISOString(),
+        attrs: { name: FIRST, idempotency_key: key, outcome: "not_applied", error: "x", external_operation_id: "pi_1" },
+      }),
     ]);
-    expect(bad.body.results[0]).toMatchObject({ status: "rejected" });
+    expect(bad.body.results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
   });
 
   it("a receipt without outcome, or with outcome applied, completes the write as before; not_applied takes no operation id", async () => {

@@ -69,6 +69,11 @@ export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
  */
 export const sideEffectNotAppliedEventAttrs = sideEffectEventAttrs.extend({
   outcome: z.literal("not_applied"),
+  external_operation_id: z
+    .undefined({
+      error: "a not_applied receipt names no operation: nothing was applied; leave external_operation_id out",
+    })
+    .optional(),
   error: z
     .string({ error: "error is required: the tool's message saying why nothing was applied" })
     .max(65_536, "error is at most 65536 characters")

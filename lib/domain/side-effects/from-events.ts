@@ -8,9 +8,12 @@
  *   none) ends: its in-flight writes become `unknown`, and its mutating tool calls without an outcome become effects
  *   whose outcome is `unknown` ({@link endAttempts});
  * - `side_effect.intent` → `in_flight` (lease from the server's clock). It reports a write the runtime started: when the
- *   intent route would have refused it for a revoked principal, a stop, a missing approval or a stale attempt, the
- *   effect is `unknown` instead, so a person reconciles it; a receipt that arrived earlier completes it;
+ *   intent route would have refused it for a revoked principal, a stop, a missing or used approval, a stale attempt or
+ *   a second write of another effect's payload (`duplicate_payload`, decision 0027; `repeats` names a deliberate one),
+ *   the effect is `unknown` instead, so a person reconciles it; a receipt that arrived earlier completes it;
  * - `side_effect.receipt` → {@link applyReceiptReport}, the receipt route's rule (kept as evidence when not applied);
+ *   with `outcome: "not_applied"` → {@link applyNotAppliedReport} (an in-flight write goes back to where a retry
+ *   starts). A `tool.failed` naming an idempotency key settles nothing: a failure is no evidence nothing was applied;
  * - a mutating `tool.called` of an attempt that has already ended, or a `tool.completed` / `tool.failed` for a call that
  *   already became an unknown effect (kept as evidence);
  * - `task.created` naming a `principal` sets the task's principal until its first checkpoint.

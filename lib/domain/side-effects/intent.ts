@@ -11,6 +11,10 @@
  *   an existing one moves by `UPDATE … WHERE status = <observed> RETURNING`; whoever gets no row back lost the race and
  *   re-reads the state. The task row is held FOR SHARE, so a transition that changes the gate's facts (which takes it
  *   FOR UPDATE) is never interleaved with a decision.
+ * - One write, one go (decision 0027): a mutation of a payload another effect of the task wrote, is writing or may have
+ *   written is refused unless `repeats` names it; a mutation's first statement takes a transaction lock on its task,
+ *   action and payload digest, so concurrent intents for one payload under different names or keys decide in turn. A
+ *   sent `payload` must have the digest `payload_digest`.
  * - Every refusal after the body parsed is audited, like every go.
  */
 import { sql } from "drizzle-orm";
@@ -198,7 +202,8 @@ const AUDITED_REFUSALS = new Set([
 
 /**
  * Registers an intent.
- * @param body `{idempotency_key, payload_digest, action, mutation, attempt, tool?, lease_seconds?}`.
+ * @param body `{idempotency_key, payload_digest, action, mutation, attempt, tool?, lease_seconds?, requires_approval?,
+ *   payload?, agent?, agent_version?, repeats?}`.
  * @returns `go` with the lease expiry (ISO), or `replay` with the stored receipt (also when a receipt for this key
  *   arrived before its intent: the write already happened).
  * @throws DomainError not_found (task), bad_request (key), validation_failed, stale_attempt (409),
@@ -206,7 +211,10 @@ const AUDITED_REFUSALS = new Set([
  *   unknown), approval_required (403, details {approval_id, status}: the write needs a fresh approval; the request is
  *   created on first ask and the same one returned after), approval_mismatch (403, another digest under the approval,
  *   details {approval_id, bound_payload_digest, offered_payload_digest}), approval_rejected (403), principal_revoked (403, any intent of a revoked principal's
- *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them).
+ *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them),
+ *   duplicate_payload (409, another effect of the task wrote, is writing or may have written the same action and payload;
+ *   details {side_effect, idempotency_key, status, receipt?, same_writes}), repeats_mismatch (422), payload_digest_mismatch
+ *   (422, details {payload_digest, computed_payload_digest}). Rules: docs/concepts.md#intent, decision 0027.
  */
 export async function registerIntent(
   { db, actor, signingKey: key }: SigningContext,

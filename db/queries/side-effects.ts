@@ -21,6 +21,8 @@ const SIDE_EFFECT_FIELDS = [
   "lease_expires_at",
   "receipt",
   "last_reconcile",
+  "last_not_applied",
+  "repeats",
   "status_reason",
   "origin",
   "call_id",

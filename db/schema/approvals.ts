@@ -117,8 +117,9 @@ export const approvalRequests = pgTable(
 
 /**
  * Per-tenant approval settings: the current policy version (until versioned policy documents exist; read only through
- * lib/domain/approvals/policy.ts `currentPolicyVersion`), the default approval TTL, and whether a requester may approve
- * their own request (separation of duties, on by default).
+ * lib/domain/approvals/policy.ts `currentPolicyVersion`), the default approval TTL, whether a requester may approve their
+ * own request (separation of duties, on by default), and whether a retry after "not applied" may reuse the
+ * approval its first go used (off by default).
  */
 export const approvalSettings = pgTable("approval_settings", {
   tenantId: uuid("tenant_id")
@@ -127,6 +128,11 @@ export const approvalSettings = pgTable("approval_settings", {
   policyVersion: text("policy_version").notNull().default("1"),
   defaultTtlSeconds: integer("default_ttl_seconds").notNull().default(86_400),
   allowSelfApproval: boolean("allow_self_approval").notNull().default(false),
+  /**
+   * Whether a retry after a write was found not applied (a person's reconcile or a `not_applied` receipt) may go
+   * under the approval its first go used. Off by default: an approval authorizes one go, so the retry needs a fresh one.
+   */
+  retryAfterNotAppliedReusesApproval: boolean("retry_after_not_applied_reuses_approval").notNull().default(false),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   updatedBy: text("updated_by"),
 });

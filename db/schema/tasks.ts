@@ -183,6 +183,21 @@ export type SideEffectReconcile = {
   at: string;
 };
 
+/**
+ * The tool owner's word that a write was not applied (a `not_applied` receipt, by the receipt route or a
+ * `side_effect.receipt` event), kept on the effect it settled. `error` is the tool's message, secrets redacted and cut
+ * to a bounded length.
+ */
+export type SideEffectNotApplied = {
+  error: string;
+  attempt: number | null;
+  source: "route" | "event";
+  event_id?: string | null;
+  /** Who reported it (the runtime key's label). */
+  by: string;
+  at: string;
+};
+
 export const sideEffects = pgTable(
   "side_effects",
   {
@@ -203,6 +218,13 @@ export const sideEffects = pgTable(
     retryStatus: sideEffectStatusEnum("retry_status"),
     receipt: jsonb("receipt").$type<SideEffectReceipt>(),
     lastReconcile: jsonb("last_reconcile").$type<SideEffectReconcile>(),
+    /** The last `not_applied` receipt that settled an in-flight write (null when none did). */
+    lastNotApplied: jsonb("last_not_applied").$type<SideEffectNotApplied>(),
+    /**
+     * The effect of the same task this one deliberately repeats (same action and payload digest), as its intent said
+     * (`repeats`); null for an effect that repeats nothing.
+     */
+    repeats: text("repeats"),
     /** Why the effect became `unknown` (interruption, new sandbox, lease expiry). */
     statusReason: text("status_reason"),
     /**
@@ -219,6 +241,11 @@ export const sideEffects = pgTable(
     primaryKey({ name: "side_effects_pkey", columns: [t.tenantId, t.taskId, t.name] }),
     uniqueIndex("side_effects_tenant_key_key").on(t.tenantId, t.idempotencyKey),
     index("side_effects_tenant_status_idx").on(t.tenantId, t.status),
+    // An intent's duplicate check: the task's effects with the same payload digest, whatever their status, compared
+    // without case or a `sha256:` prefix (lib/domain/side-effects/duplicates.ts writes the same expression).
+    index("side_effects_payload_idx")
+      .on(t.tenantId, t.taskId, sql`lower(regexp_replace(${t.payloadDigest}, '^sha256:', '', 'i'))`)
+      .where(sql`${t.payloadDigest} is not null`),
     // The effects of a task that are not completed: what the gate, an intent's lease expiry and its facts read. A long
     // run's completed effects (most of them) stay out of those scans (decision 0022).
     index("side_effects_open_idx")
@@ -282,6 +309,13 @@ export const unappliedReceipts = pgTable(
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 6 }),
     /** Why it was not applied: `reconcile_required`, `lease_expired`, `stale_attempt`, `no_intent`, `receipt_conflict`, `late_outcome`. */
     reason: text("reason").notNull(),
+    /**
+     * What the receipt said happened: `applied` (the write was made; the default) or `not_applied` (the tool owner says
+     * nothing was applied). Only an `applied` one waits for its intent (`no_intent`).
+     */
+    outcome: text("outcome").$type<"applied" | "not_applied">().notNull().default("applied"),
+    /** For a `not_applied` receipt: the tool's message, secrets redacted, bounded. */
+    error: text("error"),
     message: text("message").notNull(),
     receivedAt: timestamp("received_at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
     appliedAt: timestamp("applied_at", { withTimezone: true }),

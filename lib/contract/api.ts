@@ -157,8 +157,12 @@ export type TaskListItem = {
 
 export type TaskList = { tasks: TaskListItem[]; next_cursor: string | null };
 
-/** A receipt (or tool outcome) the runtime reported that did not complete the effect, kept as evidence. */
+/** A receipt (or tool outcome) the runtime reported that did not complete or settle the effect, kept as evidence. */
 export type UnappliedReceiptView = {
+  /** `applied`: it says the write was made; `not_applied`: the tool owner says nothing of it was applied. */
+  outcome: "applied" | "not_applied";
+  /** A `not_applied` receipt's tool message (credentials redacted, at most 1000 characters); null otherwise. */
+  error: string | null;
   source: "route" | "event";
   event_id: string | null;
   attempt: number | null;
@@ -202,6 +206,17 @@ export type SideEffectView = {
     by: string;
     at: string;
   } | null;
+  /** The last `not_applied` receipt that settled an in-flight write of it: the tool's message and who reported it. */
+  last_not_applied: {
+    error: string;
+    attempt: number | null;
+    source: "route" | "event";
+    event_id?: string | null;
+    by: string;
+    at: string;
+  } | null;
+  /** The earlier effect of the task this one deliberately repeats (its intent's `repeats`), or null. */
+  repeats: string | null;
   updated_at: string;
 };
 
@@ -267,6 +282,21 @@ export type ArtifactView = {
 };
 
 export type IntentResult = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };
+
+/**
+ * `details` of a `409 duplicate_payload` intent refusal: the latest other effect of the task with the same action and
+ * payload digest that is in flight, completed or unknown (a completed one's receipt, to replay instead of writing
+ * again), and every such effect.
+ */
+export type DuplicatePayloadDetails = {
+  side_effect: string;
+  idempotency_key: string;
+  status: "in_flight" | "completed" | "unknown";
+  receipt?: Receipt;
+  /** The `repeats` the intent named, when it named an older one. */
+  repeats_named?: string;
+  same_writes: Array<{ side_effect: string; idempotency_key: string; status: "in_flight" | "completed" | "unknown" }>;
+};
 
 /**
  * The resume gate's reason codes: the wire vocabulary a runtime may branch on. Each code's kind (blocking or replay),

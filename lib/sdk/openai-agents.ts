@@ -13,6 +13,10 @@
  * 4. the run continues with `run(agent, state)`.
  * A tool that writes wraps its write in {@link CustodyApprovals.write}: with the `go` of its call it makes the write and
  * posts the receipt; with a `replay` (the write already completed) it returns the stored receipt and writes nothing.
+ * A write that fails cleanly throws {@link NotAppliedError}: the helper posts a `not_applied` receipt, so the same key
+ * may go again without a person. A call the server finds to be a second write of a payload another effect of the task
+ * completed (`409 duplicate_payload`, e.g. the same call re-asked under a new call id) is answered from that effect's
+ * receipt, without writing; give the binding a `repeats` to write the same payload again on purpose.
  */
 import { createHash } from "node:crypto";
 import { run, RunState, type Agent, type RunToolApprovalItem } from "@openai/agents";
@@ -59,8 +63,22 @@ export function itemCallId(item: RunToolApprovalItem): string {
   return raw.callId ?? raw.providerData?.id ?? raw.id ?? "";
 }
 
-/** The side effect a tool call writes under: its name in the task and its idempotency key. */
-export type EffectBinding = { name: string; idempotencyKey: string; action: string };
+/**
+ * The side effect a tool call writes under: its name in the task and its idempotency key; `repeats` names an earlier
+ * effect of the task with the same payload that this call deliberately writes again.
+ */
+export type EffectBinding = { name: string; idempotencyKey: string; action: string; repeats?: string };
+
+/**
+ * Thrown by a write that the tool owner knows failed with nothing applied (a declined card, a validation error): the
+ * helper reports it as a `not_applied` receipt with this message, then rethrows it.
+ */
+export class NotAppliedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NotAppliedError";
+  }
+}
 
 export type CustodyApprovalOptions = {
   client: CustodyClient;
@@ -140,6 +158,7 @@ export class CustodyApprovals {
             payload: args,
             agent: item.agent?.name,
             ...(this.opts.agentVersion ? { agent_version: this.opts.agentVersion } : {}),
+            ...(binding.repeats ? { repeats: binding.repeats } : {}),
           });
           this.grants.set(callId, {
             binding,
@@ -154,6 +173,13 @@ export class CustodyApprovals {
         } catch (err) {
           if (!(err instanceof CustodyApiError)) throw err;
           if (err.code === "approval_rejected") return { decision: "reject", message: rejection(err.message) };
+          const duplicate = completedDuplicate(err);
+          if (duplicate) {
+            // The same payload was already written under another effect: use its receipt, write nothing.
+            this.grants.set(callId, { binding, digest, decision: "replay", receipt: duplicate.receipt });
+            this.log(`${binding.name}: ${duplicate.side_effect} already wrote this payload; using its receipt`);
+            return { decision: "approve" };
+          }
           if (err.code !== "approval_required") throw err;
           const id = (err.details as { approval_id?: string } | undefined)?.approval_id;
           if (!id) throw err;
@@ -189,7 +215,8 @@ export class CustodyApprovals {
    * Makes the write of an approved call once: with the call's `go`, runs `perform` and posts its receipt; with a
    * `replay`, returns the stored receipt without writing.
    * @param callId the call id (`details.toolCall.callId` in a tool's `execute`).
-   * @throws Error when the call holds no go (it was never approved through {@link decide}).
+   * @throws Error when the call holds no go (it was never approved through {@link decide}); the
+   *   {@link NotAppliedError} `perform` threw, after its `not_applied` receipt was posted.
    */
   async write(
     callId: string,
@@ -199,7 +226,20 @@ export class CustodyApprovals {
     if (!grant) throw new Error(`call ${callId} has no approved intent: refusing to write`);
     if (grant.decision === "replay") return { replayed: true, receipt: grant.receipt! };
     this.grants.delete(callId);
-    const done = await perform();
+    let done: { external_operation_id: string; result_digest: string };
+    try {
+      done = await perform();
+    } catch (err) {
+      if (err instanceof NotAppliedError) {
+        await this.opts.client.receipt(this.opts.taskId, grant.binding.name, {
+          idempotency_key: grant.binding.idempotencyKey,
+          outcome: "not_applied",
+          error: err.message,
+          attempt: this.opts.attempt,
+        });
+      }
+      throw err;
+    }
     const completed_at = new Date().toISOString();
     await this.opts.client.receipt(this.opts.taskId, grant.binding.name, {
       idempotency_key: grant.binding.idempotencyKey,
@@ -232,6 +272,14 @@ export class CustodyApprovals {
     }
     return state;
   }
+}
+
+/** The completed effect a `409 duplicate_payload` names, with its receipt; null for any other error. */
+function completedDuplicate(err: CustodyApiError): { side_effect: string; receipt: Receipt } | null {
+  if (err.code !== "duplicate_payload") return null;
+  const d = err.details as { side_effect?: unknown; status?: unknown; receipt?: Receipt } | undefined;
+  if (d?.status !== "completed" || !d.receipt || typeof d.side_effect !== "string") return null;
+  return { side_effect: d.side_effect, receipt: d.receipt };
 }
 
 function rejection(reason: string): string {

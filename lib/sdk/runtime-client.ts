@@ -76,6 +76,12 @@ export type IntentInput = {
   /** The agent making the write and its version (an approval is bound to both). */
   agent?: string;
   agent_version?: string;
+  /**
+   * The earlier effect of the task this write deliberately repeats (same action and payload digest). Without it, a
+   * write of a payload another effect of the task wrote, is writing or may have written is refused (409
+   * `duplicate_payload`).
+   */
+  repeats?: string;
 };
 
 /** `GET /api/v1/approvals/{id}` as a runtime reads it (fields the client relies on; anything else is kept). */
@@ -94,9 +100,11 @@ export type ApprovalAnswer = {
   superseded_by?: string | null;
 } & Record<string, unknown>;
 
-/** Body of `POST /api/v1/tasks/{id}/side-effects/{name}/receipt`. */
+/** Body of `POST /api/v1/tasks/{id}/side-effects/{name}/receipt` for a write that was made. */
 export type ReceiptInput = {
   idempotency_key: string;
+  /** `applied` (the default when absent). */
+  outcome?: "applied";
   external_operation_id: string;
   result_digest: string;
   /** ISO 8601 time with offset. */
@@ -106,10 +114,29 @@ export type ReceiptInput = {
 };
 
 /**
+ * Body of the receipt route when the tool owner knows nothing of the write was applied (a clean failure): the effect
+ * returns to where a retry starts and the same key gets a fresh `go`.
+ */
+export type NotAppliedInput = {
+  idempotency_key: string;
+  outcome: "not_applied";
+  /** The tool's message (kept with credentials redacted, at most 1000 characters). */
+  error: string;
+  attempt: number;
+};
+
+/**
  * Answer of the receipt route. Not in `lib/contract/api.ts`: the fields the client relies on are typed,
  * anything else the server adds is kept.
  */
-export type ReceiptResult = { status?: SideEffectStatus; receipt?: Receipt } & Record<string, unknown>;
+export type ReceiptResult = {
+  status?: SideEffectStatus;
+  receipt?: Receipt;
+  /** `not_applied` for a not_applied receipt. */
+  outcome?: "not_applied";
+  /** The tool's message as kept. */
+  error?: string;
+} & Record<string, unknown>;
 
 /** Body of `POST /api/v1/tasks/{id}/resume`: the runtime's current tool definitions (name → sha256). */
 export type ResumeInput = { tool_definitions?: Record<string, string>; attempt?: number };
@@ -284,8 +311,11 @@ export class CustodyClient {
    * @returns `{decision: "go", lease_expires_at}` — make the write now with this key; or
    *   `{decision: "replay", receipt}` — the write already completed: use the stored receipt, do not write again.
    * @throws CustodyApiError 409 `in_flight` (another holder's lease is live), 409 `reconcile_required` (the
-   *   outcome is unknown: a person must reconcile), 422 `idempotency_key_mismatch` (same key, other payload),
-   *   403 `approval_required`, 400 (key missing or malformed), 404.
+   *   outcome is unknown: a person must reconcile), 409 `duplicate_payload` (another effect of the task wrote, is
+   *   writing or may have written the same payload: `details` name it, and a completed one's `receipt` to use instead;
+   *   a deliberate repeat sets `repeats`), 422 `idempotency_key_mismatch` (same key, other payload), 422
+   *   `repeats_mismatch`, 422 `payload_digest_mismatch` (`payload` sent with another digest), 403 `approval_required`,
+   *   400 (key missing or malformed), 404.
    */
   async intent(taskId: string, name: string, input: IntentInput): Promise<IntentResult> {
     const res = await this.request({
@@ -298,12 +328,15 @@ export class CustodyClient {
   }
 
   /**
-   * Records the receipt of a completed external write (`POST …/side-effects/{name}/receipt`).
-   * Retried: an identical second receipt is a no-op on the server.
-   * @returns the server's answer (the effect's status and stored receipt).
-   * @throws CustodyApiError 409 (no intent for this effect, or a conflicting receipt), 404, 422.
+   * Records the receipt of an external write (`POST …/side-effects/{name}/receipt`): a completed one, or (`outcome:
+   * "not_applied"` with the tool's `error`) the tool owner's word that nothing of it was applied, after which the same
+   * key gets a fresh `go`. Retried: an identical second receipt is a no-op on the server.
+   * @returns the server's answer (the effect's status and stored receipt; for not_applied, the status a retry starts
+   *   from and the message as kept).
+   * @throws CustodyApiError 409 (no intent for this effect, or a conflicting receipt, or an outcome already unknown or
+   *   settled), 404, 422.
    */
-  async receipt(taskId: string, name: string, input: ReceiptInput): Promise<ReceiptResult> {
+  async receipt(taskId: string, name: string, input: ReceiptInput | NotAppliedInput): Promise<ReceiptResult> {
     const res = await this.request({
       method: "POST",
       path: `/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/receipt`,

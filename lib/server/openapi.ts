@@ -14,7 +14,7 @@ import { createMapSchema, layerPatchSchema, layerRowSchema, mapImportSchema } fr
 import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitations";
 import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
 import { intentBodySchema } from "@/lib/domain/side-effects/intent";
-import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
+import { notAppliedReceiptBodySchema, receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
@@ -115,7 +115,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
         TaskRecord: schema(taskRecordSchema),
         Intent: schema(intentBodySchema),
-        Receipt: schema(receiptBodySchema),
+        Receipt: { oneOf: [schema(receiptBodySchema), schema(notAppliedReceiptBodySchema)] },
         Reconcile: schema(reconcileBodySchema),
         ResumeRequest: schema(resumeBodySchema),
         Lookup: schema(lookupBodySchema),
@@ -148,6 +148,8 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/events": {
         post: {
           summary: "Report a batch of events (≤ 1000, ≤ 1 MB); idempotent by event id",
+          description:
+            "Side-effect events move custody under the intent and receipt routes' rules: a `side_effect.intent` the route would refuse (stale attempt, stop, missing or used approval, `duplicate_payload` — another effect of the task with the same action and payload digest in flight, completed or unknown, unless attrs.repeats names it) makes the effect unknown; attrs.payload, when sent, must have the digest attrs.payload_digest (else the event is rejected). A `side_effect.receipt` names its external_operation_id, or says `outcome: \"not_applied\"` with the tool's `error`, which settles an in-flight write as not applied. A `tool.failed` naming an idempotency key settles nothing: a failure is not evidence that nothing was applied.",
           requestBody: { required: true, ...json("EventBatch") },
           responses: {
             ...ok(
@@ -316,7 +318,7 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
           summary:
-            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go.",
+            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go: a retry after the write was found not applied needs a fresh one (403 approval_required with a new request that supersedes the used one) unless Settings → Approvals lets it reuse the approval. A mutation whose action and payload digest equal those of another effect of the task that is in flight, completed or unknown answers 409 duplicate_payload (details {side_effect, idempotency_key, status, receipt? (completed: replay it), same_writes}); a deliberate identical write names the latest of them in `repeats` (recorded, on the timeline, and under the same approval rules as the write it repeats), else 422 repeats_mismatch. A `payload` must have the digest `payload_digest` (sha256 hex of the RFC 8785 JSON of {tool, arguments: payload}, tool defaulting to the effect name; a `sha256:` prefix and case are ignored), else 422 payload_digest_mismatch (details {payload_digest, computed_payload_digest}).",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Intent") },
           responses: {
@@ -328,11 +330,13 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/tasks/{task_id}/side-effects/{name}/receipt": {
         post: {
           summary:
-            "Record the receipt of a completed write (an identical repeat is a no-op). One that is not applied (effect unknown, older attempt, no intent yet, conflicting) answers 409 and is kept as evidence for whoever reconciles.",
+            'Record the receipt of a write. A completed one (`outcome` absent or "applied"; an identical repeat is a no-op), or `{outcome: "not_applied", error}`: the tool owner says nothing of the write was applied — an in-flight write returns to where a retry starts (not_started, or approved when the workspace lets a retry reuse the approval) and the same key gets a fresh go; `error` is kept with credentials redacted, at most 1000 characters (warnings: ["error_truncated"]). One that is not applied (effect unknown, older attempt, no intent yet, conflicting, already settled) answers 409 and is kept as evidence for whoever reconciles.',
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Receipt") },
           responses: {
-            ...ok("`{status: completed, receipt, replayed, warnings}`"),
+            ...ok(
+              "`{status: completed, receipt, replayed, warnings}`, or for not_applied `{status: not_started|approved, outcome: not_applied, error, replayed, warnings}`",
+            ),
             ...errors(400, 401, 404, 409, 422),
           },
         },
@@ -803,7 +807,8 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("Settings"), ...errors(401) },
         },
         put: {
-          summary: "Change the default approval TTL or self-approval (owners, admins)",
+          summary:
+            "Change the default approval TTL, self-approval, or whether a retry after not_applied reuses the approval its first go used (retry_after_not_applied_reuses_approval, default false) (owners, admins)",
           security: session,
           requestBody: { required: true, ...json("ApprovalSettings") },
           responses: { ...ok("`{updated: true}`"), ...errors(401, 403, 422) },

@@ -10,6 +10,7 @@ import { openDatabase, queryRows, type Db } from "@/db";
 import type { AuditAction } from "@/lib/domain/audit/actions";
 import { appendAudit, appendAuditPending } from "@/lib/domain/audit/append";
 import type { Actor } from "@/lib/domain/authz";
+import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import { checkpoint, intentBody, newKey, postIntent } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { api, createTestTenant, newTaskId, testDbForFile, type TestTenant } from "./helpers";
@@ -55,7 +56,10 @@ describe("audit sealing", () => {
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => postIntent(t.apiKey, taskId, `write_${i}`, intentBody(newKey()))),
+      // Forty different writes, each its own payload (one payload twice is a duplicate, decision 0029).
+      Array.from({ length: 40 }, (_, i) =>
+        postIntent(t.apiKey, taskId, `write_${i}`, intentBody(newKey(), { payload_digest: sha256Hex(`write_${i}`) })),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
     // No read of the log has run yet: the entries were sealed by the requests themselves.

@@ -235,9 +235,9 @@ describe("late receipts", () => {
     await checkpoint(t, taskId);
     const keys = [newKey(), newKey()];
     for (const [i, key] of keys.entries()) {
-      expect((await postIntent(t.apiKey, taskId, `e${i}`, intentBody(key, { lease_seconds: 5 }))).body.decision).toBe(
-        "go",
-      );
+      // Two different writes, each its own payload (one payload twice is a duplicate, decision 0029).
+      const body = intentBody(key, { lease_seconds: 5, payload_digest: hex(String(i)) });
+      expect((await postIntent(t.apiKey, taskId, `e${i}`, body)).body.decision).toBe("go");
     }
     await sleep(6_000);
     expectError(await postReceipt(t.apiKey, taskId, "e0", receiptBody(keys[0]!)), 409, "reconcile_required");

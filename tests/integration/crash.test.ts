@@ -21,6 +21,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import { queryRows } from "@/db";
 import { verifyAuditChain } from "@/lib/domain/audit/read";
+import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import type { EventInput, TaskRecord } from "@/lib/contract/api";
 import { freePort, serverEnv, testServerSecrets } from "../support/env";
 import { NextServer } from "../support/next-server";
@@ -150,7 +151,8 @@ function intent(taskId: string, name: string): Promise<Answer> {
     tenant.apiKey,
     "POST",
     effectPath(taskId, name, "intent"),
-    intentBody(keyOf(taskId, name), { tool: name }),
+    // Each effect a write of its own payload (one payload under two names is a duplicate, decision 0029).
+    intentBody(keyOf(taskId, name), { tool: name, payload_digest: sha256Hex(`${taskId}/${name}`) }),
   );
 }
 

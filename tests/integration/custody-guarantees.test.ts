@@ -15,6 +15,7 @@ import {
   askGate,
   checkpoint,
   getTask,
+  hex,
   intentBody,
   newKey,
   postIntent,
@@ -194,7 +195,8 @@ describe("2. the gate is enforced, not advisory", () => {
     ]);
     const gate = (await askGate(t.apiKey, taskId)).body;
     expect(gate.verdict).toBe("stop");
-    const res = await postIntent(t.apiKey, taskId, "send_email", intentBody(newKey()));
+    // Another write (its own payload: the same one would be a duplicate of update_record, decision 0029).
+    const res = await postIntent(t.apiKey, taskId, "send_email", intentBody(newKey(), { payload_digest: hex("5") }));
     expectError(res, 409, "gate_stop");
     expect((res.body as unknown as ApiErrorBody).error.details).toEqual({ reasons: gate.reasons });
     expect(reasonsOf(res)).toEqual(["side_effect_unknown", "credential_revoked"]);
@@ -212,7 +214,8 @@ describe("2. the gate is enforced, not advisory", () => {
     const taskId = newTaskId();
     await checkpoint(t, taskId);
     const answers = await Promise.all(
-      ["a", "b", "c"].map((n) => postIntent(t.apiKey, taskId, n, intentBody(newKey()))),
+      // Three different writes: each its own payload (one payload twice would be a duplicate, decision 0029).
+      ["a", "b", "c"].map((n) => postIntent(t.apiKey, taskId, n, intentBody(newKey(), { payload_digest: hex(n) }))),
     );
     expect(answers.map((a) => a.body.decision)).toEqual(["go", "go", "go"]);
     const granted = await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded");

@@ -475,8 +475,11 @@ describe("resume gate: several reasons", () => {
     const now = clock();
     // two unknown effects, named so that creation order and name order differ (both in flight before the interruption:
     // once one is unknown the gate stops every new write)
-    for (const name of ["b_update", "a_email"])
-      expect((await postIntent(t.apiKey, taskId, name, intentBody(newKey()))).body.decision).toBe("go");
+    for (const [i, name] of ["b_update", "a_email"].entries())
+      expect(
+        (await postIntent(t.apiKey, taskId, name, intentBody(newKey(), { payload_digest: hex(String(i)) }))).body
+          .decision,
+      ).toBe("go");
     await sendEvents(t, [
       ev(taskId, "session", "run.interrupted", new Date(Date.now() + 500).toISOString(), { reason: "test" }),
     ]);

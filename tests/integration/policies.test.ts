@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
+import { toolCallDigest } from "@/lib/domain/crypto/canonical";
 import { checkpoint } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { errorOf, expectError } from "./support/responses";
@@ -469,7 +470,8 @@ describe("policy documents behind the approvals' policy version", () => {
     // An approval bound to version 1.
     const intent = {
       idempotency_key: `k-${taskId}`,
-      payload_digest: "d".repeat(64),
+      // The digest of the payload sent (the tool defaults to the effect's name; decision 0029 checks it).
+      payload_digest: toolCallDigest("publish_report", { report: "r.md" }),
       action: "publish_report",
       attempt: 1,
       mutation: true,

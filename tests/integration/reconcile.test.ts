@@ -302,19 +302,32 @@ describe("reconcile: outcomes", () => {
     expect(await auditRows(handle.db, t.tenantId, "side_effect.reconciled")).toHaveLength(1);
   });
 
-  it("not_applied: an effect approved before its intent returns to approved", async () => {
+  it("not_applied: an effect whose first go used its approval returns to not_started, and its retry needs a fresh approval (an approval authorizes one go, decision 0029)", async () => {
     const t = await createTestTenant(handle.db, { roles: ["admin"] });
     const { taskId, key, name } = await unknownEffect(t, { declared: "approved" });
     const admin = await signInAs(t, "admin");
     const res = await postReconcile(admin, taskId, name, notAppliedBody());
     expect(res.status, res.text).toBe(200);
+    expect(res.body.status).toBe("not_started");
+    expect((await getTask(t.apiKey, taskId)).body.side_effects[name]?.status).toBe("not_started");
+    const retry = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool: TOOL }));
+    expectError(retry, 403, "approval_required");
+  });
+
+  it("not_applied: when the workspace lets a retry reuse the approval, an approved effect returns to approved and its retry goes (decision 0029)", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["admin"] });
+    const admin = await signInAs(t, "admin");
+    const set = await api(admin).put("/api/v1/settings/approvals", { retry_after_not_applied_reuses_approval: true });
+    expect(set.status, set.text).toBe(200);
+    const { taskId, key, name } = await unknownEffect(t, { declared: "approved" });
+    const res = await postReconcile(admin, taskId, name, notAppliedBody());
+    expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe("approved");
-    expect((await getTask(t.apiKey, taskId)).body.side_effects[name]?.status).toBe("approved");
     const retry = await postIntent(t.apiKey, taskId, name, intentBody(key, { tool: TOOL }));
     expect(retry.body.decision).toBe("go");
   });
 
-  it("not_applied: an approved effect whose intent was reported as an event returns to approved", async () => {
+  it("not_applied: an approved effect whose intent was reported as an event (using the approval) returns to not_started", async () => {
     const t = await createTestTenant(handle.db, { roles: ["responder"] });
     const taskId = newTaskId();
     const key = newKey();
@@ -336,7 +349,7 @@ describe("reconcile: outcomes", () => {
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
     const res = await postReconcile(await signInAs(t, "responder"), taskId, EFFECT, notAppliedBody());
     expect(res.status, res.text).toBe(200);
-    expect(res.body.status).toBe("approved");
+    expect(res.body.status).toBe("not_started");
   });
 
   it("refuses a credential pasted into the evidence (422 naming evidence): the audit chain would keep it for good", async () => {

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { queryRows, type Db } from "@/db";
 import type { EventInput } from "@/lib/contract/api";
 import { auditPendingRowsSql, rowValue, sealAudit } from "@/lib/domain/audit/append";
+import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import { verifyAuditChain } from "@/lib/domain/audit/read";
 import type { SystemActor } from "@/lib/domain/authz";
 import {
@@ -88,7 +89,8 @@ function reportedIntent(taskId: string, name: string, key: string, attempt = 1):
     type: "side_effect.intent",
     attempt,
     occurred_at: new Date(Date.now() - 30_000).toISOString(),
-    attrs: { name, idempotency_key: key, payload_digest: "e".repeat(64), action: "records.update" },
+    // Each write its own payload: one payload reported under two names is a duplicate (decision 0029).
+    attrs: { name, idempotency_key: key, payload_digest: sha256Hex(name), action: "records.update" },
   });
 }
 

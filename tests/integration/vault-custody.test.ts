@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { GateVerdict, StoredEvent, TimelineOverview } from "@/lib/contract/api";
+import { sha256Hex } from "@/lib/domain/crypto/canonical";
 import { seedLongRun } from "../../scripts/lib/long-run";
 import { askGate, checkpoint, intentBody, postIntent } from "./support/custody-calls";
 import { signInAs } from "./support/people";
@@ -77,7 +78,14 @@ describe("the gate and the intent route judge held credentials against the curre
     });
     expect((await postEvents(t.apiKey, [issued, attached])).status).toBe(200);
     let n = 0;
-    const intent = () => postIntent(t.apiKey, taskId, `sync_index_${++n}`, intentBody(`k-${taskId}-${n}`));
+    // Each intent a write of its own payload (one payload under two names is a duplicate, decision 0029).
+    const intent = () =>
+      postIntent(
+        t.apiKey,
+        taskId,
+        `sync_index_${++n}`,
+        intentBody(`k-${taskId}-${n}`, { payload_digest: sha256Hex(`sync_index_${n}`) }),
+      );
     const ask = async () => {
       const res = await askGate(t.apiKey, taskId);
       expect(res.status, res.text).toBe(200);

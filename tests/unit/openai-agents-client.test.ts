@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   CustodyApprovals,
+  NotAppliedError,
   restoreRunState,
   runWithCustodyApprovals,
   sha256Text,
@@ -18,6 +19,7 @@ import {
   type ApprovalAnswer,
   type CustodyClient,
   type IntentInput,
+  type NotAppliedInput,
   type ReceiptInput,
 } from "@/lib/sdk/runtime-client";
 import { toolCallDigest } from "@/lib/domain/imports/openai-agents-run-state";
@@ -25,7 +27,7 @@ import { ScriptedTurnsModel } from "../support/sdk-run-states";
 
 /** A fake of the three API calls the helper makes; the approval is decided after `pollsBeforeDecision` reads. */
 function fakeCustody(decision: "approve" | "reject", pollsBeforeDecision = 2) {
-  const calls = { intents: [] as IntentInput[], receipts: [] as ReceiptInput[], polls: 0 };
+  const calls = { intents: [] as IntentInput[], receipts: [] as Array<ReceiptInput | NotAppliedInput>, polls: 0 };
   let decided = false;
   const client = {
     async intent(_task: string, _name: string, input: IntentInput) {
@@ -47,7 +49,7 @@ function fakeCustody(decision: "approve" | "reject", pollsBeforeDecision = 2) {
         ? { id, status: "approved", decision: { decision: "approve", reason: "ok" } }
         : { id, status: "rejected", decision: { decision: "reject", reason: "wrong channel" } };
     },
-    async receipt(_task: string, _name: string, input: ReceiptInput) {
+    async receipt(_task: string, _name: string, input: ReceiptInput | NotAppliedInput) {
       calls.receipts.push(input);
       return { status: "completed" as const };
     },
@@ -155,6 +157,77 @@ describe("runWithCustodyApprovals", () => {
     await expect(
       custody.write("nope", async () => ({ external_operation_id: "x", result_digest: "y" })),
     ).rejects.toThrow(/no approved intent/);
+  });
+
+  it("a call the server finds already written under another effect (409 duplicate_payload, completed) is answered from that receipt: no second write (decision 0029)", async () => {
+    const { client, calls } = fakeCustody("approve");
+    const receipt = {
+      external_operation_id: "pub-first",
+      result_digest: null,
+      completed_at: "2026-01-01T00:00:00.000Z",
+    };
+    (client as unknown as { intent: (t: string, n: string, i: IntentInput) => Promise<never> }).intent = async (
+      _t,
+      _n,
+      input,
+    ) => {
+      calls.intents.push(input);
+      throw new CustodyApiError(409, "duplicate_payload", "same payload", {
+        side_effect: "publish_report.call-0",
+        status: "completed",
+        receipt,
+      });
+    };
+    const custody = new CustodyApprovals({
+      client,
+      taskId: "t-4",
+      attempt: 1,
+      pollMs: 1,
+      storeState: async (_t, s) => `obj://${s}`,
+      checkpointState: async () => {},
+    });
+    const counter = { writes: 0 };
+    const result = await runWithCustodyApprovals(
+      publishingAgent(() => custody, counter),
+      "publish",
+      custody,
+    );
+    expect(result.finalOutput).toBe("done");
+    expect(counter.writes).toBe(0);
+    expect(calls.receipts).toEqual([]);
+    expect(JSON.stringify(result.newItems.map((i) => i.toJSON()))).toMatch(/already published/);
+  });
+
+  it("a write that fails with NotAppliedError posts a not_applied receipt with the tool's message, then rethrows (decision 0029)", async () => {
+    const { client, calls } = fakeCustody("approve", 0);
+    const custody = new CustodyApprovals({
+      client,
+      taskId: "t-5",
+      attempt: 2,
+      pollMs: 1,
+      storeState: async (_t, s) => `obj://${s}`,
+      checkpointState: async () => {},
+    });
+    const item = {
+      name: "publish_report",
+      arguments: JSON.stringify({ report: "q4.md" }),
+      rawItem: { callId: "call-9" },
+      agent: { name: "publisher" },
+    } as unknown as Parameters<CustodyApprovals["decide"]>[0];
+    expect(await custody.decide(item)).toEqual({ decision: "approve" });
+    await expect(
+      custody.write("call-9", async () => {
+        throw new NotAppliedError("422 report rejected: title missing");
+      }),
+    ).rejects.toThrow(NotAppliedError);
+    expect(calls.receipts).toEqual([
+      {
+        idempotency_key: calls.intents.at(-1)!.idempotency_key,
+        outcome: "not_applied",
+        error: "422 report rejected: title missing",
+        attempt: 2,
+      },
+    ]);
   });
 
   it("the client's payload digest is the server's", () => {

@@ -35,6 +35,8 @@ describe("the transition table", () => {
         "approved -> completed (intent_replays_pending_receipt)",
         "failed -> completed (intent_replays_pending_receipt)",
         "in_flight -> completed (receipt_completes)",
+        "in_flight -> not_started (receipt_not_applied)",
+        "in_flight -> approved (receipt_not_applied)",
         "absent -> in_flight (reported_intent)",
         "absent -> completed (reported_intent)",
         "not_started -> in_flight (reported_intent)",

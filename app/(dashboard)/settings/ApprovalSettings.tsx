@@ -1,9 +1,10 @@
 "use client";
 
 /**
- * Settings → Approvals (docs/concepts.md#approvals, #freshness): the current policy version (activating another stored
- * version makes approvals bound to another version stale at once), the default approval lifetime, whether requesters
- * may approve their own requests, and the actions the workspace marks approval-required (with their own lifetimes).
+ * Settings → Approvals (docs/concepts.md#approvals, #freshness): the current policy version (activating another stored version makes approvals bound
+ * to another version stale at once), the default approval lifetime, whether requesters may approve their own
+ * requests, whether a retry after "not applied" reuses the approval its first go used (decision 0029), and the actions
+ * the workspace marks approval-required (with their own lifetimes).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
@@ -48,8 +49,11 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
     },
   });
   const saveSettings = useMutation({
-    mutationFn: (body: { default_ttl_seconds?: number; allow_self_approval?: boolean }) =>
-      apiFetch("/api/v1/settings/approvals", { method: "PUT", body }),
+    mutationFn: (body: {
+      default_ttl_seconds?: number;
+      allow_self_approval?: boolean;
+      retry_after_not_applied_reuses_approval?: boolean;
+    }) => apiFetch("/api/v1/settings/approvals", { method: "PUT", body }),
     onSuccess: () => refresh(),
   });
   const saveRule = useMutation({
@@ -138,6 +142,11 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
               ? "Requesters may approve their own requests: separation of duties is relaxed."
               : "A requester may not approve their own request (separation of duties)."}
           </p>
+          <p className="text-sm" data-testid="retry-approval-setting">
+            {s.retry_after_not_applied_reuses_approval
+              ? "A retry after a write was found not applied goes under the approval its first attempt used."
+              : "An approval authorizes one write: a retry after a write was found not applied needs a fresh approval."}
+          </p>
           {canManage ? (
             <div className="mt-2 flex flex-wrap items-end gap-2">
               <label className="flex w-36 flex-col text-xs font-medium">
@@ -166,6 +175,15 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
                   onChange={(e) => saveSettings.mutate({ allow_self_approval: e.target.checked })}
                 />
                 Let requesters approve their own requests
+              </label>
+              <label className="flex items-center gap-2 text-sm">
+                <input
+                  type="checkbox"
+                  checked={s.retry_after_not_applied_reuses_approval}
+                  onChange={(e) => saveSettings.mutate({ retry_after_not_applied_reuses_approval: e.target.checked })}
+                  data-testid="retry-approval-toggle"
+                />
+                Let a retry after “not applied” reuse the approval
               </label>
             </div>
           ) : null}

@@ -7,6 +7,7 @@
 export const SUMMARY_KEYS: readonly string[] = [
   "name",
   "side_effect",
+  "repeats",
   "tool",
   "host",
   "action",

@@ -13,6 +13,7 @@
  *   digests (in place of `422 idempotency_key_mismatch` while the effect has not run).
  * - The request's standing comes from {@link approvalStanding}, the function the gate's approval reasons come from.
  */
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
@@ -21,7 +22,7 @@ import { DomainError } from "../errors";
 import { withRetry } from "../tx";
 import { STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
 import { approvalStanding, type ApprovalStanding } from "./gate";
-import { actionRule } from "./policy";
+import { actionRule, retryReusesApproval } from "./policy";
 import { APPROVAL_COLUMNS, approvalContext, findApprovalRow, loadCurrentFacts, type ApprovalRow } from "./read";
 import { requestApproval } from "./requests";
 
@@ -37,12 +38,18 @@ export type IntentApprovalInput = {
 };
 
 type Outcome =
-  null | { kind: "mismatch"; row: ApprovalRow } | { kind: "standing"; row: ApprovalRow; standing: ApprovalStanding };
+  | null
+  | { kind: "mismatch"; row: ApprovalRow }
+  | { kind: "standing"; row: ApprovalRow; standing: ApprovalStanding }
+  | { kind: "reused"; row: ApprovalRow };
 
 /**
- * Finds or creates the approval request an intent falls under, and answers for it.
- * @returns null when no approval applies (or it was used: the effect's own state answers), or `{approval_id}` when a
- *   fresh approval lets this intent go (the caller consumes it in the deciding transaction).
+ * Finds or creates the approval request an intent falls under, and answers for it. An approval its write's first go
+ * used (the write was then found not applied, so the effect may start again) authorizes no second go: a fresh request
+ * replaces it (superseding it; answered `approval_required`), unless the workspace lets a retry after not_applied reuse
+ * it (Settings → Approvals) and it still stands.
+ * @returns null when no approval applies, `{approval_id}` when a fresh approval lets this intent go (the caller consumes
+ *   it in the deciding transaction), or `{approval_id, reused: true}` for a used one the workspace lets a retry reuse.
  * @throws DomainError approval_required (403, details {approval_id, status, stale_reasons?}), approval_mismatch (403,
  *   details {approval_id, bound_payload_digest, offered_payload_digest}), approval_rejected (403).
  */
@@ -52,7 +59,7 @@ export async function approvalForIntent(
   taskId: string,
   name: string,
   input: IntentApprovalInput,
-): Promise<{ approval_id: string } | null> {
+): Promise<{ approval_id: string; reused?: true } | null> {
   const tenantId = actor.tenantId;
   const outcome: Outcome = await withRetry(() =>
     db.transaction(async (tx): Promise<Outcome> => {
@@ -140,10 +147,24 @@ export async function approvalForIntent(
           where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
       }
       const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered };
-      return { kind: "standing", row, standing: approvalStanding(row, facts) };
+      const standing = approvalStanding(row, facts);
+      if (standing.kind !== "used") return { kind: "standing", row, standing };
+      // Used: by a concurrent intent that has just gone (the effect read above predates its commit; this statement,
+      // after the lock on the request, sees it) — then the effect's own state answers — or by the write's first go,
+      // which was then found not applied: a retry.
+      const now = await findSideEffect(tx, tenantId, taskId, name);
+      if (now && (now.status === "in_flight" || now.status === "completed" || now.status === "unknown")) return null;
+      if (
+        (await retryReusesApproval(tx, tenantId)) &&
+        approvalStanding({ ...row, consumed_at: null }, facts).kind === "go"
+      )
+        return { kind: "reused", row };
+      const fresh = await freshRequestFor(tx, actor, row, input);
+      return { kind: "standing", row: fresh, standing: { kind: "missing", approval_id: fresh.id } };
     }),
   );
   if (!outcome) return null;
+  if (outcome.kind === "reused") return { approval_id: outcome.row.id, reused: true };
   if (outcome.kind === "mismatch") {
     const r = outcome.row;
     throw new DomainError(
@@ -157,6 +178,7 @@ export async function approvalForIntent(
     case "go":
       return { approval_id: s.approval_id };
     case "used":
+      // Handled in the transaction above (a fresh request replaced it, or the retry reuses it).
       return null;
     case "missing":
       throw new DomainError(
@@ -183,6 +205,53 @@ export async function approvalForIntent(
 }
 
 /**
+ * A fresh request for a retry whose write's approval was used: supersedes the used one (one guarded UPDATE; the unique
+ * index on live requests then admits the new one) and asks an approver again for the same binding's current values.
+ * @throws DomainError in_flight when another intent replaced it first.
+ */
+async function freshRequestFor(
+  tx: Db,
+  actor: Actor,
+  used: ApprovalRow,
+  input: IntentApprovalInput,
+): Promise<ApprovalRow> {
+  const tenantId = actor.tenantId;
+  const id = randomUUID();
+  const marked = await queryRows<{ id: string }>(
+    tx,
+    sql`update approval_requests set superseded_by = ${id}::uuid
+        where tenant_id = ${tenantId} and id = ${used.id}::uuid and superseded_by is null and consumed_at is not null
+        returning id`,
+  );
+  if (!marked.length)
+    throw new DomainError(
+      "in_flight",
+      "Another intent is asking for a fresh approval of this write right now; try again.",
+    );
+  const ctx = await approvalContext(tx, tenantId, used.task_id);
+  await requestApproval(tx, {
+    tenantId,
+    taskId: used.task_id,
+    sideEffect: used.side_effect,
+    idempotencyKey: used.idempotency_key,
+    principal: ctx.principal,
+    action: input.action,
+    tool: input.tool ?? used.tool,
+    payload: input.payload ?? used.payload ?? null,
+    payloadDigest: input.payload_digest,
+    inputDigest: ctx.input_digest,
+    policyVersion: ctx.policy_version,
+    agent: input.agent ?? used.agent,
+    agentVersion: input.agent_version ?? used.agent_version,
+    requestedBy: actor,
+    origin: "intent",
+    callId: used.call_id,
+    supersedes: { id, supersedes: used.id },
+  });
+  return (await findApprovalRow(tx, tenantId, id))!;
+}
+
+/**
  * Uses a fresh approval for one go (single use): one guarded UPDATE inside the intent's deciding transaction.
  * @throws DomainError in_flight when another intent used it first.
  */
@@ -202,11 +271,14 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
 }
 
 /**
- * The approval rule for a write the runtime reports as a `side_effect.intent` event on an effect that is `approved`
- * (lib/domain/side-effects/from-events.ts): the same standing as the intent route. A fresh approval for the reported
- * digest is used (single use); another digest, or a stale or used one, is a refusal (the event path then marks the
- * effect unknown for a person to reconcile).
- * @returns null when the write may proceed (approval used now, or none recorded), else the refusal's code and message.
+ * The approval rule for a write the runtime reports as a `side_effect.intent` event on an effect that may start
+ * (`approved`, `not_started`, `failed`; lib/domain/side-effects/from-events.ts): the same standing as the intent route.
+ * A fresh approval for the reported digest is used (single use); another digest, or a stale one, is a refusal (the event
+ * path then marks the effect unknown for a person to reconcile). An approval the write's first go used authorizes no
+ * retry after not_applied, unless the workspace lets a retry reuse it and it still stands.
+ * @param opts.required the write needs an approval even when none is recorded (it repeats a write that had one).
+ * @returns null when the write may proceed (approval used now or reused, or none recorded and none required), else the
+ *   refusal's code and message.
  */
 export async function approvalForReportedIntent(
   tx: Db,
@@ -215,6 +287,7 @@ export async function approvalForReportedIntent(
   idempotencyKey: string,
   offered: { payload_digest?: string; action?: string },
   attempt: number,
+  opts: { required?: boolean } = {},
 ): Promise<{ code: string; message: string } | null> {
   const rows = await queryRows<ApprovalRow>(
     tx,
@@ -224,11 +297,27 @@ export async function approvalForReportedIntent(
         order by decided_at desc
         for update`,
   );
-  if (!rows.length) return null;
+  if (!rows.length)
+    return opts.required
+      ? {
+          code: "approval_required",
+          message: "it repeats a write that went under an approval, and a repeat needs an approval of its own",
+        }
+      : null;
   const unused = rows.filter((r) => !r.consumed_at);
   const row = unused.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest) ?? unused[0];
-  if (!row)
-    return { code: "approval_required", message: "its approval was already used (an approval authorizes one go)" };
+  if (!row) {
+    const used = rows.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest);
+    if (used && (await retryReusesApproval(tx, tenantId))) {
+      const facts = { ...(await loadCurrentFacts(tx, tenantId, [used]))(used), offered: { ...offered } };
+      if (approvalStanding({ ...used, consumed_at: null }, facts).kind === "go") return null;
+    }
+    return {
+      code: "approval_required",
+      message:
+        "its approval was already used (an approval authorizes one go; a retry after not_applied needs a fresh one)",
+    };
+  }
   const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered: { ...offered } };
   const standing = approvalStanding(row, facts);
   if (standing.kind !== "go") {

@@ -12,6 +12,11 @@ export const DEFAULT_APPROVAL_TTL_SECONDS = 86_400;
 export type ApprovalSettings = {
   default_ttl_seconds: number;
   allow_self_approval: boolean;
+  /**
+   * A retry after a write was found not applied (reconcile or `not_applied` receipt) may go under the approval its first
+   * go used; false (the default): it needs a fresh approval, as an approval authorizes one go.
+   */
+  retry_after_not_applied_reuses_approval: boolean;
   updated_at: string | null;
   updated_by: string | null;
 };
@@ -20,7 +25,7 @@ export type ApprovalSettings = {
 export async function approvalSettingsOf(db: Db, tenantId: string): Promise<ApprovalSettings> {
   const [row] = await queryRows<ApprovalSettings>(
     db,
-    sql`select default_ttl_seconds, allow_self_approval,
+    sql`select default_ttl_seconds, allow_self_approval, retry_after_not_applied_reuses_approval,
                to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at, updated_by
         from approval_settings where tenant_id = ${tenantId}`,
   );
@@ -28,6 +33,7 @@ export async function approvalSettingsOf(db: Db, tenantId: string): Promise<Appr
     row ?? {
       default_ttl_seconds: DEFAULT_APPROVAL_TTL_SECONDS,
       allow_self_approval: false,
+      retry_after_not_applied_reuses_approval: false,
       updated_at: null,
       updated_by: null,
     }
@@ -52,4 +58,13 @@ export async function actionRule(db: Db, tenantId: string, action: string): Prom
     sql`select action, requires_approval, ttl_seconds from approval_action_rules where tenant_id = ${tenantId} and action = ${action}`,
   );
   return row ?? null;
+}
+
+/** Whether the tenant lets a retry after "not applied" go under the approval its first go used (default false). */
+export async function retryReusesApproval(db: Db, tenantId: string): Promise<boolean> {
+  const [row] = await queryRows<{ reuse: boolean }>(
+    db,
+    sql`select retry_after_not_applied_reuses_approval as reuse from approval_settings where tenant_id = ${tenantId}`,
+  );
+  return row?.reuse === true;
 }

@@ -45,6 +45,11 @@ export type RequestApprovalInput = {
   origin?: ApprovalOrigin;
   /** The tool call id it came from, when known. */
   callId?: string | null;
+  /**
+   * The request this one replaces (its `superseded_by` set by the caller to `id` first): a used approval whose write was
+   * found not applied, when the retry needs a fresh one.
+   */
+  supersedes?: { id: string; supersedes: string };
 };
 
 /**
@@ -62,13 +67,15 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
   const origin = input.origin ?? "intent";
   const inserted = await queryRows<{ id: string; requested_at: string }>(
     tx,
-    sql`insert into approval_requests (tenant_id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest,
+    sql`insert into approval_requests (tenant_id, id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest,
                                        payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
-                                       requested_by_id, requested_by, origin, provider_request_id, call_id)
-        values (${tenantId}, ${taskId}, ${input.sideEffect}, ${input.idempotencyKey}, ${input.principal}, ${input.action},
+                                       requested_by_id, requested_by, origin, provider_request_id, call_id, supersedes)
+        values (${tenantId}, coalesce(${input.supersedes?.id ?? null}::uuid, gen_random_uuid()), ${taskId}, ${input.sideEffect},
+                ${input.idempotencyKey}, ${input.principal}, ${input.action},
                 ${input.tool}, ${input.payloadDigest}, ${payload === null ? null : JSON.stringify(payload)}::jsonb,
                 ${input.inputDigest}, ${input.policyVersion}, ${input.agent}, ${input.agentVersion}, ${by.kind}, ${by.id},
-                ${by.label}, ${origin}, ${input.providerRequestId ?? null}, ${input.callId ?? null})
+                ${by.label}, ${origin}, ${input.providerRequestId ?? null}, ${input.callId ?? null},
+                ${input.supersedes?.supersedes ?? null}::uuid)
         on conflict (tenant_id, task_id, idempotency_key, (coalesce(payload_digest, ''))) where superseded_by is null do nothing
         returning id, to_char(requested_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as requested_at`,
   );
@@ -112,6 +119,7 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
       agent_version: input.agentVersion,
       origin,
       ...(input.providerRequestId ? { provider_request_id: input.providerRequestId } : {}),
+      ...(input.supersedes ? { supersedes: input.supersedes.supersedes } : {}),
     },
   });
   await approvalEvent(tx, tenantId, taskId, id, "approval.requested", by.label, {

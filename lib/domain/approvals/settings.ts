@@ -24,6 +24,11 @@ export const approvalSettingsBodySchema = z.strictObject({
     .max(31_536_000, "at most a year")
     .optional(),
   allow_self_approval: z.boolean().optional(),
+  /**
+   * Whether a retry after a write was found not applied may go under the approval its first go used (default false:
+   * the retry needs a fresh approval; an approval authorizes one go).
+   */
+  retry_after_not_applied_reuses_approval: z.boolean().optional(),
 });
 
 export const actionRuleBodySchema = z.strictObject({
@@ -43,7 +48,8 @@ export type ApprovalSettingsView = ApprovalSettings & { policy_version: string; 
 /**
  * The tenant's approval settings as Settings → Approvals shows them: lifetime and separation of duties, the policy
  * version approvals bind to (read from lib/domain/policies/current.ts), and the per-action rules. Any signed-in role.
- * @returns `{policy_version, default_ttl_seconds, allow_self_approval, updated_at, updated_by, action_rules}`.
+ * @returns `{policy_version, default_ttl_seconds, allow_self_approval, retry_after_not_applied_reuses_approval,
+ *   updated_at, updated_by, action_rules}`.
  * @throws DomainError forbidden (runtime keys).
  */
 export async function getApprovalSettings({ db, actor }: VerbContext): Promise<ApprovalSettingsView> {
@@ -57,7 +63,9 @@ export async function getApprovalSettings({ db, actor }: VerbContext): Promise<A
 }
 
 /**
- * Changes the tenant's approval TTL default and whether requesters may approve their own requests.
+ * Changes the tenant's approval TTL default, whether requesters may approve their own requests, and whether a retry
+ * after "not applied" reuses the approval its first go used.
+ * @param body `{default_ttl_seconds?, allow_self_approval?, retry_after_not_applied_reuses_approval?}`.
  * @throws DomainError forbidden, validation_failed.
  */
 export async function updateApprovalSettings({ db, actor }: VerbContext, { body }: { body: unknown }): Promise<void> {
@@ -72,6 +80,8 @@ export async function updateApprovalSettings({ db, actor }: VerbContext, { body 
       update approval_settings
       set default_ttl_seconds = coalesce(${v.default_ttl_seconds ?? null}::integer, default_ttl_seconds),
           allow_self_approval = coalesce(${v.allow_self_approval ?? null}::boolean, allow_self_approval),
+          retry_after_not_applied_reuses_approval = coalesce(${v.retry_after_not_applied_reuses_approval ?? null}::boolean,
+                                                             retry_after_not_applied_reuses_approval),
           updated_at = now(), updated_by = ${by}
       where tenant_id = ${actor.tenantId}`);
     await appendAudit(tx, actor, {

@@ -44,3 +44,21 @@ export function sha256Hex(data: string | Uint8Array): string {
 export function canonicalDigest(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
+
+/**
+ * The payload digest of a tool call: sha256 hex of the RFC 8785 JSON of `{"tool": <tool>, "arguments": <arguments>}`
+ * (arguments absent → null). The formula runtimes use for an intent's `payload_digest` (lib/sdk `toolPayloadDigest`
+ * computes the same), that approvals bind to, and that the intent route checks a sent `payload` against
+ * (docs/concepts.md#payload-digest).
+ * @throws TypeError when the arguments have no canonical JSON form.
+ */
+export function toolCallDigest(tool: string, args: unknown): string {
+  return canonicalDigest({ tool, arguments: args ?? null });
+}
+
+/**
+ * A payload digest as compared: lower case, without a `sha256:` prefix (`sha256:AB…` and `ab…` are one digest).
+ */
+export function normalDigest(digest: string): string {
+  return digest.replace(/^sha256:/i, "").toLowerCase();
+}

@@ -20,6 +20,7 @@ import {
 } from "../names";
 import { ISO_TIME_PATTERN, isoTimeField, plausibleTime, withinMicroseconds } from "../time";
 import { ATTEMPT_REQUIRED_TYPES, RUNTIME_EVENT_TYPES } from "./catalogue";
+import { normalDigest, toolCallDigest } from "../crypto/canonical";
 
 /** Task ids travel in URL paths: letters, digits and `. _ : -`, 1–200 characters. */
 export const TASK_ID_PATTERN = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${LIMITS.taskId.max - 1}}$`);
@@ -73,10 +74,13 @@ export const sideEffectEventAttrs = z.looseObject({
     .optional(),
   result_digest: plainName("result_digest", LIMITS.digest).optional(),
   completed_at: isoTimeField("completed_at").optional(),
+  /** `side_effect.intent`: the earlier effect of the task this write deliberately repeats (decision 0029). */
+  repeats: z.string().regex(SIDE_EFFECT_NAME, `repeats: ${SIDE_EFFECT_NAME_RULE}`).optional(),
 });
 
 /** A receipt event names the operation the external system gave the write: no receipt is made up. */
 export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
+  outcome: z.literal("applied", { error: 'outcome is "applied" (the default) or "not_applied"' }).optional(),
   external_operation_id: z
     .string({ error: "external_operation_id is required: the id the external system gave the write" })
     .max(LIMITS.externalOperationId.max)
@@ -88,8 +92,26 @@ export const sideEffectReceiptEventAttrs = sideEffectEventAttrs.extend({
   completed_at: isoTimeField("completed_at", { plausible: true }).optional(),
 });
 
-function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt") {
-  return type === "side_effect.receipt" ? sideEffectReceiptEventAttrs : sideEffectEventAttrs;
+/**
+ * A receipt event saying nothing of the write was applied (`outcome: "not_applied"`) names the tool's message, not an
+ * operation (decision 0029). The message is kept cleaned (lib/domain/side-effects/receipts.ts `toolErrorText`).
+ */
+export const sideEffectNotAppliedEventAttrs = sideEffectEventAttrs.extend({
+  outcome: z.literal("not_applied"),
+  external_operation_id: z
+    .undefined({
+      error: "a not_applied receipt names no operation: nothing was applied; leave external_operation_id out",
+    })
+    .optional(),
+  error: z
+    .string({ error: "error is required: the tool's message saying why nothing was applied" })
+    .max(65_536, "error is at most 65536 characters")
+    .refine((v) => v.trim().length > 0, "error is required: the tool's message saying why nothing was applied"),
+});
+
+function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt", attrs: Record<string, unknown>) {
+  if (type === "side_effect.intent") return sideEffectEventAttrs;
+  return attrs.outcome === "not_applied" ? sideEffectNotAppliedEventAttrs : sideEffectReceiptEventAttrs;
 }
 
 /** A `task.created` event may name the principal the task acts for (used until its first checkpoint). */
@@ -115,16 +137,40 @@ function typeRuleViolation(
   }
   const schema =
     type === "side_effect.intent" || type === "side_effect.receipt"
-      ? sideEffectAttrsFor(type)
+      ? sideEffectAttrsFor(type, attrs ?? {})
       : type === "task.created"
         ? taskCreatedEventAttrs
         : null;
   if (!schema) return null;
   const parsed = schema.safeParse(attrs ?? {});
-  if (parsed.success) return null;
-  const issue = parsed.error.issues[0]!;
-  const path = ["attrs", ...issue.path.map(String)].join(".");
-  return { path, message: `${path}: ${issue.message}` };
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = ["attrs", ...issue.path.map(String)].join(".");
+    return { path, message: `${path}: ${issue.message}` };
+  }
+  return type === "side_effect.intent" ? payloadDigestViolation(attrs ?? {}) : null;
+}
+
+/**
+ * A reported intent that carries its `payload` must carry that payload's digest, as the intent route requires
+ * (lib/domain/crypto/canonical.ts `toolCallDigest` over `{tool, arguments: payload}`, `tool` defaulting to the effect's
+ * name): the violation naming both digests, or null.
+ */
+function payloadDigestViolation(attrs: Record<string, unknown>): EventViolation | null {
+  if (attrs.payload === undefined || typeof attrs.payload_digest !== "string") return null;
+  const tool = typeof attrs.tool === "string" ? attrs.tool : String(attrs.name);
+  let computed: string;
+  try {
+    computed = toolCallDigest(tool, attrs.payload);
+  } catch {
+    return { path: "attrs.payload", message: "attrs.payload: has no canonical JSON form" };
+  }
+  return normalDigest(attrs.payload_digest) === computed
+    ? null
+    : {
+        path: "attrs.payload_digest",
+        message: `attrs.payload_digest: ${attrs.payload_digest} is not the digest of attrs.payload (${computed}: sha256 of the RFC 8785 JSON of {"tool", "arguments"}) — payload_digest_mismatch`,
+      };
 }
 
 const TOOL_CALL_TYPES: ReadonlySet<string> = new Set(["tool.called", "tool.completed", "tool.failed"]);

@@ -24,6 +24,7 @@ import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 import { LEASE_AUDIT_UPTO, LEASE_EXPIRED_REASON, leaseExpiryCtes } from "../side-effects/lifecycle/lease";
 import type { SigningContext } from "../context";
+import { sameWritesSql, type DuplicateFacts, type DuplicateProbe } from "../side-effects/duplicates";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -108,6 +109,8 @@ type GateFactsRow = {
   approval_hint: { key_requests: boolean; rule_requires: boolean } | string | null;
   /** With `countAsk`: the verdict the counted `gate_asks` row held before this ask; null when there was no row. */
   asked_verdict: GateVerdict["verdict"] | null;
+  /** With `duplicateProbe`: the task's identical writes (lib/domain/side-effects/duplicates.ts). */
+  duplicates: DuplicateFacts | string | null;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -166,6 +169,8 @@ export async function readGateFacts(
     pendingReceiptKey?: string;
     /** Also say whether the approval path may apply to an intent with this key and action. */
     approvalProbe?: { idempotencyKey: string; action: string };
+    /** Also read the task's other writes of this action and payload digest, and the effect `repeats` names. */
+    duplicateProbe?: DuplicateProbe;
     /**
      * Count a runtime's ask of the gate in the same statement: the task's `gate_asks` row for its current attempt, when
      * one exists, moves on by one ask (see {@link recordGateAsk}, which finishes the count).
@@ -180,6 +185,8 @@ export async function readGateFacts(
   approvalMayApply: boolean;
   /** With `countAsk`: the counted row's verdict before this ask, or null when the attempt had no row yet. */
   askCounted: AskCounted | null;
+  /** With `duplicateProbe`: the facts of the duplicate rule, as the statement returned them. */
+  duplicates: DuplicateFacts | string | null;
 } | null> {
   const [row] = await queryRows<GateFactsRow>(
     db,
@@ -236,7 +243,8 @@ export async function readGateFacts(
               ? sql`null::boolean`
               : sql`exists (select 1 from unapplied_receipts u
                      where u.tenant_id = t.tenant_id and u.task_id = t.task_id and u.name = ${opts.effectName}
-                       and u.idempotency_key = ${opts.pendingReceiptKey} and u.reason = 'no_intent' and u.applied_at is null)`
+                       and u.idempotency_key = ${opts.pendingReceiptKey} and u.reason = 'no_intent' and u.outcome = 'applied'
+                       and u.applied_at is null)`
           } as pending_receipt,
           (select coalesce(json_agg(a order by a.requested_at, a.id), '[]'::json)
              from (select ${APPROVAL_COLUMNS} from approval_requests r
@@ -260,7 +268,8 @@ export async function readGateFacts(
                   'rule_requires', coalesce((select x.requires_approval from approval_action_rules x
                                              where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
           } as approval_hint,
-          ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict
+          ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict,
+          ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   notePendingAudit(row?.audit_upto);
@@ -418,6 +427,7 @@ export async function readGateFacts(
     pendingReceipt: row.pending_receipt === true,
     approvalMayApply: hint !== null && (hint.key_requests || hint.rule_requires),
     askCounted: row.asked_verdict === null ? null : { previousVerdict: row.asked_verdict },
+    duplicates: row.duplicates,
   };
 }
 

@@ -19,7 +19,7 @@
  *
  * Pure: no database, no Next. Decision 0013.
  */
-import { canonicalDigest } from "../crypto/canonical";
+import { toolCallDigest as canonicalToolCallDigest } from "../crypto/canonical";
 import { checkJsonText } from "../json/text";
 import { LIMITS, type BoundaryLimit } from "../limits";
 import { nameProblem } from "../names";
@@ -231,12 +231,10 @@ const OUTPUT_TYPES = new Set([
 type Call = { callId: string; tool: string; arguments: unknown; argsText: string; agent?: string };
 
 /**
- * The payload digest of a tool call (docs/concepts.md#approvals): sha256 hex of the RFC 8785 JSON of
- * `{"tool", "arguments"}`, arguments parsed from their JSON text. The runtime helper computes the same for its intents.
+ * The payload digest of a tool call, arguments parsed from their JSON text: {@link canonicalToolCallDigest}, the one
+ * formula of lib/domain/crypto/canonical.ts.
  */
-export function toolCallDigest(tool: string, args: unknown): string {
-  return canonicalDigest({ tool, arguments: args ?? null });
-}
+export const toolCallDigest = canonicalToolCallDigest;
 
 function parseArguments(raw: unknown, where: string): { value: unknown; text: string } {
   if (typeof raw !== "string") {

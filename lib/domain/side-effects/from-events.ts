@@ -8,9 +8,12 @@
  *   none) ends: its in-flight writes become `unknown`, and its mutating tool calls without an outcome become effects
  *   whose outcome is `unknown` ({@link endAttempts});
  * - `side_effect.intent` → `in_flight` (lease from the server's clock). It reports a write the runtime started: when the
- *   intent route would have refused it for a revoked principal, a stop, a missing approval or a stale attempt, the
- *   effect is `unknown` instead, so a person reconciles it; a receipt that arrived earlier completes it;
+ *   intent route would have refused it for a revoked principal, a stop, a missing or used approval, a stale attempt or
+ *   a second write of another effect's payload (`duplicate_payload`, decision 0029; `repeats` names a deliberate one),
+ *   the effect is `unknown` instead, so a person reconciles it; a receipt that arrived earlier completes it;
  * - `side_effect.receipt` → {@link applyReceiptReport}, the receipt route's rule (kept as evidence when not applied);
+ *   with `outcome: "not_applied"` → {@link applyNotAppliedReport} (an in-flight write goes back to where a retry
+ *   starts). A `tool.failed` naming an idempotency key settles nothing: a failure is no evidence nothing was applied;
  * - a mutating `tool.called` of an attempt that has already ended, or a `tool.completed` / `tool.failed` for a call that
  *   already became an unknown effect (kept as evidence);
  * - `task.created` naming a `principal` sets the task's principal until its first checkpoint.
@@ -33,9 +36,16 @@ import { gatherGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import { normalizePrincipal } from "../tasks/principal";
 import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "./attempts";
-import { DEFAULT_LEASE_SECONDS } from "./intent";
+import { DEFAULT_LEASE_SECONDS, markRepeat } from "./intent";
+import { duplicateVerdict, readDuplicateFacts } from "./duplicates";
 import { approvalForReportedIntent } from "../approvals/for-intent";
-import { applyReceiptReport, keepUnappliedReceipt, takePendingReceipt } from "./receipts";
+import {
+  applyNotAppliedReport,
+  applyReceiptReport,
+  keepUnappliedReceipt,
+  takePendingReceipt,
+  toolErrorText,
+} from "./receipts";
 import { expireLeases } from "./lifecycle/lease";
 import { flushMoves, forEvent, mover, type Mover } from "./lifecycle/moves";
 import { applyReportedIntent, markReportedWriteUnknown } from "./lifecycle/statements";
@@ -55,6 +65,12 @@ type Attrs = {
   completed_at?: string;
   principal?: string;
   call_id?: string;
+  /** `side_effect.intent`: the effect this write deliberately repeats. */
+  repeats?: string;
+  /** `side_effect.receipt`: `applied` (default) or `not_applied` (nothing of the write was applied). */
+  outcome?: "applied" | "not_applied";
+  /** `side_effect.receipt` with outcome `not_applied`: the tool's message. */
+  error?: string;
 };
 
 /** Event types whose transitions run on every stored event of the type (the catalogue's `movesCustody: "always"`). */
@@ -259,6 +275,7 @@ function reported(e: PreparedEvent, attrs: Attrs) {
     mutation: attrs.mutation ?? true,
     payloadDigest: attrs.payload_digest ?? null,
     attempt: e.attempt ?? null,
+    repeats: attrs.repeats ?? null,
   };
 }
 
@@ -318,6 +335,33 @@ async function applyIntentEvent(
       message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.`,
     };
   }
+  // One write, one go (decision 0029): a second write of a payload another effect of the task wrote, is writing or may
+  // have written is refused as the intent route refuses it, unless it names that effect in `repeats`.
+  const mutation = attrs.mutation ?? true;
+  let repeatOfApproved = false;
+  if (mutation && attrs.payload_digest) {
+    const probe = {
+      name,
+      idempotencyKey: idemKey,
+      action: attrs.action ?? null,
+      payloadDigest: attrs.payload_digest,
+      repeats: attrs.repeats ?? null,
+    };
+    const verdict = duplicateVerdict(probe, await readDuplicateFacts(tx, tenantId, e.task_id, probe));
+    if ("refused" in verdict) {
+      const why = verdict.refused.message.replace(/\.$/, "");
+      const reason = `A write was reported (event ${e.id}) that the intent route would have refused: ${why}.`;
+      await markReportedWriteUnknown(tx, by, reported(e, attrs), reason);
+      verdicts.delete(e.task_id);
+      return {
+        name,
+        applied: false,
+        code: verdict.refused.code,
+        message: `${reason} The effect is unknown until reconciled.`,
+      };
+    }
+    repeatOfApproved = verdict.needsApproval;
+  }
   let cached = verdicts.get(e.task_id);
   if (!cached || cached.attempt !== attempt) {
     cached = {
@@ -329,15 +373,16 @@ async function applyIntentEvent(
     verdicts.set(e.task_id, cached);
   }
   const verdict = cached.verdict;
-  const permission = writePermission(verdict, attrs.mutation ?? true);
+  const permission = writePermission(verdict, mutation);
   const refusal =
     existing?.status === "awaiting_approval"
       ? { code: "approval_required", message: "it waits for an approver's decision" }
       : !permission.allowed && permission.code !== "gate_replay"
         ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
-        : existing?.status === "approved" && (attrs.mutation ?? true)
-          ? // An approved write reported by event meets the intent route's approval rule (docs/concepts.md#approvals):
-            // bound digest, single use.
+        : mutation && (existing || repeatOfApproved)
+          ? // A reported write meets the intent route's approval rule (docs/concepts.md#approvals): bound digest, single use — a retry
+            // after not_applied needs a fresh approval unless the workspace says otherwise — and a repeat of an approved
+            // write needs its own.
             await approvalForReportedIntent(
               tx,
               tenantId,
@@ -345,6 +390,7 @@ async function applyIntentEvent(
               idemKey,
               { payload_digest: attrs.payload_digest, action: attrs.action },
               attempt,
+              { required: repeatOfApproved },
             )
           : null;
   if (refusal) {
@@ -373,6 +419,7 @@ async function applyIntentEvent(
       message: `idempotency_key "${idemKey}" belongs to another side effect of this tenant; nothing changed.`,
     };
   }
+  if (attrs.repeats) await markRepeat(tx, by.actor, e.task_id, name, idemKey, attrs.repeats, e.id);
   if (pending) return { name, applied: true, code: "completed", message: reason! };
   if (!permission.allowed)
     return {
@@ -388,16 +435,35 @@ async function applyReceiptEvent(tx: Db, by: Mover<"event">, e: PreparedEvent, a
   const name = attrs.name!;
   const tenantId = by.actor.tenantId;
   await observeAttempt(tx, by, e.task_id, e.attempt!, "A receipt from a new attempt");
-  const outcome = await applyReceiptReport(tx, by, e.task_id, await currentAttempt(tx, tenantId, e.task_id), {
+  const common = {
     name,
     idempotency_key: attrs.idempotency_key!,
     attempt: e.attempt ?? null,
+    source: "event" as const,
+  };
+  const current = await currentAttempt(tx, tenantId, e.task_id);
+  if (attrs.outcome === "not_applied") {
+    const outcome = await applyNotAppliedReport(tx, by, e.task_id, current, {
+      ...common,
+      error: toolErrorText(attrs.error ?? "").text,
+      event_id: e.id,
+    });
+    if (outcome.applied)
+      return {
+        name,
+        applied: true,
+        code: outcome.replayed ? "replay" : "not_applied",
+        message: `Nothing of the write was applied (the tool said: ${outcome.error}); ${name} is ${outcome.status.replace("_", " ")} again.`,
+      };
+    return { name, applied: false, code: outcome.code, message: outcome.message };
+  }
+  const outcome = await applyReceiptReport(tx, by, e.task_id, current, {
+    ...common,
     receipt: {
       external_operation_id: attrs.external_operation_id!,
       result_digest: attrs.result_digest ?? null,
       completed_at: new Date(attrs.completed_at ?? e.occurred_at).toISOString(),
     },
-    source: "event",
     event_id: e.id,
   });
   if (outcome.applied) return { name, applied: true, ...(outcome.replayed ? { code: "replay" } : {}) };

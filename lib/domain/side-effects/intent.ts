@@ -11,6 +11,10 @@
  *   an existing one moves by `UPDATE … WHERE status = <observed> RETURNING`; whoever gets no row back lost the race and
  *   re-reads the state. The task row is held FOR SHARE, so a transition that changes the gate's facts (which takes it
  *   FOR UPDATE) is never interleaved with a decision.
+ * - One write, one go (decision 0029): a mutation of a payload another effect of the task wrote, is writing or may have
+ *   written is refused unless `repeats` names it; a mutation's first statement takes a transaction lock on its task,
+ *   action and payload digest, so concurrent intents for one payload under different names or keys decide in turn. A
+ *   sent `payload` must have the digest `payload_digest`.
  * - Every refusal after the body parsed is audited, like every go.
  */
 import { sql } from "drizzle-orm";
@@ -19,19 +23,21 @@ import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import type { Receipt } from "@/lib/contract/api";
 import { appendAuditPending, notePendingAudit, withAuditSealed } from "../audit/append";
-import { authorize, type Actor } from "../authz";
+import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets } from "../events/redact";
 import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
-import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME } from "../names";
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
 import { LIMITS } from "../limits";
 import type { SigningKey } from "../crypto/signing";
+import { normalDigest, toolCallDigest } from "../crypto/canonical";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { approvalForIntent, consumeApproval } from "../approvals/for-intent";
 import { observeAttempt } from "./attempts";
 import { takePendingReceipt } from "./receipts";
+import { duplicateVerdict, parseDuplicateFacts, WRITTEN_STATUSES } from "./duplicates";
 import { LEASE_AUDIT_UPTO, leaseExpiryCtes } from "./lifecycle/lease";
 import { flushMoves, mover } from "./lifecycle/moves";
 import { completeFromPendingReceipt, startIntent, startNewIntent } from "./lifecycle/statements";
@@ -65,15 +71,26 @@ export const intentBodySchema = z.strictObject({
   /** The agent making the write and its version: an approval is bound to them. */
   agent: plainName("agent", LIMITS.agentName).optional(),
   agent_version: plainName("agent_version", LIMITS.agentName).optional(),
+  /**
+   * The earlier effect of the task this write deliberately repeats (same action and payload digest): without it, a
+   * second write of a payload another effect wrote, is writing or may have written is refused (`duplicate_payload`).
+   */
+  repeats: z.string().regex(SIDE_EFFECT_NAME, `repeats: ${SIDE_EFFECT_NAME_RULE}`).optional(),
 });
 
 export type IntentOutcome = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };
 
 /**
- * Checks the idempotency key first, so a missing or malformed key is a 400 whatever else is wrong.
+ * Checks the idempotency key first, so a missing or malformed key is a 400 whatever else is wrong; then the schema, then
+ * refuses credentials anywhere in what is kept. `clean` runs before that check, for text that is cleaned rather than
+ * refused (a tool's error message).
  * @throws DomainError bad_request (key), validation_failed (other fields).
  */
-export function parseKeyed<T extends { idempotency_key: string }>(schema: z.ZodType<T>, body: unknown): T {
+export function parseKeyed<T extends { idempotency_key: string }>(
+  schema: z.ZodType<T>,
+  body: unknown,
+  clean: (v: T) => T = (v) => v,
+): T {
   const key = body && typeof body === "object" ? (body as { idempotency_key?: unknown }).idempotency_key : undefined;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     throw new DomainError(
@@ -86,7 +103,8 @@ export function parseKeyed<T extends { idempotency_key: string }>(schema: z.ZodT
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
-  const secrets = findSecrets(parsed.data);
+  const data = clean(parsed.data);
+  const secrets = findSecrets(data);
   if (secrets.length) {
     throw validationError(
       secrets.map((s) => ({
@@ -95,7 +113,7 @@ export function parseKeyed<T extends { idempotency_key: string }>(schema: z.ZodT
       })),
     );
   }
-  return parsed.data;
+  return data;
 }
 
 /** Validates a side-effect name from the URL. @throws DomainError not_found */
@@ -141,8 +159,36 @@ export function staleAttempt(attempt: number, current: number): DomainError {
   );
 }
 
+/**
+ * Checks a sent `payload` against the `payload_digest` it comes with: the digest of `{tool, arguments: payload}`
+ * (lib/domain/crypto/canonical.ts `toolCallDigest`, the client's formula; `tool` defaults to the effect's name),
+ * compared without case or a `sha256:` prefix. An approver reads the payload beside the digest, so the two must agree.
+ * @throws DomainError payload_digest_mismatch (422, details {payload_digest, computed_payload_digest}), validation_failed
+ *   (a payload with no canonical JSON form).
+ */
+export function checkPayloadDigest(
+  name: string,
+  input: { payload?: unknown; payload_digest: string; tool?: string },
+): void {
+  if (input.payload === undefined) return;
+  let computed: string;
+  try {
+    computed = toolCallDigest(input.tool ?? name, input.payload);
+  } catch (err) {
+    throw validationError([{ path: ["payload"], message: `has no canonical JSON form (${(err as Error).message})` }]);
+  }
+  if (normalDigest(input.payload_digest) === computed) return;
+  throw new DomainError(
+    "payload_digest_mismatch",
+    `payload_digest ${input.payload_digest} is not the digest of the payload sent (${computed}: sha256 of the RFC 8785 JSON of {"tool": "${input.tool ?? name}", "arguments": <payload>}). An approver reads the payload beside the digest, so they must agree.`,
+    { payload_digest: input.payload_digest, computed_payload_digest: computed, tool: input.tool ?? name },
+  );
+}
+
 /** Refusals that are decisions about authority or custody (audited); bad input is not. */
 const AUDITED_REFUSALS = new Set([
+  "duplicate_payload",
+  "repeats_mismatch",
   "stale_attempt",
   "principal_revoked",
   "gate_stop",
@@ -157,7 +203,8 @@ const AUDITED_REFUSALS = new Set([
 
 /**
  * Registers an intent.
- * @param body `{idempotency_key, payload_digest, action, mutation, attempt, tool?, lease_seconds?}`.
+ * @param body `{idempotency_key, payload_digest, action, mutation, attempt, tool?, lease_seconds?, requires_approval?,
+ *   payload?, agent?, agent_version?, repeats?}`.
  * @returns `go` with the lease expiry (ISO), or `replay` with the stored receipt (also when a receipt for this key
  *   arrived before its intent: the write already happened).
  * @throws DomainError not_found (task), bad_request (key), validation_failed, stale_attempt (409),
@@ -165,7 +212,10 @@ const AUDITED_REFUSALS = new Set([
  *   unknown), approval_required (403, details {approval_id, status}: the write needs a fresh approval; the request is
  *   created on first ask and the same one returned after), approval_mismatch (403, another digest under the approval,
  *   details {approval_id, bound_payload_digest, offered_payload_digest}), approval_rejected (403), principal_revoked (403, any intent of a revoked principal's
- *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them).
+ *   task), gate_stop / gate_replay (409, a mutation the gate does not permit; `details.reasons` as the gate gives them),
+ *   duplicate_payload (409, another effect of the task wrote, is writing or may have written the same action and payload;
+ *   details {side_effect, idempotency_key, status, receipt?, same_writes}), repeats_mismatch (422), payload_digest_mismatch
+ *   (422, details {payload_digest, computed_payload_digest}). Rules: docs/concepts.md#intent, decision 0029.
  */
 export async function registerIntent(
   { db, actor, signingKey: key }: SigningContext,
@@ -175,6 +225,7 @@ export async function registerIntent(
   checkTaskId(taskId);
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
+  checkPayloadDigest(name, input);
   // Whatever is answered, the audit entries its transactions committed join the chain before the answer goes out.
   return withAuditSealed(db, actor.tenantId, () => registerParsed(db, { actor, taskId, name, input, key }));
 }
@@ -209,7 +260,7 @@ async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> 
     }
     throw err;
   }
-  if (decided === "raise" || decided === "approval") {
+  if (decided === "raise" || "askApproval" in decided) {
     throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
   }
   if ("refused" in decided) throw decided.refused;
@@ -230,7 +281,7 @@ async function registerParsed(db: Db, call: IntentCall): Promise<IntentOutcome> 
 async function decideWithApproval(db: Db, call: IntentCall, opts: { recheckAttempt: boolean }): Promise<Decided> {
   const { actor, taskId, name, input } = call;
   const decided = await decideIntent(db, call, { checked: false });
-  if (decided !== "approval") return decided;
+  if (decided === "raise" || !("askApproval" in decided)) return decided;
   if (opts.recheckAttempt) {
     const [task] = await queryRows<{ current_attempt: number }>(
       db,
@@ -238,21 +289,30 @@ async function decideWithApproval(db: Db, call: IntentCall, opts: { recheckAttem
     );
     if (task && input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
   }
-  const approvalId = (await approvalForIntent(db, actor, taskId, name, input))?.approval_id ?? null;
-  return decideIntent(db, call, { checked: true, approvalId });
+  // A repeat of a write that went under an approval needs one of its own, whatever the intent says.
+  const asked = decided.askApproval.repeatOfApproved ? { ...input, requires_approval: true } : input;
+  const found = await approvalForIntent(db, actor, taskId, name, asked);
+  return decideIntent(db, call, {
+    checked: true,
+    approvalId: found?.approval_id ?? null,
+    reused: found?.reused === true,
+  });
 }
 
 /**
  * Where the approval path stands for a decision: not yet asked (`checked: false`: answer "approval" when one may
  * apply), or asked, with the fresh approval it found (consumed by a go).
  */
-type ApprovalStep = { checked: false } | { checked: true; approvalId: string | null };
+type ApprovalStep =
+  | { checked: false }
+  /** `reused`: the approval was used by the write's first go, and the workspace lets a retry after not_applied reuse it. */
+  | { checked: true; approvalId: string | null; reused: boolean };
 
 /**
  * What an intent's decision comes to: an answer, a refusal (already audited), "raise the task's attempt first", or
- * "ask the approval path first".
+ * "ask the approval path first" (`repeatOfApproved`: the write repeats one that went under an approval).
  */
-type Decided = IntentOutcome | { refused: DomainError } | "raise" | "approval";
+type Decided = IntentOutcome | { refused: DomainError } | "raise" | { askApproval: { repeatOfApproved: boolean } };
 
 /** The audit details of a refused intent. */
 function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainError): Record<string, unknown> {
@@ -261,6 +321,10 @@ function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainErro
     mutation: input.mutation,
     attempt: input.attempt,
     refused: err.code,
+    ...(input.repeats ? { repeats: input.repeats } : {}),
+    ...(err.code === "duplicate_payload"
+      ? { duplicate_of: (err.details as { side_effect?: string } | undefined)?.side_effect ?? null }
+      : {}),
     ...(err.code === "gate_stop" || err.code === "gate_replay"
       ? { reasons: ((err.details as { reasons?: Array<{ code: string }> })?.reasons ?? []).map((r) => r.code) }
       : {}),
@@ -293,11 +357,16 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   const tenantId = actor.tenantId;
   const leaseSeconds = input.lease_seconds ?? DEFAULT_LEASE_SECONDS;
   // The lock comes first, in a statement of its own, so the facts statement's snapshot sees every transition that
-  // held the task row FOR UPDATE before this one got it. Expired leases become unknown on the way.
+  // held the task row FOR UPDATE before this one got it. Expired leases become unknown on the way. A mutation also
+  // takes a transaction lock on its task, action and payload digest: two intents for the same payload under different
+  // names or keys hold the task row side by side (FOR SHARE), so this lock decides which goes first, and the second
+  // one's facts statement sees the first one's write (decision 0029).
   const [task] = await queryRows<{ current_attempt: number; audit_upto: string | null }>(
     tx,
     sql`with ${leaseExpiryCtes(tenantId, taskId)}
-        select current_attempt, ${LEASE_AUDIT_UPTO} as audit_upto
+        select current_attempt, ${LEASE_AUDIT_UPTO} as audit_upto${
+          input.mutation ? sql`, ${samePayloadLock(tenantId, taskId, input)} as payload_locked` : sql``
+        }
         from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
   );
   notePendingAudit(task?.audit_upto);
@@ -314,15 +383,36 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     ...(input.mutation && !approval.checked
       ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action } }
       : {}),
+    ...(input.mutation
+      ? {
+          duplicateProbe: {
+            name,
+            idempotencyKey: input.idempotency_key,
+            action: input.action,
+            payloadDigest: input.payload_digest,
+            repeats: input.repeats ?? null,
+          },
+        }
+      : {}),
   });
   if (!read) throw notFound(`Task ${taskId}`);
   const existing = read.effect;
+  // A write this intent would start (its own effect has not written): not a second write of another effect's payload.
+  let repeatOfApproved = false;
+  if (input.mutation && !(existing && (WRITTEN_STATUSES as readonly string[]).includes(existing.status))) {
+    const verdict = duplicateVerdict({ name, repeats: input.repeats ?? null }, parseDuplicateFacts(read.duplicates));
+    if ("refused" in verdict) throw verdict.refused;
+    repeatOfApproved = verdict.needsApproval;
+  }
   if (
     input.mutation &&
     !approval.checked &&
-    (input.requires_approval === true || read.approvalMayApply || existing?.status === "awaiting_approval")
+    (input.requires_approval === true ||
+      repeatOfApproved ||
+      read.approvalMayApply ||
+      existing?.status === "awaiting_approval")
   ) {
-    return "approval";
+    return { askApproval: { repeatOfApproved } };
   }
   const approvalId = approval.checked ? approval.approvalId : null;
   const own = existing ? decideExisting(existing, input) : "try_go";
@@ -339,9 +429,13 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     : null;
   if (pending) return completeFromPending(tx, actor, taskId, name, input, existing, pending);
   if (!permission.allowed) throw new DomainError(permission.code, permission.message, { reasons: permission.reasons });
-  // A fresh approval authorizes exactly one go: used here, in the deciding transaction.
-  if (approvalId) await consumeApproval(tx, tenantId, approvalId, input.attempt);
-  const approvalNote = approvalId ? { approval_id: approvalId } : {};
+  // A fresh approval authorizes exactly one go: used here, in the deciding transaction (unless the workspace lets a retry
+  // after not_applied go under the approval its first go used; then it is named as reused).
+  const reused = approval.checked && approval.reused;
+  if (approvalId && !reused) await consumeApproval(tx, tenantId, approvalId, input.attempt);
+  const approvalNote = approvalId ? { approval_id: approvalId, ...(reused ? { approval_reused: true } : {}) } : {};
+  const repeats = input.repeats ?? null;
+  const repeatNote = repeats ? { repeats } : {};
 
   const effect = {
     tenantId,
@@ -353,6 +447,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     payloadDigest: input.payload_digest,
     attempt: input.attempt,
     leaseSeconds,
+    repeats,
   };
   const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name });
   if (created) {
@@ -362,7 +457,9 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       mutation: input.mutation,
       attempt: input.attempt,
       ...approvalNote,
+      ...repeatNote,
     });
+    if (repeats) await markRepeat(tx, actor, taskId, name, input.idempotency_key, repeats);
     return { decision: "go" as const, lease_expires_at: created };
   }
 
@@ -386,7 +483,9 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
         mutation: input.mutation,
         attempt: input.attempt,
         ...approvalNote,
+        ...repeatNote,
       });
+      if (repeats) await markRepeat(tx, actor, taskId, name, input.idempotency_key, repeats);
       return { decision: "go" as const, lease_expires_at: moved };
     }
   }
@@ -422,6 +521,7 @@ async function completeFromPending(
     attempt: input.attempt,
     receiptJson: JSON.stringify(receipt),
     reason,
+    repeats: input.repeats ?? null,
   });
   if (!done)
     throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
@@ -483,6 +583,43 @@ function publicReceipt(r: Receipt & { warnings?: string[] }): Receipt {
     result_digest: r.result_digest ?? null,
     completed_at: r.completed_at,
   };
+}
+
+/**
+ * SQL: takes the transaction's lock on one task's writes of one action and payload digest (digest compared without
+ * case or a `sha256:` prefix), released at commit. Only intents take it (the events path holds the task row FOR UPDATE,
+ * which no intent decides beside).
+ */
+function samePayloadLock(tenantId: string, taskId: string, input: { action: string; payload_digest: string }) {
+  const lockKey = [tenantId, taskId, input.action.toLowerCase(), normalDigest(input.payload_digest)].join("\u001f");
+  return sql`pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
+}
+
+/**
+ * Puts a deliberate repeat on the task's session lane (a `decision.recorded` event with `kind: "repeat"`), so the
+ * timeline shows that the runtime meant to write the same payload again. Written once per effect and key.
+ */
+export async function markRepeat(
+  tx: Db,
+  actor: Actor,
+  taskId: string,
+  name: string,
+  idempotencyKey: string,
+  repeats: string,
+  eventId?: string,
+): Promise<void> {
+  const attrs = {
+    kind: "repeat",
+    side_effect: name,
+    repeats,
+    idempotency_key: idempotencyKey,
+    ...(eventId ? { event_id: eventId } : {}),
+  };
+  await tx.execute(sql`
+    insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
+    values (${actor.tenantId}, ${`custody:repeat:${taskId}:${name}:${idempotencyKey}`.slice(0, 200)}, ${taskId}, 'session',
+            'decision.recorded', now(), ${actorRef(actor).label}, ${JSON.stringify(attrs)}::jsonb)
+    on conflict do nothing`);
 }
 
 /**

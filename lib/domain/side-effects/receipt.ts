@@ -1,8 +1,9 @@
 /**
- * `POST /api/v1/tasks/{task_id}/side-effects/{name}/receipt` — record the receipt of a completed write
- * (docs/concepts.md#receipt: stored once). The rules are those of {@link applyReceiptReport}, shared with
- * `side_effect.receipt` events; a receipt that is not applied is kept as evidence for the person who reconciles, and
- * the answer says why it was not applied.
+ * `POST /api/v1/tasks/{task_id}/side-effects/{name}/receipt` — record the receipt of a write (docs/concepts.md#receipt):
+ * a completed one (stored once; the rules of {@link applyReceiptReport}), or the tool owner's word that nothing of it
+ * was applied (`outcome: "not_applied"`; the rules of {@link applyNotAppliedReport}, decision 0029). Both are shared
+ * with `side_effect.receipt` events; a receipt that is not applied is kept as evidence for the person who reconciles,
+ * and the answer says why it was not applied.
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
@@ -16,15 +17,23 @@ import { LIMITS } from "../limits";
 import { plainTextCheck } from "../names";
 import { withRetry } from "../tx";
 import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
-import { applyReceiptReport } from "./receipts";
+import {
+  applyNotAppliedReport,
+  applyReceiptReport,
+  toolErrorText,
+  type NotAppliedApplication,
+  type NotAppliedReport,
+} from "./receipts";
 import { expireLeasesNow } from "./lifecycle/lease";
 import { mover } from "./lifecycle/moves";
 
 import { isoTimeField } from "../time";
 import type { VerbContext } from "../context";
 
+/** A receipt of a write that was made (`outcome` absent or `applied`: the default, as before outcomes existed). */
 export const receiptBodySchema = z.strictObject({
   idempotency_key: z.string(),
+  outcome: z.literal("applied", { error: 'outcome is "applied" (the default) or "not_applied"' }).optional(),
   external_operation_id: z
     .string()
     .trim()
@@ -36,7 +45,31 @@ export const receiptBodySchema = z.strictObject({
   attempt: attemptField,
 });
 
-export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: boolean; warnings: string[] };
+/** Longest `error` a not_applied receipt may send (characters); what is kept is cut shorter (`MAX_TOOL_ERROR_CHARS`). */
+const MAX_ERROR_INPUT = 65_536;
+
+/** The tool owner's word that nothing of the write was applied, with the tool's message. */
+export const notAppliedReceiptBodySchema = z.strictObject({
+  idempotency_key: z.string(),
+  outcome: z.literal("not_applied"),
+  error: z
+    .string({ error: "error is required: the tool's message saying why nothing was applied" })
+    .max(MAX_ERROR_INPUT, `error is at most ${MAX_ERROR_INPUT} characters`)
+    .refine((v) => v.trim().length > 0, "error is required: the tool's message saying why nothing was applied"),
+  attempt: attemptField,
+});
+
+export type ReceiptOutcome =
+  | { status: "completed"; receipt: Receipt; replayed: boolean; warnings: string[] }
+  | {
+      /** Where a retry starts: the next intent under the same key gets a fresh go. */
+      status: "not_started" | "approved";
+      outcome: "not_applied";
+      /** The tool's message as kept (credentials redacted, at most 1000 characters). */
+      error: string;
+      replayed: boolean;
+      warnings: string[];
+    };
 
 /**
  * Records a receipt: `in_flight` → `completed`. Once an effect is `unknown` (the run was interrupted, a new attempt
@@ -45,9 +78,14 @@ export type ReceiptOutcome = { status: "completed"; receipt: Receipt; replayed: 
  * @param body `{idempotency_key, external_operation_id, completed_at, attempt, result_digest?}`.
  * @returns the stored receipt; `replayed: true` when it was already stored identically; `warnings`
  *   (`completed_before_intent` when it claims a time before the server registered the intent).
+ *   With `{outcome: "not_applied", error}` (no operation id): an in-flight write returns to where a retry starts
+ *   (`not_started`, or `approved` when the workspace lets a retry reuse its approval), answered `{status, outcome,
+ *   error, replayed, warnings}` (`warnings: ["error_truncated"]` when the message was cut); the same receipt again is
+ *   a replay.
  * @throws DomainError not_found (task), bad_request (key), validation_failed, idempotency_key_mismatch (422),
- *   stale_attempt (409, kept), no_intent (409: no intent yet; kept, and it completes the effect when the intent
- *   arrives), receipt_conflict (409, kept), reconcile_required (409: the effect is unknown; kept).
+ *   stale_attempt (409, kept), no_intent (409: no intent yet — kept, and an applied receipt completes the effect when
+ *   the intent arrives — or, for not_applied, no write in flight), receipt_conflict (409, kept), reconcile_required
+ *   (409: the effect is unknown; kept).
  */
 export async function recordReceipt(
   { db, actor }: VerbContext,
@@ -56,6 +94,8 @@ export async function recordReceipt(
   authorize(actor, "side_effects.receipt");
   checkTaskId(taskId);
   checkEffectName(name);
+  if (body && typeof body === "object" && (body as { outcome?: unknown }).outcome === "not_applied")
+    return recordNotApplied({ db, actor }, { taskId, name, body });
   const input = parseKeyed(receiptBodySchema, body);
   const receipt: Receipt = {
     external_operation_id: input.external_operation_id,
@@ -88,6 +128,83 @@ export async function recordReceipt(
     kept_as_evidence: outcome.kept,
     ...(outcome.stored ? { stored: outcome.stored } : {}),
   });
+}
+
+/** The not_applied receipt: parsed (the tool's message cleaned, not refused), fenced, applied with its audit entry. */
+async function recordNotApplied(
+  { db, actor }: VerbContext,
+  { taskId, name, body }: { taskId: string; name: string; body: unknown },
+): Promise<ReceiptOutcome> {
+  let truncated = false;
+  const input = parseKeyed(notAppliedReceiptBodySchema, body, (v) => {
+    const cleaned = toolErrorText(v.error);
+    truncated = cleaned.truncated;
+    return { ...v, error: cleaned.text };
+  });
+  const report: NotAppliedReport = {
+    name,
+    idempotency_key: input.idempotency_key,
+    attempt: input.attempt,
+    error: input.error,
+    source: "route",
+  };
+  await expireLeasesNow(db, actor.tenantId, taskId);
+  try {
+    await fenceAttempt(db, actor, taskId, input.attempt, "A receipt from a new attempt");
+  } catch (err) {
+    if (isDomainError(err) && err.code === "stale_attempt") await notAppliedIn(db, actor, taskId, report);
+    throw err;
+  }
+  const outcome = await notAppliedIn(db, actor, taskId, report);
+  if (outcome.applied) {
+    return {
+      status: outcome.status,
+      outcome: "not_applied",
+      error: outcome.error,
+      replayed: outcome.replayed,
+      warnings: truncated ? ["error_truncated"] : [],
+    };
+  }
+  throw new DomainError(outcome.code, outcome.message, { kept_as_evidence: outcome.kept });
+}
+
+/** Applies a not_applied report in one transaction with its audit entry (also when it is kept), then seals it. */
+async function notAppliedIn(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  report: NotAppliedReport,
+): Promise<NotAppliedApplication> {
+  const tenantId = actor.tenantId;
+  return withAuditSealed(db, tenantId, () =>
+    withRetry(() =>
+      db.transaction(async (tx) => {
+        const [task] = await queryRows<{ current_attempt: number }>(
+          tx,
+          sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
+        );
+        if (!task) throw notFound(`Task ${taskId}`);
+        // The route's own entry below records the move (transitions.ts `receipt_not_applied`).
+        const outcome = await applyNotAppliedReport(tx, mover(actor, "request"), taskId, task.current_attempt, report);
+        if (outcome.applied && outcome.replayed) return outcome;
+        if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+        await appendAuditPending(tx, actor, {
+          action: "side_effect.receipt_recorded",
+          target: `side_effect:${taskId}/${report.name}`,
+          details: {
+            idempotency_key: report.idempotency_key,
+            outcome: "not_applied",
+            error: report.error,
+            attempt: report.attempt,
+            ...(outcome.applied
+              ? { from: outcome.from, to: outcome.status }
+              : { refused: outcome.code, kept_as_evidence: true }),
+          },
+        });
+        return outcome;
+      }),
+    ),
+  );
 }
 
 /** Applies the report in one transaction with its audit entry (also when it is kept rather than applied), then seals it. */

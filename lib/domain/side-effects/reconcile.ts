@@ -1,7 +1,8 @@
 /**
  * `POST /api/v1/tasks/{task_id}/side-effects/{name}/reconcile` — a person settles an `unknown` effect
- * (docs/concepts.md#reconcile): `completed` (with the external operation id found) or `not_applied`
- * (back to the status it had before its intent, `approved` or `not_started`, safe to retry with the same key).
+ * (docs/concepts.md#reconcile): `completed` (with the external operation id found) or `not_applied` (back to where a
+ * retry starts, safe to retry with the same key: `not_started`, or `approved` when it went under an approval and the
+ * workspace lets a retry reuse it — otherwise the retry needs a fresh approval, decision 0029).
  * Only responder, owner and admin may; a runtime key may not. One guarded UPDATE … WHERE status = 'unknown'
  * decides a race; the audit row and a timeline event are written in the same transaction.
  */
@@ -18,6 +19,7 @@ import { checkEffectName } from "./intent";
 import { lookupSideEffect, type LookupAnswer, type LookupOptions } from "./lookup";
 import { expireLeasesNow } from "./lifecycle/lease";
 import { settleUnknown } from "./lifecycle/statements";
+import { retryReusesApproval } from "../approvals/policy";
 import { findSecrets, refuseSecrets } from "../events/redact";
 import { isoTimeField } from "../time";
 import { unsafeTextReason } from "../typed-text";
@@ -151,6 +153,10 @@ export async function reconcileSideEffect(
     at,
   };
 
+  // A write found not applied goes back to where a retry starts; an approval its first go used covers the retry only
+  // when the workspace says so (Settings → Approvals).
+  const reuseApproval = input.outcome === "not_applied" && (await retryReusesApproval(db, actor.tenantId));
+
   return db.transaction(async (tx) => {
     if (!(await findTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
     const before = await findSideEffect(tx, actor.tenantId, taskId, name);
@@ -187,6 +193,7 @@ export async function reconcileSideEffect(
         : {
             ...key,
             outcome: "not_applied",
+            reuseApproval,
             reason: `Reconciled by ${by}: not applied; safe to retry with the same key.`,
           },
     );

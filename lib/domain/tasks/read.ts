@@ -169,6 +169,8 @@ export function sideEffectView(r: SideEffectRow, unapplied: UnappliedReceiptRow[
           at: r.last_reconcile.at,
         }
       : null,
+    last_not_applied: r.last_not_applied ?? null,
+    repeats: r.repeats,
     updated_at: r.updated_at,
   };
 }

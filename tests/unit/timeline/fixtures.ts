@@ -35,6 +35,8 @@ export function sideEffect(status: SideEffectView["status"]): SideEffectView {
     intent_at: null,
     lease_expires_at: null,
     last_reconcile: null,
+    last_not_applied: null,
+    repeats: null,
     origin: "intent",
     call_id: null,
     intent_attempt: null,

@@ -16,11 +16,14 @@ export function DecisionPanel({
   action,
   taskId,
   stale,
+  payloadShown,
 }: {
   id: string;
   action: string;
   taskId: string;
   stale: boolean;
+  /** The runtime sent the payload (checked against its digest); false when only a digest came. */
+  payloadShown: boolean;
 }) {
   const router = useRouter();
   const dialog = useRef<HTMLDialogElement>(null);
@@ -88,7 +91,9 @@ export function DecisionPanel({
       <p className="text-sm text-neutral-600">
         {stale
           ? "Re-approving binds a fresh approval to the values shown as “Now”. It authorizes exactly one write."
-          : "Approving authorizes exactly one write of exactly this payload, until it expires or anything bound changes."}
+          : payloadShown
+            ? "Approving authorizes exactly one write of exactly this payload, until it expires or anything bound changes."
+            : "Approving authorizes exactly one write of whatever payload has the bound digest — nothing on this page shows what that is — until it expires or anything bound changes."}
       </p>
       <div className="mt-3 flex flex-wrap gap-2">
         <button

@@ -243,9 +243,17 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
           <h2 id="payload-h" className="text-base font-semibold">
             Payload
           </h2>
-          {a.payload === null ? (
+          {a.payload === null && a.payload_digest === null ? (
             <p className="text-sm text-neutral-600">
-              The runtime did not send the arguments; only their digest is bound.
+              The runtime has not said what this write sends yet: its intent binds the digest.
+            </p>
+          ) : a.payload === null ? (
+            <p
+              className="mt-1 rounded-md border border-amber-300 bg-amber-50 p-2 text-sm text-amber-950"
+              data-testid="digest-only-note"
+            >
+              <span aria-hidden="true">! </span>The runtime sent only a digest; nothing here shows what it covers. Ask
+              the runtime&apos;s owner what the write sends before approving it.
             </p>
           ) : (
             <pre
@@ -257,7 +265,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
               {JSON.stringify(a.payload, null, 2)}
             </pre>
           )}
-          <p className="mt-1 text-xs text-neutral-500">Values that look like credentials are shown as [REDACTED].</p>
+          {a.payload === null ? null : (
+            <p className="mt-1 text-xs text-neutral-500">
+              A payload is accepted only with its own digest (sha256 of the RFC 8785 JSON of the tool and its
+              arguments), so the bound digest covers what is shown. Values that look like credentials are shown as
+              [REDACTED].
+            </p>
+          )}
         </section>
       </div>
 
@@ -292,7 +306,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
 
       {open ? (
         mayDecide && sod.allowed ? (
-          <DecisionPanel id={a.id} action={a.action} taskId={a.task_id} stale={a.status === "stale"} />
+          <DecisionPanel
+            id={a.id}
+            action={a.action}
+            taskId={a.task_id}
+            stale={a.status === "stale"}
+            payloadShown={a.payload !== null}
+          />
         ) : (
           <p className="rounded-md border border-neutral-300 bg-neutral-50 p-3 text-sm" data-testid="cannot-decide">
             {mayDecide

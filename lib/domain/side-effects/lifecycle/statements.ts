@@ -35,24 +35,37 @@ export async function startNewIntent(
     payloadDigest: string;
     attempt: number;
     leaseSeconds: number;
+    /** The effect this write deliberately repeats (its intent's `repeats`), or null. */
+    repeats: string | null;
   },
 ): Promise<string | null> {
   const rows = await queryRows<{ lease_expires_at: string }>(
     tx,
     sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
-                                  payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin)
+                                  payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin, repeats)
         values (${e.tenantId}, ${e.taskId}, ${e.name}, ${e.idempotencyKey}, ${statusLiteral("intent_go", "in_flight")},
                 ${e.tool}, ${e.action}, ${e.mutation}, ${e.payloadDigest}, now(), ${e.attempt},
-                now() + make_interval(secs => ${e.leaseSeconds}), 'not_started', 'intent')
+                now() + make_interval(secs => ${e.leaseSeconds}), 'not_started', 'intent', ${e.repeats})
         on conflict do nothing
         returning ${LEASE_ISO} as lease_expires_at`,
   );
   return rows[0]?.lease_expires_at ?? null;
 }
 
-/** What a retry goes back to after a reconcile finds the write was not applied. */
+/** What a retry goes back to after the write is found not applied (reconcile or receipt), by the status it left. */
 function retryStatusFrom(status: SideEffectStatus): SideEffectStatus {
   return status === "approved" ? "approved" : "not_started";
+}
+
+/**
+ * SQL: the status a not-applied write returns to — `approved` when it went under an approval and the workspace lets a
+ * retry reuse it (`reuseApproval`), else `not_started` (an approval authorizes one go: the retry needs a fresh one).
+ */
+function notAppliedStatus(t: "reconciled_not_applied" | "receipt_not_applied", reuseApproval: boolean): SQL {
+  const approved = statusLiteral(t, "approved");
+  return reuseApproval
+    ? sql`case when retry_status = ${approved} then ${approved} else ${statusLiteral(t, "not_started")} end`
+    : statusLiteral(t, "not_started");
 }
 
 /**
@@ -70,13 +83,14 @@ export async function startIntent(
     payloadDigest: string;
     attempt: number;
     leaseSeconds: number;
+    repeats: string | null;
   },
 ): Promise<string | null> {
   const rows = await queryRows<{ lease_expires_at: string }>(
     tx,
     sql`update side_effects
         set status = ${statusLiteral("intent_go", "in_flight")}, status_reason = null, updated_at = now(), intent_at = now(),
-            intent_attempt = ${e.attempt}, payload_digest = ${e.payloadDigest},
+            intent_attempt = ${e.attempt}, payload_digest = ${e.payloadDigest}, repeats = ${e.repeats},
             action = ${e.action}, mutation = ${e.mutation}, tool = coalesce(${e.tool}::text, tool),
             lease_expires_at = now() + make_interval(secs => ${e.leaseSeconds}),
             retry_status = ${retryStatusFrom(observed)}::side_effect_status
@@ -103,6 +117,7 @@ export async function completeFromPendingReceipt(
     attempt: number;
     receiptJson: string;
     reason: string;
+    repeats: string | null;
   },
 ): Promise<boolean> {
   const completed = statusLiteral("intent_replays_pending_receipt", "completed");
@@ -113,7 +128,7 @@ export async function completeFromPendingReceipt(
           sql`update side_effects
               set status = ${completed}, receipt = ${e.receiptJson}::jsonb, status_reason = ${e.reason}, updated_at = now(),
                   intent_at = now(), intent_attempt = ${e.attempt}, payload_digest = coalesce(payload_digest, ${e.payloadDigest}),
-                  action = ${e.action}, mutation = ${e.mutation}, lease_expires_at = null
+                  action = ${e.action}, mutation = ${e.mutation}, lease_expires_at = null, repeats = ${e.repeats}
               where tenant_id = ${e.tenantId} and task_id = ${e.taskId} and name = ${e.name}
                 and ${statusGuard("intent_replays_pending_receipt", { observed })}
               returning name`,
@@ -121,10 +136,10 @@ export async function completeFromPendingReceipt(
       : await queryRows(
           tx,
           sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
-                                        intent_at, intent_attempt, receipt, status_reason, retry_status, origin)
+                                        intent_at, intent_attempt, receipt, status_reason, retry_status, origin, repeats)
               values (${e.tenantId}, ${e.taskId}, ${e.name}, ${e.idempotencyKey}, ${completed}, ${e.tool}, ${e.action},
                       ${e.mutation}, ${e.payloadDigest}, now(), ${e.attempt}, ${e.receiptJson}::jsonb, ${e.reason},
-                      'not_started', 'intent')
+                      'not_started', 'intent', ${e.repeats})
               on conflict do nothing returning name`,
         );
   return rows.length > 0;
@@ -165,6 +180,47 @@ export async function completeWithReceipt(
   return rows.length > 0;
 }
 
+/**
+ * `receipt_not_applied`: the tool owner says nothing of the in-flight write was applied — it returns to where a retry
+ * starts ({@link notAppliedStatus}), with the receipt's evidence (`notAppliedJson`, a `SideEffectNotApplied`).
+ * @returns the status it reached, or null when it is no longer in flight.
+ */
+export async function settleNotApplied(
+  tx: Db,
+  by: Mover<"request" | "event">,
+  e: {
+    taskId: string;
+    name: string;
+    idempotencyKey: string;
+    notAppliedJson: string;
+    reason: string;
+    reuseApproval: boolean;
+  },
+): Promise<ToOf<"receipt_not_applied"> | null> {
+  const rows = await queryRows<{ name: string; status: ToOf<"receipt_not_applied"> }>(
+    tx,
+    sql`update side_effects
+        set status = ${notAppliedStatus("receipt_not_applied", e.reuseApproval)}, lease_expires_at = null, intent_at = null,
+            last_not_applied = ${e.notAppliedJson}::jsonb, status_reason = ${e.reason}, updated_at = now()
+        where tenant_id = ${by.actor.tenantId} and task_id = ${e.taskId} and name = ${e.name}
+          and idempotency_key = ${e.idempotencyKey} and ${statusGuard("receipt_not_applied")}
+        returning name, status`,
+  );
+  recordMoves(
+    by,
+    "receipt_not_applied",
+    rows.map((r) => ({
+      taskId: e.taskId,
+      name: r.name,
+      idempotencyKey: e.idempotencyKey,
+      from: "in_flight",
+      to: r.status,
+      reason: e.reason,
+    })),
+  );
+  return rows[0]?.status ?? null;
+}
+
 // ---- Reported writes (`side_effect.intent` events; own audit) ------------------------------------------------------
 
 type Reported = {
@@ -176,6 +232,8 @@ type Reported = {
   mutation: boolean;
   payloadDigest: string | null;
   attempt: number | null;
+  /** The effect the reported write says it deliberately repeats, or null. */
+  repeats: string | null;
 };
 
 /**
@@ -206,10 +264,10 @@ export async function markReportedWriteUnknown(tx: Db, by: Mover<"event">, e: Re
   const created = await queryRows<{ name: string }>(
     tx,
     sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
-                              intent_at, intent_attempt, retry_status, status_reason, origin)
+                              intent_at, intent_attempt, retry_status, status_reason, origin, repeats)
     values (${tenantId}, ${e.taskId}, ${e.name}, ${e.idempotencyKey}, ${unknown}, ${e.tool},
             ${e.action}, ${e.mutation}, ${e.payloadDigest}, now(), ${e.attempt},
-            'not_started', ${reason}, 'event')
+            'not_started', ${reason}, 'event', ${e.repeats})
     on conflict do nothing
     returning name`,
   );
@@ -263,10 +321,11 @@ export async function applyReportedIntent(
   const inserted = await queryRows<{ name: string }>(
     tx,
     sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, payload_digest,
-                                  intent_at, intent_attempt, lease_expires_at, retry_status, receipt, status_reason, origin)
+                                  intent_at, intent_attempt, lease_expires_at, retry_status, receipt, status_reason, origin,
+                                  repeats)
         values (${tenantId}, ${e.taskId}, ${e.name}, ${e.idempotencyKey}, ${status}, ${e.tool},
                 ${e.action}, ${e.mutation}, ${e.payloadDigest}, now(), ${e.attempt},
-                ${lease}, 'not_started', ${outcome.receiptJson}::jsonb, ${outcome.reason}, 'event')
+                ${lease}, 'not_started', ${outcome.receiptJson}::jsonb, ${outcome.reason}, 'event', ${e.repeats})
         on conflict do nothing
         returning name`,
   );
@@ -285,7 +344,7 @@ export async function applyReportedIntent(
           lease_expires_at = ${lease},
           receipt = coalesce(${outcome.receiptJson}::jsonb, s.receipt),
           payload_digest = coalesce(s.payload_digest, ${e.payloadDigest}::text),
-          action = coalesce(${e.action}::text, s.action)`,
+          action = coalesce(${e.action}::text, s.action), repeats = ${e.repeats}::text`,
       statusGuard("reported_intent", { column: "s.status" }),
     ),
   );
@@ -408,7 +467,9 @@ export async function createOrphanCallEffect(
 export async function settleUnknown(
   tx: Db,
   e: Key & { decisionJson: string; reason: string } & (
-      { outcome: "completed"; receiptJson: string } | { outcome: "not_applied" }
+      | { outcome: "completed"; receiptJson: string }
+      /** `reuseApproval`: the workspace lets a retry go under the approval its first go used. */
+      | { outcome: "not_applied"; reuseApproval: boolean }
     ),
 ): Promise<ToOf<"reconciled_completed" | "reconciled_not_applied"> | null> {
   const rows = await queryRows<{ status: ToOf<"reconciled_completed" | "reconciled_not_applied"> }>(
@@ -420,9 +481,7 @@ export async function settleUnknown(
             where tenant_id = ${e.tenantId} and task_id = ${e.taskId} and name = ${e.name} and ${statusGuard("reconciled_completed")}
             returning status`
       : sql`update side_effects
-            set status = case when retry_status = ${statusLiteral("reconciled_not_applied", "approved")}
-                              then ${statusLiteral("reconciled_not_applied", "approved")}
-                              else ${statusLiteral("reconciled_not_applied", "not_started")} end,
+            set status = ${notAppliedStatus("reconciled_not_applied", e.reuseApproval)},
                 lease_expires_at = null, intent_at = null,
                 status_reason = ${e.reason}, last_reconcile = ${e.decisionJson}::jsonb, updated_at = now()
             where tenant_id = ${e.tenantId} and task_id = ${e.taskId} and name = ${e.name} and ${statusGuard("reconciled_not_applied")}

@@ -61,6 +61,12 @@ export const TRANSITIONS = {
     audit: { request: "side_effect.receipt_recorded", event: "own" },
     when: "A receipt (route or side_effect.receipt event) completes an in-flight write.",
   },
+  receipt_not_applied: {
+    from: ["in_flight"],
+    to: ["not_started", "approved"],
+    audit: { request: "side_effect.receipt_recorded", event: "own" },
+    when: "A not_applied receipt (route or side_effect.receipt event) says nothing of an in-flight write was applied: back to where a retry starts (same key; approved only when the workspace lets a retry reuse the approval).",
+  },
   reported_intent: {
     from: [ABSENT, "not_started", "approved", "failed"],
     to: ["in_flight", "completed"],
@@ -107,7 +113,7 @@ export const TRANSITIONS = {
     from: ["unknown"],
     to: ["not_started", "approved"],
     audit: { request: "side_effect.reconciled" },
-    when: "A person settles an unknown effect as not applied: back to where a retry starts (same key).",
+    when: "A person settles an unknown effect as not applied: back to where a retry starts (same key; approved only when the workspace lets a retry reuse the approval).",
   },
   declared: {
     from: [ABSENT],

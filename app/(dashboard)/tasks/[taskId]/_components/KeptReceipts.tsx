@@ -14,8 +14,9 @@ const REASONS: Record<string, string> = {
 };
 
 /**
- * Receipts (and late tool outcomes) the runtime reported that did not complete the effect, kept as evidence for
- * whoever reconciles it: what was reported, by which path and attempt, and why it was not applied.
+ * Receipts (and late tool outcomes) the runtime reported that did not complete or settle the effect, kept as evidence
+ * for whoever reconciles it: what was reported (an operation, or the tool's word that nothing was applied), by which
+ * path and attempt, and why it was not applied.
  */
 export function KeptReceipts({ receipts, compact = false }: { receipts: UnappliedReceiptView[]; compact?: boolean }) {
   const shown = receipts.filter((r) => !r.applied_at);
@@ -31,7 +32,9 @@ export function KeptReceipts({ receipts, compact = false }: { receipts: Unapplie
       <ul className={compact ? "list-disc pl-4 text-neutral-700" : "mt-1 list-disc pl-5 text-sm text-sky-950"}>
         {shown.map((r, i) => (
           <li key={`${r.received_at}-${i}`}>
-            {r.external_operation_id ? (
+            {r.outcome === "not_applied" ? (
+              <>“nothing was applied”: {r.error ?? ""}</>
+            ) : r.external_operation_id ? (
               <>
                 operation <Id value={r.external_operation_id} inline />
               </>

@@ -76,6 +76,11 @@ export function SideEffectsTab({
                   {e.mutation ? " · mutation" : " · read"}
                   {e.intent_attempt ? ` · attempt ${e.intent_attempt}` : ""}
                 </div>
+                {e.repeats ? (
+                  <div className="text-xs text-neutral-700" data-testid="effect-repeats">
+                    Deliberately repeats <code className="font-mono">{e.repeats}</code> (same action and payload)
+                  </div>
+                ) : null}
                 {e.origin === "tool_call" ? (
                   <div className="text-xs text-neutral-700" data-testid="tool-call-effect">
                     Tool call <Id value={e.call_id ?? ""} inline /> · no idempotency key was given
@@ -102,6 +107,12 @@ export function SideEffectsTab({
                 {e.receipt?.warnings?.includes("completed_before_intent") ? (
                   <div className="mt-1 text-amber-900">
                     ⚠ The receipt claims a time before its intent was registered: check the runtime&apos;s clock.
+                  </div>
+                ) : null}
+                {e.last_not_applied ? (
+                  <div className="mt-1 text-neutral-600" data-testid="last-not-applied">
+                    Not applied, reported by {e.last_not_applied.by} (<Time iso={e.last_not_applied.at} />
+                    ): “{e.last_not_applied.error}”
                   </div>
                 ) : null}
                 {e.last_reconcile ? (

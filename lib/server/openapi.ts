@@ -153,7 +153,7 @@ export function openApiDocument(): Record<string, unknown> {
             ...ok(
               "`{results: [{id, status: stored|duplicate|conflict|rejected, error?, stored_digest?, effect?: {name, applied, code?, message?}}]}` — `duplicate`: the same id and content was received before; `conflict`: the same id with other content (nothing stored; `stored_digest` = sha256 of the stored event's RFC 8785 JSON); `effect`: whether a side-effect move was applied, and why not",
             ),
-            ...errors(400, 401, 403, 413, 422),
+            ...errors(400, 401, 403, 413, 415, 422),
           },
         },
       },

@@ -12,6 +12,7 @@ import { DomainError, isDomainError } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
 import { checkJsonText } from "@/lib/domain/json/text";
 import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
+import { isJsonMediaType, mediaType } from "@/lib/domain/web/media-type";
 import { readCappedText } from "@/lib/domain/web/read-capped";
 import { requireActor } from "./actor";
 
@@ -183,6 +184,20 @@ export async function readJson(
     if (why) throw new DomainError("validation_failed", `The body ${why}.`);
   }
   return parsed;
+}
+
+/**
+ * Refuses a body not declared as JSON, as the policy routes do (lib/domain/policies/read-request.ts): `content-type`
+ * must be `application/json` or a `…+json` type, with or without parameters such as `charset=utf-8`.
+ * @throws DomainError unsupported_media_type (415: another type, or none).
+ */
+export function requireJsonContentType(req: Request): void {
+  const type = mediaType(req);
+  if (isJsonMediaType(type)) return;
+  throw new DomainError(
+    "unsupported_media_type",
+    `Send the body as JSON (content-type: application/json)${type ? `, not ${type.slice(0, 60)}` : ""}.`,
+  );
 }
 
 /** Like {@link readJson}, but an empty body reads as `{}`. */

@@ -4,6 +4,7 @@
  * Drizzle databases seen through a scope.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { connectionErrorCode } from "./connection-errors";
 import { genericPlans } from "./plans";
 import type { Db, DbScope, Handle, PgJsLike, PgJsQuery, PgliteLike } from "./types";
 
@@ -55,6 +56,7 @@ function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown 
  * The postgres.js client seen through a scope. `begin` sends the scope statement first, pipelined with the
  * transaction's first statement. A statement outside a transaction is sent as `begin; scope; statement; commit`
  * pipelined on one reserved connection (one round trip, as before); when the statement fails, `commit` rolls back.
+ * A reserved connection that was lost ({@link connectionErrorCode}) is not released.
  */
 export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | undefined): PgJsLike {
   const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) =>
@@ -83,6 +85,7 @@ export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null
     values: boolean,
   ): Promise<unknown> => {
     const conn = await base.reserve();
+    let lost = false;
     try {
       const statement = conn.unsafe(query, params, opts);
       const sent = [
@@ -93,10 +96,16 @@ export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null
       ];
       const results = await Promise.allSettled(sent);
       const failed = firstFailure(results);
-      if (failed) throw failed.err;
+      if (failed) {
+        lost = results.some((r) => r.status === "rejected" && connectionErrorCode(r.reason) !== null);
+        throw failed.err;
+      }
       return (results[2] as PromiseFulfilledResult<unknown>).value;
     } finally {
-      conn.release();
+      // A lost connection is not given back: postgres.js 3.4.9's `release` would put it, closed, among the open ones,
+      // and the next statement sent on it would never settle (porsager/postgres#1208). Left alone, it stays among the
+      // closed ones, and the pool opens a new connection in its place when one is needed.
+      if (!lost) conn.release();
     }
   };
   const unsafe = (query: string, params?: unknown[], opts?: unknown) => {

@@ -34,8 +34,18 @@ const schema = (s: z.ZodType) => {
 const json = (ref: string) => ({
   content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } },
 });
+/** `Retry-After` of a 503: whole seconds to wait before sending the request again. */
+const retryAfter = {
+  "Retry-After": { description: "Seconds to wait before sending again", schema: { type: "integer", minimum: 1 } },
+};
+/** The listed error statuses, and 503 (the database cannot be reached), which every route can answer. */
 const errors = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? "Error", ...json("Error") }]));
+  Object.fromEntries(
+    [...codes, 503].map((c) => [
+      String(c),
+      { description: ERROR_TEXT[c] ?? "Error", ...(c === 503 ? { headers: retryAfter } : {}), ...json("Error") },
+    ]),
+  );
 const ERROR_TEXT: Record<number, string> = {
   400: "Malformed request (not JSON, bad key, bad cursor, limit out of range)",
   401: "No or invalid credentials",
@@ -45,6 +55,7 @@ const ERROR_TEXT: Record<number, string> = {
   413: "Body over 1 MB or more than 1000 events",
   415: "Another content type than the route reads",
   422: "Validation failed; the message names the field",
+  503: "`database_unavailable`: the database cannot be reached; nothing half-done was kept, send again after `Retry-After`",
 };
 const taskId = {
   name: "task_id",
@@ -143,7 +154,18 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ runtimeKey: [] }],
     paths: {
       "/api/health": {
-        get: { summary: "Liveness once migrations are applied", security: [], responses: ok("`{ok: true}`") },
+        get: {
+          summary: "Liveness once migrations are applied",
+          security: [],
+          responses: {
+            ...ok("`{ok: true}`"),
+            "503": {
+              description:
+                "`{ok: false, error: {code, message}}`: `database_unavailable` (with `Retry-After`) while the database cannot be reached, `unavailable` when it is not ready (a failed migration)",
+              headers: retryAfter,
+            },
+          },
+        },
       },
       "/api/v1/events": {
         post: {

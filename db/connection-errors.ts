@@ -5,7 +5,11 @@
  * PostgreSQL Appendix A: class 08 (connection exception), 57P01–57P03 (`pg_terminate_backend` or a shutdown, a crash,
  * a server not yet accepting connections) and 53300 (no connection slot left).
  */
+/** The code of the error db/walls.ts raises when no pooled connection came in time. */
+export const RESERVE_TIMEOUT = "RESERVE_TIMEOUT";
+
 const CONNECTION_ERROR_CODES = new Set([
+  RESERVE_TIMEOUT,
   // postgres.js's own
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",

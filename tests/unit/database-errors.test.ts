@@ -14,7 +14,14 @@ function drizzleError(cause: unknown): Error {
 
 describe("a lost database connection", () => {
   it("is recognised by postgres.js's codes, Node's socket errors and SQLSTATE 08xxx / 57P01–57P03, wrapped or not", () => {
-    for (const code of ["CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECTION_CLOSED", "ECONNREFUSED", "57P01"]) {
+    for (const code of [
+      "CONNECTION_ENDED",
+      "CONNECTION_DESTROYED",
+      "CONNECTION_CLOSED",
+      "ECONNREFUSED",
+      "57P01",
+      "RESERVE_TIMEOUT",
+    ]) {
       expect(connectionErrorCode(Object.assign(new Error(code), { code }))).toBe(code);
     }
     for (const code of ["57P02", "57P03", "08006", "08001"]) {

@@ -4,6 +4,7 @@
  * Drizzle databases seen through a scope.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { connectionErrorCode, RESERVE_TIMEOUT } from "./connection-errors";
 import { genericPlans } from "./plans";
 import type { Db, DbScope, Handle, PgJsLike, PgJsQuery, PgliteLike } from "./types";
 
@@ -52,9 +53,46 @@ function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown 
 }
 
 /**
+ * How long a statement outside a transaction waits for a pooled connection. postgres.js 3.4.9 can leave a `reserve()`
+ * pending for good when the connection it waits for is terminated (porsager/postgres#1195): past this wait the
+ * statement fails as the database being unavailable ({@link RESERVE_TIMEOUT}), and a connection that still comes later
+ * is given back at once.
+ */
+const RESERVE_WAIT_MS = 10_000;
+
+/** A reserved connection within {@link RESERVE_WAIT_MS}. @throws Error with code {@link RESERVE_TIMEOUT}. */
+async function reserveWithin(base: PgJsLike): Promise<PgJsLike & { release: () => void }> {
+  const pending = base.reserve();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          Object.assign(new Error(`no database connection within ${RESERVE_WAIT_MS / 1000} s`), {
+            code: RESERVE_TIMEOUT,
+          }),
+        ),
+      RESERVE_WAIT_MS,
+    );
+  });
+  try {
+    return await Promise.race([pending, late]);
+  } catch (err) {
+    pending.then(
+      (conn) => conn.release(),
+      () => {},
+    );
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The postgres.js client seen through a scope. `begin` sends the scope statement first, pipelined with the
  * transaction's first statement. A statement outside a transaction is sent as `begin; scope; statement; commit`
  * pipelined on one reserved connection (one round trip, as before); when the statement fails, `commit` rolls back.
+ * A reserved connection that was lost ({@link connectionErrorCode}) is not released.
  */
 export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | undefined): PgJsLike {
   const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) =>
@@ -82,7 +120,8 @@ export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null
     opts: unknown,
     values: boolean,
   ): Promise<unknown> => {
-    const conn = await base.reserve();
+    const conn = await reserveWithin(base);
+    let lost = false;
     try {
       const statement = conn.unsafe(query, params, opts);
       const sent = [
@@ -93,10 +132,16 @@ export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null
       ];
       const results = await Promise.allSettled(sent);
       const failed = firstFailure(results);
-      if (failed) throw failed.err;
+      if (failed) {
+        lost = results.some((r) => r.status === "rejected" && connectionErrorCode(r.reason) !== null);
+        throw failed.err;
+      }
       return (results[2] as PromiseFulfilledResult<unknown>).value;
     } finally {
-      conn.release();
+      // A lost connection is not given back: postgres.js 3.4.9's `release` would put it, closed, among the open ones,
+      // and the next statement sent on it would never settle (porsager/postgres#1208). Left alone, it stays among the
+      // closed ones, and the pool opens a new connection in its place when one is needed.
+      if (!lost) conn.release();
     }
   };
   const unsafe = (query: string, params?: unknown[], opts?: unknown) => {

@@ -39,11 +39,15 @@ export const ERROR_STATUS = {
   already_member: 409,
   gone: 410,
   internal: 500,
+  database_unavailable: 503,
   invalid_run_state: 422,
   unsupported_schema_version: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Seconds a client should wait before sending again, per code, sent as `Retry-After` (RFC 9110 §10.2.3). */
+export const RETRY_AFTER_SECONDS: Partial<Record<ErrorCode, number>> = { database_unavailable: 1 };
 
 export class DomainError extends Error {
   readonly code: ErrorCode;
@@ -69,6 +73,18 @@ export function notFound(what: string): DomainError {
 
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;
+}
+
+/**
+ * The answer to a request whose database connection failed or could not be made (db/connection-errors.ts): 503 with
+ * `Retry-After` ({@link RETRY_AFTER_SECONDS}). Each write is one transaction, committed whole or not at all, and
+ * idempotent to resend (docs/decisions/0011-crash-safety.md), so sending the request again is safe.
+ */
+export function databaseUnavailable(): DomainError {
+  return new DomainError(
+    "database_unavailable",
+    "The database cannot be reached right now. Send the request again in a moment: what it changed was kept whole or not at all.",
+  );
 }
 
 /** A zod issue as {@link validationError} reads it (zod's own issue objects fit). */

@@ -34,8 +34,18 @@ const schema = (s: z.ZodType) => {
 const json = (ref: string) => ({
   content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } },
 });
+/** `Retry-After` of a 503: whole seconds to wait before sending the request again. */
+const retryAfter = {
+  "Retry-After": { description: "Seconds to wait before sending again", schema: { type: "integer", minimum: 1 } },
+};
+/** The listed error statuses, and 503 (the database cannot be reached), which every route can answer. */
 const errors = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_TEXT[c] ?? "Error", ...json("Error") }]));
+  Object.fromEntries(
+    [...codes, 503].map((c) => [
+      String(c),
+      { description: ERROR_TEXT[c] ?? "Error", ...(c === 503 ? { headers: retryAfter } : {}), ...json("Error") },
+    ]),
+  );
 const ERROR_TEXT: Record<number, string> = {
   400: "Malformed request (not JSON, bad key, bad cursor, limit out of range)",
   401: "No or invalid credentials",
@@ -45,6 +55,7 @@ const ERROR_TEXT: Record<number, string> = {
   413: "Body over 1 MB or more than 1000 events",
   415: "Another content type than the route reads",
   422: "Validation failed; the message names the field",
+  503: "`database_unavailable`: the database cannot be reached; nothing half-done was kept, send again after `Retry-After`",
 };
 const taskId = {
   name: "task_id",
@@ -143,7 +154,18 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ runtimeKey: [] }],
     paths: {
       "/api/health": {
-        get: { summary: "Liveness once migrations are applied", security: [], responses: ok("`{ok: true}`") },
+        get: {
+          summary: "Liveness once migrations are applied",
+          security: [],
+          responses: {
+            ...ok("`{ok: true}`"),
+            "503": {
+              description:
+                "`{ok: false, error: {code, message}}`: `database_unavailable` (with `Retry-After`) while the database cannot be reached, `unavailable` when it is not ready (a failed migration)",
+              headers: retryAfter,
+            },
+          },
+        },
       },
       "/api/v1/events": {
         post: {
@@ -155,7 +177,7 @@ export function openApiDocument(): Record<string, unknown> {
             ...ok(
               "`{results: [{id, status: stored|duplicate|conflict|rejected, error?: {code, message, path?}, stored_digest?, effect?: {name, applied, code?, message?}}]}` — `rejected`: refused with the path of the field at fault (`attrs.call_id`; ids, names, hosts and references have limits, the README's limits), the rest of the batch is stored; `duplicate`: the same id and content was received before; `conflict`: the same id with other content (nothing stored; `stored_digest` = sha256 of the stored event's RFC 8785 JSON); `effect`: whether a side-effect move was applied, and why not",
             ),
-            ...errors(400, 401, 403, 413, 422),
+            ...errors(400, 401, 403, 413, 415, 422),
           },
         },
       },

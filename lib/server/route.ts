@@ -1,17 +1,18 @@
 /**
  * Route-handler wrapper: request id, authentication, JSON body reading with a size cap, and the one mapping
- * from errors to `{error: {code, message, details?}}` responses. Unknown errors become a 500 that reveals
- * nothing internal and are logged with the request id.
+ * from errors to `{error: {code, message, details?}}` responses. A lost database connection becomes a 503 with
+ * `Retry-After`; unknown errors become a 500 that reveals nothing internal and are logged with the request id.
  */
 import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
-import { dbFor, withDbScope } from "@/db";
+import { connectionErrorCode, dbFor, withDbScope } from "@/db";
 import type { ApiErrorBody } from "@/lib/contract/api";
 import type { VerbContext } from "@/lib/domain/context";
-import { DomainError, isDomainError } from "@/lib/domain/errors";
+import { databaseUnavailable, DomainError, isDomainError, RETRY_AFTER_SECONDS } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
 import { checkJsonText } from "@/lib/domain/json/text";
 import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
+import { isJsonMediaType, mediaType } from "@/lib/domain/web/media-type";
 import { readCappedText } from "@/lib/domain/web/read-capped";
 import { requireActor } from "./actor";
 
@@ -29,11 +30,15 @@ export const MAX_BODY_DEPTH = 512;
  */
 export type RouteContext<P> = { req: Request; params: P; ctx: VerbContext; requestId: string };
 
-/** JSON error response in the API's one error shape. */
+/** JSON error response in the API's one error shape, with `Retry-After` for the codes that have one. */
 export function errorResponse(err: DomainError, requestId?: string): NextResponse {
+  const headers: Record<string, string> = {};
+  if (requestId) headers["x-request-id"] = requestId;
+  const retryAfter = RETRY_AFTER_SECONDS[err.code];
+  if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
   return NextResponse.json<ApiErrorBody>(
     { error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) } },
-    { status: err.status, headers: requestId ? { "x-request-id": requestId } : undefined },
+    { status: err.status, headers },
   );
 }
 
@@ -136,9 +141,19 @@ export function otherMethods(...served: HttpMethod[]): Record<HttpMethod | "OPTI
   return { ...handlers, OPTIONS: options };
 }
 
-/** Maps any thrown value to a response; logs unexpected ones without request bodies. */
+/**
+ * Maps any thrown value to a response: a DomainError to its status; a failed database connection
+ * ({@link connectionErrorCode}) to 503 `database_unavailable` with `Retry-After`; anything else to 500 `internal`.
+ * Logs the last two without request bodies.
+ */
 export function handleError(err: unknown, requestId: string): Response {
   if (isDomainError(err)) return errorResponse(err, requestId);
+  const lost = connectionErrorCode(err);
+  if (lost) {
+    // The code only: a failed query's message carries the statement's parameters.
+    console.error(`[${requestId}] database unavailable (${lost})`);
+    return errorResponse(databaseUnavailable(), requestId);
+  }
   console.error(`[${requestId}] unhandled error:`, err instanceof Error ? (err.stack ?? err.message) : String(err));
   return errorResponse(
     new DomainError("internal", `Something went wrong on our side. Quote request id ${requestId} when reporting it.`),
@@ -183,6 +198,20 @@ export async function readJson(
     if (why) throw new DomainError("validation_failed", `The body ${why}.`);
   }
   return parsed;
+}
+
+/**
+ * Refuses a body not declared as JSON, as the policy routes do (lib/domain/policies/read-request.ts): `content-type`
+ * must be `application/json` or a `…+json` type, with or without parameters such as `charset=utf-8`.
+ * @throws DomainError unsupported_media_type (415: another type, or none).
+ */
+export function requireJsonContentType(req: Request): void {
+  const type = mediaType(req);
+  if (isJsonMediaType(type)) return;
+  throw new DomainError(
+    "unsupported_media_type",
+    `Send the body as JSON (content-type: application/json)${type ? `, not ${type.slice(0, 60)}` : ""}.`,
+  );
 }
 
 /** Like {@link readJson}, but an empty body reads as `{}`. */

@@ -159,6 +159,26 @@ describe("POST /api/v1/events", () => {
     expect(await countRows(handle.db, "tasks", t.tenantId)).toBe(0);
   });
 
+  it("answers 415 to a body not declared as JSON and stores nothing; JSON with a charset is read", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const post = (events: EventInput[], headers: Record<string, string>) =>
+      api(t.apiKey).request<ApiErrorBody>("POST", "/api/v1/events", { raw: JSON.stringify({ events }), headers });
+    for (const type of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", ""]) {
+      const res = await post([makeEvent(taskId)], { "content-type": type });
+      expect(res.status, `${type}: ${res.text}`).toBe(415);
+      expect(res.body.error.code).toBe("unsupported_media_type");
+      expect(res.body.error.message).toContain("application/json");
+    }
+    expect(await countRows(handle.db, "events", t.tenantId)).toBe(0);
+    expect(await countRows(handle.db, "tasks", t.tenantId)).toBe(0);
+    for (const type of ["application/json; charset=utf-8", "Application/JSON", "application/vnd.custody+json"]) {
+      const res = await post([makeEvent(taskId)], { "content-type": type });
+      expect(res.status, `${type}: ${res.text}`).toBe(200);
+    }
+    expect(await countRows(handle.db, "events", t.tenantId)).toBe(3);
+  });
+
   it("refuses a batch of more than 1000 events and stores none of them", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();

@@ -57,7 +57,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ["start", "-p", String(port), "--keepAliveTimeout", "600000"],
     {
       cwd: root,
-      env: serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }),
+      // The tests stand in for one reverse proxy that names each client in X-Forwarded-For (sign-in from several
+      // addresses); a server without the setting ignores the header (tests/integration/sessions.test.ts).
+      env: { ...serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }), CUSTODY_TRUSTED_PROXY_HOPS: "1" },
       stdio: ["ignore", log, log],
       detached: true,
     },

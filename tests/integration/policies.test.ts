@@ -121,6 +121,49 @@ describe("policy versions", () => {
     );
   });
 
+  it("refuses numbers JSON cannot carry and a body that is not an object with 422 naming the path, storing and auditing nothing", async () => {
+    const fresh = await createTestTenant(handle.db, { roles: ["owner"] });
+    const author = await signInAs(fresh, "owner");
+    const auditBefore = (await auditRows(handle.db, fresh.tenantId)).length;
+    const yamlWith = (ttl: string) => `${RECORDS_POLICY_YAML}    approval_ttl: ${ttl}\n`;
+    const cases: Array<[text: string, type: string, path: string]> = [
+      [
+        '{"network": {"access": "open"}, "credentials": [], "tools": [{"name": "t", "mutation": false, "approval_ttl": 1e400}]}',
+        "application/json",
+        "tools[0].approval_ttl",
+      ],
+      [
+        '{"network": {"access": "open"}, "tools": [{"name": "t", "mutation": false, "approval_ttl": 123456789012345678901234567890}]}',
+        "application/json; charset=utf-8",
+        "tools[0].approval_ttl",
+      ],
+      [yamlWith(".inf"), "application/yaml", "tools[0].approval_ttl"],
+      [yamlWith(".nan"), "application/yaml", "tools[0].approval_ttl"],
+      [yamlWith("-.inf"), "application/yaml", "tools[0].approval_ttl"],
+      [yamlWith("1e400"), "application/yaml", "tools[0].approval_ttl"],
+      [yamlWith("123456789012345678901234567890"), "application/yaml", "tools[0].approval_ttl"],
+      ["[1,2]", "application/json", ""],
+      ['"x"', "application/json", ""],
+      ["3", "application/json", ""],
+      ["null", "application/json", ""],
+      ["- 1\n- 2\n", "application/yaml", ""],
+    ];
+    for (const [text, type, fieldPath] of cases) {
+      for (const route of ["/api/v1/policies", "/api/v1/policies/lint"]) {
+        const res = await sendYaml(author, route, text, type);
+        expectError(res, 422, "validation_failed");
+        const error = errorOf(res) as { message: string; details?: { fields?: Array<{ path: string }> } };
+        expect(error.details?.fields?.[0]?.path, `${route} ${text}`).toBe(fieldPath);
+        expect(error.message).toContain(fieldPath || "The policy");
+      }
+    }
+    expect(await policyCount(fresh.tenantId)).toBe(0);
+    expect((await auditRows(handle.db, fresh.tenantId)).length).toBe(auditBefore);
+    // The same documents with numbers a double carries are stored.
+    const ok = await sendYaml(author, "/api/v1/policies", yamlWith("3600"));
+    expect(ok.status, ok.text).toBe(201);
+  });
+
   it("stores numbered versions; a document with errors is kept but cannot be activated; activation is audited", async () => {
     const first = await sendYaml(admin, "/api/v1/policies", MISMATCHED_YAML);
     expect(first.status, first.text).toBe(201);

@@ -4,10 +4,13 @@
  *   very next request, for the API and for pages;
  * - the sign-in throttle counts per email and source together, claims each password check with one guarded
  *   statement (40 concurrent bad guesses get at most the allowed number of checks), grows the wait between tries,
- *   and never stops the same email at another address.
+ *   and never stops the same email at another address;
+ * - the client address is the socket's peer unless a proxy count is configured: 100 failures with forged
+ *   X-Forwarded-For headers never lock out the person at their own address, with or without that setting.
  */
+import path from "node:path";
 import { sql } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { queryRows } from "@/db";
 import {
   FREE_SIGN_IN_FAILURES,
@@ -17,6 +20,8 @@ import {
 } from "@/lib/domain/tenancy/sign-in-limits";
 import { expectError } from "./support/responses";
 import { api, createTestTenant, rid, signIn, signOut, trySignIn, testDbForFile } from "./helpers";
+import { freePort, serverEnv, testServerSecrets } from "../support/env";
+import { NextServer } from "../support/next-server";
 
 const handle = testDbForFile();
 
@@ -141,7 +146,7 @@ describe("the sign-in throttle", () => {
     expect(await throttleRow(email, source)).toBeUndefined();
   });
 
-  it(`locks one address after ${MAX_SIGN_IN_FAILURES} failures until the window ends, and one email everywhere after ${MAX_EMAIL_SIGN_IN_FAILURES}`, async () => {
+  it(`locks one address after ${MAX_SIGN_IN_FAILURES} failures until the window ends; past ${MAX_EMAIL_SIGN_IN_FAILURES} across all, only the addresses that failed`, async () => {
     const t = await createTestTenant(handle.db, { roles: ["owner", "approver"] });
     const email = t.users.approver!.email;
     const source = address();
@@ -165,13 +170,115 @@ describe("the sign-in throttle", () => {
     expect((await api(owner).post(`/api/v1/settings/members/${t.users.approver!.userId}/unlock`, {})).status).toBe(200);
     expect((await trySignIn(email, t.password, { source })).cookie).not.toBeNull();
 
-    // Guesses spread over many (or forged) addresses: the email's own ceiling holds everywhere.
+    // Guesses spread over many addresses past the email's ceiling: an address that failed gets no further check,
+    // even with the right password; an address with no failures still signs in.
+    const failed = address();
     await handle.db.execute(sql`
       insert into sign_in_throttle (email, source, failures, window_started_at, last_failure_at, next_allowed_at)
-      values (${email}, '*', ${MAX_EMAIL_SIGN_IN_FAILURES}, now(), now(), now())
+      values (${email}, '*', ${MAX_EMAIL_SIGN_IN_FAILURES}, now(), now(), now()),
+             (${email}, ${failed}, 1, now(), now(), now())
       on conflict (email, source) do update set failures = excluded.failures, window_started_at = now()`);
-    const everywhere = await trySignIn(email, t.password, { source: address() });
-    expect(everywhere.cookie).toBeNull();
-    expect(refusal(everywhere.url)).toContain(THROTTLED);
+    const again = await trySignIn(email, t.password, { source: failed });
+    expect(again.cookie).toBeNull();
+    expect(refusal(again.url)).toMatch(/Too many failed sign-ins for this email\. Try again in 1[45] minutes/);
+    expect((await throttleRow(email, failed))!.failures).toBe(1);
+    expect((await trySignIn(email, t.password, { source: address() })).cookie).not.toBeNull();
+  });
+});
+
+/** Runs `job` for 0…n-1 with at most `width` at once. */
+async function inPool<T>(n: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(n);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await job(i);
+      }
+    }),
+  );
+  return out;
+}
+
+async function throttleSources(email: string): Promise<Map<string, number>> {
+  const rows = await queryRows<{ source: string; failures: number }>(
+    handle.db,
+    sql`select source, failures from sign_in_throttle where email = ${email}`,
+  );
+  return new Map(rows.map((r) => [r.source, Number(r.failures)]));
+}
+
+describe("the client address behind X-Forwarded-For", () => {
+  it("with one proxy configured, is the entry that proxy appended; 100 failures from other addresses slow those, not the person", async () => {
+    // The suite's server runs with CUSTODY_TRUSTED_PROXY_HOPS=1 (tests/integration/global-setup.ts).
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const email = t.users.owner!.email;
+    const sources = Array.from({ length: MAX_EMAIL_SIGN_IN_FAILURES }, (_, i) => `198.18.${i >> 8}.${i & 255}`);
+    const tries = await inPool(sources.length, 6, (i) =>
+      trySignIn(email, `guess-${i}`, { source: `192.0.2.66, ${sources[i]}` }),
+    );
+    expect(tries.every((r) => r.cookie === null && refusal(r.url).includes(NOT_RIGHT))).toBe(true);
+    const rows = await throttleSources(email);
+    // The header is read as configured: the last entry, never the one the client wrote before it.
+    expect(rows.get("192.0.2.66")).toBeUndefined();
+    expect(sources.every((s) => rows.get(s) === 1)).toBe(true);
+    expect(rows.get("*")).toBe(MAX_EMAIL_SIGN_IN_FAILURES);
+
+    // Past the ceiling, an address that failed is not checked again, even with the right password.
+    const failed = await trySignIn(email, t.password, { source: sources[0] });
+    expect(failed.cookie).toBeNull();
+    expect(refusal(failed.url)).toContain(THROTTLED);
+    // The person at their own address signs in with the right password at once.
+    const home = address();
+    expect((await trySignIn(email, t.password, { source: home })).cookie).not.toBeNull();
+    expect((await throttleSources(email)).get(home)).toBeUndefined();
+  });
+
+  describe("with no proxy configured", () => {
+    let server: NextServer;
+    beforeAll(async () => {
+      const port = await freePort();
+      const env = serverEnv({ port, databaseUrl: inject("databaseUrl"), ...testServerSecrets() });
+      delete env.CUSTODY_TRUSTED_PROXY_HOPS;
+      server = new NextServer({
+        root: process.cwd(),
+        port,
+        env,
+        logFile: path.join(process.cwd(), "test-results", "sessions-no-proxy-server.log"),
+      });
+      await server.start();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it("ignores X-Forwarded-For: 100 forged-header failures count against the sender's own address, and the real person signs in", async () => {
+      const t = await createTestTenant(handle.db, { roles: ["owner"] });
+      const email = t.users.owner!.email;
+      const port = new URL(server.baseUrl).port;
+      // Two real peers of one machine: the attacker over IPv4, the person over IPv6 loopback.
+      const attacker = `http://127.0.0.1:${port}`;
+      const person = `http://[::1]:${port}`;
+      const forged = Array.from({ length: 100 }, () => address());
+      const tries = await inPool(forged.length, 6, (i) =>
+        trySignIn(email, `guess-${i}`, { source: forged[i], base: attacker }),
+      );
+      expect(tries.every((r) => r.cookie === null)).toBe(true);
+
+      const rows = await throttleSources(email);
+      expect(forged.some((f) => rows.has(f))).toBe(false);
+      expect([...rows.keys()].sort()).toEqual(["*", "127.0.0.1"]);
+      // The attacker's own address is what got slowed (growing waits, then its lock), the email's count with it: at
+      // most the pair's allowance was checked, every other try was refused unchecked.
+      expect(rows.get("127.0.0.1")!).toBeGreaterThanOrEqual(FREE_SIGN_IN_FAILURES);
+      expect(rows.get("127.0.0.1")!).toBeLessThanOrEqual(MAX_SIGN_IN_FAILURES);
+      expect(rows.get("*")).toBe(rows.get("127.0.0.1"));
+      const throttled = tries.filter((r) => refusal(r.url).includes(THROTTLED)).length;
+      expect(throttled).toBe(forged.length - rows.get("127.0.0.1")!);
+      // The person, at another address, signs in with the right password; a header they might send changes nothing.
+      expect((await trySignIn(email, t.password, { base: person })).cookie).not.toBeNull();
+      expect((await trySignIn(email, t.password, { base: person, source: "127.0.0.1" })).cookie).not.toBeNull();
+    });
   });
 });

@@ -200,7 +200,59 @@ describe("policy lint", () => {
     expect(lintPolicyValue({ network: { access: "restricted" }, extra: 1 }).findings[0]).toMatchObject({
       message: expect.stringMatching(/unknown field "extra"/),
     });
-    expect(lintPolicyValue([]).findings[0]).toMatchObject({ rule: "schema", path: "" });
+  });
+
+  it("refuses numbers JSON cannot carry exactly and a document that is not an object, naming the path", () => {
+    const refusal = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e as { code: string; message: string; details?: { fields: Array<{ path: string }> } };
+      }
+      throw new Error("not refused");
+    };
+    const base =
+      "network:\n  access: open\ncredentials: []\ntools:\n  - name: t\n    mutation: false\n    hosts: [a]\n";
+    for (const [text, format, path] of [
+      [
+        '{"network": {"access": "open", "allowed_domains": []}, "tools": [{"name": "t", "mutation": 1e400}]}',
+        "json",
+        "tools[0].mutation",
+      ],
+      [
+        '{"network": {"access": "open"}, "credentials": [{"name": "k", "type": "function_tool", "ttl": 123456789012345678901234567890}]}',
+        "json",
+        "credentials[0].ttl",
+      ],
+      [`${base}    approval_ttl: .inf\n`, "yaml", "tools[0].approval_ttl"],
+      [`${base}    approval_ttl: .nan\n`, "yaml", "tools[0].approval_ttl"],
+      [`${base}    approval_ttl: 1e400\n`, "yaml", "tools[0].approval_ttl"],
+      [`${base}    approval_ttl: 123456789012345678901234567890\n`, "yaml", "tools[0].approval_ttl"],
+      [`${base}    approval_ttl: 0x20000000000001\n`, "yaml", "tools[0].approval_ttl"],
+      ["network:\n  access: open\n  allowed_domains: [a, -.INF]\n", "yaml", "network.allowed_domains[1]"],
+    ] as const) {
+      const e = refusal(() => lintPolicyText(text, format));
+      expect(e.code, text).toBe("validation_failed");
+      expect(e.details?.fields[0]?.path, text).toBe(path);
+      expect(e.message).toContain(path);
+    }
+    for (const [text, format] of [
+      ["[1, 2]", "json"],
+      ['"x"', "json"],
+      ["null", "json"],
+      ["- 1\n- 2\n", "yaml"],
+      ["x\n", "yaml"],
+      ["# only a comment\n", "yaml"],
+    ] as const) {
+      const e = refusal(() => lintPolicyText(text, format));
+      expect(e.code, text).toBe("validation_failed");
+      expect(e.message).toMatch(/The policy must be an object with network, credentials and tools, not /);
+    }
+    expect(refusal(() => lintPolicyValue([])).code).toBe("validation_failed");
+    // Numbers a double carries exactly still read as numbers, in YAML as in JSON.
+    expect(lintPolicyText(`${base}    approval_ttl: 3600\n`, "yaml").document?.tools[0]?.approval_ttl).toBe(3600);
+    expect(lintPolicyText(`${base}    approval_ttl: 0x10\n`, "yaml").document?.tools[0]?.approval_ttl).toBe(16);
+    expect(lintPolicyText(`${base}    approval_ttl: +36e2\n`, "yaml").document?.tools[0]?.approval_ttl).toBe(3600);
   });
 
   it("refuses text that is not YAML or JSON, reserved keys, and credential values", () => {
@@ -220,7 +272,10 @@ describe("policy lint", () => {
     );
     expect(code(() => lintPolicyText("{", "json"))).toMatch(/^invalid_json/);
     expect(code(() => lintPolicyText('{"network": {"access": "open", "__proto__": {"x": 1}}}', "json"))).toMatch(
-      /^validation_failed: network\.__proto__ uses a reserved key/,
+      /^validation_failed: network\.__proto__ uses the key "__proto__", which is not accepted/,
+    );
+    expect(code(() => lintPolicyText('{"network": {"access": "open", "access": "none"}}', "json"))).toMatch(
+      /^validation_failed: network\.access repeats the key "access"/,
     );
     expect(code(() => lintPolicyText("tools:\n  - constructor: 1\n", "yaml"))).toMatch(
       /^validation_failed: tools\[0\]\.constructor/,

@@ -15,7 +15,7 @@ import {
   signInDelaySeconds,
 } from "@/lib/domain/tenancy/sign-in-limits";
 import { throttleMessage } from "@/lib/domain/tenancy/sign-in-throttle";
-import { clientAddress } from "@/lib/server/client-address";
+import { clientAddress, trustedProxyHops } from "@/lib/server/client-address";
 
 describe("sign-in delays", () => {
   it("cost nothing for the first free failures, then double up to the cap", () => {
@@ -42,24 +42,41 @@ describe("sign-in delays", () => {
 });
 
 describe("the client address", () => {
-  it("is the last x-forwarded-for entry (the one the nearest hop added), normalised", () => {
-    expect(clientAddress(new Headers({ "x-forwarded-for": "203.0.113.9" }), 0)).toBe("203.0.113.9");
-    expect(clientAddress(new Headers({ "x-forwarded-for": "1.2.3.4, 198.51.100.2" }), 0)).toBe("198.51.100.2");
-    expect(clientAddress({ "x-forwarded-for": "::ffff:127.0.0.1" }, 0)).toBe("127.0.0.1");
-    expect(clientAddress({ "x-forwarded-for": "[2001:DB8::1]:443" }, 0)).toBe("2001:db8::1");
+  it("is the socket's peer when no proxy is configured, whatever X-Forwarded-For says", () => {
+    const forged = new Headers({ "x-forwarded-for": "203.0.113.9" });
+    expect(clientAddress(forged, 0, "198.51.100.4")).toBe("198.51.100.4");
+    expect(clientAddress({ "x-forwarded-for": "1.2.3.4, 5.6.7.8" }, 0, "::ffff:127.0.0.1")).toBe("127.0.0.1");
+    expect(clientAddress(new Headers(), 0, "::1")).toBe("::1");
+    expect(clientAddress(forged, 0, undefined)).toBe("unknown");
   });
 
-  it("skips the configured number of trusted proxy hops, never past the first entry", () => {
+  it("behind N proxies is the N-th X-Forwarded-For entry from the end, never past the first, normalised", () => {
+    expect(clientAddress(new Headers({ "x-forwarded-for": "203.0.113.9" }), 1, "10.0.0.1")).toBe("203.0.113.9");
+    expect(clientAddress(new Headers({ "x-forwarded-for": "1.2.3.4, 198.51.100.2" }), 1)).toBe("198.51.100.2");
+    expect(clientAddress({ "x-forwarded-for": "::ffff:127.0.0.1" }, 1)).toBe("127.0.0.1");
+    expect(clientAddress({ "x-forwarded-for": "[2001:DB8::1]:443" }, 1)).toBe("2001:db8::1");
     const h = new Headers({ "x-forwarded-for": "198.51.100.7, 10.0.0.2, 10.0.0.1" });
-    expect(clientAddress(h, 1)).toBe("10.0.0.2");
-    expect(clientAddress(h, 2)).toBe("198.51.100.7");
+    expect(clientAddress(h, 2)).toBe("10.0.0.2");
+    expect(clientAddress(h, 3)).toBe("198.51.100.7");
     expect(clientAddress(h, 9)).toBe("198.51.100.7");
+    // No header at all behind a proxy: the peer (the proxy added nothing).
+    expect(clientAddress(new Headers(), 1, "10.0.0.3")).toBe("10.0.0.3");
+  });
+
+  it("reads the proxy count from CUSTODY_TRUSTED_PROXY_HOPS: a whole number, anything else is 0", () => {
+    expect(trustedProxyHops(undefined)).toBe(0);
+    expect(trustedProxyHops("")).toBe(0);
+    expect(trustedProxyHops("2")).toBe(2);
+    expect(trustedProxyHops("-1")).toBe(0);
+    expect(trustedProxyHops("1.5")).toBe(0);
+    expect(trustedProxyHops("two")).toBe(0);
   });
 
   it("is `unknown` when missing or not an address (never the all-sources key `*`)", () => {
-    expect(clientAddress(new Headers(), 0)).toBe("unknown");
-    expect(clientAddress({ "x-forwarded-for": "*" }, 0)).toBe("unknown");
-    expect(clientAddress({ "x-forwarded-for": "evil'; drop table" }, 0)).toBe("unknown");
+    expect(clientAddress(new Headers(), 0, undefined)).toBe("unknown");
+    expect(clientAddress({ "x-forwarded-for": "*" }, 1)).toBe("unknown");
+    expect(clientAddress({ "x-forwarded-for": "evil'; drop table" }, 1)).toBe("unknown");
+    expect(clientAddress({}, 0, "*")).toBe("unknown");
   });
 });
 

@@ -8,10 +8,10 @@ import YAML from "yaml";
 import { z } from "zod";
 import type { PolicyFinding, StoredPolicyDocument } from "@/db/schema/policies";
 import { DomainError } from "../errors";
-import { formatPath } from "../json/text";
+import { checkJsonText, formatPath, inexactNumber } from "../json/text";
 import { LIMITS, type BoundaryLimit } from "../limits";
 import { redactString, refuseSecrets } from "../secrets/redact";
-import { unstorableJson } from "../events/redact";
+import { MAX_JSON_DEPTH, unstorableJson } from "../events/redact";
 import { unsafeTextReason } from "../typed-text";
 
 /** The largest policy document accepted, in bytes of text. */
@@ -125,8 +125,11 @@ export type ParsedPolicy = { document: PolicyDocument; findings: [] } | { docume
  * both; the format only decides which parser names the problem).
  * @returns the document, or `document: null` with one `schema` finding per field that has the wrong shape.
  * @throws DomainError payload_too_large (over {@link MAX_POLICY_BYTES}), invalid_json (text that is not a JSON or
- *   YAML document, or a YAML document using anchors/aliases more than 100 times); validation_failed for the keys
- *   `__proto__`, `constructor` and `prototype`, refused anywhere, and for a value shaped like a credential.
+ *   YAML document, or a YAML document using anchors/aliases more than 100 times); validation_failed (422, naming the
+ *   path; nothing is stored) for what could not be kept as sent — a number a double cannot carry exactly (`1e400`,
+ *   `.inf`, `-.inf`, `.nan`, a 30-digit integer), a key repeated in one object, a document that is not an object — for
+ *   the keys `__proto__`, `constructor` and `prototype`, refused anywhere, and for a value shaped like a credential.
+ *   The numbers rule is decision 0009's, for every JSON body.
  */
 export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPolicy {
   if (Buffer.byteLength(text, "utf8") > MAX_POLICY_BYTES) {
@@ -153,6 +156,9 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
         "The policy is not valid JSON; send JSON, or YAML with content-type application/yaml.",
       );
     }
+    // As for every JSON body (lib/server/route.ts readJson): numbers a double cannot carry, `__proto__`, repeated keys.
+    const problem = checkJsonText(text, MAX_JSON_DEPTH);
+    if (problem) throw policyValueError(problem.path, problem.message);
   } else {
     const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
     const problem = doc.errors[0];
@@ -163,6 +169,8 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
         `The policy is not valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ""}: ${problem.code.toLowerCase().replace(/_/g, " ")}.`,
       );
     }
+    const number = yamlNumberProblem(doc);
+    if (number) throw policyValueError(number.path, number.message);
     try {
       value = doc.toJS({ maxAliasCount: 100 }) as unknown;
     } catch {
@@ -187,17 +195,12 @@ export function readPolicyValue(value: unknown): ParsedPolicy {
   // Policy versions are kept for good and shown to every role: a credential value in one is refused, never stored.
   refuseSecrets(value, "A policy document", "name the credential and keep its value in your vault");
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return {
-      document: null,
-      findings: [
-        {
-          severity: "error",
-          rule: "schema",
-          path: "",
-          message: "A policy is an object with network, credentials and tools.",
-        },
-      ],
-    };
+    const got = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+    throw new DomainError(
+      "validation_failed",
+      `The policy must be an object with network, credentials and tools, not ${got}.`,
+      { fields: [{ path: "", message: `must be an object, not ${got}` }] },
+    );
   }
   const parsed = policyDocumentSchema.safeParse(value);
   if (parsed.success) return { document: parsed.data, findings: [] };
@@ -220,6 +223,67 @@ function schemaMessage(path: string, issue: z.core.$ZodIssue): string {
       : `${path} must be ${String(issue.expected)}`;
   }
   return issue.message.startsWith(path) || !path ? issue.message : `${path}: ${issue.message}`;
+}
+
+/** The 422 for a value of the text that cannot be kept as sent, naming its path (the whole policy when empty). */
+function policyValueError(path: string, message: string): DomainError {
+  return new DomainError("validation_failed", `${path || "The policy"} ${message}.`, { fields: [{ path, message }] });
+}
+
+/** A decimal number as YAML's core schema writes one (a `+` sign and a leading `.` allowed). */
+const YAML_DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+/** An integer in YAML's hexadecimal or octal form. */
+const YAML_RADIX = /^0x[0-9a-f]+$|^0o[0-7]+$/i;
+
+/**
+ * The first number of a YAML document that JSON cannot carry as written, with its path: `.inf`, `-.inf`, `.nan`,
+ * `1e400`, or a value a double cannot hold exactly (a 30-digit integer, `0x` digits past 2^53) — the numbers
+ * {@link checkJsonText} refuses in JSON. Another written form (YAML 1.1's `1_000`, `0b101`, `1:20`) counts when its
+ * value is an integer past 2^53. A number used as a key counts too (it becomes the key's text).
+ */
+function yamlNumberProblem(doc: YAML.Document): { path: string; message: string } | null {
+  let found: { path: string; message: string } | null = null;
+  YAML.visit(doc, {
+    Scalar(_key, node, ancestors) {
+      if (typeof node.value !== "number") return;
+      const value = node.value;
+      const written = node.source ?? String(value);
+      const becomes = !Number.isFinite(value)
+        ? String(value)
+        : YAML_DECIMAL.test(written)
+          ? inexactNumber(written.replace(/^\+/, ""))
+          : YAML_RADIX.test(written)
+            ? BigInt(written.toLowerCase()) === BigInt(value)
+              ? null
+              : String(value)
+            : Number.isInteger(value) && !Number.isSafeInteger(value)
+              ? String(value)
+              : null;
+      if (becomes === null) return;
+      found = {
+        path: yamlPath(ancestors, node),
+        message: `is the number ${written.slice(0, 40)}, which cannot be kept exactly (it would become ${becomes}); write it as a string`,
+      };
+      return YAML.visit.BREAK;
+    },
+  });
+  return found;
+}
+
+/** The path of `node`, reached through `ancestors` as YAML.visit passes them: `tools[0].name`. */
+function yamlPath(ancestors: readonly unknown[], node: unknown): string {
+  const segments: Array<string | number> = [];
+  const chain = [...ancestors, node];
+  for (let i = 0; i < chain.length - 1; i++) {
+    const parent = chain[i];
+    const child = chain[i + 1];
+    if (YAML.isSeq(parent)) segments.push(parent.items.indexOf(child as never));
+    else if (YAML.isPair(parent) && child === parent.value) {
+      const key = parent.key;
+      segments.push(YAML.isScalar(key) ? String(key.value) : String(key));
+    }
+  }
+  return formatPath(segments);
 }
 
 const RESERVED_KEYS = new Set(["__proto__", "constructor", "prototype"]);

@@ -3,6 +3,7 @@
  * `application/x-yaml`, `text/yaml`), at most {@link MAX_POLICY_BYTES}.
  */
 import { DomainError } from "../errors";
+import { isJsonMediaType, mediaType } from "../web/media-type";
 import { readCappedText } from "../web/read-capped";
 import { MAX_POLICY_BYTES } from "./document";
 
@@ -14,8 +15,8 @@ const YAML_TYPES = new Set(["application/yaml", "application/x-yaml", "text/yaml
  *   invalid_json (400: no body).
  */
 export async function readPolicyRequest(req: Request): Promise<{ text: string; format: "json" | "yaml" }> {
-  const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  const format = type === "application/json" || type.endsWith("+json") ? "json" : YAML_TYPES.has(type) ? "yaml" : null;
+  const type = mediaType(req);
+  const format = isJsonMediaType(type) ? "json" : YAML_TYPES.has(type) ? "yaml" : null;
   if (!format) {
     throw new DomainError(
       "unsupported_media_type",

@@ -21,7 +21,8 @@ import type { VerbContext } from "../context";
 
 /**
  * A member is locked while one of their email's throttle rows has used up its window: {@link MAX_SIGN_IN_FAILURES}
- * failures from one address, or {@link MAX_EMAIL_SIGN_IN_FAILURES} across all. It ends with that window.
+ * failures from one address (locked there), or {@link MAX_EMAIL_SIGN_IN_FAILURES} across all (locked at every address
+ * that failed; an address with no failures is still checked). It ends with that window.
  */
 export type SignInLock = { failures: number; locked_until: string };
 

@@ -8,8 +8,9 @@
  * - after the n-th failure the next try waits {@link signInDelaySeconds}(n) seconds (1, 2, 4, … s);
  * - after {@link MAX_SIGN_IN_FAILURES} failures that email is locked at that source until the window ends (or an
  *   owner unlocks it under Settings → Members).
- * Across all sources one email gets at most {@link MAX_EMAIL_SIGN_IN_FAILURES} failures per window, which bounds
- * guessing from many (or forged) addresses.
+ * Past {@link MAX_EMAIL_SIGN_IN_FAILURES} failures of one email across all sources in a window, an address that has
+ * failed in its own window gets no further check until one of the two windows ends, so each further address gets
+ * one guess, while an address with no failures (the person at their own) is still checked.
  */
 
 /** Failed sign-ins allowed per email and source within {@link SIGN_IN_WINDOW_MINUTES} before that pair is locked. */
@@ -18,7 +19,7 @@ export const MAX_SIGN_IN_FAILURES = 10;
 export const SIGN_IN_WINDOW_MINUTES = 15;
 /** Failures per window that cost no wait before the next try. */
 export const FREE_SIGN_IN_FAILURES = 2;
-/** Failed sign-ins allowed per email across every source within one window. */
+/** Failed sign-ins of one email across every source within one window past which failed addresses stop. */
 export const MAX_EMAIL_SIGN_IN_FAILURES = 100;
 /** The longest wait between two tries (seconds). */
 export const MAX_SIGN_IN_DELAY_SECONDS = 120;

@@ -5,6 +5,10 @@
  * answered without verifying the password. So 40 concurrent guesses get at most the allowed number of checks:
  * the upsert serialises on the (email, source) row and re-evaluates its guard on the newest row version, with no
  * read-then-write in between. A right password then gives its pre-counted failure back.
+ *
+ * Past the email's ceiling across all sources, an address that failed in its window gets no further check until
+ * that window ends, while an address with no failures is still checked: guesses from many addresses are bounded
+ * per address, and the person at their own address is never locked out by them.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
@@ -47,9 +51,19 @@ export function throttleEmail(email: string): string {
 export async function claimSignInCheck(db: Db, email: string, source: string): Promise<ThrottleClaim> {
   const who = throttleEmail(email);
   const expired = sql`t.window_started_at <= now() - ${WINDOW}`;
+  // The pair's guard asks whether the email is past its ceiling (`busy`) from the email's all-sources row read with a
+  // row lock (`mail_now`, FOR UPDATE): a claim that waited for a concurrent one reads the count that one committed.
+  // The guard runs only when the pair's row exists: an address with no failures in its window is always checked.
   const [row] = await queryRows<{ pair: number | null; mail: number | null }>(
     db,
-    sql`with pair as (
+    sql`with mail_now as (
+          select m.failures, m.window_started_at from sign_in_throttle as m
+          where m.email = ${who} and m.source = ${ALL_SOURCES}
+          for update
+        ), busy as (
+          select 1 from mail_now
+          where failures >= ${MAX_EMAIL_SIGN_IN_FAILURES} and window_started_at > now() - ${WINDOW}
+        ), pair as (
           insert into sign_in_throttle as t (email, source, failures, window_started_at, last_failure_at, next_allowed_at)
           values (${who}, ${source}, 1, now(), now(), now() + make_interval(secs => ${signInDelaySeconds(1)}))
           on conflict (email, source) do update set
@@ -58,7 +72,8 @@ export async function claimSignInCheck(db: Db, email: string, source: string): P
             last_failure_at = now(),
             next_allowed_at = now() + make_interval(secs => coalesce(
               (${DELAYS}::int[])[case when ${expired} then 1 else t.failures + 1 end], ${MAX_SIGN_IN_DELAY_SECONDS}))
-          where ${expired} or (t.failures < ${MAX_SIGN_IN_FAILURES} and t.next_allowed_at <= now())
+          where ${expired}
+             or (t.failures < ${MAX_SIGN_IN_FAILURES} and t.next_allowed_at <= now() and not exists (select 1 from busy))
           returning t.failures
         ), mail as (
           insert into sign_in_throttle as t (email, source, failures, window_started_at, last_failure_at, next_allowed_at)
@@ -67,7 +82,6 @@ export async function claimSignInCheck(db: Db, email: string, source: string): P
             failures = case when ${expired} then 1 else t.failures + 1 end,
             window_started_at = case when ${expired} then now() else t.window_started_at end,
             last_failure_at = now()
-          where ${expired} or t.failures < ${MAX_EMAIL_SIGN_IN_FAILURES}
           returning t.failures
         )
         select (select failures from pair) as pair, (select failures from mail) as mail`,
@@ -76,7 +90,10 @@ export async function claimSignInCheck(db: Db, email: string, source: string): P
   return refusal(db, who, source);
 }
 
-/** Why a claim was refused: the longest wait among the pair's row and the email's row. */
+/**
+ * Why a claim was refused: the longest wait among the pair's own rules (its delay, its lock) and, while the email is
+ * past its ceiling, the end of the sooner of the two windows (either ending gives this address a check again).
+ */
 async function refusal(db: Db, email: string, source: string): Promise<ThrottleClaim> {
   const rows = await queryRows<{
     source: string;
@@ -90,15 +107,20 @@ async function refusal(db: Db, email: string, source: string): Promise<ThrottleC
                ceil(extract(epoch from (next_allowed_at - now()))) as until_next
         from sign_in_throttle where email = ${email} and source in (${source}, ${ALL_SOURCES})`,
   );
+  const pair = rows.find((r) => r.source !== ALL_SOURCES && Number(r.until_window) > 0);
+  const mail = rows.find((r) => r.source === ALL_SOURCES && Number(r.until_window) > 0);
   let wait = 1;
   let kind: "delay" | "locked" = "delay";
-  for (const r of rows) {
-    const cap = r.source === ALL_SOURCES ? MAX_EMAIL_SIGN_IN_FAILURES : MAX_SIGN_IN_FAILURES;
-    if (Number(r.failures) >= cap) {
+  if (pair) {
+    if (Number(pair.failures) >= MAX_SIGN_IN_FAILURES) {
       kind = "locked";
-      wait = Math.max(wait, Number(r.until_window));
-    } else if (r.source !== ALL_SOURCES) {
-      wait = Math.max(wait, Number(r.until_next));
+      wait = Math.max(wait, Number(pair.until_window));
+    } else {
+      wait = Math.max(wait, Number(pair.until_next));
+    }
+    if (mail && Number(mail.failures) >= MAX_EMAIL_SIGN_IN_FAILURES) {
+      kind = "locked";
+      wait = Math.max(wait, Math.min(Number(pair.until_window), Number(mail.until_window)));
     }
   }
   return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)), kind };

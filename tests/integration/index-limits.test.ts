@@ -73,6 +73,8 @@ const BOUNDS: Record<string, Bound> = {
   "side_effects.name": ascii(LIMITS.sideEffectName),
   "side_effects.idempotency_key": ascii(LIMITS.idempotencyKey),
   "side_effects.call_id": text(LIMITS.callId),
+  // The duplicate-payload probe (decision 0029): the payload digest without its `sha256:` prefix, lower-cased.
+  "side_effects.lower(regexp_replace(payload_digest, '^sha256:'::text, ''::text, 'i'::text))": text(LIMITS.digest),
   "sign_in_throttle.email": text(LIMITS.signInEmail),
   "sign_in_throttle.source": ascii(LIMITS.clientAddress),
   "task_checkpoints.task_id": ascii(LIMITS.taskId),

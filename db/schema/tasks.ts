@@ -152,7 +152,7 @@ export const events = pgTable(
     index("events_task_facts_idx")
       .on(t.tenantId, t.taskId, t.type, t.seq)
       .where(
-        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.attached', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked')`,
+        sql`${t.type} in ('sandbox.created', 'sandbox.replaced', 'sandbox.verified', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.attached', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked')`,
       ),
     // The hosts a task's runs reached (the gate's drift check and the Egress tab): egress traffic is frequent, so it
     // gets its own partial index rather than a scan of every event of the task.

@@ -125,6 +125,8 @@ export type TaskRecord = {
   approval?: Record<string, unknown> | null;
   /** Tool name → sha256 of its definition at this checkpoint (feeds `tool_definition_changed`). */
   tool_definitions?: Record<string, string>;
+  /** The snapshot this checkpoint's state is in; a restore after it must bring back this one (`snapshot_stale`). */
+  snapshot?: { digest: string; snapshot_id?: string };
   /** The task's constraints, kept outside any model summary and re-checked after a compaction (`constraint.checked`). */
   constraints?: string[];
 };
@@ -311,7 +313,9 @@ export type GateReasonCode =
   | "approval_missing"
   | "approval_stale"
   | "side_effect_unknown"
+  | "sandbox_not_fresh"
   | "snapshot_unverified"
+  | "snapshot_stale"
   | "credential_revoked"
   | "credential_expired"
   | "egress_policy_inconsistent"

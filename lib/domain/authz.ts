@@ -39,6 +39,8 @@ export const PERMISSIONS = {
   "side_effects.intent": { runtime: true, roles: [] },
   "side_effects.receipt": { runtime: true, roles: [] },
   "side_effects.reconcile": { runtime: false, roles: ["responder", "owner", "admin"] },
+  // Fencing a task to a new attempt (decision 0032): the people who reconcile; never a runtime (it would fence itself).
+  "tasks.fence": { runtime: false, roles: ["responder", "owner", "admin"] },
   "gate.ask": { runtime: true, roles: ANY_ROLE },
   // Importing an agent runtime's saved state (decision 0013): the runtime itself, or a person who handles runs.
   "imports.run_state": { runtime: true, roles: ["responder", "owner", "admin"] },
@@ -99,6 +101,7 @@ const PHRASES: Record<Action, string> = {
   "side_effects.intent": "register side-effect intents",
   "side_effects.receipt": "record receipts",
   "side_effects.reconcile": "reconcile side effects",
+  "tasks.fence": "fence tasks to a new attempt",
   "gate.ask": "ask the resume gate",
   "imports.run_state": "import agent run states",
   "api_keys.manage": "manage runtime API keys",

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   stale_attempt: 409,
+  attempt_too_far_ahead: 422,
   version_conflict: 409,
   policy_invalid: 422,
   gate_stop: 409,

@@ -48,3 +48,16 @@ export const LIMITS = {
   workspaceSlug: { name: "workspace slug", max: 63 },
   personName: { name: "API key, workspace and person names", max: 100 },
 } as const satisfies Record<string, BoundaryLimit>;
+
+/**
+ * The highest attempt number any request or event may name (docs/concepts.md#attempts-and-fencing). Far above what a
+ * run reaches, since an attempt moves ahead by at most {@link ATTEMPT_STEP} and a fenced task moves on by one.
+ */
+export const ATTEMPT_MAX = 1_000_000_000;
+
+/**
+ * How far ahead of a task's current attempt a checkpoint, intent, receipt or event may name its attempt: an attempt
+ * further ahead is refused (`attempt_too_far_ahead`), so no single report can fence a task out of reach (decision
+ * 0032). An owner or responder moves a stuck task on with `POST /api/v1/tasks/{id}/fence`.
+ */
+export const ATTEMPT_STEP = 10;

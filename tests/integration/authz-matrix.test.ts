@@ -225,6 +225,14 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/tasks/[taskId]/egress": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/credentials": { allowed: READERS, ok: 200, cross: 404 },
   "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { allowed: DECIDERS, ok: 404, cross: 404 },
+  // Fencing: this tenant's callers aim at a task that does not exist (nothing moves); another tenant's at this one's.
+  "POST /api/v1/tasks/[taskId]/fence": {
+    allowed: DECIDERS,
+    probe: {},
+    ok: 404,
+    harmless: { taskId: "matrix-no-such-task" },
+    cross: 404,
+  },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { allowed: READERS, ok: 200, cross: 404 },
 };
 

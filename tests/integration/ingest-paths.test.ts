@@ -195,7 +195,7 @@ describe("ingest on PostgreSQL (COPY staging) and PGlite (JSON batch)", () => {
       // The connection's staging table is the one these batches went through (none left over: emptied at commit).
       const [stage] = await queryRows<{ n: number }>(
         one.db,
-        sql`select count(*)::int as n from pg_temp.events_ingest_stage_1`,
+        sql`select count(*)::int as n from pg_temp.events_ingest_stage_2`,
       );
       expect(stage!.n).toBe(0);
     } finally {

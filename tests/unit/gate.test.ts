@@ -1,5 +1,5 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^8 subsets of the
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^10 subsets of the
  * codes it derives from its own facts), the fixed order of reasons, approval and policy reasons passed in, and the
  * replay conditions.
  */
@@ -16,7 +16,9 @@ const BLOCKING_ORDER: readonly GateReasonCode[] = [
   "approval_missing",
   "approval_stale",
   "side_effect_unknown",
+  "sandbox_not_fresh",
   "snapshot_unverified",
+  "snapshot_stale",
   "credential_revoked",
   "credential_expired",
   "egress_policy_inconsistent",
@@ -27,6 +29,7 @@ const REPLAY_ORDER: readonly GateReasonCode[] = ["no_checkpoint", "side_effect_i
 const NOW = new Date("2026-11-29T12:00:00Z");
 const SHA_A = "a".repeat(64);
 const SHA_B = "b".repeat(64);
+const SHA_C = "c".repeat(64);
 
 /** A task that may resume: verified checkpoint, effects settled, credentials fresh, tools unchanged. */
 function cleanFacts(): GateFacts {
@@ -39,6 +42,7 @@ function cleanFacts(): GateFacts {
       signature_valid: true,
       created_at: "2026-11-29T11:00:00.000000Z",
       tool_definitions: { update_record: SHA_A },
+      snapshot: { digest: SHA_A, snapshot_id: "snap-1" },
     },
     principal_revocation: null,
     side_effects: [
@@ -90,8 +94,16 @@ const BREAKERS: Partial<Record<GateReasonCode, (f: GateFacts) => void>> = {
       lease_expires_at: null,
     };
   },
+  sandbox_not_fresh: (f) => {
+    f.sandboxes_reused = [{ event_id: "e11", sandbox_id: "sbx-1", attempt: 2, earlier_attempt: 1 }];
+  },
   snapshot_unverified: (f) => {
     f.snapshots_restored = [{ event_id: "e10", digest: SHA_B, snapshot_id: "snap-x" }];
+  },
+  snapshot_stale: (f) => {
+    // A snapshot the task saved, but not the one the checkpoint to resume from names.
+    f.snapshots_saved.push(SHA_C);
+    f.snapshots_restored.push({ event_id: "e12", digest: SHA_C, snapshot_id: "snap-0" });
   },
   credential_revoked: (f) => {
     f.credentials[0]!.revoked_at = "2026-11-29T11:45:00Z";
@@ -152,7 +164,7 @@ describe("evaluateGate", () => {
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
     }
-    expect(combos).toBe(256);
+    expect(combos).toBe(1024);
   });
 
   it("reports several reasons of one code, ordered by target", () => {
@@ -377,5 +389,34 @@ describe("evaluateGate", () => {
     const f = cleanFacts();
     BREAKERS.principal_revoked!(f);
     expect(evaluateGate(f)).toEqual(evaluateGate(structuredClone(f)));
+  });
+});
+
+describe("restores and sandboxes (decision 0032)", () => {
+  it("holds only restores received after the checkpoint to the snapshot it names", () => {
+    const f = cleanFacts();
+    f.snapshots_saved.push(SHA_C);
+    f.snapshots_restored = [{ event_id: "e12", digest: SHA_C, snapshot_id: "snap-0", after_checkpoint: false }];
+    expect(evaluateGate(f).verdict).toBe("resume");
+    f.snapshots_restored[0]!.after_checkpoint = true;
+    const v = evaluateGate(f);
+    expect(v.reasons.map((r) => r.code)).toEqual(["snapshot_stale"]);
+    expect(v.reasons[0]!.message).toContain("phase writing_report");
+  });
+
+  it("names no stale snapshot when the checkpoint names none", () => {
+    const f = cleanFacts();
+    f.checkpoint!.snapshot = null;
+    f.snapshots_saved.push(SHA_C);
+    f.snapshots_restored.push({ event_id: "e12", digest: SHA_C, snapshot_id: "snap-0" });
+    expect(evaluateGate(f).verdict).toBe("resume");
+  });
+
+  it("names the sandbox an earlier attempt used", () => {
+    const f = cleanFacts();
+    f.sandboxes_reused = [{ event_id: "e11", sandbox_id: "sbx-1", attempt: 2, earlier_attempt: 1 }];
+    const v = evaluateGate(f);
+    expect(v.reasons[0]).toMatchObject({ code: "sandbox_not_fresh", target: "/tasks/case-918?event=e11" });
+    expect(v.reasons[0]!.message).toContain("sandbox.verified");
   });
 });

@@ -154,9 +154,19 @@ export const EVENT_CATALOGUE = {
     plane: "environment",
     runtimeMayReport: true,
     attemptRequired: false,
-    gateFact: null,
+    gateFact: "rows",
     timelineMarker: true,
     movesCustody: "always",
+  },
+  // The runtime verified again, for this attempt, the identity and grants of a sandbox an earlier attempt used (its
+  // sandbox id): without it, a new attempt in an earlier attempt's sandbox is a stop (`sandbox_not_fresh`).
+  "sandbox.verified": {
+    plane: "environment",
+    runtimeMayReport: true,
+    attemptRequired: true,
+    gateFact: "rows",
+    timelineMarker: true,
+    movesCustody: null,
   },
   "sandbox.destroyed": {
     plane: "environment",

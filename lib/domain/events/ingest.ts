@@ -40,6 +40,8 @@ import {
 } from "./schema";
 import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
+import { ATTEMPT_STEP } from "../limits";
+import { attemptTooFarAhead } from "../side-effects/attempts";
 import { withAuditSealed } from "../audit/append";
 import type { SigningContext } from "../context";
 
@@ -284,7 +286,9 @@ export async function ingestEvents(
   { body }: { body: unknown },
 ): Promise<{ results: EventResult[] }> {
   authorize(actor, "events.write");
-  const { prepared, results, repeats } = prepareBatch(body);
+  const batch = prepareBatch(body);
+  const { results } = batch;
+  const { prepared, repeats } = await refuseFarAttempts(db, actor.tenantId, batch);
   if (prepared.length === 0) return { results };
   // The effects the batch moved are audited in its transaction; their entries are sealed before the answer.
   const outcome = await withAuditSealed(db, actor.tenantId, () => storeEvents(db, actor, prepared, key));
@@ -306,6 +310,45 @@ export async function ingestEvents(
   return { results };
 }
 
+/**
+ * Rejects the events of a batch that name an attempt more than {@link ATTEMPT_STEP} ahead of their task's current
+ * attempt (decision 0032; path `attempt`), in `batch.results`, and leaves them out of what is stored. Reads the current
+ * attempts (one query) only when an event names an attempt above the step, which a new task could not reach anyway.
+ */
+async function refuseFarAttempts(
+  db: Db,
+  tenantId: string,
+  batch: ReturnType<typeof prepareBatch>,
+): Promise<Pick<ReturnType<typeof prepareBatch>, "prepared" | "repeats">> {
+  const far = batch.prepared.filter((e) => (e.attempt ?? 0) > ATTEMPT_STEP);
+  if (!far.length) return batch;
+  const taskIds = [...new Set(far.map((e) => e.task_id))];
+  const rows = await queryRows<{ task_id: string; current_attempt: number }>(
+    db,
+    sql`select task_id, current_attempt from tasks where tenant_id = ${tenantId} and task_id in (${sql.join(
+      taskIds.map((id) => sql`${id}`),
+      sql`, `,
+    )})`,
+  );
+  const current = new Map(rows.map((r) => [r.task_id, r.current_attempt]));
+  const refused = new Map<string, EventResult>();
+  for (const e of far) {
+    const now = current.get(e.task_id) ?? 0;
+    if (e.attempt! <= now + ATTEMPT_STEP) continue;
+    const err = attemptTooFarAhead(e.attempt!, now);
+    refused.set(e.id, { id: e.id, status: "rejected", error: { code: err.code, message: err.message, path: "attempt" } });
+  }
+  if (!refused.size) return batch;
+  batch.results.forEach((r, i) => {
+    const no = refused.get(r.id);
+    if (no && (r.status === "stored" || batch.repeats.some((x) => x.index === i))) batch.results[i] = no;
+  });
+  return {
+    prepared: batch.prepared.filter((e) => !refused.has(e.id)),
+    repeats: batch.repeats.filter((x) => !refused.has(x.event.id)),
+  };
+}
+
 type StoreOutcome = { status: "stored" | "duplicate" | "conflict"; stored_digest?: string; effect?: EffectNote };
 
 /**
@@ -316,12 +359,12 @@ type StoreOutcome = { status: "stored" | "duplicate" | "conflict"; stored_digest
  * by PUBLIC because the same connection serves the walled role and the owner (tests, scripts), whichever created it.
  * Emptied before each use too, for a transaction that stores two batches.
  */
-const STAGE = "events_ingest_stage_1";
+const STAGE = "events_ingest_stage_2";
 const STAGE_COLUMNS =
-  "event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds";
+  "ord, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds";
 const ENSURE_STAGE = `do $$ begin
   if to_regclass('pg_temp.${STAGE}') is null then
-    create temp table ${STAGE} (event_id text not null, task_id text not null, plane public.event_plane not null, type text not null,
+    create temp table ${STAGE} (ord integer not null, event_id text not null, task_id text not null, plane public.event_plane not null, type text not null,
       occurred_at timestamptz not null, environment_id text, attempt integer, actor text, attrs jsonb not null,
       redaction_count integer not null, redaction_kinds text[]) on commit delete rows;
     grant select, insert, delete on ${STAGE} to public;
@@ -425,7 +468,7 @@ function jsonSource(prepared: PreparedEvent[]): BatchSource {
   return {
     cte: sql`x as (
       select * from json_to_recordset(${batchDocument(prepared)}::json) as x(
-        event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
+        ord integer, event_id text, task_id text, plane event_plane, type text, occurred_at timestamptz,
         environment_id text, attempt integer, actor text, attrs json, redaction_count integer, redaction_kinds text[]))`,
     from: sql`x`,
     attrs: sql`coalesce(x.attrs::jsonb, '{}'::jsonb)`,
@@ -434,17 +477,21 @@ function jsonSource(prepared: PreparedEvent[]): BatchSource {
 
 /**
  * SQL: the one statement that stores a batch read from `source`. Rows are inserted in event-id order and tasks in
- * task-id order so concurrent batches take those locks in one order. Answers `stored` for each row it inserted and
- * `duplicate`/`conflict` for each id that was stored before.
+ * task-id order so concurrent batches take those locks in one order, but each row's `seq` (the server's receive order,
+ * docs/concepts.md#receive-order) is drawn in the order of the batch (`ord`) first: within a batch, the batch's order
+ * is the order the server received its facts in. Answers `stored` for each row it inserted and `duplicate`/`conflict`
+ * for each id that was stored before.
  */
 function insertStatement(tenantId: string, source: BatchSource): SQL {
   return sql`
     with ${source.cte ? sql`${source.cte},` : sql``}
     ins as (
-      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, redaction_kinds)
+      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs,
+                          redaction_count, redaction_kinds, seq)
+      overriding system value
       select ${tenantId}::uuid, x.event_id, x.task_id, x.plane, x.type, x.occurred_at, x.environment_id, x.attempt, x.actor,
-             ${source.attrs}, x.redaction_count, x.redaction_kinds
-      from ${source.from}
+             ${source.attrs}, x.redaction_count, x.redaction_kinds, x.seq
+      from (select b.*, nextval('events_seq_seq') as seq from (select * from ${source.from} order by x.ord) b) x
       order by x.event_id
       on conflict (tenant_id, event_id) do nothing
       returning event_id, task_id),
@@ -551,9 +598,10 @@ export function batchCopyData(prepared: PreparedEvent[]): Buffer {
     }
     at += buf.write(text, at);
   };
-  for (const e of prepared) {
+  for (let i = 0; i < prepared.length; i++) {
+    const e = prepared[i]!;
     put(
-      `${copyField(e.id)}\t${e.task_id}\t${e.plane}\t${e.type}\t${e.occurred_at}\t${copyField(e.environment_id)}\t` +
+      `${i}\t${copyField(e.id)}\t${e.task_id}\t${e.plane}\t${e.type}\t${e.occurred_at}\t${copyField(e.environment_id)}\t` +
         `${e.attempt ?? "\\N"}\t${copyField(e.actor)}\t`,
     );
     put(e.attrs_json.includes("\\") ? e.attrs_json.replace(/\\/g, "\\\\") : e.attrs_json);
@@ -573,7 +621,7 @@ function batchDocument(prepared: PreparedEvent[]): string {
   for (let i = 0; i < prepared.length; i++) {
     const e = prepared[i]!;
     rows[i] =
-      `{"event_id":${q(e.id)},"task_id":"${e.task_id}","plane":"${e.plane}","type":"${e.type}","occurred_at":"${e.occurred_at}",` +
+      `{"ord":${i},"event_id":${q(e.id)},"task_id":"${e.task_id}","plane":"${e.plane}","type":"${e.type}","occurred_at":"${e.occurred_at}",` +
       `"environment_id":${e.environment_id === undefined ? "null" : q(e.environment_id)},"attempt":${e.attempt ?? "null"},` +
       `"actor":${e.actor === undefined ? "null" : q(e.actor)},"attrs":${e.attrs_json},"redaction_count":${e.redaction_count},` +
       `"redaction_kinds":${e.redaction_kinds === null ? "null" : q(e.redaction_kinds)}}`;

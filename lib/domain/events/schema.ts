@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { PLANES, type Plane } from "@/db/schema/enums";
-import { LIMITS, type BoundaryLimit } from "../limits";
+import { ATTEMPT_MAX, LIMITS, type BoundaryLimit } from "../limits";
 import {
   credentialKindsInName,
   IDEMPOTENCY_KEY,
@@ -51,7 +51,7 @@ export const eventInputSchema = z.strictObject({
   type: z.string().min(1).max(LIMITS.eventType.max),
   occurred_at: isoTimeField("occurred_at", { plausible: true }),
   environment_id: labelField("environment_id", LIMITS.environmentId).optional(),
-  attempt: z.number().int().min(1).max(1_000_000).optional(),
+  attempt: z.number().int().min(1).max(ATTEMPT_MAX).optional(),
   actor: labelField("actor", LIMITS.eventActor).optional(),
   attrs: z.record(z.string(), z.unknown()).optional(),
 });
@@ -272,7 +272,7 @@ export function fastValidEvent(raw: unknown): ValidEvent | null {
   if (e.actor !== undefined && !isPlainText(e.actor, LIMITS.eventActor.max)) return null;
   if (
     e.attempt !== undefined &&
-    !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= 1_000_000)
+    !(Number.isInteger(e.attempt) && (e.attempt as number) >= 1 && (e.attempt as number) <= ATTEMPT_MAX)
   )
     return null;
   if (e.attrs !== undefined && (!e.attrs || typeof e.attrs !== "object" || Array.isArray(e.attrs))) return null;

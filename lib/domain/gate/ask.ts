@@ -14,6 +14,7 @@ import { notePendingAudit, withAuditSealed } from "../audit/append";
 import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
+import { ATTEMPT_MAX } from "../limits";
 import { checkpointVerifies, checkTaskId } from "../tasks/read";
 import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { GATE_ROW_TYPES } from "../events/catalogue";
@@ -32,7 +33,7 @@ export const resumeBodySchema = z.strictObject({
     .record(z.string().min(1).max(200), z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256"))
     .optional(),
   /** The sandbox attempt asking (a live intent of an older attempt then holds new writes back). */
-  attempt: z.number().int("attempt must be a whole number").min(1, "attempt starts at 1").max(1_000_000).optional(),
+  attempt: z.number().int("attempt must be a whole number").min(1, "attempt starts at 1").max(ATTEMPT_MAX).optional(),
 });
 
 type GateEventRow = {
@@ -43,6 +44,8 @@ type GateEventRow = {
   occurred_at: string;
   received_at: string;
   attempt: number | null;
+  /** The sandbox id the event names. */
+  environment_id: string | null;
   attrs: Record<string, unknown>;
 };
 
@@ -67,6 +70,8 @@ type GateCheckpointRow = {
   version: number;
   phase: unknown;
   tool_definitions: Record<string, string> | null;
+  /** The snapshot the checkpoint names (its record's, or the latest saved before it). */
+  snapshot: { digest: unknown; snapshot_id: unknown } | null;
   digest: string;
   signature: string;
   key_id: string;
@@ -203,6 +208,11 @@ export async function readGateFacts(
         select t.task_id, t.principal, t.phase, t.current_attempt,
           (select json_agg(x.name) from expired x) as expired, ${LEASE_AUDIT_UPTO} as audit_upto,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
+                    'snapshot', coalesce(c.record -> 'snapshot',
+                      (select jsonb_build_object('digest', s.attrs -> 'digest', 'snapshot_id', s.attrs -> 'snapshot_id')
+                         from events s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+                           and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.received_at <= c.created_at
+                         order by s.seq desc limit 1)),
                     'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
                     'row_version', c.xmin::text)
              from task_checkpoints c where c.tenant_id = t.tenant_id and c.task_id = t.task_id
@@ -222,7 +232,8 @@ export async function readGateFacts(
              from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as revocation,
           (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type, 'seq', e.seq,
                     'occurred_at', ${isoUtc("e.occurred_at")}, 'received_at', ${isoUtc("e.received_at")}, 'attempt', e.attempt,
-                    'attrs', e.attrs) order by e.occurred_at, e.event_id), '[]'::json)
+                    'environment_id', e.environment_id,
+                    'attrs', e.attrs) order by e.seq), '[]'::json)
              from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id
                and e.type in (${GATE_EVENT_TYPES_SQL})) as events,
           (select coalesce(json_agg(distinct r.attrs ->> 'digest'), '[]'::json)
@@ -300,8 +311,10 @@ export async function readGateFacts(
   const events = parsed(row.events);
   const cp = row.checkpoint === null ? null : parsed(row.checkpoint);
 
+  // Every fact below is read in the server's receive order (`seq`; within a batch, the batch's order), never by the
+  // runtime's `occurred_at` (docs/concepts.md#receive-order).
   // Snapshots: restores count for the current attempt (or, without attempts, since the last sandbox start).
-  const lastSandboxStart = [...events].reverse().find((e) => e.type === "sandbox.created")?.occurred_at ?? null;
+  const lastSandboxStart = [...events].reverse().find((e) => e.type === "sandbox.created")?.seq ?? null;
   // Saved digests only as far as the verdict asks: those a restore names (newest saves probed first).
   const snapshots_saved = parsed(row.saved_digests).filter((d) => !!d);
   const snapshots_restored = events
@@ -309,9 +322,14 @@ export async function readGateFacts(
     .filter((e) =>
       e.attempt !== null
         ? e.attempt === task.current_attempt || task.current_attempt === 0
-        : lastSandboxStart === null || e.occurred_at >= lastSandboxStart,
+        : lastSandboxStart === null || e.seq >= lastSandboxStart,
     )
-    .map((e) => ({ event_id: e.event_id, digest: str(e.attrs.digest), snapshot_id: str(e.attrs.snapshot_id) }));
+    .map((e) => ({
+      event_id: e.event_id,
+      digest: str(e.attrs.digest),
+      snapshot_id: str(e.attrs.snapshot_id),
+      received_at: e.received_at,
+    }));
 
   // Credentials: the latest issued instance per credential_ref, and whether it was revoked or expired since. An attach
   // without an issue of that instance starts one too (the run holds it); an attach of the instance held does not renew
@@ -319,6 +337,8 @@ export async function readGateFacts(
   type Held = GateFacts["credentials"][number] & { held_since: string };
   const latestCredential = new Map<string, Held>();
   const refById = new Map<string, string>();
+  // A revocation is final for its credential id: an issue or attach of that id received later holds it revoked.
+  const revokedIds = new Map<string, string>();
   const instance = (ref: string, id: string | null, e: GateEventRow, extra: Partial<Held> = {}): Held => ({
     credential_ref: ref,
     credential_id: id,
@@ -335,16 +355,29 @@ export async function readGateFacts(
     if (!ref) continue;
     if (id && (e.type === "credential.issued" || e.type === "credential.attached")) refById.set(id, ref);
     const cur = latestCredential.get(ref);
+    const revokedBefore = id ? revokedIds.get(id) : undefined;
     if (e.type === "credential.issued") {
-      latestCredential.set(ref, instance(ref, id, e, { expires_at: str(e.attrs.expires_at) }));
+      latestCredential.set(
+        ref,
+        instance(ref, id, e, { expires_at: str(e.attrs.expires_at), revoked_at: revokedBefore ?? null }),
+      );
       continue;
     }
     const sameInstance = cur && (!id || !cur.credential_id || id === cur.credential_id);
     if (e.type === "credential.attached") {
       if (!cur || !sameInstance || cur.revoked_at || cur.expired_at)
-        latestCredential.set(ref, instance(ref, id, e, { expires_at: str(e.attrs.expires_at) }));
+        latestCredential.set(
+          ref,
+          // An attach naming no instance does not clear a revocation of the instance held.
+          instance(ref, id, e, {
+            expires_at: str(e.attrs.expires_at),
+            revoked_at: revokedBefore ?? (id ? null : (cur?.revoked_at ?? null)),
+          }),
+        );
     } else if (e.type === "credential.revoked") {
-      if (cur && sameInstance) cur.revoked_at = e.occurred_at;
+      const revokedId = id ?? cur?.credential_id;
+      if (revokedId && !revokedIds.has(revokedId)) revokedIds.set(revokedId, e.occurred_at);
+      if (cur && sameInstance) cur.revoked_at ??= e.occurred_at;
       else if (!cur) latestCredential.set(ref, instance(ref, id, e, { revoked_at: e.occurred_at }));
     } else if (e.type === "credential.expired") {
       if (cur && sameInstance) cur.expired_at = e.occurred_at;
@@ -382,9 +415,33 @@ export async function readGateFacts(
         signature_valid: await checkpointVerifiesCached(db, tenantId, taskId, cp, key),
         created_at: cp.created_at,
         tool_definitions: cp.tool_definitions ?? null,
+        snapshot: namedSnapshot(cp.snapshot),
       }
     : null;
   const verified = latest === null || latest.signature_valid ? latest : await latestVerified(db, tenantId, taskId, key);
+
+  // Sandboxes: one the current attempt reports under the id of an earlier attempt's sandbox is not fresh, unless this
+  // attempt reported it verified again (`sandbox.verified`).
+  const sandboxOf = (e: GateEventRow) => e.environment_id ?? str(e.attrs.sandbox_id);
+  const firstAttempt = new Map<string, number>();
+  const reverified = new Set<string>();
+  for (const e of events) {
+    const sandbox = sandboxOf(e);
+    if (!sandbox || e.attempt === null) continue;
+    if (e.type === "sandbox.verified") reverified.add(`${e.attempt}\u0000${sandbox}`);
+    else if (e.type === "sandbox.created" || e.type === "sandbox.replaced")
+      firstAttempt.set(sandbox, Math.min(firstAttempt.get(sandbox) ?? e.attempt, e.attempt));
+  }
+  const sandboxes_reused: NonNullable<GateFacts["sandboxes_reused"]> = [];
+  for (const e of events) {
+    const sandbox = sandboxOf(e);
+    if ((e.type !== "sandbox.created" && e.type !== "sandbox.replaced") || !sandbox) continue;
+    if (e.attempt !== task.current_attempt) continue;
+    const earlier = firstAttempt.get(sandbox)!;
+    if (earlier >= e.attempt || reverified.has(`${e.attempt}\u0000${sandbox}`)) continue;
+    if (sandboxes_reused.some((r) => r.sandbox_id === sandbox)) continue;
+    sandboxes_reused.push({ event_id: e.event_id, sandbox_id: sandbox, attempt: e.attempt, earlier_attempt: earlier });
+  }
 
   // Tool definitions now: changes the server received after the checkpoint to resume from (server clock against server
   // clock, never the runtime's), then what the runtime says in this request.
@@ -412,7 +469,12 @@ export async function readGateFacts(
       intent_attempt: e.intent_attempt,
     })),
     snapshots_saved,
-    snapshots_restored,
+    // A restore the server received before the checkpoint to resume from is part of what that checkpoint recorded.
+    snapshots_restored: snapshots_restored.map(({ received_at, ...r }) => ({
+      ...r,
+      after_checkpoint: !verified || received_at >= verified.created_at,
+    })),
+    sandboxes_reused,
     credentials: [...latestCredential.values()],
     credential_policy: policyFacts.credential_policy,
     tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
@@ -481,15 +543,26 @@ async function checkpointVerifiesCached(
   );
 }
 
-/** A stored checkpoint as the gate reads it, with its signature checked. */
+/** The snapshot a checkpoint names, as the gate reads it (a digest is required; anything else names none). */
+function namedSnapshot(v: unknown): GateCheckpoint["snapshot"] {
+  if (!v || typeof v !== "object") return null;
+  const { digest, snapshot_id } = v as { digest?: unknown; snapshot_id?: unknown };
+  return str(digest) ? { digest: str(digest)!, snapshot_id: str(snapshot_id) } : null;
+}
+
+/**
+ * A stored checkpoint as the gate reads it, with its signature checked. Only its record's `snapshot` names a snapshot
+ * here (read when the latest checkpoint does not verify, so an earlier one is resumed from).
+ */
 function gateCheckpoint(c: CheckpointRow, key: SigningKey): GateCheckpoint {
-  const record = c.record as { phase?: unknown; tool_definitions?: Record<string, string> };
+  const record = c.record as { phase?: unknown; tool_definitions?: Record<string, string>; snapshot?: unknown };
   return {
     version: c.version,
     phase: typeof record.phase === "string" ? record.phase : "start",
     signature_valid: checkpointVerifies(c, key),
     created_at: c.created_at,
     tool_definitions: record.tool_definitions ?? null,
+    snapshot: namedSnapshot(record.snapshot),
   };
 }
 

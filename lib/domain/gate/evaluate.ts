@@ -47,8 +47,22 @@ export type GateFacts = {
   }>;
   /** Digests of `snapshot.saved` events of this task. */
   snapshots_saved: string[];
-  /** `snapshot.restored` events that count for the current attempt. */
-  snapshots_restored: Array<{ event_id: string; digest: string | null; snapshot_id: string | null }>;
+  /**
+   * `snapshot.restored` events that count for the current attempt. `after_checkpoint`: the server received it after the
+   * checkpoint to resume from (absent: yes); only those are held to the snapshot that checkpoint names.
+   */
+  snapshots_restored: Array<{
+    event_id: string;
+    digest: string | null;
+    snapshot_id: string | null;
+    after_checkpoint?: boolean;
+  }>;
+  /**
+   * Sandboxes the current attempt reports (its `sandbox.created` / `sandbox.replaced`) under the sandbox id of an earlier
+   * attempt, with no `sandbox.verified` of this attempt for that id (docs/concepts.md#attempts-and-fencing). Absent or
+   * empty when none.
+   */
+  sandboxes_reused?: Array<{ event_id: string; sandbox_id: string; attempt: number; earlier_attempt: number }>;
   /** Latest instance of each credential the run holds (by credential_ref). */
   credentials: Array<{
     credential_ref: string;
@@ -93,6 +107,11 @@ export type GateCheckpoint = {
   signature_valid: boolean;
   created_at: string;
   tool_definitions: Record<string, string> | null;
+  /**
+   * The snapshot the checkpoint names: its record's `snapshot`, or else the latest `snapshot.saved` the server received
+   * before it. A restore after the checkpoint must bring back this one (`snapshot_stale`). Null or absent: none.
+   */
+  snapshot?: { digest: string; snapshot_id: string | null } | null;
 };
 
 const enc = encodeURIComponent;
@@ -163,12 +182,29 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     }
   }
 
+  for (const r of f.sandboxes_reused ?? []) {
+    found.push({
+      code: "sandbox_not_fresh",
+      message: `Attempt ${r.attempt} reports sandbox ${r.sandbox_id}, the sandbox of attempt ${r.earlier_attempt}: a live container re-attached instead of a fresh one may still hold what the earlier attempt left (processes, files, grants). Start a fresh sandbox, or report sandbox.verified for attempt ${r.attempt} once its identity and grants were verified again.`,
+      target: `${taskLink}?event=${enc(r.event_id)}`,
+    });
+  }
+
   const saved = new Set(f.snapshots_saved);
+  const named = verified?.snapshot ?? null;
   for (const s of f.snapshots_restored) {
     if (!s.digest || !saved.has(s.digest)) {
       found.push({
         code: "snapshot_unverified",
         message: `Snapshot ${s.snapshot_id ?? ""}${s.snapshot_id ? " " : ""}was restored with digest ${s.digest ?? "(none)"}, which matches no snapshot this task saved. Treat its contents as untrusted; restore a verified snapshot or rebuild.`,
+        target: `${taskLink}?event=${enc(s.event_id)}`,
+      });
+    } else if (named && s.after_checkpoint !== false && s.digest !== named.digest) {
+      // A verified snapshot, but not the one the checkpoint to resume from names: resuming at that checkpoint's phase
+      // from another state would repeat or skip work.
+      found.push({
+        code: "snapshot_stale",
+        message: `Snapshot ${s.snapshot_id ?? ""}${s.snapshot_id ? " " : ""}(digest ${s.digest.slice(0, 19)}…) was restored, but checkpoint v${verified!.version} resumes at phase ${verified!.phase} from snapshot ${named.snapshot_id ?? ""}${named.snapshot_id ? " " : ""}(digest ${named.digest.slice(0, 19)}…). Restore the snapshot the checkpoint names, or checkpoint again from the state restored.`,
         target: `${taskLink}?event=${enc(s.event_id)}`,
       });
     }

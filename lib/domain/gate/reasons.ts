@@ -52,7 +52,9 @@ export const GATE_REASONS = {
     fix: "side_effects.reconcile",
     mattersAfterEnd: true,
   },
+  sandbox_not_fresh: { kind: "blocking", title: "Sandbox of an earlier attempt", fix: null, mattersAfterEnd: false },
   snapshot_unverified: { kind: "blocking", title: "Snapshot not verified", fix: null, mattersAfterEnd: true },
+  snapshot_stale: { kind: "blocking", title: "Snapshot older than the checkpoint", fix: null, mattersAfterEnd: true },
   credential_revoked: { kind: "blocking", title: "Credential revoked", fix: null, mattersAfterEnd: false },
   credential_expired: { kind: "blocking", title: "Credential expired", fix: null, mattersAfterEnd: false },
   egress_policy_inconsistent: {

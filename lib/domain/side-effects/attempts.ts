@@ -17,6 +17,8 @@ import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import { queryRows, type Db } from "@/db";
+import { DomainError } from "../errors";
+import { ATTEMPT_STEP } from "../limits";
 import { SIDE_EFFECT_NAME } from "../names";
 import type { Mover } from "./lifecycle/moves";
 import { createOrphanCallEffect, endInFlight, markOrphanCallEffect } from "./lifecycle/statements";
@@ -33,11 +35,25 @@ function scopeCondition(column: string, scope: AttemptScope): SQL {
 }
 
 /**
- * Records that `attempt` exists. When it is higher than the task's current attempt, the current attempt rises and
- * every older attempt ends ({@link endAttempts}). `by` names who reported the attempt (a request or an event) and
- * carries the audit entries of the effects that end with the older attempts.
+ * The refusal of an attempt more than {@link ATTEMPT_STEP} ahead of the task's current one (decision 0032): no single
+ * report may fence a task out of reach.
+ */
+export function attemptTooFarAhead(attempt: number, current: number, path = "attempt"): DomainError {
+  return new DomainError(
+    "attempt_too_far_ahead",
+    `${path} is ${attempt}, more than ${ATTEMPT_STEP} ahead of the task's current attempt ${current}: an attempt moves ahead by at most ${ATTEMPT_STEP}. Name attempt ${current + 1} for a new sandbox; an owner or responder can fence the task to a new attempt (POST /api/v1/tasks/{id}/fence).`,
+    { attempt, current_attempt: current, max_attempt: current + ATTEMPT_STEP, fields: [{ path, message: `at most ${current + ATTEMPT_STEP}` }] },
+  );
+}
+
+/**
+ * Records that `attempt` exists. When it is higher than the task's current attempt (by at most {@link ATTEMPT_STEP}),
+ * the current attempt rises and every older attempt ends ({@link endAttempts}). `by` names who reported the attempt (a
+ * request or an event) and carries the audit entries of the effects that end with the older attempts.
  * @returns the task's current attempt afterwards and whether this call raised it; `current: null` when the task does
  *   not exist.
+ * @throws DomainError attempt_too_far_ahead for a request naming an attempt too far ahead (an event naming one was
+ *   rejected before it was stored; one that slips past in a race raises nothing).
  */
 export async function observeAttempt(
   tx: Db,
@@ -51,6 +67,7 @@ export async function observeAttempt(
     tx,
     sql`update tasks set current_attempt = ${attempt}, updated_at = now()
         where tenant_id = ${tenantId} and task_id = ${taskId} and current_attempt < ${attempt}
+          and ${attempt} <= current_attempt + ${ATTEMPT_STEP}
         returning current_attempt`,
   );
   if (raised[0]) {
@@ -67,7 +84,10 @@ export async function observeAttempt(
     tx,
     sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
-  return { current: rows[0]?.current_attempt ?? null, raised: false };
+  const current = rows[0]?.current_attempt ?? null;
+  if (current !== null && attempt > current + ATTEMPT_STEP && by.cause === "request")
+    throw attemptTooFarAhead(attempt, current);
+  return { current, raised: false };
 }
 
 /**

@@ -35,6 +35,7 @@ import type { PreparedEvent } from "../events/ingest";
 import { gatherGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import { normalizePrincipal } from "../tasks/principal";
+import { noteClockSkew, SKEW_TOLERANCE_MS } from "../tasks/clock-skew";
 import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "./attempts";
 import { DEFAULT_LEASE_SECONDS, markRepeat } from "./intent";
 import { duplicateVerdict, readDuplicateFacts } from "./duplicates";
@@ -75,9 +76,6 @@ type Attrs = {
 
 /** Event types whose transitions run on every stored event of the type (the catalogue's `movesCustody: "always"`). */
 const ALWAYS: ReadonlySet<string> = new Set(CUSTODY_ALWAYS_TYPES);
-
-/** Runtime clocks more than this far ahead of the server's, or behind it, are reported on the task. */
-const SKEW_TOLERANCE_MS = 60_000;
 
 /**
  * The stored events of a batch whose transitions must run: side-effect, attempt and task events, mutating tool calls,
@@ -237,23 +235,6 @@ export async function noteFutureClocks(tx: Db, tenantId: string, events: Prepare
       );
     }
   }
-}
-
-/**
- * Keeps the largest clock difference detected on a task (ms, positive = runtime ahead), with a sentence saying how it
- * was detected. Shown on the task page.
- */
-export async function noteClockSkew(
-  tx: Db,
-  tenantId: string,
-  taskId: string,
-  skewMs: number,
-  note: string,
-): Promise<void> {
-  await tx.execute(sql`
-    update tasks set clock_skew_ms = ${Math.round(skewMs)}, clock_skew_at = now(), clock_skew_note = ${note}
-    where tenant_id = ${tenantId} and task_id = ${taskId}
-      and (clock_skew_ms is null or abs(clock_skew_ms) <= ${Math.abs(Math.round(skewMs))})`);
 }
 
 async function currentAttempt(tx: Db, tenantId: string, taskId: string): Promise<number> {

@@ -29,7 +29,7 @@ import { findSecrets } from "../events/redact";
 import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
-import { LIMITS } from "../limits";
+import { ATTEMPT_MAX, LIMITS } from "../limits";
 import type { SigningKey } from "../crypto/signing";
 import { normalDigest, toolCallDigest } from "../crypto/canonical";
 import { checkTaskId } from "../tasks/read";
@@ -54,7 +54,7 @@ export const attemptField = z
   .number({ error: "attempt is required: the sandbox attempt (1, 2, …) making this request" })
   .int("attempt must be a whole number")
   .min(1, "attempt starts at 1")
-  .max(1_000_000, "attempt is at most 1000000");
+  .max(ATTEMPT_MAX, `attempt is at most ${ATTEMPT_MAX}`);
 
 export const intentBodySchema = z.strictObject({
   idempotency_key: z.string(),

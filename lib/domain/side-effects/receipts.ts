@@ -29,6 +29,7 @@ import { UNSAFE_MULTILINE_TEXT } from "../typed-text";
 import { retryReusesApproval } from "../approvals/policy";
 import type { Mover } from "./lifecycle/moves";
 import { completeWithReceipt, settleNotApplied } from "./lifecycle/statements";
+import { noteClockSkew, SKEW_TOLERANCE_MS } from "../tasks/clock-skew";
 
 export type ReceiptReport = {
   name: string;
@@ -152,6 +153,17 @@ async function completeInFlight(
       : null,
   });
   if (!updated) throw new Error("side effect changed while its row was locked");
+  // A clock found behind is shown on the task like one found ahead (docs/concepts.md#receive-order).
+  const behind = effect.intent_at ? Date.parse(effect.intent_at) - Date.parse(report.receipt.completed_at) : 0;
+  if (behind > SKEW_TOLERANCE_MS) {
+    await noteClockSkew(
+      tx,
+      by.actor.tenantId,
+      taskId,
+      -behind,
+      `The receipt of ${report.name} says it completed at ${report.receipt.completed_at}, ${Math.round(behind / 1000)} s before the server registered its intent: the runtime's clock seems to be behind. Decisions follow the order the server received things in.`,
+    );
+  }
   return { applied: true, replayed: false, receipt, from: "in_flight" };
 }
 

@@ -13,7 +13,8 @@ import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { signCanonical } from "../crypto/signing";
 import { DomainError } from "../errors";
-import { endAttempts } from "../side-effects/attempts";
+import { ATTEMPT_STEP } from "../limits";
+import { attemptTooFarAhead, endAttempts } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { declaredEffectsInsert } from "../side-effects/lifecycle/statements";
 import type { ToOf } from "../side-effects/lifecycle/transitions";
@@ -77,7 +78,8 @@ export function versionFromIfMatch(header: string | null | undefined): number | 
  * @param opts.ifMatch the `If-Match` header: the same as base_version (both may be sent when they agree).
  * @returns `{task_id, version, digest (sha256 hex of RFC 8785 JSON), signature (Ed25519, base64url), key_id, attempt}`.
  * @throws DomainError forbidden; validation_failed (field named); stale_attempt (409: the record's attempt is older
- *   than the task's current one; details `{attempt, current_attempt}`); version_conflict (409: based on another version
+ *   than the task's current one; details `{attempt, current_attempt}`); attempt_too_far_ahead (422: more than
+ *   ATTEMPT_STEP ahead of the current one); version_conflict (409: based on another version
  *   than the latest; details `{base_version, current_version}`); conflict (409: the record names another principal than
  *   the task acts for, a declared side effect is bound to another idempotency key, or the key belongs to another effect).
  */
@@ -131,7 +133,7 @@ export async function checkpointTask(
                   phase = ${record.phase}, current_attempt = greatest(current_attempt, ${record.attempt}), updated_at = now()
               where tenant_id = ${tenantId} and task_id = ${taskId}
                 and (principal is null or principal = ${principal})
-                and current_attempt <= ${record.attempt}
+                and current_attempt <= ${record.attempt} and ${record.attempt} <= current_attempt + ${ATTEMPT_STEP}
                 and (${baseVersion}::integer is null or latest_version = ${baseVersion}::integer)
               returning latest_version, (select current_attempt from before) as previous_attempt`,
         );
@@ -197,6 +199,8 @@ async function explainRefusal(
     tx,
     sql`select principal, current_attempt, latest_version from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
+  if (current && attempt > current.current_attempt + ATTEMPT_STEP)
+    throw attemptTooFarAhead(attempt, current.current_attempt);
   if (current && current.current_attempt > attempt) {
     throw new DomainError(
       "stale_attempt",

@@ -16,7 +16,7 @@ import {
   SIDE_EFFECT_NAME,
   SIDE_EFFECT_NAME_RULE,
 } from "../names";
-import { LIMITS } from "../limits";
+import { ATTEMPT_MAX, LIMITS } from "../limits";
 import { isoTimeText } from "../time";
 
 const sha256 = z.string().regex(/^[a-f0-9]{64}$/, "must be a lower-case hex sha256");
@@ -64,7 +64,7 @@ export const taskRecordSchema = z.strictObject({
     .number({ error: "attempt is required: the sandbox attempt (1, 2, …) that writes this checkpoint" })
     .int("attempt must be a whole number")
     .min(1, "attempt starts at 1")
-    .max(1_000_000),
+    .max(ATTEMPT_MAX, `attempt is at most ${ATTEMPT_MAX}`),
   inputs: z
     .array(z.strictObject({ ref: plainName("ref", LIMITS.artifactRef), sha256 }))
     .max(1000)
@@ -99,6 +99,17 @@ export const taskRecordSchema = z.strictObject({
     .default({}),
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
   tool_definitions: z.record(plainName("tool", LIMITS.toolName), sha256).optional(),
+  /**
+   * The snapshot this checkpoint's state is in (`snapshot.saved`'s digest and id): a restore after it must bring back
+   * this one, else the gate stops (`snapshot_stale`, docs/concepts.md#resume-gate). Without it, the latest snapshot the
+   * server received before the checkpoint counts.
+   */
+  snapshot: z
+    .strictObject({
+      digest: plainName("snapshot.digest", LIMITS.digest),
+      snapshot_id: plainName("snapshot.snapshot_id", LIMITS.snapshotId).optional(),
+    })
+    .optional(),
   /**
    * The task's constraints (docs/concepts.md#compaction-and-constraints), e.g. "never update a record twice": kept in
    * the signed record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the

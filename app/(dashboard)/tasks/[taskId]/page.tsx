@@ -57,6 +57,7 @@ export default async function TaskPage({ params }: Props) {
       initialTimeline={timeline}
       gate={gate}
       canReconcile={can(actor, "side_effects.reconcile")}
+      canFence={can(actor, "tasks.fence")}
       canDecideApprovals={can(actor, "approvals.decide")}
       role={actor.role}
     />

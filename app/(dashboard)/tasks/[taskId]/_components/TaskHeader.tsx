@@ -6,6 +6,7 @@ import { CopyButton } from "@/components/ui/CopyButton";
 import { Id } from "@/components/ui/Id";
 import { SignatureBadge, VerdictBadge } from "@/components/ui/status";
 import { phaseLabel } from "@/lib/domain/tasks/phases";
+import { FenceButton } from "./FenceButton";
 
 /** A button in the header for the one next action. */
 export type PrimaryAction = { label: string; onClick: () => void };
@@ -24,6 +25,7 @@ export function TaskHeader({
   finished,
   unknownEffects,
   refreshing,
+  canFence = false,
 }: {
   task: TaskView;
   /** The parts that read the gate's verdict, placed after the run's status and before `primaryAction`. */
@@ -36,6 +38,8 @@ export function TaskHeader({
   /** Names of side effects whose outcome is unknown: an ended run with one did not end quietly. */
   unknownEffects: readonly string[];
   refreshing: boolean;
+  /** The person may fence the task to a new attempt (owners, responders, admins). */
+  canFence?: boolean;
 }) {
   return (
     <header className="rounded-lg border border-neutral-200 bg-white p-4">
@@ -100,7 +104,12 @@ export function TaskHeader({
             <SignatureBadge valid={task.signature_valid} />
           </span>
         </Field>
-        <Field label="Sandbox attempt">{task.current_attempt || "—"}</Field>
+        <Field label="Sandbox attempt">
+          <span className="flex flex-wrap items-center gap-2">
+            {task.current_attempt || "—"}
+            {canFence ? <FenceButton taskId={task.task_id} currentAttempt={task.current_attempt} /> : null}
+          </span>
+        </Field>
       </dl>
       {task.clock_skew ? (
         <p

@@ -47,6 +47,8 @@ export type TaskPageClientProps = {
   /** The gate's verdict, asked on the server while the page streams. */
   gate: Promise<GateVerdict>;
   canReconcile: boolean;
+  /** The person may fence the task to a new attempt (decision 0032). */
+  canFence?: boolean;
   /**
    * The person may approve or re-approve (docs/screens.md#task-page): a stale or pending approval becomes the page's
    * primary action.
@@ -91,6 +93,7 @@ export function TaskPageClient({
   initialTimeline,
   gate,
   canReconcile,
+  canFence = false,
   canDecideApprovals = false,
   role,
 }: TaskPageClientProps) {
@@ -167,6 +170,7 @@ export function TaskPageClient({
         finished={!isLive}
         unknownEffects={unknownEffects}
         refreshing={taskQ.isFetching}
+        canFence={canFence}
       />
       <Suspense fallback={<GatePending />}>
         <WithGate taskId={taskId} initial={gate} refresh={refresh}>

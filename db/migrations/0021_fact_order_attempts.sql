@@ -1,2 +1,3 @@
 DROP INDEX "events_task_facts_idx";--> statement-breakpoint
+ALTER TABLE "approval_requests" ADD COLUMN "runtime_decision" text;--> statement-breakpoint
 CREATE INDEX "events_task_facts_idx" ON "events" USING btree ("tenant_id","task_id","type","seq") WHERE "events"."type" in ('sandbox.created', 'sandbox.replaced', 'sandbox.verified', 'sandbox.destroyed', 'snapshot.saved', 'snapshot.restored', 'credential.issued', 'credential.attached', 'credential.revoked', 'credential.expired', 'tool.definition_changed', 'run.interrupted', 'run.resumed', 'run.stopped', 'compaction.performed', 'constraint.checked');

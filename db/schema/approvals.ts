@@ -70,6 +70,11 @@ export const approvalRequests = pgTable(
     providerRequestId: text("provider_request_id"),
     /** The tool call id the request came from, when the source named one. */
     callId: text("call_id"),
+    /**
+     * What an imported run state's own `context.approvals` recorded for the call (decision 0032), shown beside the
+     * request: `rejected` (the import rejected the request), `approved` (shown, and not an approval here). Null: none.
+     */
+    runtimeDecision: text("runtime_decision").$type<"approved" | "rejected">(),
 
     decision: text("decision").$type<ApprovalDecision>(),
     reason: text("reason"),

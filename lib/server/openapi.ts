@@ -171,7 +171,7 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           summary: "Report a batch of events (≤ 1000, ≤ 1 MB); idempotent by event id",
           description:
-            "Side-effect events move custody under the intent and receipt routes' rules: a `side_effect.intent` the route would refuse (stale attempt, stop, missing or used approval, `duplicate_payload` — another effect of the task with the same action and payload digest in flight, completed or unknown, unless attrs.repeats names it) makes the effect unknown; attrs.payload, when sent, must have the digest attrs.payload_digest (else the event is rejected). A `side_effect.receipt` names its external_operation_id, or says `outcome: \"not_applied\"` with the tool's `error`, which settles an in-flight write as not applied. A `tool.failed` naming an idempotency key settles nothing: a failure is not evidence that nothing was applied.",
+            "Side-effect events move custody under the intent and receipt routes' rules: a `side_effect.intent` the route would refuse (stale attempt, stop, missing or used approval, `duplicate_payload` — another effect of the task with the same action and payload digest in flight, completed or unknown, unless attrs.repeats names it) makes the effect unknown; attrs.payload, when sent, must have the digest attrs.payload_digest (else the event is rejected). A `side_effect.receipt` names its external_operation_id, or says `outcome: \"not_applied\"` with the tool's `error`, which settles an in-flight write as not applied. A `tool.failed` naming an idempotency key settles nothing: a failure is not evidence that nothing was applied. An event naming an attempt more than 10 ahead of its task's current attempt is rejected (attempt_too_far_ahead, path `attempt`). The gate reads events in the order the server received them (within a batch, the batch's order), never by occurred_at.",
           requestBody: { required: true, ...json("EventBatch") },
           responses: {
             ...ok(
@@ -219,7 +219,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
         put: {
           summary:
-            'Checkpoint the task record (new signed version). The record names its `attempt`: an older attempt than the task\'s current one gets 409 stale_attempt. Send the version it is based on as `If-Match: "n"` or `base_version` to get 409 version_conflict instead of overwriting a newer one.',
+            'Checkpoint the task record (new signed version). The record names its `attempt`: an older attempt than the task\'s current one gets 409 stale_attempt, one more than 10 ahead of it 422 attempt_too_far_ahead (details {attempt, current_attempt, max_attempt}). A record may name its `snapshot` {digest, snapshot_id?}: a restore after it must bring back that one (gate reason snapshot_stale). Send the version it is based on as `If-Match: "n"` or `base_version` to get 409 version_conflict instead of overwriting a newer one.',
           parameters: [
             taskId,
             {
@@ -324,6 +324,18 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/tasks/{task_id}/fence": {
+        post: {
+          summary:
+            "Fence the task to a new attempt (current attempt + 1; decision 0032): every older attempt ends (its in-flight writes become unknown, listed in `ended`) and only the new attempt may checkpoint or write. Body `{reason?}` or none; owners, responders and admins; audited task.fenced. 409 conflict at the highest attempt",
+          security: session,
+          parameters: [taskId],
+          responses: {
+            ...ok("`{task_id, previous_attempt, current_attempt, ended}`"),
+            ...errors(400, 401, 403, 404, 409, 422),
+          },
+        },
+      },
       "/api/v1/tasks/{task_id}/egress": {
         get: {
           summary:
@@ -340,7 +352,7 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
           summary:
-            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go: a retry after the write was found not applied needs a fresh one (403 approval_required with a new request that supersedes the used one) unless Settings → Approvals lets it reuse the approval. A mutation whose action and payload digest equal those of another effect of the task that is in flight, completed or unknown answers 409 duplicate_payload (details {side_effect, idempotency_key, status, receipt? (completed: replay it), same_writes}); a deliberate identical write names the latest of them in `repeats` (recorded, on the timeline, and under the same approval rules as the write it repeats), else 422 repeats_mismatch. A `payload` must have the digest `payload_digest` (sha256 hex of the RFC 8785 JSON of {tool, arguments: payload}, tool defaulting to the effect name; a `sha256:` prefix and case are ignored), else 422 payload_digest_mismatch (details {payload_digest, computed_payload_digest}).",
+            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt, one more than 10 ahead of the current one 422 attempt_too_far_ahead; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go: a retry after the write was found not applied needs a fresh one (403 approval_required with a new request that supersedes the used one) unless Settings → Approvals lets it reuse the approval. A mutation whose action and payload digest equal those of another effect of the task that is in flight, completed or unknown answers 409 duplicate_payload (details {side_effect, idempotency_key, status, receipt? (completed: replay it), same_writes}); a deliberate identical write names the latest of them in `repeats` (recorded, on the timeline, and under the same approval rules as the write it repeats), else 422 repeats_mismatch. A `payload` must have the digest `payload_digest` (sha256 hex of the RFC 8785 JSON of {tool, arguments: payload}, tool defaulting to the effect name; a `sha256:` prefix and case are ignored), else 422 payload_digest_mismatch (details {payload_digest, computed_payload_digest}).",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Intent") },
           responses: {

@@ -65,8 +65,10 @@ describe("batchCopyData", () => {
     const rows = readCopy(batchCopyData(prepared));
     const secret = prepared[2]!;
     expect(secret.redaction_kinds?.length).toBeGreaterThan(0);
+    // The first field is the event's position in the batch (its receive order within the batch, decision 0032).
     expect(rows).toEqual([
       [
+        "0",
         "a\tb\\c\nd\re",
         "task-1",
         "environment",
@@ -79,8 +81,9 @@ describe("batchCopyData", () => {
         "0",
         null,
       ],
-      ["plain", "task-1", "session", "phase.changed", "2025-05-01T09:00:01Z", null, null, null, "{}", "0", null],
+      ["1", "plain", "task-1", "session", "phase.changed", "2025-05-01T09:00:01Z", null, null, null, "{}", "0", null],
       [
+        "2",
         "secret",
         "task-1",
         "tools",
@@ -95,7 +98,7 @@ describe("batchCopyData", () => {
       ],
     ]);
     expect(secret.attrs_json).not.toContain("hunter2");
-    expect(JSON.parse(rows[0]![8]!)).toEqual(events[0]!.attrs);
+    expect(JSON.parse(rows[0]![9]!)).toEqual(events[0]!.attrs);
   });
 
   it("grows its buffer for attrs far larger than the estimate", () => {
@@ -114,6 +117,6 @@ describe("batchCopyData", () => {
     });
     expect(prepared).toHaveLength(1);
     const rows = readCopy(batchCopyData(prepared));
-    expect(JSON.parse(rows[0]![8]!)).toEqual({ big, more: big });
+    expect(JSON.parse(rows[0]![9]!)).toEqual({ big, more: big });
   });
 });

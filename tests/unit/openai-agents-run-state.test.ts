@@ -82,6 +82,7 @@ describe("real samples", () => {
           arguments: { text: "sentinel" },
           agent: "NestedAgent",
           nested: true,
+          runtimeDecision: null,
         },
       ]);
       expect(p.receipts).toEqual([]);
@@ -110,6 +111,7 @@ describe("real samples", () => {
         arguments: { account_id: "account-1" },
         agent: "compat-agent",
         nested: false,
+        runtimeDecision: null,
       },
     ]);
     expect(p.receipts).toEqual([]);
@@ -262,6 +264,7 @@ describe("pairing and duplicates", () => {
         agent: "compat-agent",
         providerRequestId: "mcpr_123",
         nested: false,
+        runtimeDecision: null,
       },
     ]);
     const js = JSON.parse(read("openai-agents-js", "v1.2-nested-approval.json"));
@@ -295,6 +298,7 @@ describe("pairing and duplicates", () => {
         agent: "OuterAgent",
         providerRequestId: "mcpr_9",
         nested: false,
+        runtimeDecision: null,
       },
     ]);
     // The outer call nested_tool had no output and no nested run any more: mid-turn, unknown.
@@ -323,6 +327,7 @@ describe("states made by the real @openai/agents SDK", () => {
         arguments: { report: "q3.md", channel: "board" },
         agent: "reporter",
         nested: false,
+        runtimeDecision: null,
       },
     ]);
     expect(p.receipts).toEqual([
@@ -348,6 +353,7 @@ describe("states made by the real @openai/agents SDK", () => {
         arguments: { report: "nested.md", channel: "web" },
         agent: "inner-publisher",
         nested: true,
+        runtimeDecision: null,
       },
     ]);
     expect(p.unknown).toEqual([]);

@@ -50,6 +50,7 @@ const APPROVAL_FIELDS = [
   "origin",
   "provider_request_id",
   "call_id",
+  "runtime_decision",
   "decision",
   "reason",
   "decided_by_id",
@@ -94,6 +95,11 @@ export type ApprovalView = {
   requested_at: string;
   origin: string;
   provider_request_id: string | null;
+  /**
+   * What an imported run state recorded for the call itself (decision 0032): `approved` is the runtime's record only,
+   * never an approval here; `rejected` was imported as this request's rejection. Null: the state recorded nothing.
+   */
+  runtime_decision: "approved" | "rejected" | null;
   status: ApprovalStatus;
   stale_reasons: StaleReason[];
   /** When an intent went under it (single use); null while unused. */
@@ -237,6 +243,7 @@ export function approvalView(r: ApprovalRow, facts: CurrentApprovalFacts): Appro
     requested_at: r.requested_at,
     origin: r.origin,
     provider_request_id: r.provider_request_id,
+    runtime_decision: r.runtime_decision ?? null,
     status,
     stale_reasons,
     used_at: r.consumed_at,

@@ -165,7 +165,7 @@ export const EVENT_CATALOGUE = {
     runtimeMayReport: true,
     attemptRequired: true,
     gateFact: "rows",
-    timelineMarker: true,
+    timelineMarker: false,
     movesCustody: null,
   },
   "sandbox.destroyed": {

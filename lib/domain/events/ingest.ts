@@ -336,7 +336,11 @@ async function refuseFarAttempts(
     const now = current.get(e.task_id) ?? 0;
     if (e.attempt! <= now + ATTEMPT_STEP) continue;
     const err = attemptTooFarAhead(e.attempt!, now);
-    refused.set(e.id, { id: e.id, status: "rejected", error: { code: err.code, message: err.message, path: "attempt" } });
+    refused.set(e.id, {
+      id: e.id,
+      status: "rejected",
+      error: { code: err.code, message: err.message, path: "attempt" },
+    });
   }
   if (!refused.size) return batch;
   batch.results.forEach((r, i) => {

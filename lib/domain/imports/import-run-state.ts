@@ -14,19 +14,26 @@
  * approval requests are found again by key and digest. A refused state writes nothing and quotes nothing.
  */
 import { sql } from "drizzle-orm";
-import { queryRows } from "@/db";
+import { queryRows, type Db } from "@/db";
 import { appendAudit, sealAuditAfterCommit, withAuditSealed } from "../audit/append";
-import { authorize } from "../authz";
+import { actorRef, authorize, type Actor } from "../authz";
+import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
 import { DomainError, notFound } from "../errors";
 import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";
 import { approvalContext } from "../approvals/read";
-import { requestApproval } from "../approvals/requests";
+import { approvalEvent, requestApproval } from "../approvals/requests";
 import { flagOrphanToolCalls, toolCallEffectName, toolCallIdempotencyKey } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
-import { parseRunState, RunStateImportError, toolCallDigest, type ParsedRunState } from "./openai-agents-run-state";
+import {
+  parseRunState,
+  RunStateImportError,
+  toolCallDigest,
+  type ParsedRunState,
+  type RuntimeDecision,
+} from "./openai-agents-run-state";
 import type { SigningContext } from "../context";
 
 export type RunStateImportResult = {
@@ -35,6 +42,12 @@ export type RunStateImportResult = {
   schema_version: string;
   /** Approval request ids, one per pending approval (the same ids on a repeated import). */
   approvals: string[];
+  /**
+   * The decisions the state's own `context.approvals` recorded for its pending calls (decision 0032): `rejected` —
+   * the request was rejected by the import; `approved` — the runtime's record, shown on the request, which stays pending
+   * (it is not an approval here).
+   */
+  runtime_decisions: Array<{ approval_id: string; call_id: string; decision: RuntimeDecision }>;
   /** Side-effect names of the executed tool calls. */
   receipts: string[];
   /** Side-effect names of the calls whose outcome is unknown. */
@@ -219,6 +232,7 @@ export async function importRunState(
       for (const u of unknown) newUnknown += (await flagOrphanToolCalls(tx, by, taskId, sql`true`, u.callId)).length;
       await flushMoves(tx, by);
       const ids: string[] = [];
+      const decisions: RunStateImportResult["runtime_decisions"] = [];
       let newRequests = 0;
       if (approvals.length) {
         const ctx = await approvalContext(tx, tenantId, taskId);
@@ -244,6 +258,10 @@ export async function importRunState(
           });
           ids.push(r.id);
           if (r.created) newRequests += 1;
+          if (a.runtimeDecision) {
+            const decided = await keepRuntimeDecision(tx, actor, r.id, a.runtimeDecision, a.callId);
+            if (decided) decisions.push(decided);
+          }
         }
       }
       if (fresh.length || newUnknown || newRequests) {
@@ -260,7 +278,7 @@ export async function importRunState(
           },
         });
       }
-      return ids;
+      return { ids, decisions };
     }),
   );
   await sealAuditAfterCommit(db, tenantId);
@@ -269,9 +287,72 @@ export async function importRunState(
     task_id: taskId,
     sdk: parsed.sdk,
     schema_version: parsed.schemaVersion,
-    approvals: created,
+    approvals: created.ids,
+    runtime_decisions: created.decisions,
     receipts: receipts.map((r) => r.effect),
     unknown: unknown.map((u) => u.effect),
     warnings,
   };
+}
+
+/**
+ * Keeps what the state recorded for one pending call on its approval request (decision 0032): the mark
+ * (`runtime_decision`) always; a recorded rejection also rejects a request nobody decided yet — one guarded statement,
+ * audited `approval.decided` (by the importer, `recorded_by: "runtime"`), with its session-lane event and its side
+ * effect's move, as a person's rejection is. A recorded approval decides nothing: only an approver here approves.
+ * @returns the decision kept, or null when the request carried it already (a repeated import).
+ */
+async function keepRuntimeDecision(
+  tx: Db,
+  actor: Actor,
+  approvalId: string,
+  decision: RuntimeDecision,
+  callId: string,
+): Promise<RunStateImportResult["runtime_decisions"][number] | null> {
+  const tenantId = actor.tenantId;
+  const by = actorRef(actor);
+  const reason = "The run state recorded a rejection of this call (its context.approvals); imported as rejected.";
+  const [row] = await queryRows<{ task_id: string; side_effect: string; idempotency_key: string; rejected: boolean }>(
+    tx,
+    sql`update approval_requests
+        set runtime_decision = ${decision},
+            decision = case when ${decision} = 'rejected' and decision is null then 'reject' else decision end,
+            reason = case when ${decision} = 'rejected' and decision is null then ${reason} else reason end,
+            decided_by_id = case when ${decision} = 'rejected' and decision is null then ${by.id} else decided_by_id end,
+            decided_by = case when ${decision} = 'rejected' and decision is null then ${`${by.label} (run state)`} else decided_by end,
+            decided_at = case when ${decision} = 'rejected' and decision is null then now() else decided_at end
+        where tenant_id = ${tenantId} and id = ${approvalId}::uuid and superseded_by is null
+          and runtime_decision is distinct from ${decision}
+        returning task_id, side_effect, idempotency_key, (decision = 'reject' and decided_at = now()) as rejected`,
+  );
+  if (!row) return null;
+  if (row.rejected) {
+    const audit = await appendAudit(tx, actor, {
+      action: "approval.decided",
+      target: `approval:${approvalId}`,
+      details: {
+        task_id: row.task_id,
+        side_effect: row.side_effect,
+        decision: "reject",
+        reason,
+        recorded_by: "runtime",
+      },
+    });
+    await approvalEvent(tx, tenantId, row.task_id, approvalId, "approval.decided", by.label, {
+      side_effect: row.side_effect,
+      decision: "reject",
+      reason,
+      recorded_by: "runtime",
+      audit_seq: audit.seq,
+    });
+    await applyApprovalDecision(tx, {
+      tenantId,
+      taskId: row.task_id,
+      name: row.side_effect,
+      idempotencyKey: row.idempotency_key,
+      decision: "reject",
+      reason: `Rejected in the imported run state: ${reason}`,
+    });
+  }
+  return { approval_id: approvalId, call_id: callId, decision };
 }

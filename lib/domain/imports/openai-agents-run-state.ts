@@ -46,7 +46,8 @@ export type RunStateProblem =
   | "forbidden_key"
   | "unattributed_interruption"
   | "conflicting_call"
-  | "invalid_name";
+  | "invalid_name"
+  | "malformed_decision";
 
 /**
  * A refusal of the whole state. `message` names the problem and never quotes the payload; `path` is the JSON path of
@@ -80,7 +81,15 @@ export type RunStateApproval = {
   providerRequestId?: string;
   /** True when the interruption came from a nested agent-as-tool run. */
   nested: boolean;
+  /**
+   * What the state's own `context.approvals` records for this call (decision 0032): `rejected` imports as rejected;
+   * `approved` is shown as the runtime's record and is not an approval here (the request stays pending). Null: none.
+   */
+  runtimeDecision: RuntimeDecision | null;
 };
+
+/** A decision a RunState records for a call in its `context.approvals`. */
+export type RuntimeDecision = "approved" | "rejected";
 /** `arguments`: those of the call the output answers (null when the state holds no call for it). */
 export type RunStateReceipt = { callId: string; tool: string; arguments: unknown; output: unknown; agent?: string };
 export type RunStateUnknown = { callId: string; tool: string; arguments: unknown; agent?: string };
@@ -443,6 +452,9 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
     }
   }
 
+  // Decisions the state records (its context's approvals), read strictly: a malformed one refuses the state.
+  const decisions = readDecisions(f(f(state, "context"), "approvals"), `${at}context.approvals`, where);
+
   // Pending interruptions of the current step.
   const step = f(state, "currentStep");
   const pendingApproval = new Set<string>();
@@ -485,7 +497,18 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
           }
           continue;
         }
-        out.approvals.push({ ...approval, agent, nested: depth > 0 });
+        if (outputs.has(approval.callId) || out.receipts.some((r) => r.callId === approval.callId))
+          throw new RunStateImportError(
+            "conflicting_call",
+            `${where}: ${path} is pending approval, but the state also holds an output of that call (it ran): a call both executed and pending approval is refused.`,
+            path,
+          );
+        out.approvals.push({
+          ...approval,
+          agent,
+          nested: depth > 0,
+          runtimeDecision: decisionOf(decisions, approval.tool, approval.callId, where),
+        });
       }
     }
   }
@@ -519,12 +542,78 @@ function readState(state: Obj, sdk: RunStateSdk, out: Collected, depth: number, 
   }
 }
 
+/** One tool's record in `context.approvals`: booleans (every call of the tool) or lists of call ids. */
+type DecisionRecord = { approved: boolean | string[]; rejected: boolean | string[]; path: string };
+
+/**
+ * Reads a state's `context.approvals` — `{<tool name>: {approved: boolean | call id[], rejected: boolean | call id[]}}`,
+ * as both SDKs write it — refusing anything else with the path of the item at fault (`malformed_decision`): a record
+ * that is not an object, a value that is neither a boolean nor a list of call ids, a call id that breaks the name rule,
+ * or a call both approved and rejected.
+ */
+function readDecisions(raw: unknown, path: string, where: string): Map<string, DecisionRecord> {
+  const out = new Map<string, DecisionRecord>();
+  if (raw === undefined || raw === null) return out;
+  const bad = (at: string, what: string) =>
+    new RunStateImportError(
+      "malformed_decision",
+      `${where}: ${at} ${what}; a decision the state records must be read exactly, so the state is refused.`,
+      at,
+    );
+  if (!isObj(raw)) throw bad(path, "is not an object of tool names to approval records");
+  for (const [tool, record] of Object.entries(raw)) {
+    const at = `${path}[${shown(tool) === tool ? JSON.stringify(tool) : "(a tool name with unusual characters)"}]`;
+    checkName(tool, LIMITS.toolName, at, where);
+    if (!isObj(record)) throw bad(at, "is not an approval record {approved, rejected}");
+    const side = (key: "approved" | "rejected"): boolean | string[] => {
+      const v = own(record, key);
+      if (v === undefined) return [];
+      if (typeof v === "boolean") return v;
+      if (!Array.isArray(v)) throw bad(`${at}.${key}`, "is neither true/false nor a list of call ids");
+      v.forEach((id, i) => {
+        if (typeof id !== "string" || !id) throw bad(`${at}.${key}[${i}]`, "is not a call id");
+        checkName(id, LIMITS.callId, `${at}.${key}[${i}]`, where);
+      });
+      return v as string[];
+    };
+    const approved = side("approved");
+    const rejected = side("rejected");
+    if (approved === true && rejected === true) throw bad(at, "approves and rejects every call of the tool");
+    if (Array.isArray(approved) && Array.isArray(rejected)) {
+      const both = approved.find((id) => rejected.includes(id));
+      if (both !== undefined) throw bad(at, `both approves and rejects call ${shown(both)}`);
+    }
+    out.set(tool, { approved, rejected, path: at });
+  }
+  return out;
+}
+
+/** What the state's decisions say of one call (the SDKs' reading: a whole-tool decision, then the call's own). */
+function decisionOf(
+  decisions: Map<string, DecisionRecord>,
+  tool: string,
+  callId: string,
+  where: string,
+): RuntimeDecision | null {
+  const r = decisions.get(tool);
+  if (!r) return null;
+  const approved = r.approved === true || (Array.isArray(r.approved) && r.approved.includes(callId));
+  const rejected = r.rejected === true || (Array.isArray(r.rejected) && r.rejected.includes(callId));
+  if (approved && rejected)
+    throw new RunStateImportError(
+      "malformed_decision",
+      `${where}: ${r.path} both approves and rejects call ${shown(callId)}; the state is refused.`,
+      r.path,
+    );
+  return approved ? "approved" : rejected ? "rejected" : null;
+}
+
 function readApproval(
   item: unknown,
   sdk: RunStateSdk,
   where: string,
   path: string,
-): Omit<RunStateApproval, "agent" | "nested"> {
+): Omit<RunStateApproval, "agent" | "nested" | "runtimeDecision"> {
   const f = fieldReader(sdk);
   const rawPath = `${path}.${keyOf(sdk, "rawItem")}`;
   const raw = f(item, "rawItem");

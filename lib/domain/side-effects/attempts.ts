@@ -42,7 +42,12 @@ export function attemptTooFarAhead(attempt: number, current: number, path = "att
   return new DomainError(
     "attempt_too_far_ahead",
     `${path} is ${attempt}, more than ${ATTEMPT_STEP} ahead of the task's current attempt ${current}: an attempt moves ahead by at most ${ATTEMPT_STEP}. Name attempt ${current + 1} for a new sandbox; an owner or responder can fence the task to a new attempt (POST /api/v1/tasks/{id}/fence).`,
-    { attempt, current_attempt: current, max_attempt: current + ATTEMPT_STEP, fields: [{ path, message: `at most ${current + ATTEMPT_STEP}` }] },
+    {
+      attempt,
+      current_attempt: current,
+      max_attempt: current + ATTEMPT_STEP,
+      fields: [{ path, message: `at most ${current + ATTEMPT_STEP}` }],
+    },
   );
 }
 

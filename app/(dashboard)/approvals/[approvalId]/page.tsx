@@ -99,6 +99,19 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
           [string, React.ReactNode]
         >)
       : []),
+    // What the imported run state recorded for the call itself (decision 0032): the runtime's word, not a decision here.
+    ...(a.runtime_decision
+      ? ([
+          [
+            "Run state recorded",
+            <span key="rd" data-testid="runtime-decision">
+              {a.runtime_decision === "approved"
+                ? "approved by the runtime — that is not an approval here: an approver must decide"
+                : "rejected by the runtime — imported as rejected"}
+            </span>,
+          ],
+        ] as Array<[string, React.ReactNode]>)
+      : []),
   ];
   return (
     <div className="space-y-4">

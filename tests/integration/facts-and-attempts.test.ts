@@ -155,6 +155,21 @@ describe("snapshot_stale: a restore must bring back the snapshot the checkpoint 
     expect((await verdict(t.apiKey, taskId)).verdict).toBe("resume");
   });
 
+  it("without a named snapshot, one saved since the checkpoint counts too; an older one is stale", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("since");
+    const [d0, d1, d2] = [`sha256:${"5".repeat(64)}`, `sha256:${"6".repeat(64)}`, `sha256:${"7".repeat(64)}`];
+    await sendEvents(t, [saved(taskId, "snap-0", d0)]);
+    await sendEvents(t, [saved(taskId, "snap-1", d1)]);
+    await checkpoint(t, taskId, { phase: "writing" });
+    // This runtime snapshots right after it checkpoints.
+    await sendEvents(t, [saved(taskId, "snap-2", d2)]);
+    await sendEvents(t, [restored(taskId, 1, "snap-2", d2)]);
+    expect((await verdict(t.apiKey, taskId)).verdict).toBe("resume");
+    await sendEvents(t, [restored(taskId, 1, "snap-0", d0)]);
+    expect(codes(await verdict(t.apiKey, taskId))).toEqual(["snapshot_stale"]);
+  });
+
   it("a checkpoint that names its snapshot is held to that one; restoring it resumes", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("named");

@@ -72,6 +72,8 @@ type GateCheckpointRow = {
   tool_definitions: Record<string, string> | null;
   /** The snapshot the checkpoint names (its record's, or the latest saved before it). */
   snapshot: { digest: unknown; snapshot_id: unknown } | null;
+  /** Without a record's snapshot: the digests saved since the one that stands for it (those count as current too). */
+  snapshots_since: string[] | null;
   digest: string;
   signature: string;
   key_id: string;
@@ -208,14 +210,20 @@ export async function readGateFacts(
         select t.task_id, t.principal, t.phase, t.current_attempt,
           (select json_agg(x.name) from expired x) as expired, ${LEASE_AUDIT_UPTO} as audit_upto,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
-                    'snapshot', coalesce(c.record -> 'snapshot',
-                      (select jsonb_build_object('digest', s.attrs -> 'digest', 'snapshot_id', s.attrs -> 'snapshot_id')
-                         from events s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
-                           and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.received_at <= c.created_at
-                         order by s.seq desc limit 1)),
+                    'snapshot', coalesce(c.record -> 'snapshot', f.snap),
+                    'snapshots_since', case when (c.record -> 'snapshot') is null and f.seq is not null then
+                      (select json_agg(distinct s.attrs ->> 'digest') from events s
+                        where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+                          and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.seq >= f.seq) end,
                     'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
                     'row_version', c.xmin::text)
-             from task_checkpoints c where c.tenant_id = t.tenant_id and c.task_id = t.task_id
+             from task_checkpoints c
+             left join lateral (
+               select jsonb_build_object('digest', s.attrs -> 'digest', 'snapshot_id', s.attrs -> 'snapshot_id') as snap, s.seq
+               from events s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+                 and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.received_at <= c.created_at
+               order by s.seq desc limit 1) f on (c.record -> 'snapshot') is null
+             where c.tenant_id = t.tenant_id and c.task_id = t.task_id
              order by c.version desc limit 1) as checkpoint,
           (select json_build_object(
                     'blocking', coalesce(json_agg(json_build_object('name', s.name, 'status', s.status, 'status_reason', s.status_reason,
@@ -415,7 +423,7 @@ export async function readGateFacts(
         signature_valid: await checkpointVerifiesCached(db, tenantId, taskId, cp, key),
         created_at: cp.created_at,
         tool_definitions: cp.tool_definitions ?? null,
-        snapshot: namedSnapshot(cp.snapshot),
+        snapshot: namedSnapshot(cp.snapshot, cp.snapshots_since),
       }
     : null;
   const verified = latest === null || latest.signature_valid ? latest : await latestVerified(db, tenantId, taskId, key);
@@ -543,11 +551,15 @@ async function checkpointVerifiesCached(
   );
 }
 
-/** The snapshot a checkpoint names, as the gate reads it (a digest is required; anything else names none). */
-function namedSnapshot(v: unknown): GateCheckpoint["snapshot"] {
+/**
+ * The snapshot a checkpoint names, as the gate reads it (a digest is required; anything else names none). `since`: when
+ * the record names none, the digests saved at or after the snapshot that stands for it.
+ */
+function namedSnapshot(v: unknown, since: string[] | null = null): GateCheckpoint["snapshot"] {
   if (!v || typeof v !== "object") return null;
   const { digest, snapshot_id } = v as { digest?: unknown; snapshot_id?: unknown };
-  return str(digest) ? { digest: str(digest)!, snapshot_id: str(snapshot_id) } : null;
+  if (!str(digest)) return null;
+  return { digest: str(digest)!, snapshot_id: str(snapshot_id), ...(since ? { also_current: since } : {}) };
 }
 
 /**

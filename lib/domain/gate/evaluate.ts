@@ -109,9 +109,18 @@ export type GateCheckpoint = {
   tool_definitions: Record<string, string> | null;
   /**
    * The snapshot the checkpoint names: its record's `snapshot`, or else the latest `snapshot.saved` the server received
-   * before it. A restore after the checkpoint must bring back this one (`snapshot_stale`). Null or absent: none.
+   * before it (or one saved since). A restore after the checkpoint must bring back this one (`snapshot_stale`). Null or
+   * absent: none.
    */
-  snapshot?: { digest: string; snapshot_id: string | null } | null;
+  snapshot?: {
+    digest: string;
+    snapshot_id: string | null;
+    /**
+     * When the record names no snapshot: digests saved since the one that stands for it (a runtime that snapshots
+     * right after checkpointing restores one of these), which count as the checkpoint's too.
+     */
+    also_current?: string[];
+  } | null;
 };
 
 const enc = encodeURIComponent;
@@ -199,7 +208,12 @@ export function evaluateGate(f: GateFacts): GateVerdict {
         message: `Snapshot ${s.snapshot_id ?? ""}${s.snapshot_id ? " " : ""}was restored with digest ${s.digest ?? "(none)"}, which matches no snapshot this task saved. Treat its contents as untrusted; restore a verified snapshot or rebuild.`,
         target: `${taskLink}?event=${enc(s.event_id)}`,
       });
-    } else if (named && s.after_checkpoint !== false && s.digest !== named.digest) {
+    } else if (
+      named &&
+      s.after_checkpoint !== false &&
+      s.digest !== named.digest &&
+      !(named.also_current ?? []).includes(s.digest)
+    ) {
       // A verified snapshot, but not the one the checkpoint to resume from names: resuming at that checkpoint's phase
       // from another state would repeat or skip work.
       found.push({

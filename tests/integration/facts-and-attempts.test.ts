@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
 import type { EventInput, GateVerdict } from "@/lib/contract/api";
 import { sha256Hex } from "@/lib/domain/crypto/canonical";
+import { COPY_MIN_EVENTS } from "@/lib/domain/events/ingest";
 import {
   askGate,
   checkpoint,
@@ -77,6 +78,24 @@ describe("facts follow the order the server received them, never the runtime's c
     await checkpoint(t, taskId);
     // Ids sort the other way round, and the revocation is dated first: only the batch's order says issue, then revoke.
     await sendEvents(t, [
+      vault(taskId, "credential.issued", { credential_ref: "records-api", credential_id: "c1" }, { id: `zz-${rid()}` }),
+      vault(
+        taskId,
+        "credential.revoked",
+        { credential_ref: "records-api", credential_id: "c1" },
+        { id: `aa-${rid()}`, occurred_at: ago(60_000) },
+      ),
+    ]);
+    expect(codes(await verdict(t.apiKey, taskId))).toEqual(["credential_revoked"]);
+  });
+
+  it("a batch large enough to go through COPY keeps its order too", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("order-copy");
+    await checkpoint(t, taskId);
+    const filler = Array.from({ length: COPY_MIN_EVENTS }, () => makeEvent(taskId));
+    await sendEvents(t, [
+      ...filler,
       vault(taskId, "credential.issued", { credential_ref: "records-api", credential_id: "c1" }, { id: `zz-${rid()}` }),
       vault(
         taskId,

@@ -53,6 +53,76 @@ function firstFailure(results: PromiseSettledResult<unknown>[]): { err: unknown 
 }
 
 /**
+ * Like `Promise.allSettled`, but done as soon as one statement fails because its connection was lost: the statements
+ * still queued behind it on that reserved connection are never sent and, in postgres.js 3.4.9, never settle either
+ * (they wait in the reservation's own queue for a `ReadyForQuery` that cannot come). They count as failed with that
+ * error.
+ */
+function settleUntilLost(statements: PromiseLike<unknown>[]): Promise<PromiseSettledResult<unknown>[]> {
+  return new Promise((resolve) => {
+    const results: Array<PromiseSettledResult<unknown> | undefined> = statements.map(() => undefined);
+    let left = statements.length;
+    let done = false;
+    const finish = (lost?: unknown) => {
+      if (done) return;
+      done = true;
+      resolve(results.map((r) => r ?? { status: "rejected", reason: lost }));
+    };
+    statements.forEach((statement, i) => {
+      statement.then(
+        (value) => {
+          results[i] = { status: "fulfilled", value };
+          if (--left === 0) finish();
+        },
+        (reason: unknown) => {
+          results[i] = { status: "rejected", reason };
+          if (connectionErrorCode(reason) !== null) finish(reason);
+          else if (--left === 0) finish();
+        },
+      );
+    });
+  });
+}
+
+/** An error shaped like postgres.js's own when a connection closed (code `CONNECTION_CLOSED`). */
+function connectionClosed(): Error {
+  return Object.assign(new Error("the transaction's database connection was lost"), { code: "CONNECTION_CLOSED" });
+}
+
+/** A statement that fails at once as a lost connection, shaped like a postgres.js query. */
+function refusedStatement(): PgJsQuery {
+  const failure = Promise.reject(connectionClosed());
+  failure.catch(() => {}); // settled by whoever awaits it
+  const statement: PgJsQuery = {
+    values: () => statement,
+    execute: () => statement,
+    then: (ok, fail) => failure.then(ok, fail),
+  };
+  return statement;
+}
+
+/**
+ * The transaction's client, closed for good once its transaction has settled. postgres.js 3.4.9 ends a transaction
+ * whose connection was lost at once (`begin` rejects), but the code inside it runs on and may send more statements:
+ * those would go to whatever the same connection object serves next, possibly another request, outside any
+ * transaction and without the scope. Refused instead, as a lost connection.
+ */
+function closableTransaction(tx: PgJsLike, closed: () => boolean): PgJsLike {
+  return new Proxy(tx, {
+    get(target, prop, receiver) {
+      if (prop === "unsafe")
+        return (query: string, params?: unknown[], opts?: unknown) =>
+          closed() ? refusedStatement() : target.unsafe(query, params, opts);
+      if (prop === "begin" || prop === "savepoint") {
+        const inner = Reflect.get(target, prop, receiver) as (...args: unknown[]) => Promise<unknown>;
+        return (...args: unknown[]) => (closed() ? Promise.reject(connectionClosed()) : inner.apply(target, args));
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+/**
  * How long a statement outside a transaction waits for a pooled connection. postgres.js 3.4.9 can leave a `reserve()`
  * pending for good when the connection it waits for is terminated (porsager/postgres#1195): past this wait the
  * statement fails as the database being unavailable ({@link RESERVE_TIMEOUT}), and a connection that still comes later
@@ -95,8 +165,10 @@ async function reserveWithin(base: PgJsLike): Promise<PgJsLike & { release: () =
  * A reserved connection that was lost ({@link connectionErrorCode}) is not released.
  */
 export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null | undefined): PgJsLike {
-  const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) =>
-    base.begin(async (tx) => {
+  const inScope = <T>(fn: (tx: PgJsLike) => Promise<T>) => {
+    let ended = false;
+    const transaction = base.begin(async (raw) => {
+      const tx = closableTransaction(raw, () => ended);
       // Sent now, so it is on the connection before the transaction's first statement (postgres.js is lazy).
       const setup = Promise.resolve(tx.unsafe(SCOPE_STATEMENT, scopeParams(scope()), PREPARED).execute());
       const settled = setup.then(
@@ -114,6 +186,10 @@ export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null
       if (failed) throw failed.err;
       return out;
     }) as Promise<T>;
+    return transaction.finally(() => {
+      ended = true;
+    });
+  };
   const lone = async (
     query: string,
     params: unknown[] | undefined,
@@ -130,7 +206,7 @@ export function scopedPostgresClient(base: PgJsLike, scope: () => DbScope | null
         (values ? statement.values() : statement).execute(),
         conn.unsafe("commit").execute(),
       ];
-      const results = await Promise.allSettled(sent);
+      const results = await settleUntilLost(sent);
       const failed = firstFailure(results);
       if (failed) {
         lost = results.some((r) => r.status === "rejected" && connectionErrorCode(r.reason) !== null);

@@ -306,6 +306,7 @@ export type DuplicatePayloadDetails = {
  */
 export type GateReasonCode =
   | "record_signature_invalid"
+  | "checkpoint_misplaced"
   | "principal_revoked"
   | "policy_changed"
   | "approval_missing"

@@ -1,11 +1,12 @@
 /**
  * Rows that nothing signs (docs/decisions/0035-rows-a-database-writer-changes.md), on real PostgreSQL through the built
  * server. Each case writes to the database as its owner, as someone with write access but without the server's signing
- * key would, and checks that the server notices: a cut-off audit log is reported at once.
+ * key would, and checks that the server notices: a signed checkpoint copied to another version or tenant stops the gate
+ * with `checkpoint_misplaced`; a cut-off audit log is reported at once.
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { checkpoint } from "./support/custody-calls";
+import { askGate, checkpoint, getTask, intentBody, newKey, postIntent } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { api, createTestTenant, newTaskId, testDbForFile } from "./helpers";
 
@@ -19,7 +20,109 @@ type Verify = {
   truncated?: { recorded_seq: number; last_seq: number };
 };
 
+/** Copies the stored checkpoint `from` (every column the server signs or reads) over the row `to`. */
+async function copyCheckpoint(
+  from: { tenantId: string; taskId: string; version: number },
+  to: { tenantId: string; taskId: string; version: number },
+): Promise<void> {
+  await handle.db.execute(sql`
+    update task_checkpoints c
+    set record = f.record, digest = f.digest, signature = f.signature, key_id = f.key_id, attempt = f.attempt,
+        signature_format = f.signature_format, binding_signature = f.binding_signature
+    from task_checkpoints f
+    where f.tenant_id = ${from.tenantId} and f.task_id = ${from.taskId} and f.version = ${from.version}
+      and c.tenant_id = ${to.tenantId} and c.task_id = ${to.taskId} and c.version = ${to.version}`);
+}
+
+/** The gate says stop with `code`, a mutation is refused with gate_stop, and the task view says the record fails. */
+async function expectStopped(t: { apiKey: string }, taskId: string, code: string, attempt = 1): Promise<void> {
+  const gate = await askGate(t.apiKey, taskId);
+  expect(gate.status, gate.text).toBe(200);
+  expect(gate.body.verdict).toBe("stop");
+  expect(gate.body.reasons.map((r) => r.code)).toContain(code);
+  const intent = await postIntent(t.apiKey, taskId, "update_record", intentBody(newKey(), { attempt }));
+  expect(intent.status, intent.text).toBe(409);
+  expect((intent.body as unknown as { error: { code: string } }).error.code).toBe("gate_stop");
+}
+
 describe("rows a database writer changes", () => {
+  it("checkpoint signatures cover the version: an older signed checkpoint copied over the newest stops the gate", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId, { phase: "reading" });
+    await checkpoint(t, taskId, { phase: "writing" });
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
+
+    await copyCheckpoint({ ...t, taskId, version: 1 }, { ...t, taskId, version: 2 });
+    await expectStopped(t, taskId, "checkpoint_misplaced");
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.reasons[0]!.message).toMatch(/Checkpoint v2 is signed, but not for this place/);
+    // The copied row does not verify where it is, in the task view either.
+    expect((await getTask(t.apiKey, taskId)).body.signature_valid).toBe(false);
+  });
+
+  it("checkpoint signatures cover the tenant: another tenant's signed checkpoint of the same task id stops the gate", async () => {
+    const a = await createTestTenant(handle.db, { roles: ["owner"] });
+    const b = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    await checkpoint(a, taskId, { phase: "tenant_a_phase" });
+    await checkpoint(b, taskId, { phase: "tenant_b_phase" });
+    expect((await askGate(b.apiKey, taskId)).body.verdict).toBe("resume");
+
+    await copyCheckpoint({ tenantId: a.tenantId, taskId, version: 1 }, { tenantId: b.tenantId, taskId, version: 1 });
+    await expectStopped(b, taskId, "checkpoint_misplaced");
+    expect((await askGate(b.apiKey, taskId)).body.next_phase).toBe("start");
+  });
+
+  it("checkpoint signatures cover the attempt: a record signed for attempt 1 copied over attempt 2's stops the gate", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId, { phase: "reading", attempt: 1 });
+    await checkpoint(t, taskId, { phase: "reading", attempt: 2 });
+    // The writer keeps the row's attempt column and version, and takes attempt 1's signed record and binding.
+    await handle.db.execute(sql`
+      update task_checkpoints c set record = f.record, digest = f.digest, signature = f.signature,
+        binding_signature = f.binding_signature
+      from task_checkpoints f
+      where f.tenant_id = ${t.tenantId} and f.task_id = ${taskId} and f.version = 1
+        and c.tenant_id = ${t.tenantId} and c.task_id = ${taskId} and c.version = 2`);
+    await expectStopped(t, taskId, "checkpoint_misplaced", 2);
+  });
+
+  it("a format-1 signature (written before bindings) still verifies, but not above a format-2 row of its task", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const legacy = newTaskId();
+    await checkpoint(t, legacy, { phase: "reading" });
+    // A row as the server wrote it before signature format 2: the record's signature only.
+    await handle.db.execute(sql`
+      update task_checkpoints set signature_format = 1, binding_signature = null
+      where tenant_id = ${t.tenantId} and task_id = ${legacy}`);
+    const ok = await askGate(t.apiKey, legacy);
+    expect(ok.body, ok.text).toMatchObject({ verdict: "resume", next_phase: "reading" });
+    expect((await getTask(t.apiKey, legacy)).body.signature_valid).toBe(true);
+
+    // Downgrading the newest row to format 1 with an older signed record does not slip past the binding.
+    const taskId = newTaskId();
+    await checkpoint(t, taskId, { phase: "reading" });
+    await checkpoint(t, taskId, { phase: "writing" });
+    await copyCheckpoint({ ...t, taskId, version: 1 }, { ...t, taskId, version: 2 });
+    await handle.db.execute(sql`
+      update task_checkpoints set signature_format = 1, binding_signature = null
+      where tenant_id = ${t.tenantId} and task_id = ${taskId} and version = 2`);
+    await expectStopped(t, taskId, "checkpoint_misplaced");
+  });
+
+  it("deleting the newest checkpoint rows stops the gate: the latest row is not the version the server wrote last", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId();
+    await checkpoint(t, taskId, { phase: "reading" });
+    await checkpoint(t, taskId, { phase: "writing" });
+    await handle.db.execute(
+      sql`delete from task_checkpoints where tenant_id = ${t.tenantId} and task_id = ${taskId} and version = 2`,
+    );
+    await expectStopped(t, taskId, "checkpoint_misplaced");
+  });
+
   it("audit verification compares the chain's end with its recorded head: deleting the newest entries is reported at once", async () => {
     const t = await createTestTenant(handle.db, { roles: ["owner"] });
     const taskId = newTaskId();

@@ -11,6 +11,7 @@ import { BLOCKING_CODES, GATE_REASONS, REPLAY_CODES } from "@/lib/domain/gate/re
 /** The reporting order, written out: a verdict lists its reasons in this order (then by target). */
 const BLOCKING_ORDER: readonly GateReasonCode[] = [
   "record_signature_invalid",
+  "checkpoint_misplaced",
   "principal_revoked",
   "policy_changed",
   "approval_missing",
@@ -132,6 +133,17 @@ describe("evaluateGate", () => {
     expect(v.permitted_side_effects).toEqual([]);
     expect(v.reasons[0]!.message.length).toBeGreaterThan(20);
     expect(v.reasons[0]!.target).toMatch(/^\//);
+  });
+
+  it("stops with checkpoint_misplaced, not record_signature_invalid, for a signed record out of its place", () => {
+    const f = cleanFacts();
+    BREAKERS.record_signature_invalid!(f);
+    f.checkpoint = { ...f.checkpoint!, misplaced: true };
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("stop");
+    expect(v.reasons.map((r) => r.code)).toEqual(["checkpoint_misplaced"]);
+    expect(v.reasons[0]!.message).toContain("the latest checkpoint that verifies in its place is v2");
+    expect(v.next_phase).toBe("writing_report");
   });
 
   it("reports the catalogue's codes in the documented order, blocking codes before replay codes", () => {

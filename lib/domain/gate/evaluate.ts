@@ -91,6 +91,11 @@ export type GateCheckpoint = {
   version: number;
   phase: string;
   signature_valid: boolean;
+  /**
+   * The record's signature verifies, but not in this place: its binding names another tenant, task, version or
+   * attempt, or it is not the newest version the server wrote (decision 0035). `signature_valid` is then false.
+   */
+  misplaced?: boolean;
   created_at: string;
   tool_definitions: Record<string, string> | null;
 };
@@ -108,7 +113,13 @@ export function evaluateGate(f: GateFacts): GateVerdict {
 
   const verified =
     f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;
-  if (f.checkpoint && !f.checkpoint.signature_valid) {
+  if (f.checkpoint && !f.checkpoint.signature_valid && f.checkpoint.misplaced) {
+    found.push({
+      code: "checkpoint_misplaced",
+      message: `Checkpoint v${f.checkpoint.version} is signed, but not for this place: its signature binds it to another tenant, task, version or attempt, or it is not the newest version the server wrote. A signed record was copied over this one or newer ones were removed. Do not resume from it; ${verified ? `the latest checkpoint that verifies in its place is v${verified.version}. ` : "no checkpoint of this task verifies in its place. "}Write a new checkpoint from verified facts.`,
+      target: `${taskLink}?tab=checkpoints`,
+    });
+  } else if (f.checkpoint && !f.checkpoint.signature_valid) {
     found.push({
       code: "record_signature_invalid",
       message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; ${verified ? `the latest checkpoint that verifies is v${verified.version}. ` : "no checkpoint of this task verifies. "}Write a new checkpoint from verified facts.`,

@@ -224,6 +224,11 @@ export const sideEffects = pgTable(
     leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
     /** Status to return to when a reconcile finds the write was not applied (`approved` or `not_started`). */
     retryStatus: sideEffectStatusEnum("retry_status"),
+    /**
+     * The server's seal over the facts the gate relies on (tenant, task, name, key, status, receipt;
+     * lib/domain/side-effects/lifecycle/seal.ts, decision 0035); `legacy` on rows written before seals.
+     */
+    seal: text("seal"),
     receipt: jsonb("receipt").$type<SideEffectReceipt>(),
     lastReconcile: jsonb("last_reconcile").$type<SideEffectReconcile>(),
     /** The last `not_applied` receipt that settled an in-flight write (null when none did). */

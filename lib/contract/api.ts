@@ -307,6 +307,7 @@ export type DuplicatePayloadDetails = {
 export type GateReasonCode =
   | "record_signature_invalid"
   | "checkpoint_misplaced"
+  | "evidence_mismatch"
   | "principal_revoked"
   | "policy_changed"
   | "approval_missing"

@@ -2,11 +2,22 @@
  * Rows that nothing signs (docs/decisions/0035-rows-a-database-writer-changes.md), on real PostgreSQL through the built
  * server. Each case writes to the database as its owner, as someone with write access but without the server's signing
  * key would, and checks that the server notices: a signed checkpoint copied to another version or tenant stops the gate
- * with `checkpoint_misplaced`; a cut-off audit log is reported at once.
+ * with `checkpoint_misplaced`; a side-effect row whose state is not what the server sealed stops the gate with
+ * `evidence_mismatch` and replays no receipt; a cut-off audit log is reported at once.
  */
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { askGate, checkpoint, getTask, intentBody, newKey, postIntent } from "./support/custody-calls";
+import {
+  askGate,
+  checkpoint,
+  getTask,
+  intentBody,
+  newKey,
+  postIntent,
+  postReconcile,
+  RECEIPT_AT,
+} from "./support/custody-calls";
+import { unknownEffect } from "./support/seeding";
 import { signInAs } from "./support/people";
 import { api, createTestTenant, newTaskId, testDbForFile } from "./helpers";
 
@@ -121,6 +132,79 @@ describe("rows a database writer changes", () => {
       sql`delete from task_checkpoints where tenant_id = ${t.tenantId} and task_id = ${taskId} and version = 2`,
     );
     await expectStopped(t, taskId, "checkpoint_misplaced");
+  });
+
+  it("a side effect flipped from unknown to completed with a forged receipt stops the gate; the intent replays nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const { taskId, key, name } = await unknownEffect(handle.db, t);
+    expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+
+    const forged = { external_operation_id: "op-forged", result_digest: null, completed_at: RECEIPT_AT };
+    await handle.db.execute(sql`
+      update side_effects set status = 'completed', receipt = ${JSON.stringify(forged)}::jsonb, lease_expires_at = null
+      where tenant_id = ${t.tenantId} and task_id = ${taskId} and name = ${name}`);
+
+    // The audit chain still verifies: it never held the row's state. The seal did.
+    const owner = await signInAs(t, "owner");
+    expect((await api(owner).get<Verify>("/api/v1/audit/verify")).body.valid).toBe(true);
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.verdict).toBe("stop");
+    expect(gate.body.reasons.map((r) => r.code)).toEqual(["evidence_mismatch"]);
+    expect(gate.body.reasons[0]!.target).toContain(`effect=${name}`);
+    const replay = await postIntent(t.apiKey, taskId, name, intentBody(key));
+    expect(replay.status, replay.text).toBe(409);
+    expect(replay.text).not.toContain("op-forged");
+    expect((replay.body as unknown as { error: { code: string } }).error.code).toBe("gate_stop");
+  });
+
+  it("the same move made by the server (a responder's reconcile) is sealed: the gate resumes and the intent replays it", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["responder"] });
+    const { taskId, key, name } = await unknownEffect(handle.db, t);
+    const responder = await signInAs(t, "responder");
+    const settled = await postReconcile(responder, taskId, name, {
+      outcome: "completed",
+      external_operation_id: "op-found-1",
+      evidence: "Records system shows the update under this key.",
+    });
+    expect(settled.status, settled.text).toBe(200);
+    expect((await askGate(t.apiKey, taskId)).body.verdict).toBe("resume");
+    const replay = await postIntent(t.apiKey, taskId, name, intentBody(key));
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body).toMatchObject({ decision: "replay", receipt: { external_operation_id: "op-found-1" } });
+
+    // Changing the sealed receipt afterwards is noticed too.
+    await handle.db.execute(sql`
+      update side_effects set receipt = jsonb_set(receipt, '{external_operation_id}', '"op-other"')
+      where tenant_id = ${t.tenantId} and task_id = ${taskId} and name = ${name}`);
+    expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toEqual(["evidence_mismatch"]);
+    expect((await postIntent(t.apiKey, taskId, name, intentBody(key))).status).toBe(409);
+  });
+
+  it("an unknown effect flipped to not_started, or an effect awaiting approval flipped to approved, stops the gate", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const a = await unknownEffect(handle.db, t);
+    await handle.db.execute(sql`
+      update side_effects set status = 'not_started'
+      where tenant_id = ${t.tenantId} and task_id = ${a.taskId} and name = ${a.name}`);
+    const gate = await askGate(t.apiKey, a.taskId);
+    expect(gate.body).toMatchObject({ verdict: "stop", permitted_side_effects: [] });
+    expect(gate.body.reasons.map((r) => r.code)).toEqual(["evidence_mismatch"]);
+    expect((await postIntent(t.apiKey, a.taskId, a.name, intentBody(a.key))).status).toBe(409);
+
+    const taskId = newTaskId();
+    const key = newKey();
+    await checkpoint(t, taskId, {
+      side_effects: { publish: { idempotency_key: key, status: "awaiting_approval", payload_digest: "e".repeat(64) } },
+    });
+    await handle.db.execute(sql`
+      update side_effects set status = 'approved' where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    await handle.db.execute(sql`
+      update approval_requests set decision = 'approve', decided_by = 'forged', decided_at = now(),
+        expires_at = now() + interval '1 day', action = 'records.update'
+      where tenant_id = ${t.tenantId} and task_id = ${taskId}`);
+    expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toContain("evidence_mismatch");
+    const go = await postIntent(t.apiKey, taskId, "publish", intentBody(key));
+    expect(go.status, go.text).toBe(409);
   });
 
   it("audit verification compares the chain's end with its recorded head: deleting the newest entries is reported at once", async () => {

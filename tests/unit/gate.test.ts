@@ -1,5 +1,5 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^8 subsets of the
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^9 subsets of the
  * codes it derives from its own facts), the fixed order of reasons, approval and policy reasons passed in, and the
  * replay conditions.
  */
@@ -12,6 +12,7 @@ import { BLOCKING_CODES, GATE_REASONS, REPLAY_CODES } from "@/lib/domain/gate/re
 const BLOCKING_ORDER: readonly GateReasonCode[] = [
   "record_signature_invalid",
   "checkpoint_misplaced",
+  "evidence_mismatch",
   "principal_revoked",
   "policy_changed",
   "approval_missing",
@@ -67,6 +68,10 @@ const BREAKERS: Partial<Record<GateReasonCode, (f: GateFacts) => void>> = {
     // The latest record was altered; an earlier one still verifies (the gate resumes from that one).
     f.verified_checkpoint = { ...f.checkpoint!, version: f.checkpoint!.version - 1 };
     f.checkpoint = { ...f.checkpoint!, signature_valid: false, phase: "done" };
+  },
+  evidence_mismatch: (f) => {
+    // The completed effect's row was changed outside the server.
+    f.unsealed_effects = ["update_record"];
   },
   principal_revoked: (f) => {
     f.principal_revocation = {
@@ -164,7 +169,7 @@ describe("evaluateGate", () => {
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
     }
-    expect(combos).toBe(256);
+    expect(combos).toBe(512);
   });
 
   it("reports several reasons of one code, ordered by target", () => {

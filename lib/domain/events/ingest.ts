@@ -42,6 +42,7 @@ import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
 import { withAuditSealed } from "../audit/append";
 import type { SigningContext } from "../context";
+import { sealMovedEffects } from "../side-effects/lifecycle/seal";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -402,6 +403,13 @@ export async function storeEvents(
       if (transitions.length) {
         const notes = await applyEventTransitions(tx, sender, transitions, key);
         for (const [id, note] of notes) if (note.name) outcome.get(id)!.effect = note;
+        // The effects these events moved carry the server's seal, committed with them (decision 0035).
+        await sealMovedEffects(
+          tx,
+          key,
+          tenantId,
+          transitions.map((e) => e.task_id),
+        );
       }
       return outcome;
     }),

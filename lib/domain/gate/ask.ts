@@ -26,6 +26,7 @@ import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 import { LEASE_AUDIT_UPTO, LEASE_EXPIRED_REASON, leaseExpiryCtes } from "../side-effects/lifecycle/lease";
 import type { SigningContext } from "../context";
 import { sameWritesSql, type DuplicateFacts, type DuplicateProbe } from "../side-effects/duplicates";
+import { LEGACY_SEAL, sealHolds, type SealedEffect } from "../side-effects/lifecycle/seal";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -119,6 +120,8 @@ type GateFactsRow = {
   asked_verdict: GateVerdict["verdict"] | null;
   /** With `duplicateProbe`: the task's identical writes (lib/domain/side-effects/duplicates.ts). */
   duplicates: DuplicateFacts | string | null;
+  /** `[name, row version]` of every effect whose state needs the server's seal (decision 0035). */
+  sealed: Array<[string, string]> | string;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -280,7 +283,10 @@ export async function readGateFacts(
                                              where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
           } as approval_hint,
           ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict,
-          ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates
+          ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates,
+          (select coalesce(json_agg(json_build_array(s.name, s.xmin::text)), '[]'::json) from side_effects s
+             where s.tenant_id = t.tenant_id and s.task_id = t.task_id
+               and s.status not in ('unknown', 'awaiting_approval') and s.seal is distinct from ${LEGACY_SEAL}) as sealed
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   notePendingAudit(row?.audit_upto);
@@ -413,6 +419,7 @@ export async function readGateFacts(
   const facts: GateFacts = {
     now,
     task,
+    unsealed_effects: await unsealedEffects(db, tenantId, taskId, key, parsed(row.sealed)),
     checkpoint: latest,
     verified_checkpoint: verified,
     asking_attempt: opts.askingAttempt ?? null,
@@ -442,6 +449,53 @@ export async function readGateFacts(
     askCounted: row.asked_verdict === null ? null : { previousVerdict: row.asked_verdict },
     duplicates: row.duplicates,
   };
+}
+
+/**
+ * Checked seals of stored side-effect rows, by key id, tenant, task, effect name and the row's `xmin`: a row version
+ * seals the same way every time it is read, and any change to the row writes a new version, read and checked afresh.
+ * So an ask checks only the rows changed since this process last checked them (decision 0035). Bounded; oldest out
+ * first.
+ */
+const checkedSeals = new Map<string, boolean>();
+const CHECKED_SEALS_MAX = 50_000;
+
+/**
+ * The names of the task's effects whose stored state is not what the server sealed (decision 0035), sorted. Reads the
+ * rows not checked before (one statement, only when there are any).
+ */
+async function unsealedEffects(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  key: SigningKey,
+  sealed: Array<[string, string]>,
+): Promise<string[]> {
+  const id = (name: string, rowVersion: string) => [key.kid, tenantId, taskId, name, rowVersion].join("\u0000");
+  const bad: string[] = [];
+  const unchecked: string[] = [];
+  for (const [name, rowVersion] of sealed) {
+    const known = checkedSeals.get(id(name, rowVersion));
+    if (known === undefined) unchecked.push(name);
+    else if (!known) bad.push(name);
+  }
+  if (unchecked.length) {
+    const rows = await queryRows<SealedEffect & { seal: string | null; row_version: string }>(
+      db,
+      sql`select task_id, name, idempotency_key, status, receipt, seal, xmin::text as row_version from side_effects
+          where tenant_id = ${tenantId} and task_id = ${taskId} and name in (${sql.join(
+            unchecked.map((n) => sql`${n}`),
+            sql`, `,
+          )})`,
+    );
+    for (const r of rows) {
+      const ok = sealHolds(key, tenantId, r);
+      if (checkedSeals.size >= CHECKED_SEALS_MAX) checkedSeals.delete(checkedSeals.keys().next().value!);
+      checkedSeals.set(id(r.name, r.row_version), ok);
+      if (!ok) bad.push(r.name);
+    }
+  }
+  return [...new Set(bad)].sort();
 }
 
 /**

@@ -45,6 +45,11 @@ export type GateFacts = {
     /** The attempt whose intent put it in flight (null when unknown). */
     intent_attempt?: number | null;
   }>;
+  /**
+   * Effects whose stored state (status, receipt) is not what the server sealed when it moved them (decision 0035):
+   * changed outside the server. Absent in pure tests without seals.
+   */
+  unsealed_effects?: string[];
   /** Digests of `snapshot.saved` events of this task. */
   snapshots_saved: string[];
   /** `snapshot.restored` events that count for the current attempt. */
@@ -124,6 +129,14 @@ export function evaluateGate(f: GateFacts): GateVerdict {
       code: "record_signature_invalid",
       message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; ${verified ? `the latest checkpoint that verifies is v${verified.version}. ` : "no checkpoint of this task verifies. "}Write a new checkpoint from verified facts.`,
       target: `${taskLink}?tab=checkpoints`,
+    });
+  }
+
+  for (const name of f.unsealed_effects ?? []) {
+    found.push({
+      code: "evidence_mismatch",
+      message: `${name}: its stored state is not what the server sealed when it last moved it (status or receipt changed outside the server, e.g. directly in the database). Do not trust its status or receipt: find what really happened with the tool's owner, and ask an administrator to restore the row from the audit log before resuming.`,
+      target: `${taskLink}?tab=side-effects&effect=${enc(name)}`,
     });
   }
 

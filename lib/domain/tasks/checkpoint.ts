@@ -16,6 +16,7 @@ import { DomainError } from "../errors";
 import { endAttempts } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { declaredEffectsInsert } from "../side-effects/lifecycle/statements";
+import { sealMovedEffects } from "../side-effects/lifecycle/seal";
 import type { ToOf } from "../side-effects/lifecycle/transitions";
 import { withRetry } from "../tx";
 import { approvalContext } from "../approvals/read";
@@ -174,6 +175,8 @@ export async function checkpointTask(
             on conflict do nothing`);
         }
 
+        // The effects this checkpoint declared or ended carry the server's seal, committed with them (decision 0035).
+        await sealMovedEffects(tx, key, tenantId, [taskId]);
         await appendAuditPending(tx, actor, {
           action: "task.checkpointed",
           target: `task:${taskId}`,

@@ -19,7 +19,7 @@ import {
 } from "./support/custody-calls";
 import { unknownEffect } from "./support/seeding";
 import { signInAs } from "./support/people";
-import { api, createTestTenant, newTaskId, testDbForFile } from "./helpers";
+import { api, createTestTenant, makeEvent, newTaskId, postEvents, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();
 
@@ -205,6 +205,31 @@ describe("rows a database writer changes", () => {
     expect((await askGate(t.apiKey, taskId)).body.reasons.map((r) => r.code)).toContain("evidence_mismatch");
     const go = await postIntent(t.apiKey, taskId, "publish", intentBody(key));
     expect(go.status, go.text).toBe(409);
+  });
+
+  it("one batch of events that moves several effects of a task is not stopped by its own moves before they are sealed", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId();
+    const keyA = newKey();
+    const keyB = newKey();
+    await checkpoint(t, taskId, { side_effects: { write_a: { idempotency_key: keyA, status: "not_started" } } });
+    const base = Date.now() - 60_000;
+    const ev = (id: string, type: string, attrs: Record<string, unknown>, ms: number) =>
+      makeEvent(taskId, { id, plane: "tools", type, occurred_at: new Date(base + ms).toISOString(), attrs });
+    const res = await postEvents(t.apiKey, [
+      ev(`${taskId}:ia`, "side_effect.intent", { name: "write_a", idempotency_key: keyA }, 1),
+      ev(
+        `${taskId}:ra`,
+        "side_effect.receipt",
+        { name: "write_a", idempotency_key: keyA, external_operation_id: "op-a" },
+        2,
+      ),
+      ev(`${taskId}:ib`, "side_effect.intent", { name: "write_b", idempotency_key: keyB }, 3),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.results.map((r) => r.effect?.applied)).toEqual([true, true, true]);
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.reasons.map((r) => r.code)).not.toContain("evidence_mismatch");
   });
 
   it("audit verification compares the chain's end with its recorded head: deleting the newest entries is reported at once", async () => {

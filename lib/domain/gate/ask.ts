@@ -120,7 +120,11 @@ type GateFactsRow = {
   asked_verdict: GateVerdict["verdict"] | null;
   /** With `duplicateProbe`: the task's identical writes (lib/domain/side-effects/duplicates.ts). */
   duplicates: DuplicateFacts | string | null;
-  /** `[name, row version]` of every effect whose state needs the server's seal (decision 0035). */
+  /**
+   * `[name, row version]` of every effect whose state needs the server's seal (decision 0035), except rows this
+   * transaction wrote itself: the server's own moves, sealed before it commits (an event batch asks the gate between
+   * the moves it makes).
+   */
   sealed: Array<[string, string]> | string;
 };
 
@@ -286,7 +290,8 @@ export async function readGateFacts(
           ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates,
           (select coalesce(json_agg(json_build_array(s.name, s.xmin::text)), '[]'::json) from side_effects s
              where s.tenant_id = t.tenant_id and s.task_id = t.task_id
-               and s.status not in ('unknown', 'awaiting_approval') and s.seal is distinct from ${LEGACY_SEAL}) as sealed
+               and s.status not in ('unknown', 'awaiting_approval') and s.seal is distinct from ${LEGACY_SEAL}
+               and not coalesce(s.xmin = xid(pg_current_xact_id_if_assigned()), false)) as sealed
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   notePendingAudit(row?.audit_upto);

@@ -27,6 +27,7 @@ const SIDE_EFFECT_FIELDS = [
   "origin",
   "call_id",
   "updated_at",
+  "seal",
 ] as const;
 
 /** A side effect as the statements that list {@link SIDE_EFFECT_COLUMNS} read it (times as ISO 8601 UTC text). */

@@ -119,7 +119,17 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
 }
 
 /** The columns of a {@link CheckpointRow}. */
-const CHECKPOINT_FIELDS = ["version", "record", "digest", "signature", "key_id", "attempt", "created_at"] as const;
+const CHECKPOINT_FIELDS = [
+  "version",
+  "record",
+  "digest",
+  "signature",
+  "key_id",
+  "attempt",
+  "signature_format",
+  "binding_signature",
+  "created_at",
+] as const;
 
 /** A stored checkpoint (`created_at` as ISO 8601 UTC text). */
 export type CheckpointRow = SelectedRow<typeof taskCheckpoints, typeof CHECKPOINT_FIELDS>;

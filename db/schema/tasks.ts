@@ -13,6 +13,7 @@ import {
   jsonb,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -74,6 +75,13 @@ export const taskCheckpoints = pgTable(
     keyId: text("key_id").notNull(),
     /** The sandbox attempt that wrote this checkpoint (`attempt` in the record); null for records from before fencing. */
     attempt: integer("attempt"),
+    /**
+     * 1: only the record is signed (rows written before decision 0035). 2: `binding_signature` also binds the record's
+     * digest to its tenant, task, version and attempt.
+     */
+    signatureFormat: smallint("signature_format").notNull().default(1),
+    /** Ed25519 signature (base64url) over the RFC 8785 JSON of the checkpoint's binding (format 2; decision 0035). */
+    bindingSignature: text("binding_signature"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -216,6 +224,11 @@ export const sideEffects = pgTable(
     leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
     /** Status to return to when a reconcile finds the write was not applied (`approved` or `not_started`). */
     retryStatus: sideEffectStatusEnum("retry_status"),
+    /**
+     * The server's seal over the facts the gate relies on (tenant, task, name, key, status, receipt;
+     * lib/domain/side-effects/lifecycle/seal.ts, decision 0035); `legacy` on rows written before seals.
+     */
+    seal: text("seal"),
     receipt: jsonb("receipt").$type<SideEffectReceipt>(),
     lastReconcile: jsonb("last_reconcile").$type<SideEffectReconcile>(),
     /** The last `not_applied` receipt that settled an in-flight write (null when none did). */

@@ -308,6 +308,8 @@ export type DuplicatePayloadDetails = {
  */
 export type GateReasonCode =
   | "record_signature_invalid"
+  | "checkpoint_misplaced"
+  | "evidence_mismatch"
   | "principal_revoked"
   | "policy_changed"
   | "approval_missing"

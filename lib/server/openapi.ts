@@ -829,9 +829,10 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/audit/verify": {
         get: {
-          summary: "Recompute the tenant's audit hash chain: `{valid: true}` or `{valid: false, first_bad_entry}`",
+          summary:
+            "Recompute the tenant's audit hash chain and compare its end with the recorded head: `{valid: true}` or `{valid: false, first_bad_entry, truncated?}`",
           security: session,
-          responses: { ...ok("`{valid, checked, first_bad_entry?}`"), ...errors(401, 403) },
+          responses: { ...ok("`{valid, checked, first_bad_entry?, truncated?}`"), ...errors(401, 403) },
         },
       },
       "/api/v1/settings/approvals": {

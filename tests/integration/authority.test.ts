@@ -38,7 +38,7 @@ import {
 import { localServer } from "./support/local-servers";
 import { signInAs } from "./support/people";
 import { expectError } from "./support/responses";
-import { unknownEffect as makeUnknownEffect } from "./support/seeding";
+import { sealAsServer, unknownEffect as makeUnknownEffect } from "./support/seeding";
 import { auditRows, custodySnapshot, effectRow } from "./support/stored-rows";
 import { sleep } from "./support/waiting";
 import {
@@ -214,6 +214,8 @@ describe("side-effect events", () => {
     await handle.db.execute(
       sql`update side_effects set status = 'failed' where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
     );
+    // It stands in for the server's move, so it carries the server's seal (decision 0035).
+    await sealAsServer(handle.db, t.tenantId, taskId, EFFECT);
     const res = await postEvents(t.apiKey, [intent(hex("b"), 2)]);
     expect(res.body.results[0]).toMatchObject({
       status: "stored",

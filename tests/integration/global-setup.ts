@@ -5,7 +5,7 @@
  * 2. generates a signing key and session secret for this run;
  * 3. starts the BUILT app (`next start`, build dir from NEXT_DIST_DIR or `.next`) on a free port
  *    (INTEGRATION_PORT when set) and waits for `/api/health`;
- * 4. provides `baseUrl` and `databaseUrl` to the tests (`inject`), and stops the server on teardown.
+ * 4. provides `baseUrl`, `databaseUrl` and `signingKeyPem` to the tests (`inject`), and stops the server on teardown.
  * The server's output goes to test-results/integration-server.log and is printed when it never becomes healthy.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -29,6 +29,8 @@ declare module "vitest" {
     baseUrl: string;
     /** PostgreSQL URL of the database the server uses. */
     databaseUrl: string;
+    /** The server's signing key (PKCS#8 PEM), for tests that call a sealing verb in-process (decision 0035). */
+    signingKeyPem: string;
   }
 }
 
@@ -77,6 +79,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   project.provide("baseUrl", baseUrl);
   project.provide("databaseUrl", databaseUrl);
+  project.provide("signingKeyPem", signingKeyPem);
   console.log(`[integration] server ${baseUrl} on ${redactUrl(databaseUrl)} (log: ${path.relative(root, logFile)})`);
 
   return async () => {

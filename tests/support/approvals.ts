@@ -3,12 +3,14 @@
  * tenant's approver, then made stale by the owner activating another policy version — the demo's story in calls to the
  * same domain verbs the API uses.
  */
+import { inject } from "vitest";
 import type { Db } from "@/db";
 import type { ApiKeyActor, UserActor } from "@/lib/domain/authz";
 import { decideApproval } from "@/lib/domain/approvals/decide";
 import { approvalContext } from "@/lib/domain/approvals/read";
 import { requestApproval } from "@/lib/domain/approvals/requests";
 import { canonicalDigest } from "@/lib/domain/crypto/canonical";
+import { signingKeyFromString } from "@/lib/domain/crypto/signing";
 import { activatePolicyVersion } from "@/lib/domain/policies/current";
 import { storePolicyVersion } from "@/lib/domain/policies/store";
 import type { Role } from "@/db/schema/enums";
@@ -67,7 +69,7 @@ export async function seedApproval(
   );
   if (opts.approve ?? true)
     await decideApproval(
-      { db, actor: userActor(t, "approver") },
+      { db, actor: userActor(t, "approver"), signingKey: signingKeyFromString(inject("signingKeyPem")) },
       { approvalId: id, body: { decision: "approve", reason: "Report checked" } },
     );
   if (opts.stale ?? true) await activateOpenPolicy(db, t, 2);

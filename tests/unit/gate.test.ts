@@ -1,5 +1,5 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^10 subsets of the
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^11 subsets of the
  * codes it derives from its own facts), the fixed order of reasons, approval and policy reasons passed in, and the
  * replay conditions.
  */
@@ -11,6 +11,8 @@ import { BLOCKING_CODES, GATE_REASONS, REPLAY_CODES } from "@/lib/domain/gate/re
 /** The reporting order, written out: a verdict lists its reasons in this order (then by target). */
 const BLOCKING_ORDER: readonly GateReasonCode[] = [
   "record_signature_invalid",
+  "checkpoint_misplaced",
+  "evidence_mismatch",
   "principal_revoked",
   "policy_changed",
   "approval_missing",
@@ -70,6 +72,10 @@ const BREAKERS: Partial<Record<GateReasonCode, (f: GateFacts) => void>> = {
     // The latest record was altered; an earlier one still verifies (the gate resumes from that one).
     f.verified_checkpoint = { ...f.checkpoint!, version: f.checkpoint!.version - 1 };
     f.checkpoint = { ...f.checkpoint!, signature_valid: false, phase: "done" };
+  },
+  evidence_mismatch: (f) => {
+    // The completed effect's row was changed outside the server.
+    f.unsealed_effects = ["update_record"];
   },
   principal_revoked: (f) => {
     f.principal_revocation = {
@@ -146,6 +152,17 @@ describe("evaluateGate", () => {
     expect(v.reasons[0]!.target).toMatch(/^\//);
   });
 
+  it("stops with checkpoint_misplaced, not record_signature_invalid, for a signed record out of its place", () => {
+    const f = cleanFacts();
+    BREAKERS.record_signature_invalid!(f);
+    f.checkpoint = { ...f.checkpoint!, misplaced: true };
+    const v = evaluateGate(f);
+    expect(v.verdict).toBe("stop");
+    expect(v.reasons.map((r) => r.code)).toEqual(["checkpoint_misplaced"]);
+    expect(v.reasons[0]!.message).toContain("the latest checkpoint that verifies in its place is v2");
+    expect(v.next_phase).toBe("writing_report");
+  });
+
   it("reports the catalogue's codes in the documented order, blocking codes before replay codes", () => {
     expect(BLOCKING_CODES).toEqual(BLOCKING_ORDER);
     expect(REPLAY_CODES).toEqual(REPLAY_ORDER);
@@ -164,7 +181,7 @@ describe("evaluateGate", () => {
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
     }
-    expect(combos).toBe(1024);
+    expect(combos).toBe(2048);
   });
 
   it("reports several reasons of one code, ordered by target", () => {

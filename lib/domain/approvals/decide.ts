@@ -31,7 +31,9 @@ import { actionRule, approvalSettingsOf } from "./policy";
 import { approvalEvent } from "./requests";
 import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { approvalView, boundOf, findApprovalRow, loadCurrentFacts, type ApprovalRow, type ApprovalView } from "./read";
-import type { VerbContext } from "../context";
+import type { SigningContext } from "../context";
+import type { SigningKey } from "../crypto/signing";
+import { sealMovedEffects } from "../side-effects/lifecycle/seal";
 
 export const decisionBodySchema = z
   .strictObject({
@@ -87,7 +89,7 @@ export function separationOfDuties(
  *   already_decided (409, details {decision, decided_by}), conflict (409: already used, or the payload is not known yet).
  */
 export async function decideApproval(
-  { db, actor }: VerbContext,
+  { db, actor, signingKey }: SigningContext,
   { approvalId: id, body }: { approvalId: string; body: unknown },
 ): Promise<ApprovalView> {
   authorize(actor, "approvals.decide");
@@ -140,7 +142,7 @@ export async function decideApproval(
           const now = await findApprovalRow(tx, tenantId, id);
           throw alreadyDecided(now ?? row);
         }
-        return finish(tx, actor, id, row, input, { reapproved: false });
+        return finish(tx, actor, signingKey, id, row, input, { reapproved: false });
       }
 
       // Stale: re-bind to the current values under a new request, and decide that one.
@@ -173,7 +175,7 @@ export async function decideApproval(
                ${input.decision}, ${input.reason ?? null}, ${actor.userId}, ${actor.email}, now(), ${sod.self},
                case when ${input.decision} = 'approve' then now() + make_interval(secs => ${ttl}) else null end, id
         from approval_requests where tenant_id = ${tenantId} and id = ${id}::uuid`);
-      return finish(tx, actor, newId, row, input, {
+      return finish(tx, actor, signingKey, newId, row, input, {
         reapproved: true,
         stale_reasons,
         changes: approvalChanges(boundOf(row), facts),
@@ -193,6 +195,7 @@ function payloadUnknown(): DomainError {
 async function finish(
   tx: Db,
   actor: UserActor,
+  signingKey: SigningKey,
   storedId: string,
   old: ApprovalRow,
   input: DecisionInput,
@@ -233,6 +236,8 @@ async function finish(
         ? `Approved by ${actor.email}.`
         : `Rejected by ${actor.email}: ${input.reason ?? ""}`,
   });
+  // The effect's new state carries the server's seal, committed with the decision (decision 0035).
+  await sealMovedEffects(tx, signingKey, tenantId, [stored.task_id], [stored.side_effect]);
   const facts = (await loadCurrentFacts(tx, tenantId, [stored]))(stored);
   return approvalView(stored, facts);
 }

@@ -79,15 +79,29 @@ export type ChainCheck = {
   message: string;
   /** The first entry that does not verify (as stored), when the chain is broken. */
   first_bad_entry?: AuditEntryView & { prev_hash: string; expected_prev_hash: string };
+  /**
+   * When the chain's last entry is not the head the server recorded (`audit_heads`, decision 0020): entries after
+   * `last_seq` up to `recorded_seq` were deleted, or the last one replaced (decision 0035).
+   */
+  truncated?: { recorded_seq: number; recorded_hash: string; last_seq: number; last_hash: string };
 };
 
 /**
- * Recomputes every entry's hash from its content and its predecessor's hash.
- * @returns ok with the count checked, or the first sequence number whose hash or link does not match.
+ * Recomputes every entry's hash from its content and its predecessor's hash, then compares the chain's end with the
+ * head the server recorded when it wrote the last entry (decision 0035): deleting the newest entries is reported at
+ * once, not when the next entry is written.
+ * @returns ok with the count checked, or the first sequence number whose hash or link does not match (for a cut-off
+ *   chain: the first missing one, with `truncated`).
  */
 export async function verifyAuditChain({ db, actor }: VerbContext): Promise<ChainCheck> {
   authorize(actor, "audit.read");
   await sealAudit(db, actor.tenantId);
+  // The head first: entries written while the chain is read (after the head) are left for the next check.
+  const [head] = await queryRows<{ seq: string | number; hash: string }>(
+    db,
+    sql`select seq, hash from audit_heads where tenant_id = ${actor.tenantId}`,
+  );
+  const upTo = head ? sql`and seq <= ${Number(head.seq)}` : sql``;
   let prev = GENESIS_HASH;
   let checked = 0;
   let after = 0;
@@ -95,7 +109,7 @@ export async function verifyAuditChain({ db, actor }: VerbContext): Promise<Chai
     const rows = await queryRows<Row>(
       db,
       sql`select seq, at, actor_kind, actor_id, actor_label, action, target, details, prev_hash, hash from audit_log
-          where tenant_id = ${actor.tenantId} and seq > ${after} order by seq limit 1000`,
+          where tenant_id = ${actor.tenantId} and seq > ${after} ${upTo} order by seq limit 1000`,
     );
     if (!rows.length) break;
     for (const r of rows) {
@@ -135,6 +149,20 @@ export async function verifyAuditChain({ db, actor }: VerbContext): Promise<Chai
       checked++;
       after = seq;
     }
+  }
+  const recordedSeq = head ? Number(head.seq) : 0;
+  const recordedHash = head ? head.hash : GENESIS_HASH;
+  if (recordedSeq !== checked || recordedHash !== prev) {
+    const missing = recordedSeq > checked ? recordedSeq - checked : 0;
+    return {
+      ok: false,
+      checked,
+      broken_at: checked + 1,
+      message: missing
+        ? `The chain ends at entry #${checked}, but the server recorded entry #${recordedSeq} as its last: ${missing} ${missing === 1 ? "entry was" : "entries were"} deleted from the end of the log.`
+        : `The chain's last entry (#${checked}) is not the one the server recorded as its last (#${recordedSeq}): the end of the log was altered.`,
+      truncated: { recorded_seq: recordedSeq, recorded_hash: recordedHash, last_seq: checked, last_hash: prev },
+    };
   }
   return {
     ok: true,

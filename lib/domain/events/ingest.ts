@@ -44,6 +44,7 @@ import { ATTEMPT_STEP } from "../limits";
 import { attemptTooFarAhead } from "../side-effects/attempts";
 import { withAuditSealed } from "../audit/append";
 import type { SigningContext } from "../context";
+import { sealMovedEffects } from "../side-effects/lifecycle/seal";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -449,6 +450,13 @@ export async function storeEvents(
       if (transitions.length) {
         const notes = await applyEventTransitions(tx, sender, transitions, key);
         for (const [id, note] of notes) if (note.name) outcome.get(id)!.effect = note;
+        // The effects these events moved carry the server's seal, committed with them (decision 0035).
+        await sealMovedEffects(
+          tx,
+          key,
+          tenantId,
+          transitions.map((e) => e.task_id),
+        );
       }
       return outcome;
     }),

@@ -15,7 +15,8 @@ import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { ATTEMPT_MAX } from "../limits";
-import { checkpointVerifies, checkTaskId } from "../tasks/read";
+import { checkTaskId } from "../tasks/read";
+import { checkCheckpoint, type StoredCheckpoint } from "../tasks/signatures";
 import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { GATE_ROW_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "./compaction";
@@ -26,6 +27,7 @@ import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 import { LEASE_AUDIT_UPTO, LEASE_EXPIRED_REASON, leaseExpiryCtes } from "../side-effects/lifecycle/lease";
 import type { SigningContext } from "../context";
 import { sameWritesSql, type DuplicateFacts, type DuplicateProbe } from "../side-effects/duplicates";
+import { LEGACY_SEAL, sealHolds, type SealedEffect } from "../side-effects/lifecycle/seal";
 
 export const resumeBodySchema = z.strictObject({
   /** Tool name → sha256 of the definition the runtime would resume with. */
@@ -83,6 +85,13 @@ type GateCheckpointRow = {
    * version with another `xmin`, so (task, version, row version) names one stored content exactly (decision 0022).
    */
   row_version: string;
+  /**
+   * A format-1 row (only its record signed) above a format-2 one of the same task: the server stopped writing format 1
+   * before that version, so the row was put there (decision 0035).
+   */
+  downgraded: boolean;
+  /** The task row's `latest_version`: the version of the newest checkpoint the server wrote. */
+  task_version: number;
 };
 
 /** The facts statement's one row (json columns arrive parsed; PGlite or a driver without parsers gives text). */
@@ -118,6 +127,12 @@ type GateFactsRow = {
   asked_verdict: GateVerdict["verdict"] | null;
   /** With `duplicateProbe`: the task's identical writes (lib/domain/side-effects/duplicates.ts). */
   duplicates: DuplicateFacts | string | null;
+  /**
+   * `[name, row version]` of every effect whose state needs the server's seal (decision 0035), except rows this
+   * transaction wrote itself: the server's own moves, sealed before it commits (an event batch asks the gate between
+   * the moves it makes).
+   */
+  sealed: Array<[string, string]> | string;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -216,7 +231,10 @@ export async function readGateFacts(
                         where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
                           and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.seq >= f.seq) end,
                     'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
-                    'row_version', c.xmin::text)
+                    'row_version', c.xmin::text, 'task_version', t.latest_version,
+                    'downgraded', c.signature_format < 2 and exists (
+                      select 1 from task_checkpoints o where o.tenant_id = c.tenant_id and o.task_id = c.task_id
+                        and o.version < c.version and o.signature_format >= 2))
              from task_checkpoints c
              left join lateral (
                select jsonb_build_object('digest', s.attrs -> 'digest', 'snapshot_id', s.attrs -> 'snapshot_id') as snap, s.seq
@@ -288,7 +306,11 @@ export async function readGateFacts(
                                              where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
           } as approval_hint,
           ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict,
-          ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates
+          ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates,
+          (select coalesce(json_agg(json_build_array(s.name, s.xmin::text)), '[]'::json) from side_effects s
+             where s.tenant_id = t.tenant_id and s.task_id = t.task_id
+               and s.status not in ('unknown', 'awaiting_approval') and s.seal is distinct from ${LEGACY_SEAL}
+               and not coalesce(s.xmin = xid(pg_current_xact_id_if_assigned()), false)) as sealed
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
   notePendingAudit(row?.audit_upto);
@@ -416,11 +438,13 @@ export async function readGateFacts(
       )
     : { reasons: [], credential_policy: null };
 
-  const latest = cp
+  const check = cp ? await checkpointCheckCached(db, tenantId, taskId, cp, key) : null;
+  const latest: GateCheckpoint | null = cp
     ? {
         version: cp.version,
         phase: typeof cp.phase === "string" ? cp.phase : "start",
-        signature_valid: await checkpointVerifiesCached(db, tenantId, taskId, cp, key),
+        signature_valid: check === "valid",
+        ...(check === "misplaced" ? { misplaced: true } : {}),
         created_at: cp.created_at,
         tool_definitions: cp.tool_definitions ?? null,
         snapshot: namedSnapshot(cp.snapshot, cp.snapshots_since),
@@ -465,6 +489,7 @@ export async function readGateFacts(
   const facts: GateFacts = {
     now,
     task,
+    unsealed_effects: await unsealedEffects(db, tenantId, taskId, key, parsed(row.sealed)),
     checkpoint: latest,
     verified_checkpoint: verified,
     asking_attempt: opts.askingAttempt ?? null,
@@ -502,53 +527,101 @@ export async function readGateFacts(
 }
 
 /**
- * Verified signatures of stored checkpoint rows, by key id and the row's identity and version: tenant, task, checkpoint
- * version and the row's `xmin`. A stored row under the same key always verifies the same way; any change to the
- * stored row (its record, digest or signature) writes a new row version with another `xmin`, so a tampered record is
- * read and checked afresh. Naming the row version costs nothing to read, where hashing the record's text cost about
- * half a millisecond of the database per ask on a record declaring 500 effects (decision 0022). Bounded; oldest out
+ * Checked seals of stored side-effect rows, by key id, tenant, task, effect name and the row's `xmin`: a row version
+ * seals the same way every time it is read, and any change to the row writes a new version, read and checked afresh.
+ * So an ask checks only the rows changed since this process last checked them (decision 0035). Bounded; oldest out
  * first.
  */
-const verifiedRecords = new Map<string, boolean>();
-const VERIFIED_RECORDS_MAX = 2000;
+const checkedSeals = new Map<string, boolean>();
+const CHECKED_SEALS_MAX = 50_000;
 
-const verifiedRecordId = (kid: string, tenantId: string, taskId: string, version: number, rowVersion: string) =>
+/**
+ * The names of the task's effects whose stored state is not what the server sealed (decision 0035), sorted. Reads the
+ * rows not checked before (one statement, only when there are any).
+ */
+async function unsealedEffects(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  key: SigningKey,
+  sealed: Array<[string, string]>,
+): Promise<string[]> {
+  const id = (name: string, rowVersion: string) => [key.kid, tenantId, taskId, name, rowVersion].join("\u0000");
+  const bad: string[] = [];
+  const unchecked: string[] = [];
+  for (const [name, rowVersion] of sealed) {
+    const known = checkedSeals.get(id(name, rowVersion));
+    if (known === undefined) unchecked.push(name);
+    else if (!known) bad.push(name);
+  }
+  if (unchecked.length) {
+    const rows = await queryRows<SealedEffect & { seal: string | null; row_version: string }>(
+      db,
+      sql`select task_id, name, idempotency_key, status, receipt, seal, xmin::text as row_version from side_effects
+          where tenant_id = ${tenantId} and task_id = ${taskId} and name in (${sql.join(
+            unchecked.map((n) => sql`${n}`),
+            sql`, `,
+          )})`,
+    );
+    for (const r of rows) {
+      const ok = sealHolds(key, tenantId, r);
+      if (checkedSeals.size >= CHECKED_SEALS_MAX) checkedSeals.delete(checkedSeals.keys().next().value!);
+      checkedSeals.set(id(r.name, r.row_version), ok);
+      if (!ok) bad.push(r.name);
+    }
+  }
+  return [...new Set(bad)].sort();
+}
+
+/**
+ * Checked signatures of stored checkpoint rows, by key id and the row's identity and version: tenant, task, checkpoint
+ * version and the row's `xmin`. A stored row under the same key always verifies the same way; any change to the
+ * stored row (its record, digest, signatures or format) writes a new row version with another `xmin`, so a tampered
+ * row is read and checked afresh. Naming the row version costs nothing to read, where hashing the record's text cost
+ * about half a millisecond of the database per ask on a record declaring 500 effects (decision 0022). Bounded; oldest
+ * out first.
+ */
+const checkedRecords = new Map<string, CheckpointCheck>();
+const CHECKED_RECORDS_MAX = 2000;
+
+type CheckpointCheck = ReturnType<typeof checkCheckpoint>;
+
+const checkedRecordId = (kid: string, tenantId: string, taskId: string, version: number, rowVersion: string) =>
   [kid, tenantId, taskId, String(version), rowVersion].join("\u0000");
 
 /**
- * Whether the latest checkpoint's record verifies (digest and Ed25519 signature under the server key), verifying each
- * stored row version once per process: the record itself is read and checked only the first time that version is seen.
+ * How the latest checkpoint verifies in its place ({@link checkCheckpoint}: record signature, and from format 2 its
+ * binding to tenant, task, version and attempt), checking each stored row version once per process: the record itself
+ * is read and checked only the first time that version is seen. A format-1 row above a format-2 one, or a latest row
+ * that is not the version the task row names, is `misplaced` (decision 0035).
  */
-async function checkpointVerifiesCached(
+async function checkpointCheckCached(
   db: Db,
   tenantId: string,
   taskId: string,
   cp: GateCheckpointRow,
   key: SigningKey,
-): Promise<boolean> {
-  if (cp.key_id !== key.kid) return false;
-  const known = verifiedRecords.get(verifiedRecordId(key.kid, tenantId, taskId, cp.version, cp.row_version));
-  if (known !== undefined) return known;
-  const [stored] = await queryRows<{
-    record: Record<string, unknown>;
-    digest: string;
-    signature: string;
-    key_id: string;
-    row_version: string;
-  }>(
+): Promise<CheckpointCheck> {
+  if (cp.key_id !== key.kid) return "record_invalid";
+  const placed = (c: CheckpointCheck): CheckpointCheck =>
+    c === "valid" && (cp.downgraded || cp.task_version !== cp.version) ? "misplaced" : c;
+  const known = checkedRecords.get(checkedRecordId(key.kid, tenantId, taskId, cp.version, cp.row_version));
+  if (known !== undefined) return placed(known);
+  const [stored] = await queryRows<StoredCheckpoint & { row_version: string }>(
     db,
-    sql`select record, digest, signature, key_id, xmin::text as row_version
+    sql`select record, digest, signature, key_id, version, attempt, signature_format, binding_signature,
+               xmin::text as row_version
         from task_checkpoints where tenant_id = ${tenantId} and task_id = ${taskId} and version = ${cp.version}`,
   );
-  if (!stored) return false;
-  const ok = checkpointVerifies(stored, key);
-  if (verifiedRecords.size >= VERIFIED_RECORDS_MAX) verifiedRecords.delete(verifiedRecords.keys().next().value!);
-  verifiedRecords.set(verifiedRecordId(key.kid, tenantId, taskId, cp.version, stored.row_version), ok);
+  if (!stored) return "record_invalid";
+  const check = checkCheckpoint(stored, key, { tenantId, taskId });
+  if (checkedRecords.size >= CHECKED_RECORDS_MAX) checkedRecords.delete(checkedRecords.keys().next().value!);
+  checkedRecords.set(checkedRecordId(key.kid, tenantId, taskId, cp.version, stored.row_version), check);
   // The row read now is the one the gate's facts came from (checkpoints are never rewritten); if it is not, say it does
   // not verify rather than vouch for facts read from another version of it.
-  return (
-    ok && stored.digest === cp.digest && stored.signature === cp.signature && stored.row_version === cp.row_version
-  );
+  if (stored.digest !== cp.digest || stored.signature !== cp.signature || stored.row_version !== cp.row_version)
+    return "record_invalid";
+  return placed(check);
 }
 
 /**
@@ -563,30 +636,41 @@ function namedSnapshot(v: unknown, since: string[] | null = null): GateCheckpoin
 }
 
 /**
- * A stored checkpoint as the gate reads it, with its signature checked. Only its record's `snapshot` names a snapshot
- * here (read when the latest checkpoint does not verify, so an earlier one is resumed from).
+ * A stored checkpoint as the gate reads it, with its signatures checked in its place. Only its record's `snapshot` names
+ * a snapshot here (read when the latest checkpoint does not verify, so an earlier one is resumed from).
  */
-function gateCheckpoint(c: CheckpointRow, key: SigningKey): GateCheckpoint {
+function gateCheckpoint(
+  c: CheckpointRow,
+  key: SigningKey,
+  at: { tenantId: string; taskId: string },
+  downgraded: boolean,
+): GateCheckpoint {
   const record = c.record as { phase?: unknown; tool_definitions?: Record<string, string>; snapshot?: unknown };
+  const check = checkCheckpoint(c, key, at);
   return {
     version: c.version,
     phase: typeof record.phase === "string" ? record.phase : "start",
-    signature_valid: checkpointVerifies(c, key),
+    signature_valid: check === "valid" && !downgraded,
     created_at: c.created_at,
     tool_definitions: record.tool_definitions ?? null,
     snapshot: namedSnapshot(record.snapshot),
   };
 }
 
-/** The newest checkpoint whose signature verifies (only read when the latest does not). */
+/**
+ * The newest checkpoint that verifies in its place (only read when the latest does not); a format-1 row above a
+ * format-2 one does not.
+ */
 async function latestVerified(
   db: Db,
   tenantId: string,
   taskId: string,
   key: SigningKey,
 ): Promise<GateCheckpoint | null> {
-  for (const c of await listCheckpoints(db, tenantId, taskId, { limit: 200 })) {
-    const g = gateCheckpoint(c, key);
+  const rows = await listCheckpoints(db, tenantId, taskId, { limit: 200 });
+  for (const [i, c] of rows.entries()) {
+    const downgraded = Number(c.signature_format) < 2 && rows.slice(i + 1).some((o) => Number(o.signature_format) >= 2);
+    const g = gateCheckpoint(c, key, { tenantId, taskId }, downgraded);
     if (g.signature_valid) return g;
   }
   return null;

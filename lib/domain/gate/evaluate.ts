@@ -45,6 +45,11 @@ export type GateFacts = {
     /** The attempt whose intent put it in flight (null when unknown). */
     intent_attempt?: number | null;
   }>;
+  /**
+   * Effects whose stored state (status, receipt) is not what the server sealed when it moved them (decision 0035):
+   * changed outside the server. Absent in pure tests without seals.
+   */
+  unsealed_effects?: string[];
   /** Digests of `snapshot.saved` events of this task. */
   snapshots_saved: string[];
   /**
@@ -105,6 +110,11 @@ export type GateCheckpoint = {
   version: number;
   phase: string;
   signature_valid: boolean;
+  /**
+   * The record's signature verifies, but not in this place: its binding names another tenant, task, version or
+   * attempt, or it is not the newest version the server wrote (decision 0035). `signature_valid` is then false.
+   */
+  misplaced?: boolean;
   created_at: string;
   tool_definitions: Record<string, string> | null;
   /**
@@ -136,11 +146,25 @@ export function evaluateGate(f: GateFacts): GateVerdict {
 
   const verified =
     f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;
-  if (f.checkpoint && !f.checkpoint.signature_valid) {
+  if (f.checkpoint && !f.checkpoint.signature_valid && f.checkpoint.misplaced) {
+    found.push({
+      code: "checkpoint_misplaced",
+      message: `Checkpoint v${f.checkpoint.version} is signed, but not for this place: its signature binds it to another tenant, task, version or attempt, or it is not the newest version the server wrote. A signed record was copied over this one or newer ones were removed. Do not resume from it; ${verified ? `the latest checkpoint that verifies in its place is v${verified.version}. ` : "no checkpoint of this task verifies in its place. "}Write a new checkpoint from verified facts.`,
+      target: `${taskLink}?tab=checkpoints`,
+    });
+  } else if (f.checkpoint && !f.checkpoint.signature_valid) {
     found.push({
       code: "record_signature_invalid",
       message: `Checkpoint v${f.checkpoint.version} does not verify against the server's signing key: the stored record was altered or signed elsewhere. Do not resume from it; ${verified ? `the latest checkpoint that verifies is v${verified.version}. ` : "no checkpoint of this task verifies. "}Write a new checkpoint from verified facts.`,
       target: `${taskLink}?tab=checkpoints`,
+    });
+  }
+
+  for (const name of f.unsealed_effects ?? []) {
+    found.push({
+      code: "evidence_mismatch",
+      message: `${name}: its stored state is not what the server sealed when it last moved it (status or receipt changed outside the server, e.g. directly in the database). Do not trust its status or receipt: find what really happened with the tool's owner, and ask an administrator to restore the row from the audit log before resuming.`,
+      target: `${taskLink}?tab=side-effects&effect=${enc(name)}`,
     });
   }
 

@@ -42,6 +42,18 @@ export const GATE_REASONS = {
     fix: null,
     mattersAfterEnd: true,
   },
+  checkpoint_misplaced: {
+    kind: "blocking",
+    title: "Checkpoint signed for another place",
+    fix: null,
+    mattersAfterEnd: true,
+  },
+  evidence_mismatch: {
+    kind: "blocking",
+    title: "Stored state differs from its seal",
+    fix: null,
+    mattersAfterEnd: true,
+  },
   principal_revoked: { kind: "blocking", title: "Principal revoked", fix: "principals.manage", mattersAfterEnd: false },
   policy_changed: { kind: "blocking", title: "Policy changed", fix: "approvals.decide", mattersAfterEnd: false },
   approval_missing: { kind: "blocking", title: "Approval missing", fix: "approvals.decide", mattersAfterEnd: false },

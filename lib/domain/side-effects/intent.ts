@@ -43,6 +43,7 @@ import { flushMoves, mover } from "./lifecycle/moves";
 import { completeFromPendingReceipt, startIntent, startNewIntent } from "./lifecycle/statements";
 import { ABSENT, mayLeave } from "./lifecycle/transitions";
 import type { SigningContext } from "../context";
+import { sealHolds, sealMovedEffects } from "./lifecycle/seal";
 
 export { IDEMPOTENCY_KEY };
 
@@ -342,7 +343,10 @@ async function decideIntent(db: Db, call: IntentCall, approval: ApprovalStep): P
   return withRetry(() =>
     db.transaction(async (tx) => {
       try {
-        return await decideIn(tx, call, approval);
+        const decided = await decideIn(tx, call, approval);
+        // The moves this intent made carry the server's seal, committed with them (decision 0035).
+        await sealMovedEffects(tx, call.key, call.actor.tenantId, [call.taskId], [call.name]);
+        return decided;
       } catch (err) {
         if (!isDomainError(err) || !AUDITED_REFUSALS.has(err.code)) throw err;
         await auditIntent(tx, call.actor, call.taskId, call.name, refusalDetails(call.input, err));
@@ -397,6 +401,15 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   });
   if (!read) throw notFound(`Task ${taskId}`);
   const existing = read.effect;
+  // A row whose state is not what the server sealed answers nothing from that state: no replay of its receipt, no go.
+  if (existing && !sealHolds(key, tenantId, { ...existing, task_id: taskId })) {
+    const reasons = evaluateGate(read.facts).reasons.filter((r) => r.code === "evidence_mismatch");
+    throw new DomainError(
+      "gate_stop",
+      `The resume gate says stop (evidence_mismatch): ${name}'s stored state is not what the server sealed, so its receipt is not replayed and no write may start. Ask POST /resume for the details.`,
+      { reasons },
+    );
+  }
   // A write this intent would start (its own effect has not written): not a second write of another effect's payload.
   let repeatOfApproved = false;
   if (input.mutation && !(existing && (WRITTEN_STATUSES as readonly string[]).includes(existing.status))) {

@@ -28,7 +28,9 @@ import { expireLeasesNow } from "./lifecycle/lease";
 import { mover } from "./lifecycle/moves";
 
 import { isoTimeField } from "../time";
-import type { VerbContext } from "../context";
+import type { SigningContext } from "../context";
+import type { SigningKey } from "../crypto/signing";
+import { sealMovedEffects } from "./lifecycle/seal";
 
 /** A receipt of a write that was made (`outcome` absent or `applied`: the default, as before outcomes existed). */
 export const receiptBodySchema = z.strictObject({
@@ -88,14 +90,14 @@ export type ReceiptOutcome =
  *   (409: the effect is unknown; kept).
  */
 export async function recordReceipt(
-  { db, actor }: VerbContext,
+  { db, actor, signingKey: key }: SigningContext,
   { taskId, name, body }: { taskId: string; name: string; body: unknown },
 ): Promise<ReceiptOutcome> {
   authorize(actor, "side_effects.receipt");
   checkTaskId(taskId);
   checkEffectName(name);
   if (body && typeof body === "object" && (body as { outcome?: unknown }).outcome === "not_applied")
-    return recordNotApplied({ db, actor }, { taskId, name, body });
+    return recordNotApplied({ db, actor, signingKey: key }, { taskId, name, body });
   const input = parseKeyed(receiptBodySchema, body);
   const receipt: Receipt = {
     external_operation_id: input.external_operation_id,
@@ -115,10 +117,10 @@ export async function recordReceipt(
     await fenceAttempt(db, actor, taskId, input.attempt, "A receipt from a new attempt");
   } catch (err) {
     // A stale attempt's receipt is still evidence: keep it before refusing.
-    if (isDomainError(err) && err.code === "stale_attempt") await recordIn(db, actor, taskId, report);
+    if (isDomainError(err) && err.code === "stale_attempt") await recordIn(db, actor, key, taskId, report);
     throw err;
   }
-  const outcome = await recordIn(db, actor, taskId, report);
+  const outcome = await recordIn(db, actor, key, taskId, report);
   if (outcome.applied) {
     const warnings = (outcome.receipt as { warnings?: string[] }).warnings ?? [];
     const { warnings: _w, ...stored } = outcome.receipt as Receipt & { warnings?: string[] };
@@ -132,7 +134,7 @@ export async function recordReceipt(
 
 /** The not_applied receipt: parsed (the tool's message cleaned, not refused), fenced, applied with its audit entry. */
 async function recordNotApplied(
-  { db, actor }: VerbContext,
+  { db, actor, signingKey: key }: SigningContext,
   { taskId, name, body }: { taskId: string; name: string; body: unknown },
 ): Promise<ReceiptOutcome> {
   let truncated = false;
@@ -152,10 +154,10 @@ async function recordNotApplied(
   try {
     await fenceAttempt(db, actor, taskId, input.attempt, "A receipt from a new attempt");
   } catch (err) {
-    if (isDomainError(err) && err.code === "stale_attempt") await notAppliedIn(db, actor, taskId, report);
+    if (isDomainError(err) && err.code === "stale_attempt") await notAppliedIn(db, actor, key, taskId, report);
     throw err;
   }
-  const outcome = await notAppliedIn(db, actor, taskId, report);
+  const outcome = await notAppliedIn(db, actor, key, taskId, report);
   if (outcome.applied) {
     return {
       status: outcome.status,
@@ -172,6 +174,7 @@ async function recordNotApplied(
 async function notAppliedIn(
   db: Db,
   actor: Actor,
+  key: SigningKey,
   taskId: string,
   report: NotAppliedReport,
 ): Promise<NotAppliedApplication> {
@@ -188,6 +191,8 @@ async function notAppliedIn(
         const outcome = await applyNotAppliedReport(tx, mover(actor, "request"), taskId, task.current_attempt, report);
         if (outcome.applied && outcome.replayed) return outcome;
         if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+        // The move carries the server's seal, committed with it (decision 0035).
+        if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
         await appendAuditPending(tx, actor, {
           action: "side_effect.receipt_recorded",
           target: `side_effect:${taskId}/${report.name}`,
@@ -211,6 +216,7 @@ async function notAppliedIn(
 async function recordIn(
   db: Db,
   actor: Actor,
+  key: SigningKey,
   taskId: string,
   report: Parameters<typeof applyReceiptReport>[4],
 ): Promise<Awaited<ReturnType<typeof applyReceiptReport>>> {
@@ -227,6 +233,8 @@ async function recordIn(
         const outcome = await applyReceiptReport(tx, mover(actor, "request"), taskId, task.current_attempt, report);
         if (outcome.applied && outcome.replayed) return outcome;
         if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+        // The move carries the server's seal, committed with it (decision 0035).
+        if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
         await appendAuditPending(tx, actor, {
           action: "side_effect.receipt_recorded",
           target: `side_effect:${taskId}/${report.name}`,

@@ -23,7 +23,8 @@ import { retryReusesApproval } from "../approvals/policy";
 import { findSecrets, refuseSecrets } from "../events/redact";
 import { isoTimeField } from "../time";
 import { unsafeTextReason } from "../typed-text";
-import type { VerbContext } from "../context";
+import type { SigningContext } from "../context";
+import { sealMovedEffects } from "./lifecycle/seal";
 
 export const reconcileBodySchema = z
   .strictObject({
@@ -75,7 +76,7 @@ export type ReconcileResult = {
  *   conflict (409: someone settled it first — message says who and when — or it is not unknown).
  */
 export async function reconcileSideEffect(
-  { db, actor }: VerbContext,
+  { db, actor, signingKey }: SigningContext,
   { taskId, name, body, ...opts }: { taskId: string; name: string; body: unknown } & LookupOptions,
 ): Promise<ReconcileResult> {
   authorize(actor, "side_effects.reconcile");
@@ -218,6 +219,8 @@ export async function reconcileSideEffect(
         },
       );
     }
+    // The settled state carries the server's seal, committed with the decision (decision 0035).
+    await sealMovedEffects(tx, signingKey, actor.tenantId, [taskId], [name]);
     const audit = await appendAudit(tx, actor, {
       action: "side_effect.reconciled",
       target: `side_effect:${taskId}/${name}`,

@@ -17,11 +17,13 @@ import { ATTEMPT_STEP } from "../limits";
 import { attemptTooFarAhead, endAttempts } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { declaredEffectsInsert } from "../side-effects/lifecycle/statements";
+import { sealMovedEffects } from "../side-effects/lifecycle/seal";
 import type { ToOf } from "../side-effects/lifecycle/transitions";
 import { withRetry } from "../tx";
 import { approvalContext } from "../approvals/read";
 import { requestApproval } from "../approvals/requests";
 import { normalizePrincipal } from "./principal";
+import { checkpointBinding } from "./signatures";
 import { parseTaskRecord, splitCheckpointBody, type ParsedTaskRecord } from "./record";
 import type { SigningContext } from "../context";
 
@@ -151,9 +153,16 @@ export async function checkpointTask(
           );
           await flushMoves(tx, by);
         }
+        // Format 2 (decision 0035): the record's digest is also signed in its place, so the row verifies nowhere else.
+        const binding = signCanonical(
+          checkpointBinding({ tenantId, taskId, version, attempt: record.attempt, digest: signed.digest }),
+          key,
+        );
         await tx.execute(sql`
-          insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id, attempt)
-          values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt})`);
+          insert into task_checkpoints (tenant_id, task_id, version, record, digest, signature, key_id, attempt,
+                                        signature_format, binding_signature)
+          values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt},
+                  2, ${binding.signature})`);
 
         if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
         // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
@@ -168,6 +177,8 @@ export async function checkpointTask(
             on conflict do nothing`);
         }
 
+        // The effects this checkpoint declared or ended carry the server's seal, committed with them (decision 0035).
+        await sealMovedEffects(tx, key, tenantId, [taskId]);
         await appendAuditPending(tx, actor, {
           action: "task.checkpointed",
           target: `task:${taskId}`,

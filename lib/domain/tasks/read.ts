@@ -19,9 +19,10 @@ import type {
   TimelinePage,
 } from "@/lib/contract/api";
 import { authorize } from "../authz";
-import { verifyCanonical, type SigningKey } from "../crypto/signing";
+import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
+import { checkpointVerifies } from "./signatures";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
@@ -207,7 +208,7 @@ export async function getTaskView(
     digest: checkpoint?.digest ?? null,
     signature: checkpoint?.signature ?? null,
     key_id: checkpoint?.key_id ?? null,
-    signature_valid: checkpoint ? checkpointVerifies(checkpoint, key) : null,
+    signature_valid: checkpoint ? checkpointVerifies(checkpoint, key, { tenantId: actor.tenantId, taskId }) : null,
     principal: task.principal,
     phase: task.phase,
     policy_version: task.policy_version,
@@ -221,15 +222,6 @@ export async function getTaskView(
     side_effects,
     gate_asks: gateAsks,
   };
-}
-
-/** True when a stored checkpoint's digest and Ed25519 signature match its record under the server key. */
-export function checkpointVerifies(
-  c: { record: unknown; digest: string; signature: string; key_id: string },
-  key: SigningKey,
-): boolean {
-  if (c.key_id !== key.kid) return false;
-  return verifyCanonical(c.record, c.signature, key.publicKey, c.digest);
 }
 
 /**
@@ -340,19 +332,23 @@ export async function getCheckpointHistory(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    checkpoints: page.map((c) => checkpointSummary(c, key)),
+    checkpoints: page.map((c) => checkpointSummary(c, key, { tenantId: actor.tenantId, taskId })),
     next_cursor: rows.length > limit && last ? encodeCursor([last.version]) : null,
   };
 }
 
-function checkpointSummary(c: q.CheckpointRow, key: SigningKey): CheckpointSummary & { record: TaskRecord } {
+function checkpointSummary(
+  c: q.CheckpointRow,
+  key: SigningKey,
+  at: { tenantId: string; taskId: string },
+): CheckpointSummary & { record: TaskRecord } {
   return {
     version: c.version,
     digest: c.digest,
     signature: c.signature,
     key_id: c.key_id,
     attempt: c.attempt,
-    signature_valid: checkpointVerifies(c, key),
+    signature_valid: checkpointVerifies(c, key, at),
     phase: String((c.record as { phase?: unknown }).phase ?? ""),
     created_at: c.created_at,
     record: c.record as TaskRecord,

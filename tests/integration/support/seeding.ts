@@ -4,8 +4,10 @@
  * Everything is per test: no shared mutable state.
  */
 import { sql } from "drizzle-orm";
-import { expect } from "vitest";
+import { expect, inject } from "vitest";
 import { queryRows, type Db } from "@/db";
+import { signingKeyFromString } from "@/lib/domain/crypto/signing";
+import { effectSeal, type SealedEffect } from "@/lib/domain/side-effects/lifecycle/seal";
 import { makeEvent, newTaskId, type TestTenant } from "../helpers";
 import { checkpoint, hex, intentBody, newKey, postIntent, sendEvents } from "./custody-calls";
 import { effectRow } from "./stored-rows";
@@ -60,6 +62,7 @@ export async function approveDirectly(
           and status = 'awaiting_approval' returning name`,
   );
   if (!rows.length) throw new Error(`${name} of ${taskId} was not awaiting approval`);
+  await sealAsServer(db, tenantId, taskId, name);
   // The checkpoint's declaration made an approval request: record the decision on it, bound to the digest and
   // action the test's intent sends (intentBody's by default; no approver id: the approver's role is then not checked).
   await db.execute(sql`
@@ -68,4 +71,20 @@ export async function approveDirectly(
         decision = 'approve', decided_by = 'approver (test)',
         decided_at = now(), expires_at = now() + interval '1 day'
     where tenant_id = ${tenantId} and task_id = ${taskId} and side_effect = ${name} and superseded_by is null and decision is null`);
+}
+
+/**
+ * Seals an effect's row as stored with the server's key (decision 0035), as the server does when it moves an effect:
+ * for tests that stand in for a server decision by writing the row directly.
+ */
+export async function sealAsServer(db: Db, tenantId: string, taskId: string, name: string): Promise<void> {
+  const key = signingKeyFromString(inject("signingKeyPem"));
+  const [row] = await queryRows<SealedEffect>(
+    db,
+    sql`select task_id, name, idempotency_key, status, receipt from side_effects
+        where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}`,
+  );
+  if (!row) throw new Error(`${name} of ${taskId} does not exist`);
+  await db.execute(sql`update side_effects set seal = ${effectSeal(key, tenantId, row)}
+                       where tenant_id = ${tenantId} and task_id = ${taskId} and name = ${name}`);
 }

@@ -4,7 +4,8 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
 /**
  * GET /api/v1/audit/verify → `{"valid": true, "checked"}` or `{"valid": false, "checked", "first_bad_entry": {seq, at,
  * actor_kind, actor_label, action, target, details, hash, prev_hash, expected_prev_hash}}`: recomputes the tenant's
- * hash chain. Signed-in people of any role. Errors: 401, 403 (runtime keys).
+ * hash chain. A chain cut off at its end (its last entry is not the recorded head) answers `valid: false` with
+ * `truncated: {recorded_seq, recorded_hash, last_seq, last_hash}` and `first_bad_entry: {seq}` the first missing one. Signed-in people of any role. Errors: 401, 403 (runtime keys).
  */
 export const GET = apiRoute(async ({ ctx }) => {
   const check = await verifyAuditChain(ctx);
@@ -15,6 +16,7 @@ export const GET = apiRoute(async ({ ctx }) => {
         checked: check.checked,
         message: check.message,
         first_bad_entry: check.first_bad_entry ?? { seq: check.broken_at },
+        ...(check.truncated ? { truncated: check.truncated } : {}),
       };
 });
 

@@ -1,3 +1,4 @@
+import { withSigningKey } from "@/lib/server/verb-context";
 import { decideApproval } from "@/lib/domain/approvals/decide";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -9,7 +10,7 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * · 422 validation_failed.
  */
 export const POST = apiRoute<{ approvalId: string }>(async ({ req, ctx, params }) => {
-  return decideApproval(ctx, { approvalId: params.approvalId, body: await readJson(req) });
+  return decideApproval(withSigningKey(ctx), { approvalId: params.approvalId, body: await readJson(req) });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -1,3 +1,4 @@
+import { withSigningKey } from "@/lib/server/verb-context";
 import { withGenericPlans } from "@/db";
 import { recordReceipt } from "@/lib/domain/side-effects/receipt";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
@@ -19,7 +20,9 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
   // Hot path: its statements run on generic plans, planned once per connection (decision 0022).
-  return withGenericPlans(async () => recordReceipt(ctx, { taskId: params.taskId, name: params.name, body }));
+  return withGenericPlans(async () =>
+    recordReceipt(withSigningKey(ctx), { taskId: params.taskId, name: params.name, body }),
+  );
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

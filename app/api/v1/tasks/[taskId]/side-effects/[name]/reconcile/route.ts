@@ -1,3 +1,4 @@
+import { withSigningKey } from "@/lib/server/verb-context";
 import { reconcileSideEffect } from "@/lib/domain/side-effects/reconcile";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
@@ -10,7 +11,7 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  */
 export const POST = apiRoute<{ taskId: string; name: string }>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  return reconcileSideEffect(ctx, { taskId: params.taskId, name: params.name, body });
+  return reconcileSideEffect(withSigningKey(ctx), { taskId: params.taskId, name: params.name, body });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

@@ -16,6 +16,7 @@ export const STALE_WORD: Record<StaleReason, string> = {
   expired: "expired",
   policy_changed: "policy changed",
   payload_changed: "payload changed",
+  tool_definition_changed: "tool changed",
   inputs_changed: "inputs changed",
   agent_changed: "agent changed",
   approver_revoked: "approver revoked",

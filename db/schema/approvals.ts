@@ -52,6 +52,11 @@ export const approvalRequests = pgTable(
     principal: text("principal"),
     action: text("action").notNull(),
     tool: text("tool").notNull(),
+    /**
+     * The tool's accepted definition digest when asked (task_tool_definitions); null when the task's tool had none. A
+     * changed definition makes the approval stale (decision 0033).
+     */
+    toolDefinitionDigest: text("tool_definition_digest"),
     /** sha256 hex of the RFC 8785 JSON of `{tool, arguments}`; null when the source did not say (a checkpoint). */
     payloadDigest: text("payload_digest"),
     /** The payload for the approver to read, secrets redacted; null when the source did not send it. */

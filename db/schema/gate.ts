@@ -33,3 +33,37 @@ export const gateAsks = pgTable(
     }),
   ],
 );
+
+/**
+ * The definition of each tool a task uses that the server holds as accepted (docs/concepts.md#tool-definitions,
+ * decision 0033): set by the first checkpoint that names the tool (trust on first use), and afterwards only by a person
+ * accepting a new definition (`POST /api/v1/tasks/{id}/tool-definitions/{tool}/accept`). A definition the runtime
+ * reports after `since` (a `tool.definition_changed` event, a checkpoint, a resume body) that differs stops the gate
+ * (`tool_definition_changed`) until a person accepts it; a runtime's own checkpoint never does. Tool names are kept in
+ * their canonical form (lib/domain/names.ts `canonicalName`).
+ */
+export const taskToolDefinitions = pgTable(
+  "task_tool_definitions",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    taskId: text("task_id").notNull(),
+    /** The tool's canonical name. */
+    tool: text("tool").notNull(),
+    /** sha256 hex of the accepted definition. */
+    digest: text("digest").notNull(),
+    /** The server's time from which reports count against this definition. */
+    since: timestamp("since", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    /** The definition accepted before this one (null for the first). */
+    previousDigest: text("previous_digest"),
+    /** Who accepted it (a person's label); null when a checkpoint named it first. */
+    acceptedBy: text("accepted_by"),
+  },
+  (t) => [
+    primaryKey({ name: "task_tool_definitions_pkey", columns: [t.tenantId, t.taskId, t.tool] }),
+    foreignKey({
+      name: "task_tool_definitions_task_fk",
+      columns: [t.tenantId, t.taskId],
+      foreignColumns: [tasks.tenantId, tasks.taskId],
+    }),
+  ],
+);

@@ -108,3 +108,12 @@ export function plainName(field: string, limit: BoundaryLimit) {
     if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${problem}` });
   });
 }
+
+/**
+ * The one canonical form in which action, tool, effect and principal names are compared (decision 0033): names are
+ * of a restricted alphabet refused at the boundary (printable ASCII), so the canonical form is the name in lower case.
+ * Rules, bindings and revocations compare canonical forms; what is stored and shown is the name as sent.
+ */
+export function canonicalName(name: string): string {
+  return name.toLowerCase();
+}

@@ -81,6 +81,9 @@ const BOUNDS: Record<string, Bound> = {
   "tasks.task_id": ascii(LIMITS.taskId),
   "tasks.principal": text(LIMITS.principal),
   "tenants.slug": ascii(LIMITS.workspaceSlug),
+  "task_tool_definitions.task_id": ascii(LIMITS.taskId),
+  // Canonical tool names (decision 0033): NFKC of a limited name may grow, at most 4 bytes per UTF-16 code unit.
+  "task_tool_definitions.tool": server(4 * LIMITS.toolName.max, `the ${LIMITS.toolName.name} limit, in canonical form`),
   "tool_lookups.tool": text(LIMITS.toolName),
   "unapplied_receipts.task_id": ascii(LIMITS.taskId),
   "unapplied_receipts.name": ascii(LIMITS.sideEffectName),

@@ -2,8 +2,8 @@
  * Approval freshness (docs/concepts.md#freshness): one pure function decides whether an approval
  * still stands, and lists every reason it does not. The gate, the intent route, the API and the pages all read it.
  *
- * An approval is fresh only while: it has not expired; the principal, action, payload digest, input digest, policy
- * version and agent (name and version) it is bound to are unchanged; the principal is not revoked; and the approver
+ * An approval is fresh only while: it has not expired; the principal, action, payload digest, tool definition digest
+ * (decision 0033), input digest, policy version and agent (name and version) it is bound to are unchanged; the principal is not revoked; and the approver
  * still holds `approver` or `admin` in the tenant. Separation of duties (the approver is not the requester) is checked
  * when the decision is made (lib/domain/approvals/decide.ts), since it cannot change afterwards.
  */
@@ -14,6 +14,7 @@ export const STALE_REASONS = [
   "expired",
   "policy_changed",
   "payload_changed",
+  "tool_definition_changed",
   "inputs_changed",
   "agent_changed",
   "approver_revoked",
@@ -36,6 +37,8 @@ export type BoundApproval = {
   principal: string | null;
   action: string;
   payload_digest: string | null;
+  /** The tool's definition digest when asked (decision 0033); null or absent when none was on record. */
+  tool_definition_digest?: string | null;
   input_digest: string;
   policy_version: string;
   agent: string | null;
@@ -60,6 +63,11 @@ export type CurrentApprovalFacts = {
   /** The principal the task acts for now (null: unknown, not checked). */
   principal: string | null;
   principal_revoked: boolean;
+  /**
+   * The tool's definition now: the latest one the server received when it differs from the accepted one, else the
+   * accepted one; null or absent when none is on record (not checked).
+   */
+  tool_definition_digest?: string | null;
   /** Whether the approver still holds a deciding role (null when undecided: not checked). */
   approver_holds_role: boolean | null;
   /** What the asking runtime offers now (an intent), if anything: overrides the recorded offer. */
@@ -91,6 +99,8 @@ export function staleReasons(bound: BoundApproval, now: CurrentApprovalFacts): S
   ) {
     found.add("payload_changed");
   }
+  if (differs(bound.tool_definition_digest ?? null, now.tool_definition_digest) && bound.tool_definition_digest)
+    found.add("tool_definition_changed");
   if (bound.input_digest !== now.input_digest) found.add("inputs_changed");
   const offeredAgent = now.offered && "agent" in now.offered ? now.offered.agent : bound.offered_agent;
   const offeredVersion =
@@ -129,6 +139,8 @@ export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts)
   };
   push("policy_version", bound.policy_version, now.policy_version);
   push("input_digest", bound.input_digest, now.input_digest);
+  if (bound.tool_definition_digest && now.tool_definition_digest)
+    push("tool_definition_digest", bound.tool_definition_digest, now.tool_definition_digest);
   const offeredDigest = now.offered?.payload_digest ?? bound.offered_payload_digest ?? null;
   if (offeredDigest !== null && bound.payload_digest !== null)
     push("payload_digest", bound.payload_digest, offeredDigest);
@@ -161,6 +173,7 @@ export const STALE_REASON_TEXT: Record<StaleReason, string> = {
   expired: "the approval expired",
   policy_changed: "the policy version changed",
   payload_changed: "the payload changed",
+  tool_definition_changed: "the tool's definition changed",
   inputs_changed: "the task's inputs changed",
   agent_changed: "the agent or its version changed",
   approver_revoked: "the approver no longer holds the approver or admin role",

@@ -45,6 +45,7 @@ export const AUDIT_ACTIONS = [
   "side_effect.reconciled",
   "side_effect.transitioned",
   "task.checkpointed",
+  "tool_definition.accepted",
   "user.password_changed",
   "workspace.created",
 ] as const satisfies readonly `${string}.${string}ed`[];

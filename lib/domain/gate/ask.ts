@@ -19,6 +19,7 @@ import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { GATE_ROW_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
+import { toolReportsOf, type AcceptedToolDefinition } from "./tools";
 import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
@@ -111,6 +112,8 @@ type GateFactsRow = {
   asked_verdict: GateVerdict["verdict"] | null;
   /** With `duplicateProbe`: the task's identical writes (lib/domain/side-effects/duplicates.ts). */
   duplicates: DuplicateFacts | string | null;
+  /** The task's accepted tool definitions (decision 0033). */
+  tools_accepted: AcceptedToolDefinition[] | string;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -269,6 +272,8 @@ export async function readGateFacts(
                                              where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
           } as approval_hint,
           ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict,
+          (select coalesce(json_agg(json_build_object('tool', d.tool, 'digest', d.digest, 'since', ${isoUtc("d.since")})), '[]'::json)
+             from task_tool_definitions d where d.tenant_id = t.tenant_id and d.task_id = t.task_id) as tools_accepted,
           ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,
   );
@@ -386,16 +391,10 @@ export async function readGateFacts(
     : null;
   const verified = latest === null || latest.signature_valid ? latest : await latestVerified(db, tenantId, taskId, key);
 
-  // Tool definitions now: changes the server received after the checkpoint to resume from (server clock against server
-  // clock, never the runtime's), then what the runtime says in this request.
-  const fromEvents: Record<string, string> = {};
-  for (const e of events) {
-    if (e.type !== "tool.definition_changed") continue;
-    if (verified && e.received_at < verified.created_at) continue;
-    const tool = str(e.attrs.tool) ?? str(e.attrs.name);
-    const digest = str(e.attrs.definition_digest) ?? str(e.attrs.digest);
-    if (tool && digest) fromEvents[tool] = digest;
-  }
+  // Tool definitions (decision 0033): what the server received, in its receive order, and the latest checkpoint that
+  // verifies; the asking request's own claim is added by the gate and can only add a change.
+  const accepted = parsed(row.tools_accepted);
+  const tool_definition_reports = accepted.length ? toolReportsOf(events, verified) : [];
 
   const facts: GateFacts = {
     now,
@@ -415,7 +414,9 @@ export async function readGateFacts(
     snapshots_restored,
     credentials: [...latestCredential.values()],
     credential_policy: policyFacts.credential_policy,
-    tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
+    tool_definitions_now: opts.toolDefinitions ?? {},
+    tool_definitions_accepted: accepted,
+    tool_definition_reports,
     compaction_unchecked: uncheckedCompaction(events),
     approvals: approvalFacts.approvals,
     policy: [...approvalFacts.policy, ...policyFacts.reasons],

@@ -17,3 +17,11 @@ ALTER TABLE task_tool_definitions ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
 CREATE POLICY tenant_wall ON task_tool_definitions TO custody_app
   USING (tenant_id = app_tenant_id()) WITH CHECK (tenant_id = app_tenant_id());
+--> statement-breakpoint
+-- Approval rules keep their action in the canonical form every lookup uses (decision 0033: lower case). Where a
+-- workspace had rules for two spellings of one action, the one that requires approval is kept.
+DELETE FROM approval_action_rules a USING approval_action_rules b
+  WHERE b.tenant_id = a.tenant_id AND lower(b.action) = lower(a.action) AND b.action <> a.action
+    AND (b.requires_approval, b.action) > (a.requires_approval, a.action);
+--> statement-breakpoint
+UPDATE approval_action_rules SET action = lower(action) WHERE action <> lower(action);

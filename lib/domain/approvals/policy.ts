@@ -4,6 +4,7 @@
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
+import { canonicalName } from "../names";
 
 /** Default approval lifetime: 24 hours. */
 export const DEFAULT_APPROVAL_TTL_SECONDS = 86_400;
@@ -51,11 +52,12 @@ export async function actionRules(db: Db, tenantId: string): Promise<ActionRule[
   );
 }
 
-/** The rule for one action, or null. */
+/** The rule for one action (compared in canonical form, decision 0033), or null. */
 export async function actionRule(db: Db, tenantId: string, action: string): Promise<ActionRule | null> {
   const [row] = await queryRows<ActionRule>(
     db,
-    sql`select action, requires_approval, ttl_seconds from approval_action_rules where tenant_id = ${tenantId} and action = ${action}`,
+    sql`select action, requires_approval, ttl_seconds from approval_action_rules
+        where tenant_id = ${tenantId} and action = ${canonicalName(action)}`,
   );
   return row ?? null;
 }

@@ -180,7 +180,7 @@ export async function loadCurrentFacts(
     }>(
       db,
       sql`select t.task_id, t.principal,
-                 exists (select 1 from principal_revocations p where p.tenant_id = t.tenant_id and p.principal = t.principal) as revoked,
+                 exists (select 1 from principal_revocations p where p.tenant_id = t.tenant_id and lower(p.principal) = lower(t.principal)) as revoked,
                  (select c.record -> 'inputs' from task_checkpoints c
                    where c.tenant_id = t.tenant_id and c.task_id = t.task_id order by c.version desc limit 1) as inputs,
                  ${toolStateSql()} as tools

@@ -20,6 +20,7 @@ import { GATE_ROW_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
 import { toolReportsOf, type AcceptedToolDefinition } from "./tools";
+import { canonicalName } from "../names";
 import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
@@ -222,7 +223,8 @@ export async function readGateFacts(
                     })
              from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status <> 'completed') as effects,
           (select json_build_object('principal', r.principal, 'reason', r.reason, 'revoked_at', ${isoUtc("r.revoked_at")})
-             from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as revocation,
+             from principal_revocations r where r.tenant_id = t.tenant_id and lower(r.principal) = lower(t.principal)
+             limit 1) as revocation,
           (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type, 'seq', e.seq,
                     'occurred_at', ${isoUtc("e.occurred_at")}, 'received_at', ${isoUtc("e.received_at")}, 'attempt', e.attempt,
                     'attrs', e.attrs) order by e.occurred_at, e.event_id), '[]'::json)
@@ -269,7 +271,7 @@ export async function readGateFacts(
                   'key_requests', exists (select 1 from approval_requests r where r.tenant_id = t.tenant_id and r.task_id = t.task_id
                                             and r.idempotency_key = ${opts.approvalProbe.idempotencyKey} and r.superseded_by is null),
                   'rule_requires', coalesce((select x.requires_approval from approval_action_rules x
-                                             where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
+                                             where x.tenant_id = t.tenant_id and x.action = ${canonicalName(opts.approvalProbe.action)}), false))`
           } as approval_hint,
           ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict,
           (select coalesce(json_agg(json_build_object('tool', d.tool, 'digest', d.digest, 'since', ${isoUtc("d.since")})), '[]'::json)

@@ -13,6 +13,7 @@ import { LIMITS, type BoundaryLimit } from "../limits";
 import { redactString, refuseSecrets } from "../secrets/redact";
 import { MAX_JSON_DEPTH, unstorableJson } from "../events/redact";
 import { unsafeTextReason } from "../typed-text";
+import { identifierProblem } from "../names";
 
 /** The largest policy document accepted, in bytes of text. */
 export const MAX_POLICY_BYTES = 256 * 1024;
@@ -91,7 +92,10 @@ export const policyDocumentSchema = z
       .array(
         z
           .object({
-            name: name("the tool name", LIMITS.toolName),
+            name: name("the tool name", LIMITS.toolName).superRefine((v, ctx) => {
+              const why = identifierProblem(v, LIMITS.toolName);
+              if (why) ctx.addIssue({ code: "custom", message: `the tool name ${why}` });
+            }),
             mutation: z.boolean({ error: "mutation must be true or false: does the tool write outside the sandbox?" }),
             requires_approval: z.boolean().default(false),
             approval_ttl: duration.optional(),

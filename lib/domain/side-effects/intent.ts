@@ -28,7 +28,14 @@ import { DomainError, isDomainError, notFound, validationError } from "../errors
 import { findSecrets } from "../events/redact";
 import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
-import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
+import {
+  IDEMPOTENCY_KEY,
+  IDEMPOTENCY_KEY_RULE,
+  identifierName,
+  plainName,
+  SIDE_EFFECT_NAME,
+  SIDE_EFFECT_NAME_RULE,
+} from "../names";
 import { LIMITS } from "../limits";
 import type { SigningKey } from "../crypto/signing";
 import { normalDigest, toolCallDigest } from "../crypto/canonical";
@@ -59,9 +66,9 @@ export const attemptField = z
 export const intentBodySchema = z.strictObject({
   idempotency_key: z.string(),
   payload_digest: plainName("payload_digest", LIMITS.digest),
-  action: plainName("action", LIMITS.actionName),
+  action: identifierName("action", LIMITS.actionName),
   mutation: z.boolean({ error: "mutation must be true or false" }),
-  tool: plainName("tool", LIMITS.toolName).optional(),
+  tool: identifierName("tool", LIMITS.toolName).optional(),
   lease_seconds: z.number().int().min(5).max(86_400).optional(),
   attempt: attemptField,
   /** The runtime says this write needs an approver's decision (docs/concepts.md#approvals). */

@@ -11,6 +11,7 @@ import { taskIdSchema } from "../events/schema";
 import {
   IDEMPOTENCY_KEY,
   IDEMPOTENCY_KEY_RULE,
+  identifierName,
   plainName,
   plainTextCheck,
   SIDE_EFFECT_NAME,
@@ -36,9 +37,11 @@ export const receiptSchema = z.strictObject({
 
 export { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE };
 
-/** Tool and action names on effects: plain text a person reads (no control, bidi or surrounding whitespace). */
+/**
+ * Tool and action names on effects: printable ASCII, compared without case (decision 0033), no surrounding whitespace.
+ */
 export const effectLabel = (field: "action" | "tool") =>
-  plainName(field, field === "tool" ? LIMITS.toolName : LIMITS.actionName);
+  identifierName(field, field === "tool" ? LIMITS.toolName : LIMITS.actionName);
 
 /** Most side effects one checkpoint may declare (each is a row the checkpoint writes). */
 export const MAX_RECORD_SIDE_EFFECTS = 500;
@@ -56,7 +59,7 @@ export const recordSideEffectSchema = z.strictObject({
 
 export const taskRecordSchema = z.strictObject({
   task_id: taskIdSchema,
-  principal: plainName("principal", LIMITS.principal),
+  principal: identifierName("principal", LIMITS.principal),
   policy_version: plainName("policy_version", LIMITS.policyVersion),
   phase: plainName("phase", LIMITS.phase),
   /** The sandbox attempt that writes this checkpoint (the fencing token; docs/concepts.md#attempts-and-fencing). */
@@ -98,7 +101,7 @@ export const taskRecordSchema = z.strictObject({
     })
     .default({}),
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
-  tool_definitions: z.record(plainName("tool", LIMITS.toolName), sha256).optional(),
+  tool_definitions: z.record(identifierName("tool", LIMITS.toolName), sha256).optional(),
   /**
    * The task's constraints (docs/concepts.md#compaction-and-constraints), e.g. "never update a record twice": kept in
    * the signed record, outside any model summary, so a compaction cannot drop them; after `compaction.performed` the

@@ -117,7 +117,9 @@ function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt", 
 }
 
 /** A `task.created` event may name the principal the task acts for (used until its first checkpoint). */
-export const taskCreatedEventAttrs = z.looseObject({ principal: identifierName("principal", LIMITS.principal).optional() });
+export const taskCreatedEventAttrs = z.looseObject({
+  principal: identifierName("principal", LIMITS.principal).optional(),
+});
 
 /** Event types that must name their attempt (the catalogue's `attemptRequired`). */
 const NAMES_ATTEMPT: ReadonlySet<string> = new Set(ATTEMPT_REQUIRED_TYPES);

@@ -27,7 +27,7 @@ import { refuseSecrets } from "../secrets/redact";
 import { unsafeTextReason } from "../typed-text";
 import { withRetry } from "../tx";
 import { approvalChanges, approvalStatus } from "./freshness";
-import { actionRule, approvalSettingsOf } from "./policy";
+import { approvalRuleFor, approvalSettingsOf } from "./policy";
 import { approvalEvent } from "./requests";
 import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { approvalView, boundOf, findApprovalRow, loadCurrentFacts, type ApprovalRow, type ApprovalView } from "./read";
@@ -122,7 +122,7 @@ export async function decideApproval(
       const facts = factsOf(row);
       const { status, stale_reasons } = approvalStatus(boundOf(row), facts);
       if (status === "approved" || status === "rejected") throw alreadyDecided(row);
-      const rule = await actionRule(tx, tenantId, row.action);
+      const rule = await approvalRuleFor(tx, tenantId, { action: row.action, tool: row.tool });
       const ttl = rule?.ttl_seconds ?? settings.default_ttl_seconds;
 
       if (status === "pending") {

@@ -22,7 +22,7 @@ import { DomainError } from "../errors";
 import { withRetry } from "../tx";
 import { STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
 import { approvalStanding, type ApprovalStanding } from "./gate";
-import { actionRule, retryReusesApproval } from "./policy";
+import { approvalRuleFor, retryReusesApproval } from "./policy";
 import { APPROVAL_COLUMNS, approvalContext, findApprovalRow, loadCurrentFacts, type ApprovalRow } from "./read";
 import { requestApproval } from "./requests";
 
@@ -77,7 +77,9 @@ export async function approvalForIntent(
             order by requested_at desc, id
             for update`,
       );
-      const rule = input.requires_approval ? null : await actionRule(tx, tenantId, input.action);
+      const rule = input.requires_approval
+        ? null
+        : await approvalRuleFor(tx, tenantId, { action: input.action, tool: input.tool ?? name });
       const needs =
         input.requires_approval === true ||
         rule?.requires_approval === true ||

@@ -171,8 +171,11 @@ export async function readGateFacts(
     effectName?: string;
     /** Also say whether a receipt for this effect name and key waits for its intent (`no_intent`, not applied). */
     pendingReceiptKey?: string;
-    /** Also say whether the approval path may apply to an intent with this key and action. */
-    approvalProbe?: { idempotencyKey: string; action: string };
+    /**
+     * Also say whether the approval path may apply to an intent with this key, action and tool (a request under the
+     * key, a Settings rule on the action, or the active policy's tool entry; decision 0033).
+     */
+    approvalProbe?: { idempotencyKey: string; action: string; tool: string };
     /** Also read the task's other writes of this action and payload digest, and the effect `repeats` names. */
     duplicateProbe?: DuplicateProbe;
     /**
@@ -374,13 +377,17 @@ export async function readGateFacts(
     now,
   );
   const policyRef = row.policy === null ? null : parsed(row.policy);
-  const policyFacts = policyRef
-    ? policyGateFactsFor(
-        taskId,
-        { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) },
-        parsed(row.egress_hosts) ?? [],
-      )
-    : { reasons: [], credential_policy: null };
+  const policyDoc = policyRef ? await policyDocumentCached(db, tenantId, policyRef) : null;
+  const policyFacts =
+    policyRef && policyDoc
+      ? policyGateFactsFor(taskId, { ...policyRef, ...policyDoc }, parsed(row.egress_hosts) ?? [])
+      : { reasons: [], credential_policy: null };
+  // The active policy's tool list is an approval rule like Settings' rules (decision 0033).
+  const probe = opts.approvalProbe;
+  const probeNames = probe ? new Set([canonicalName(probe.action), canonicalName(probe.tool)]) : null;
+  const policyRequires =
+    probeNames !== null &&
+    (policyDoc?.document?.tools ?? []).some((t) => t.requires_approval && probeNames.has(canonicalName(t.name)));
 
   const latest = cp
     ? {
@@ -428,7 +435,7 @@ export async function readGateFacts(
     facts,
     effect,
     pendingReceipt: row.pending_receipt === true,
-    approvalMayApply: hint !== null && (hint.key_requests || hint.rule_requires),
+    approvalMayApply: policyRequires || (hint !== null && (hint.key_requests || hint.rule_requires)),
     askCounted: row.asked_verdict === null ? null : { previousVerdict: row.asked_verdict },
     duplicates: row.duplicates,
   };

@@ -388,7 +388,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     effectName: name,
     pendingReceiptKey: input.idempotency_key,
     ...(input.mutation && !approval.checked
-      ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action } }
+      ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action, tool: input.tool ?? name } }
       : {}),
     ...(input.mutation
       ? {

@@ -17,6 +17,8 @@ export const STALE_WORD: Record<StaleReason, string> = {
   policy_changed: "policy changed",
   payload_changed: "payload changed",
   tool_definition_changed: "tool changed",
+  destination_changed: "destination changed",
+  classification_changed: "inputs reclassified",
   inputs_changed: "inputs changed",
   agent_changed: "agent changed",
   approver_revoked: "approver revoked",

@@ -10,6 +10,9 @@ CREATE TABLE "task_tool_definitions" (
 );
 --> statement-breakpoint
 ALTER TABLE "approval_requests" ADD COLUMN "tool_definition_digest" text;--> statement-breakpoint
+ALTER TABLE "approval_requests" ADD COLUMN "destination_hosts" text[];--> statement-breakpoint
+ALTER TABLE "approval_requests" ADD COLUMN "input_classification" text;--> statement-breakpoint
+ALTER TABLE "approval_requests" ADD COLUMN "offered_destination_hosts" text[];--> statement-breakpoint
 ALTER TABLE "task_tool_definitions" ADD CONSTRAINT "task_tool_definitions_task_fk" FOREIGN KEY ("tenant_id","task_id") REFERENCES "public"."tasks"("tenant_id","task_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 -- hand-written:
 -- Tenant wall (decision 0016) on the accepted tool definitions.

@@ -57,6 +57,16 @@ export const approvalRequests = pgTable(
      * changed definition makes the approval stale (decision 0033).
      */
     toolDefinitionDigest: text("tool_definition_digest"),
+    /**
+     * The hosts the write reaches, as the intent declared them (lower case, sorted); null when the source did not say.
+     * Another destination makes the approval stale (decision 0033).
+     */
+    destinationHosts: text("destination_hosts").array(),
+    /**
+     * The highest data classification of the task's inputs when asked (public < internal < confidential <
+     * restricted); null when no input was classified. A reclassified input makes the approval stale (decision 0033).
+     */
+    inputClassification: text("input_classification"),
     /** sha256 hex of the RFC 8785 JSON of `{tool, arguments}`; null when the source did not say (a checkpoint). */
     payloadDigest: text("payload_digest"),
     /** The payload for the approver to read, secrets redacted; null when the source did not send it. */
@@ -91,6 +101,8 @@ export const approvalRequests = pgTable(
     offeredPayloadDigest: text("offered_payload_digest"),
     offeredPayload: jsonb("offered_payload").$type<unknown>(),
     offeredAgent: text("offered_agent"),
+    /** The destination a later intent declared instead (decision 0033). */
+    offeredDestinationHosts: text("offered_destination_hosts").array(),
     offeredAgentVersion: text("offered_agent_version"),
     offeredAt: timestamp("offered_at", { withTimezone: true }),
 

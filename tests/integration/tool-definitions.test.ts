@@ -207,3 +207,54 @@ describe("approvals bound to the tool's definition", () => {
     expect(codes(await gate(t.apiKey, taskId))).toEqual(["tool_definition_changed"]);
   });
 });
+
+describe("approvals bound to where the write goes and how sensitive its inputs are", () => {
+  it("an intent declaring another destination than the approval's makes it stale (destination_changed, both values); a reclassified input does too (classification_changed)", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
+    const approver = await signInAs(t, "approver");
+    const taskId = newTaskId("dest");
+    const inputs = [{ ref: "s3://in/q3.csv", sha256: hex("a"), classification: "internal" as const }];
+    await checkpoint(t, taskId, { principal: PRINCIPAL, side_effects: {}, inputs });
+    const asked = await postIntent(t, taskId, intent(taskId, { destination_hosts: ["Reports.Example.com"] }));
+    expectError(asked, 403, "approval_required");
+    const id = asked.body.error.details!.approval_id as string;
+    expect((await api(approver).post(`/api/v1/approvals/${id}/decision`, { decision: "approve" })).status).toBe(200);
+
+    // the runtime now sends the same payload elsewhere
+    const elsewhere = await postIntent(t, taskId, intent(taskId, { destination_hosts: ["paste.example.net"] }));
+    expect(elsewhere.status, elsewhere.text).toBe(403);
+    expect(elsewhere.body.decision).toBeUndefined();
+    let view = await api(approver).get<Approval>(`/api/v1/approvals/${id}`);
+    expect(view.body.stale_reasons).toEqual(["destination_changed"]);
+    expect(view.body.changes).toContainEqual({
+      field: "destination_hosts",
+      approved: "reports.example.com",
+      current: "paste.example.net",
+    });
+    const gate1 = await gate(t.apiKey, taskId);
+    expect(codes(gate1)).toEqual(["approval_stale"]);
+    expect(gate1.reasons[0]!.message).toContain("the hosts the write reaches changed");
+
+    // a checkpoint reclassifies the input
+    await checkpoint(t, taskId, {
+      principal: PRINCIPAL,
+      side_effects: {},
+      inputs: [{ ...inputs[0]!, classification: "restricted" }],
+    });
+    view = await api(approver).get<Approval>(`/api/v1/approvals/${id}`);
+    expect(view.body.stale_reasons).toEqual(["destination_changed", "classification_changed"]);
+    expect(view.body.changes).toContainEqual({
+      field: "input_classification",
+      approved: "internal",
+      current: "restricted",
+    });
+
+    // re-approved against what is now declared, the write to the original destination is refused, the new one goes
+    const again = await api(approver).post<Approval>(`/api/v1/approvals/${id}/decision`, { decision: "approve" });
+    expect(again.status, again.text).toBe(200);
+    const back = await postIntent(t, taskId, intent(taskId, { destination_hosts: ["reports.example.com"] }));
+    expect(back.status, back.text).toBe(403);
+    const goes = await postIntent(t, taskId, intent(taskId, { destination_hosts: ["paste.example.net"] }));
+    expect(goes.status, goes.text).toBe(200);
+  });
+});

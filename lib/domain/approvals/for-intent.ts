@@ -20,7 +20,7 @@ import { findSideEffect } from "@/db/queries/side-effects";
 import type { Actor } from "../authz";
 import { DomainError } from "../errors";
 import { withRetry } from "../tx";
-import { STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
+import { destinationOf, STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
 import { approvalStanding, type ApprovalStanding } from "./gate";
 import { approvalRuleFor, retryReusesApproval } from "./policy";
 import { APPROVAL_COLUMNS, approvalContext, findApprovalRow, loadCurrentFacts, type ApprovalRow } from "./read";
@@ -35,6 +35,8 @@ export type IntentApprovalInput = {
   payload?: unknown;
   agent?: string;
   agent_version?: string;
+  /** The hosts the write reaches, as the intent declared them (decision 0033). */
+  destination_hosts?: string[];
 };
 
 type Outcome =
@@ -97,6 +99,8 @@ export async function approvalForIntent(
           await tx.execute(sql`
             update approval_requests set payload_digest = ${input.payload_digest}, payload = coalesce(${payload}::jsonb, payload),
                    action = ${input.action}, tool = coalesce(${input.tool ?? null}::text, tool),
+                   destination_hosts = coalesce(destination_hosts,
+                     array(select json_array_elements_text(${JSON.stringify(destinationOf(input.destination_hosts))}::json))),
                    agent = coalesce(agent, ${input.agent ?? null}), agent_version = coalesce(agent_version, ${input.agent_version ?? null})
             where tenant_id = ${tenantId} and id = ${unbound.id}::uuid and payload_digest is null and decision is null`);
           row = await findApprovalRow(tx, tenantId, unbound.id);
@@ -124,6 +128,8 @@ export async function approvalForIntent(
           payload: input.payload ?? null,
           payloadDigest: input.payload_digest,
           inputDigest: ctx.input_digest,
+          inputClassification: ctx.input_classification,
+          destinationHosts: destinationOf(input.destination_hosts),
           policyVersion: ctx.policy_version,
           agent: input.agent ?? null,
           agentVersion: input.agent_version ?? null,
@@ -132,10 +138,26 @@ export async function approvalForIntent(
         });
         row = (await findApprovalRow(tx, tenantId, id))!;
       }
+      const destination = destinationOf(input.destination_hosts);
       const offered: NonNullable<CurrentApprovalFacts["offered"]> = {
         action: input.action,
         payload_digest: input.payload_digest,
+        destination_hosts: destination,
       };
+      if (destination.join(",") !== (row.destination_hosts ?? []).join(",")) {
+        // Another destination than the approval's: kept, so the approval shows stale with both (decision 0033).
+        await tx.execute(sql`
+          update approval_requests
+          set offered_destination_hosts = array(select json_array_elements_text(${JSON.stringify(destination)}::json)),
+              offered_at = now()
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+      } else if (row.offered_destination_hosts !== null) {
+        // The destination is the approval's again: an earlier intent's other destination no longer stands for it.
+        await tx.execute(sql`
+          update approval_requests set offered_destination_hosts = null
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+        row = { ...row, offered_destination_hosts: null };
+      }
       if (input.agent !== undefined) offered.agent = input.agent;
       if (input.agent_version !== undefined) offered.agent_version = input.agent_version;
       if (

@@ -15,7 +15,9 @@ export const STALE_REASONS = [
   "policy_changed",
   "payload_changed",
   "tool_definition_changed",
+  "destination_changed",
   "inputs_changed",
+  "classification_changed",
   "agent_changed",
   "approver_revoked",
   "principal_revoked",
@@ -39,6 +41,12 @@ export type BoundApproval = {
   payload_digest: string | null;
   /** The tool's definition digest when asked (decision 0033); null or absent when none was on record. */
   tool_definition_digest?: string | null;
+  /** The hosts the write reaches, as declared when asked (lower case, sorted); null or absent when not said. */
+  destination_hosts?: readonly string[] | null;
+  /** The highest classification of the task's inputs when asked; null or absent when none was classified. */
+  input_classification?: string | null;
+  /** The destination a later intent declared instead, if any. */
+  offered_destination_hosts?: readonly string[] | null;
   input_digest: string;
   policy_version: string;
   agent: string | null;
@@ -70,8 +78,17 @@ export type CurrentApprovalFacts = {
   tool_definition_digest?: string | null;
   /** Whether the approver still holds a deciding role (null when undecided: not checked). */
   approver_holds_role: boolean | null;
+  /** The highest classification of the task's inputs now (null: none classified; absent: not checked). */
+  input_classification?: string | null;
   /** What the asking runtime offers now (an intent), if anything: overrides the recorded offer. */
-  offered?: { action?: string; payload_digest?: string; agent?: string | null; agent_version?: string | null };
+  offered?: {
+    action?: string;
+    payload_digest?: string;
+    agent?: string | null;
+    agent_version?: string | null;
+    /** The hosts the write reaches, normalized ({@link destinationOf}); an intent always offers (empty: none said). */
+    destination_hosts?: readonly string[];
+  };
 };
 
 const differs = (bound: string | null | undefined, now: string | null | undefined) =>
@@ -101,7 +118,11 @@ export function staleReasons(bound: BoundApproval, now: CurrentApprovalFacts): S
   }
   if (differs(bound.tool_definition_digest ?? null, now.tool_definition_digest) && bound.tool_definition_digest)
     found.add("tool_definition_changed");
+  const destination = offeredDestination(bound, now);
+  if (destination !== null && destination !== hostsText(bound.destination_hosts)) found.add("destination_changed");
   if (bound.input_digest !== now.input_digest) found.add("inputs_changed");
+  if (now.input_classification !== undefined && (bound.input_classification ?? null) !== now.input_classification)
+    found.add("classification_changed");
   const offeredAgent = now.offered && "agent" in now.offered ? now.offered.agent : bound.offered_agent;
   const offeredVersion =
     now.offered && "agent_version" in now.offered ? now.offered.agent_version : bound.offered_agent_version;
@@ -130,6 +151,40 @@ export function approvalStatus(
 /** One bound field whose value changed: the approved value and the current one. */
 export type ApprovalChange = { field: string; approved: string | null; current: string | null };
 
+/** A destination as one text ("a.example.com, b.example.com"); null when none was said. */
+function hostsText(hosts: readonly string[] | null | undefined): string | null {
+  return hosts && hosts.length ? hosts.join(", ") : null;
+}
+
+/**
+ * The destination an intent offers now (or a refused one recorded), as text; null when nothing was offered. An
+ * approval that bound a destination is compared with every offer, an offer of none included.
+ */
+function offeredDestination(bound: BoundApproval, now: CurrentApprovalFacts): string | null {
+  const offered = now.offered?.destination_hosts ?? bound.offered_destination_hosts ?? null;
+  if (offered === null) return null;
+  const text = hostsText(offered);
+  return text === null && !bound.destination_hosts?.length ? null : (text ?? "(none declared)");
+}
+
+/**
+ * The hosts a write reaches in the one form approvals bind: lower case, without a trailing dot, deduplicated and
+ * sorted.
+ */
+export function destinationOf(hosts: readonly string[] | undefined): string[] {
+  return [...new Set((hosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, "")))].sort();
+}
+
+/** Data classifications of inputs, least sensitive first (decision 0033). */
+export const CLASSIFICATIONS = ["public", "internal", "confidential", "restricted"] as const;
+
+/** The highest classification among inputs, or null when none is classified. */
+export function highestClassification(inputs: ReadonlyArray<{ classification?: unknown }>): string | null {
+  let best = -1;
+  for (const i of inputs) best = Math.max(best, CLASSIFICATIONS.indexOf(i.classification as never));
+  return best < 0 ? null : CLASSIFICATIONS[best]!;
+}
+
 /** The bound fields that changed, for the side-by-side view (`changes` in `GET /approvals/{id}`). */
 export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts): ApprovalChange[] {
   const out: ApprovalChange[] = [];
@@ -139,6 +194,10 @@ export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts)
   };
   push("policy_version", bound.policy_version, now.policy_version);
   push("input_digest", bound.input_digest, now.input_digest);
+  const destination = offeredDestination(bound, now);
+  if (destination !== null) push("destination_hosts", hostsText(bound.destination_hosts), destination);
+  if (now.input_classification !== undefined)
+    push("input_classification", bound.input_classification ?? null, now.input_classification);
   if (bound.tool_definition_digest && now.tool_definition_digest)
     push("tool_definition_digest", bound.tool_definition_digest, now.tool_definition_digest);
   const offeredDigest = now.offered?.payload_digest ?? bound.offered_payload_digest ?? null;
@@ -174,6 +233,8 @@ export const STALE_REASON_TEXT: Record<StaleReason, string> = {
   policy_changed: "the policy version changed",
   payload_changed: "the payload changed",
   tool_definition_changed: "the tool's definition changed",
+  destination_changed: "the hosts the write reaches changed",
+  classification_changed: "the data classification of the task's inputs changed",
   inputs_changed: "the task's inputs changed",
   agent_changed: "the agent or its version changed",
   approver_revoked: "the approver no longer holds the approver or admin role",

@@ -16,6 +16,7 @@ import {
   approvalChanges,
   approvalStatus,
   DECIDING_ROLES,
+  highestClassification,
   inputDigestOf,
   type ApprovalChange,
   type ApprovalStatus,
@@ -40,6 +41,8 @@ const APPROVAL_FIELDS = [
   "action",
   "tool",
   "tool_definition_digest",
+  "destination_hosts",
+  "input_classification",
   "payload_digest",
   "payload",
   "input_digest",
@@ -65,6 +68,7 @@ const APPROVAL_FIELDS = [
   "offered_payload_digest",
   "offered_payload",
   "offered_agent",
+  "offered_destination_hosts",
   "offered_agent_version",
   "offered_at",
   "invalidated_reasons",
@@ -135,6 +139,9 @@ export function boundOf(r: ApprovalRow): BoundApproval {
     action: r.action,
     payload_digest: r.payload_digest,
     tool_definition_digest: r.tool_definition_digest,
+    destination_hosts: r.destination_hosts,
+    input_classification: r.input_classification,
+    offered_destination_hosts: r.offered_destination_hosts,
     input_digest: r.input_digest,
     policy_version: r.policy_version,
     agent: r.agent,
@@ -164,7 +171,13 @@ export async function loadCurrentFacts(
   const deciders = [...new Set(rows.map((r) => r.decided_by_id).filter((d): d is string => !!d && UUID.test(d)))];
   const tasks = new Map<
     string,
-    { principal: string | null; revoked: boolean; input_digest: string; tool: (name: string) => string | null }
+    {
+      principal: string | null;
+      revoked: boolean;
+      input_digest: string;
+      input_classification: string | null;
+      tool: (name: string) => string | null;
+    }
   >();
   if (taskIds.length) {
     const list = sql.join(
@@ -175,7 +188,7 @@ export async function loadCurrentFacts(
       task_id: string;
       principal: string | null;
       revoked: boolean;
-      inputs: Array<{ ref: string; sha256: string }> | null;
+      inputs: Array<{ ref: string; sha256: string; classification?: string }> | null;
       tools: string | { accepted: AcceptedToolDefinition[]; events: ToolEventRow[]; checkpoint: ToolCheckpoint | null };
     }>(
       db,
@@ -191,6 +204,7 @@ export async function loadCurrentFacts(
         principal: t.principal,
         revoked: t.revoked,
         input_digest: inputDigestOf(Array.isArray(t.inputs) ? t.inputs : []),
+        input_classification: highestClassification(Array.isArray(t.inputs) ? t.inputs : []),
         tool: currentToolDefinitions(typeof t.tools === "string" ? JSON.parse(t.tools) : t.tools),
       });
     }
@@ -217,6 +231,7 @@ export async function loadCurrentFacts(
       now,
       policy_version: policy,
       input_digest: t?.input_digest ?? inputDigestOf([]),
+      input_classification: t?.input_classification ?? null,
       principal: t?.principal ?? null,
       principal_revoked: t?.revoked ?? false,
       // approvalContext asks with a task id alone (no tool): nothing to compare then.
@@ -453,10 +468,20 @@ export async function approvalContext(
   db: Db,
   tenantId: string,
   taskId: string,
-): Promise<{ principal: string | null; input_digest: string; policy_version: string }> {
+): Promise<{
+  principal: string | null;
+  input_digest: string;
+  policy_version: string;
+  input_classification: string | null;
+}> {
   const probe = { task_id: taskId, decided_by_id: null } as ApprovalRow;
   const facts = (await loadCurrentFacts(db, tenantId, [probe]))(probe);
-  return { principal: facts.principal, input_digest: facts.input_digest, policy_version: facts.policy_version };
+  return {
+    principal: facts.principal,
+    input_digest: facts.input_digest,
+    policy_version: facts.policy_version,
+    input_classification: facts.input_classification ?? null,
+  };
 }
 
 /**

@@ -75,6 +75,19 @@ export const intentBodySchema = z.strictObject({
   requires_approval: z.boolean({ error: "requires_approval must be true or false" }).optional(),
   /** The tool arguments, for the approver to read (credential values are refused). */
   payload: z.json().optional(),
+  /** The hosts the write reaches (an approval is bound to them: another destination makes it stale; decision 0033). */
+  destination_hosts: z
+    .array(
+      z
+        .string()
+        .max(LIMITS.host.max)
+        .regex(
+          /^[A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]{1,5})?\.?$/,
+          "must be a host name (letters, digits, '.', '-', an optional :port)",
+        ),
+    )
+    .max(20, "at most 20 destination hosts")
+    .optional(),
   /** The agent making the write and its version: an approval is bound to them. */
   agent: plainName("agent", LIMITS.agentName).optional(),
   agent_version: plainName("agent_version", LIMITS.agentName).optional(),

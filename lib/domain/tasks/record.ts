@@ -8,6 +8,7 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
+import { CLASSIFICATIONS } from "../approvals/freshness";
 import {
   IDEMPOTENCY_KEY,
   IDEMPOTENCY_KEY_RULE,
@@ -69,7 +70,16 @@ export const taskRecordSchema = z.strictObject({
     .min(1, "attempt starts at 1")
     .max(1_000_000),
   inputs: z
-    .array(z.strictObject({ ref: plainName("ref", LIMITS.artifactRef), sha256 }))
+    .array(
+      z.strictObject({
+        ref: plainName("ref", LIMITS.artifactRef),
+        sha256,
+        /** How sensitive the input is; an approval binds the highest (decision 0033). */
+        classification: z
+          .enum(CLASSIFICATIONS, { error: `classification must be one of ${CLASSIFICATIONS.join(", ")}` })
+          .optional(),
+      }),
+    )
     .max(1000)
     .default([]),
   decisions: z

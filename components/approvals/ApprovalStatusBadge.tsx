@@ -18,6 +18,7 @@ export const STALE_WORD: Record<StaleReason, string> = {
   payload_changed: "payload changed",
   tool_definition_changed: "tool changed",
   destination_changed: "destination changed",
+  amount_exceeded: "amount exceeded",
   classification_changed: "inputs reclassified",
   inputs_changed: "inputs changed",
   agent_changed: "agent changed",

@@ -19,6 +19,7 @@
 import { sql } from "drizzle-orm";
 import {
   boolean,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -67,6 +68,15 @@ export const approvalRequests = pgTable(
      * restricted); null when no input was classified. A reclassified input makes the approval stale (decision 0033).
      */
     inputClassification: text("input_classification"),
+    /**
+     * The amount the write spends and its currency, as the intent declared them; an approval for an amount never covers
+     * a larger one (decision 0033).
+     */
+    amount: doublePrecision("amount"),
+    currency: text("currency"),
+    /** The larger amount (or other currency) a later intent declared instead. */
+    offeredAmount: doublePrecision("offered_amount"),
+    offeredCurrency: text("offered_currency"),
     /** sha256 hex of the RFC 8785 JSON of `{tool, arguments}`; null when the source did not say (a checkpoint). */
     payloadDigest: text("payload_digest"),
     /** The payload for the approver to read, secrets redacted; null when the source did not send it. */

@@ -4,7 +4,17 @@
  * upserted in one statement per ask by lib/domain/gate/asks.ts. Only asks made with a runtime API key count; a person's
  * page view also evaluates the gate and is not "the runtime asked".
  */
-import { foreignKey, integer, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { tasks } from "./tasks";
 
 /** Verdicts a gate ask can record (the gate's `verdict`). */
@@ -62,6 +72,37 @@ export const taskToolDefinitions = pgTable(
     primaryKey({ name: "task_tool_definitions_pkey", columns: [t.tenantId, t.taskId, t.tool] }),
     foreignKey({
       name: "task_tool_definitions_task_fk",
+      columns: [t.tenantId, t.taskId],
+      foreignColumns: [tasks.tenantId, tasks.taskId],
+    }),
+  ],
+);
+
+/**
+ * What writes spent, for the policy's spending limits (decision 0033): one row per write that went (an intent's go)
+ * declaring an amount, with the task's principal and the action in canonical form. A write later found not applied
+ * stops counting (its effect is no longer in flight, completed or unknown).
+ */
+export const spendRecords = pgTable(
+  "spend_records",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    taskId: text("task_id").notNull(),
+    sideEffect: text("side_effect").notNull(),
+    idempotencyKey: text("idempotency_key").notNull(),
+    /** The task's principal in canonical form. */
+    principal: text("principal").notNull(),
+    /** The action in canonical form. */
+    action: text("action").notNull(),
+    amount: doublePrecision("amount").notNull(),
+    currency: text("currency").notNull(),
+    spentAt: timestamp("spent_at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "spend_records_pkey", columns: [t.tenantId, t.taskId, t.sideEffect, t.idempotencyKey] }),
+    index("spend_records_principal_idx").on(t.tenantId, t.principal, t.action, t.currency, t.spentAt),
+    foreignKey({
+      name: "spend_records_task_fk",
       columns: [t.tenantId, t.taskId],
       foreignColumns: [tasks.tenantId, tasks.taskId],
     }),

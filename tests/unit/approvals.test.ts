@@ -80,6 +80,8 @@ describe("freshness", () => {
         tool_definition_digest: "1".repeat(64),
         destination_hosts: ["a.example.com"],
         input_classification: "internal",
+        amount: 50,
+        currency: "EUR",
       }),
       facts({
         input_classification: "restricted",
@@ -88,7 +90,13 @@ describe("freshness", () => {
         tool_definition_digest: "2".repeat(64),
         approver_holds_role: false,
         principal_revoked: true,
-        offered: { payload_digest: "f".repeat(64), agent_version: "3", destination_hosts: ["b.example.com"] },
+        offered: {
+          payload_digest: "f".repeat(64),
+          agent_version: "3",
+          destination_hosts: ["b.example.com"],
+          amount: 80,
+          currency: "EUR",
+        },
       }),
     );
     expect(all).toEqual([...STALE_REASONS]);

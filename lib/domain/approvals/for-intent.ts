@@ -37,6 +37,9 @@ export type IntentApprovalInput = {
   agent_version?: string;
   /** The hosts the write reaches, as the intent declared them (decision 0033). */
   destination_hosts?: string[];
+  /** What the write spends, and its currency (decision 0033). */
+  amount?: number;
+  currency?: string;
 };
 
 type Outcome =
@@ -112,6 +115,10 @@ export async function approvalForIntent(
           await tx.execute(sql`
             update approval_requests
             set offered_payload_digest = ${input.payload_digest},
+                offered_amount = case when amount is not null and ${input.amount ?? null}::float8 > amount
+                                      then ${input.amount ?? null}::float8 else offered_amount end,
+                offered_currency = case when amount is not null and ${input.amount ?? null}::float8 > amount
+                                        then ${input.currency ?? null} else offered_currency end,
                 offered_payload = ${input.payload === undefined ? null : JSON.stringify(input.payload)}::jsonb, offered_at = now()
             where tenant_id = ${tenantId} and id = ${other.id}::uuid`);
           return { kind: "mismatch", row: other };
@@ -130,6 +137,8 @@ export async function approvalForIntent(
           inputDigest: ctx.input_digest,
           inputClassification: ctx.input_classification,
           destinationHosts: destinationOf(input.destination_hosts),
+          amount: input.amount ?? null,
+          currency: input.currency ?? null,
           policyVersion: ctx.policy_version,
           agent: input.agent ?? null,
           agentVersion: input.agent_version ?? null,
@@ -143,7 +152,24 @@ export async function approvalForIntent(
         action: input.action,
         payload_digest: input.payload_digest,
         destination_hosts: destination,
+        ...(input.amount !== undefined ? { amount: input.amount, currency: input.currency } : {}),
       };
+      if (
+        row.amount !== null &&
+        input.amount !== undefined &&
+        (input.amount > row.amount || input.currency !== row.currency)
+      ) {
+        // More than the approved amount: kept, so the approval shows stale with both (decision 0033).
+        await tx.execute(sql`
+          update approval_requests set offered_amount = ${input.amount}::float8, offered_currency = ${input.currency ?? null},
+                 offered_at = now()
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+      } else if (row.offered_amount !== null && input.amount !== undefined) {
+        await tx.execute(sql`
+          update approval_requests set offered_amount = null, offered_currency = null
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+        row = { ...row, offered_amount: null, offered_currency: null };
+      }
       if (destination.join(",") !== (row.destination_hosts ?? []).join(",")) {
         // Another destination than the approval's: kept, so the approval shows stale with both (decision 0033).
         await tx.execute(sql`

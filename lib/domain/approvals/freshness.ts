@@ -16,6 +16,7 @@ export const STALE_REASONS = [
   "payload_changed",
   "tool_definition_changed",
   "destination_changed",
+  "amount_exceeded",
   "inputs_changed",
   "classification_changed",
   "agent_changed",
@@ -47,6 +48,12 @@ export type BoundApproval = {
   input_classification?: string | null;
   /** The destination a later intent declared instead, if any. */
   offered_destination_hosts?: readonly string[] | null;
+  /** The amount the write spends and its currency, when declared (decision 0033). */
+  amount?: number | null;
+  currency?: string | null;
+  /** The larger amount (or other currency) a later intent declared instead, if any. */
+  offered_amount?: number | null;
+  offered_currency?: string | null;
   input_digest: string;
   policy_version: string;
   agent: string | null;
@@ -88,6 +95,9 @@ export type CurrentApprovalFacts = {
     agent_version?: string | null;
     /** The hosts the write reaches, normalized ({@link destinationOf}); an intent always offers (empty: none said). */
     destination_hosts?: readonly string[];
+    /** The amount and currency the write declares (absent: none). */
+    amount?: number;
+    currency?: string;
   };
 };
 
@@ -120,6 +130,7 @@ export function staleReasons(bound: BoundApproval, now: CurrentApprovalFacts): S
     found.add("tool_definition_changed");
   const destination = offeredDestination(bound, now);
   if (destination !== null && destination !== hostsText(bound.destination_hosts)) found.add("destination_changed");
+  if (amountExceeded(bound, now) !== null) found.add("amount_exceeded");
   if (bound.input_digest !== now.input_digest) found.add("inputs_changed");
   if (now.input_classification !== undefined && (bound.input_classification ?? null) !== now.input_classification)
     found.add("classification_changed");
@@ -150,6 +161,20 @@ export function approvalStatus(
 
 /** One bound field whose value changed: the approved value and the current one. */
 export type ApprovalChange = { field: string; approved: string | null; current: string | null };
+
+/**
+ * The amount offered when it is more than the approved one or in another currency, as text ("150 EUR"); null when
+ * the approval bound no amount, nothing was offered, or the offer is within it. An approval for an amount never
+ * covers a larger one.
+ */
+function amountExceeded(bound: BoundApproval, now: CurrentApprovalFacts): string | null {
+  if (bound.amount === null || bound.amount === undefined) return null;
+  const offered = now.offered?.amount !== undefined ? now.offered : null;
+  const amount = offered ? offered.amount! : (bound.offered_amount ?? null);
+  const currency = offered ? (offered.currency ?? null) : (bound.offered_currency ?? null);
+  if (amount === null) return null;
+  return amount > bound.amount || currency !== bound.currency ? `${amount} ${currency ?? ""}`.trim() : null;
+}
 
 /** A destination as one text ("a.example.com, b.example.com"); null when none was said. */
 function hostsText(hosts: readonly string[] | null | undefined): string | null {
@@ -194,6 +219,8 @@ export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts)
   };
   push("policy_version", bound.policy_version, now.policy_version);
   push("input_digest", bound.input_digest, now.input_digest);
+  const over = amountExceeded(bound, now);
+  if (over !== null) push("amount", `${bound.amount} ${bound.currency}`, over);
   const destination = offeredDestination(bound, now);
   if (destination !== null) push("destination_hosts", hostsText(bound.destination_hosts), destination);
   if (now.input_classification !== undefined)
@@ -234,6 +261,7 @@ export const STALE_REASON_TEXT: Record<StaleReason, string> = {
   payload_changed: "the payload changed",
   tool_definition_changed: "the tool's definition changed",
   destination_changed: "the hosts the write reaches changed",
+  amount_exceeded: "the write spends more than the approved amount (or in another currency)",
   classification_changed: "the data classification of the task's inputs changed",
   inputs_changed: "the task's inputs changed",
   agent_changed: "the agent or its version changed",

@@ -34,6 +34,9 @@ export type RequestApprovalInput = {
   payloadDigest: string | null;
   /** The hosts the write reaches (normalized by the caller); null or absent when not said. */
   destinationHosts?: readonly string[] | null;
+  /** The amount the write spends and its currency, when the intent declared them. */
+  amount?: number | null;
+  currency?: string | null;
   /** The highest classification of the task's inputs now; null or absent when none. */
   inputClassification?: string | null;
   /** Digest of the task's input set (lib/domain/approvals/freshness.ts `inputDigestOf`). */
@@ -73,7 +76,7 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
   const inserted = await queryRows<{ id: string; requested_at: string }>(
     tx,
     sql`insert into approval_requests (tenant_id, id, task_id, side_effect, idempotency_key, principal, action, tool, tool_definition_digest, destination_hosts, input_classification,
-                                       payload_digest, payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
+                                       amount, currency, payload_digest, payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
                                        requested_by_id, requested_by, origin, provider_request_id, call_id, supersedes)
         values (${tenantId}, coalesce(${input.supersedes?.id ?? null}::uuid, gen_random_uuid()), ${taskId}, ${input.sideEffect},
                 ${input.idempotencyKey}, ${input.principal}, ${input.action},
@@ -86,6 +89,7 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
                     : sql`null::text[]`
                 },
                 ${input.inputClassification ?? null},
+                ${input.amount ?? null}::float8, ${input.currency ?? null},
                 ${input.payloadDigest}, ${payload === null ? null : JSON.stringify(payload)}::jsonb,
                 ${input.inputDigest}, ${input.policyVersion}, ${input.agent}, ${input.agentVersion}, ${by.kind}, ${by.id},
                 ${by.label}, ${origin}, ${input.providerRequestId ?? null}, ${input.callId ?? null},

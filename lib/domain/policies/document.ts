@@ -107,6 +107,27 @@ export const policyDocumentSchema = z
       )
       .max(500)
       .default([]),
+    /**
+     * Spending limits (decision 0033): per principal and period, the most the writes of an action may spend in one
+     * currency; a write over what remains needs an approval.
+     */
+    spending_limits: z
+      .array(
+        z
+          .object({
+            action: name("the action", LIMITS.actionName).superRefine((v, ctx) => {
+              const why = identifierProblem(v, LIMITS.actionName);
+              if (why) ctx.addIssue({ code: "custom", message: `the action ${why}` });
+            }),
+            amount: z.number().positive("amount must be more than 0").max(1e12),
+            currency: z.string().regex(/^[A-Z]{3}$/, "currency must be an ISO 4217 code such as EUR"),
+            period: duration,
+            per: z.literal("principal").default("principal"),
+          })
+          .strict(),
+      )
+      .max(200)
+      .optional(),
   })
   .strict();
 

@@ -258,3 +258,23 @@ describe("approvals bound to where the write goes and how sensitive its inputs a
     expect(goes.status, goes.text).toBe(200);
   });
 });
+
+describe("what the pages say", () => {
+  it("an approval requested without a payload says so on its page; a changed tool offers an approver the accept button on the task page", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
+    const approver = await signInAs(t, "approver");
+    const taskId = newTaskId("pages");
+    await checkpoint(t, taskId, { principal: PRINCIPAL, side_effects: {}, tool_definitions: { publish_report: D1 } });
+    const asked = await postIntent(t, taskId, intent(taskId, { payload: undefined }));
+    expectError(asked, 403, "approval_required");
+    const page = await api(approver).get(`/approvals/${asked.body.error.details!.approval_id as string}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-testid="digest-only-note"');
+    expect(page.text).toContain("The runtime sent only a digest");
+
+    await definitionChanged(t, taskId, "publish_report", D2);
+    const task = await api(approver).get(`/tasks/${taskId}`);
+    expect(task.status).toBe(200);
+    expect(task.text).toContain('data-testid="accept-tool-definition"');
+  });
+});

@@ -19,6 +19,7 @@
 import { sql } from "drizzle-orm";
 import {
   boolean,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -52,6 +53,30 @@ export const approvalRequests = pgTable(
     principal: text("principal"),
     action: text("action").notNull(),
     tool: text("tool").notNull(),
+    /**
+     * The tool's accepted definition digest when asked (task_tool_definitions); null when the task's tool had none. A
+     * changed definition makes the approval stale (decision 0033).
+     */
+    toolDefinitionDigest: text("tool_definition_digest"),
+    /**
+     * The hosts the write reaches, as the intent declared them (lower case, sorted); null when the source did not say.
+     * Another destination makes the approval stale (decision 0033).
+     */
+    destinationHosts: text("destination_hosts").array(),
+    /**
+     * The highest data classification of the task's inputs when asked (public < internal < confidential <
+     * restricted); null when no input was classified. A reclassified input makes the approval stale (decision 0033).
+     */
+    inputClassification: text("input_classification"),
+    /**
+     * The amount the write spends and its currency, as the intent declared them; an approval for an amount never covers
+     * a larger one (decision 0033).
+     */
+    amount: doublePrecision("amount"),
+    currency: text("currency"),
+    /** The larger amount (or other currency) a later intent declared instead. */
+    offeredAmount: doublePrecision("offered_amount"),
+    offeredCurrency: text("offered_currency"),
     /** sha256 hex of the RFC 8785 JSON of `{tool, arguments}`; null when the source did not say (a checkpoint). */
     payloadDigest: text("payload_digest"),
     /** The payload for the approver to read, secrets redacted; null when the source did not send it. */
@@ -91,6 +116,8 @@ export const approvalRequests = pgTable(
     offeredPayloadDigest: text("offered_payload_digest"),
     offeredPayload: jsonb("offered_payload").$type<unknown>(),
     offeredAgent: text("offered_agent"),
+    /** The destination a later intent declared instead (decision 0033). */
+    offeredDestinationHosts: text("offered_destination_hosts").array(),
     offeredAgentVersion: text("offered_agent_version"),
     offeredAt: timestamp("offered_at", { withTimezone: true }),
 

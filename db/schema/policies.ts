@@ -45,6 +45,13 @@ export type StoredPolicyDocument = {
     hosts: string[];
     lookup_url?: string;
   }[];
+  spending_limits?: {
+    action: string;
+    amount: number;
+    currency: string;
+    period: PolicyDuration;
+    per: "principal";
+  }[];
 };
 
 /** One lint finding of a policy version; `path` is like `credentials[0].allowed_hosts[0]` (empty for the whole document). */

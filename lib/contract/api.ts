@@ -106,7 +106,12 @@ export type TaskRecord = {
   phase: string;
   /** The sandbox attempt that writes this checkpoint (fencing: older attempts are refused). */
   attempt: number;
-  inputs: Array<{ ref: string; sha256: string }>;
+  /** Input files; `classification` (public, internal, confidential, restricted) is bound by approvals (decision 0033). */
+  inputs: Array<{
+    ref: string;
+    sha256: string;
+    classification?: "public" | "internal" | "confidential" | "restricted";
+  }>;
   decisions: Array<{ id: string; summary: string; at?: string; by?: string }>;
   artifacts: Array<{ ref: string; sha256: string; size?: number; media_type?: string }>;
   side_effects: Record<

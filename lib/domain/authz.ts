@@ -68,6 +68,8 @@ export const PERMISSIONS = {
   "approvals.read": { runtime: true, roles: ANY_ROLE },
   "approvals.decide": { runtime: false, roles: ["approver", "admin", "owner"] },
   "approvals.manage": { runtime: false, roles: ["owner", "admin"] },
+  // Accepting a tool's changed definition (decision 0033): a person who may approve writes, never the runtime.
+  "tools.accept": { runtime: false, roles: ["approver", "admin", "owner"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -121,6 +123,7 @@ const PHRASES: Record<Action, string> = {
   "approvals.read": "read approvals",
   "approvals.decide": "approve or reject side effects",
   "approvals.manage": "change the policy version or the approval settings",
+  "tools.accept": "accept a tool's changed definition",
 };
 
 function describe(action: Action): string {

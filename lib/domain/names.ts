@@ -108,3 +108,35 @@ export function plainName(field: string, limit: BoundaryLimit) {
     if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${problem}` });
   });
 }
+
+/**
+ * Why `value` cannot be an action, tool or principal name, or null when it can: {@link nameProblem}, then the
+ * restricted alphabet of decision 0033 — printable ASCII only. A look-alike letter of another script (Cyrillic `о`), a
+ * compatibility form (fullwidth `ｐ`) or a look-alike punctuation mark (U+2024 `․`) would otherwise pass a rule, a
+ * binding or a revocation as another name; refused where it enters, it can never be stored.
+ */
+export function identifierProblem(value: unknown, limit: BoundaryLimit): string | null {
+  const problem = nameProblem(value, limit);
+  if (problem || typeof value !== "string" || isPlainAscii(value)) return problem;
+  const at = [...value].findIndex((c) => c < "\x20" || c > "\x7e");
+  const ch = [...value][at] ?? "";
+  const code = `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+  return `must be printable ASCII (letters, digits, punctuation): ${code} at character ${at + 1} is not. Names are compared without case, and a look-alike character of another script or width could pass for another name`;
+}
+
+/** A zod schema for an action, tool or principal name ({@link identifierProblem}); the message starts with `field`. */
+export function identifierName(field: string, limit: BoundaryLimit) {
+  return z.string({ error: `${field} must be a string (1–${limit.max} characters)` }).check((ctx) => {
+    const problem = identifierProblem(ctx.value, limit);
+    if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} ${problem}` });
+  });
+}
+
+/**
+ * The one canonical form in which action, tool, effect and principal names are compared (decision 0033): names are
+ * of a restricted alphabet refused at the boundary (printable ASCII), so the canonical form is the name in lower case.
+ * Rules, bindings and revocations compare canonical forms; what is stored and shown is the name as sent.
+ */
+export function canonicalName(name: string): string {
+  return name.toLowerCase();
+}

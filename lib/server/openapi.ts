@@ -414,6 +414,30 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("`{name, status, reconcile, audit_seq}`"), ...errors(401, 403, 404, 409, 422) },
         },
       },
+      "/api/v1/tasks/{task_id}/tool-definitions/{tool}/accept": {
+        post: {
+          summary:
+            "A person accepts a tool's changed definition (the latest digest the server received); ends tool_definition_changed (runtime keys get 403)",
+          parameters: [taskId, { name: "tool", in: "path", required: true, schema: { type: "string" } }],
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["definition_digest"],
+                  properties: { definition_digest: { type: "string", pattern: "^[a-f0-9]{64}$" } },
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+          responses: {
+            ...ok("`{task_id, tool, definition_digest, previous_digest, accepted_by}`"),
+            ...errors(401, 403, 404, 409, 422),
+          },
+        },
+      },
       "/api/v1/tasks/{task_id}/side-effects/{name}/lookup": {
         post: {
           summary: "Ask the tool owner's lookup endpoint (evidence only)",

@@ -130,6 +130,13 @@ const MATRIX: Record<string, Cell> = {
     crossBody: { outcome: "completed", external_operation_id: "op-matrix", evidence: "ticket MATRIX-1" },
   },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/lookup": { allowed: DECIDERS, ok: 200, cross: 404 },
+  "POST /api/v1/tasks/[taskId]/tool-definitions/[tool]/accept": {
+    allowed: APPROVERS,
+    probe: {},
+    ok: 422,
+    cross: 404,
+    crossBody: { definition_digest: "a".repeat(64) },
+  },
   "GET /api/v1/settings/api-keys": { allowed: PEOPLE, ok: 200, cross: "own" },
   "POST /api/v1/settings/api-keys": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   // The revoked key's id: this tenant's managers get a conflict (already revoked), another tenant's a 404.

@@ -402,11 +402,13 @@ describe("resume gate: each blocking reason", () => {
     expect(v.verdict).toBe("stop");
     expect(codes(v)).toEqual(["tool_definition_changed"]);
     expect(v.reasons[0]!.message).toContain("update_record");
-    expect(v.reasons[0]!.target).toBe(`/tasks/${taskId}?tab=checkpoints`);
+    expect(v.reasons[0]!.target).toBe(
+      `/tasks/${taskId}?tab=checkpoints&tool=update_record&definition_digest=${hex("3")}`,
+    );
   });
 
-  it("tool_definition_changed: a tool.definition_changed event received after the checkpoint; a new checkpoint with the new digest clears it", async () => {
-    const t = await createTestTenant(handle.db, { roles: [] });
+  it("tool_definition_changed: a tool.definition_changed event received after the checkpoint; a new checkpoint with the new digest does not clear it, a person's acceptance does (decision 0033)", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
     const taskId = newTaskId("gate");
     // a change the server received BEFORE the checkpoint is already part of it, however the runtime dates it
     await sendEvents(t, [
@@ -430,6 +432,12 @@ describe("resume gate: each blocking reason", () => {
     expect(codes(v)).toEqual(["tool_definition_changed"]);
 
     await checkpoint(t, taskId, { principal: PRINCIPAL, tool_definitions: { update_record: hex("8") } });
+    expect(codes(await gate(t.apiKey, taskId))).toEqual(["tool_definition_changed"]);
+    const approver = await signInAs(t, "approver");
+    const accepted = await api(approver).post(`/api/v1/tasks/${taskId}/tool-definitions/update_record/accept`, {
+      definition_digest: hex("8"),
+    });
+    expect(accepted.status, accepted.text).toBe(200);
     expect((await gate(t.apiKey, taskId)).verdict).toBe("resume");
   });
 

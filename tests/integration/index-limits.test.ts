@@ -81,6 +81,16 @@ const BOUNDS: Record<string, Bound> = {
   "tasks.task_id": ascii(LIMITS.taskId),
   "tasks.principal": text(LIMITS.principal),
   "tenants.slug": ascii(LIMITS.workspaceSlug),
+  // Spending limits (decision 0033): principal and action in canonical form (ASCII, so lower case keeps the length).
+  "spend_records.task_id": ascii(LIMITS.taskId),
+  "spend_records.side_effect": ascii(LIMITS.sideEffectName),
+  "spend_records.idempotency_key": ascii(LIMITS.idempotencyKey),
+  "spend_records.principal": text(LIMITS.principal),
+  "spend_records.action": text(LIMITS.actionName),
+  "spend_records.currency": server(3, "an ISO 4217 code, checked by the intent schema"),
+  "task_tool_definitions.task_id": ascii(LIMITS.taskId),
+  // Canonical tool names (decision 0033): NFKC of a limited name may grow, at most 4 bytes per UTF-16 code unit.
+  "task_tool_definitions.tool": server(4 * LIMITS.toolName.max, `the ${LIMITS.toolName.name} limit, in canonical form`),
   "tool_lookups.tool": text(LIMITS.toolName),
   "unapplied_receipts.task_id": ascii(LIMITS.taskId),
   "unapplied_receipts.name": ascii(LIMITS.sideEffectName),

@@ -314,11 +314,11 @@ describe("egress custody against the current policy", () => {
     const reason = stopped.reasons.find((r) => r.code === "egress_policy_inconsistent");
     expect(reason?.message).toMatch(/files\.example\.com/);
     expect(reason?.message).not.toMatch(/paste\.example\.com/);
-    // The intent route answers from the same verdict.
-    const intent = await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/update_record/intent`, {
+    // The intent route answers from the same verdict (for a write the policy's tool list does not put under approval).
+    const intent = await api(t.apiKey).post(`/api/v1/tasks/${taskId}/side-effects/write_note/intent`, {
       idempotency_key: `k-${taskId}`,
       payload_digest: "c".repeat(64),
-      action: "update_record",
+      action: "notes.write",
       attempt: 1,
       mutation: true,
     });

@@ -19,6 +19,7 @@ import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { fenceBodySchema } from "@/lib/domain/tasks/fence";
+import { acceptToolBodySchema } from "@/lib/domain/gate/accept-tool";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
 import { completeExerciseSchema, createExerciseSchema, updateExerciseSchema } from "@/lib/domain/exercises/rules";
@@ -59,6 +60,11 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { auth: "responder", body: "none" },
   "POST /api/v1/tasks/[taskId]/fence": { auth: "responder", body: "optional", schema: fenceBodySchema },
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
+  "POST /api/v1/tasks/[taskId]/tool-definitions/[tool]/accept": {
+    auth: "approver",
+    body: "json",
+    schema: acceptToolBodySchema,
+  },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": { auth: "runtime", body: "json", schema: intentBodySchema },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/receipt": {
     auth: "runtime",

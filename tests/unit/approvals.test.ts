@@ -75,13 +75,28 @@ describe("freshness", () => {
 
   it("records every reason at once, in a fixed order", () => {
     const all = staleReasons(
-      bound({ expires_at: "2026-11-01T00:00:00.000Z" }),
+      bound({
+        expires_at: "2026-11-01T00:00:00.000Z",
+        tool_definition_digest: "1".repeat(64),
+        destination_hosts: ["a.example.com"],
+        input_classification: "internal",
+        amount: 50,
+        currency: "EUR",
+      }),
       facts({
+        input_classification: "restricted",
         policy_version: "9",
         input_digest: "x",
+        tool_definition_digest: "2".repeat(64),
         approver_holds_role: false,
         principal_revoked: true,
-        offered: { payload_digest: "f".repeat(64), agent_version: "3" },
+        offered: {
+          payload_digest: "f".repeat(64),
+          agent_version: "3",
+          destination_hosts: ["b.example.com"],
+          amount: 80,
+          currency: "EUR",
+        },
       }),
     );
     expect(all).toEqual([...STALE_REASONS]);

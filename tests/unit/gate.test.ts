@@ -437,3 +437,45 @@ describe("restores and sandboxes (decision 0032)", () => {
     expect(v.reasons[0]!.message).toContain("sandbox.verified");
   });
 });
+
+describe("tool definitions: only a person's acceptance ends a change; a request only adds (decision 0033)", () => {
+  const D1 = "1".repeat(64);
+  const D2 = "2".repeat(64);
+  const accepted = [{ tool: "publish", digest: D1, since: "2026-01-01T00:00:00.000000Z" }];
+  const withTools = (over: Partial<GateFacts>): GateFacts => ({
+    ...cleanFacts(),
+    tool_definitions_accepted: accepted,
+    ...over,
+  });
+  const event = (digest: string, at = "2026-01-01T00:00:01.000000Z") => ({
+    tool: "publish",
+    digest,
+    source: "event" as const,
+    received_at: at,
+  });
+
+  it("a reported change stops, naming both digests; a request naming the accepted digest does not remove it", () => {
+    const v = evaluateGate(withTools({ tool_definition_reports: [event(D2)], tool_definitions_now: { publish: D1 } }));
+    expect(v.reasons.map((r) => r.code)).toEqual(["tool_definition_changed"]);
+    expect(v.reasons[0]!.message).toContain(D1);
+    expect(v.reasons[0]!.message).toContain(D2);
+  });
+
+  it("a later checkpoint carrying the new digest does not end it; a report before the acceptance does not count", () => {
+    const checkpointD2 = {
+      tool: "publish",
+      digest: D2,
+      source: "checkpoint" as const,
+      received_at: "2026-01-01T00:00:02.000000Z",
+    };
+    expect(evaluateGate(withTools({ tool_definition_reports: [event(D2), checkpointD2] })).verdict).toBe("stop");
+    expect(
+      evaluateGate(withTools({ tool_definition_reports: [event(D2, "2025-12-31T23:59:59.000000Z")] })).verdict,
+    ).toBe("resume");
+  });
+
+  it("a request can add a change of its own; a tool the server holds no definition of is no change", () => {
+    expect(evaluateGate(withTools({ tool_definitions_now: { publish: D2 } })).verdict).toBe("stop");
+    expect(evaluateGate(withTools({ tool_definitions_now: { other: D2 } })).verdict).toBe("resume");
+  });
+});

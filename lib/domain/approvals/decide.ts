@@ -27,7 +27,7 @@ import { refuseSecrets } from "../secrets/redact";
 import { unsafeTextReason } from "../typed-text";
 import { withRetry } from "../tx";
 import { approvalChanges, approvalStatus } from "./freshness";
-import { actionRule, approvalSettingsOf } from "./policy";
+import { approvalRuleFor, approvalSettingsOf } from "./policy";
 import { approvalEvent } from "./requests";
 import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { approvalView, boundOf, findApprovalRow, loadCurrentFacts, type ApprovalRow, type ApprovalView } from "./read";
@@ -124,7 +124,7 @@ export async function decideApproval(
       const facts = factsOf(row);
       const { status, stale_reasons } = approvalStatus(boundOf(row), facts);
       if (status === "approved" || status === "rejected") throw alreadyDecided(row);
-      const rule = await actionRule(tx, tenantId, row.action);
+      const rule = await approvalRuleFor(tx, tenantId, { action: row.action, tool: row.tool });
       const ttl = rule?.ttl_seconds ?? settings.default_ttl_seconds;
 
       if (status === "pending") {
@@ -163,11 +163,14 @@ export async function decideApproval(
       if (input.decision === "approve" && payloadDigest === null) throw payloadUnknown();
       const payload = row.offered_payload_digest ? row.offered_payload : row.payload;
       await tx.execute(sql`
-        insert into approval_requests (tenant_id, id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest,
+        insert into approval_requests (tenant_id, id, task_id, side_effect, idempotency_key, principal, action, tool, tool_definition_digest, destination_hosts, input_classification, amount, currency, payload_digest,
                                        payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
                                        requested_by_id, requested_by, requested_at, origin, provider_request_id, call_id,
                                        decision, reason, decided_by_id, decided_by, decided_at, self_approved, expires_at, supersedes)
         select tenant_id, ${newId}::uuid, task_id, side_effect, idempotency_key, ${facts.principal ?? row.principal}, action, tool,
+               coalesce(${facts.tool_definition_digest ?? null}::text, tool_definition_digest),
+               coalesce(offered_destination_hosts, destination_hosts), ${facts.input_classification ?? null}::text,
+               coalesce(offered_amount, amount), case when offered_amount is null then currency else offered_currency end,
                ${payloadDigest}, ${payload === null || payload === undefined ? null : JSON.stringify(payload)}::jsonb,
                ${facts.input_digest}, ${facts.policy_version},
                coalesce(offered_agent, agent), coalesce(offered_agent_version, agent_version), requested_by_kind, requested_by_id,

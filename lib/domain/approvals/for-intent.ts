@@ -20,9 +20,9 @@ import { findSideEffect } from "@/db/queries/side-effects";
 import type { Actor } from "../authz";
 import { DomainError } from "../errors";
 import { withRetry } from "../tx";
-import { STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
+import { destinationOf, STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
 import { approvalStanding, type ApprovalStanding } from "./gate";
-import { actionRule, retryReusesApproval } from "./policy";
+import { approvalRuleFor, retryReusesApproval } from "./policy";
 import { APPROVAL_COLUMNS, approvalContext, findApprovalRow, loadCurrentFacts, type ApprovalRow } from "./read";
 import { requestApproval } from "./requests";
 
@@ -35,6 +35,11 @@ export type IntentApprovalInput = {
   payload?: unknown;
   agent?: string;
   agent_version?: string;
+  /** The hosts the write reaches, as the intent declared them (decision 0033). */
+  destination_hosts?: string[];
+  /** What the write spends, and its currency (decision 0033). */
+  amount?: number;
+  currency?: string;
 };
 
 type Outcome =
@@ -77,7 +82,9 @@ export async function approvalForIntent(
             order by requested_at desc, id
             for update`,
       );
-      const rule = input.requires_approval ? null : await actionRule(tx, tenantId, input.action);
+      const rule = input.requires_approval
+        ? null
+        : await approvalRuleFor(tx, tenantId, { action: input.action, tool: input.tool ?? name });
       const needs =
         input.requires_approval === true ||
         rule?.requires_approval === true ||
@@ -95,6 +102,8 @@ export async function approvalForIntent(
           await tx.execute(sql`
             update approval_requests set payload_digest = ${input.payload_digest}, payload = coalesce(${payload}::jsonb, payload),
                    action = ${input.action}, tool = coalesce(${input.tool ?? null}::text, tool),
+                   destination_hosts = coalesce(destination_hosts,
+                     array(select json_array_elements_text(${JSON.stringify(destinationOf(input.destination_hosts))}::json))),
                    agent = coalesce(agent, ${input.agent ?? null}), agent_version = coalesce(agent_version, ${input.agent_version ?? null})
             where tenant_id = ${tenantId} and id = ${unbound.id}::uuid and payload_digest is null and decision is null`);
           row = await findApprovalRow(tx, tenantId, unbound.id);
@@ -106,6 +115,10 @@ export async function approvalForIntent(
           await tx.execute(sql`
             update approval_requests
             set offered_payload_digest = ${input.payload_digest},
+                offered_amount = case when amount is not null and ${input.amount ?? null}::float8 > amount
+                                      then ${input.amount ?? null}::float8 else offered_amount end,
+                offered_currency = case when amount is not null and ${input.amount ?? null}::float8 > amount
+                                        then ${input.currency ?? null} else offered_currency end,
                 offered_payload = ${input.payload === undefined ? null : JSON.stringify(input.payload)}::jsonb, offered_at = now()
             where tenant_id = ${tenantId} and id = ${other.id}::uuid`);
           return { kind: "mismatch", row: other };
@@ -122,6 +135,10 @@ export async function approvalForIntent(
           payload: input.payload ?? null,
           payloadDigest: input.payload_digest,
           inputDigest: ctx.input_digest,
+          inputClassification: ctx.input_classification,
+          destinationHosts: destinationOf(input.destination_hosts),
+          amount: input.amount ?? null,
+          currency: input.currency ?? null,
           policyVersion: ctx.policy_version,
           agent: input.agent ?? null,
           agentVersion: input.agent_version ?? null,
@@ -130,10 +147,43 @@ export async function approvalForIntent(
         });
         row = (await findApprovalRow(tx, tenantId, id))!;
       }
+      const destination = destinationOf(input.destination_hosts);
       const offered: NonNullable<CurrentApprovalFacts["offered"]> = {
         action: input.action,
         payload_digest: input.payload_digest,
+        destination_hosts: destination,
+        ...(input.amount !== undefined ? { amount: input.amount, currency: input.currency } : {}),
       };
+      if (
+        row.amount !== null &&
+        input.amount !== undefined &&
+        (input.amount > row.amount || input.currency !== row.currency)
+      ) {
+        // More than the approved amount: kept, so the approval shows stale with both (decision 0033).
+        await tx.execute(sql`
+          update approval_requests set offered_amount = ${input.amount}::float8, offered_currency = ${input.currency ?? null},
+                 offered_at = now()
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+      } else if (row.offered_amount !== null && input.amount !== undefined) {
+        await tx.execute(sql`
+          update approval_requests set offered_amount = null, offered_currency = null
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+        row = { ...row, offered_amount: null, offered_currency: null };
+      }
+      if (destination.join(",") !== (row.destination_hosts ?? []).join(",")) {
+        // Another destination than the approval's: kept, so the approval shows stale with both (decision 0033).
+        await tx.execute(sql`
+          update approval_requests
+          set offered_destination_hosts = array(select json_array_elements_text(${JSON.stringify(destination)}::json)),
+              offered_at = now()
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+      } else if (row.offered_destination_hosts !== null) {
+        // The destination is the approval's again: an earlier intent's other destination no longer stands for it.
+        await tx.execute(sql`
+          update approval_requests set offered_destination_hosts = null
+          where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
+        row = { ...row, offered_destination_hosts: null };
+      }
       if (input.agent !== undefined) offered.agent = input.agent;
       if (input.agent_version !== undefined) offered.agent_version = input.agent_version;
       if (

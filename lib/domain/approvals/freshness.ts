@@ -2,8 +2,8 @@
  * Approval freshness (docs/concepts.md#freshness): one pure function decides whether an approval
  * still stands, and lists every reason it does not. The gate, the intent route, the API and the pages all read it.
  *
- * An approval is fresh only while: it has not expired; the principal, action, payload digest, input digest, policy
- * version and agent (name and version) it is bound to are unchanged; the principal is not revoked; and the approver
+ * An approval is fresh only while: it has not expired; the principal, action, payload digest, tool definition digest
+ * (decision 0033), input digest, policy version and agent (name and version) it is bound to are unchanged; the principal is not revoked; and the approver
  * still holds `approver` or `admin` in the tenant. Separation of duties (the approver is not the requester) is checked
  * when the decision is made (lib/domain/approvals/decide.ts), since it cannot change afterwards.
  */
@@ -14,7 +14,11 @@ export const STALE_REASONS = [
   "expired",
   "policy_changed",
   "payload_changed",
+  "tool_definition_changed",
+  "destination_changed",
+  "amount_exceeded",
   "inputs_changed",
+  "classification_changed",
   "agent_changed",
   "approver_revoked",
   "principal_revoked",
@@ -36,6 +40,20 @@ export type BoundApproval = {
   principal: string | null;
   action: string;
   payload_digest: string | null;
+  /** The tool's definition digest when asked (decision 0033); null or absent when none was on record. */
+  tool_definition_digest?: string | null;
+  /** The hosts the write reaches, as declared when asked (lower case, sorted); null or absent when not said. */
+  destination_hosts?: readonly string[] | null;
+  /** The highest classification of the task's inputs when asked; null or absent when none was classified. */
+  input_classification?: string | null;
+  /** The destination a later intent declared instead, if any. */
+  offered_destination_hosts?: readonly string[] | null;
+  /** The amount the write spends and its currency, when declared (decision 0033). */
+  amount?: number | null;
+  currency?: string | null;
+  /** The larger amount (or other currency) a later intent declared instead, if any. */
+  offered_amount?: number | null;
+  offered_currency?: string | null;
   input_digest: string;
   policy_version: string;
   agent: string | null;
@@ -60,10 +78,27 @@ export type CurrentApprovalFacts = {
   /** The principal the task acts for now (null: unknown, not checked). */
   principal: string | null;
   principal_revoked: boolean;
+  /**
+   * The tool's definition now: the latest one the server received when it differs from the accepted one, else the
+   * accepted one; null or absent when none is on record (not checked).
+   */
+  tool_definition_digest?: string | null;
   /** Whether the approver still holds a deciding role (null when undecided: not checked). */
   approver_holds_role: boolean | null;
+  /** The highest classification of the task's inputs now (null: none classified; absent: not checked). */
+  input_classification?: string | null;
   /** What the asking runtime offers now (an intent), if anything: overrides the recorded offer. */
-  offered?: { action?: string; payload_digest?: string; agent?: string | null; agent_version?: string | null };
+  offered?: {
+    action?: string;
+    payload_digest?: string;
+    agent?: string | null;
+    agent_version?: string | null;
+    /** The hosts the write reaches, normalized ({@link destinationOf}); an intent always offers (empty: none said). */
+    destination_hosts?: readonly string[];
+    /** The amount and currency the write declares (absent: none). */
+    amount?: number;
+    currency?: string;
+  };
 };
 
 const differs = (bound: string | null | undefined, now: string | null | undefined) =>
@@ -91,7 +126,14 @@ export function staleReasons(bound: BoundApproval, now: CurrentApprovalFacts): S
   ) {
     found.add("payload_changed");
   }
+  if (differs(bound.tool_definition_digest ?? null, now.tool_definition_digest) && bound.tool_definition_digest)
+    found.add("tool_definition_changed");
+  const destination = offeredDestination(bound, now);
+  if (destination !== null && destination !== hostsText(bound.destination_hosts)) found.add("destination_changed");
+  if (amountExceeded(bound, now) !== null) found.add("amount_exceeded");
   if (bound.input_digest !== now.input_digest) found.add("inputs_changed");
+  if (now.input_classification !== undefined && (bound.input_classification ?? null) !== now.input_classification)
+    found.add("classification_changed");
   const offeredAgent = now.offered && "agent" in now.offered ? now.offered.agent : bound.offered_agent;
   const offeredVersion =
     now.offered && "agent_version" in now.offered ? now.offered.agent_version : bound.offered_agent_version;
@@ -120,6 +162,54 @@ export function approvalStatus(
 /** One bound field whose value changed: the approved value and the current one. */
 export type ApprovalChange = { field: string; approved: string | null; current: string | null };
 
+/**
+ * The amount offered when it is more than the approved one or in another currency, as text ("150 EUR"); null when
+ * the approval bound no amount, nothing was offered, or the offer is within it. An approval for an amount never
+ * covers a larger one.
+ */
+function amountExceeded(bound: BoundApproval, now: CurrentApprovalFacts): string | null {
+  if (bound.amount === null || bound.amount === undefined) return null;
+  const offered = now.offered?.amount !== undefined ? now.offered : null;
+  const amount = offered ? offered.amount! : (bound.offered_amount ?? null);
+  const currency = offered ? (offered.currency ?? null) : (bound.offered_currency ?? null);
+  if (amount === null) return null;
+  return amount > bound.amount || currency !== bound.currency ? `${amount} ${currency ?? ""}`.trim() : null;
+}
+
+/** A destination as one text ("a.example.com, b.example.com"); null when none was said. */
+function hostsText(hosts: readonly string[] | null | undefined): string | null {
+  return hosts && hosts.length ? hosts.join(", ") : null;
+}
+
+/**
+ * The destination an intent offers now (or a refused one recorded), as text; null when nothing was offered. An
+ * approval that bound a destination is compared with every offer, an offer of none included.
+ */
+function offeredDestination(bound: BoundApproval, now: CurrentApprovalFacts): string | null {
+  const offered = now.offered?.destination_hosts ?? bound.offered_destination_hosts ?? null;
+  if (offered === null) return null;
+  const text = hostsText(offered);
+  return text === null && !bound.destination_hosts?.length ? null : (text ?? "(none declared)");
+}
+
+/**
+ * The hosts a write reaches in the one form approvals bind: lower case, without a trailing dot, deduplicated and
+ * sorted.
+ */
+export function destinationOf(hosts: readonly string[] | undefined): string[] {
+  return [...new Set((hosts ?? []).map((h) => h.toLowerCase().replace(/\.$/, "")))].sort();
+}
+
+/** Data classifications of inputs, least sensitive first (decision 0033). */
+export const CLASSIFICATIONS = ["public", "internal", "confidential", "restricted"] as const;
+
+/** The highest classification among inputs, or null when none is classified. */
+export function highestClassification(inputs: ReadonlyArray<{ classification?: unknown }>): string | null {
+  let best = -1;
+  for (const i of inputs) best = Math.max(best, CLASSIFICATIONS.indexOf(i.classification as never));
+  return best < 0 ? null : CLASSIFICATIONS[best]!;
+}
+
 /** The bound fields that changed, for the side-by-side view (`changes` in `GET /approvals/{id}`). */
 export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts): ApprovalChange[] {
   const out: ApprovalChange[] = [];
@@ -129,6 +219,14 @@ export function approvalChanges(bound: BoundApproval, now: CurrentApprovalFacts)
   };
   push("policy_version", bound.policy_version, now.policy_version);
   push("input_digest", bound.input_digest, now.input_digest);
+  const over = amountExceeded(bound, now);
+  if (over !== null) push("amount", `${bound.amount} ${bound.currency}`, over);
+  const destination = offeredDestination(bound, now);
+  if (destination !== null) push("destination_hosts", hostsText(bound.destination_hosts), destination);
+  if (now.input_classification !== undefined)
+    push("input_classification", bound.input_classification ?? null, now.input_classification);
+  if (bound.tool_definition_digest && now.tool_definition_digest)
+    push("tool_definition_digest", bound.tool_definition_digest, now.tool_definition_digest);
   const offeredDigest = now.offered?.payload_digest ?? bound.offered_payload_digest ?? null;
   if (offeredDigest !== null && bound.payload_digest !== null)
     push("payload_digest", bound.payload_digest, offeredDigest);
@@ -161,6 +259,10 @@ export const STALE_REASON_TEXT: Record<StaleReason, string> = {
   expired: "the approval expired",
   policy_changed: "the policy version changed",
   payload_changed: "the payload changed",
+  tool_definition_changed: "the tool's definition changed",
+  destination_changed: "the hosts the write reaches changed",
+  amount_exceeded: "the write spends more than the approved amount (or in another currency)",
+  classification_changed: "the data classification of the task's inputs changed",
   inputs_changed: "the task's inputs changed",
   agent_changed: "the agent or its version changed",
   approver_revoked: "the approver no longer holds the approver or admin role",

@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { selectList, type SelectedRow } from "@/db/queries/rows";
-import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
+import { decodeCursor, encodeCursor, isoUtc } from "@/db/queries/sql-helpers";
 import { approvalRequests } from "@/db/schema";
 import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
@@ -16,6 +16,7 @@ import {
   approvalChanges,
   approvalStatus,
   DECIDING_ROLES,
+  highestClassification,
   inputDigestOf,
   type ApprovalChange,
   type ApprovalStatus,
@@ -24,6 +25,8 @@ import {
   type StaleReason,
 } from "./freshness";
 import { currentPolicyVersion } from "../policies/current";
+import { canonicalName } from "../names";
+import { toolDefinitionChanges, toolReportsOf, type AcceptedToolDefinition } from "../gate/tools";
 import type { VerbContext } from "../context";
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,6 +40,13 @@ const APPROVAL_FIELDS = [
   "principal",
   "action",
   "tool",
+  "tool_definition_digest",
+  "destination_hosts",
+  "input_classification",
+  "amount",
+  "currency",
+  "offered_amount",
+  "offered_currency",
   "payload_digest",
   "payload",
   "input_digest",
@@ -63,6 +73,7 @@ const APPROVAL_FIELDS = [
   "offered_payload_digest",
   "offered_payload",
   "offered_agent",
+  "offered_destination_hosts",
   "offered_agent_version",
   "offered_at",
   "invalidated_reasons",
@@ -137,6 +148,14 @@ export function boundOf(r: ApprovalRow): BoundApproval {
     principal: r.principal,
     action: r.action,
     payload_digest: r.payload_digest,
+    tool_definition_digest: r.tool_definition_digest,
+    destination_hosts: r.destination_hosts,
+    input_classification: r.input_classification,
+    offered_destination_hosts: r.offered_destination_hosts,
+    amount: r.amount,
+    currency: r.currency,
+    offered_amount: r.offered_amount,
+    offered_currency: r.offered_currency,
     input_digest: r.input_digest,
     policy_version: r.policy_version,
     agent: r.agent,
@@ -164,7 +183,16 @@ export async function loadCurrentFacts(
   const policy = await currentPolicyVersion(db, tenantId);
   const taskIds = [...new Set(rows.map((r) => r.task_id))];
   const deciders = [...new Set(rows.map((r) => r.decided_by_id).filter((d): d is string => !!d && UUID.test(d)))];
-  const tasks = new Map<string, { principal: string | null; revoked: boolean; input_digest: string }>();
+  const tasks = new Map<
+    string,
+    {
+      principal: string | null;
+      revoked: boolean;
+      input_digest: string;
+      input_classification: string | null;
+      tool: (name: string) => string | null;
+    }
+  >();
   if (taskIds.length) {
     const list = sql.join(
       taskIds.map((t) => sql`${t}`),
@@ -174,13 +202,15 @@ export async function loadCurrentFacts(
       task_id: string;
       principal: string | null;
       revoked: boolean;
-      inputs: Array<{ ref: string; sha256: string }> | null;
+      inputs: Array<{ ref: string; sha256: string; classification?: string }> | null;
+      tools: string | { accepted: AcceptedToolDefinition[]; events: ToolEventRow[]; checkpoint: ToolCheckpoint | null };
     }>(
       db,
       sql`select t.task_id, t.principal,
-                 exists (select 1 from principal_revocations p where p.tenant_id = t.tenant_id and p.principal = t.principal) as revoked,
+                 exists (select 1 from principal_revocations p where p.tenant_id = t.tenant_id and lower(p.principal) = lower(t.principal)) as revoked,
                  (select c.record -> 'inputs' from task_checkpoints c
-                   where c.tenant_id = t.tenant_id and c.task_id = t.task_id order by c.version desc limit 1) as inputs
+                   where c.tenant_id = t.tenant_id and c.task_id = t.task_id order by c.version desc limit 1) as inputs,
+                 ${toolStateSql()} as tools
           from tasks t where t.tenant_id = ${tenantId} and t.task_id in (${list})`,
     );
     for (const t of trows) {
@@ -188,6 +218,8 @@ export async function loadCurrentFacts(
         principal: t.principal,
         revoked: t.revoked,
         input_digest: inputDigestOf(Array.isArray(t.inputs) ? t.inputs : []),
+        input_classification: highestClassification(Array.isArray(t.inputs) ? t.inputs : []),
+        tool: currentToolDefinitions(typeof t.tools === "string" ? JSON.parse(t.tools) : t.tools),
       });
     }
   }
@@ -213,10 +245,53 @@ export async function loadCurrentFacts(
       now,
       policy_version: policy,
       input_digest: t?.input_digest ?? inputDigestOf([]),
+      input_classification: t?.input_classification ?? null,
       principal: t?.principal ?? null,
       principal_revoked: t?.revoked ?? false,
+      // approvalContext asks with a task id alone (no tool): nothing to compare then.
+      tool_definition_digest: t && typeof r.tool === "string" ? t.tool(r.tool) : null,
       approver_holds_role: r.decided_by_id ? holding.has(r.decided_by_id) : null,
     };
+  };
+}
+
+type ToolEventRow = { type: string; seq: number; received_at: string; attrs: Record<string, unknown> };
+type ToolCheckpoint = { tool_definitions: Record<string, string> | null; created_at: string };
+
+/**
+ * SQL (over a task row `t`): the task's accepted tool definitions, its `tool.definition_changed` events and its latest
+ * checkpoint's tool definitions, as one JSON object for {@link currentToolDefinitions}.
+ */
+function toolStateSql() {
+  return sql`json_build_object(
+    'accepted', (select coalesce(json_agg(json_build_object('tool', d.tool, 'digest', d.digest, 'since', ${isoUtc("d.since")})), '[]'::json)
+                 from task_tool_definitions d where d.tenant_id = t.tenant_id and d.task_id = t.task_id),
+    'events', (select coalesce(json_agg(json_build_object('type', e.type, 'seq', e.seq, 'received_at', ${isoUtc("e.received_at")},
+                 'attrs', e.attrs) order by e.seq), '[]'::json)
+               from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.type = 'tool.definition_changed'
+                 and exists (select 1 from task_tool_definitions d where d.tenant_id = t.tenant_id and d.task_id = t.task_id)),
+    'checkpoint', (select json_build_object('tool_definitions', c.record -> 'tool_definitions', 'created_at', ${isoUtc("c.created_at")})
+                   from task_checkpoints c where c.tenant_id = t.tenant_id and c.task_id = t.task_id
+                   order by c.version desc limit 1))`;
+}
+
+/**
+ * A tool's definition now (decision 0033), by the gate's rule (lib/domain/gate/tools.ts): the latest one the server
+ * received when it differs from the accepted one, else the accepted one; null for a tool with none on record.
+ */
+function currentToolDefinitions(state: {
+  accepted: AcceptedToolDefinition[];
+  events: ToolEventRow[];
+  checkpoint: ToolCheckpoint | null;
+}): (tool: string) => string | null {
+  const changes = toolDefinitionChanges(state.accepted, toolReportsOf(state.events, state.checkpoint));
+  return (tool) => {
+    const name = canonicalName(tool);
+    return (
+      changes.find((c) => c.tool === name)?.reported ??
+      state.accepted.find((a) => canonicalName(a.tool) === name)?.digest ??
+      null
+    );
   };
 }
 
@@ -408,10 +483,20 @@ export async function approvalContext(
   db: Db,
   tenantId: string,
   taskId: string,
-): Promise<{ principal: string | null; input_digest: string; policy_version: string }> {
+): Promise<{
+  principal: string | null;
+  input_digest: string;
+  policy_version: string;
+  input_classification: string | null;
+}> {
   const probe = { task_id: taskId, decided_by_id: null } as ApprovalRow;
   const facts = (await loadCurrentFacts(db, tenantId, [probe]))(probe);
-  return { principal: facts.principal, input_digest: facts.input_digest, policy_version: facts.policy_version };
+  return {
+    principal: facts.principal,
+    input_digest: facts.input_digest,
+    policy_version: facts.policy_version,
+    input_classification: facts.input_classification ?? null,
+  };
 }
 
 /**

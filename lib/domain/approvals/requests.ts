@@ -17,6 +17,7 @@ import { actorRef, type Actor } from "../authz";
 import { redactJson, unstorableJson } from "../events/redact";
 import { DomainError } from "../errors";
 import { awaitApproval } from "../side-effects/lifecycle/statements";
+import { canonicalName } from "../names";
 
 export type RequestApprovalInput = {
   tenantId: string;
@@ -31,6 +32,13 @@ export type RequestApprovalInput = {
   payload: unknown;
   /** sha256 hex of RFC 8785 JSON of tool name + canonical arguments; null when the source did not say. */
   payloadDigest: string | null;
+  /** The hosts the write reaches (normalized by the caller); null or absent when not said. */
+  destinationHosts?: readonly string[] | null;
+  /** The amount the write spends and its currency, when the intent declared them. */
+  amount?: number | null;
+  currency?: string | null;
+  /** The highest classification of the task's inputs now; null or absent when none. */
+  inputClassification?: string | null;
   /** Digest of the task's input set (lib/domain/approvals/freshness.ts `inputDigestOf`). */
   inputDigest: string;
   /** The policy version the request is bound to (lib/domain/policies/current.ts `currentPolicyVersion`). */
@@ -67,12 +75,22 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
   const origin = input.origin ?? "intent";
   const inserted = await queryRows<{ id: string; requested_at: string }>(
     tx,
-    sql`insert into approval_requests (tenant_id, id, task_id, side_effect, idempotency_key, principal, action, tool, payload_digest,
-                                       payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
+    sql`insert into approval_requests (tenant_id, id, task_id, side_effect, idempotency_key, principal, action, tool, tool_definition_digest, destination_hosts, input_classification,
+                                       amount, currency, payload_digest, payload, input_digest, policy_version, agent, agent_version, requested_by_kind,
                                        requested_by_id, requested_by, origin, provider_request_id, call_id, supersedes)
         values (${tenantId}, coalesce(${input.supersedes?.id ?? null}::uuid, gen_random_uuid()), ${taskId}, ${input.sideEffect},
                 ${input.idempotencyKey}, ${input.principal}, ${input.action},
-                ${input.tool}, ${input.payloadDigest}, ${payload === null ? null : JSON.stringify(payload)}::jsonb,
+                ${input.tool},
+                (select d.digest from task_tool_definitions d
+                  where d.tenant_id = ${tenantId} and d.task_id = ${taskId} and d.tool = ${canonicalName(input.tool)}),
+                ${
+                  input.destinationHosts?.length
+                    ? sql`array(select json_array_elements_text(${JSON.stringify(input.destinationHosts)}::json))`
+                    : sql`null::text[]`
+                },
+                ${input.inputClassification ?? null},
+                ${input.amount ?? null}::float8, ${input.currency ?? null},
+                ${input.payloadDigest}, ${payload === null ? null : JSON.stringify(payload)}::jsonb,
                 ${input.inputDigest}, ${input.policyVersion}, ${input.agent}, ${input.agentVersion}, ${by.kind}, ${by.id},
                 ${by.label}, ${origin}, ${input.providerRequestId ?? null}, ${input.callId ?? null},
                 ${input.supersedes?.supersedes ?? null}::uuid)

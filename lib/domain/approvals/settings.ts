@@ -10,7 +10,7 @@ import { appendAudit } from "../audit/append";
 import { actorRef, authorize } from "../authz";
 import type { VerbContext } from "../context";
 import { DomainError, validationError } from "../errors";
-import { plainName } from "../names";
+import { canonicalName, identifierName } from "../names";
 import { LIMITS } from "../limits";
 import { currentPolicyVersion } from "../policies/current";
 import { refuseSecrets } from "../secrets/redact";
@@ -101,24 +101,26 @@ export async function setActionRule(
   { action, body }: { action: string; body: unknown },
 ): Promise<void> {
   authorize(actor, "approvals.manage");
-  const name = plainName("action", LIMITS.actionName).safeParse(action);
+  const name = identifierName("action", LIMITS.actionName).safeParse(action);
   if (!name.success)
-    throw new DomainError("validation_failed", "action must be a plain name.", {
-      fields: [{ path: "action", message: "plain name" }],
+    throw new DomainError("validation_failed", name.error.issues[0]?.message ?? "action must be a plain name.", {
+      fields: [{ path: "action", message: name.error.issues[0]?.message ?? "plain name" }],
     });
   refuseSecrets({ action: name.data }, "The action name", "name the action, never a credential");
+  // Kept in the canonical form every rule lookup uses (decision 0033): a rule on `pay.out` holds for `Pay.out` too.
+  const canonical = canonicalName(name.data);
   const parsed = actionRuleBodySchema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const by = actorRef(actor).label;
   await db.transaction(async (tx) => {
     await tx.execute(sql`
       insert into approval_action_rules (tenant_id, action, requires_approval, ttl_seconds, updated_by)
-      values (${actor.tenantId}, ${name.data}, ${parsed.data.requires_approval}, ${parsed.data.ttl_seconds ?? null}, ${by})
+      values (${actor.tenantId}, ${canonical}, ${parsed.data.requires_approval}, ${parsed.data.ttl_seconds ?? null}, ${by})
       on conflict (tenant_id, action) do update
       set requires_approval = excluded.requires_approval, ttl_seconds = excluded.ttl_seconds, updated_at = now(), updated_by = excluded.updated_by`);
     await appendAudit(tx, actor, {
       action: "approval_rule.changed",
-      target: `action:${name.data}`,
+      target: `action:${canonical}`,
       details: { ...parsed.data },
     });
   });
@@ -133,7 +135,7 @@ export async function deleteActionRule({ db, actor }: VerbContext, { action }: {
   await db.transaction(async (tx) => {
     const rows = await queryRows(
       tx,
-      sql`delete from approval_action_rules where tenant_id = ${actor.tenantId} and action = ${action} returning action`,
+      sql`delete from approval_action_rules where tenant_id = ${actor.tenantId} and action = ${canonicalName(action)} returning action`,
     );
     if (rows.length)
       await appendAudit(tx, actor, { action: "approval_rule.removed", target: `action:${action}`, details: {} });

@@ -46,6 +46,7 @@ export const AUDIT_ACTIONS = [
   "side_effect.transitioned",
   "task.checkpointed",
   "task.fenced",
+  "tool_definition.accepted",
   "user.password_changed",
   "workspace.created",
 ] as const satisfies readonly `${string}.${string}ed`[];

@@ -11,6 +11,8 @@ import {
   credentialKindsInName,
   IDEMPOTENCY_KEY,
   IDEMPOTENCY_KEY_RULE,
+  identifierName,
+  identifierProblem,
   isPlainAscii,
   nameProblem,
   plainName,
@@ -64,8 +66,8 @@ export const sideEffectEventAttrs = z.looseObject({
   name: z.string({ error: "name of the side effect is required" }).regex(SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE),
   idempotency_key: z.string({ error: "idempotency_key is required" }).regex(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE),
   payload_digest: plainName("payload_digest", LIMITS.digest).optional(),
-  action: plainName("action", LIMITS.actionName).optional(),
-  tool: plainName("tool", LIMITS.toolName).optional(),
+  action: identifierName("action", LIMITS.actionName).optional(),
+  tool: identifierName("tool", LIMITS.toolName).optional(),
   mutation: z.boolean({ error: "mutation must be true or false" }).optional(),
   external_operation_id: z
     .string()
@@ -115,7 +117,9 @@ function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt", 
 }
 
 /** A `task.created` event may name the principal the task acts for (used until its first checkpoint). */
-export const taskCreatedEventAttrs = z.looseObject({ principal: plainName("principal", LIMITS.principal).optional() });
+export const taskCreatedEventAttrs = z.looseObject({
+  principal: identifierName("principal", LIMITS.principal).optional(),
+});
 
 /** Event types that must name their attempt (the catalogue's `attemptRequired`). */
 const NAMES_ATTEMPT: ReadonlySet<string> = new Set(ATTEMPT_REQUIRED_TYPES);
@@ -187,11 +191,17 @@ const DIGEST_TYPES: ReadonlySet<string> = new Set([...SNAPSHOT_TYPES, "tool.defi
  * - `snapshot_id` and the digests are what the gate compares a restore or a tool definition with.
  * Credentials are refused in all of them: they are keys, so a redacted copy would merge distinct values.
  */
-export const ATTR_RULES: ReadonlyArray<{ field: string; limit: BoundaryLimit; types: ReadonlySet<string> | null }> = [
+export const ATTR_RULES: ReadonlyArray<{
+  field: string;
+  limit: BoundaryLimit;
+  types: ReadonlySet<string> | null;
+  /** An action, tool or principal name: the restricted alphabet of decision 0033 too. */
+  identifier?: true;
+}> = [
   { field: "host", limit: LIMITS.host, types: null },
   { field: "credential_ref", limit: LIMITS.credentialRef, types: null },
   { field: "call_id", limit: LIMITS.callId, types: TOOL_CALL_TYPES },
-  { field: "tool", limit: LIMITS.toolName, types: TOOL_CALL_TYPES },
+  { field: "tool", limit: LIMITS.toolName, types: TOOL_CALL_TYPES, identifier: true },
   { field: "snapshot_id", limit: LIMITS.snapshotId, types: SNAPSHOT_TYPES },
   { field: "digest", limit: LIMITS.digest, types: DIGEST_TYPES },
   { field: "definition_digest", limit: LIMITS.digest, types: DIGEST_TYPES },
@@ -204,7 +214,7 @@ export function attrsRuleViolation(type: string, attrs: Record<string, unknown> 
     if (rule.types && !rule.types.has(type)) continue;
     const v = Object.prototype.hasOwnProperty.call(attrs, rule.field) ? attrs[rule.field] : undefined;
     if (v === undefined || v === null) continue;
-    const problem = nameProblem(v, rule.limit);
+    const problem = rule.identifier ? identifierProblem(v, rule.limit) : nameProblem(v, rule.limit);
     if (problem) {
       const path = `attrs.${rule.field}`;
       return { path, message: `${path} ${problem}` };

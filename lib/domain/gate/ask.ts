@@ -21,6 +21,8 @@ import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { GATE_ROW_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "./compaction";
 import { evaluateGate, type GateCheckpoint, type GateFacts } from "./evaluate";
+import { toolReportsOf, type AcceptedToolDefinition } from "./tools";
+import { canonicalName } from "../names";
 import { recordGateAsk, type AskCounted } from "./asks";
 import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
@@ -133,6 +135,8 @@ type GateFactsRow = {
    * the moves it makes).
    */
   sealed: Array<[string, string]> | string;
+  /** The task's accepted tool definitions (decision 0033). */
+  tools_accepted: AcceptedToolDefinition[] | string;
 };
 
 const parsed = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
@@ -189,8 +193,11 @@ export async function readGateFacts(
     effectName?: string;
     /** Also say whether a receipt for this effect name and key waits for its intent (`no_intent`, not applied). */
     pendingReceiptKey?: string;
-    /** Also say whether the approval path may apply to an intent with this key and action. */
-    approvalProbe?: { idempotencyKey: string; action: string };
+    /**
+     * Also say whether the approval path may apply to an intent with this key, action and tool (a request under the
+     * key, a Settings rule on the action, or the active policy's tool entry; decision 0033).
+     */
+    approvalProbe?: { idempotencyKey: string; action: string; tool: string };
     /** Also read the task's other writes of this action and payload digest, and the effect `repeats` names. */
     duplicateProbe?: DuplicateProbe;
     /**
@@ -255,7 +262,8 @@ export async function readGateFacts(
                     })
              from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status <> 'completed') as effects,
           (select json_build_object('principal', r.principal, 'reason', r.reason, 'revoked_at', ${isoUtc("r.revoked_at")})
-             from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as revocation,
+             from principal_revocations r where r.tenant_id = t.tenant_id and lower(r.principal) = lower(t.principal)
+             limit 1) as revocation,
           (select coalesce(json_agg(json_build_object('event_id', e.event_id, 'type', e.type, 'seq', e.seq,
                     'occurred_at', ${isoUtc("e.occurred_at")}, 'received_at', ${isoUtc("e.received_at")}, 'attempt', e.attempt,
                     'environment_id', e.environment_id,
@@ -303,9 +311,11 @@ export async function readGateFacts(
                   'key_requests', exists (select 1 from approval_requests r where r.tenant_id = t.tenant_id and r.task_id = t.task_id
                                             and r.idempotency_key = ${opts.approvalProbe.idempotencyKey} and r.superseded_by is null),
                   'rule_requires', coalesce((select x.requires_approval from approval_action_rules x
-                                             where x.tenant_id = t.tenant_id and x.action = ${opts.approvalProbe.action}), false))`
+                                             where x.tenant_id = t.tenant_id and x.action = ${canonicalName(opts.approvalProbe.action)}), false))`
           } as approval_hint,
           ${opts.countAsk ? sql`(select a.last_verdict from asked a)` : sql`null::text`} as asked_verdict,
+          (select coalesce(json_agg(json_build_object('tool', d.tool, 'digest', d.digest, 'since', ${isoUtc("d.since")})), '[]'::json)
+             from task_tool_definitions d where d.tenant_id = t.tenant_id and d.task_id = t.task_id) as tools_accepted,
           ${opts.duplicateProbe ? sameWritesSql(opts.duplicateProbe) : sql`null::json`} as duplicates,
           (select coalesce(json_agg(json_build_array(s.name, s.xmin::text)), '[]'::json) from side_effects s
              where s.tenant_id = t.tenant_id and s.task_id = t.task_id
@@ -430,13 +440,17 @@ export async function readGateFacts(
     now,
   );
   const policyRef = row.policy === null ? null : parsed(row.policy);
-  const policyFacts = policyRef
-    ? policyGateFactsFor(
-        taskId,
-        { ...policyRef, ...(await policyDocumentCached(db, tenantId, policyRef)) },
-        parsed(row.egress_hosts) ?? [],
-      )
-    : { reasons: [], credential_policy: null };
+  const policyDoc = policyRef ? await policyDocumentCached(db, tenantId, policyRef) : null;
+  const policyFacts =
+    policyRef && policyDoc
+      ? policyGateFactsFor(taskId, { ...policyRef, ...policyDoc }, parsed(row.egress_hosts) ?? [])
+      : { reasons: [], credential_policy: null };
+  // The active policy's tool list is an approval rule like Settings' rules (decision 0033).
+  const probe = opts.approvalProbe;
+  const probeNames = probe ? new Set([canonicalName(probe.action), canonicalName(probe.tool)]) : null;
+  const policyRequires =
+    probeNames !== null &&
+    (policyDoc?.document?.tools ?? []).some((t) => t.requires_approval && probeNames.has(canonicalName(t.name)));
 
   const check = cp ? await checkpointCheckCached(db, tenantId, taskId, cp, key) : null;
   const latest: GateCheckpoint | null = cp
@@ -475,16 +489,10 @@ export async function readGateFacts(
     sandboxes_reused.push({ event_id: e.event_id, sandbox_id: sandbox, attempt: e.attempt, earlier_attempt: earlier });
   }
 
-  // Tool definitions now: changes the server received after the checkpoint to resume from (server clock against server
-  // clock, never the runtime's), then what the runtime says in this request.
-  const fromEvents: Record<string, string> = {};
-  for (const e of events) {
-    if (e.type !== "tool.definition_changed") continue;
-    if (verified && e.received_at < verified.created_at) continue;
-    const tool = str(e.attrs.tool) ?? str(e.attrs.name);
-    const digest = str(e.attrs.definition_digest) ?? str(e.attrs.digest);
-    if (tool && digest) fromEvents[tool] = digest;
-  }
+  // Tool definitions (decision 0033): what the server received, in its receive order, and the latest checkpoint that
+  // verifies; the asking request's own claim is added by the gate and can only add a change.
+  const accepted = parsed(row.tools_accepted);
+  const tool_definition_reports = accepted.length ? toolReportsOf(events, verified) : [];
 
   const facts: GateFacts = {
     now,
@@ -510,7 +518,9 @@ export async function readGateFacts(
     sandboxes_reused,
     credentials: [...latestCredential.values()],
     credential_policy: policyFacts.credential_policy,
-    tool_definitions_now: { ...fromEvents, ...(opts.toolDefinitions ?? {}) },
+    tool_definitions_now: opts.toolDefinitions ?? {},
+    tool_definitions_accepted: accepted,
+    tool_definition_reports,
     compaction_unchecked: uncheckedCompaction(events),
     approvals: approvalFacts.approvals,
     policy: [...approvalFacts.policy, ...policyFacts.reasons],
@@ -520,7 +530,7 @@ export async function readGateFacts(
     facts,
     effect,
     pendingReceipt: row.pending_receipt === true,
-    approvalMayApply: hint !== null && (hint.key_requests || hint.rule_requires),
+    approvalMayApply: policyRequires || (hint !== null && (hint.key_requests || hint.rule_requires)),
     askCounted: row.asked_verdict === null ? null : { previousVerdict: row.asked_verdict },
     duplicates: row.duplicates,
   };

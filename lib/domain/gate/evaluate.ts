@@ -20,6 +20,14 @@ import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateReason, GateVerdict } from "@/lib/contract/api";
 import { assertNever } from "../assert-never";
 import { GATE_REASONS, reportingRank } from "./reasons";
+import { toolDefinitionChanges, type AcceptedToolDefinition, type ToolDefinitionReport } from "./tools";
+
+/** Who reported a changed tool definition, in a reason's words. */
+const TOOL_SOURCE: Record<ToolDefinitionReport["source"], string> = {
+  event: "reported by a tool.definition_changed event",
+  checkpoint: "named by the latest checkpoint",
+  request: "named by this request",
+};
 
 export type GateFacts = {
   now: Date;
@@ -90,8 +98,18 @@ export type GateFacts = {
     version: number;
     credentials: ReadonlyArray<{ name: string; ttl_seconds: number | null; ttl: string | null }>;
   } | null;
-  /** Tool name → definition digest the runtime has now (request body, then later `tool.definition_changed` events). */
+  /**
+   * Tool name → definition digest the asking request says the runtime has now (a resume body): it can only add a
+   * `tool_definition_changed`, never remove one (decision 0033).
+   */
   tool_definitions_now: Record<string, string>;
+  /**
+   * The task's accepted tool definitions (lib/domain/gate/tools.ts); absent in pure tests, where the checkpoint resumed
+   * from stands for them.
+   */
+  tool_definitions_accepted?: AcceptedToolDefinition[];
+  /** Definitions the server received for the task's tools (events and the latest checkpoint), in receive order. */
+  tool_definition_reports?: ToolDefinitionReport[];
   /** The latest context compaction no `constraint.checked` followed (receive order), or null / absent. */
   compaction_unchecked?: { event_id: string; occurred_at: string } | null;
   /**
@@ -285,16 +303,26 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     }
   }
 
-  const atCheckpoint = verified?.tool_definitions ?? {};
-  for (const [tool, digest] of Object.entries(f.tool_definitions_now)) {
-    const before = atCheckpoint[tool];
-    if (before !== undefined && before !== digest) {
-      found.push({
-        code: "tool_definition_changed",
-        message: `Tool ${tool} changed since checkpoint v${verified?.version}: its definition digest was ${before.slice(0, 12)}…, now ${digest.slice(0, 12)}…. Review the new definition and checkpoint again before resuming.`,
-        target: `${taskLink}?tab=checkpoints`,
-      });
-    }
+  // Tool definitions (decision 0033): the server's reports and the request's own claim against the accepted ones; the
+  // request can only add a change. Without stored acceptances (pure tests), the checkpoint resumed from stands for them.
+  const accepted =
+    f.tool_definitions_accepted ??
+    Object.entries(verified?.tool_definitions ?? {}).map(([tool, digest]) => ({ tool, digest, since: null }));
+  const changes = toolDefinitionChanges(accepted, [
+    ...(f.tool_definition_reports ?? []),
+    ...Object.entries(f.tool_definitions_now).map(([tool, digest]) => ({
+      tool,
+      digest,
+      source: "request" as const,
+      received_at: null,
+    })),
+  ]);
+  for (const c of changes) {
+    found.push({
+      code: "tool_definition_changed",
+      message: `Tool ${c.tool} changed (${TOOL_SOURCE[c.source]}): the accepted definition digest was ${c.accepted}, now ${c.reported}. A person must review and accept the new definition before the run resumes; a checkpoint carrying it does not end this stop, and approvals given under the old definition are stale.`,
+      target: `${taskLink}?tab=checkpoints&tool=${enc(c.tool)}&definition_digest=${enc(c.reported)}`,
+    });
   }
 
   if (f.compaction_unchecked) {

@@ -75,7 +75,12 @@ export const GATE_REASONS = {
     fix: "policies.manage",
     mattersAfterEnd: false,
   },
-  tool_definition_changed: { kind: "blocking", title: "Tool definition changed", fix: null, mattersAfterEnd: false },
+  tool_definition_changed: {
+    kind: "blocking",
+    title: "Tool definition changed",
+    fix: "tools.accept",
+    mattersAfterEnd: false,
+  },
   no_checkpoint: { kind: "replay", title: "No checkpoint yet", fix: null, mattersAfterEnd: false },
   side_effect_in_flight: { kind: "replay", title: "Write in flight elsewhere", fix: null, mattersAfterEnd: false },
   constraints_unchecked: {

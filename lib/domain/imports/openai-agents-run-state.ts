@@ -22,7 +22,7 @@
 import { toolCallDigest as canonicalToolCallDigest } from "../crypto/canonical";
 import { checkJsonText } from "../json/text";
 import { LIMITS, type BoundaryLimit } from "../limits";
-import { nameProblem } from "../names";
+import { identifierProblem, nameProblem } from "../names";
 
 export type RunStateSdk = "openai-agents-js" | "openai-agents-python";
 
@@ -66,7 +66,8 @@ export class RunStateImportError extends Error {
 
 /** Refuses the state when `value` (at `path`) cannot be a name of this kind (lib/domain/names.ts `nameProblem`). */
 function checkName(value: unknown, limit: BoundaryLimit, path: string, where: string): void {
-  const problem = nameProblem(value, limit);
+  // Tool names are compared without case: the restricted alphabet of decision 0033.
+  const problem = limit === LIMITS.toolName ? identifierProblem(value, limit) : nameProblem(value, limit);
   if (problem) throw new RunStateImportError("invalid_name", `${where}: ${path} ${problem}.`, path);
 }
 

@@ -13,6 +13,7 @@ import { LIMITS, type BoundaryLimit } from "../limits";
 import { redactString, refuseSecrets } from "../secrets/redact";
 import { MAX_JSON_DEPTH, unstorableJson } from "../events/redact";
 import { unsafeTextReason } from "../typed-text";
+import { identifierProblem } from "../names";
 
 /** The largest policy document accepted, in bytes of text. */
 export const MAX_POLICY_BYTES = 256 * 1024;
@@ -91,7 +92,10 @@ export const policyDocumentSchema = z
       .array(
         z
           .object({
-            name: name("the tool name", LIMITS.toolName),
+            name: name("the tool name", LIMITS.toolName).superRefine((v, ctx) => {
+              const why = identifierProblem(v, LIMITS.toolName);
+              if (why) ctx.addIssue({ code: "custom", message: `the tool name ${why}` });
+            }),
             mutation: z.boolean({ error: "mutation must be true or false: does the tool write outside the sandbox?" }),
             requires_approval: z.boolean().default(false),
             approval_ttl: duration.optional(),
@@ -103,6 +107,27 @@ export const policyDocumentSchema = z
       )
       .max(500)
       .default([]),
+    /**
+     * Spending limits (decision 0033): per principal and period, the most the writes of an action may spend in one
+     * currency; a write over what remains needs an approval.
+     */
+    spending_limits: z
+      .array(
+        z
+          .object({
+            action: name("the action", LIMITS.actionName).superRefine((v, ctx) => {
+              const why = identifierProblem(v, LIMITS.actionName);
+              if (why) ctx.addIssue({ code: "custom", message: `the action ${why}` });
+            }),
+            amount: z.number().positive("amount must be more than 0").max(1e12),
+            currency: z.string().regex(/^[A-Z]{3}$/, "currency must be an ISO 4217 code such as EUR"),
+            period: duration,
+            per: z.literal("principal").default("principal"),
+          })
+          .strict(),
+      )
+      .max(200)
+      .optional(),
   })
   .strict();
 

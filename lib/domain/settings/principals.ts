@@ -36,7 +36,8 @@ export async function listPrincipals({ db, actor }: VerbContext): Promise<Princi
         )
         select coalesce(p.principal, r.principal) as principal, coalesce(p.task_count, 0) as task_count,
                r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as revoked_at
-        from p full outer join (select * from principal_revocations where tenant_id = ${actor.tenantId}) r on r.principal = p.principal
+        from p full outer join (select * from principal_revocations where tenant_id = ${actor.tenantId}) r
+          on lower(r.principal) = lower(p.principal)
         order by 1 limit 500`,
   );
   return rows.map((r) => ({
@@ -75,7 +76,9 @@ export async function revokePrincipal({ db, actor }: VerbContext, { body }: { bo
     const rows = await queryRows(
       tx,
       sql`insert into principal_revocations (tenant_id, principal, reason, revoked_by)
-          values (${actor.tenantId}, ${principal}, ${reason}, ${actorRef(actor).label})
+          select ${actor.tenantId}::uuid, ${principal}, ${reason}, ${actorRef(actor).label}
+          where not exists (select 1 from principal_revocations r
+                            where r.tenant_id = ${actor.tenantId} and lower(r.principal) = lower(${principal}))
           on conflict do nothing returning principal`,
     );
     if (!rows.length) throw new DomainError("conflict", `${principal} is already revoked.`);
@@ -96,7 +99,7 @@ export async function restorePrincipal({ db, actor }: VerbContext, { body }: { b
   await db.transaction(async (tx) => {
     const rows = await queryRows(
       tx,
-      sql`delete from principal_revocations where tenant_id = ${actor.tenantId} and principal = ${principal} returning principal`,
+      sql`delete from principal_revocations where tenant_id = ${actor.tenantId} and lower(principal) = lower(${principal}) returning principal`,
     );
     if (!rows.length) throw notFound(`Revocation of ${principal}`);
     await appendAudit(tx, actor, { action: "principal.restored", target: `principal:${principal}` });

@@ -28,7 +28,14 @@ import { DomainError, isDomainError, notFound, validationError } from "../errors
 import { findSecrets } from "../events/redact";
 import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
-import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE } from "../names";
+import {
+  IDEMPOTENCY_KEY,
+  IDEMPOTENCY_KEY_RULE,
+  identifierName,
+  plainName,
+  SIDE_EFFECT_NAME,
+  SIDE_EFFECT_NAME_RULE,
+} from "../names";
 import { ATTEMPT_MAX, LIMITS } from "../limits";
 import type { SigningKey } from "../crypto/signing";
 import { normalDigest, toolCallDigest } from "../crypto/canonical";
@@ -36,6 +43,7 @@ import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { approvalForIntent, consumeApproval } from "../approvals/for-intent";
 import { observeAttempt } from "./attempts";
+import { recordSpend, spendStanding } from "./spending";
 import { takePendingReceipt } from "./receipts";
 import { duplicateVerdict, parseDuplicateFacts, WRITTEN_STATUSES } from "./duplicates";
 import { LEASE_AUDIT_UPTO, leaseExpiryCtes } from "./lifecycle/lease";
@@ -60,15 +68,37 @@ export const attemptField = z
 export const intentBodySchema = z.strictObject({
   idempotency_key: z.string(),
   payload_digest: plainName("payload_digest", LIMITS.digest),
-  action: plainName("action", LIMITS.actionName),
+  action: identifierName("action", LIMITS.actionName),
   mutation: z.boolean({ error: "mutation must be true or false" }),
-  tool: plainName("tool", LIMITS.toolName).optional(),
+  tool: identifierName("tool", LIMITS.toolName).optional(),
   lease_seconds: z.number().int().min(5).max(86_400).optional(),
   attempt: attemptField,
   /** The runtime says this write needs an approver's decision (docs/concepts.md#approvals). */
   requires_approval: z.boolean({ error: "requires_approval must be true or false" }).optional(),
   /** The tool arguments, for the approver to read (credential values are refused). */
   payload: z.json().optional(),
+  /** The hosts the write reaches (an approval is bound to them: another destination makes it stale; decision 0033). */
+  destination_hosts: z
+    .array(
+      z
+        .string()
+        .max(LIMITS.host.max)
+        .regex(
+          /^[A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]{1,5})?\.?$/,
+          "must be a host name (letters, digits, '.', '-', an optional :port)",
+        ),
+    )
+    .max(20, "at most 20 destination hosts")
+    .optional(),
+  /**
+   * What the write spends, with its ISO 4217 currency (both or neither): checked against the active policy's spending
+   * limit for the action; an approval for an amount never covers a larger one (decision 0033).
+   */
+  amount: z.number().positive("amount must be more than 0").max(1e12).optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, "currency must be an ISO 4217 code such as EUR")
+    .optional(),
   /** The agent making the write and its version: an approval is bound to them. */
   agent: plainName("agent", LIMITS.agentName).optional(),
   agent_version: plainName("agent_version", LIMITS.agentName).optional(),
@@ -227,6 +257,11 @@ export async function registerIntent(
   checkEffectName(name);
   const input = parseKeyed(intentBodySchema, body);
   checkPayloadDigest(name, input);
+  if ((input.amount === undefined) !== (input.currency === undefined)) {
+    throw validationError([
+      { path: [input.amount === undefined ? "amount" : "currency"], message: "amount and currency go together" },
+    ]);
+  }
   // Whatever is answered, the audit entries its transactions committed join the chain before the answer goes out.
   return withAuditSealed(db, actor.tenantId, () => registerParsed(db, { actor, taskId, name, input, key }));
 }
@@ -290,8 +325,12 @@ async function decideWithApproval(db: Db, call: IntentCall, opts: { recheckAttem
     );
     if (task && input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
   }
-  // A repeat of a write that went under an approval needs one of its own, whatever the intent says.
-  const asked = decided.askApproval.repeatOfApproved ? { ...input, requires_approval: true } : input;
+  // A repeat of a write that went under an approval needs one of its own, whatever the intent says; so does a write
+  // over what remains of its spending limit.
+  const asked =
+    decided.askApproval.repeatOfApproved || decided.askApproval.overLimit
+      ? { ...input, requires_approval: true }
+      : input;
   const found = await approvalForIntent(db, actor, taskId, name, asked);
   return decideIntent(db, call, {
     checked: true,
@@ -313,7 +352,11 @@ type ApprovalStep =
  * What an intent's decision comes to: an answer, a refusal (already audited), "raise the task's attempt first", or
  * "ask the approval path first" (`repeatOfApproved`: the write repeats one that went under an approval).
  */
-type Decided = IntentOutcome | { refused: DomainError } | "raise" | { askApproval: { repeatOfApproved: boolean } };
+type Decided =
+  | IntentOutcome
+  | { refused: DomainError }
+  | "raise"
+  | { askApproval: { repeatOfApproved: boolean; overLimit: boolean } };
 
 /** The audit details of a refused intent. */
 function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainError): Record<string, unknown> {
@@ -385,7 +428,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     effectName: name,
     pendingReceiptKey: input.idempotency_key,
     ...(input.mutation && !approval.checked
-      ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action } }
+      ? { approvalProbe: { idempotencyKey: input.idempotency_key, action: input.action, tool: input.tool ?? name } }
       : {}),
     ...(input.mutation
       ? {
@@ -417,15 +460,26 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     if ("refused" in verdict) throw verdict.refused;
     repeatOfApproved = verdict.needsApproval;
   }
+  const spendWrite = {
+    name,
+    idempotencyKey: input.idempotency_key,
+    action: input.action,
+    amount: input.amount,
+    currency: input.currency,
+  };
+  // A write over what remains of its spending limit needs an approval (decision 0033).
+  const overLimit =
+    input.mutation && !approval.checked && (await spendStanding(tx, tenantId, taskId, spendWrite))?.over === true;
   if (
     input.mutation &&
     !approval.checked &&
     (input.requires_approval === true ||
       repeatOfApproved ||
+      overLimit ||
       read.approvalMayApply ||
       existing?.status === "awaiting_approval")
   ) {
-    return { askApproval: { repeatOfApproved } };
+    return { askApproval: { repeatOfApproved, overLimit } };
   }
   const approvalId = approval.checked ? approval.approvalId : null;
   const own = existing ? decideExisting(existing, input) : "try_go";
@@ -464,6 +518,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   };
   const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name });
   if (created) {
+    if (input.mutation) await recordSpend(tx, tenantId, taskId, spendWrite);
     await auditIntent(tx, actor, taskId, name, {
       idempotency_key: input.idempotency_key,
       from: "created",
@@ -490,6 +545,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     if (!mayLeave("intent_go", current.status)) throw new Error(`intent_go cannot leave ${current.status}`);
     const moved = await startIntent(tx, current.status, { ...effect, tool: input.tool ?? null });
     if (moved) {
+      if (input.mutation) await recordSpend(tx, tenantId, taskId, spendWrite);
       await auditIntent(tx, actor, taskId, name, {
         idempotency_key: input.idempotency_key,
         from: current.status,

@@ -6,6 +6,7 @@
  * statement; the audit row.
  */
 import { sql } from "drizzle-orm";
+import { canonicalName } from "../names";
 import { queryRows, type Db } from "@/db";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { CheckpointResult } from "@/lib/contract/api";
@@ -164,6 +165,20 @@ export async function checkpointTask(
           values (${tenantId}, ${taskId}, ${version}, ${signed.canonical}::jsonb, ${signed.digest}, ${signed.signature}, ${signed.kid}, ${record.attempt},
                   2, ${binding.signature})`);
 
+        // The first checkpoint naming a tool sets its accepted definition; later ones only report (decision 0033).
+        const tools = new Map<string, string>();
+        for (const [tool, digest] of Object.entries(record.tool_definitions ?? {})) {
+          if (!tools.has(canonicalName(tool))) tools.set(canonicalName(tool), digest);
+        }
+        if (tools.size) {
+          await tx.execute(sql`
+            insert into task_tool_definitions (tenant_id, task_id, tool, digest)
+            select ${tenantId}::uuid, ${taskId}, d.tool, d.digest
+            from json_to_recordset(${JSON.stringify([...tools].map(([tool, digest]) => ({ tool, digest })))}::json)
+              as d(tool text, digest text)
+            order by d.tool
+            on conflict do nothing`);
+        }
         if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
         // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
         // approver's recorded decision approves it (docs/concepts.md#approvals).

@@ -8,9 +8,11 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import { DomainError, validationError } from "../errors";
 import { findSecrets, unstorableJson } from "../events/redact";
 import { taskIdSchema } from "../events/schema";
+import { CLASSIFICATIONS } from "../approvals/freshness";
 import {
   IDEMPOTENCY_KEY,
   IDEMPOTENCY_KEY_RULE,
+  identifierName,
   plainName,
   plainTextCheck,
   SIDE_EFFECT_NAME,
@@ -36,9 +38,11 @@ export const receiptSchema = z.strictObject({
 
 export { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, SIDE_EFFECT_NAME, SIDE_EFFECT_NAME_RULE };
 
-/** Tool and action names on effects: plain text a person reads (no control, bidi or surrounding whitespace). */
+/**
+ * Tool and action names on effects: printable ASCII, compared without case (decision 0033), no surrounding whitespace.
+ */
 export const effectLabel = (field: "action" | "tool") =>
-  plainName(field, field === "tool" ? LIMITS.toolName : LIMITS.actionName);
+  identifierName(field, field === "tool" ? LIMITS.toolName : LIMITS.actionName);
 
 /** Most side effects one checkpoint may declare (each is a row the checkpoint writes). */
 export const MAX_RECORD_SIDE_EFFECTS = 500;
@@ -56,7 +60,7 @@ export const recordSideEffectSchema = z.strictObject({
 
 export const taskRecordSchema = z.strictObject({
   task_id: taskIdSchema,
-  principal: plainName("principal", LIMITS.principal),
+  principal: identifierName("principal", LIMITS.principal),
   policy_version: plainName("policy_version", LIMITS.policyVersion),
   phase: plainName("phase", LIMITS.phase),
   /** The sandbox attempt that writes this checkpoint (the fencing token; docs/concepts.md#attempts-and-fencing). */
@@ -66,7 +70,16 @@ export const taskRecordSchema = z.strictObject({
     .min(1, "attempt starts at 1")
     .max(ATTEMPT_MAX, `attempt is at most ${ATTEMPT_MAX}`),
   inputs: z
-    .array(z.strictObject({ ref: plainName("ref", LIMITS.artifactRef), sha256 }))
+    .array(
+      z.strictObject({
+        ref: plainName("ref", LIMITS.artifactRef),
+        sha256,
+        /** How sensitive the input is; an approval binds the highest (decision 0033). */
+        classification: z
+          .enum(CLASSIFICATIONS, { error: `classification must be one of ${CLASSIFICATIONS.join(", ")}` })
+          .optional(),
+      }),
+    )
     .max(1000)
     .default([]),
   decisions: z
@@ -98,7 +111,7 @@ export const taskRecordSchema = z.strictObject({
     })
     .default({}),
   approval: z.record(z.string(), z.unknown()).nullable().optional(),
-  tool_definitions: z.record(plainName("tool", LIMITS.toolName), sha256).optional(),
+  tool_definitions: z.record(identifierName("tool", LIMITS.toolName), sha256).optional(),
   /**
    * The snapshot this checkpoint's state is in (`snapshot.saved`'s digest and id): a restore after it must bring back
    * this one, else the gate stops (`snapshot_stale`, docs/concepts.md#resume-gate). Without it, the latest snapshot the

@@ -7,6 +7,7 @@ import { VerdictBadge } from "@/components/ui/status";
 import { reasonFix } from "@/lib/domain/gate/fixers";
 import { GATE_REASONS } from "@/lib/domain/gate/reasons";
 import { GateAsks } from "./GateAsks";
+import { AcceptToolButton, toolOfTarget } from "./AcceptToolButton";
 
 const SUMMARY = {
   resume: "The runtime may continue from its last checkpoint.",
@@ -61,8 +62,11 @@ export function GatePanel({
   asks,
   error,
   onRetry,
+  taskId,
 }: {
   gate: GateVerdict;
+  /** The task's id (for the actions a reason offers, such as accepting a tool's new definition). */
+  taskId?: string;
   /** The terminal phase when the run has ended (done, stopped …), else null. */
   finishedPhase: string | null;
   /** Names of the task's side effects whose outcome is unknown. */
@@ -169,6 +173,12 @@ export function GatePanel({
               <code className="font-mono text-xs text-neutral-600">{r.code}</code>
               <span className="basis-full text-neutral-700">{r.message}</span>
               <ReasonLink code={r.code} target={r.target} role={role} />
+              {r.code === "tool_definition_changed" && taskId && reasonFix(r.code, role).kind === "can_fix"
+                ? (() => {
+                    const named = toolOfTarget(r.target);
+                    return named ? <AcceptToolButton taskId={taskId} tool={named.tool} digest={named.digest} /> : null;
+                  })()
+                : null}
             </li>
           ))}
         </ol>

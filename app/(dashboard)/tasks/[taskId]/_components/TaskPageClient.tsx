@@ -183,6 +183,7 @@ export function TaskPageClient({
               asks={{ list: task.gate_asks, asOf: taskQ.dataUpdatedAt, currentAttempt: task.current_attempt }}
               error={q.error}
               onRetry={q.refetch}
+              taskId={taskId}
             />
           )}
         </WithGate>

@@ -253,6 +253,13 @@ export function openApiDocument(): Record<string, unknown> {
               description: "Arrival-feed cursor: 0, a next_since, or an overview's since",
             },
             { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000, default: 200 } },
+            {
+              name: "attrs",
+              in: "query",
+              schema: { type: "string", enum: ["full", "summary"], default: "full" },
+              description:
+                "summary: events whose attrs serialize past 1,024 characters carry their top-level scalar values, strings cut to 200, and attrs_truncated: true (what the task page asks for)",
+            },
           ],
           responses: {
             ...ok("`{events, next_cursor}` or, with since, `{events, next_since, has_more}`"),
@@ -264,12 +271,35 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary:
             "What a timeline shows first: every event of a task of up to 2,000 (complete: true); for a longer one every marker event (interruptions, restarts, resumes, stops, sandbox lifecycle), the 250 newest events (all from newest_from on) and per-lane bins counted on the server; since is an arrival-feed cursor for what arrives next.",
-          parameters: [taskId],
+          parameters: [
+            taskId,
+            {
+              name: "attrs",
+              in: "query",
+              schema: { type: "string", enum: ["full", "summary"], default: "full" },
+              description:
+                "summary: events whose attrs serialize past 1,024 characters carry their top-level scalar values, strings cut to 200, and attrs_truncated: true (what the task page asks for)",
+            },
+          ],
           responses: {
             ...ok(
               "`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since, compaction_unchecked: {event_id, occurred_at} | null}`",
             ),
             ...errors(401, 404),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/events/{event_id}": {
+        get: {
+          summary:
+            "One event of the task, its attrs capped at 16,384 serialized characters with strings cut to 4,096 (attrs_truncated: true when cut): what the timeline fetches when a page carried only a summary.",
+          parameters: [
+            taskId,
+            { name: "event_id", in: "path", required: true, schema: { type: "string", maxLength: 200 } },
+          ],
+          responses: {
+            ...ok("StoredEvent"),
+            ...errors(400, 401, 404),
           },
         },
       },

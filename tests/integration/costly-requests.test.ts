@@ -3,7 +3,9 @@
  * `LIMITS.runStateCalls` tool calls (a larger one is refused whole with a 422 naming the limit and the value, nothing
  * stored) and writes in bounded transactions, so the embedded database's one connection answers other statements
  * while an import runs. A task holds at most `LIMITS.pendingApprovals` pending approval requests (a new one answers
- * 409 `too_many_pending_approvals`), and the gate reads only a task's live requests, whatever its history holds.
+ * 409 `too_many_pending_approvals`), and the gate reads only a task's live requests, whatever its history holds. The
+ * task page never ships event bodies in bulk: 2,000 events of 63 KB keep its HTML small, and one event's detail comes
+ * from `GET /api/v1/tasks/{id}/events/{event_id}`, capped, behind the tenant wall.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -16,11 +18,12 @@ import { generateSigningKey } from "@/lib/domain/crypto/signing";
 import { ingestEvents } from "@/lib/domain/events/ingest";
 import { importRunState } from "@/lib/domain/imports/import-run-state";
 import { LIMITS } from "@/lib/domain/limits";
-import type { ApiErrorBody } from "@/lib/contract/api";
-import { askGate, checkpoint, intentBody, postIntent } from "./support/custody-calls";
+import type { ApiErrorBody, StoredEvent, TimelineOverview, TimelinePage } from "@/lib/contract/api";
+import { DETAIL_ATTRS_CHARS, SUMMARY_ATTRS_CHARS } from "@/lib/domain/events/summary";
+import { askGate, checkpoint, intentBody, postIntent, sendEvents } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { expectError } from "./support/responses";
-import { api, createTestTenant, makeEvent, newTaskId, testDbForFile, type FullTestTenant } from "./helpers";
+import { api, createTestTenant, makeEvent, newTaskId, signIn, testDbForFile, type FullTestTenant } from "./helpers";
 
 const handle = testDbForFile();
 const fixtureDir = "/work/shared/fixtures/real";
@@ -247,5 +250,93 @@ describe("pending approval requests per task", () => {
     const text = JSON.stringify(plan[0]!["QUERY PLAN"]);
     expect(text).toContain("approval_requests_live_idx");
     expect(text).not.toMatch(/"Rows Removed by Filter":\s*[1-9]/);
+  }, 60_000);
+});
+
+describe("pages never ship event bodies in bulk", () => {
+  const enc = encodeURIComponent;
+  const LARGE = 63_000;
+
+  /** A task with `n` events whose attrs are each ≈ 63 KB, inserted in SQL, plus one small event. */
+  async function largeTask(n: number): Promise<string> {
+    const taskId = newTaskId("costly-page");
+    await checkpoint(t, taskId);
+    await handle.db.execute(sql`
+      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, attempt, attrs)
+      select ${t.tenantId}::uuid, ${taskId} || '-big-' || g, ${taskId}, 'tools', 'tool.completed',
+             now() - interval '1 hour' + g * interval '1 millisecond', 1,
+             jsonb_build_object('call_id', 'call-' || g, 'tool', 'fetch_report', 'ok', true,
+                                'body', repeat(md5(g::text), ${Math.floor(LARGE / 32)}),
+                                'nested', jsonb_build_object('rows', jsonb_build_array(repeat('r', 1000), 2, 3)))
+      from generate_series(1, ${n}) g`);
+    return taskId;
+  }
+
+  it("2,000 events of 63 KB: the task page's HTML stays small, and the events it carries are summaries", async () => {
+    const taskId = await largeTask(2000);
+    const session = { cookie: await signIn(t.users.responder!.email, t.password) };
+    const page = await api(session).get(`/tasks/${enc(taskId)}`);
+    expect(page.status).toBe(200);
+    // 2,000 × 63 KB shipped whole would be ≈ 127 MB; summaries are at most ≈ 1 KB each, with the page around them.
+    expect(page.text.length).toBeLessThan(6_000_000);
+    expect(page.text).not.toContain("r".repeat(1000));
+    expect(page.text).toContain("attrs_truncated");
+
+    // The timeline reads the page makes (windows, the arrival feed) ask for summaries too.
+    const feed = await api(session).get<TimelinePage>(
+      `/api/v1/tasks/${enc(taskId)}/timeline?since=0&limit=1000&attrs=summary`,
+    );
+    expect(feed.status).toBe(200);
+    expect(feed.text.length).toBeLessThan(1000 * (SUMMARY_ATTRS_CHARS + 1000));
+    const big = feed.body.events.find((e) => e.id === `${taskId}-big-1`)!;
+    expect(big.attrs_truncated).toBe(true);
+    expect(big.attrs).toMatchObject({ call_id: "call-1", tool: "fetch_report", ok: true });
+    expect(JSON.stringify(big.attrs).length).toBeLessThanOrEqual(SUMMARY_ATTRS_CHARS);
+    const overview = await api(session).get<TimelineOverview>(
+      `/api/v1/tasks/${enc(taskId)}/timeline/overview?attrs=summary`,
+    );
+    expect(overview.status).toBe(200);
+    expect(overview.body.events.every((e) => JSON.stringify(e.attrs).length <= SUMMARY_ATTRS_CHARS)).toBe(true);
+    expect((await api(session).get(`/api/v1/tasks/${enc(taskId)}/timeline?attrs=all`)).status).toBe(400);
+  }, 180_000);
+
+  it("one event's detail on demand: capped with a marker, small events whole, behind the tenant wall", async () => {
+    const taskId = await largeTask(3);
+    const viewer = await signInAs(t, "viewer");
+    const url = (id: string, task = taskId) => `/api/v1/tasks/${enc(task)}/events/${enc(id)}`;
+    const detail = await api(viewer).get<StoredEvent>(url(`${taskId}-big-2`));
+    expect(detail.status, detail.text).toBe(200);
+    expect(detail.body).toMatchObject({
+      id: `${taskId}-big-2`,
+      task_id: taskId,
+      type: "tool.completed",
+      attrs_truncated: true,
+    });
+    expect(detail.body.attrs).toMatchObject({ call_id: "call-2", tool: "fetch_report", ok: true });
+    expect(JSON.stringify(detail.body.attrs).length).toBeLessThanOrEqual(DETAIL_ATTRS_CHARS);
+    expect(detail.text.length).toBeLessThan(DETAIL_ATTRS_CHARS + 2000);
+    expect(String(detail.body.attrs.body).endsWith("…")).toBe(true);
+
+    // A small event comes whole, with no marker (the runtime key reads it too).
+    await sendEvents(t, [makeEvent(taskId, { id: `${taskId}-small`, attrs: { note: "small" } })]);
+    const all = await api(t.apiKey).get<{ events: StoredEvent[] }>(`/api/v1/tasks/${enc(taskId)}/timeline`);
+    const first = all.body.events.find((e) => JSON.stringify(e.attrs).length < 1000)!;
+    expect(first).toBeDefined();
+    const whole = await api(t.apiKey).get<StoredEvent>(url(first.id));
+    expect(whole.status).toBe(200);
+    expect(whole.body.attrs).toEqual(first.attrs);
+    expect(whole.body.attrs_truncated).toBeUndefined();
+
+    // Unknown event, the event under another task's id, another tenant, no credentials.
+    expectError(await api(viewer).get(url(`${taskId}-big-404`)), 404, "not_found");
+    const otherTask = newTaskId("costly-page");
+    await checkpoint(t, otherTask);
+    expectError(await api(viewer).get(url(`${taskId}-big-2`, otherTask)), 404, "not_found");
+    const other = await createTestTenant(handle.db);
+    expectError(await api(other.apiKey).get(url(`${taskId}-big-2`)), 404, "not_found");
+    const otherOwner = await signInAs(other, "owner");
+    expectError(await api(otherOwner).get(url(`${taskId}-big-2`)), 404, "not_found");
+    expect((await api().get(url(`${taskId}-big-2`))).status).toBe(401);
+    expectError(await api(viewer).get(url("x".repeat(201))), 400, "bad_request");
   }, 60_000);
 });

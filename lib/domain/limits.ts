@@ -49,6 +49,6 @@ export const LIMITS = {
   workspaceSlug: { name: "workspace slug", max: 63 },
   personName: { name: "API key, workspace and person names", max: 100 },
   // Counts, not lengths: what one request may make the server do (decision 0034).
-  runStateCalls: { name: "tool calls in one `RunState` import", max: 1000 },
+  runStateCalls: { name: "tool calls in one `RunState` import", max: 500 },
   pendingApprovals: { name: "pending approval requests per task", max: 100 },
 } as const satisfies Record<string, BoundaryLimit>;

@@ -17,6 +17,10 @@
  *            of the timeline's first page, overview, a window of detail and the arrival feed (--timeline-requests,
  *            100 each); the task page's time to interactive in headless Chromium (median of --timeline-loads, 5);
  *            the task page's first-load JavaScript in KB gzip.
+ *   hostile  the normal traffic's p50/p95 (gate asks and small event batches, --hostile-requests, 300) alone and
+ *            beside the costliest requests a runtime may send (--hostile-rounds, 2, of: a RunState import at the
+ *            limit, one over it, the task page's read of --hostile-big-events (2,000) events of 63 KB, one large
+ *            event's detail, a gate ask with the most pending approvals); target: p95 beside ≤ 2× alone.
  *
  * What it does: creates the database named by `DATABASE_URL` if missing (default
  * postgres://postgres@127.0.0.1:5432/custody_bench) and applies the migrations; builds the app into
@@ -63,10 +67,17 @@ import { gateBenchmark } from "./bench/gate";
 import { ingestBenchmark } from "./bench/ingest";
 import { intentsBenchmark } from "./bench/intents";
 import { timelineBenchmark } from "./bench/timeline";
+import { hostileBenchmark } from "./bench/hostile";
 import { writeResult } from "./bench/report";
 
 /** Every benchmark the CLI knows, in the order `npm run bench` runs them. */
-export const BENCHMARKS: Benchmark[] = [ingestBenchmark, intentsBenchmark, gateBenchmark, timelineBenchmark];
+export const BENCHMARKS: Benchmark[] = [
+  ingestBenchmark,
+  intentsBenchmark,
+  gateBenchmark,
+  timelineBenchmark,
+  hostileBenchmark,
+];
 
 let server: BenchServer | null = null;
 let db: BenchDb | null = null;
@@ -83,7 +94,7 @@ async function cleanup(): Promise<void> {
 
 function usage(): string {
   return [
-    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --asks N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --asks N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
     "benchmarks:",
     ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
     "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
@@ -116,6 +127,9 @@ async function main(): Promise<number> {
       "timeline-attempts": { type: "string" },
       "timeline-requests": { type: "string" },
       "timeline-loads": { type: "string" },
+      "hostile-requests": { type: "string" },
+      "hostile-rounds": { type: "string" },
+      "hostile-big-events": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -4,7 +4,8 @@
  * Details of one selected event (UX.md "Timeline": click selects and opens a detail drawer). A labelled,
  * non-modal dialog: it never traps focus, Escape (with focus inside) or the close button closes it.
  */
-import { useId, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from "react";
+import { useEffect, useId, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from "react";
+import { apiFetch } from "@/lib/client/api";
 import type { SideEffectView, StoredEvent } from "@/lib/contract/api";
 import { Id } from "@/components/ui/Id";
 import { formatInstant } from "./format";
@@ -209,11 +210,48 @@ export function EventDrawer({
         <div>
           <h4 className="mb-1 text-xs font-semibold text-neutral-700 dark:text-neutral-200">Attributes</h4>
           <div className="rounded-md border border-neutral-200 bg-neutral-50 p-2 dark:border-neutral-800 dark:bg-neutral-900">
-            <JsonTree value={event.attrs} />
+            <Attributes event={event} />
           </div>
         </div>
       </div>
     </section>
+  );
+}
+
+/**
+ * An event's attributes. When the page carried only their summary (`attrs_truncated`, decision 0034), the detail is
+ * fetched on demand (`GET /api/v1/tasks/{id}/events/{event_id}`, itself capped) and the summary shown meanwhile.
+ */
+function Attributes({ event }: { event: StoredEvent }) {
+  const [detail, setDetail] = useState<{ id: string; event: StoredEvent } | { id: string; error: string } | null>(null);
+  useEffect(() => {
+    if (!event.attrs_truncated) return;
+    let live = true;
+    apiFetch<StoredEvent>(`/api/v1/tasks/${encodeURIComponent(event.task_id)}/events/${encodeURIComponent(event.id)}`)
+      .then((e) => live && setDetail({ id: event.id, event: e }))
+      .catch(
+        (err: unknown) => live && setDetail({ id: event.id, error: err instanceof Error ? err.message : "failed" }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [event.attrs_truncated, event.task_id, event.id]);
+  if (!event.attrs_truncated) return <JsonTree value={event.attrs} />;
+  const mine = detail && detail.id === event.id ? detail : null;
+  const shown = mine && "event" in mine ? mine.event : event;
+  return (
+    <div data-testid="event-attrs" data-state={mine ? ("event" in mine ? "detail" : "error") : "loading"}>
+      <JsonTree value={shown.attrs} />
+      <p className="mt-1 text-xs text-neutral-600 dark:text-neutral-400">
+        {!mine
+          ? "A summary: loading the attributes…"
+          : "error" in mine
+            ? `A summary: the attributes could not be loaded (${mine.error}).`
+            : shown.attrs_truncated
+              ? "Truncated: this event is large, so its attributes are cut for display (long values shortened)."
+              : null}
+      </p>
+    </div>
   );
 }
 

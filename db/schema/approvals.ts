@@ -139,6 +139,10 @@ export const approvalRequests = pgTable(
     // The queue: by tenant, oldest first, keyset on (requested_at, id).
     index("approval_requests_queue_idx").on(t.tenantId, t.requestedAt, t.id),
     index("approval_requests_task_idx").on(t.tenantId, t.taskId, t.sideEffect),
+    // A task's live requests (what the gate reads, and the pending bound counts), never its used or replaced ones.
+    index("approval_requests_live_idx")
+      .on(t.tenantId, t.taskId, t.requestedAt)
+      .where(sql`${t.supersededBy} is null and ${t.consumedAt} is null`),
     foreignKey({
       name: "approval_requests_task_fk",
       columns: [t.tenantId, t.taskId],

@@ -104,7 +104,7 @@ export function useTimelineData(taskId: string, initial: PageOverview, tick: unk
         again.current = false;
         for (let i = 0; i < FEED_PAGES; i += 1) {
           const page = await apiFetch<ArrivalPage>(
-            `/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(sinceRef.current)}&limit=1000`,
+            `/api/v1/tasks/${enc(taskId)}/timeline?since=${enc(sinceRef.current)}&limit=1000&attrs=summary`,
           );
           sinceRef.current = page.next_since;
           merge(page.events, true);
@@ -136,7 +136,7 @@ export function useTimelineData(taskId: string, initial: PageOverview, tick: unk
       if (initial.complete) return;
       if (windows.current.some(([a, b]) => a <= from && b >= to)) return;
       setLoadingWindow(true);
-      const qs = `from=${enc(new Date(Math.floor(from)).toISOString())}&to=${enc(new Date(Math.ceil(to) + 1).toISOString())}&limit=${WINDOW_LIMIT}`;
+      const qs = `from=${enc(new Date(Math.floor(from)).toISOString())}&to=${enc(new Date(Math.ceil(to) + 1).toISOString())}&limit=${WINDOW_LIMIT}&attrs=summary`;
       apiFetch<TimelinePage>(`/api/v1/tasks/${enc(taskId)}/timeline?${qs}`)
         .then((page) => {
           merge(page.events, false);

@@ -53,6 +53,11 @@ export type StoredEvent = {
    * metadata only). It was redacted before storage; the timeline and the Egress and vault tab warn about it.
    */
   credential_flagged?: boolean;
+  /**
+   * `attrs` are a summary or were cut (decision 0034): pages ship large bodies as summaries, and one event's detail
+   * (`GET /api/v1/tasks/{id}/events/{event_id}`) is capped; absent when `attrs` are whole.
+   */
+  attrs_truncated?: boolean;
 };
 
 export type TimelinePage = { events: StoredEvent[]; next_cursor: string | null };

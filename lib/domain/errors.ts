@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   receipt_conflict: 409,
   idempotency_key_mismatch: 422,
   duplicate_payload: 409,
+  too_many_pending_approvals: 409,
   repeats_mismatch: 422,
   payload_digest_mismatch: 422,
   payload_too_large: 413,

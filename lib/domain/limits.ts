@@ -6,13 +6,14 @@
  * and never after. Lengths count UTF-16 code units (what `String.length` and zod count). The README's limits table
  * lists each entry under its `name`; `tests/unit/boundary-limits.test.ts` keeps the two equal, and
  * `tests/integration/index-limits.test.ts` maps every indexed text expression of the migrated schema to one of these.
- * Decision record: docs/decisions/0028-boundary-limits.md.
+ * Decision record: docs/decisions/0028-boundary-limits.md. The last entries bound counts (how many of a thing one
+ * request or one task may hold), so that no request costs a thousand times the others: decision 0034.
  */
 
 export type BoundaryLimit = {
   /** The first cell of the value's row in the README's limits table. */
   name: string;
-  /** Most characters (UTF-16 code units). */
+  /** Most characters (UTF-16 code units), or most items for a count. */
   max: number;
   /** Fewest characters, when more than 1. */
   min?: number;
@@ -47,6 +48,9 @@ export const LIMITS = {
   clientAddress: { name: "client address (sign-in throttle)", max: 45 },
   workspaceSlug: { name: "workspace slug", max: 63 },
   personName: { name: "API key, workspace and person names", max: 100 },
+  // Counts, not lengths: what one request may make the server do (decision 0034).
+  runStateCalls: { name: "tool calls in one `RunState` import", max: 500 },
+  pendingApprovals: { name: "pending approval requests per task", max: 100 },
 } as const satisfies Record<string, BoundaryLimit>;
 
 /**

@@ -253,6 +253,13 @@ export function openApiDocument(): Record<string, unknown> {
               description: "Arrival-feed cursor: 0, a next_since, or an overview's since",
             },
             { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000, default: 200 } },
+            {
+              name: "attrs",
+              in: "query",
+              schema: { type: "string", enum: ["full", "summary"], default: "full" },
+              description:
+                "summary: events whose attrs serialize past 1,024 characters carry their top-level scalar values, strings cut to 200, and attrs_truncated: true (what the task page asks for)",
+            },
           ],
           responses: {
             ...ok("`{events, next_cursor}` or, with since, `{events, next_since, has_more}`"),
@@ -264,12 +271,35 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary:
             "What a timeline shows first: every event of a task of up to 2,000 (complete: true); for a longer one every marker event (interruptions, restarts, resumes, stops, sandbox lifecycle), the 250 newest events (all from newest_from on) and per-lane bins counted on the server; since is an arrival-feed cursor for what arrives next.",
-          parameters: [taskId],
+          parameters: [
+            taskId,
+            {
+              name: "attrs",
+              in: "query",
+              schema: { type: "string", enum: ["full", "summary"], default: "full" },
+              description:
+                "summary: events whose attrs serialize past 1,024 characters carry their top-level scalar values, strings cut to 200, and attrs_truncated: true (what the task page asks for)",
+            },
+          ],
           responses: {
             ...ok(
               "`{total, counts, range, complete, events, newest_from, bins: [{plane, first, last, count, failed, denied}], since, compaction_unchecked: {event_id, occurred_at} | null}`",
             ),
             ...errors(401, 404),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/events/{event_id}": {
+        get: {
+          summary:
+            "One event of the task, its attrs capped at 16,384 serialized characters with strings cut to 4,096 (attrs_truncated: true when cut): what the timeline fetches when a page carried only a summary.",
+          parameters: [
+            taskId,
+            { name: "event_id", in: "path", required: true, schema: { type: "string", maxLength: 200 } },
+          ],
+          responses: {
+            ...ok("StoredEvent"),
+            ...errors(400, 401, 404),
           },
         },
       },
@@ -352,7 +382,7 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/tasks/{task_id}/side-effects/{name}/intent": {
         post: {
           summary:
-            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt, one more than 10 ahead of the current one 422 attempt_too_far_ahead; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go: a retry after the write was found not applied needs a fresh one (403 approval_required with a new request that supersedes the used one) unless Settings → Approvals lets it reuse the approval. A mutation whose action and payload digest equal those of another effect of the task that is in flight, completed or unknown answers 409 duplicate_payload (details {side_effect, idempotency_key, status, receipt? (completed: replay it), same_writes}); a deliberate identical write names the latest of them in `repeats` (recorded, on the timeline, and under the same approval rules as the write it repeats), else 422 repeats_mismatch. A `payload` must have the digest `payload_digest` (sha256 hex of the RFC 8785 JSON of {tool, arguments: payload}, tool defaulting to the effect name; a `sha256:` prefix and case are ignored), else 422 payload_digest_mismatch (details {payload_digest, computed_payload_digest}).",
+            "Register an intent: go, replay (header Idempotent-Replayed: true) or a refusal. A mutation the resume gate would not permit is refused with 409 gate_stop / gate_replay and the gate's reasons in details.reasons; an older attempt gets 409 stale_attempt, one more than 10 ahead of the current one 422 attempt_too_far_ahead; a revoked principal 403 for every intent. A write that needs approval (requires_approval, or the tenant marks the action) answers 403 approval_required {approval_id} until a fresh approval exists (same key and digest, same request); another digest under an approval answers 403 approval_mismatch; a rejected one 403 approval_rejected. A fresh approval authorizes one go: a retry after the write was found not applied needs a fresh one (403 approval_required with a new request that supersedes the used one) unless Settings → Approvals lets it reuse the approval. A mutation whose action and payload digest equal those of another effect of the task that is in flight, completed or unknown answers 409 duplicate_payload (details {side_effect, idempotency_key, status, receipt? (completed: replay it), same_writes}); a deliberate identical write names the latest of them in `repeats` (recorded, on the timeline, and under the same approval rules as the write it repeats), else 422 repeats_mismatch. A `payload` must have the digest `payload_digest` (sha256 hex of the RFC 8785 JSON of {tool, arguments: payload}, tool defaulting to the effect name; a `sha256:` prefix and case are ignored), else 422 payload_digest_mismatch (details {payload_digest, computed_payload_digest}). A new approval request on a task that already holds 100 pending ones answers 409 too_many_pending_approvals (details {limit, value}).",
           parameters: [taskId, effect],
           requestBody: { required: true, ...json("Intent") },
           responses: {

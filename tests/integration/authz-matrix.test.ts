@@ -75,6 +75,7 @@ type Params = {
   version: string;
   ref: string;
   action: string;
+  eventId: string;
 };
 
 type Cell = {
@@ -241,6 +242,7 @@ const MATRIX: Record<string, Cell> = {
     cross: 404,
   },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { allowed: READERS, ok: 200, cross: 404 },
+  "GET /api/v1/tasks/[taskId]/events/[eventId]": { allowed: READERS, ok: 404, cross: 404 },
 };
 
 /** The status a caller must get, from the route's row. */
@@ -323,6 +325,7 @@ beforeAll(async () => {
       version: "1",
       ref: "matrix-credential",
       action: "matrix_action",
+      eventId: "matrix-no-such-event",
     },
     markers: [
       a.tenantId,

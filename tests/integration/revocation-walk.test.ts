@@ -113,6 +113,7 @@ beforeAll(async () => {
       version: "1",
       ref: "walk-credential",
       action: "walk_action",
+      eventId: "walk-no-such-event",
     },
   };
 }, 120_000);

@@ -53,6 +53,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "PUT /api/v1/tasks/[taskId]": { auth: "runtime", body: "json", schema: taskRecordSchema },
   "GET /api/v1/tasks/[taskId]/timeline": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/events/[eventId]": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/checkpoints": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/artifacts": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/egress": { auth: "runtime", body: "none" },

@@ -15,6 +15,7 @@ import type { ApprovalOrigin } from "@/db/schema/approvals";
 import { appendAudit } from "../audit/append";
 import { actorRef, type Actor } from "../authz";
 import { redactJson, unstorableJson } from "../events/redact";
+import { LIMITS } from "../limits";
 import { DomainError } from "../errors";
 import { awaitApproval } from "../side-effects/lifecycle/statements";
 import { canonicalName } from "../names";
@@ -61,15 +62,46 @@ export type RequestApprovalInput = {
 };
 
 /**
+ * Refuses a new pending request on a task that already holds `LIMITS.pendingApprovals` of them, unless the same request
+ * (key and digest) is live and will be found again. Reads at most the limit's index entries
+ * (`approval_requests_pending_idx`), whatever the task holds.
+ */
+async function checkPendingBound(tx: Db, input: RequestApprovalInput): Promise<void> {
+  const max = LIMITS.pendingApprovals.max;
+  const [row] = await queryRows<{ pending: number; same: boolean }>(
+    tx,
+    sql`select (select count(*)::int from (select 1 from approval_requests
+                  where tenant_id = ${input.tenantId} and task_id = ${input.taskId}
+                    and decision is null and superseded_by is null and consumed_at is null
+                  limit ${max}) p) as pending,
+               exists (select 1 from approval_requests
+                  where tenant_id = ${input.tenantId} and task_id = ${input.taskId}
+                    and idempotency_key = ${input.idempotencyKey}
+                    and coalesce(payload_digest, '') = ${input.payloadDigest ?? ""} and superseded_by is null) as same`,
+  );
+  if (row && row.pending >= max && !row.same)
+    throw new DomainError(
+      "too_many_pending_approvals",
+      `Task ${input.taskId} already holds ${max.toLocaleString("en-US")} pending approval requests, the most one task may hold; an approver must decide some before the run asks for more.`,
+      { limit: max, value: row.pending },
+    );
+}
+
+/**
  * Creates the approval request for one side effect, or returns the live one for the same key and digest.
  * Call inside a transaction (the audit row and the event go in it).
  * @returns `{id, created}` — `created` false when the same request already existed.
- * @throws DomainError validation_failed when the payload cannot be stored (too deep, unstorable text).
+ * A task holds at most `LIMITS.pendingApprovals` pending requests (decision 0034): a new one past it is refused, so what
+ * the gate and the approvals queue read for a task stays bounded. A request that supersedes another, or that is found
+ * again by key and digest, adds none.
+ * @throws DomainError validation_failed when the payload cannot be stored (too deep, unstorable text);
+ *   too_many_pending_approvals (409, `details: {limit, value}`) when the task already holds the most pending requests.
  */
 export async function requestApproval(tx: Db, input: RequestApprovalInput): Promise<{ id: string; created: boolean }> {
   const { tenantId, taskId } = input;
   const unstorable = input.payload === undefined || input.payload === null ? null : unstorableJson(input.payload);
   if (unstorable) throw new DomainError("validation_failed", `The payload ${unstorable}.`);
+  if (!input.supersedes) await checkPendingBound(tx, input);
   const payload = input.payload === undefined || input.payload === null ? null : redactJson(input.payload).value;
   const by = actorRef(input.requestedBy);
   const origin = input.origin ?? "intent";

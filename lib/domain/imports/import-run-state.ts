@@ -12,6 +12,13 @@
  *   the agent that raised it and the agent version the caller names.
  * Events get ids made from the task and call id, so importing the same state again stores nothing new, and the
  * approval requests are found again by key and digest. A refused state writes nothing and quotes nothing.
+ *
+ * What one import may hold is bounded (decision 0034): at most `LIMITS.runStateCalls` tool calls and
+ * `LIMITS.pendingApprovals` pending approvals, refused whole with a 422 naming the limit and the value. Everything is
+ * checked and prepared before the first write, and the writes go in transactions of at most {@link IMPORT_BATCH_CALLS}
+ * calls, so the embedded database's one connection is never held for the whole import (its other requests, the health
+ * check among them, run between the batches). An import cut short by a failure can be sent again: its facts are
+ * found again by their ids.
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
@@ -25,6 +32,7 @@ import { approvalContext } from "../approvals/read";
 import { approvalEvent, requestApproval } from "../approvals/requests";
 import { flagOrphanToolCalls, toolCallEffectName, toolCallIdempotencyKey } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
+import { LIMITS } from "../limits";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import {
@@ -78,6 +86,30 @@ function refusal(err: RunStateImportError): DomainError {
   });
 }
 
+/** Tool calls written per transaction of an import (one intent and one receipt event per executed call). */
+export const IMPORT_BATCH_CALLS = 50;
+
+/** Splits a list into runs of at most `size` items, in order. */
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** Refuses a state that holds more than one import may (422 `invalid_run_state`, naming the limit and the value). */
+function checkCounts(parsed: ParsedRunState): void {
+  const calls = parsed.receipts.length + parsed.unknown.length + parsed.approvals.length;
+  const over = (problem: "too_many_calls" | "too_many_approvals", what: string, limit: number, value: number) =>
+    new DomainError(
+      "invalid_run_state",
+      `The RunState holds ${value.toLocaleString("en-US")} ${what}; one import may hold at most ${limit.toLocaleString("en-US")}. Import it in parts, or resume the run and import a later state.`,
+      { problem, limit, value },
+    );
+  if (calls > LIMITS.runStateCalls.max) throw over("too_many_calls", "tool calls", LIMITS.runStateCalls.max, calls);
+  if (parsed.approvals.length > LIMITS.pendingApprovals.max)
+    throw over("too_many_approvals", "pending approvals", LIMITS.pendingApprovals.max, parsed.approvals.length);
+}
+
 /** Event id for one fact of one call of the task: stable, so a repeated import is a duplicate. */
 function eventId(taskId: string, callId: string, fact: "1-intent" | "2-receipt" | "called"): string {
   return `import:oai:${sha256Hex(`${taskId}\u0000${callId}`).slice(0, 32)}:${fact}`;
@@ -106,6 +138,7 @@ export async function importRunState(
     if (err instanceof RunStateImportError) throw refusal(err);
     throw err;
   }
+  checkCounts(parsed);
   const tenantId = actor.tenantId;
   const warnings = [...parsed.warnings];
   const source = `import:${parsed.sdk}`;
@@ -196,23 +229,22 @@ export async function importRunState(
   }));
 
   // Facts already imported are not sent again (a repeated import is a no-op; their times would differ).
-  const known = prepared.length
-    ? new Set(
-        (
-          await queryRows<{ event_id: string }>(
-            db,
-            sql`select event_id from events where tenant_id = ${tenantId} and event_id in (${sql.join(
-              prepared.map((p) => sql`${p.id}`),
-              sql`, `,
-            )})`,
-          )
-        ).map((r) => r.event_id),
-      )
-    : new Set<string>();
+  const known = new Set<string>();
+  for (const part of chunks(prepared, IMPORT_BATCH_CALLS * 2)) {
+    const rows = await queryRows<{ event_id: string }>(
+      db,
+      sql`select event_id from events where tenant_id = ${tenantId} and event_id in (${sql.join(
+        part.map((p) => sql`${p.id}`),
+        sql`, `,
+      )})`,
+    );
+    for (const r of rows) known.add(r.event_id);
+  }
   const fresh = prepared.filter((p) => !known.has(p.id));
-  if (fresh.length) {
-    const outcome = await withAuditSealed(db, tenantId, () => storeEvents(db, actor, fresh, key));
-    for (const p of fresh) {
+  // Bounded transactions (an intent and its receipt stay in one: they are adjacent and the batch size is even).
+  for (const part of chunks(fresh, IMPORT_BATCH_CALLS * 2)) {
+    const outcome = await withAuditSealed(db, tenantId, () => storeEvents(db, actor, part, key));
+    for (const p of part) {
       const note = outcome.get(p.id)?.effect;
       if (note && !note.applied && p.type === "side_effect.receipt") {
         warnings.push(
@@ -224,12 +256,28 @@ export async function importRunState(
     }
   }
 
+  // The calls that become unknown effects, in bounded transactions too (audited as moved by the importer, sealed after
+  // each commit); the approval requests (at most LIMITS.pendingApprovals) and the import's audit entry in the last.
+  const unknownParts = chunks(unknown, IMPORT_BATCH_CALLS);
+  let newUnknown = 0;
+  for (const part of unknownParts.slice(0, -1)) {
+    newUnknown += await withRetry(() =>
+      db.transaction(async (tx) => {
+        let n = 0;
+        const by = mover(actor, "request");
+        for (const u of part) n += (await flagOrphanToolCalls(tx, by, taskId, sql`true`, u.callId)).length;
+        await flushMoves(tx, by);
+        return n;
+      }),
+    );
+    await sealAuditAfterCommit(db, tenantId);
+  }
+  const lastUnknown = unknownParts.at(-1) ?? [];
   const created = await withRetry(() =>
     db.transaction(async (tx) => {
-      let newUnknown = 0;
-      // The calls that become unknown effects are audited as moved by the importer (sealed after the commit).
+      let flagged = newUnknown;
       const by = mover(actor, "request");
-      for (const u of unknown) newUnknown += (await flagOrphanToolCalls(tx, by, taskId, sql`true`, u.callId)).length;
+      for (const u of lastUnknown) flagged += (await flagOrphanToolCalls(tx, by, taskId, sql`true`, u.callId)).length;
       await flushMoves(tx, by);
       const ids: string[] = [];
       const decisions: RunStateImportResult["runtime_decisions"] = [];
@@ -264,7 +312,7 @@ export async function importRunState(
           }
         }
       }
-      if (fresh.length || newUnknown || newRequests) {
+      if (fresh.length || flagged || newRequests) {
         await appendAudit(tx, actor, {
           action: "run_state.imported",
           target: `task:${taskId}`,

@@ -6,6 +6,7 @@ import { askGate } from "@/lib/domain/gate/ask";
 import { getTaskView } from "@/lib/domain/tasks/read";
 import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
 import { packOverview } from "@/lib/contract/overview-pack";
+import { eventSummary } from "@/lib/domain/events/summary";
 import { requirePageContext } from "@/lib/server/page-actor";
 import { withSigningKey } from "@/lib/server/verb-context";
 import { TaskPageClient } from "./_components/TaskPageClient";
@@ -26,7 +27,8 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
  * page under status 200), and the timeline is part of the first HTML. Streaming it into a boundary of its own would
  * cost more than it saves: React reveals streamed boundaries at most every 300 ms after the shell's first frame, and
  * the timeline cannot hydrate before it is revealed. The verdict is handed to the client part as a promise and
- * streams in when the gate has answered, so the page never waits for it.
+ * streams in when the gate has answered, so the page never waits for it. The page never ships event bodies in bulk:
+ * an event with large `attrs` travels as a summary (decision 0034).
  */
 export default async function TaskPage({ params }: Props) {
   const { taskId: raw } = await params;
@@ -42,7 +44,8 @@ export default async function TaskPage({ params }: Props) {
   try {
     [task, timeline] = await Promise.all([
       getTaskView(withSigningKey(ctx), { taskId, eventCount }),
-      overview.then(packOverview),
+      // Large event bodies travel as summaries; the drawer fetches one event's detail on demand (decision 0034).
+      overview.then((o) => packOverview({ ...o, events: o.events.map(eventSummary) })),
     ]);
   } catch (err) {
     // Not rendered, so nothing else observes them: their failures (the same not_found) are expected here.

@@ -13,7 +13,7 @@ const MAX_RUN_STATE_BYTES = 4 * 1024 * 1024;
  * A runtime API key, or a signed-in responder, owner or admin. Importing the same state again creates nothing new.
  * Errors: 400 (task_id missing, not JSON), 401, 403 (viewer, approver), 404 (task, also another tenant's), 413,
  * 422 `unsupported_schema_version` / `invalid_run_state` (with `details.problem`; nothing stored; the payload is never
- * quoted). Source: docs/decisions/0013-openai-agents-run-state-import.md;
+ * quoted; `too_many_calls` / `too_many_approvals` with `details: {limit, value}`: decision 0034). Source: docs/decisions/0013-openai-agents-run-state-import.md;
  * lib/domain/imports/import-run-state.ts.
  */
 export const POST = apiRoute(async ({ req, ctx }) => {

@@ -1,5 +1,6 @@
 import { DomainError } from "@/lib/domain/errors";
 import { getTimeline, pageSize } from "@/lib/domain/tasks/read";
+import { attrsMode } from "@/lib/domain/tasks/event-detail";
 import { getArrivalFeed } from "@/lib/domain/tasks/timeline";
 import { apiRoute, otherMethods } from "@/lib/server/route";
 
@@ -10,12 +11,14 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * - arrival order: `?since=<cursor>&limit=` (`since=0` from the start, then `next_since`) →
  *   `{"events": [StoredEvent], "next_since": string, "has_more": boolean}` in the server's receive order, commit-safe:
  *   an incremental reader sees every event, back-dated ones included (decision 0015).
- * Errors: 400 (limit, cursor, from, to, since; since with cursor/from/to), 401, 404.
+ * `&attrs=summary` ships large event bodies as summaries (`attrs_truncated`; decision 0034), as the task page asks.
+ * Errors: 400 (limit, cursor, from, to, since, attrs; since with cursor/from/to), 401, 404.
  */
 export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {
   const url = new URL(req.url);
   const p = url.searchParams;
   const limit = pageSize(p.get("limit"), 1000, 200);
+  const shape = attrsMode(p.get("attrs"));
   const since = p.get("since");
   if (since !== null) {
     if (p.has("cursor") || p.has("from") || p.has("to")) {
@@ -27,15 +30,17 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => 
         },
       );
     }
-    return getArrivalFeed(ctx, { taskId: params.taskId, since, limit });
+    const feed = await getArrivalFeed(ctx, { taskId: params.taskId, since, limit });
+    return { ...feed, events: feed.events.map(shape) };
   }
-  return getTimeline(ctx, {
+  const page = await getTimeline(ctx, {
     taskId: params.taskId,
     cursor: p.get("cursor"),
     limit,
     from: p.get("from"),
     to: p.get("to"),
   });
+  return { ...page, events: page.events.map(shape) };
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

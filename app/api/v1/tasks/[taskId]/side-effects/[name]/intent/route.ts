@@ -13,6 +13,7 @@ import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
  * - 409 gate_stop / gate_replay (a mutation the resume gate does not permit; `details.reasons` as the gate gives them)
  * - 409 stale_attempt (an older attempt than the task's current one) · 409 in_flight (another holder's lease is live)
  * - 409 reconcile_required (outcome unknown) · 403 principal_revoked (any intent) · 403 approval_required
+ * - 409 too_many_pending_approvals (the task already holds the most pending approval requests; decision 0034)
  * - 409 duplicate_payload (another effect of the task with the same action and payload digest is in flight, completed
  *   or unknown; `details` name it, its key and status, and a completed one's receipt; `repeats` names it deliberately)
  * - 422 idempotency_key_mismatch (same key, other digest; or key bound elsewhere) · 422 repeats_mismatch (`repeats`

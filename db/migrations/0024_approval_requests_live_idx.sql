@@ -1,0 +1,1 @@
+CREATE INDEX "approval_requests_live_idx" ON "approval_requests" USING btree ("tenant_id","task_id","requested_at") WHERE "approval_requests"."superseded_by" is null and "approval_requests"."consumed_at" is null;

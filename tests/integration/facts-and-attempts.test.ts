@@ -107,6 +107,31 @@ describe("facts follow the order the server received them, never the runtime's c
     expect(codes(await verdict(t.apiKey, taskId))).toEqual(["credential_revoked"]);
   });
 
+  it("custody moves follow the batch's order too: an interruption sent after a write started, dated before it, leaves the write unknown", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("order-moves");
+    await checkpoint(t, taskId);
+    const key = newKey();
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        type: "side_effect.intent",
+        attempt: 1,
+        occurred_at: new Date().toISOString(),
+        attrs: {
+          name: "update_record",
+          idempotency_key: key,
+          action: "records.update",
+          payload_digest: sha256Hex(key),
+        },
+      }),
+      // Sent after the intent, dated 30 s before it: the write started, then the run was interrupted.
+      makeEvent(taskId, { type: "run.interrupted", attempt: 1, occurred_at: ago(30_000) }),
+    ]);
+    expect((await getTask(t.apiKey, taskId)).body.side_effects.update_record?.status).toBe("unknown");
+    // The runtime cannot complete it by its own receipt now: a person reconciles it.
+    expectError(await postReceipt(t.apiKey, taskId, "update_record", receiptBody(key)), 409, "reconcile_required");
+  });
+
   it("a revocation is final for its credential id: announcing its issue again does not clear it", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("final");

@@ -1,7 +1,8 @@
 /**
  * What runtime events change in custody state (docs/concepts.md#events, #side-effects, #tool-calls; decision 0006).
  * Events are facts the runtime reports: they are stored as sent (redacted), and the state they move follows the same
- * rules as the routes, whatever order batches arrive in:
+ * rules as the routes, whatever order batches arrive in, and in the order the server received them (within a batch, the
+ * batch's order; never the runtime's `occurred_at`):
  * - `sandbox.created` / `sandbox.replaced` with a higher attempt → the current attempt rises and older attempts end
  *   ({@link observeAttempt});
  * - `run.interrupted`, `run.stopped`, `sandbox.destroyed` → the attempt they name (every attempt so far when they name
@@ -107,8 +108,9 @@ export async function callsWithEffects(tx: Db, tenantId: string, outcomes: Prepa
 }
 
 /**
- * Applies the transitions of newly stored events (in the runtime's order of occurrence within the batch), and writes
- * the audit entries of the effects they moved (one insert, actor `sender`). Call in the batch's transaction.
+ * Applies the transitions of newly stored events in the batch's order (the order the server received them, decision
+ * 0032), and writes the audit entries of the effects they moved (one insert, actor `sender`). Call in the batch's
+ * transaction.
  * @param sender who sent the events (the runtime's key; the person or runtime of an import).
  * @returns a note per event that moved or tried to move a side effect.
  */
@@ -134,10 +136,9 @@ export async function applyEventTransitions(
     order by task_id for update`);
   for (const taskId of taskIds) await expireLeases(tx, tenantId, taskId);
 
-  const ordered = [...events].sort((a, b) =>
-    a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : Date.parse(a.occurred_at) - Date.parse(b.occurred_at),
-  );
-  for (const e of ordered) {
+  // The batch's order is the receive order (docs/concepts.md#receive-order): custody moves follow it, never the
+  // runtime's `occurred_at`, so an end dated before a write it was sent after still ends that write.
+  for (const e of events) {
     const attrs = e.attrs as Attrs;
     const by = forEvent(batch, e.id);
     switch (e.type) {

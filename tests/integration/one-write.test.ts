@@ -513,6 +513,40 @@ describe("an approval authorizes one go on every path (decision 0029, docs/conce
     expect((await view(t, taskId, FIRST))?.status).toBe("unknown");
   });
 
+  it("a reported write the route would hold for an approval (a Settings rule on its action, or requires_approval) is not in flight without one: it becomes unknown", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const owner = await signInAs(t, "owner");
+    const rule = await api(owner).put("/api/v1/settings/approval-rules/payments.create", { requires_approval: true });
+    expect(rule.status, rule.text).toBe(200);
+    // The route holds the write for an approver.
+    expectError(await postIntent(t.apiKey, await taskOf(t), FIRST, charge(newKey("pay"))), 403, "approval_required");
+    // The events path reports such writes (each in its own task: an unknown write stops its task's gate): no approval,
+    // so no write in flight.
+    const reportIn = async (attrs: Record<string, unknown>) => {
+      const taskId = await taskOf(t);
+      const res = await postEvents(t.apiKey, [
+        makeEvent(taskId, {
+          type: "side_effect.intent",
+          occurred_at: new Date().toISOString(),
+          attrs: { name: SECOND, idempotency_key: newKey("pay"), ...attrs },
+        }),
+      ]);
+      expect(res.status, res.text).toBe(200);
+      return { note: res.body.results[0]?.effect, status: (await view(t, taskId, SECOND))?.status };
+    };
+    expect(await reportIn({ action: "payments.create", payload_digest: DIGEST })).toMatchObject({
+      note: { applied: false, code: "approval_required" },
+      status: "unknown",
+    });
+    expect(
+      await reportIn({ action: "reports.publish", payload_digest: DIGEST, requires_approval: true }),
+    ).toMatchObject({ note: { applied: false, code: "approval_required" }, status: "unknown" });
+    expect(await reportIn({ action: "records.update", payload_digest: DIGEST })).toMatchObject({
+      note: { applied: true },
+      status: "in_flight",
+    });
+  });
+
   it("with retry_after_not_applied_reuses_approval on (Settings → Approvals), the retry goes under the used approval on both paths, named as reused", async () => {
     const t = await createTestTenant(handle.db, { roles: ["approver", "responder", "admin"] });
     const admin = await signInAs(t, "admin");

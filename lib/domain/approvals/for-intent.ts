@@ -276,7 +276,10 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
  * A fresh approval for the reported digest is used (single use); another digest, or a stale one, is a refusal (the event
  * path then marks the effect unknown for a person to reconcile). An approval the write's first go used authorizes no
  * retry after not_applied, unless the workspace lets a retry reuse it and it still stands.
+ * A write with no approval recorded needs one as on the route: when it repeats a write that had one, when the runtime
+ * says `requires_approval`, or when the tenant's rule for its action requires one.
  * @param opts.required the write needs an approval even when none is recorded (it repeats a write that had one).
+ * @param opts.requiresApproval the runtime says the write requires approval.
  * @returns null when the write may proceed (approval used now or reused, or none recorded and none required), else the
  *   refusal's code and message.
  */
@@ -287,7 +290,7 @@ export async function approvalForReportedIntent(
   idempotencyKey: string,
   offered: { payload_digest?: string; action?: string },
   attempt: number,
-  opts: { required?: boolean } = {},
+  opts: { required?: boolean; requiresApproval?: boolean } = {},
 ): Promise<{ code: string; message: string } | null> {
   const rows = await queryRows<ApprovalRow>(
     tx,
@@ -297,13 +300,22 @@ export async function approvalForReportedIntent(
         order by decided_at desc
         for update`,
   );
-  if (!rows.length)
-    return opts.required
+  if (!rows.length) {
+    if (opts.required)
+      return {
+        code: "approval_required",
+        message: "it repeats a write that went under an approval, and a repeat needs an approval of its own",
+      };
+    if (opts.requiresApproval)
+      return { code: "approval_required", message: "it requires approval (requires_approval) and none was given" };
+    const rule = offered.action ? await actionRule(tx, tenantId, offered.action) : null;
+    return rule?.requires_approval
       ? {
           code: "approval_required",
-          message: "it repeats a write that went under an approval, and a repeat needs an approval of its own",
+          message: `the tenant's rule for action ${offered.action} requires an approval and none was given`,
         }
       : null;
+  }
   const unused = rows.filter((r) => !r.consumed_at);
   const row = unused.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest) ?? unused[0];
   if (!row) {

@@ -272,6 +272,31 @@ describe("a second write of the same payload (decision 0029, docs/concepts.md#a-
     expect(await view(t, other, SECOND)).toMatchObject({ status: "in_flight", repeats: FIRST });
   });
 
+  it("the checkpoint path: a write a checkpoint declares with its payload digest counts as written: the same payload under a new name is 409 duplicate_payload", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("write");
+    const keyA = newKey("pay");
+    await checkpoint(t, taskId, {
+      side_effects: {
+        [FIRST]: {
+          idempotency_key: keyA,
+          status: "completed",
+          receipt: { external_operation_id: "pi_declared", completed_at: new Date().toISOString() },
+          action: "payments.create",
+          payload_digest: `sha256:${DIGEST.toUpperCase()}`,
+        },
+      },
+    });
+    const res = await postIntent(t.apiKey, taskId, SECOND, charge(newKey("pay")));
+    expectError(res, 409, "duplicate_payload");
+    expect(errorOf(res).details).toMatchObject({
+      side_effect: FIRST,
+      idempotency_key: keyA,
+      status: "completed",
+      receipt: { external_operation_id: "pi_declared" },
+    });
+  });
+
   it("the RunState import: a state that executed the same call twice records the second as unknown (a person looks at it), with a warning", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = await taskOf(t);

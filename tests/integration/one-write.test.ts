@@ -572,6 +572,31 @@ describe("an approval authorizes one go on every path (decision 0029, docs/conce
     });
   });
 
+  it("a reported write under an approval must name the payload digest and action the approval binds: one that leaves them out is unknown and uses nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
+    const taskId = await taskOf(t);
+    const key = newKey("pay");
+    const body = charge(key, { requires_approval: true, payload: CHARGE });
+    const first = await postIntent(t.apiKey, taskId, FIRST, body);
+    expectError(first, 403, "approval_required");
+    const approvalId = (errorOf(first).details as { approval_id: string }).approval_id;
+    expect((await decide(await signInAs(t, "approver"), approvalId)).status).toBe(200);
+    const res = await postEvents(t.apiKey, [
+      makeEvent(taskId, {
+        type: "side_effect.intent",
+        occurred_at: new Date().toISOString(),
+        attrs: { name: FIRST, idempotency_key: key },
+      }),
+    ]);
+    expect(res.body.results[0]?.effect).toMatchObject({ applied: false, code: "approval_mismatch" });
+    expect((await view(t, taskId, FIRST))?.status).toBe("unknown");
+    const [row] = await queryRows<{ consumed_at: string | null }>(
+      handle.db,
+      sql`select consumed_at from approval_requests where tenant_id = ${t.tenantId} and id = ${approvalId}::uuid`,
+    );
+    expect(row!.consumed_at).toBeNull();
+  });
+
   it("with retry_after_not_applied_reuses_approval on (Settings → Approvals), the retry goes under the used approval on both paths, named as reused", async () => {
     const t = await createTestTenant(handle.db, { roles: ["approver", "responder", "admin"] });
     const admin = await signInAs(t, "admin");

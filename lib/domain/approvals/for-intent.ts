@@ -316,10 +316,18 @@ export async function approvalForReportedIntent(
         }
       : null;
   }
+  // An approval binds the payload digest and action (docs/concepts.md#payload-digest): a write under one must say both,
+  // as the intent route requires; one that leaves them out could send anything under it.
+  if (!offered.payload_digest || !offered.action)
+    return {
+      code: "approval_mismatch",
+      message:
+        "it does not name its payload_digest and action, which its approval binds: an approved write says exactly what it sends",
+    };
   const unused = rows.filter((r) => !r.consumed_at);
-  const row = unused.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest) ?? unused[0];
+  const row = unused.find((r) => r.payload_digest === offered.payload_digest) ?? unused[0];
   if (!row) {
-    const used = rows.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest);
+    const used = rows.find((r) => r.payload_digest === offered.payload_digest);
     if (used && (await retryReusesApproval(tx, tenantId))) {
       const facts = { ...(await loadCurrentFacts(tx, tenantId, [used]))(used), offered: { ...offered } };
       if (approvalStanding({ ...used, consumed_at: null }, facts).kind === "go") return null;

@@ -128,7 +128,7 @@ export type TaskRecord = {
       action?: string;
       tool?: string;
       mutation?: boolean;
-      /** For an effect awaiting approval: the digest of what it will send, so the approval binds to it. */
+      /** The digest of what it sends: an approval binds to it, and a write of the same payload under another name is a duplicate. */
       payload_digest?: string;
     }
   >;

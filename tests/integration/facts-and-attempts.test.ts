@@ -107,6 +107,60 @@ describe("facts follow the order the server received them, never the runtime's c
     expect(codes(await verdict(t.apiKey, taskId))).toEqual(["credential_revoked"]);
   });
 
+  it("custody moves follow the batch's order too: an interruption sent after a write started, dated before it, leaves the write unknown", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("order-moves");
+    await checkpoint(t, taskId);
+    const key = newKey();
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        type: "side_effect.intent",
+        attempt: 1,
+        occurred_at: new Date().toISOString(),
+        attrs: {
+          name: "update_record",
+          idempotency_key: key,
+          action: "records.update",
+          payload_digest: sha256Hex(key),
+        },
+      }),
+      // Sent after the intent, dated 30 s before it: the write started, then the run was interrupted.
+      makeEvent(taskId, { type: "run.interrupted", attempt: 1, occurred_at: ago(30_000) }),
+    ]);
+    expect((await getTask(t.apiKey, taskId)).body.side_effects.update_record?.status).toBe("unknown");
+    // The runtime cannot complete it by its own receipt now: a person reconciles it.
+    expectError(await postReceipt(t.apiKey, taskId, "update_record", receiptBody(key)), 409, "reconcile_required");
+  });
+
+  it("a write reported from an attempt that had ended when the server received it is unknown, until run.resumed reopens the attempt", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const intentOf = (taskId: string) =>
+      makeEvent(taskId, {
+        type: "side_effect.intent",
+        attempt: 1,
+        occurred_at: ago(60_000),
+        attrs: { name: "update_record", idempotency_key: newKey(), payload_digest: sha256Hex(rid()) },
+      });
+    const ended = newTaskId("ended");
+    await checkpoint(t, ended);
+    await sendEvents(t, [
+      makeEvent(ended, { type: "run.interrupted", attempt: 1, occurred_at: new Date().toISOString() }),
+    ]);
+    // Dated before the interruption, received after it.
+    const res = await postEvents(t.apiKey, [intentOf(ended)]);
+    expect(res.body.results[0]?.effect).toMatchObject({ applied: false, code: "unknown" });
+    expect((await getTask(t.apiKey, ended)).body.side_effects.update_record?.status).toBe("unknown");
+
+    const resumed = newTaskId("resumed");
+    await checkpoint(t, resumed);
+    await sendEvents(t, [
+      makeEvent(resumed, { type: "run.interrupted", attempt: 1 }),
+      makeEvent(resumed, { type: "run.resumed", attempt: 1 }),
+    ]);
+    await sendEvents(t, [intentOf(resumed)]);
+    expect((await getTask(t.apiKey, resumed)).body.side_effects.update_record?.status).toBe("in_flight");
+  });
+
   it("a revocation is final for its credential id: announcing its issue again does not clear it", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("final");

@@ -272,6 +272,31 @@ describe("a second write of the same payload (decision 0029, docs/concepts.md#a-
     expect(await view(t, other, SECOND)).toMatchObject({ status: "in_flight", repeats: FIRST });
   });
 
+  it("the checkpoint path: a write a checkpoint declares with its payload digest counts as written: the same payload under a new name is 409 duplicate_payload", async () => {
+    const t = await createTestTenant(handle.db, { roles: [] });
+    const taskId = newTaskId("write");
+    const keyA = newKey("pay");
+    await checkpoint(t, taskId, {
+      side_effects: {
+        [FIRST]: {
+          idempotency_key: keyA,
+          status: "completed",
+          receipt: { external_operation_id: "pi_declared", completed_at: new Date().toISOString() },
+          action: "payments.create",
+          payload_digest: `sha256:${DIGEST.toUpperCase()}`,
+        },
+      },
+    });
+    const res = await postIntent(t.apiKey, taskId, SECOND, charge(newKey("pay")));
+    expectError(res, 409, "duplicate_payload");
+    expect(errorOf(res).details).toMatchObject({
+      side_effect: FIRST,
+      idempotency_key: keyA,
+      status: "completed",
+      receipt: { external_operation_id: "pi_declared" },
+    });
+  });
+
   it("the RunState import: a state that executed the same call twice records the second as unknown (a person looks at it), with a warning", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = await taskOf(t);
@@ -511,6 +536,65 @@ describe("an approval authorizes one go on every path (decision 0029, docs/conce
     ]);
     expect(res.body.results[0]?.effect).toMatchObject({ applied: false, code: "approval_required" });
     expect((await view(t, taskId, FIRST))?.status).toBe("unknown");
+  });
+
+  it("a reported write the route would hold for an approval (a Settings rule on its action, or requires_approval) is not in flight without one: it becomes unknown", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const owner = await signInAs(t, "owner");
+    const rule = await api(owner).put("/api/v1/settings/approval-rules/payments.create", { requires_approval: true });
+    expect(rule.status, rule.text).toBe(200);
+    // The route holds the write for an approver.
+    expectError(await postIntent(t.apiKey, await taskOf(t), FIRST, charge(newKey("pay"))), 403, "approval_required");
+    // The events path reports such writes (each in its own task: an unknown write stops its task's gate): no approval,
+    // so no write in flight.
+    const reportIn = async (attrs: Record<string, unknown>) => {
+      const taskId = await taskOf(t);
+      const res = await postEvents(t.apiKey, [
+        makeEvent(taskId, {
+          type: "side_effect.intent",
+          occurred_at: new Date().toISOString(),
+          attrs: { name: SECOND, idempotency_key: newKey("pay"), ...attrs },
+        }),
+      ]);
+      expect(res.status, res.text).toBe(200);
+      return { note: res.body.results[0]?.effect, status: (await view(t, taskId, SECOND))?.status };
+    };
+    expect(await reportIn({ action: "payments.create", payload_digest: DIGEST })).toMatchObject({
+      note: { applied: false, code: "approval_required" },
+      status: "unknown",
+    });
+    expect(
+      await reportIn({ action: "reports.publish", payload_digest: DIGEST, requires_approval: true }),
+    ).toMatchObject({ note: { applied: false, code: "approval_required" }, status: "unknown" });
+    expect(await reportIn({ action: "records.update", payload_digest: DIGEST })).toMatchObject({
+      note: { applied: true },
+      status: "in_flight",
+    });
+  });
+
+  it("a reported write under an approval must name the payload digest and action the approval binds: one that leaves them out is unknown and uses nothing", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["approver"] });
+    const taskId = await taskOf(t);
+    const key = newKey("pay");
+    const body = charge(key, { requires_approval: true, payload: CHARGE });
+    const first = await postIntent(t.apiKey, taskId, FIRST, body);
+    expectError(first, 403, "approval_required");
+    const approvalId = (errorOf(first).details as { approval_id: string }).approval_id;
+    expect((await decide(await signInAs(t, "approver"), approvalId)).status).toBe(200);
+    const res = await postEvents(t.apiKey, [
+      makeEvent(taskId, {
+        type: "side_effect.intent",
+        occurred_at: new Date().toISOString(),
+        attrs: { name: FIRST, idempotency_key: key },
+      }),
+    ]);
+    expect(res.body.results[0]?.effect).toMatchObject({ applied: false, code: "approval_mismatch" });
+    expect((await view(t, taskId, FIRST))?.status).toBe("unknown");
+    const [row] = await queryRows<{ consumed_at: string | null }>(
+      handle.db,
+      sql`select consumed_at from approval_requests where tenant_id = ${t.tenantId} and id = ${approvalId}::uuid`,
+    );
+    expect(row!.consumed_at).toBeNull();
   });
 
   it("with retry_after_not_applied_reuses_approval on (Settings → Approvals), the retry goes under the used approval on both paths, named as reused", async () => {

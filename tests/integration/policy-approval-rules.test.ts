@@ -5,10 +5,19 @@
  */
 import { describe, expect, it } from "vitest";
 import { payloadDigestOf } from "../support/approvals";
-import { checkpoint } from "./support/custody-calls";
+import { checkpoint, getTask } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { expectError } from "./support/responses";
-import { api, createTestTenant, newTaskId, testDbForFile, type Auth, type TestTenant } from "./helpers";
+import {
+  api,
+  createTestTenant,
+  makeEvent,
+  newTaskId,
+  postEvents,
+  testDbForFile,
+  type Auth,
+  type TestTenant,
+} from "./helpers";
 
 const handle = testDbForFile();
 const ARGS = { title: "Q3 custody report" };
@@ -65,6 +74,29 @@ describe("the active policy's tool list is an approval rule", () => {
     const res = await postIntent(t, taskId);
     expectError(res, 403, "approval_required");
     expect(res.body.error.details!.approval_id).toEqual(expect.any(String));
+  });
+
+  it("the same rule holds on the events path: a reported publish_report write without an approval is not in flight, it becomes unknown", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const owner = await signInAs(t, "owner");
+    const taskId = newTaskId("polrule");
+    await checkpoint(t, taskId, { side_effects: {} });
+    await activatePolicy(owner, { requires_approval: true });
+    const res = await postEvents(t.apiKey, [
+      makeEvent(taskId, {
+        type: "side_effect.intent",
+        occurred_at: new Date().toISOString(),
+        attrs: {
+          name: "publish_report",
+          idempotency_key: `publish-${taskId}`,
+          action: "publish_report",
+          payload_digest: DIGEST,
+        },
+      }),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.results[0]?.effect).toMatchObject({ applied: false, code: "approval_required" });
+    expect((await getTask(t.apiKey, taskId)).body.side_effects.publish_report?.status).toBe("unknown");
   });
 
   it("a policy listing the tool without requires_approval adds no rule", async () => {

@@ -326,7 +326,10 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
  * A fresh approval for the reported digest is used (single use); another digest, or a stale one, is a refusal (the event
  * path then marks the effect unknown for a person to reconcile). An approval the write's first go used authorizes no
  * retry after not_applied, unless the workspace lets a retry reuse it and it still stands.
+ * A write with no approval recorded needs one as on the route: when it repeats a write that had one, when the runtime
+ * says `requires_approval`, or when the approval rule for its action or tool (Settings or the active policy) requires one.
  * @param opts.required the write needs an approval even when none is recorded (it repeats a write that had one).
+ * @param opts.requiresApproval the runtime says the write requires approval.
  * @returns null when the write may proceed (approval used now or reused, or none recorded and none required), else the
  *   refusal's code and message.
  */
@@ -335,9 +338,9 @@ export async function approvalForReportedIntent(
   tenantId: string,
   taskId: string,
   idempotencyKey: string,
-  offered: { payload_digest?: string; action?: string },
+  offered: { payload_digest?: string; action?: string; tool: string },
   attempt: number,
-  opts: { required?: boolean } = {},
+  opts: { required?: boolean; requiresApproval?: boolean } = {},
 ): Promise<{ code: string; message: string } | null> {
   const rows = await queryRows<ApprovalRow>(
     tx,
@@ -347,17 +350,37 @@ export async function approvalForReportedIntent(
         order by decided_at desc
         for update`,
   );
-  if (!rows.length)
-    return opts.required
+  if (!rows.length) {
+    if (opts.required)
+      return {
+        code: "approval_required",
+        message: "it repeats a write that went under an approval, and a repeat needs an approval of its own",
+      };
+    if (opts.requiresApproval)
+      return { code: "approval_required", message: "it requires approval (requires_approval) and none was given" };
+    // The same rule the intent route applies: Settings' action rule and the active policy's tool list.
+    const rule = offered.action
+      ? await approvalRuleFor(tx, tenantId, { action: offered.action, tool: offered.tool })
+      : null;
+    return rule?.requires_approval
       ? {
           code: "approval_required",
-          message: "it repeats a write that went under an approval, and a repeat needs an approval of its own",
+          message: `the rule for action ${offered.action} (${rule.source}) requires an approval and none was given`,
         }
       : null;
+  }
+  // An approval binds the payload digest and action (docs/concepts.md#payload-digest): a write under one must say both,
+  // as the intent route requires; one that leaves them out could send anything under it.
+  if (!offered.payload_digest || !offered.action)
+    return {
+      code: "approval_mismatch",
+      message:
+        "it does not name its payload_digest and action, which its approval binds: an approved write says exactly what it sends",
+    };
   const unused = rows.filter((r) => !r.consumed_at);
-  const row = unused.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest) ?? unused[0];
+  const row = unused.find((r) => r.payload_digest === offered.payload_digest) ?? unused[0];
   if (!row) {
-    const used = rows.find((r) => !offered.payload_digest || r.payload_digest === offered.payload_digest);
+    const used = rows.find((r) => r.payload_digest === offered.payload_digest);
     if (used && (await retryReusesApproval(tx, tenantId))) {
       const facts = { ...(await loadCurrentFacts(tx, tenantId, [used]))(used), offered: { ...offered } };
       if (approvalStanding({ ...used, consumed_at: null }, facts).kind === "go") return null;

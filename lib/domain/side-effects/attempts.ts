@@ -116,9 +116,16 @@ export async function endAttempts(
 /**
  * True when the task's attempt `attempt` has ended as far as the server knows: a newer attempt exists, or the last
  * of `run.interrupted` / `run.stopped` / `sandbox.destroyed` / `run.resumed` received for it (or for no attempt in
- * particular) is an end, in the server's receive order.
+ * particular) is an end, in the server's receive order — up to the event `atEvent` when given (what the server knew when
+ * it received that event; within a batch, the batch's order).
  */
-export async function attemptEnded(tx: Db, tenantId: string, taskId: string, attempt: number | null): Promise<boolean> {
+export async function attemptEnded(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  attempt: number | null,
+  atEvent?: string,
+): Promise<boolean> {
   const rows = await queryRows<{ ended: boolean }>(
     tx,
     sql`select (
@@ -128,6 +135,7 @@ export async function attemptEnded(tx: Db, tenantId: string, taskId: string, att
             where e.tenant_id = t.tenant_id and e.task_id = t.task_id
               and e.type in ('run.interrupted', 'run.stopped', 'sandbox.destroyed', 'run.resumed')
               and ${attempt === null ? sql`true` : sql`(e.attempt is null or e.attempt = ${attempt})`}
+              ${atEvent === undefined ? sql`` : sql`and e.seq <= (select x.seq from events x where x.tenant_id = t.tenant_id and x.event_id = ${atEvent})`}
             order by e.seq desc limit 1), false)
         ) as ended
         from tasks t where t.tenant_id = ${tenantId} and t.task_id = ${taskId}`,

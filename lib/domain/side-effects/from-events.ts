@@ -1,16 +1,18 @@
 /**
  * What runtime events change in custody state (docs/concepts.md#events, #side-effects, #tool-calls; decision 0006).
  * Events are facts the runtime reports: they are stored as sent (redacted), and the state they move follows the same
- * rules as the routes, whatever order batches arrive in:
+ * rules as the routes, whatever order batches arrive in, and in the order the server received them (within a batch, the
+ * batch's order; never the runtime's `occurred_at`):
  * - `sandbox.created` / `sandbox.replaced` with a higher attempt → the current attempt rises and older attempts end
  *   ({@link observeAttempt});
  * - `run.interrupted`, `run.stopped`, `sandbox.destroyed` → the attempt they name (every attempt so far when they name
  *   none) ends: its in-flight writes become `unknown`, and its mutating tool calls without an outcome become effects
  *   whose outcome is `unknown` ({@link endAttempts});
  * - `side_effect.intent` → `in_flight` (lease from the server's clock). It reports a write the runtime started: when the
- *   intent route would have refused it for a revoked principal, a stop, a missing or used approval, a stale attempt or
- *   a second write of another effect's payload (`duplicate_payload`, decision 0029; `repeats` names a deliberate one),
- *   the effect is `unknown` instead, so a person reconciles it; a receipt that arrived earlier completes it;
+ *   intent route would have refused it for a revoked principal, a stop, a missing or used approval (also one its
+ *   action's rule or its own `requires_approval` asks for), a stale attempt or a second write of another effect's
+ *   payload (`duplicate_payload`, decision 0029; `repeats` names a deliberate one), the effect is `unknown` instead, so
+ *   a person reconciles it; a receipt that arrived earlier completes it;
  * - `side_effect.receipt` → {@link applyReceiptReport}, the receipt route's rule (kept as evidence when not applied);
  *   with `outcome: "not_applied"` → {@link applyNotAppliedReport} (an in-flight write goes back to where a retry
  *   starts). A `tool.failed` naming an idempotency key settles nothing: a failure is no evidence nothing was applied;
@@ -66,6 +68,8 @@ type Attrs = {
   completed_at?: string;
   principal?: string;
   call_id?: string;
+  /** `side_effect.intent`: the runtime says the write requires approval (as on the intent route). */
+  requires_approval?: unknown;
   /** `side_effect.intent`: the effect this write deliberately repeats. */
   repeats?: string;
   /** `side_effect.receipt`: `applied` (default) or `not_applied` (nothing of the write was applied). */
@@ -107,8 +111,9 @@ export async function callsWithEffects(tx: Db, tenantId: string, outcomes: Prepa
 }
 
 /**
- * Applies the transitions of newly stored events (in the runtime's order of occurrence within the batch), and writes
- * the audit entries of the effects they moved (one insert, actor `sender`). Call in the batch's transaction.
+ * Applies the transitions of newly stored events in the batch's order (the order the server received them, decision
+ * 0032), and writes the audit entries of the effects they moved (one insert, actor `sender`). Call in the batch's
+ * transaction.
  * @param sender who sent the events (the runtime's key; the person or runtime of an import).
  * @returns a note per event that moved or tried to move a side effect.
  */
@@ -134,10 +139,9 @@ export async function applyEventTransitions(
     order by task_id for update`);
   for (const taskId of taskIds) await expireLeases(tx, tenantId, taskId);
 
-  const ordered = [...events].sort((a, b) =>
-    a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : Date.parse(a.occurred_at) - Date.parse(b.occurred_at),
-  );
-  for (const e of ordered) {
+  // The batch's order is the receive order (docs/concepts.md#receive-order): custody moves follow it, never the
+  // runtime's `occurred_at`, so an end dated before a write it was sent after still ends that write.
+  for (const e of events) {
     const attrs = e.attrs as Attrs;
     const by = forEvent(batch, e.id);
     switch (e.type) {
@@ -165,7 +169,7 @@ export async function applyEventTransitions(
         notes.set(e.id, await applyReceiptEvent(tx, by, e, attrs));
         break;
       case "tool.called": {
-        if (!(await attemptEnded(tx, tenantId, e.task_id, e.attempt ?? null))) break;
+        if (!(await attemptEnded(tx, tenantId, e.task_id, e.attempt ?? null, e.id))) break;
         verdicts.delete(e.task_id);
         const flagged = await flagOrphanToolCalls(tx, by, e.task_id, sql`true`, attrs.call_id!);
         if (flagged[0]) {
@@ -316,6 +320,14 @@ async function applyIntentEvent(
       message: `${name} is already ${existing.status.replace("_", " ")}; nothing changed.`,
     };
   }
+  // A write reported from an attempt that had ended when the server received the report (the batch's order; as for a
+  // mutating `tool.called`, attemptEnded): an interruption sent before it in the batch ends it whatever the dates.
+  if (await attemptEnded(tx, tenantId, e.task_id, attempt, e.id)) {
+    const reason = `Attempt ${attempt} had ended (interrupted, stopped or its sandbox destroyed, with no run.resumed since) when this write was reported (event ${e.id}).`;
+    await markReportedWriteUnknown(tx, by, reported(e, attrs), reason);
+    verdicts.delete(e.task_id);
+    return { name, applied: false, code: "unknown", message: `${reason} The effect is unknown until reconciled.` };
+  }
   // One write, one go (decision 0029): a second write of a payload another effect of the task wrote, is writing or may
   // have written is refused as the intent route refuses it, unless it names that effect in `repeats`.
   const mutation = attrs.mutation ?? true;
@@ -360,18 +372,22 @@ async function applyIntentEvent(
       ? { code: "approval_required", message: "it waits for an approver's decision" }
       : !permission.allowed && permission.code !== "gate_replay"
         ? { code: permission.code, message: permission.message.replace(/\.$/, "") }
-        : mutation && (existing || repeatOfApproved)
+        : mutation
           ? // A reported write meets the intent route's approval rule (docs/concepts.md#approvals): bound digest, single use — a retry
-            // after not_applied needs a fresh approval unless the workspace says otherwise — and a repeat of an approved
-            // write needs its own.
+            // after not_applied needs a fresh approval unless the workspace says otherwise — a repeat of an approved
+            // write needs its own, and so does a write the runtime or the tenant's action rule says requires approval.
             await approvalForReportedIntent(
               tx,
               tenantId,
               e.task_id,
               idemKey,
-              { payload_digest: attrs.payload_digest, action: attrs.action },
+              {
+                payload_digest: attrs.payload_digest,
+                action: attrs.action,
+                tool: typeof attrs.tool === "string" ? attrs.tool : name,
+              },
               attempt,
-              { required: repeatOfApproved },
+              { required: repeatOfApproved, requiresApproval: attrs.requires_approval === true },
             )
           : null;
   if (refusal) {

@@ -117,6 +117,7 @@ export async function checkpointTask(
       mutation: d.mutation ?? true,
       receipt: status === "completed" && d.receipt ? d.receipt : null,
       status_reason: statusReasonFor(d, status),
+      payload_digest: d.payload_digest ?? null,
     };
   });
 
@@ -311,6 +312,7 @@ type Declared = {
   mutation: boolean;
   receipt: unknown;
   status_reason: string | null;
+  payload_digest: string | null;
 };
 
 /**
@@ -324,7 +326,7 @@ async function declareSideEffects(tx: Db, tenantId: string, taskId: string, decl
     sql`with d as (
           select * from json_to_recordset(${JSON.stringify(declared)}::json) as x(
             name text, idempotency_key text, status side_effect_status, tool text, action text, mutation boolean,
-            receipt jsonb, status_reason text)),
+            receipt jsonb, status_reason text, payload_digest text)),
         ins as (${declaredEffectsInsert(tenantId, taskId, sql`d`)})
         select d.name, d.idempotency_key, s.idempotency_key as stored_key, (i.name is not null) as inserted
         from d

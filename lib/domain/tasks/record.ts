@@ -54,7 +54,7 @@ export const recordSideEffectSchema = z.strictObject({
   action: effectLabel("action").optional(),
   tool: effectLabel("tool").optional(),
   mutation: z.boolean().optional(),
-  /** For an effect awaiting approval: the digest of what it will send, so the approval can bind to it. */
+  /** The digest of what it sends: an approval binds to it, and a write of the same payload under another name is a duplicate. */
   payload_digest: plainName("payload_digest", LIMITS.digest).optional(),
 });
 

@@ -494,14 +494,16 @@ export async function settleUnknown(
 
 /**
  * SQL fragment for the checkpoint's one statement: `declared` — inserts the effects of the rows `d` (columns `name,
- * idempotency_key, status, tool, action, mutation, receipt, status_reason`, each status one of `ToOf<"declared">`)
- * that the server has no row for, in name order, and returns their names. Embed as `ins as (<fragment>)`.
+ * idempotency_key, status, tool, action, mutation, receipt, status_reason, payload_digest`, each status one of
+ * `ToOf<"declared">`) that the server has no row for, in name order, and returns their names. The declared payload
+ * digest is kept, so a later write of the same payload under another name meets the duplicate rule (decision 0029).
+ * Embed as `ins as (<fragment>)`.
  */
 export function declaredEffectsInsert(tenantId: string, taskId: string, rows: SQL): SQL {
   return sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation, receipt,
-                                    status_reason, origin)
+                                    status_reason, payload_digest, origin)
           select ${tenantId}::uuid, ${taskId}, d.name, d.idempotency_key, d.status, d.tool, d.action, d.mutation, d.receipt,
-                 d.status_reason, 'checkpoint'
+                 d.status_reason, d.payload_digest, 'checkpoint'
           from ${rows} order by d.name
           on conflict do nothing
           returning name`;

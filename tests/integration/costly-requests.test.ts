@@ -137,8 +137,10 @@ describe("an import on the embedded database does not hold its one connection", 
       expect(await eventCount(lite.db, tenant.tenantId, taskId)).toBe(1 + 200 * 2 + 200);
       const longest = Math.max(...waits);
       expect(waits.length).toBeGreaterThan(5);
+      // 200 calls go in 4 transactions of 50: a statement waits at most about one of them (a quarter of the import, more
+      // on a loaded machine), never the whole import as when one transaction held the connection throughout.
       expect(longest, `longest wait ${longest.toFixed(0)} ms of an import of ${took.toFixed(0)} ms`).toBeLessThan(
-        took / 4,
+        took / 2,
       );
     } finally {
       await lite.close();

@@ -161,23 +161,6 @@ describe("facts follow the order the server received them, never the runtime's c
     expect((await getTask(t.apiKey, resumed)).body.side_effects.update_record?.status).toBe("in_flight");
   });
 
-  it("the intent route answers a write from an ended attempt as the events path does: refused (stale_attempt, attempt_ended), until run.resumed reopens it", async () => {
-    const t = await createTestTenant(handle.db, { roles: [] });
-    const taskId = newTaskId("ended-route");
-    await checkpoint(t, taskId);
-    await sendEvents(t, [makeEvent(taskId, { type: "run.interrupted", attempt: 1 })]);
-    const refused = await postIntent(t.apiKey, taskId, "update_record", writeBody());
-    expectError(refused, 409, "stale_attempt");
-    expect((refused.body as unknown as { error: { details: Record<string, unknown> } }).error.details).toMatchObject({
-      attempt: 1,
-      attempt_ended: true,
-    });
-    expect((await getTask(t.apiKey, taskId)).body.side_effects.update_record).toBeUndefined();
-    await sendEvents(t, [makeEvent(taskId, { type: "run.resumed", attempt: 1 })]);
-    const res = await postIntent(t.apiKey, taskId, "update_record", writeBody());
-    expect(res.status, res.text).toBe(200);
-  });
-
   it("a revocation is final for its credential id: announcing its issue again does not clear it", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId("final");

@@ -42,7 +42,7 @@ import { normalDigest, toolCallDigest } from "../crypto/canonical";
 import { checkTaskId } from "../tasks/read";
 import { withRetry } from "../tx";
 import { approvalForIntent, consumeApproval } from "../approvals/for-intent";
-import { attemptEnded, observeAttempt } from "./attempts";
+import { observeAttempt } from "./attempts";
 import { recordSpend, spendStanding } from "./spending";
 import { takePendingReceipt } from "./receipts";
 import { duplicateVerdict, parseDuplicateFacts, WRITTEN_STATUSES } from "./duplicates";
@@ -187,15 +187,6 @@ export function staleAttempt(attempt: number, current: number): DomainError {
     "stale_attempt",
     `This request comes from attempt ${attempt}, but attempt ${current} has started since: a stale sandbox may not write. Stop this sandbox; the current attempt continues the task.`,
     { attempt, current_attempt: current },
-  );
-}
-
-/** The refusal of a write from an attempt that has ended without starting a newer one. */
-function endedAttempt(attempt: number, current: number): DomainError {
-  return new DomainError(
-    "stale_attempt",
-    `Attempt ${attempt} has ended (the server received its interruption, stop or sandbox loss and no run.resumed since): a sandbox of an ended attempt may not write. Checkpoint attempt ${attempt + 1} from the new sandbox, or report run.resumed if this attempt really goes on.`,
-    { attempt, current_attempt: current, attempt_ended: true },
   );
 }
 
@@ -429,12 +420,6 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   if (!task) throw notFound(`Task ${taskId}`);
   if (input.attempt < task.current_attempt) throw staleAttempt(input.attempt, task.current_attempt);
   if (input.attempt > task.current_attempt) return "raise";
-  // A write from an attempt that has ended (a run.interrupted, run.stopped or sandbox.destroyed received after any
-  // run.resumed) is refused, as the events path makes such a reported write unknown: one rule, attemptEnded, for both
-  // (docs/concepts.md#attempts-and-fencing).
-  if (input.mutation && (await attemptEnded(tx, tenantId, taskId, input.attempt))) {
-    throw endedAttempt(input.attempt, task.current_attempt);
-  }
 
   const read = await readGateFacts(tx, tenantId, taskId, key, {
     now: new Date(),

@@ -58,7 +58,7 @@ for (const role of roles) {
       { db: db.db, actor: owner },
       { body: { email: `invitee-${rid()}@a11y.test`, role: "approver" }, baseUrl: "http://localhost" },
     );
-    const approvalId = await seedStaleApproval(db.db, tenant, incident.taskId);
+    const approvalId = await seedStaleApproval(db.db, tenant, incident.taskId, process.env.E2E_SIGNING_KEY!);
     const context: A11yContext = {
       taskId: incident.taskId,
       effect: incident.effect,

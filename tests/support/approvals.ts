@@ -3,7 +3,6 @@
  * tenant's approver, then made stale by the owner activating another policy version — the demo's story in calls to the
  * same domain verbs the API uses.
  */
-import { inject } from "vitest";
 import type { Db } from "@/db";
 import type { ApiKeyActor, UserActor } from "@/lib/domain/authz";
 import { decideApproval } from "@/lib/domain/approvals/decide";
@@ -39,6 +38,7 @@ export async function seedApproval(
   db: Db,
   t: TestTenant,
   taskId: string,
+  signingKeyPem: string,
   opts: { stale?: boolean; approve?: boolean } = {},
 ): Promise<string> {
   const runtime: ApiKeyActor = {
@@ -69,7 +69,7 @@ export async function seedApproval(
   );
   if (opts.approve ?? true)
     await decideApproval(
-      { db, actor: userActor(t, "approver"), signingKey: signingKeyFromString(inject("signingKeyPem")) },
+      { db, actor: userActor(t, "approver"), signingKey: signingKeyFromString(signingKeyPem) },
       { approvalId: id, body: { decision: "approve", reason: "Report checked" } },
     );
   if (opts.stale ?? true) await activateOpenPolicy(db, t, 2);
@@ -89,7 +89,10 @@ async function activateOpenPolicy(db: Db, t: TestTenant, version: number): Promi
   await activatePolicyVersion(ctx, { version });
 }
 
-/** {@link seedApproval} made stale by a policy change. */
-export function seedStaleApproval(db: Db, t: TestTenant, taskId: string): Promise<string> {
-  return seedApproval(db, t, taskId, { stale: true });
+/**
+ * {@link seedApproval} made stale by a policy change. `signingKeyPem`: the server's signing key (PEM), which seals the
+ * approver's decision as the server would (decision 0035).
+ */
+export function seedStaleApproval(db: Db, t: TestTenant, taskId: string, signingKeyPem: string): Promise<string> {
+  return seedApproval(db, t, taskId, signingKeyPem, { stale: true });
 }

@@ -86,6 +86,11 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
   const dialog = page.getByTestId("confirm-dialog");
   await expect(dialog).toBeVisible();
   await expect(dialog.getByRole("heading")).toContainText(`Re-approve publish_report for task ${taskId}`);
+  // The dialog sits in the middle of the window, like the reconcile dialog.
+  const box = (await dialog.boundingBox())!;
+  const view = page.viewportSize()!;
+  expect(Math.abs(box.x + box.width / 2 - view.width / 2)).toBeLessThan(4);
+  expect(Math.abs(box.y + box.height / 2 - view.height / 2)).toBeLessThan(4);
   await dialog.getByTestId("decision-reason").fill("Checked against policy 2");
   await dialog.getByTestId("confirm-decision").press("Enter");
   await expect(page.getByTestId("approval-status")).toHaveAttribute("data-status", "approved");

@@ -58,6 +58,8 @@ test("an owner fills a row, records an exercise linked to the run and sees the l
 
   await tools.getByLabel("Team or service 1").fill("Records API owners");
   await expect(tools.getByTestId("save-state")).toHaveAttribute("data-state", "saved");
+  // Times are UTC everywhere, the save time included.
+  await expect(tools.getByTestId("save-state")).toHaveText(/^✔Saved \d{2}:\d{2}:\d{2} UTC$/);
   await expect(tools.getByTestId("field-error")).toHaveCount(0);
 
   // A second organization needs the handoff.

@@ -47,6 +47,8 @@ async function openAndLookUp(page: Page, taskId: string, effect: string, operati
   const dialog = page.getByTestId("reconcile-dialog");
   await dialog.getByRole("button", { name: "Look up by idempotency key" }).click();
   await expect(dialog.getByTestId("lookup-answer")).toHaveAttribute("data-outcome", "found");
+  // Keyboard focus lands on the answer the person asked for, not on the page behind the dialog.
+  await expect(dialog.getByTestId("lookup-answer")).toBeFocused();
   await expect(dialog.getByRole("radio", { name: /It completed/ })).toBeChecked();
   await expect(dialog.getByLabel("External operation id")).toHaveValue(operationId);
   return dialog;

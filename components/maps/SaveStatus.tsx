@@ -13,7 +13,7 @@ export function SaveStatus({ state, testId, why = false }: { state: SaveState; t
   const text =
     state.kind === "saved"
       ? state.at
-        ? `Saved ${new Date(state.at).toLocaleTimeString()}`
+        ? `Saved ${new Date(state.at).toISOString().slice(11, 19)} UTC`
         : "Saved"
       : state.kind === "dirty"
         ? "Unsaved changes…"

@@ -154,7 +154,15 @@ export type LinkedTaskFacts = {
   task_id: string;
   phase: string;
   current_attempt: number;
-  checkpoints: Array<{ version: number; phase: string; digest: string; signature_valid: boolean; created_at: string }>;
+  /** Newest first; `attempt` is the sandbox attempt that wrote it (null for records from before fencing). */
+  checkpoints: Array<{
+    version: number;
+    phase: string;
+    digest: string;
+    signature_valid: boolean;
+    created_at: string;
+    attempt: number | null;
+  }>;
   unknown_side_effects: Array<{ name: string; status_reason: string | null }>;
   side_effects: Array<{ name: string; status: string }>;
   artifacts: Array<{ ref: string; sha256: string }>;

@@ -91,6 +91,35 @@ describe("the Test revocation step's suggestions", () => {
   });
 });
 
+describe("the Establish a checkpoint step's suggestion", () => {
+  const cp = (version: number, attempt: number | null) => ({
+    version,
+    phase: `phase-${version}`,
+    digest: `${version}`.repeat(64).slice(0, 64),
+    signature_valid: true,
+    created_at: "2026-03-04T05:06:07Z",
+    attempt,
+  });
+
+  it("offers the last checkpoint before the interruption, not one written after it", () => {
+    const t = facts({ current_attempt: 2, checkpoints: [cp(4, 2), cp(3, 1), cp(2, 1)] });
+    const [s] = suggestionsFor("establish_checkpoint", [t]);
+    expect(s!.text).toMatch(
+      /^case-918: checkpoint v3 \(phase-3\) — the last one before the interruption \(attempt 1\)/,
+    );
+    expect(s!.text).toMatch(/3 checkpoints kept\.$/);
+  });
+
+  it("offers the newest when the run was never interrupted, and says when there is none", () => {
+    const [s] = suggestionsFor("establish_checkpoint", [
+      facts({ current_attempt: 1, checkpoints: [cp(2, 1), cp(1, 1)] }),
+    ]);
+    expect(s!.text).toMatch(/^case-918: checkpoint v2 \(phase-2\), signature verified/);
+    const [none] = suggestionsFor("establish_checkpoint", [facts()]);
+    expect(none!.key).toBe("case-918:no-checkpoint");
+  });
+});
+
 describe("a step's event_id in the exercise body", () => {
   const steps = () => emptySteps().map(({ event_id: _omit, ...s }) => s);
 

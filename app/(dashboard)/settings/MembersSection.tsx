@@ -110,6 +110,9 @@ export function MembersSection({
   /** Owners touch every role; admins every role but owner. */
   const mayEdit = (m: MemberRow) => canManage && !m.revoked && (me.role === "owner" || m.role !== "owner");
   const offered = me.role === "owner" ? ROLES : ROLES.filter((r) => r !== "owner");
+  const activeOwners = members.filter((m) => m.role === "owner" && !m.revoked).length;
+  /** The only active owner can be neither removed nor demoted: the workspace would have nobody to run it. */
+  const onlyOwner = (m: MemberRow) => m.role === "owner" && !m.revoked && activeOwners <= 1;
 
   return (
     <section id="members" aria-labelledby="members-h" className="rounded-lg border border-neutral-200 bg-white p-4">
@@ -160,7 +163,7 @@ export function MembersSection({
                 </td>
                 <td className="py-1.5 font-mono text-xs">{m.email}</td>
                 <td className="py-1.5">
-                  {mayEdit(m) ? (
+                  {mayEdit(m) && !onlyOwner(m) ? (
                     <>
                       <label className="sr-only" htmlFor={`role-${m.user_id}`}>
                         Role of {m.email}
@@ -226,7 +229,12 @@ export function MembersSection({
                       Unlock
                     </button>
                   ) : null}
-                  {mayEdit(m) ? (
+                  {mayEdit(m) && onlyOwner(m) ? (
+                    <span className="text-xs text-neutral-600" data-testid="only-owner">
+                      the only owner: make someone else owner first
+                    </span>
+                  ) : null}
+                  {mayEdit(m) && !onlyOwner(m) ? (
                     <button
                       type="button"
                       className="ml-1 rounded border border-red-300 px-2 py-0.5 text-xs text-red-800 hover:bg-red-50 disabled:opacity-50"

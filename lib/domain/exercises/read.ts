@@ -102,6 +102,7 @@ export async function linkedTaskFacts(
         digest: c.digest,
         signature_valid: c.signature_valid,
         created_at: c.created_at,
+        attempt: c.attempt,
       })),
       unknown_side_effects: effects
         .filter(([, e]) => e.status === "unknown")

@@ -62,11 +62,18 @@ function forTask(step: ExerciseStep, t: LinkedTaskFacts): Suggestion[] {
       break;
     }
     case "establish_checkpoint": {
-      const latest = t.checkpoints[0];
-      if (latest) {
+      // The step asks for the record the run would resume from: once a sandbox was replaced, that is the newest
+      // checkpoint an earlier attempt wrote (the last one before the interruption), not one written after it.
+      const before =
+        t.current_attempt > 1
+          ? t.checkpoints.find((c) => c.attempt !== null && c.attempt < t.current_attempt)
+          : undefined;
+      const chosen = before ?? t.checkpoints[0];
+      if (chosen) {
+        const which = before ? ` — the last one before the interruption (attempt ${before.attempt})` : "";
         add(
           "checkpoint",
-          `${t.task_id}: checkpoint v${latest.version} (${latest.phase}), signature ${latest.signature_valid ? "verified" : "does NOT verify"}, digest ${short(latest.digest)}; ${t.checkpoints.length} checkpoint${t.checkpoints.length === 1 ? "" : "s"} kept.`,
+          `${t.task_id}: checkpoint v${chosen.version} (${chosen.phase})${which}, signature ${chosen.signature_valid ? "verified" : "does NOT verify"}, digest ${short(chosen.digest)}; ${t.checkpoints.length} checkpoint${t.checkpoints.length === 1 ? "" : "s"} kept.`,
         );
       } else {
         add("no-checkpoint", `${t.task_id}: no checkpoint recorded — the run cannot be resumed from a record.`);

@@ -26,7 +26,7 @@ import { appendAudit, sealAuditAfterCommit, withAuditSealed } from "../audit/app
 import { actorRef, authorize, type Actor } from "../authz";
 import { applyApprovalDecision } from "../side-effects/lifecycle/statements";
 import { canonicalDigest, sha256Hex } from "../crypto/canonical";
-import { DomainError, notFound } from "../errors";
+import { DomainError } from "../errors";
 import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";
 import { approvalContext } from "../approvals/read";
 import { approvalEvent, requestApproval } from "../approvals/requests";
@@ -147,7 +147,11 @@ export async function importRunState(
     db,
     sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
-  if (!task) throw notFound(`Task ${taskId}`);
+  if (!task)
+    throw new DomainError(
+      "not_found",
+      `Task ${taskId} was not found: a task exists once its runtime has written a checkpoint (PUT /api/v1/tasks/{id}) or reported an event. Write the task's first checkpoint, then import the RunState again.`,
+    );
   const attempt = Math.max(task.current_attempt, 1);
   const now = new Date().toISOString();
 

@@ -32,6 +32,10 @@ export function AcceptForm({
     const form = new FormData(e.currentTarget);
     const password = String(form.get("password") ?? "");
     const name = String(form.get("name") ?? "").trim();
+    if (!accountExists && password.length < minLength) {
+      setError(`Choose a password of at least ${minLength} characters.`);
+      return;
+    }
     if (!accountExists && password !== String(form.get("confirm") ?? "")) {
       setError("The two passwords are not the same.");
       return;

@@ -127,7 +127,7 @@ export function DecisionPanel({
         ref={dialog}
         onClose={() => setConfirming(false)}
         aria-labelledby="confirm-h"
-        className="w-[32rem] max-w-[95vw] rounded-lg border border-neutral-300 p-0 backdrop:bg-black/30"
+        className="m-auto w-[min(32rem,calc(100vw-2rem))] rounded-lg border border-neutral-300 p-0 shadow-xl backdrop:bg-black/30"
         data-testid="confirm-dialog"
       >
         <form

@@ -78,6 +78,7 @@ export function ReconcileDialog({
   // on submit is a deliberate choice, and then the evidence says that the later answer is the one kept.
   const [useLookup, setUseLookup] = useState(false);
   const [lookup, setLookup] = useState<LookupAnswer | null>(null);
+  const lookupAnswer = useRef<HTMLParagraphElement>(null);
   // The evidence text the dialog proposed last; while the person has not edited it, it follows the choices.
   const [proposed, setProposed] = useState<string | null>(null);
 
@@ -96,6 +97,8 @@ export function ReconcileDialog({
       }),
     onSuccess: (a) => {
       setLookup(a);
+      // The answer is what the person asked for: keyboard focus moves to it rather than to the page.
+      requestAnimationFrame(() => lookupAnswer.current?.focus());
       if (!a.configured) return;
       const next = a.outcome === "found" ? "completed" : a.outcome === "not_found" ? "not_applied" : null;
       if (next === null) return;
@@ -220,9 +223,11 @@ export function ReconcileDialog({
                 <span className="text-sm font-medium">Ask the tool owner</span>
                 <button
                   type="button"
-                  className="rounded-md border border-neutral-300 px-2.5 py-1 text-sm hover:bg-neutral-50 disabled:opacity-50"
-                  onClick={() => lookupM.mutate()}
-                  disabled={lookupM.isPending}
+                  className="rounded-md border border-neutral-300 px-2.5 py-1 text-sm hover:bg-neutral-50 aria-disabled:opacity-50"
+                  onClick={() => {
+                    if (!lookupM.isPending) lookupM.mutate();
+                  }}
+                  aria-disabled={lookupM.isPending}
                 >
                   {lookupM.isPending ? "Asking…" : "Look up by idempotency key"}
                 </button>
@@ -230,7 +235,9 @@ export function ReconcileDialog({
               {lookupM.error ? <p className="mt-2 text-sm text-red-700">{lookupM.error.message}</p> : null}
               {lookup ? (
                 <p
-                  className="mt-2 text-sm"
+                  ref={lookupAnswer}
+                  tabIndex={-1}
+                  className="mt-2 text-sm focus:outline-2 focus:outline-offset-2 focus:outline-amber-700"
                   data-testid="lookup-answer"
                   data-outcome={lookup.configured ? lookup.outcome : "not_configured"}
                 >

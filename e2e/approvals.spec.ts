@@ -81,6 +81,13 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
   const change = page.locator('[data-testid="changes-table"] tr[data-field="policy_version"]');
   await expect(change).toContainText("1");
   await expect(change).toContainText("2");
+  // On a phone the "now" column stays in the window.
+  const wide = page.viewportSize()!;
+  await page.setViewportSize({ width: 420, height: 900 });
+  const now = page.getByTestId("changes-table").getByRole("columnheader", { name: "Now" });
+  const nowBox = (await now.boundingBox())!;
+  expect(nowBox.x + nowBox.width).toBeLessThanOrEqual(420);
+  await page.setViewportSize(wide);
   await page.getByTestId("approve-button").focus();
   await page.keyboard.press("Enter");
   const dialog = page.getByTestId("confirm-dialog");

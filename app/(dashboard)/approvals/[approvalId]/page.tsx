@@ -166,7 +166,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
           </ul>
           {a.changes.length ? (
             <div className="mt-3 overflow-x-auto rounded border border-amber-200 bg-white">
-              <table className="w-full min-w-[36rem] text-left text-sm" data-testid="changes-table">
+              <table className="w-full table-fixed text-left text-sm" data-testid="changes-table">
                 <caption className="sr-only">Bound values: approved and now</caption>
                 <thead className="bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
                   <tr>
@@ -187,11 +187,11 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
                       <th scope="row" className="px-3 py-1.5 font-medium">
                         {FIELD_LABEL[c.field] ?? c.field}
                       </th>
-                      <td className="max-w-[18rem] px-3 py-1.5 font-mono text-xs text-red-800">
+                      <td className="px-3 py-1.5 font-mono text-xs break-all text-red-800">
                         <span className="sr-only">approved: </span>
                         <Id value={c.approved ?? "—"} />
                       </td>
-                      <td className="max-w-[18rem] px-3 py-1.5 font-mono text-xs text-emerald-800">
+                      <td className="px-3 py-1.5 font-mono text-xs break-all text-emerald-800">
                         <span className="sr-only">now: </span>
                         <Id value={c.current ?? "—"} />
                       </td>

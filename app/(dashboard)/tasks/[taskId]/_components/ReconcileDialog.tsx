@@ -79,6 +79,10 @@ export function ReconcileDialog({
   const [useLookup, setUseLookup] = useState(false);
   const [lookup, setLookup] = useState<LookupAnswer | null>(null);
   const lookupAnswer = useRef<HTMLParagraphElement>(null);
+  // The answer is what the person asked for: once it is on screen, keyboard focus moves to it rather than to the page.
+  useEffect(() => {
+    if (lookup) lookupAnswer.current?.focus();
+  }, [lookup]);
   // The evidence text the dialog proposed last; while the person has not edited it, it follows the choices.
   const [proposed, setProposed] = useState<string | null>(null);
 
@@ -97,8 +101,6 @@ export function ReconcileDialog({
       }),
     onSuccess: (a) => {
       setLookup(a);
-      // The answer is what the person asked for: keyboard focus moves to it rather than to the page.
-      requestAnimationFrame(() => lookupAnswer.current?.focus());
       if (!a.configured) return;
       const next = a.outcome === "found" ? "completed" : a.outcome === "not_found" ? "not_applied" : null;
       if (next === null) return;

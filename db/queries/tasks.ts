@@ -131,10 +131,25 @@ const CHECKPOINT_FIELDS = [
   "created_at",
 ] as const;
 
-/** A stored checkpoint (`created_at` as ISO 8601 UTC text). */
-export type CheckpointRow = SelectedRow<typeof taskCheckpoints, typeof CHECKPOINT_FIELDS>;
+/**
+ * SQL: whether the checkpoint row under alias `c` is a format-1 row above a format-2 row of its task (decision 0035: the
+ * server stopped writing format 1 before it wrote format 2, so such a row was put there). One definition for the gate
+ * and the checkpoint views.
+ */
+export function downgradedSql(c: string): SQL {
+  const a = sql.raw(c);
+  return sql`(${a}.signature_format < 2 and exists (
+    select 1 from task_checkpoints o where o.tenant_id = ${a}.tenant_id and o.task_id = ${a}.task_id
+      and o.version < ${a}.version and o.signature_format >= 2))`;
+}
 
-const CHECKPOINT_COLUMNS = selectList(taskCheckpoints, CHECKPOINT_FIELDS);
+/**
+ * A stored checkpoint (`created_at` as ISO 8601 UTC text), with `downgraded`: whether it is a format-1 row above a
+ * format-2 row of its task ({@link downgradedSql}).
+ */
+export type CheckpointRow = SelectedRow<typeof taskCheckpoints, typeof CHECKPOINT_FIELDS> & { downgraded: boolean };
+
+const CHECKPOINT_COLUMNS = sql`${selectList(taskCheckpoints, CHECKPOINT_FIELDS)}, ${downgradedSql("task_checkpoints")} as downgraded`;
 
 /** The latest checkpoint of a task, or undefined before the first one. */
 export async function latestCheckpoint(db: Db, tenantId: string, taskId: string): Promise<CheckpointRow | undefined> {

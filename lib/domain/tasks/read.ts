@@ -245,7 +245,15 @@ export async function getTimeline(
   {
     taskId,
     ...opts
-  }: { taskId: string; cursor?: string | null; limit?: number; from?: string | null; to?: string | null },
+  }: {
+    taskId: string;
+    cursor?: string | null;
+    limit?: number;
+    from?: string | null;
+    to?: string | null;
+    /** `summary`: large bodies are cut in the database (db/queries/tasks.ts `EVENT_SUMMARY_COLUMNS`, decision 0036). */
+    columns?: q.EventColumns;
+  },
 ): Promise<TimelinePage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -270,8 +278,8 @@ export async function getTimeline(
   const [task, rows] = await Promise.all([
     q.findTask(db, actor.tenantId, taskId),
     window
-      ? timelineWindow(db, actor.tenantId, taskId, { ...window, limit: limit + 1, after })
-      : q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after }),
+      ? timelineWindow(db, actor.tenantId, taskId, { ...window, limit: limit + 1, after, columns: opts.columns })
+      : q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after, columns: opts.columns }),
   ]);
   if (!task) throw notFound(`Task ${taskId}`);
   const page = rows.slice(0, limit);
@@ -310,6 +318,8 @@ export function storedEvent(r: q.EventRow): StoredEvent {
     redaction_count: r.redaction_count,
     redaction_kinds: r.redaction_kinds ?? [],
     credential_flagged: r.plane === "vault" && r.redaction_count > 0,
+    // Cut in the database (a summary read, decision 0036): the drawer fetches the detail.
+    ...(r.attrs_cut ? { attrs_truncated: true } : {}),
   };
 }
 

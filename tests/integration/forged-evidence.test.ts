@@ -6,6 +6,7 @@
  *   stops the gate with `evidence_mismatch` and the intent route refuses with the same reason;
  * - a side effect forged `completed` (or `in_flight`) gets no receipt replayed or completed by the receipt route or by
  *   `side_effect.*` events;
+ * - the checkpoint views (task view, checkpoint history, task page) run the gate's placement rules and say `misplaced`;
  * - the bound of pending approval requests per task holds under concurrent asks.
  */
 import { sql } from "drizzle-orm";
@@ -16,6 +17,7 @@ import { LIMITS } from "@/lib/domain/limits";
 import {
   askGate,
   checkpoint,
+  getTask,
   intentBody,
   newKey,
   postIntent,
@@ -219,6 +221,59 @@ describe("a forged side-effect row gets no receipt replayed or completed", () =>
     ]);
     expect(intent.status, intent.text).toBe(200);
     expect(intent.body.results[0]!.effect).toMatchObject({ applied: false, code: "evidence_mismatch" });
+  });
+});
+
+describe("the checkpoint views run the gate's placement rules", () => {
+  type History = { checkpoints: Array<{ version: number; signature_valid: boolean; signature_check: string }> };
+
+  async function expectMisplacedViews(t: TestTenant, taskId: string, newest: number): Promise<void> {
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.reasons.map((r) => r.code)).toContain("checkpoint_misplaced");
+    const view = await getTask(t.apiKey, taskId);
+    expect(view.status, view.text).toBe(200);
+    expect(view.body).toMatchObject({ version: newest, signature_valid: false, signature_check: "misplaced" });
+    const history = await api(t.apiKey).get<History>(`/api/v1/tasks/${encodeURIComponent(taskId)}/checkpoints`);
+    expect(history.status, history.text).toBe(200);
+    expect(history.body.checkpoints[0]).toMatchObject({
+      version: newest,
+      signature_valid: false,
+      signature_check: "misplaced",
+    });
+    const owner = await signInAs(t, "owner");
+    const page = await api(owner).get(`/tasks/${encodeURIComponent(taskId)}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("signature misplaced");
+  }
+
+  it("the newest row deleted: the row left on top verifies by itself but is not the version the server wrote last", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId("placed");
+    await checkpoint(t, taskId, { phase: "reading" });
+    await checkpoint(t, taskId, { phase: "writing" });
+    expect((await getTask(t.apiKey, taskId)).body).toMatchObject({ signature_valid: true, signature_check: "valid" });
+    await handle.db.execute(
+      sql`delete from task_checkpoints where tenant_id = ${t.tenantId} and task_id = ${taskId} and version = 2`,
+    );
+    await expectMisplacedViews(t, taskId, 1);
+  });
+
+  it("an older record copied over the newest as a format-1 row: it verifies alone, but not above a format-2 row", async () => {
+    const t = await createTestTenant(handle.db, { roles: ["owner"] });
+    const taskId = newTaskId("placed");
+    await checkpoint(t, taskId, { phase: "reading" });
+    await checkpoint(t, taskId, { phase: "writing" });
+    await handle.db.execute(sql`
+      update task_checkpoints c
+      set record = f.record, digest = f.digest, signature = f.signature, key_id = f.key_id, attempt = f.attempt,
+          signature_format = 1, binding_signature = null
+      from task_checkpoints f
+      where f.tenant_id = ${t.tenantId} and f.task_id = ${taskId} and f.version = 1
+        and c.tenant_id = ${t.tenantId} and c.task_id = ${taskId} and c.version = 2`);
+    await expectMisplacedViews(t, taskId, 2);
+    // The row below still verifies in its place.
+    const history = await api(t.apiKey).get<History>(`/api/v1/tasks/${encodeURIComponent(taskId)}/checkpoints`);
+    expect(history.body.checkpoints[1]).toMatchObject({ version: 1, signature_valid: true, signature_check: "valid" });
   });
 });
 

@@ -328,9 +328,9 @@ describe("pages never ship event bodies in bulk", () => {
       true,
     );
     const window = await getTimeline(ctx, { taskId, from: "2000-01-01T00:00:00Z", limit: 500, columns: "summary" });
-    expect(window.events.every((e) => e.attrs_truncated && JSON.stringify(e.attrs).length <= SQL_WHOLE_ATTRS_CHARS)).toBe(
-      true,
-    );
+    expect(
+      window.events.every((e) => e.attrs_truncated && JSON.stringify(e.attrs).length <= SQL_WHOLE_ATTRS_CHARS),
+    ).toBe(true);
     // A small event is read whole, unmarked.
     const small = await getTimeline(ctx, { taskId, limit: 500, columns: "summary" });
     const whole = small.events.find((e) => !e.id.includes("-big-"));

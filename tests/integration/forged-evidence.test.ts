@@ -288,9 +288,7 @@ describe("the pending approval bound under concurrency", () => {
       expectError(res, 403, "approval_required");
     }
     const racing = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        postIntent(t.apiKey, taskId, `race-${i}`, needsApproval(`key-race-${i}`)),
-      ),
+      Array.from({ length: 20 }, (_, i) => postIntent(t.apiKey, taskId, `race-${i}`, needsApproval(`key-race-${i}`))),
     );
     const codes = racing.map((r) => (r.body as unknown as ApiErrorBody).error?.code);
     expect(codes.filter((c) => c === "approval_required")).toHaveLength(1);

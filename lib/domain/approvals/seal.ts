@@ -71,7 +71,10 @@ function sealedFacts(tenantId: string, r: ApprovalRow): Record<string, unknown> 
 /** The seal of a decided request's stored facts in `tenantId`. */
 export function decisionSeal(key: SigningKey, tenantId: string, r: ApprovalRow): string {
   return (
-    SEAL_PREFIX + createHmac("sha256", sealKeyOf(key)).update(canonicalJson(sealedFacts(tenantId, r))).digest("base64url")
+    SEAL_PREFIX +
+    createHmac("sha256", sealKeyOf(key))
+      .update(canonicalJson(sealedFacts(tenantId, r)))
+      .digest("base64url")
   );
 }
 

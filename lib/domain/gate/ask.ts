@@ -593,7 +593,6 @@ async function unsealedEffects(
 const checkedRecords = new Map<string, CheckpointCheck>();
 const CHECKED_RECORDS_MAX = 2000;
 
-
 const checkedRecordId = (kid: string, tenantId: string, taskId: string, version: number, rowVersion: string) =>
   [kid, tenantId, taskId, String(version), rowVersion].join("\u0000");
 
@@ -612,7 +611,12 @@ async function checkpointCheckCached(
 ): Promise<CheckpointCheck> {
   if (cp.key_id !== key.kid) return "record_invalid";
   const placed = (c: CheckpointCheck): CheckpointCheck =>
-    placedCheck(c, { version: cp.version, downgraded: cp.downgraded, newest: true, taskLatestVersion: cp.task_version });
+    placedCheck(c, {
+      version: cp.version,
+      downgraded: cp.downgraded,
+      newest: true,
+      taskLatestVersion: cp.task_version,
+    });
   const known = checkedRecords.get(checkedRecordId(key.kid, tenantId, taskId, cp.version, cp.row_version));
   if (known !== undefined) return placed(known);
   const [stored] = await queryRows<StoredCheckpoint & { row_version: string }>(
@@ -647,11 +651,7 @@ function namedSnapshot(v: unknown, since: string[] | null = null): GateCheckpoin
  * A stored checkpoint as the gate reads it, with its signatures checked in its place. Only its record's `snapshot` names
  * a snapshot here (read when the latest checkpoint does not verify, so an earlier one is resumed from).
  */
-function gateCheckpoint(
-  c: CheckpointRow,
-  key: SigningKey,
-  at: { tenantId: string; taskId: string },
-): GateCheckpoint {
+function gateCheckpoint(c: CheckpointRow, key: SigningKey, at: { tenantId: string; taskId: string }): GateCheckpoint {
   const record = c.record as { phase?: unknown; tool_definitions?: Record<string, string>; snapshot?: unknown };
   const check = placedCheck(checkCheckpoint(c, key, at), {
     version: c.version,

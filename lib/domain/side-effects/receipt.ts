@@ -184,11 +184,9 @@ function refusal(
   outcome: Extract<ReceiptApplication | NotAppliedApplication, { applied: false }>,
 ): DomainError {
   if (outcome.code === "evidence_mismatch")
-    return new DomainError(
-      "gate_stop",
-      `The resume gate says stop (evidence_mismatch): ${outcome.message}`,
-      { reasons: [unsealedEffectReason(taskId, name)] },
-    );
+    return new DomainError("gate_stop", `The resume gate says stop (evidence_mismatch): ${outcome.message}`, {
+      reasons: [unsealedEffectReason(taskId, name)],
+    });
   return new DomainError(outcome.code, outcome.message);
 }
 
@@ -210,7 +208,14 @@ async function notAppliedIn(
         );
         if (!task) throw notFound(`Task ${taskId}`);
         // The route's own entry below records the move (transitions.ts `receipt_not_applied`).
-        const outcome = await applyNotAppliedReport(tx, key, mover(actor, "request"), taskId, task.current_attempt, report);
+        const outcome = await applyNotAppliedReport(
+          tx,
+          key,
+          mover(actor, "request"),
+          taskId,
+          task.current_attempt,
+          report,
+        );
         if (outcome.applied && outcome.replayed) return outcome;
         if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
         // The move carries the server's seal, committed with it (decision 0035).
@@ -252,7 +257,14 @@ async function recordIn(
         );
         if (!task) throw notFound(`Task ${taskId}`);
         // The route's own entry below records the receipt's move (transitions.ts `receipt_completes`).
-        const outcome = await applyReceiptReport(tx, key, mover(actor, "request"), taskId, task.current_attempt, report);
+        const outcome = await applyReceiptReport(
+          tx,
+          key,
+          mover(actor, "request"),
+          taskId,
+          task.current_attempt,
+          report,
+        );
         if (outcome.applied && outcome.replayed) return outcome;
         if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
         // The move carries the server's seal, committed with it (decision 0035).

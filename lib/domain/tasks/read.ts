@@ -353,13 +353,18 @@ export async function getCheckpointHistory(
   const last = page[page.length - 1];
   return {
     checkpoints: page.map((c, i) =>
-      checkpointSummary(c, key, { tenantId: actor.tenantId, taskId }, {
-        version: c.version,
-        downgraded: c.downgraded,
-        // The first row of the first page is the task's newest stored row.
-        newest: !opts.cursor && i === 0,
-        taskLatestVersion: task.latest_version,
-      }),
+      checkpointSummary(
+        c,
+        key,
+        { tenantId: actor.tenantId, taskId },
+        {
+          version: c.version,
+          downgraded: c.downgraded,
+          // The first row of the first page is the task's newest stored row.
+          newest: !opts.cursor && i === 0,
+          taskLatestVersion: task.latest_version,
+        },
+      ),
     ),
     next_cursor: rows.length > limit && last ? encodeCursor([last.version]) : null,
   };

@@ -85,7 +85,12 @@ export async function sealDecisionsAsServer(db: Db, tenantId: string, taskId: st
     db,
     sql`select id from approval_requests where tenant_id = ${tenantId} and task_id = ${taskId} and decision is not null`,
   );
-  await sealDecisions(db, key, tenantId, ids.map((r) => r.id));
+  await sealDecisions(
+    db,
+    key,
+    tenantId,
+    ids.map((r) => r.id),
+  );
 }
 
 /**

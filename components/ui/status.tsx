@@ -106,9 +106,27 @@ export function VerdictBadge({
 }
 
 /** Signature status of the latest checkpoint. */
-export function SignatureBadge({ valid }: { valid: boolean | null }) {
+export function SignatureBadge({
+  valid,
+  check,
+}: {
+  valid: boolean | null;
+  /** How it verifies in its place (the gate's rules, decision 0035); `misplaced` is told apart from not verifying. */
+  check?: "valid" | "record_invalid" | "misplaced" | null;
+}) {
   if (valid === null) {
     return <span className="text-xs text-neutral-600">no checkpoint yet</span>;
+  }
+  if (check === "misplaced") {
+    return (
+      <span
+        className="inline-flex items-center gap-1 text-xs font-semibold text-red-800"
+        data-testid="signature-status"
+        title="Signed by the server, but for another tenant, task, version or attempt, or not the newest version the server wrote: a signed record was copied here or newer ones were removed."
+      >
+        <span aria-hidden="true">✕</span> signature misplaced
+      </span>
+    );
   }
   return valid ? (
     <span

@@ -131,10 +131,25 @@ const CHECKPOINT_FIELDS = [
   "created_at",
 ] as const;
 
-/** A stored checkpoint (`created_at` as ISO 8601 UTC text). */
-export type CheckpointRow = SelectedRow<typeof taskCheckpoints, typeof CHECKPOINT_FIELDS>;
+/**
+ * SQL: whether the checkpoint row under alias `c` is a format-1 row above a format-2 row of its task (decision 0035: the
+ * server stopped writing format 1 before it wrote format 2, so such a row was put there). One definition for the gate
+ * and the checkpoint views.
+ */
+export function downgradedSql(c: string): SQL {
+  const a = sql.raw(c);
+  return sql`(${a}.signature_format < 2 and exists (
+    select 1 from task_checkpoints o where o.tenant_id = ${a}.tenant_id and o.task_id = ${a}.task_id
+      and o.version < ${a}.version and o.signature_format >= 2))`;
+}
 
-const CHECKPOINT_COLUMNS = selectList(taskCheckpoints, CHECKPOINT_FIELDS);
+/**
+ * A stored checkpoint (`created_at` as ISO 8601 UTC text), with `downgraded`: whether it is a format-1 row above a
+ * format-2 row of its task ({@link downgradedSql}).
+ */
+export type CheckpointRow = SelectedRow<typeof taskCheckpoints, typeof CHECKPOINT_FIELDS> & { downgraded: boolean };
+
+const CHECKPOINT_COLUMNS = sql`${selectList(taskCheckpoints, CHECKPOINT_FIELDS)}, ${downgradedSql("task_checkpoints")} as downgraded`;
 
 /** The latest checkpoint of a task, or undefined before the first one. */
 export async function latestCheckpoint(db: Db, tenantId: string, taskId: string): Promise<CheckpointRow | undefined> {
@@ -199,12 +214,48 @@ const EVENT_FIELDS = [
 
 /**
  * A stored event as the timeline reads it (times as ISO 8601 UTC text); `redaction_kinds` are the distinct kinds
- * redacted before storage, null when nothing was.
+ * redacted before storage, null when nothing was. `attrs_cut`: read with {@link EVENT_SUMMARY_COLUMNS} and its `attrs`
+ * were larger than the database ships whole (then `attrs` holds their bounded summary).
  */
-export type EventRow = SelectedRow<typeof events, typeof EVENT_FIELDS>;
+export type EventRow = SelectedRow<typeof events, typeof EVENT_FIELDS> & { attrs_cut?: boolean };
 
 /** The columns of an {@link EventRow}, for every statement that reads one (db/queries/timeline.ts too). */
 export const EVENT_COLUMNS = selectList(events, EVENT_FIELDS);
+
+/** Largest `attrs` (characters of their JSON text) {@link EVENT_SUMMARY_COLUMNS} reads whole. */
+export const SQL_WHOLE_ATTRS_CHARS = 2048;
+/** Longest string value, and most top-level values, of the summary {@link EVENT_SUMMARY_COLUMNS} reads. */
+export const SQL_SUMMARY_STRING_CHARS = 200;
+const SQL_SUMMARY_KEYS = 64;
+
+/**
+ * The columns of an {@link EventRow} for reads of many events at once that pages make (decision 0036): `attrs` whole
+ * when their JSON text is at most {@link SQL_WHOLE_ATTRS_CHARS} characters, else cut in the database — their top-level
+ * scalar values only (at most 64), strings cut to {@link SQL_SUMMARY_STRING_CHARS} characters and marked `…` — with
+ * `attrs_cut`. So the server never reads a large event body in bulk; lib/domain/events/summary.ts then fits the
+ * summary to what a page ships.
+ */
+export const EVENT_SUMMARY_COLUMNS = sql`${selectList(
+  events,
+  EVENT_FIELDS.filter((f): f is Exclude<(typeof EVENT_FIELDS)[number], "attrs"> => f !== "attrs"),
+)},
+  case when length(attrs::text) <= ${sql.raw(String(SQL_WHOLE_ATTRS_CHARS))} then attrs
+  else coalesce((select jsonb_object_agg(s.k, case
+                   when jsonb_typeof(s.v) = 'string' and length(s.v #>> '{}') > ${sql.raw(String(SQL_SUMMARY_STRING_CHARS))}
+                   then to_jsonb(left(s.v #>> '{}', ${sql.raw(String(SQL_SUMMARY_STRING_CHARS))}) || '…')
+                   else s.v end)
+                 from (select j.k, j.v from jsonb_each(attrs) as j(k, v)
+                       where jsonb_typeof(j.v) not in ('object', 'array') limit ${sql.raw(String(SQL_SUMMARY_KEYS))}) s),
+                '{}'::jsonb) end as attrs,
+  length(attrs::text) > ${sql.raw(String(SQL_WHOLE_ATTRS_CHARS))} as attrs_cut`;
+
+/** Which columns a read of many events takes: whole bodies, or the summaries pages read ({@link EVENT_SUMMARY_COLUMNS}). */
+export type EventColumns = "whole" | "summary";
+
+/** The select list for `mode`. */
+export function eventColumns(mode: EventColumns = "whole"): SQL {
+  return mode === "summary" ? EVENT_SUMMARY_COLUMNS : EVENT_COLUMNS;
+}
 
 /**
  * A page of a task's events ordered by (occurred_at, event_id), after an optional keyset position. Ordered by the
@@ -214,14 +265,14 @@ export async function timelinePage(
   db: Db,
   tenantId: string,
   taskId: string,
-  opts: { limit: number; after?: { occurredAt: string; eventId: string } },
+  opts: { limit: number; after?: { occurredAt: string; eventId: string }; columns?: EventColumns },
 ): Promise<EventRow[]> {
   const after = opts.after
     ? sql`and (occurred_at, event_id) > (${opts.after.occurredAt}::timestamptz, ${opts.after.eventId})`
     : sql``;
   return queryRows<EventRow>(
     db,
-    sql`select ${EVENT_COLUMNS}
+    sql`select ${eventColumns(opts.columns)}
         from events
         where tenant_id = ${tenantId} and task_id = ${taskId} ${after}
         order by events.occurred_at, events.event_id

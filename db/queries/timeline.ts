@@ -6,7 +6,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "../index";
 import { isoUtc } from "./sql-helpers";
-import { EVENT_COLUMNS, type EventRow } from "./tasks";
+import { EVENT_COLUMNS, eventColumns, type EventColumns, type EventRow } from "./tasks";
 
 /**
  * The columns of an event as the API returns it (ISO UTC times with microseconds). The text `occurred_at` shadows the
@@ -112,6 +112,7 @@ export async function timelineMarkers(
   taskId: string,
   markerTypes: readonly string[],
   limit: number,
+  columns: EventColumns = "whole",
 ): Promise<EventRow[]> {
   const types = sql.join(
     markerTypes.map((t) => sql`${t}`),
@@ -119,7 +120,7 @@ export async function timelineMarkers(
   );
   return queryRows<EventRow>(
     db,
-    sql`select ${EVENT_COLUMNS} from events
+    sql`select ${eventColumns(columns)} from events
         where tenant_id = ${tenantId} and task_id = ${taskId} and type in (${types})
         order by events.occurred_at, events.event_id
         limit ${limit}`,
@@ -146,10 +147,16 @@ export async function latestCompactionFacts(
 }
 
 /** The newest `limit` events of a task, returned oldest first. */
-export async function timelineNewest(db: Db, tenantId: string, taskId: string, limit: number): Promise<EventRow[]> {
+export async function timelineNewest(
+  db: Db,
+  tenantId: string,
+  taskId: string,
+  limit: number,
+  columns: EventColumns = "whole",
+): Promise<EventRow[]> {
   const rows = await queryRows<EventRow>(
     db,
-    sql`select ${EVENT_COLUMNS} from events
+    sql`select ${eventColumns(columns)} from events
         where tenant_id = ${tenantId} and task_id = ${taskId}
         order by events.occurred_at desc, events.event_id desc
         limit ${limit}`,
@@ -165,14 +172,20 @@ export async function timelineWindow(
   db: Db,
   tenantId: string,
   taskId: string,
-  opts: { from: string; to: string; limit: number; after?: { occurredAt: string; eventId: string } },
+  opts: {
+    from: string;
+    to: string;
+    limit: number;
+    after?: { occurredAt: string; eventId: string };
+    columns?: EventColumns;
+  },
 ): Promise<EventRow[]> {
   const after: SQL = opts.after
     ? sql`and (occurred_at, event_id) > (${opts.after.occurredAt}::timestamptz, ${opts.after.eventId})`
     : sql``;
   return queryRows<EventRow>(
     db,
-    sql`select ${EVENT_COLUMNS} from events
+    sql`select ${eventColumns(opts.columns)} from events
         where tenant_id = ${tenantId} and task_id = ${taskId}
           and occurred_at >= ${opts.from}::timestamptz and occurred_at <= ${opts.to}::timestamptz ${after}
         order by events.occurred_at, events.event_id
@@ -193,12 +206,12 @@ export async function arrivalFeed(
   db: Db,
   tenantId: string,
   taskId: string,
-  opts: { after: { txid: string; seq: number }; limit: number },
+  opts: { after: { txid: string; seq: number }; limit: number; columns?: EventColumns },
 ): Promise<{ rows: ArrivalRow[]; horizon: string }> {
   const rows = await queryRows<ArrivalRow & { horizon: string }>(
     db,
     sql`with h as (select pg_snapshot_xmin(pg_current_snapshot()) as horizon)
-        select ${EVENT_COLUMNS}, txid::text as txid, seq, h.horizon::text as horizon
+        select ${eventColumns(opts.columns)}, txid::text as txid, seq, h.horizon::text as horizon
         from h left join lateral (
           select * from events
           where tenant_id = ${tenantId} and task_id = ${taskId}

@@ -129,6 +129,11 @@ export const approvalRequests = pgTable(
 
     supersededBy: uuid("superseded_by"),
     supersedes: uuid("supersedes"),
+    /**
+     * The server's seal over a decided request's binding and decision (tenant, task, id, binding, decision, decider,
+     * times; lib/domain/approvals/seal.ts, decision 0036); null while pending, `legacy` on rows decided before seals.
+     */
+    decisionSeal: text("decision_seal"),
   },
   (t) => [
     primaryKey({ name: "approval_requests_pkey", columns: [t.tenantId, t.id] }),

@@ -241,6 +241,12 @@ export type TaskView = {
   signature: string | null;
   key_id: string | null;
   signature_valid: boolean | null;
+  /**
+   * How the latest checkpoint verifies where it is stored, by the resume gate's rules (decision 0035): `valid`,
+   * `record_invalid` (altered or signed elsewhere) or `misplaced` (signed, but for another tenant, task, version or
+   * attempt, or not the newest version the server wrote); null before the first checkpoint.
+   */
+  signature_check: "valid" | "record_invalid" | "misplaced" | null;
   principal: string | null;
   phase: string;
   policy_version: string | null;
@@ -275,6 +281,8 @@ export type CheckpointSummary = {
   /** The sandbox attempt that wrote it (null for records from before fencing). */
   attempt: number | null;
   signature_valid: boolean;
+  /** How it verifies where it is stored, by the resume gate's rules (see {@link TaskView.signature_check}). */
+  signature_check: "valid" | "record_invalid" | "misplaced";
   phase: string;
   created_at: string;
 };

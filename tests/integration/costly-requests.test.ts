@@ -4,8 +4,9 @@
  * stored) and writes in bounded transactions, so the embedded database's one connection answers other statements
  * while an import runs. A task holds at most `LIMITS.pendingApprovals` pending approval requests (a new one answers
  * 409 `too_many_pending_approvals`), and the gate reads only a task's live requests, whatever its history holds. The
- * task page never ships event bodies in bulk: 2,000 events of 63 KB keep its HTML small, and one event's detail comes
- * from `GET /api/v1/tasks/{id}/events/{event_id}`, capped, behind the tenant wall.
+ * task page never ships event bodies in bulk: 2,000 events of 63 KB keep its HTML small, its reads take summaries cut in
+ * the database (decision 0036), and one event's detail comes from `GET /api/v1/tasks/{id}/events/{event_id}`, capped,
+ * behind the tenant wall.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -20,6 +21,10 @@ import { importRunState } from "@/lib/domain/imports/import-run-state";
 import { LIMITS } from "@/lib/domain/limits";
 import type { ApiErrorBody, StoredEvent, TimelineOverview, TimelinePage } from "@/lib/contract/api";
 import { DETAIL_ATTRS_CHARS, SUMMARY_ATTRS_CHARS } from "@/lib/domain/events/summary";
+import { SQL_SUMMARY_STRING_CHARS, SQL_WHOLE_ATTRS_CHARS } from "@/db/queries/tasks";
+import { getTimeline } from "@/lib/domain/tasks/read";
+import { getArrivalFeed, getTimelineOverview } from "@/lib/domain/tasks/timeline";
+import { userActor } from "../support/approvals";
 import { askGate, checkpoint, intentBody, postIntent, sendEvents } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { expectError } from "./support/responses";
@@ -277,10 +282,14 @@ describe("pages never ship event bodies in bulk", () => {
   it("2,000 events of 63 KB: the task page's HTML stays small, and the events it carries are summaries", async () => {
     const taskId = await largeTask(2000);
     const session = { cookie: await signIn(t.users.responder!.email, t.password) };
+    const started = performance.now();
     const page = await api(session).get(`/tasks/${enc(taskId)}`);
+    const took = performance.now() - started;
     expect(page.status).toBe(200);
     // 2,000 × 63 KB shipped whole would be ≈ 127 MB; summaries are at most ≈ 1 KB each, with the page around them.
-    expect(page.text.length).toBeLessThan(6_000_000);
+    expect(page.text.length).toBeLessThan(2_000_000);
+    // The server reads summaries cut in the database, not ≈ 126 MB of bodies it then cuts (decision 0036).
+    expect(took).toBeLessThan(15_000);
     expect(page.text).not.toContain("r".repeat(1000));
     expect(page.text).toContain("attrs_truncated");
 
@@ -301,6 +310,32 @@ describe("pages never ship event bodies in bulk", () => {
     expect(overview.body.events.every((e) => JSON.stringify(e.attrs).length <= SUMMARY_ATTRS_CHARS)).toBe(true);
     expect((await api(session).get(`/api/v1/tasks/${enc(taskId)}/timeline?attrs=all`)).status).toBe(400);
   }, 180_000);
+
+  it("the page's reads take summaries cut in the database: no whole body of a large event leaves PostgreSQL", async () => {
+    const taskId = await largeTask(300);
+    const ctx = { db: handle.db, actor: userActor(t, "responder") };
+    const overview = await getTimelineOverview(ctx, { taskId, columns: "summary" });
+    expect(overview.events).toHaveLength(300);
+    for (const e of overview.events) {
+      expect(e.attrs_truncated).toBe(true);
+      // Top-level scalars only, strings cut: the nested object and the 63 KB body never come out whole.
+      expect(JSON.stringify(e.attrs).length).toBeLessThanOrEqual(SQL_WHOLE_ATTRS_CHARS);
+      expect(e.attrs).not.toHaveProperty("nested");
+      expect(String(e.attrs.body)).toHaveLength(SQL_SUMMARY_STRING_CHARS + 1);
+    }
+    const feed = await getArrivalFeed(ctx, { taskId, since: "0", limit: 500, columns: "summary" });
+    expect(feed.events.every((e) => e.attrs_truncated && JSON.stringify(e.attrs).length <= SQL_WHOLE_ATTRS_CHARS)).toBe(
+      true,
+    );
+    const window = await getTimeline(ctx, { taskId, from: "2000-01-01T00:00:00Z", limit: 500, columns: "summary" });
+    expect(
+      window.events.every((e) => e.attrs_truncated && JSON.stringify(e.attrs).length <= SQL_WHOLE_ATTRS_CHARS),
+    ).toBe(true);
+    // A small event is read whole, unmarked.
+    const small = await getTimeline(ctx, { taskId, limit: 500, columns: "summary" });
+    const whole = small.events.find((e) => !e.id.includes("-big-"));
+    expect(whole?.attrs_truncated).toBeUndefined();
+  }, 120_000);
 
   it("one event's detail on demand: capped with a marker, small events whole, behind the tenant wall", async () => {
     const taskId = await largeTask(3);

@@ -15,6 +15,8 @@ import {
 } from "@/lib/domain/approvals/freshness";
 import { approvalGateReasons, approvalStanding } from "@/lib/domain/approvals/gate";
 import type { ApprovalRow } from "@/lib/domain/approvals/read";
+import { decisionSeal } from "@/lib/domain/approvals/seal";
+import { generateSigningKey } from "@/lib/domain/crypto/signing";
 import { reasonFix } from "@/lib/domain/gate/fixers";
 import { GATE_REASONS } from "@/lib/domain/gate/reasons";
 import { evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
@@ -209,22 +211,45 @@ const row = (over: Partial<ApprovalRow> = {}): ApprovalRow =>
     invalidated_at: null,
     superseded_by: null,
     supersedes: null,
+    decision_seal: "legacy",
     ...over,
   }) as ApprovalRow;
 
+const SEAL = { key: generateSigningKey().key, tenantId: "00000000-0000-4000-8000-000000000001" };
+
 describe("standing (the one function the gate and the intent route answer from)", () => {
+  it("a decision whose seal does not hold is forged: nothing goes under it (decision 0036)", () => {
+    const sealed = (r: ApprovalRow) => ({ ...r, decision_seal: decisionSeal(SEAL.key, SEAL.tenantId, r) });
+    const good = sealed(row());
+    expect(approvalStanding(good, facts(), SEAL).kind).toBe("go");
+    for (const change of [
+      { decision_seal: null },
+      { payload_digest: "f".repeat(64) },
+      { decided_by: "someone@example.com" },
+      { expires_at: "2027-12-01T11:00:00.000000Z" },
+      { decision: "approve" as const, reason: "changed" },
+    ])
+      expect(approvalStanding({ ...good, ...change }, facts(), SEAL).kind).toBe("forged");
+    // Another tenant's key material or tenant id does not make it hold.
+    expect(approvalStanding(good, facts(), { ...SEAL, tenantId: "00000000-0000-4000-8000-000000000002" }).kind).toBe(
+      "forged",
+    );
+    // A pending request carries no seal and needs none.
+    expect(approvalStanding(row({ decision: null, decision_seal: null }), facts(), SEAL).kind).toBe("missing");
+  });
+
   it("a fresh approval lets one write go", () => {
-    expect(approvalStanding(row(), facts())).toEqual({ kind: "go", approval_id: row().id });
+    expect(approvalStanding(row(), facts(), SEAL)).toEqual({ kind: "go", approval_id: row().id });
   });
   it("single use: once used, it no longer authorizes a go", () => {
-    expect(approvalStanding(row({ consumed_at: "2026-11-30T11:30:00.000000Z" }), facts()).kind).toBe("used");
+    expect(approvalStanding(row({ consumed_at: "2026-11-30T11:30:00.000000Z" }), facts(), SEAL).kind).toBe("used");
   });
   it("pending → missing; rejected → rejected; stale → stale with reasons", () => {
-    expect(approvalStanding(row({ decision: null, expires_at: null, decided_by_id: null }), facts()).kind).toBe(
+    expect(approvalStanding(row({ decision: null, expires_at: null, decided_by_id: null }), facts(), SEAL).kind).toBe(
       "missing",
     );
-    expect(approvalStanding(row({ decision: "reject", reason: "no" }), facts()).kind).toBe("rejected");
-    expect(approvalStanding(row(), facts({ policy_version: "2" }))).toEqual({
+    expect(approvalStanding(row({ decision: "reject", reason: "no" }), facts(), SEAL).kind).toBe("rejected");
+    expect(approvalStanding(row(), facts({ policy_version: "2" }), SEAL)).toEqual({
       kind: "stale",
       approval_id: row().id,
       stale_reasons: ["policy_changed"],
@@ -240,10 +265,10 @@ describe("standing (the one function the gate and the intent route answer from)"
     const reasons = approvalGateReasons(
       "task-1",
       [
-        { row: pending, standing: approvalStanding(pending, facts()) },
-        { row: stale, standing: approvalStanding(stale, f2) },
-        { row: fresh, standing: approvalStanding(fresh, facts()) },
-        { row: rejected, standing: approvalStanding(rejected, f2) },
+        { row: pending, standing: approvalStanding(pending, facts(), SEAL) },
+        { row: stale, standing: approvalStanding(stale, f2, SEAL) },
+        { row: fresh, standing: approvalStanding(fresh, facts(), SEAL) },
+        { row: rejected, standing: approvalStanding(rejected, f2, SEAL) },
       ],
       ["e"],
       "2",

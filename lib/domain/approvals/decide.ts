@@ -34,6 +34,7 @@ import { approvalView, boundOf, findApprovalRow, loadCurrentFacts, type Approval
 import type { SigningContext } from "../context";
 import type { SigningKey } from "../crypto/signing";
 import { sealMovedEffects } from "../side-effects/lifecycle/seal";
+import { sealDecisions } from "./seal";
 
 export const decisionBodySchema = z
   .strictObject({
@@ -205,6 +206,8 @@ async function finish(
   extra: { reapproved: boolean; stale_reasons?: string[]; changes?: unknown[] },
 ): Promise<ApprovalView> {
   const tenantId = actor.tenantId;
+  // The decision carries the server's seal, committed with it (decision 0036).
+  await sealDecisions(tx, signingKey, tenantId, [storedId]);
   const stored = (await findApprovalRow(tx, tenantId, storedId))!;
   const audit = await appendAudit(tx, actor, {
     action: "approval.decided",

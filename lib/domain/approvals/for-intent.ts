@@ -21,7 +21,8 @@ import type { Actor } from "../authz";
 import { DomainError } from "../errors";
 import { withRetry } from "../tx";
 import { destinationOf, STALE_REASON_TEXT, type CurrentApprovalFacts } from "./freshness";
-import { approvalStanding, type ApprovalStanding } from "./gate";
+import type { SigningKey } from "../crypto/signing";
+import { approvalStanding, forgedDecisionReason, type ApprovalStanding } from "./gate";
 import { approvalRuleFor, retryReusesApproval } from "./policy";
 import { APPROVAL_COLUMNS, approvalContext, findApprovalRow, loadCurrentFacts, type ApprovalRow } from "./read";
 import { requestApproval } from "./requests";
@@ -55,11 +56,14 @@ type Outcome =
  * it (Settings → Approvals) and it still stands.
  * @returns null when no approval applies, `{approval_id}` when a fresh approval lets this intent go (the caller consumes
  *   it in the deciding transaction), or `{approval_id, reused: true}` for a used one the workspace lets a retry reuse.
- * @throws DomainError approval_required (403, details {approval_id, status, stale_reasons?}), approval_mismatch (403,
+ * @param key the server's signing key, to check the decision's seal (decision 0036).
+ * @throws DomainError gate_stop (409, details {reasons: [evidence_mismatch]}) when the request's decision is not what the
+ *   server sealed; approval_required (403, details {approval_id, status, stale_reasons?}), approval_mismatch (403,
  *   details {approval_id, bound_payload_digest, offered_payload_digest}), approval_rejected (403).
  */
 export async function approvalForIntent(
   db: Db,
+  key: SigningKey,
   actor: Actor,
   taskId: string,
   name: string,
@@ -197,7 +201,7 @@ export async function approvalForIntent(
           where tenant_id = ${tenantId} and id = ${row.id}::uuid and consumed_at is null`);
       }
       const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered };
-      const standing = approvalStanding(row, facts);
+      const standing = approvalStanding(row, facts, { key, tenantId });
       if (standing.kind !== "used") return { kind: "standing", row, standing };
       // Used: by a concurrent intent that has just gone (the effect read above predates its commit; this statement,
       // after the lock on the request, sees it) — then the effect's own state answers — or by the write's first go,
@@ -206,7 +210,7 @@ export async function approvalForIntent(
       if (now && (now.status === "in_flight" || now.status === "completed" || now.status === "unknown")) return null;
       if (
         (await retryReusesApproval(tx, tenantId)) &&
-        approvalStanding({ ...row, consumed_at: null }, facts).kind === "go"
+        approvalStanding({ ...row, consumed_at: null }, facts, { key, tenantId }).kind === "go"
       )
         return { kind: "reused", row };
       const fresh = await freshRequestFor(tx, actor, row, input);
@@ -230,6 +234,13 @@ export async function approvalForIntent(
     case "used":
       // Handled in the transaction above (a fresh request replaced it, or the retry reuses it).
       return null;
+    case "forged":
+      // The gate's answer for the same request (one rule): stop with evidence_mismatch.
+      throw new DomainError(
+        "gate_stop",
+        `The resume gate says stop (evidence_mismatch): the decision stored on ${name}'s approval is not what the server sealed, so no write may start under it. Ask POST /resume for the details.`,
+        { reasons: [forgedDecisionReason(outcome.row)] },
+      );
     case "missing":
       throw new DomainError(
         "approval_required",
@@ -328,6 +339,8 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
  * retry after not_applied, unless the workspace lets a retry reuse it and it still stands.
  * A write with no approval recorded needs one as on the route: when it repeats a write that had one, when the runtime
  * says `requires_approval`, or when the approval rule for its action or tool (Settings or the active policy) requires one.
+ * @param key the server's signing key, to check the decision's seal (decision 0036): a forged decision refuses
+ *   (`evidence_mismatch`).
  * @param opts.required the write needs an approval even when none is recorded (it repeats a write that had one).
  * @param opts.requiresApproval the runtime says the write requires approval.
  * @returns null when the write may proceed (approval used now or reused, or none recorded and none required), else the
@@ -335,6 +348,7 @@ export async function consumeApproval(tx: Db, tenantId: string, approvalId: stri
  */
 export async function approvalForReportedIntent(
   tx: Db,
+  key: SigningKey,
   tenantId: string,
   taskId: string,
   idempotencyKey: string,
@@ -383,7 +397,7 @@ export async function approvalForReportedIntent(
     const used = rows.find((r) => r.payload_digest === offered.payload_digest);
     if (used && (await retryReusesApproval(tx, tenantId))) {
       const facts = { ...(await loadCurrentFacts(tx, tenantId, [used]))(used), offered: { ...offered } };
-      if (approvalStanding({ ...used, consumed_at: null }, facts).kind === "go") return null;
+      if (approvalStanding({ ...used, consumed_at: null }, facts, { key, tenantId }).kind === "go") return null;
     }
     return {
       code: "approval_required",
@@ -392,7 +406,12 @@ export async function approvalForReportedIntent(
     };
   }
   const facts = { ...(await loadCurrentFacts(tx, tenantId, [row]))(row), offered: { ...offered } };
-  const standing = approvalStanding(row, facts);
+  const standing = approvalStanding(row, facts, { key, tenantId });
+  if (standing.kind === "forged")
+    return {
+      code: "evidence_mismatch",
+      message: "the decision stored on its approval is not what the server sealed (changed outside the server)",
+    };
   if (standing.kind !== "go") {
     const why =
       standing.kind === "stale" ? standing.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ") : standing.kind;

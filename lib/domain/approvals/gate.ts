@@ -6,8 +6,10 @@
  */
 import type { Db } from "@/db";
 import type { GateReason } from "@/lib/contract/api";
+import type { SigningKey } from "../crypto/signing";
 import { approvalStatus, STALE_REASON_TEXT, type CurrentApprovalFacts, type StaleReason } from "./freshness";
 import { boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
+import { decisionSealHolds, type DecisionSealCheck } from "./seal";
 
 /** Where one request stands for a write under it. */
 export type ApprovalStanding =
@@ -16,10 +18,23 @@ export type ApprovalStanding =
   | { kind: "stale"; approval_id: string; stale_reasons: StaleReason[] }
   | { kind: "rejected"; approval_id: string; reason: string | null; decided_by: string | null }
   /** Already used by an intent (single use): the effect's own state answers. */
-  | { kind: "used"; approval_id: string };
+  | { kind: "used"; approval_id: string }
+  /**
+   * Its stored decision is not what the server sealed (decision 0036): written outside the server. Nothing goes under
+   * it; the gate stops with `evidence_mismatch` and the intent route refuses with the same reason.
+   */
+  | { kind: "forged"; approval_id: string };
 
-/** The one rule: what a live request means for a write under it, now. Pure. */
-export function approvalStanding(row: ApprovalRow, facts: CurrentApprovalFacts): ApprovalStanding {
+/**
+ * The one rule: what a live request means for a write under it, now. Pure (the seal is a keyed digest of the row).
+ * @param seal the server's key and the tenant the row was read in, to check the decision's seal (decision 0036).
+ */
+export function approvalStanding(
+  row: ApprovalRow,
+  facts: CurrentApprovalFacts,
+  seal: DecisionSealCheck,
+): ApprovalStanding {
+  if (!decisionSealHolds(seal, row)) return { kind: "forged", approval_id: row.id };
   if (row.consumed_at) return { kind: "used", approval_id: row.id };
   const { status, stale_reasons } = approvalStatus(boundOf(row), facts);
   switch (status) {
@@ -36,8 +51,18 @@ export function approvalStanding(row: ApprovalRow, facts: CurrentApprovalFacts):
 
 const enc = encodeURIComponent;
 
+/** The `evidence_mismatch` reason of a request whose decision is not what the server sealed (decision 0036). */
+export function forgedDecisionReason(row: Pick<ApprovalRow, "id" | "side_effect" | "action">): GateReason {
+  return {
+    code: "evidence_mismatch",
+    message: `The decision recorded on the approval of ${row.side_effect} (${row.action}) is not what the server sealed when an approver decided it (its decision, decider, times or what it is bound to changed outside the server, e.g. directly in the database). Nothing goes under it: find who changed it, and have an approver decide the request again.`,
+    target: `/approvals/${enc(row.id)}`,
+  };
+}
+
 /**
- * Gate reasons from the standings of a task's live requests (pure): `approval_missing` for a pending request (and for
+ * Gate reasons from the standings of a task's live requests (pure): `evidence_mismatch` for a request whose decision is
+ * not what the server sealed, `approval_missing` for a pending request (and for
  * an effect awaiting approval that has none), `approval_stale` for a stale one, and `policy_changed` once per task when
  * any is stale because the policy version changed. A rejected request blocks nothing (the run must not make that write;
  * the intent route refuses it) and a used one is the effect's own business.
@@ -52,7 +77,9 @@ export function approvalGateReasons(
   const policyStale: ApprovalRow[] = [];
   for (const { row, standing } of requests) {
     const target = `/approvals/${enc(row.id)}`;
-    if (standing.kind === "missing") {
+    if (standing.kind === "forged") {
+      approvals.push(forgedDecisionReason(row));
+    } else if (standing.kind === "missing") {
       approvals.push({
         code: "approval_missing",
         message: `${row.side_effect} (${row.action}) waits for an approver's decision; the write may not start until an approver approves it.`,
@@ -95,9 +122,11 @@ export function approvalGateReasons(
  * The gate's approval and policy facts for a task (GateFacts.approvals / GateFacts.policy), over its live requests
  * already read (the gate's facts statement reads them). Reads the current facts only when a request is live.
  * @param awaiting names of the task's effects in `awaiting_approval` (from the gate's side-effect read).
+ * @param key the server's signing key, to check each decision's seal (decision 0036).
  */
 export async function approvalFactsOf(
   db: Db,
+  key: SigningKey,
   tenantId: string,
   taskId: string,
   rows: ApprovalRow[],
@@ -110,7 +139,7 @@ export async function approvalFactsOf(
   const policy = rows[0] && factsOf ? factsOf(rows[0]).policy_version : "";
   return approvalGateReasons(
     taskId,
-    rows.map((row) => ({ row, standing: approvalStanding(row, factsOf!(row)) })),
+    rows.map((row) => ({ row, standing: approvalStanding(row, factsOf!(row), { key, tenantId }) })),
     awaiting.filter((n) => !covered.has(n)),
     policy,
   );

@@ -80,6 +80,7 @@ const APPROVAL_FIELDS = [
   "invalidated_at",
   "superseded_by",
   "supersedes",
+  "decision_seal",
 ] as const;
 
 /** A stored request as read from the database (timestamps as exact ISO UTC text). */

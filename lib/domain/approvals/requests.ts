@@ -64,10 +64,17 @@ export type RequestApprovalInput = {
 /**
  * Refuses a new pending request on a task that already holds `LIMITS.pendingApprovals` of them, unless the same request
  * (key and digest) is live and will be found again. Reads at most the limit's index entries
- * (`approval_requests_pending_idx`), whatever the task holds.
+ * (`approval_requests_pending_idx`), whatever the task holds. Takes the task's pending-approvals lock (held to commit),
+ * so the bound holds under concurrent asks: the count and the insert that follows are one asker's at a time.
  */
 async function checkPendingBound(tx: Db, input: RequestApprovalInput): Promise<void> {
   const max = LIMITS.pendingApprovals.max;
+  // One asker per task at a time counts and inserts (decision 0036): the lock is held to commit, and the count below is
+  // a statement of its own, so under READ COMMITTED it sees every request an earlier holder committed. Without it, asks
+  // racing at 99 pending all counted 99 and all inserted.
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtextextended(${["pending-approvals", input.tenantId, input.taskId].join("\u001f")}, 0))`,
+  );
   const [row] = await queryRows<{ pending: number; same: boolean }>(
     tx,
     sql`select (select count(*)::int from (select 1 from approval_requests

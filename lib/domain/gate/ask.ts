@@ -7,7 +7,7 @@ import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { SIDE_EFFECT_COLUMNS, type SideEffectRow } from "@/db/queries/side-effects";
 import { isoUtc } from "@/db/queries/sql-helpers";
-import { listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
+import { downgradedSql, listCheckpoints, type CheckpointRow } from "@/db/queries/tasks";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { GateVerdict } from "@/lib/contract/api";
 import { notePendingAudit, withAuditSealed } from "../audit/append";
@@ -16,7 +16,7 @@ import type { SigningKey } from "../crypto/signing";
 import { notFound, validationError } from "../errors";
 import { ATTEMPT_MAX } from "../limits";
 import { checkTaskId } from "../tasks/read";
-import { checkCheckpoint, type StoredCheckpoint } from "../tasks/signatures";
+import { checkCheckpoint, placedCheck, type CheckpointCheck, type StoredCheckpoint } from "../tasks/signatures";
 import { policyDocumentCached, policyGateFactsFor } from "../policies/egress";
 import { GATE_ROW_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "./compaction";
@@ -239,9 +239,7 @@ export async function readGateFacts(
                           and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.seq >= f.seq) end,
                     'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
                     'row_version', c.xmin::text, 'task_version', t.latest_version,
-                    'downgraded', c.signature_format < 2 and exists (
-                      select 1 from task_checkpoints o where o.tenant_id = c.tenant_id and o.task_id = c.task_id
-                        and o.version < c.version and o.signature_format >= 2))
+                    'downgraded', ${downgradedSql("c")})
              from task_checkpoints c
              left join lateral (
                select jsonb_build_object('digest', s.attrs -> 'digest', 'snapshot_id', s.attrs -> 'snapshot_id') as snap, s.seq
@@ -433,6 +431,7 @@ export async function readGateFacts(
   const now = opts.now ?? new Date();
   const approvalFacts = await approvalFactsOf(
     db,
+    key,
     tenantId,
     taskId,
     parsed(row.live_requests),
@@ -594,8 +593,6 @@ async function unsealedEffects(
 const checkedRecords = new Map<string, CheckpointCheck>();
 const CHECKED_RECORDS_MAX = 2000;
 
-type CheckpointCheck = ReturnType<typeof checkCheckpoint>;
-
 const checkedRecordId = (kid: string, tenantId: string, taskId: string, version: number, rowVersion: string) =>
   [kid, tenantId, taskId, String(version), rowVersion].join("\u0000");
 
@@ -614,7 +611,12 @@ async function checkpointCheckCached(
 ): Promise<CheckpointCheck> {
   if (cp.key_id !== key.kid) return "record_invalid";
   const placed = (c: CheckpointCheck): CheckpointCheck =>
-    c === "valid" && (cp.downgraded || cp.task_version !== cp.version) ? "misplaced" : c;
+    placedCheck(c, {
+      version: cp.version,
+      downgraded: cp.downgraded,
+      newest: true,
+      taskLatestVersion: cp.task_version,
+    });
   const known = checkedRecords.get(checkedRecordId(key.kid, tenantId, taskId, cp.version, cp.row_version));
   if (known !== undefined) return placed(known);
   const [stored] = await queryRows<StoredCheckpoint & { row_version: string }>(
@@ -649,18 +651,18 @@ function namedSnapshot(v: unknown, since: string[] | null = null): GateCheckpoin
  * A stored checkpoint as the gate reads it, with its signatures checked in its place. Only its record's `snapshot` names
  * a snapshot here (read when the latest checkpoint does not verify, so an earlier one is resumed from).
  */
-function gateCheckpoint(
-  c: CheckpointRow,
-  key: SigningKey,
-  at: { tenantId: string; taskId: string },
-  downgraded: boolean,
-): GateCheckpoint {
+function gateCheckpoint(c: CheckpointRow, key: SigningKey, at: { tenantId: string; taskId: string }): GateCheckpoint {
   const record = c.record as { phase?: unknown; tool_definitions?: Record<string, string>; snapshot?: unknown };
-  const check = checkCheckpoint(c, key, at);
+  const check = placedCheck(checkCheckpoint(c, key, at), {
+    version: c.version,
+    downgraded: c.downgraded,
+    newest: false,
+    taskLatestVersion: c.version,
+  });
   return {
     version: c.version,
     phase: typeof record.phase === "string" ? record.phase : "start",
-    signature_valid: check === "valid" && !downgraded,
+    signature_valid: check === "valid",
     created_at: c.created_at,
     tool_definitions: record.tool_definitions ?? null,
     snapshot: namedSnapshot(record.snapshot),
@@ -678,9 +680,8 @@ async function latestVerified(
   key: SigningKey,
 ): Promise<GateCheckpoint | null> {
   const rows = await listCheckpoints(db, tenantId, taskId, { limit: 200 });
-  for (const [i, c] of rows.entries()) {
-    const downgraded = Number(c.signature_format) < 2 && rows.slice(i + 1).some((o) => Number(o.signature_format) >= 2);
-    const g = gateCheckpoint(c, key, { tenantId, taskId }, downgraded);
+  for (const c of rows) {
+    const g = gateCheckpoint(c, key, { tenantId, taskId });
     if (g.signature_valid) return g;
   }
   return null;

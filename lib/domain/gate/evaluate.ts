@@ -156,6 +156,18 @@ const enc = encodeURIComponent;
 /** A stored reason as a clause: no final full stop, so it can sit inside a sentence without nesting brackets. */
 const clause = (text: string) => text.trim().replace(/\.$/, "");
 
+/**
+ * The `evidence_mismatch` reason for an effect whose stored state is not what the server sealed (decision 0035): the
+ * gate's, and the receipt route's and events path's when they refuse to replay or move such a row (decision 0036).
+ */
+export function unsealedEffectReason(taskId: string, name: string): GateReason {
+  return {
+    code: "evidence_mismatch",
+    message: `${name}: its stored state is not what the server sealed when it last moved it (status or receipt changed outside the server, e.g. directly in the database). Do not trust its status or receipt: find what really happened with the tool's owner, and ask an administrator to restore the row from the audit log before resuming.`,
+    target: `/tasks/${enc(taskId)}?tab=side-effects&effect=${enc(name)}`,
+  };
+}
+
 /** Evaluates the gate. Pure: same facts, same verdict. */
 export function evaluateGate(f: GateFacts): GateVerdict {
   // Every reason found; whether it stops or replays is the catalogue's word (lib/domain/gate/reasons.ts).
@@ -178,13 +190,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     });
   }
 
-  for (const name of f.unsealed_effects ?? []) {
-    found.push({
-      code: "evidence_mismatch",
-      message: `${name}: its stored state is not what the server sealed when it last moved it (status or receipt changed outside the server, e.g. directly in the database). Do not trust its status or receipt: find what really happened with the tool's owner, and ask an administrator to restore the row from the audit log before resuming.`,
-      target: `${taskLink}?tab=side-effects&effect=${enc(name)}`,
-    });
-  }
+  for (const name of f.unsealed_effects ?? []) found.push(unsealedEffectReason(f.task.task_id, name));
 
   if (f.principal_revocation) {
     found.push({

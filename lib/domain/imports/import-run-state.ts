@@ -30,6 +30,8 @@ import { DomainError } from "../errors";
 import { prepareFully, storeEvents, type PreparedEvent } from "../events/ingest";
 import { approvalContext } from "../approvals/read";
 import { approvalEvent, requestApproval } from "../approvals/requests";
+import { sealDecisions } from "../approvals/seal";
+import type { SigningKey } from "../crypto/signing";
 import { flagOrphanToolCalls, toolCallEffectName, toolCallIdempotencyKey } from "../side-effects/attempts";
 import { flushMoves, mover } from "../side-effects/lifecycle/moves";
 import { LIMITS } from "../limits";
@@ -311,7 +313,7 @@ export async function importRunState(
           ids.push(r.id);
           if (r.created) newRequests += 1;
           if (a.runtimeDecision) {
-            const decided = await keepRuntimeDecision(tx, actor, r.id, a.runtimeDecision, a.callId);
+            const decided = await keepRuntimeDecision(tx, key, actor, r.id, a.runtimeDecision, a.callId);
             if (decided) decisions.push(decided);
           }
         }
@@ -356,6 +358,7 @@ export async function importRunState(
  */
 async function keepRuntimeDecision(
   tx: Db,
+  key: SigningKey,
   actor: Actor,
   approvalId: string,
   decision: RuntimeDecision,
@@ -379,6 +382,8 @@ async function keepRuntimeDecision(
   );
   if (!row) return null;
   if (row.rejected) {
+    // The rejection carries the server's seal, as a person's decision does (decision 0036).
+    await sealDecisions(tx, key, tenantId, [approvalId]);
     const audit = await appendAudit(tx, actor, {
       action: "approval.decided",
       target: `approval:${approvalId}`,

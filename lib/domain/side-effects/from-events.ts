@@ -42,6 +42,7 @@ import { attemptEnded, endAttempts, flagOrphanToolCalls, observeAttempt } from "
 import { DEFAULT_LEASE_SECONDS, markRepeat } from "./intent";
 import { duplicateVerdict, readDuplicateFacts } from "./duplicates";
 import { approvalForReportedIntent } from "../approvals/for-intent";
+import { storedEffectSealed } from "./lifecycle/seal";
 import {
   applyNotAppliedReport,
   applyReceiptReport,
@@ -166,7 +167,7 @@ export async function applyEventTransitions(
         notes.set(e.id, await applyIntentEvent(tx, by, e, attrs, key, verdicts));
         break;
       case "side_effect.receipt":
-        notes.set(e.id, await applyReceiptEvent(tx, by, e, attrs));
+        notes.set(e.id, await applyReceiptEvent(tx, key, by, e, attrs));
         break;
       case "tool.called": {
         if (!(await attemptEnded(tx, tenantId, e.task_id, e.attempt ?? null, e.id))) break;
@@ -290,6 +291,14 @@ async function applyIntentEvent(
       message: `${name} is bound to idempotency key "${existing.idempotency_key}"; nothing changed.`,
     };
   }
+  // A row whose state is not what the server sealed is neither moved nor answered from (decision 0036).
+  if (existing && !(await storedEffectSealed(tx, key, tenantId, { ...existing, task_id: e.task_id })))
+    return {
+      name,
+      applied: false,
+      code: "evidence_mismatch",
+      message: `${name}'s stored state is not what the server sealed (changed outside the server); nothing changed.`,
+    };
   if (existing && existing.payload_digest && attrs.payload_digest && existing.payload_digest !== attrs.payload_digest) {
     return {
       name,
@@ -378,6 +387,7 @@ async function applyIntentEvent(
             // write needs its own, and so does a write the runtime or the tenant's action rule says requires approval.
             await approvalForReportedIntent(
               tx,
+              key,
               tenantId,
               e.task_id,
               idemKey,
@@ -428,7 +438,13 @@ async function applyIntentEvent(
   return { name, applied: true };
 }
 
-async function applyReceiptEvent(tx: Db, by: Mover<"event">, e: PreparedEvent, attrs: Attrs): Promise<EffectNote> {
+async function applyReceiptEvent(
+  tx: Db,
+  key: SigningKey,
+  by: Mover<"event">,
+  e: PreparedEvent,
+  attrs: Attrs,
+): Promise<EffectNote> {
   const name = attrs.name!;
   const tenantId = by.actor.tenantId;
   await observeAttempt(tx, by, e.task_id, e.attempt!, "A receipt from a new attempt");
@@ -440,7 +456,7 @@ async function applyReceiptEvent(tx: Db, by: Mover<"event">, e: PreparedEvent, a
   };
   const current = await currentAttempt(tx, tenantId, e.task_id);
   if (attrs.outcome === "not_applied") {
-    const outcome = await applyNotAppliedReport(tx, by, e.task_id, current, {
+    const outcome = await applyNotAppliedReport(tx, key, by, e.task_id, current, {
       ...common,
       error: toolErrorText(attrs.error ?? "").text,
       event_id: e.id,
@@ -454,7 +470,7 @@ async function applyReceiptEvent(tx: Db, by: Mover<"event">, e: PreparedEvent, a
       };
     return { name, applied: false, code: outcome.code, message: outcome.message };
   }
-  const outcome = await applyReceiptReport(tx, by, e.task_id, current, {
+  const outcome = await applyReceiptReport(tx, key, by, e.task_id, current, {
     ...common,
     receipt: {
       external_operation_id: attrs.external_operation_id!,

@@ -331,7 +331,7 @@ async function decideWithApproval(db: Db, call: IntentCall, opts: { recheckAttem
     decided.askApproval.repeatOfApproved || decided.askApproval.overLimit
       ? { ...input, requires_approval: true }
       : input;
-  const found = await approvalForIntent(db, actor, taskId, name, asked);
+  const found = await approvalForIntent(db, call.key, actor, taskId, name, asked);
   return decideIntent(db, call, {
     checked: true,
     approvalId: found?.approval_id ?? null,

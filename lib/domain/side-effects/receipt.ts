@@ -20,6 +20,7 @@ import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./inten
 import {
   applyNotAppliedReport,
   applyReceiptReport,
+  type ReceiptApplication,
   toolErrorText,
   type NotAppliedApplication,
   type NotAppliedReport,
@@ -31,6 +32,7 @@ import { isoTimeField } from "../time";
 import type { SigningContext } from "../context";
 import type { SigningKey } from "../crypto/signing";
 import { sealMovedEffects } from "./lifecycle/seal";
+import { unsealedEffectReason } from "../gate/evaluate";
 
 /** A receipt of a write that was made (`outcome` absent or `applied`: the default, as before outcomes existed). */
 export const receiptBodySchema = z.strictObject({
@@ -126,6 +128,7 @@ export async function recordReceipt(
     const { warnings: _w, ...stored } = outcome.receipt as Receipt & { warnings?: string[] };
     return { status: "completed", receipt: stored, replayed: outcome.replayed, warnings };
   }
+  if (outcome.code === "evidence_mismatch") throw refusal(taskId, name, outcome);
   throw new DomainError(outcome.code, outcome.message, {
     kept_as_evidence: outcome.kept,
     ...(outcome.stored ? { stored: outcome.stored } : {}),
@@ -167,7 +170,24 @@ async function recordNotApplied(
       warnings: truncated ? ["error_truncated"] : [],
     };
   }
+  if (outcome.code === "evidence_mismatch") throw refusal(taskId, name, outcome);
   throw new DomainError(outcome.code, outcome.message, { kept_as_evidence: outcome.kept });
+}
+
+/**
+ * The error for a report that was neither applied nor kept; a row whose stored state is not what the server sealed is
+ * refused as the intent route refuses it: `409 gate_stop` with the gate's `evidence_mismatch` reason (decision 0036).
+ */
+function refusal(
+  taskId: string,
+  name: string,
+  outcome: Extract<ReceiptApplication | NotAppliedApplication, { applied: false }>,
+): DomainError {
+  if (outcome.code === "evidence_mismatch")
+    return new DomainError("gate_stop", `The resume gate says stop (evidence_mismatch): ${outcome.message}`, {
+      reasons: [unsealedEffectReason(taskId, name)],
+    });
+  return new DomainError(outcome.code, outcome.message);
 }
 
 /** Applies a not_applied report in one transaction with its audit entry (also when it is kept), then seals it. */
@@ -188,9 +208,16 @@ async function notAppliedIn(
         );
         if (!task) throw notFound(`Task ${taskId}`);
         // The route's own entry below records the move (transitions.ts `receipt_not_applied`).
-        const outcome = await applyNotAppliedReport(tx, mover(actor, "request"), taskId, task.current_attempt, report);
+        const outcome = await applyNotAppliedReport(
+          tx,
+          key,
+          mover(actor, "request"),
+          taskId,
+          task.current_attempt,
+          report,
+        );
         if (outcome.applied && outcome.replayed) return outcome;
-        if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+        if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
         // The move carries the server's seal, committed with it (decision 0035).
         if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
         await appendAuditPending(tx, actor, {
@@ -218,7 +245,7 @@ async function recordIn(
   actor: Actor,
   key: SigningKey,
   taskId: string,
-  report: Parameters<typeof applyReceiptReport>[4],
+  report: Parameters<typeof applyReceiptReport>[5],
 ): Promise<Awaited<ReturnType<typeof applyReceiptReport>>> {
   const tenantId = actor.tenantId;
   return withAuditSealed(db, tenantId, () =>
@@ -230,9 +257,16 @@ async function recordIn(
         );
         if (!task) throw notFound(`Task ${taskId}`);
         // The route's own entry below records the receipt's move (transitions.ts `receipt_completes`).
-        const outcome = await applyReceiptReport(tx, mover(actor, "request"), taskId, task.current_attempt, report);
+        const outcome = await applyReceiptReport(
+          tx,
+          key,
+          mover(actor, "request"),
+          taskId,
+          task.current_attempt,
+          report,
+        );
         if (outcome.applied && outcome.replayed) return outcome;
-        if (!outcome.applied && !outcome.kept) throw new DomainError(outcome.code, outcome.message);
+        if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
         // The move carries the server's seal, committed with it (decision 0035).
         if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
         await appendAuditPending(tx, actor, {

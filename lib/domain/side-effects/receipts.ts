@@ -27,7 +27,9 @@ import { actorRef } from "../authz";
 import { redactString } from "../secrets/redact";
 import { UNSAFE_MULTILINE_TEXT } from "../typed-text";
 import { retryReusesApproval } from "../approvals/policy";
+import type { SigningKey } from "../crypto/signing";
 import type { Mover } from "./lifecycle/moves";
+import { storedEffectSealed } from "./lifecycle/seal";
 import { completeWithReceipt, settleNotApplied } from "./lifecycle/statements";
 import { noteClockSkew, SKEW_TOLERANCE_MS } from "../tasks/clock-skew";
 
@@ -45,12 +47,27 @@ export type ReceiptApplication =
   | { applied: true; replayed: boolean; receipt: Receipt; from: string }
   | {
       applied: false;
-      code: "reconcile_required" | "stale_attempt" | "no_intent" | "receipt_conflict" | "idempotency_key_mismatch";
+      code:
+        | "reconcile_required"
+        | "stale_attempt"
+        | "no_intent"
+        | "receipt_conflict"
+        | "idempotency_key_mismatch"
+        | "evidence_mismatch";
       message: string;
       /** Kept as evidence (unapplied_receipts), visible to whoever reconciles the effect. */
       kept: boolean;
       stored?: Receipt;
     };
+
+/** The refusal of a report about an effect whose stored state is not what the server sealed (decision 0036). */
+function evidenceMismatch(name: string): { code: "evidence_mismatch"; message: string; kept: false } {
+  return {
+    code: "evidence_mismatch",
+    message: `${name}'s stored state is not what the server sealed (changed outside the server), so nothing is replayed or moved from it; ask POST /resume for the details.`,
+    kept: false,
+  };
+}
 
 /** Two receipts are the same when operation id, result digest and completion instant agree. */
 export function sameReceipt(a: Receipt, b: Receipt): boolean {
@@ -70,6 +87,7 @@ export function sameReceipt(a: Receipt, b: Receipt): boolean {
  */
 export async function applyReceiptReport(
   tx: Db,
+  key: SigningKey,
   by: Mover<"request" | "event">,
   taskId: string,
   currentAttempt: number,
@@ -85,6 +103,9 @@ export async function applyReceiptReport(
       kept: false,
     };
   }
+  // A row whose state is not what the server sealed answers nothing: no stored receipt replayed, no move from it.
+  if (effect && !(await storedEffectSealed(tx, key, tenantId, { ...effect, task_id: taskId })))
+    return { applied: false, ...evidenceMismatch(report.name) };
   const keep = async (
     code: "reconcile_required" | "stale_attempt" | "no_intent" | "receipt_conflict",
     message: string,
@@ -224,7 +245,13 @@ export type NotAppliedApplication =
   | { applied: true; replayed: boolean; status: "not_started" | "approved"; error: string; from: string }
   | {
       applied: false;
-      code: "reconcile_required" | "stale_attempt" | "no_intent" | "receipt_conflict" | "idempotency_key_mismatch";
+      code:
+        | "reconcile_required"
+        | "stale_attempt"
+        | "no_intent"
+        | "receipt_conflict"
+        | "idempotency_key_mismatch"
+        | "evidence_mismatch";
       message: string;
       kept: boolean;
     };
@@ -242,6 +269,7 @@ export type NotAppliedApplication =
  */
 export async function applyNotAppliedReport(
   tx: Db,
+  key: SigningKey,
   by: Mover<"request" | "event">,
   taskId: string,
   currentAttempt: number,
@@ -257,6 +285,9 @@ export async function applyNotAppliedReport(
       kept: false,
     };
   }
+  // A row whose state is not what the server sealed answers nothing: no stored receipt replayed, no move from it.
+  if (effect && !(await storedEffectSealed(tx, key, tenantId, { ...effect, task_id: taskId })))
+    return { applied: false, ...evidenceMismatch(report.name) };
   const keep = async (
     code: "reconcile_required" | "stale_attempt" | "no_intent" | "receipt_conflict",
     message: string,

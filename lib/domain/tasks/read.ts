@@ -22,7 +22,7 @@ import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
-import { checkpointVerifies } from "./signatures";
+import { checkCheckpoint, placedCheck, type CheckpointPlace } from "./signatures";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
@@ -199,6 +199,15 @@ export async function getTaskView(
     listGateAsks(db, actor.tenantId, taskId),
   ]);
   if (!task) throw notFound(`Task ${taskId}`);
+  // The gate's placement rules (decision 0035): the latest row is the newest one.
+  const check = checkpoint
+    ? placedCheck(checkCheckpoint(checkpoint, key, { tenantId: actor.tenantId, taskId }), {
+        version: checkpoint.version,
+        downgraded: checkpoint.downgraded,
+        newest: true,
+        taskLatestVersion: task.latest_version,
+      })
+    : null;
   const side_effects: Record<string, SideEffectView> = {};
   for (const e of effects) side_effects[e.name] = sideEffectView(e, unapplied.get(e.name) ?? []);
   return {
@@ -208,7 +217,8 @@ export async function getTaskView(
     digest: checkpoint?.digest ?? null,
     signature: checkpoint?.signature ?? null,
     key_id: checkpoint?.key_id ?? null,
-    signature_valid: checkpoint ? checkpointVerifies(checkpoint, key, { tenantId: actor.tenantId, taskId }) : null,
+    signature_valid: check === null ? null : check === "valid",
+    signature_check: check,
     principal: task.principal,
     phase: task.phase,
     policy_version: task.policy_version,
@@ -235,7 +245,15 @@ export async function getTimeline(
   {
     taskId,
     ...opts
-  }: { taskId: string; cursor?: string | null; limit?: number; from?: string | null; to?: string | null },
+  }: {
+    taskId: string;
+    cursor?: string | null;
+    limit?: number;
+    from?: string | null;
+    to?: string | null;
+    /** `summary`: large bodies are cut in the database (db/queries/tasks.ts `EVENT_SUMMARY_COLUMNS`, decision 0036). */
+    columns?: q.EventColumns;
+  },
 ): Promise<TimelinePage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -260,8 +278,8 @@ export async function getTimeline(
   const [task, rows] = await Promise.all([
     q.findTask(db, actor.tenantId, taskId),
     window
-      ? timelineWindow(db, actor.tenantId, taskId, { ...window, limit: limit + 1, after })
-      : q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after }),
+      ? timelineWindow(db, actor.tenantId, taskId, { ...window, limit: limit + 1, after, columns: opts.columns })
+      : q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after, columns: opts.columns }),
   ]);
   if (!task) throw notFound(`Task ${taskId}`);
   const page = rows.slice(0, limit);
@@ -300,6 +318,8 @@ export function storedEvent(r: q.EventRow): StoredEvent {
     redaction_count: r.redaction_count,
     redaction_kinds: r.redaction_kinds ?? [],
     credential_flagged: r.plane === "vault" && r.redaction_count > 0,
+    // Cut in the database (a summary read, decision 0036): the drawer fetches the detail.
+    ...(r.attrs_cut ? { attrs_truncated: true } : {}),
   };
 }
 
@@ -332,23 +352,40 @@ export async function getCheckpointHistory(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    checkpoints: page.map((c) => checkpointSummary(c, key, { tenantId: actor.tenantId, taskId })),
+    checkpoints: page.map((c, i) =>
+      checkpointSummary(
+        c,
+        key,
+        { tenantId: actor.tenantId, taskId },
+        {
+          version: c.version,
+          downgraded: c.downgraded,
+          // The first row of the first page is the task's newest stored row.
+          newest: !opts.cursor && i === 0,
+          taskLatestVersion: task.latest_version,
+        },
+      ),
+    ),
     next_cursor: rows.length > limit && last ? encodeCursor([last.version]) : null,
   };
 }
 
+/** One row of the history, checked in its place by the gate's rules ({@link placedCheck}). */
 function checkpointSummary(
   c: q.CheckpointRow,
   key: SigningKey,
   at: { tenantId: string; taskId: string },
+  place: CheckpointPlace,
 ): CheckpointSummary & { record: TaskRecord } {
+  const check = placedCheck(checkCheckpoint(c, key, at), place);
   return {
     version: c.version,
     digest: c.digest,
     signature: c.signature,
     key_id: c.key_id,
     attempt: c.attempt,
-    signature_valid: checkpointVerifies(c, key, at),
+    signature_valid: check === "valid",
+    signature_check: check,
     phase: String((c.record as { phase?: unknown }).phase ?? ""),
     created_at: c.created_at,
     record: c.record as TaskRecord,

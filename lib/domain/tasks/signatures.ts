@@ -37,6 +37,26 @@ export function checkpointBinding(at: {
   };
 }
 
+/** How a stored checkpoint verifies: in its place, not at all, or signed for another place. */
+export type CheckpointCheck = "valid" | "record_invalid" | "misplaced";
+
+/**
+ * Where a stored row sits among its task's rows, as the placement rules read it (decision 0035): whether it is a
+ * format-1 row above a format-2 row of its task (`downgraded`, db/queries/tasks.ts `downgradedSql`), and, for the task's newest
+ * stored row, the version the task row names as its latest.
+ */
+export type CheckpointPlace = { version: number; downgraded: boolean; newest: boolean; taskLatestVersion: number };
+
+/**
+ * The placement rules over a row's own check (decision 0035), the gate's and the checkpoint views' alike: a row that
+ * verifies is still `misplaced` when it is a format-1 row above a format-2 one, or when it is the task's newest stored
+ * row but not the version the task row names as its latest (newer rows were removed, or a row was put above them).
+ */
+export function placedCheck(check: CheckpointCheck, place: CheckpointPlace): CheckpointCheck {
+  if (check !== "valid") return check;
+  return place.downgraded || (place.newest && place.version !== place.taskLatestVersion) ? "misplaced" : "valid";
+}
+
 /**
  * How a stored checkpoint verifies where it is stored (decision 0035): `valid`; `record_invalid` (the record's digest
  * or Ed25519 signature does not match it under the server key); `misplaced` (the record verifies but not in this
@@ -47,7 +67,7 @@ export function checkCheckpoint(
   c: StoredCheckpoint,
   key: SigningKey,
   at: { tenantId: string; taskId: string },
-): "valid" | "record_invalid" | "misplaced" {
+): CheckpointCheck {
   if (c.key_id !== key.kid) return "record_invalid";
   if (!verifyCanonical(c.record, c.signature, key.publicKey, c.digest)) return "record_invalid";
   const record = (c.record ?? {}) as { task_id?: unknown; attempt?: unknown };
@@ -57,13 +77,4 @@ export function checkCheckpoint(
   if (Number(c.signature_format) !== 2 || !c.binding_signature) return "misplaced";
   const binding = checkpointBinding({ ...at, version: c.version, attempt: c.attempt, digest: c.digest });
   return verifyCanonical(binding, c.binding_signature, key.publicKey) ? "valid" : "misplaced";
-}
-
-/** True when a stored checkpoint verifies where it is stored ({@link checkCheckpoint} says `valid`). */
-export function checkpointVerifies(
-  c: StoredCheckpoint,
-  key: SigningKey,
-  at: { tenantId: string; taskId: string },
-): boolean {
-  return checkCheckpoint(c, key, at) === "valid";
 }

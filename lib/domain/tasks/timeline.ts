@@ -30,11 +30,12 @@ export const OVERVIEW_MARKERS_MAX = 5000;
  * SQL, so it holds every attempt, interruption and restart and the newest events however long the run. Either way it
  * names the compaction whose constraints were not re-checked (the gate's rule, receive order) and carries its event.
  * `since` is an arrival-feed cursor taken before the reads: following it yields every event this overview missed.
+ * @param columns `summary` (pages): large bodies are cut in the database, never read whole in bulk (decision 0036).
  * @throws DomainError not_found.
  */
 export async function getTimelineOverview(
   { db, actor }: VerbContext,
-  { taskId }: { taskId: string },
+  { taskId, columns = "whole" }: { taskId: string; columns?: q.EventColumns },
 ): Promise<TimelineOverview> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -55,7 +56,7 @@ export async function getTimelineOverview(
   );
   const counts: Record<Plane, number> = { session: 0, environment: 0, tools: 0, vault: 0 };
   if (total <= OVERVIEW_FULL_MAX || !range) {
-    const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: OVERVIEW_FULL_MAX + 1 });
+    const rows = await q.timelinePage(db, actor.tenantId, taskId, { limit: OVERVIEW_FULL_MAX + 1, columns });
     if (rows.length <= OVERVIEW_FULL_MAX) {
       for (const r of rows) counts[r.plane] += 1;
       return {
@@ -73,8 +74,8 @@ export async function getTimelineOverview(
   }
   const [bins, markers, newest] = await Promise.all([
     overviewBins(db, actor.tenantId, taskId, range!, horizon),
-    tq.timelineMarkers(db, actor.tenantId, taskId, TIMELINE_MARKER_TYPES, OVERVIEW_MARKERS_MAX),
-    tq.timelineNewest(db, actor.tenantId, taskId, OVERVIEW_NEWEST),
+    tq.timelineMarkers(db, actor.tenantId, taskId, TIMELINE_MARKER_TYPES, OVERVIEW_MARKERS_MAX, columns),
+    tq.timelineNewest(db, actor.tenantId, taskId, OVERVIEW_NEWEST, columns),
   ]);
   let binTotal = 0;
   for (const b of bins) {
@@ -220,7 +221,7 @@ function arrivalCursor(since: string): { txid: string; seq: number } {
  */
 export async function getArrivalFeed(
   { db, actor }: VerbContext,
-  { taskId, ...opts }: { taskId: string; since: string; limit: number },
+  { taskId, ...opts }: { taskId: string; since: string; limit: number; columns?: q.EventColumns },
 ): Promise<ArrivalPage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
@@ -228,7 +229,7 @@ export async function getArrivalFeed(
   // The task and the page in one round (a task that does not exist has no rows, and its page is not answered).
   const [task, { rows, horizon }] = await Promise.all([
     q.findTask(db, actor.tenantId, taskId),
-    tq.arrivalFeed(db, actor.tenantId, taskId, { after, limit: opts.limit + 1 }),
+    tq.arrivalFeed(db, actor.tenantId, taskId, { after, limit: opts.limit + 1, columns: opts.columns }),
   ]);
   if (!task) throw notFound(`Task ${taskId}`);
   const page = rows.slice(0, opts.limit);

@@ -1,6 +1,6 @@
 /**
  * States set up for the custody suites: an effect left `unknown` by an interrupted run, an approval decided
- * directly in the database.
+ * directly in the database (sealed with the server's key, as the server seals what it writes).
  * Everything is per test: no shared mutable state.
  */
 import { sql } from "drizzle-orm";
@@ -8,6 +8,7 @@ import { expect, inject } from "vitest";
 import { queryRows, type Db } from "@/db";
 import { signingKeyFromString } from "@/lib/domain/crypto/signing";
 import { effectSeal, type SealedEffect } from "@/lib/domain/side-effects/lifecycle/seal";
+import { sealDecisions } from "@/lib/domain/approvals/seal";
 import { makeEvent, newTaskId, type TestTenant } from "../helpers";
 import { checkpoint, hex, intentBody, newKey, postIntent, sendEvents } from "./custody-calls";
 import { effectRow } from "./stored-rows";
@@ -71,6 +72,25 @@ export async function approveDirectly(
         decision = 'approve', decided_by = 'approver (test)',
         decided_at = now(), expires_at = now() + interval '1 day'
     where tenant_id = ${tenantId} and task_id = ${taskId} and side_effect = ${name} and superseded_by is null and decision is null`);
+  await sealDecisionsAsServer(db, tenantId, taskId);
+}
+
+/**
+ * Seals the decided requests of a task as stored with the server's key (decision 0036), as the server does when it
+ * records a decision: for tests that stand in for an approver's decision by writing the row directly.
+ */
+export async function sealDecisionsAsServer(db: Db, tenantId: string, taskId: string): Promise<void> {
+  const key = signingKeyFromString(inject("signingKeyPem"));
+  const ids = await queryRows<{ id: string }>(
+    db,
+    sql`select id from approval_requests where tenant_id = ${tenantId} and task_id = ${taskId} and decision is not null`,
+  );
+  await sealDecisions(
+    db,
+    key,
+    tenantId,
+    ids.map((r) => r.id),
+  );
 }
 
 /**

@@ -35,7 +35,8 @@ export default async function TaskPage({ params }: Props) {
   const taskId = decodeURIComponent(raw);
   const ctx = await requirePageContext();
   const { actor } = ctx;
-  const overview = getTimelineOverview(ctx, { taskId });
+  // Summary columns: a large event body is cut in the database, never read whole in bulk (decision 0036).
+  const overview = getTimelineOverview(ctx, { taskId, columns: "summary" });
   // The overview counts every event (its bins, kept per server): the task view takes its count from there rather than
   // counting the task's events again (a pass over all of them on a long run).
   const eventCount = overview.then((o) => o.total);

@@ -109,3 +109,24 @@ export async function sealMovedEffects(
     from json_to_recordset(${JSON.stringify(changed)}::json) as v(task_id text, name text, seal text)
     where s.tenant_id = ${tenantId} and s.task_id = v.task_id and s.name = v.name`);
 }
+
+/**
+ * Whether a stored effect row, read inside a transaction, may be acted on (a receipt replayed from it, a move made from
+ * it): its seal holds ({@link sealHolds}), or this transaction wrote the row itself (a move of the same event batch, not
+ * sealed until the batch ends). Asks the database only when the seal does not hold.
+ * @returns false when the row's state is not what the server sealed: refuse with `evidence_mismatch` (decision 0036).
+ */
+export async function storedEffectSealed(
+  tx: Db,
+  key: SigningKey,
+  tenantId: string,
+  e: SealedEffect & { seal: string | null },
+): Promise<boolean> {
+  if (sealHolds(key, tenantId, e)) return true;
+  const [own] = await queryRows<{ own: boolean }>(
+    tx,
+    sql`select coalesce(xmin = xid(pg_current_xact_id_if_assigned()), false) as own from side_effects
+        where tenant_id = ${tenantId} and task_id = ${e.task_id} and name = ${e.name}`,
+  );
+  return own?.own === true;
+}

@@ -62,7 +62,7 @@ export function CheckpointsTab({ taskId, version }: { taskId: string; version: n
             <span className="font-semibold">v{c.version}</span>
             <span>{c.phase}</span>
             {c.attempt !== null && <span className="text-xs text-neutral-600">attempt {c.attempt}</span>}
-            <SignatureBadge valid={c.signature_valid} />
+            <SignatureBadge valid={c.signature_valid} check={c.signature_check} />
             <code
               className="font-mono text-xs text-neutral-600"
               title={`sha256 ${c.digest}\nsignature ${c.signature}\nkey ${c.key_id}`}

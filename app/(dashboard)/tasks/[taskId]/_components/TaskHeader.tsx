@@ -101,7 +101,7 @@ export function TaskHeader({
         <Field label="Checkpoint">
           <span className="flex flex-wrap items-center gap-2">
             {task.version ? `v${task.version}` : "none"}
-            <SignatureBadge valid={task.signature_valid} />
+            <SignatureBadge valid={task.signature_valid} check={task.signature_check} />
           </span>
         </Field>
         <Field label="Sandbox attempt">

@@ -19,6 +19,8 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => 
   const p = url.searchParams;
   const limit = pageSize(p.get("limit"), 1000, 200);
   const shape = attrsMode(p.get("attrs"));
+  // Summaries are cut in the database too (decision 0036).
+  const columns = p.get("attrs") === "summary" ? ("summary" as const) : ("whole" as const);
   const since = p.get("since");
   if (since !== null) {
     if (p.has("cursor") || p.has("from") || p.has("to")) {
@@ -30,7 +32,7 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => 
         },
       );
     }
-    const feed = await getArrivalFeed(ctx, { taskId: params.taskId, since, limit });
+    const feed = await getArrivalFeed(ctx, { taskId: params.taskId, since, limit, columns });
     return { ...feed, events: feed.events.map(shape) };
   }
   const page = await getTimeline(ctx, {
@@ -39,6 +41,7 @@ export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => 
     limit,
     from: p.get("from"),
     to: p.get("to"),
+    columns,
   });
   return { ...page, events: page.events.map(shape) };
 });

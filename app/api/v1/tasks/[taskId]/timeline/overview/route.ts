@@ -10,8 +10,13 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
  * Errors: 400 (attrs), 401, 404. Rules: docs/decisions/0015-timeline-overview-and-arrival-feed.md.
  */
 export const GET = apiRoute<{ taskId: string }>(async ({ req, ctx, params }) => {
-  const shape = attrsMode(new URL(req.url).searchParams.get("attrs"));
-  const overview = await getTimelineOverview(ctx, { taskId: params.taskId });
+  const attrs = new URL(req.url).searchParams.get("attrs");
+  const shape = attrsMode(attrs);
+  // Summaries are cut in the database too (decision 0036).
+  const overview = await getTimelineOverview(ctx, {
+    taskId: params.taskId,
+    columns: attrs === "summary" ? "summary" : "whole",
+  });
   return { ...overview, events: overview.events.map(shape) };
 });
 

@@ -1,5 +1,5 @@
 /**
- * The offline verifier of an evidence bundle (docs/decisions/0037-evidence-bundles.md#verification): no server,
+ * The offline verifier of an evidence bundle (docs/decisions/0037-evidence-bundles.md, "Verification"): no server,
  * database or network, and no Node built-in, so the same code runs in `npx run-custody verify` and in the browser.
  * Hashing and Ed25519 go through Web Crypto (`crypto.subtle`, Node ≥ 20 and Chromium/Firefox/Safari), or an injected
  * {@link VerifyCrypto}.

@@ -590,6 +590,9 @@ async function checkAudit(b: Bundle, m: Manifest, prefix: string, tenantId: stri
   return `${entries} entries verify and link${links.size ? ` through ${links.size} chain links` : ""} to the head #${head.seq}`;
 }
 
+/** Audit actions on a side effect whose target must be in the bundle (as an effect, or a refused receipt's name). */
+const EFFECT_ACTIONS = new Set(["side_effect.reconciled", "side_effect.transitioned", "side_effect.receipt_recorded"]);
+
 function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId: string }): string {
   const p = scope.prefix;
   const effects = new Set<string>();
@@ -630,7 +633,9 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
       }
     }
   }
+  const refusedNames = new Set<string>();
   for (const { file, line, record } of streamRecords(b, m, `${p}refused-receipts`)) {
+    refusedNames.add(String(record.name));
     if (record.applied_at != null) {
       refs++;
       if (!effects.has(String(record.name))) {
@@ -646,9 +651,12 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
   const effectPrefix = `side_effect:${scope.taskId}/`;
   for (const { file, line, record } of streamRecords(b, m, `${p}audit/entries`)) {
     const target = String(record.target);
-    if (target.startsWith(effectPrefix)) {
+    const effect = target.slice(effectPrefix.length);
+    // A reconcile or a move of an effect names one that exists; a receipt names an effect or is kept as a refused
+    // receipt; an intent's entry may record a refusal of a write that never became an effect.
+    if (target.startsWith(effectPrefix) && EFFECT_ACTIONS.has(String(record.action))) {
       refs++;
-      if (!effects.has(target.slice(effectPrefix.length))) {
+      if (!effects.has(effect) && !(record.action === "side_effect.receipt_recorded" && refusedNames.has(effect))) {
         throw new Fail(
           `audit entry names side effect ${target.slice(effectPrefix.length)}, which is not in the bundle.`,
           file,

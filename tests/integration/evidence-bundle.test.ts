@@ -44,12 +44,14 @@ async function unpack(bytes: Uint8Array): Promise<Files> {
 
 async function pack(files: Files): Promise<Uint8Array> {
   const p = tar.pack();
-  const chunks: Buffer[] = [];
-  p.on("data", (c: Buffer) => chunks.push(c));
-  const done = new Promise((r) => p.on("end", r));
+  const collected = (async () => {
+    const parts: Buffer[] = [];
+    for await (const c of p as AsyncIterable<Buffer>) parts.push(c);
+    return parts;
+  })();
   for (const [name, body] of files) p.entry({ name }, Buffer.from(body));
   p.finalize();
-  await done;
+  const chunks = await collected;
   return new Uint8Array(gzipSync(Buffer.concat(chunks)));
 }
 

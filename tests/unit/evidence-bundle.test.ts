@@ -2,7 +2,6 @@
  * The evidence bundle's writer and offline verifier on a bundle made here (decision 0037): a clean bundle verifies;
  * bad archives (not gzip, truncated, `..`, absolute path, symlink, oversize) are refused with a sentence, never a throw.
  */
-import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import tar from "tar-stream";
 import { describe, expect, it } from "vitest";
@@ -10,7 +9,7 @@ import { generateSigningKey, publicJwk, signCanonical } from "@/lib/domain/crypt
 import { BundleWriter } from "@/lib/export/bundle-writer";
 import { verifyBundle } from "@/lib/export/verify";
 
-async function collect(stream: Readable): Promise<Uint8Array> {
+async function collect(stream: AsyncIterable<unknown>): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   for await (const c of stream) chunks.push(c as Buffer);
   return new Uint8Array(Buffer.concat(chunks));

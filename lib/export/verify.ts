@@ -417,10 +417,16 @@ export async function verifyBundle(
     return `${Object.keys(m.streams).length} streams, ${records} records, each of the bundle's task`;
   });
 
+  // A workspace bundle's whole chain is at the top (`audit/…`); a task's own entries, when its folder has them.
+  if (m.kind === "workspace" && m.streams["audit/entries"]) {
+    await run("audit chain", () => checkAudit(b, m, "", m.tenant_id, cr));
+  }
   for (const scope of scopes) {
-    const label = scopes.length > 1 ? ` (${scope.taskId})` : "";
+    const label = scopes.length > 1 || m.kind === "workspace" ? ` (${scope.taskId})` : "";
     await run(`checkpoints${label}`, () => checkCheckpoints(b, m, scope, keyById, cr));
-    await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
+    if (m.kind === "task" || m.streams[`${scope.prefix}audit/entries`]) {
+      await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
+    }
     await run(`references${label}`, () => checkReferences(b, m, scope));
   }
   return report();
@@ -573,6 +579,13 @@ async function checkAudit(b: Bundle, m: Manifest, prefix: string, tenantId: stri
       }
     } else if (lastSeq && (seq !== lastSeq + 1 || e.prev_hash !== lastHash)) {
       throw new Fail(`entry #${seq} does not link to entry #${lastSeq}.`, file, line, "prev_hash");
+    } else if (!lastSeq && (seq !== 1 || e.prev_hash !== "0".repeat(64))) {
+      throw new Fail(
+        `the chain does not start at entry #1 from the genesis hash (it starts at #${seq}).`,
+        file,
+        line,
+        "seq",
+      );
     }
     lastSeq = seq;
     lastHash = e.hash;
@@ -649,7 +662,8 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
     }
   }
   const effectPrefix = `side_effect:${scope.taskId}/`;
-  for (const { file, line, record } of streamRecords(b, m, `${p}audit/entries`)) {
+  const auditStream = m.streams[`${p}audit/entries`] ? `${p}audit/entries` : "audit/entries";
+  for (const { file, line, record } of m.streams[auditStream] ? streamRecords(b, m, auditStream) : []) {
     const target = String(record.target);
     const effect = target.slice(effectPrefix.length);
     // A reconcile or a move of an effect names one that exists; a receipt names an effect or is kept as a refused
@@ -664,7 +678,7 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
           "target",
         );
       }
-    } else if (target.startsWith("approval:")) {
+    } else if (target.startsWith("approval:") && (m.kind === "task" || auditStream !== "audit/entries")) {
       refs++;
       if (!approvals.has(target.slice("approval:".length))) {
         throw new Fail(`audit entry names ${target}, which is not in the bundle.`, file, line, "target");

@@ -113,9 +113,9 @@ function fitValue(v: unknown): unknown {
     : `[cut: ${n} characters]`;
 }
 
-/** A JSON string parsed when it is an object or array (so redaction sees its fields), else the value bounded. */
+/** A JSON text parsed when it is an object, array or string (so redaction sees its fields), else the value bounded. */
 export function jsonish(value: unknown): unknown {
-  if (typeof value === "string" && /^\s*[[{]/.test(value)) {
+  if (typeof value === "string" && /^\s*[[{"]/.test(value)) {
     try {
       return bounded(JSON.parse(value) as unknown);
     } catch {

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 /** `EXPORT_SUCCESS` of @opentelemetry/core (what an exporter reports when the receiver took the spans). */
 const EXPORT_SUCCESS = 0;
-import { SpanStatusCode, trace as otelTrace, type Tracer } from "@opentelemetry/api";
+import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";

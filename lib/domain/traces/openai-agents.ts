@@ -12,7 +12,7 @@
  * An item that is neither a trace nor a span, or lacks its id, is rejected by its position. Pure.
  */
 import { DomainError } from "../errors";
-import { bounded, jsonish, type ReadSpan, type SpanMeaning } from "./spans";
+import { bounded, jsonish, type SpanMeaning } from "./spans";
 import type { SpanInput } from "./store";
 
 type Rec = Record<string, unknown>;

@@ -201,20 +201,41 @@ describe("OTLP/HTTP: POST /api/v1/traces", () => {
     expect(await countEvents(t.tenantId)).toBe(before);
   });
 
-  for (const [name, Exporter] of [
-    ["protobuf", ProtoExporter],
-    ["JSON", JsonExporter],
-  ] as const) {
+  /**
+   * The protobuf exporter is configured only by the environment variables the README documents, with gzip (what the
+   * Collector's `otlphttp` exporter sends by default: protobuf, gzip, `/v1/traces` after the endpoint); the JSON one by
+   * its constructor options.
+   */
+  const exporters: Array<[string, () => SpanExporter]> = [
+    [
+      "protobuf",
+      () => {
+        const env = {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${baseUrl()}/api/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=Bearer%20${t.apiKey}`,
+          OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: "gzip",
+        };
+        Object.assign(process.env, env);
+        try {
+          return new ProtoExporter();
+        } finally {
+          for (const k of Object.keys(env)) delete process.env[k];
+        }
+      },
+    ],
+    [
+      "JSON",
+      () => new JsonExporter({ url: `${baseUrl()}/api/v1/traces`, headers: { authorization: `Bearer ${t.apiKey}` } }),
+    ],
+  ];
+  for (const [name, makeExporter] of exporters) {
     it(`the real ${name} OTLP exporter reports a run: four lanes, paired tool call, redacted arguments, resend stores nothing`, async () => {
       const taskId = newTaskId();
       const { tracer, memory } = memoryTracer({ "custody.task_id": taskId });
       genAiRun(tracer, `call_${name}_1`);
       const spans = memory.getFinishedSpans();
       expect(spans).toHaveLength(4);
-      const exporter = new Exporter({
-        url: `${baseUrl()}/api/v1/traces`,
-        headers: { authorization: `Bearer ${t.apiKey}` },
-      });
+      const exporter = makeExporter();
       const result = await exportWith(exporter, spans);
       expect(result.code, String(result.error)).toBe(EXPORT_SUCCESS);
 

@@ -539,7 +539,7 @@ describe("OTLP/HTTP: POST /api/v1/traces", () => {
 });
 
 describe("OpenAI Agents SDK trace export: POST /api/v1/traces/ingest", () => {
-  it("the SDK's own exporter reports a run (group_id names the task): agent, paired function call; a resend stores nothing", async () => {
+  it("the SDK's own exporter reports a run (group_id names the task; a resumed run joins it): agent, paired function call; a resend stores nothing", async () => {
     const taskId = newTaskId();
     setTracingDisabled(false);
     const exporter = new OpenAITracingExporter({ apiKey: t.apiKey, endpoint: `${baseUrl()}/api/v1/traces/ingest` });
@@ -558,12 +558,20 @@ describe("OpenAI Agents SDK trace export: POST /api/v1/traces/ingest", () => {
     });
     const runner = new Runner({ groupId: taskId, workflowName: "records workflow" });
     await runner.run(agent, "look r-1 up");
+    // The run resumed later (a new trace, the same group id) joins the same task.
+    const resumed = new Agent({
+      name: "records",
+      instructions: "Done.",
+      model: new ScriptedTurnsModel([]),
+      tools: [lookup],
+    });
+    await new Runner({ groupId: taskId, workflowName: "records workflow" }).run(resumed, "anything else?");
     await getGlobalTraceProvider().forceFlush();
     setTracingDisabled(true);
 
     const events = await timeline(t.apiKey, taskId);
     const types = events.map((e) => e.type);
-    expect(types).toContain("x.workflow.started");
+    expect(types.filter((x) => x === "x.workflow.started")).toHaveLength(2);
     expect(types).toContain("x.agent.started");
     expect(types).toContain("x.agent.ended");
     const bars = deriveToolCallBars(sortEvents(events), Date.now());

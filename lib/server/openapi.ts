@@ -181,6 +181,44 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/traces": {
+        post: {
+          summary: "OTLP/HTTP trace export (ExportTraceServiceRequest): spans stored as runtime events (decision 0039)",
+          description:
+            "The path an OTLP exporter appends to the endpoint `https://<host>/api`. Body `application/x-protobuf` or `application/json`, optionally `Content-Encoding: gzip`, at most 4 MiB (compressed and decompressed). GenAI semantic-convention spans (also OpenInference, the Vercel AI SDK, OpenLLMetry) map onto the four planes: invoke_agent → run start and end (an error ends it as run.interrupted), execute_tool → tool.called and tool.completed / tool.failed paired by gen_ai.tool.call.id, chat and other inference spans → x.model.called with a tool.called for each tool call in their output, anything else → x.otel.span. Task id: gen_ai.conversation.id (or session.id), else custody.task_id on the span or its resource, else the trace id; attempt: custody.attempt. The span id is the dedupe key. Failures answer with a google.rpc.Status body `{code, message}` in the request's encoding.",
+          requestBody: {
+            required: true,
+            content: {
+              "application/x-protobuf": { schema: { type: "string", format: "binary" } },
+              "application/json": { schema: { type: "object", properties: { resourceSpans: { type: "array" } } } },
+            },
+          },
+          responses: {
+            ...ok(
+              "ExportTraceServiceResponse in the request's encoding: `{}` when every span was stored (or had been), else `{partialSuccess: {rejectedSpans, errorMessage}}` naming each rejected span (bad trace or span id, times not integers, an event the events path refuses) and why",
+            ),
+            ...errors(400, 401, 403, 413, 415),
+          },
+        },
+      },
+      "/api/v1/traces/ingest": {
+        post: {
+          summary:
+            "The OpenAI Agents SDK's trace export {data: [trace | span, …]}: stored as runtime events (decision 0039)",
+          description:
+            "Point the SDK's exporter (`OpenAITracingExporter` in JavaScript, `BackendSpanExporter` in Python) here with a runtime key as its API key. Traces name the task (group_id, else metadata.task_id, else the trace id); spans map by span_data.type: agent → run start and end, function → tool.called and its outcome, generation / response → x.model.called, handoff, guardrail, mcp_tools, custom and unknown types kept as x. events. A resent item stores nothing twice.",
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { type: "object", properties: { data: { type: "array" } } } } },
+          },
+          responses: {
+            ...ok(
+              "`{accepted, rejected: [{index, error: {code: invalid_item, message}}]}`: an item that is neither a trace nor a span, lacks its id, or makes an event the events path refuses is rejected by its position; the rest is stored",
+            ),
+            ...errors(400, 401, 403, 413, 415, 422),
+          },
+        },
+      },
       "/api/v1/tasks": {
         get: {
           summary: "Tasks, newest first (keyset pagination: pass next_cursor back as cursor)",

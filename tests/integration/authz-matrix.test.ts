@@ -100,6 +100,8 @@ const NO_SUCH_ID = "00000000-0000-4000-8000-000000000000";
 /** The matrix, one row per route of the registry. */
 const MATRIX: Record<string, Cell> = {
   "POST /api/v1/events": { allowed: RUNTIME, probe: { events: [] }, ok: 200, cross: "own" },
+  "POST /api/v1/traces": { allowed: RUNTIME, probe: {}, ok: 200, cross: "own" },
+  "POST /api/v1/traces/ingest": { allowed: RUNTIME, probe: { data: [] }, ok: 200, cross: "own" },
   "GET /api/v1/openapi.json": { allowed: "public", ok: 200, cross: "own" },
   "GET /api/v1/signing-keys": { allowed: "public", ok: 200, cross: "own" },
   "GET /api/v1/tasks": { allowed: READERS, ok: 200, cross: "own" },

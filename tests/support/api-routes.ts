@@ -74,6 +74,8 @@ export const API_ROUTES: Record<string, RouteSpec> = {
     schema: receiptBodySchema,
   },
   "POST /api/v1/import/openai-agents/run-state": { auth: "runtime", body: "json" },
+  "POST /api/v1/traces": { auth: "runtime", body: "json" },
+  "POST /api/v1/traces/ingest": { auth: "runtime", body: "json" },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/reconcile": {
     auth: "responder",
     body: "json",

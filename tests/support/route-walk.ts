@@ -34,6 +34,16 @@ export type RouteAnswer<C extends RouteCall = RouteCall> = {
 };
 
 /**
+ * The error code of an OTLP route's answer (decision 0039): a `google.rpc.Status` body `{code, message}` whose message
+ * starts with the API's error code (`unauthorized: …`); undefined for any other body.
+ */
+function otlpStatusCode(body: unknown): string | undefined {
+  const b = body as { code?: unknown; message?: unknown } | null;
+  if (!b || typeof b.code !== "number" || typeof b.message !== "string") return undefined;
+  return /^([a-z_]+): /.exec(b.message)?.[1];
+}
+
+/**
  * A path pattern (`/api/v1/tasks/[taskId]`) with its parameters filled, URL-encoded.
  * @throws Error when `params` has no value for one of them.
  */
@@ -50,7 +60,14 @@ export async function callRoute<C extends RouteCall>(call: C): Promise<RouteAnsw
   const [method, pattern] = call.route.split(" ") as [string, string];
   const url = fillRoute(pattern, call.params) + (call.query ?? "");
   const res = await api(call.auth).request(method, url, call.body === undefined ? {} : { json: call.body });
-  return { call, url, status: res.status, code: errorCode(res), location: res.headers.get("location"), text: res.text };
+  return {
+    call,
+    url,
+    status: res.status,
+    code: errorCode(res) ?? otlpStatusCode(res.body),
+    location: res.headers.get("location"),
+    text: res.text,
+  };
 }
 
 /**

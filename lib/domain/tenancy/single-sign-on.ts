@@ -33,7 +33,11 @@ export type SingleSignOnResult =
 const nameSchema = typedText("name", { max: 100, hint: "the name other members see" });
 
 /** The id token's claims this needs; anything else in them is ignored. */
-const claimsSchema = z.looseObject({ email: z.unknown(), email_verified: z.unknown(), name: z.unknown() });
+const claimsSchema = z.looseObject({
+  email: z.unknown().optional(),
+  email_verified: z.unknown().optional(),
+  name: z.unknown().optional(),
+});
 
 /** Rolls back one invitation's transaction when its email is already an active member there. */
 class AlreadyMember extends Error {}

@@ -35,7 +35,8 @@ export function providerSettings(): { issuer: string; clientId: string; clientSe
   const clientId = process.env.E2E_OIDC_CLIENT_ID;
   const clientSecret = process.env.E2E_OIDC_CLIENT_SECRET;
   const appUrl = process.env.E2E_BASE_URL;
-  if (!issuer || !clientId || !clientSecret || !appUrl) throw new Error("playwright.config.ts set no E2E_OIDC_* values");
+  if (!issuer || !clientId || !clientSecret || !appUrl)
+    throw new Error("playwright.config.ts set no E2E_OIDC_* values");
   return { issuer, clientId, clientSecret, appUrl };
 }
 

@@ -11,11 +11,7 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import { getOwnerDb } from "@/db";
 import { authSecret } from "@/lib/config/secrets";
-import {
-  SINGLE_SIGN_ON_PROVIDER_ID,
-  singleSignOnConfig,
-  type SingleSignOnConfig,
-} from "@/lib/config/single-sign-on";
+import { SINGLE_SIGN_ON_PROVIDER_ID, singleSignOnConfig, type SingleSignOnConfig } from "@/lib/config/single-sign-on";
 import { checkSignIn } from "@/lib/domain/tenancy/people";
 import { endSession, SESSION_HOURS, startSession } from "@/lib/domain/tenancy/sessions";
 import { signInWithIdentityProvider, type SingleSignOnRefusal } from "@/lib/domain/tenancy/single-sign-on";
@@ -122,7 +118,12 @@ function buildOptions(): NextAuthOptions {
         const session = await startSession(db, result.userId, { tenantId: result.joined[0]?.tenantId ?? null });
         if (!session) return refusedPage("not_invited");
         // next-auth hands this same object to the jwt callback below.
-        const signedIn: SessionUser = { id: result.userId, email: result.email, name: result.name, sid: session.sessionId };
+        const signedIn: SessionUser = {
+          id: result.userId,
+          email: result.email,
+          name: result.name,
+          sid: session.sessionId,
+        };
         Object.assign(user, signedIn);
         return true;
       },

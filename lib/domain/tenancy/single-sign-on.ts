@@ -55,11 +55,7 @@ class AlreadyMember extends Error {}
  * @param issuer the provider's issuer URL, for the audit entry.
  * @returns the person, or the reason for refusal (nothing is written on refusal).
  */
-export async function signInWithIdentityProvider(
-  db: Db,
-  claims: unknown,
-  issuer: string,
-): Promise<SingleSignOnResult> {
+export async function signInWithIdentityProvider(db: Db, claims: unknown, issuer: string): Promise<SingleSignOnResult> {
   const parsed = claimsSchema.safeParse(claims);
   if (!parsed.success) return { ok: false, reason: "email_missing" };
   const email = emailSchema.safeParse(parsed.data.email);

@@ -33,12 +33,16 @@ export default async function SignInRefusedPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { reason } = await searchParams;
-  const known = typeof reason === "string" && Object.hasOwn(REASONS, reason) ? REASONS[reason as SingleSignOnRefusal] : null;
+  const known =
+    typeof reason === "string" && Object.hasOwn(REASONS, reason) ? REASONS[reason as SingleSignOnRefusal] : null;
   const name = singleSignOnConfig()?.name ?? "your identity provider";
   const provider = name.charAt(0).toUpperCase() + name.slice(1);
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
-      <div className="w-full max-w-md rounded-lg border border-neutral-200 bg-white p-6 shadow-sm" data-testid="sign-in-refused">
+      <div
+        className="w-full max-w-md rounded-lg border border-neutral-200 bg-white p-6 shadow-sm"
+        data-testid="sign-in-refused"
+      >
         <h1 className="text-lg font-semibold">{known ? known.title : "Sign-in refused"}</h1>
         <p className="mt-3 text-sm text-neutral-800">
           {known ? known.body(provider) : "Signing in with the identity provider was refused. You were not signed in."}

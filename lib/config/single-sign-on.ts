@@ -20,7 +20,7 @@ const MAX_NAME = 60;
  * @throws Error naming the missing variable when the issuer is set without a client id or secret, or is not an
  *   http(s) URL.
  */
-export function singleSignOnConfig(env: NodeJS.ProcessEnv = process.env): SingleSignOnConfig | null {
+export function singleSignOnConfig(env: Record<string, string | undefined> = process.env): SingleSignOnConfig | null {
   const issuer = env.CUSTODY_OIDC_ISSUER?.trim();
   if (!issuer) return null;
   let url: URL;

@@ -4,9 +4,13 @@
  * postgres://postgres@127.0.0.1:5432/custody_test). e2e/global-setup.ts creates and migrates that database
  * before the first test; specs seed their own tenants through e2e/fixtures.ts.
  *
- * Env: E2E_PORT (default 3390), NEXT_DIST_DIR (build directory, default .next), CHROMIUM_PATH
- * (default /usr/bin/chromium).
+ * Env: E2E_PORT (default 3390), E2E_OIDC_PORT (the test identity provider's, default E2E_PORT + 20000),
+ * NEXT_DIST_DIR (build directory, default .next), CHROMIUM_PATH (default /usr/bin/chromium).
+ *
+ * The server trusts an OpenID Connect provider at E2E_OIDC_ISSUER (CUSTODY_OIDC_*), which the single sign-on spec
+ * starts itself (e2e/identity-provider.ts); other specs never reach it.
  */
+import { randomBytes } from "node:crypto";
 import { defineConfig, devices } from "@playwright/test";
 import { assertBuilt, serverEnv, testDatabaseUrl, testServerSecrets } from "./tests/support/env";
 
@@ -20,19 +24,28 @@ if (!process.env.E2E_SIGNING_KEY || !process.env.E2E_NEXTAUTH_SECRET) {
   process.env.E2E_SIGNING_KEY = secrets.signingKeyPem;
   process.env.E2E_NEXTAUTH_SECRET = secrets.nextauthSecret;
 }
+// The test identity provider: on 127.0.0.1, so its cookies are not the app's (cookies ignore ports).
+const oidcPort = Number(process.env.E2E_OIDC_PORT || port + 20000);
+process.env.E2E_OIDC_ISSUER = `http://127.0.0.1:${oidcPort}`;
+process.env.E2E_OIDC_CLIENT_ID = "run-custody-e2e";
+process.env.E2E_OIDC_CLIENT_SECRET ||= randomBytes(24).toString("base64url");
 const databaseUrl = testDatabaseUrl();
 process.env.E2E_BASE_URL = baseURL;
 process.env.E2E_DATABASE_URL = databaseUrl;
 
 const webServerEnv = Object.fromEntries(
-  Object.entries(
-    serverEnv({
+  Object.entries({
+    ...serverEnv({
       port,
       databaseUrl,
       signingKeyPem: process.env.E2E_SIGNING_KEY,
       nextauthSecret: process.env.E2E_NEXTAUTH_SECRET,
     }),
-  ).filter((e): e is [string, string] => typeof e[1] === "string"),
+    CUSTODY_OIDC_ISSUER: process.env.E2E_OIDC_ISSUER,
+    CUSTODY_OIDC_CLIENT_ID: process.env.E2E_OIDC_CLIENT_ID,
+    CUSTODY_OIDC_CLIENT_SECRET: process.env.E2E_OIDC_CLIENT_SECRET,
+    CUSTODY_OIDC_NAME: "Test IdP",
+  }).filter((e): e is [string, string] => typeof e[1] === "string"),
 );
 
 assertBuilt();

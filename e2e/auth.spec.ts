@@ -9,14 +9,14 @@ test("an unauthenticated visit to /tasks lands on /login", async ({ page }) => {
   await page.goto("/tasks");
   await expect(page).toHaveURL(/\/login(\?|$)/);
   await expect(page.getByLabel("Email")).toBeVisible();
-  await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Sign in", exact: true })).toBeVisible();
 });
 
 test("a wrong password shows a clear message and keeps the person on /login", async ({ page, tenant }) => {
   await page.goto("/login");
   await page.getByLabel("Email").fill(tenant.users.responder.email);
   await page.getByLabel("Password").fill(`${tenant.password}-wrong`);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.locator("form").getByRole("alert")).toHaveText(/email or password is not right/i);
   await expect(page).toHaveURL(/\/login/);
   // and the protected page still sends us back
@@ -49,7 +49,7 @@ test("a person whose membership was revoked cannot sign in", async ({ page, tena
   await page.goto("/login");
   await page.getByLabel("Email").fill(tenant.users.viewer.email);
   await page.getByLabel("Password").fill(tenant.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.locator("form").getByRole("alert")).toHaveText(/revoked/i);
   await page.goto("/tasks");
   await expect(page).toHaveURL(/\/login/);
@@ -62,7 +62,7 @@ test("after sign-in a crafted callbackUrl never leads off the site", async ({ pa
     await page.goto(`/login?callbackUrl=${encodeURIComponent(callbackUrl)}`);
     await page.getByLabel("Email").fill(tenant.users.responder.email);
     await page.getByLabel("Password").fill(tenant.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await expect(page).toHaveURL(/\/tasks$/);
     expect(new URL(page.url()).origin).toBe(origin);
   }

@@ -117,7 +117,7 @@ test.describe("the reference scenario in the browser", () => {
       expect(new URL(page.url()).searchParams.get("callbackUrl")).toBe(`/tasks/${taskId}`);
       await page.getByLabel("Email").fill(tenant.users.responder.email);
       await page.getByLabel("Password").fill(tenant.password);
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
       await page.waitForURL((u) => u.pathname === `/tasks/${taskId}`);
       await expect(page.getByTestId("task-id")).toHaveText(taskId);
     });
@@ -206,7 +206,7 @@ test.describe("the reference scenario in the browser", () => {
     await page.goto(`/tasks/${taskId}`);
     await page.getByLabel("Email").fill(tenant.users.responder.email);
     await page.getByLabel("Password").fill(tenant.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL((u) => u.pathname === `/tasks/${taskId}`);
     await expect(page.getByTestId("gate-panel").getByTestId("gate-verdict")).toHaveAttribute("data-verdict", "stop");
 

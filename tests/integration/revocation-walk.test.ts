@@ -162,13 +162,13 @@ async function walkExpectingSignedOut(
 }
 
 describe("the walk's lists", () => {
-  it("cover every API route of the registry and every page, and only the invitation and sign-in pages are outside the dashboard", () => {
+  it("cover every API route of the registry and every page, and only the invitation and sign-in pages (with the refused single sign-on's) are outside the dashboard", () => {
     expect(apiRoutes().length).toBeGreaterThan(60);
     expect(PUBLIC_ROUTES.filter((r) => !(r in API_ROUTES))).toEqual([]);
     const outside = pageRoutes()
       .filter((p) => !p.dashboard)
       .map((p) => p.pattern);
-    expect(outside).toEqual(["/invitations/[token]", "/login"]);
+    expect(outside).toEqual(["/invitations/[token]", "/login", "/login/refused"]);
     expect(dashboardPages().map((p) => p.pattern)).toEqual(
       expect.arrayContaining([
         "/",

@@ -1,13 +1,28 @@
 import type { Metadata } from "next";
 import { getDb } from "@/db";
+import { SINGLE_SIGN_ON_PROVIDER_ID, singleSignOnConfig } from "@/lib/config/single-sign-on";
 import { hasWorkspace, SETUP_COMMAND } from "@/lib/domain/tenancy/setup";
 import { safeLocalPath } from "@/lib/domain/web/safe-path";
 import { LoginForm } from "./LoginForm";
+import { SingleSignOnButton } from "./SingleSignOnButton";
 
 export const metadata: Metadata = { title: "Sign in" };
 
 /**
- * Sign-in page: email + password. On a database that has no workspace yet nobody could sign in, so it says how
+ * What next-auth's error codes (`?error=`, after a failed provider sign-in) mean to the person. The id token checks
+ * (signature, audience, issuer, expiry, nonce) all end as `OAuthCallback`.
+ */
+const PROVIDER_ERRORS: Record<string, string> = {
+  OAuthCallback:
+    "The identity provider's answer could not be verified (its signature, audience or expiry was not right), so you were not signed in. Try again; if it keeps failing, tell the server's operator.",
+  OAuthSignin: "The identity provider could not be reached to start signing in. Try again later.",
+  Callback: "Signing in with the identity provider failed. Try again.",
+  AccessDenied: "The identity provider did not let you sign in.",
+};
+
+/**
+ * Sign-in page: email + password, and "Sign in with <provider>" when single sign-on is configured (decision 0041),
+ * with the reason when a provider sign-in failed. On a database that has no workspace yet nobody could sign in, so it says how
  * to create the first one instead of showing the form.
  */
 export default async function LoginPage({
@@ -18,6 +33,9 @@ export default async function LoginPage({
   const sp = await searchParams;
   const callbackUrl = safeLocalPath(sp.callbackUrl);
   const ready = await hasWorkspace(await getDb());
+  const sso = singleSignOnConfig();
+  const errorCode = typeof sp.error === "string" ? sp.error : undefined;
+  const providerError = errorCode ? PROVIDER_ERRORS[errorCode] : undefined;
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
       <div
@@ -29,7 +47,25 @@ export default async function LoginPage({
             <p className="mt-1 text-sm text-neutral-600">
               Sign in to review runs, reconcile side effects and answer the resume gate.
             </p>
+            {providerError ? (
+              <p
+                role="alert"
+                data-testid="provider-error"
+                className="mt-4 rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-800"
+              >
+                {providerError}
+              </p>
+            ) : null}
             <LoginForm callbackUrl={callbackUrl} />
+            {sso ? (
+              <div className="mt-4 border-t border-neutral-200 pt-4">
+                <SingleSignOnButton
+                  providerId={SINGLE_SIGN_ON_PROVIDER_ID}
+                  providerName={sso.name}
+                  callbackUrl={callbackUrl}
+                />
+              </div>
+            ) : null}
           </>
         ) : (
           <div data-testid="setup-needed" className="mt-3 space-y-3 text-sm text-neutral-800">

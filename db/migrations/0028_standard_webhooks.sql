@@ -68,7 +68,7 @@ CREATE TABLE "webhook_sources" (
 --> statement-breakpoint
 CREATE INDEX "notification_deliveries_due_idx" ON "notification_deliveries" USING btree ("next_attempt_at") WHERE "notification_deliveries"."status" = 'pending';--> statement-breakpoint
 CREATE INDEX "notification_deliveries_endpoint_idx" ON "notification_deliveries" USING btree ("tenant_id","endpoint_id","created_at" desc);--> statement-breakpoint
-CREATE INDEX "webhook_messages_effect_idx" ON "webhook_messages" USING btree ("tenant_id","task_id","side_effect");--> statement-breakpoint
+CREATE INDEX "webhook_messages_key_idx" ON "webhook_messages" USING btree ("tenant_id","idempotency_key");--> statement-breakpoint
 CREATE INDEX "webhook_sources_name_idx" ON "webhook_sources" USING btree ("name");--> statement-breakpoint
 -- hand-written:
 -- Tenant walls (decision 0016) on the webhook and notification tables (decision 0040).

@@ -60,7 +60,7 @@ export const webhookMessages = pgTable(
   },
   (t) => [
     primaryKey({ name: "webhook_messages_pkey", columns: [t.tenantId, t.source, t.webhookId] }),
-    index("webhook_messages_effect_idx").on(t.tenantId, t.taskId, t.sideEffect),
+    index("webhook_messages_key_idx").on(t.tenantId, t.idempotencyKey),
   ],
 );
 

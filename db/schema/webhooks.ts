@@ -12,7 +12,10 @@ export const webhookSources = pgTable(
     tenantId: uuid("tenant_id").notNull(),
     name: text("name").notNull(),
     /** Actions (lower case) whose unknown effects this source settles by itself; others are pre-filled only. */
-    trustedActions: text("trusted_actions").array().notNull().default(sql`'{}'::text[]`),
+    trustedActions: text("trusted_actions")
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     createdBy: text("created_by").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -104,6 +107,9 @@ export const notificationDeliveries = pgTable(
     /** `pending`, `delivered`, `failed` (gave up after the last attempt). */
     status: text("status").notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
+    /** The attempt after which it is given up (`failed`); "send again" raises it. */
+    maxAttempts: integer("max_attempts").notNull().default(8),
+    lastAttemptAt: timestamp("last_attempt_at", { withTimezone: true }),
     nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
@@ -112,7 +118,9 @@ export const notificationDeliveries = pgTable(
   },
   (t) => [
     primaryKey({ name: "notification_deliveries_pkey", columns: [t.tenantId, t.id] }),
-    index("notification_deliveries_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index("notification_deliveries_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending'`),
     index("notification_deliveries_endpoint_idx").on(t.tenantId, t.endpointId, sql`${t.createdAt} desc`),
   ],
 );

@@ -7,9 +7,9 @@ import { apiRoute, otherMethods, readNoBody } from "@/lib/server/route";
  * secret is shown this once and verifies beside the old one until that is removed. Owners and admins; 404 when no
  * such source; 409 when it already holds two secrets.
  */
-export const POST = apiRoute<{ name: string }>(async ({ req, ctx, params }) => {
+export const POST = apiRoute<{ source: string }>(async ({ req, ctx, params }) => {
   await readNoBody(req);
-  return rotateWebhookSecret(ctx, { name: params.name, sealKey: secretsSealKey() });
+  return rotateWebhookSecret(ctx, { name: params.source, sealKey: secretsSealKey() });
 });
 
 /** Other methods answer 405 with `Allow` in the API's error shape. */

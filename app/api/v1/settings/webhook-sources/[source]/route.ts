@@ -2,13 +2,13 @@ import { deleteWebhookSource, setWebhookTrust } from "@/lib/domain/webhooks/sour
 import { apiRoute, otherMethods, readJson } from "@/lib/server/route";
 
 /** PATCH /api/v1/settings/webhook-sources/{name} body `{"trusted_actions": [action]}` → `{name, trusted_actions}`. Owners and admins; 404 when none. */
-export const PATCH = apiRoute<{ name: string }>(async ({ req, ctx, params }) =>
-  setWebhookTrust(ctx, { name: params.name, body: await readJson(req, 16 * 1024) }),
+export const PATCH = apiRoute<{ source: string }>(async ({ req, ctx, params }) =>
+  setWebhookTrust(ctx, { name: params.source, body: await readJson(req, 16 * 1024) }),
 );
 
 /** DELETE /api/v1/settings/webhook-sources/{name} → `{"deleted": true}`; its secrets go with it. Owners and admins; 404 when none. */
-export const DELETE = apiRoute<{ name: string }>(async ({ ctx, params }) => {
-  await deleteWebhookSource(ctx, { name: params.name });
+export const DELETE = apiRoute<{ source: string }>(async ({ ctx, params }) => {
+  await deleteWebhookSource(ctx, { name: params.source });
   return { deleted: true };
 });
 

@@ -175,7 +175,7 @@ export async function createNotificationEndpoint(
     const [row] = await queryRows<EndpointView>(
       tx,
       sql`insert into notification_endpoints (tenant_id, id, url, events, format, sealed_secret, created_by)
-          values (${actor.tenantId}, ${id}, ${url.toString()}, ${events}::text[], ${parsed.data.format},
+          values (${actor.tenantId}, ${id}, ${url.toString()}, array(select json_array_elements_text(${JSON.stringify(events)}::json)), ${parsed.data.format},
                   ${sealSecret(sealKey, endpointBinding(actor.tenantId, id), secret)}, ${actorRef(actor).label})
           returning id, url, events, format, created_by, ${isoUtc("created_at")} as created_at`,
     );

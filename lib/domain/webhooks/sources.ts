@@ -78,7 +78,7 @@ export async function createWebhookSource(
     const created = await queryRows<{ name: string }>(
       tx,
       sql`insert into webhook_sources (tenant_id, name, trusted_actions, created_by)
-          values (${actor.tenantId}, ${name}, ${actions}::text[], ${actorRef(actor).label})
+          values (${actor.tenantId}, ${name}, array(select json_array_elements_text(${JSON.stringify(actions)}::json)), ${actorRef(actor).label})
           on conflict (tenant_id, name) do nothing returning name`,
     );
     if (!created.length) throw new DomainError("conflict", `A webhook source named ${name} already exists.`);
@@ -112,7 +112,7 @@ export async function setWebhookTrust(
   return db.transaction(async (tx) => {
     const rows = await queryRows<{ name: string }>(
       tx,
-      sql`update webhook_sources set trusted_actions = ${actions}::text[]
+      sql`update webhook_sources set trusted_actions = array(select json_array_elements_text(${JSON.stringify(actions)}::json))
           where tenant_id = ${actor.tenantId} and name = ${name} returning name`,
     );
     if (!rows.length) throw notFound(`Webhook source ${name}`);

@@ -13,6 +13,8 @@ test("an owner manages webhook sources and notification endpoints; a viewer only
   db,
   tenant,
 }) => {
+  // Two pages and two axe runs of the whole Settings page.
+  test.setTimeout(180_000);
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto("/settings");
   const webhooks = page.locator("section#webhooks");

@@ -49,6 +49,9 @@ export const PERMISSIONS = {
   "api_keys.manage": { runtime: false, roles: ["owner", "admin"] },
   "settings.read": { runtime: false, roles: ANY_ROLE },
   "lookups.manage": { runtime: false, roles: ["owner", "admin"] },
+  // Standard Webhooks in and out (decision 0040): sources that report outcomes and where notifications go.
+  "webhooks.manage": { runtime: false, roles: ["owner", "admin"] },
+  "notifications.manage": { runtime: false, roles: ["owner", "admin"] },
   "principals.manage": { runtime: false, roles: ["owner", "admin"] },
   "members.unlock": { runtime: false, roles: ["owner", "admin"] },
   "audit.read": { runtime: false, roles: ANY_ROLE },
@@ -112,6 +115,8 @@ const PHRASES: Record<Action, string> = {
   "api_keys.manage": "manage runtime API keys",
   "settings.read": "read settings",
   "lookups.manage": "manage lookup endpoints",
+  "webhooks.manage": "manage webhook sources and their secrets",
+  "notifications.manage": "manage notification endpoints and send deliveries again",
   "principals.manage": "revoke or restore principals",
   "members.unlock": "unlock members locked out by failed sign-ins",
   "audit.read": "read the audit log",

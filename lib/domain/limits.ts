@@ -48,6 +48,8 @@ export const LIMITS = {
   clientAddress: { name: "client address (sign-in throttle)", max: 45 },
   workspaceSlug: { name: "workspace slug", max: 63 },
   personName: { name: "API key, workspace and person names", max: 100 },
+  webhookSourceName: { name: "webhook source name", max: 64 },
+  webhookId: { name: "`webhook-id`", max: 200 },
   // Counts, not lengths: what one request may make the server do (decision 0034).
   runStateCalls: { name: "tool calls in one `RunState` import", max: 500 },
   pendingApprovals: { name: "pending approval requests per task", max: 100 },

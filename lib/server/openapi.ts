@@ -6,6 +6,9 @@ import { z } from "zod";
 import { eventInputSchema } from "@/lib/domain/events/schema";
 import { resumeBodySchema } from "@/lib/domain/gate/ask";
 import { lookupBodySchema } from "@/lib/domain/settings/lookups";
+import { endpointBodySchema, notificationSettingsSchema } from "@/lib/domain/notifications/endpoints";
+import { outcomeReportSchema } from "@/lib/domain/webhooks/receive";
+import { sourceBodySchema, trustBodySchema } from "@/lib/domain/webhooks/sources";
 import { restorePrincipalBodySchema, revokePrincipalBodySchema } from "@/lib/domain/settings/principals";
 import { changePasswordBodySchema, switchWorkspaceBodySchema } from "@/lib/domain/tenancy/account";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
@@ -64,6 +67,8 @@ const taskId = {
   schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" },
 };
 const effect = { name: "name", in: "path", required: true, schema: { type: "string" } };
+const PARAM_SOURCE = { name: "source", in: "path", required: true, schema: { type: "string" } } as const;
+
 const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
 const mapId = { name: "map_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
 const exerciseId = { name: "exercise_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
@@ -130,6 +135,11 @@ export function openApiDocument(): Record<string, unknown> {
         Reconcile: schema(reconcileBodySchema),
         ResumeRequest: schema(resumeBodySchema),
         Lookup: schema(lookupBodySchema),
+        WebhookSource: schema(sourceBodySchema),
+        WebhookTrust: schema(trustBodySchema),
+        OutcomeReport: schema(outcomeReportSchema),
+        NotificationEndpoint: schema(endpointBodySchema),
+        NotificationSettings: schema(notificationSettingsSchema),
         CreateApiKey: schema(createApiKeyBodySchema),
         RevokePrincipal: schema(revokePrincipalBodySchema),
         RestorePrincipal: schema(restorePrincipalBodySchema),
@@ -986,6 +996,148 @@ export function openApiDocument(): Record<string, unknown> {
           security: session,
           parameters: [{ name: "tool", in: "path", required: true, schema: { type: "string" } }],
           responses: { ...ok("`{deleted: true}`"), ...errors(401, 403, 404) },
+        },
+      },
+      // Standard Webhooks in and out (decision 0040).
+      "/api/v1/settings/webhook-sources": {
+        get: {
+          summary: "Webhook sources with their trusted actions and secrets' ids (signed-in; never a secret)",
+          security: session,
+          responses: {
+            ...ok("`{sources: [{name, trusted_actions, secrets: [{id, created_at}], created_by, created_at}]}`"),
+            ...errors(401, 403),
+          },
+        },
+        post: {
+          summary: "Register a webhook source; its whsec_ secret is shown this once (owners, admins)",
+          security: session,
+          requestBody: { required: true, ...json("WebhookSource") },
+          responses: { ...ok("`{name, secret, secret_id, trusted_actions, url_path}`"), ...errors(401, 403, 409, 422) },
+        },
+      },
+      "/api/v1/settings/webhook-sources/{source}": {
+        patch: {
+          summary: "Replace the actions a source is trusted to settle (owners, admins)",
+          security: session,
+          parameters: [PARAM_SOURCE],
+          requestBody: { required: true, ...json("WebhookTrust") },
+          responses: { ...ok("`{name, trusted_actions}`"), ...errors(401, 403, 404, 422) },
+        },
+        delete: {
+          summary: "Delete a source and its secrets (owners, admins)",
+          security: session,
+          parameters: [PARAM_SOURCE],
+          responses: { ...ok("`{deleted: true}`"), ...errors(401, 403, 404) },
+        },
+      },
+      "/api/v1/settings/webhook-sources/{source}/secrets": {
+        post: {
+          summary: "Rotate: add a second secret, valid beside the first until it is removed (owners, admins)",
+          security: session,
+          parameters: [PARAM_SOURCE],
+          responses: { ...ok("`{name, secret, secret_id}`"), ...errors(401, 403, 404, 409) },
+        },
+      },
+      "/api/v1/settings/webhook-sources/{source}/secrets/{secret_id}": {
+        delete: {
+          summary: "Remove one secret of a source; the only one cannot be removed (owners, admins)",
+          security: session,
+          parameters: [
+            PARAM_SOURCE,
+            { name: "secret_id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          ],
+          responses: { ...ok("`{deleted: true}`"), ...errors(401, 403, 404, 409) },
+        },
+      },
+      "/api/v1/webhooks/{source}": {
+        post: {
+          summary:
+            "A Standard Webhooks message from a registered source (webhook-id, webhook-timestamp, webhook-signature; 5-minute window): an operation's outcome, kept as evidence, settling an unknown effect when the source is trusted for its action; a replayed webhook-id stores nothing",
+          security: [],
+          parameters: [PARAM_SOURCE],
+          requestBody: { required: true, ...json("OutcomeReport") },
+          responses: {
+            ...ok("`{webhook_id, duplicate, disposition: settled | evidence | unmatched, side_effect, note?}`"),
+            ...errors(400, 401, 413, 422),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/webhook-reports": {
+        get: {
+          summary: "What webhook sources reported about the effect's idempotency key, newest first",
+          parameters: [
+            { name: "task_id", in: "path", required: true, schema: { type: "string" } },
+            { name: "name", in: "path", required: true, schema: { type: "string" } },
+          ],
+          responses: {
+            ...ok(
+              "`{reports: [{source, webhook_id, received_at, outcome, external_operation_id, result_digest, disposition}]}`",
+            ),
+            ...errors(401, 403, 404),
+          },
+        },
+      },
+      "/api/v1/settings/notification-endpoints": {
+        get: {
+          summary: "Notification endpoints (signed-in; never a secret)",
+          security: session,
+          responses: {
+            ...ok("`{endpoints: [{id, url, events, format, created_by, created_at}]}`"),
+            ...errors(401, 403),
+          },
+        },
+        post: {
+          summary:
+            "Register an HTTPS endpoint for events; refused with the reason for a non-HTTPS, link-local, metadata, loopback or private address (the last two unless allowed) or a redirect; the secret is shown this once (owners, admins)",
+          security: session,
+          requestBody: { required: true, ...json("NotificationEndpoint") },
+          responses: {
+            ...ok("`{id, secret, url, events, format, created_by, created_at, warnings}`"),
+            ...errors(401, 403, 409, 422),
+          },
+        },
+      },
+      "/api/v1/settings/notification-endpoints/{endpoint_id}": {
+        delete: {
+          summary: "Remove an endpoint; its pending deliveries are marked failed (owners, admins)",
+          security: session,
+          parameters: [{ name: "endpoint_id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          responses: { ...ok("`{deleted: true}`"), ...errors(401, 403, 404) },
+        },
+      },
+      "/api/v1/settings/notifications": {
+        get: {
+          summary: "Whether endpoints may be on loopback and private addresses (signed-in)",
+          security: session,
+          responses: { ...ok("`{allow_private_addresses}`"), ...errors(401, 403) },
+        },
+        put: {
+          summary: "Allow or refuse endpoints on loopback and private addresses (owners, admins)",
+          security: session,
+          requestBody: { required: true, ...json("NotificationSettings") },
+          responses: { ...ok("`{allow_private_addresses}`"), ...errors(401, 403, 422) },
+        },
+      },
+      "/api/v1/settings/notification-deliveries": {
+        get: {
+          summary: "The delivery log, newest first (limit 1–200, optional endpoint_id; signed-in)",
+          security: session,
+          parameters: [
+            { name: "endpoint_id", in: "query", required: false, schema: { type: "string", format: "uuid" } },
+            { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 200 } },
+          ],
+          responses: {
+            ...ok("`{deliveries: [{id, endpoint_id, event, status, attempts, …}]}`"),
+            ...errors(401, 403, 404, 422),
+          },
+        },
+      },
+      "/api/v1/settings/notification-deliveries/{delivery_id}/resend": {
+        post: {
+          summary: "Send a delivery again under the same webhook-id (owners, admins)",
+          security: session,
+          parameters: [{ name: "delivery_id", in: "path", required: true, schema: { type: "string" } }],
+          responses: { ...ok("The delivery, pending again"), ...errors(401, 403, 404) },
         },
       },
     },

@@ -76,6 +76,10 @@ type Params = {
   ref: string;
   action: string;
   eventId: string;
+  source: string;
+  secretId: string;
+  endpointId: string;
+  deliveryId: string;
 };
 
 type Cell = {
@@ -219,6 +223,23 @@ const MATRIX: Record<string, Cell> = {
   "PUT /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   // Removing a rule that is not there changes nothing and says so (idempotent).
   "DELETE /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, ok: 200, cross: "own" },
+  // Standard Webhooks (decision 0040): no such source, endpoint or delivery in either tenant; empty bodies are refused.
+  "GET /api/v1/settings/webhook-sources": { allowed: PEOPLE, ok: 200, cross: "own" },
+  "POST /api/v1/settings/webhook-sources": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
+  "PATCH /api/v1/settings/webhook-sources/[source]": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
+  "DELETE /api/v1/settings/webhook-sources/[source]": { allowed: MANAGERS, ok: 404, cross: "own" },
+  "POST /api/v1/settings/webhook-sources/[source]/secrets": { allowed: MANAGERS, ok: 404, cross: "own" },
+  "DELETE /api/v1/settings/webhook-sources/[source]/secrets/[secretId]": { allowed: MANAGERS, ok: 404, cross: "own" },
+  // The signature is the credential: without the webhook headers every caller gets 400.
+  "POST /api/v1/webhooks/[source]": { allowed: "public", probe: {}, ok: 400, cross: "own" },
+  "GET /api/v1/tasks/[taskId]/side-effects/[name]/webhook-reports": { allowed: READERS, ok: 200, cross: 404 },
+  "GET /api/v1/settings/notification-endpoints": { allowed: PEOPLE, ok: 200, cross: "own" },
+  "POST /api/v1/settings/notification-endpoints": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
+  "DELETE /api/v1/settings/notification-endpoints/[endpointId]": { allowed: MANAGERS, ok: 404, cross: "own" },
+  "GET /api/v1/settings/notification-deliveries": { allowed: PEOPLE, ok: 200, cross: "own" },
+  "POST /api/v1/settings/notification-deliveries/[deliveryId]/resend": { allowed: MANAGERS, ok: 404, cross: "own" },
+  "GET /api/v1/settings/notifications": { allowed: PEOPLE, ok: 200, cross: "own" },
+  "PUT /api/v1/settings/notifications": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "POST /api/v1/import/openai-agents/run-state": {
     allowed: IMPORTERS,
     query: "?task_id=matrix-no-such-task",
@@ -329,6 +350,10 @@ beforeAll(async () => {
       ref: "matrix-credential",
       action: "matrix_action",
       eventId: "matrix-no-such-event",
+      source: "matrix-no-such-source",
+      secretId: NO_SUCH_ID,
+      endpointId: NO_SUCH_ID,
+      deliveryId: `msg_${"0".repeat(32)}`,
     },
     markers: [
       a.tenantId,

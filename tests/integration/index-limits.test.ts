@@ -95,6 +95,13 @@ const BOUNDS: Record<string, Bound> = {
   "unapplied_receipts.task_id": ascii(LIMITS.taskId),
   "unapplied_receipts.name": ascii(LIMITS.sideEffectName),
   "users.email": text(LIMITS.email),
+  // Standard Webhooks (decision 0040): source names and message ids of a restricted ASCII alphabet, checked on entry.
+  "webhook_sources.name": ascii(LIMITS.webhookSourceName),
+  "webhook_source_secrets.source": ascii(LIMITS.webhookSourceName),
+  "webhook_messages.source": ascii(LIMITS.webhookSourceName),
+  "webhook_messages.webhook_id": ascii(LIMITS.webhookId),
+  "webhook_messages.idempotency_key": ascii(LIMITS.idempotencyKey),
+  "notification_deliveries.id": server(36, "`msg_` and 32 hex digits the server derives"),
 };
 
 /** The largest B-tree entry on 8 KiB pages (PostgreSQL's `BTMaxItemSize`). */

@@ -30,6 +30,9 @@ import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
 import { policyDocumentSchema } from "@/lib/domain/policies/document";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
 import { actionRuleBodySchema, approvalSettingsBodySchema } from "@/lib/domain/approvals/settings";
+import { endpointBodySchema, notificationSettingsSchema } from "@/lib/domain/notifications/endpoints";
+import { outcomeReportSchema } from "@/lib/domain/webhooks/receive";
+import { sourceBodySchema, trustBodySchema } from "@/lib/domain/webhooks/sources";
 
 /** `public`: no credentials (the invitation link's page). */
 export type RouteAuth = "runtime" | "owner" | "approver" | "responder" | "viewer" | "public";
@@ -132,6 +135,22 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "PUT /api/v1/settings/approvals": { auth: "owner", body: "json", schema: approvalSettingsBodySchema },
   "PUT /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "json", schema: actionRuleBodySchema },
   "DELETE /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "none" },
+  // Standard Webhooks in and out (decision 0040).
+  "GET /api/v1/settings/webhook-sources": { auth: "viewer", body: "none" },
+  "POST /api/v1/settings/webhook-sources": { auth: "owner", body: "json", schema: sourceBodySchema },
+  "PATCH /api/v1/settings/webhook-sources/[source]": { auth: "owner", body: "json", schema: trustBodySchema },
+  "DELETE /api/v1/settings/webhook-sources/[source]": { auth: "owner", body: "none" },
+  "POST /api/v1/settings/webhook-sources/[source]/secrets": { auth: "owner", body: "none" },
+  "DELETE /api/v1/settings/webhook-sources/[source]/secrets/[secretId]": { auth: "owner", body: "none" },
+  "POST /api/v1/webhooks/[source]": { auth: "public", body: "json", schema: outcomeReportSchema },
+  "GET /api/v1/tasks/[taskId]/side-effects/[name]/webhook-reports": { auth: "runtime", body: "none" },
+  "GET /api/v1/settings/notification-endpoints": { auth: "viewer", body: "none" },
+  "POST /api/v1/settings/notification-endpoints": { auth: "owner", body: "json", schema: endpointBodySchema },
+  "DELETE /api/v1/settings/notification-endpoints/[endpointId]": { auth: "owner", body: "none" },
+  "GET /api/v1/settings/notification-deliveries": { auth: "viewer", body: "none" },
+  "POST /api/v1/settings/notification-deliveries/[deliveryId]/resend": { auth: "owner", body: "none" },
+  "GET /api/v1/settings/notifications": { auth: "viewer", body: "none" },
+  "PUT /api/v1/settings/notifications": { auth: "owner", body: "json", schema: notificationSettingsSchema },
 };
 
 /** `METHOD /api/v1/…` for every method each route file under app/api/v1 exports itself (not its 405 handlers). */

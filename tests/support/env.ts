@@ -130,6 +130,9 @@ export function serverEnv(opts: {
     CUSTODY_SIGNING_KEY: opts.signingKeyPem,
     NEXTAUTH_SECRET: opts.nextauthSecret,
     NEXTAUTH_URL: `http://localhost:${opts.port}`,
+    // The notification worker delivers only in the test that starts its own servers for it (webhooks.test.ts): a
+    // worker with another session secret could not open the endpoints' secrets.
+    CUSTODY_NOTIFICATIONS: "off",
   };
   // The server must not fall back to an embedded data directory of the developer.
   delete env.CUSTODY_DATA_DIR;

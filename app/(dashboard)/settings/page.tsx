@@ -10,23 +10,39 @@ import { PermissionsTable } from "./PermissionsTable";
 import { SettingsClient } from "./SettingsClient";
 import { ApprovalSettings } from "./ApprovalSettings";
 import { getApprovalSettings } from "@/lib/domain/approvals/settings";
+import { getNotificationSettings, listNotificationEndpoints } from "@/lib/domain/notifications/endpoints";
+import { listWebhookSources } from "@/lib/domain/webhooks/sources";
+import { NotificationsSection, WebhookSourcesSection } from "./WebhooksSections";
 
 export const metadata: Metadata = { title: "Settings" };
 
 /**
  * Runtime API keys, lookup endpoints per tool, principal revocation, members (invitations, roles, removal, sign-in
- * locks) and the permissions table, read-only.
+ * locks), approvals, webhook sources and notification endpoints (decision 0040), and the permissions table, read-only.
  */
 export default async function SettingsPage() {
   const ctx = await requirePageContext();
   const { actor } = ctx;
-  const [keysList, lookups, principals, members, invitations, approvalSettings] = await Promise.all([
+  const [
+    keysList,
+    lookups,
+    principals,
+    members,
+    invitations,
+    approvalSettings,
+    webhookSources,
+    endpoints,
+    notificationSettings,
+  ] = await Promise.all([
     listApiKeys(ctx),
     listLookups(ctx),
     listPrincipals(ctx),
     listMembersForActor(ctx),
     listInvitations(ctx),
     getApprovalSettings(ctx),
+    listWebhookSources(ctx),
+    listNotificationEndpoints(ctx),
+    getNotificationSettings(ctx),
   ]);
   return (
     <div className="space-y-6">
@@ -43,6 +59,11 @@ export default async function SettingsPage() {
         role={actor.role}
       />
       <ApprovalSettings initial={approvalSettings} canManage={can(actor, "approvals.manage")} />
+      <WebhookSourcesSection initial={webhookSources} canManage={can(actor, "webhooks.manage")} />
+      <NotificationsSection
+        initial={{ endpoints, allowPrivate: notificationSettings.allow_private_addresses }}
+        canManage={can(actor, "notifications.manage")}
+      />
       <PermissionsTable />
     </div>
   );

@@ -13,6 +13,8 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import type { ApprovalOrigin } from "@/db/schema/approvals";
 import { appendAudit } from "../audit/append";
+import { approvalRequested } from "../notifications/facts";
+import { enqueueNotifications } from "../notifications/outbox";
 import { actorRef, type Actor } from "../authz";
 import { redactJson, unstorableJson } from "../events/redact";
 import { LIMITS } from "../limits";
@@ -187,6 +189,9 @@ export async function requestApproval(tx: Db, input: RequestApprovalInput): Prom
     origin,
     audit_seq: audit.seq,
   });
+  await enqueueNotifications(tx, tenantId, [
+    approvalRequested({ id, taskId, sideEffect: input.sideEffect, action: input.action, tool: input.tool }),
+  ]);
   return { id, created: true };
 }
 

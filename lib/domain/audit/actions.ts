@@ -31,6 +31,10 @@ export const AUDIT_ACTIONS = [
   "map.published",
   "map_layer.updated",
   "member.added",
+  "notification_delivery.requeued",
+  "notification_endpoint.created",
+  "notification_endpoint.deleted",
+  "notification_settings.changed",
   "member.removed",
   "member.role_changed",
   "member.unlocked",
@@ -48,6 +52,11 @@ export const AUDIT_ACTIONS = [
   "task.fenced",
   "tool_definition.accepted",
   "user.password_changed",
+  "webhook_source.created",
+  "webhook_source.deleted",
+  "webhook_source.secret_removed",
+  "webhook_source.secret_rotated",
+  "webhook_source.trust_changed",
   "workspace.created",
 ] as const satisfies readonly `${string}.${string}ed`[];
 

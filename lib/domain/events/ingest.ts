@@ -45,6 +45,8 @@ import { attemptTooFarAhead } from "../side-effects/attempts";
 import { withAuditSealed } from "../audit/append";
 import type { SigningContext } from "../context";
 import { sealMovedEffects } from "../side-effects/lifecycle/seal";
+import { egressDenied } from "../notifications/facts";
+import { enqueueNotifications } from "../notifications/outbox";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 
@@ -444,6 +446,8 @@ export async function storeEvents(
 
       const stored = prepared.filter((e) => outcome.get(e.id)?.status === "stored");
       if (stored.length) await noteFutureClocks(tx, tenantId, stored);
+      const denied = stored.filter((e) => e.type === "egress.denied");
+      if (denied.length) await enqueueNotifications(tx, tenantId, egressDenied(denied));
       const outcomes = stored.filter((e) => e.type === "tool.completed" || e.type === "tool.failed");
       const callEffects = outcomes.length ? await callsWithEffects(tx, tenantId, outcomes) : new Set<string>();
       const transitions = stored.filter((e) => needsTransition(e, callEffects));

@@ -12,6 +12,8 @@ import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { GateAskView, GateVerdict } from "@/lib/contract/api";
 import type { Actor } from "../authz";
+import { gateStopped } from "../notifications/facts";
+import { enqueueNotifications } from "../notifications/outbox";
 
 /** An ask the gate's facts statement already counted (`readGateFacts` with `countAsk`): the row's verdict before it. */
 export type AskCounted = { previousVerdict: GateVerdict["verdict"] };
@@ -32,6 +34,18 @@ export async function recordGateAsk(
   counted: AskCounted | null = null,
 ): Promise<GateVerdict> {
   if (actor.kind !== "api_key") return verdict;
+  // A stop is queued once per task, attempt and set of reasons (the delivery id is derived from them).
+  if (verdict.verdict === "stop" && counted?.previousVerdict !== "stop") {
+    await enqueueNotifications(
+      db,
+      actor.tenantId,
+      gateStopped(
+        task.task_id,
+        task.current_attempt,
+        verdict.reasons.map((r) => r.code),
+      ),
+    );
+  }
   if (counted) {
     if (counted.previousVerdict !== verdict.verdict) {
       await db.execute(sql`

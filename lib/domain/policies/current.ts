@@ -17,6 +17,7 @@ import { queryRows, type Db } from "@/db";
 import { policyVersions } from "@/db/schema";
 import { approvalEvent } from "../approvals/requests";
 import { appendAudit } from "../audit/append";
+import { notifyPolicyActivated } from "../notifications/facts";
 import { actorRef, authorize, type Actor } from "../authz";
 import type { VerbContext } from "../context";
 import { DomainError, notFound } from "../errors";
@@ -114,6 +115,12 @@ export async function activatePolicyVersion(
       details: { version, digest: target.digest, previous: current?.version ?? null },
     });
     const invalidated = await bindApprovalsTo(tx, actor, String(version));
+    await notifyPolicyActivated(tx, actor.tenantId, {
+      version,
+      previous: current?.version ?? null,
+      document: target.document,
+      invalidated,
+    });
     return { version, digest: target.digest, previous: current?.version ?? null, changed: true, invalidated };
   });
 }

@@ -14,6 +14,7 @@ import { notFound } from "../errors";
 import { durationSeconds, type PolicyDocument, type PolicyFinding } from "./document";
 import { lintPolicy } from "./lint";
 import { currentPolicyRow } from "./current";
+import { policyAllowsHost } from "./hosts";
 import type { VerbContext } from "../context";
 
 /** One host a task's runs asked to reach. `in_current_policy` is null when no policy is active. */
@@ -32,16 +33,6 @@ export type EgressHost = {
 };
 
 export type EgressSummary = { current_policy_version: number | null; hosts: EgressHost[] };
-
-const norm = (h: string) => h.trim().toLowerCase().replace(/\.$/, "");
-
-/** Whether `doc` lets the sandbox reach `host`: `open` any host, `none` no host, `restricted` the listed ones. */
-export function policyAllowsHost(doc: PolicyDocument, host: string): boolean {
-  if (doc.network.access === "open") return true;
-  if (doc.network.access === "none") return false;
-  const h = norm(host);
-  return doc.network.allowed_domains.some((d) => norm(d) === h);
-}
 
 type Row = {
   host: string;

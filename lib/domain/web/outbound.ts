@@ -119,7 +119,7 @@ export function blockedTargetReason(url: URL): string | null {
 }
 
 export type OutboundResult =
-  | { kind: "answer"; status: number; text: string | null }
+  | { kind: "answer"; status: number; text: string | null; location?: string }
   | { kind: "refused"; reason: string }
   | { kind: "timeout" }
   | { kind: "error"; message: string };
@@ -139,6 +139,26 @@ export function outboundGet(
   url: URL,
   opts: { timeoutMs: number; maxBytes: number; resolve?: Resolver; headers?: Record<string, string> },
 ): Promise<OutboundResult> {
+  return outboundCall(url, { ...opts, method: "GET" });
+}
+
+/**
+ * A call with the checks above: `GET`, or `POST` with a body (notification deliveries, decision 0040). `refuse` adds
+ * a rule for the resolved addresses (notification endpoints refuse loopback and private ones unless the workspace
+ * allows them); `location` is the answer's `Location` header, so a caller can say where a refused redirect pointed.
+ */
+export function outboundCall(
+  url: URL,
+  opts: {
+    timeoutMs: number;
+    maxBytes: number;
+    resolve?: Resolver;
+    headers?: Record<string, string>;
+    method: "GET" | "POST";
+    body?: string;
+    refuse?: (address: string) => string | null;
+  },
+): Promise<OutboundResult> {
   const literal = blockedTargetReason(url);
   if (literal) return Promise.resolve({ kind: "refused", reason: `${url.hostname} is ${literal}` });
   if (url.protocol !== "http:" && url.protocol !== "https:")
@@ -154,7 +174,7 @@ export function outboundGet(
     resolve(hostname).then(
       (addresses) => {
         for (const a of addresses) {
-          const why = blockedAddressReason(a.address);
+          const why = blockedAddressReason(a.address) ?? opts.refuse?.(a.address) ?? null;
           if (why) return callback(new RefusedAddress(`${hostname} resolves to ${a.address}, ${why}`));
         }
         const wanted =
@@ -179,7 +199,8 @@ export function outboundGet(
       done(r);
     };
     const mod = url.protocol === "https:" ? https : http;
-    const req = mod.request(url, { method: "GET", headers: opts.headers, lookup, agent: false }, (res) => {
+    const req = mod.request(url, { method: opts.method, headers: opts.headers, lookup, agent: false }, (res) => {
+      const location = typeof res.headers.location === "string" ? { location: res.headers.location } : {};
       const chunks: Buffer[] = [];
       let size = 0;
       let tooLarge = false;
@@ -188,7 +209,7 @@ export function outboundGet(
         if (size > opts.maxBytes) {
           tooLarge = true;
           res.destroy();
-          finish({ kind: "answer", status: res.statusCode ?? 0, text: null });
+          finish({ kind: "answer", status: res.statusCode ?? 0, text: null, ...location });
           return;
         }
         chunks.push(chunk);
@@ -198,6 +219,7 @@ export function outboundGet(
           kind: "answer",
           status: res.statusCode ?? 0,
           text: tooLarge ? null : Buffer.concat(chunks).toString("utf8"),
+          ...location,
         }),
       );
       res.on("error", (err) => finish({ kind: "error", message: err.message }));
@@ -213,6 +235,6 @@ export function outboundGet(
       finish({ kind: "timeout" });
       req.destroy();
     }, opts.timeoutMs);
-    req.end();
+    req.end(opts.body);
   });
 }

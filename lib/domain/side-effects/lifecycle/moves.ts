@@ -9,6 +9,8 @@
  */
 import type { SideEffectStatus } from "@/db/schema/enums";
 import { appendAuditPendingMany } from "../../audit/append";
+import { effectsUnknown } from "../../notifications/facts";
+import { enqueueNotifications } from "../../notifications/outbox";
 import type { Actor, SystemActor } from "../../authz";
 import type { Db } from "@/db";
 import {
@@ -97,7 +99,8 @@ function moveDetails(move: Move, eventId?: string): Record<string, unknown> {
  */
 export async function flushMoves(tx: Db, by: Mover): Promise<void> {
   if (!by.journal.length) return;
-  const entries = by.journal.splice(0).map(({ actor, move, eventId }) => ({
+  const moved = by.journal.splice(0);
+  const entries = moved.map(({ actor, move, eventId }) => ({
     actor,
     input: {
       action: TRANSITION_AUDIT_ACTION,
@@ -106,4 +109,12 @@ export async function flushMoves(tx: Db, by: Mover): Promise<void> {
     },
   }));
   await appendAuditPendingMany(tx, entries);
+  const unknown = moved.filter((m) => m.move.to === "unknown");
+  if (unknown.length) {
+    await enqueueNotifications(
+      tx,
+      by.actor.tenantId,
+      effectsUnknown(unknown.map(({ move, eventId }) => ({ ...move, eventId }))),
+    );
+  }
 }

@@ -5,7 +5,7 @@
  * completed (with the external operation id) or was not applied — with evidence. The server decides races;
  * a conflict shows who settled it first.
  */
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import type { SideEffectView } from "@/lib/contract/api";
@@ -57,6 +57,15 @@ export function lookupEvidence(a: ConfiguredLookup, idempotencyKey: string, reas
 
 const enc = encodeURIComponent;
 
+/** A webhook source's report about the effect (decision 0040); the newest pre-fills the dialog. */
+type WebhookReport = {
+  source: string;
+  webhook_id: string;
+  received_at: string;
+  outcome: "applied" | "not_applied";
+  external_operation_id: string | null;
+};
+
 /** Modal dialog for one effect. */
 export function ReconcileDialog({
   taskId,
@@ -92,6 +101,28 @@ export function ReconcileDialog({
   }, []);
 
   const refresh = () => qc.invalidateQueries({ queryKey: ["task", taskId] });
+
+  // What a webhook source reported about this write pre-fills the choices, as a lookup answer does; the person decides.
+  const reports = useQuery({
+    queryKey: ["task", taskId, "webhook-reports", name],
+    queryFn: async () =>
+      (
+        await apiFetch<{ reports: WebhookReport[] }>(
+          `/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/webhook-reports`,
+        )
+      ).reports,
+  });
+  const report = reports.data?.[0] ?? null;
+  // Adjusted while rendering (not in an effect): once, when the first report arrives.
+  const [prefilled, setPrefilled] = useState(false);
+  if (report && !prefilled) {
+    setPrefilled(true);
+    setOutcome(report.outcome === "applied" ? "completed" : "not_applied");
+    if (report.external_operation_id) setOperationId(report.external_operation_id);
+    const text = `Webhook source ${report.source} reported ${report.outcome.replace("_", " ")} at ${report.received_at} (webhook-id ${report.webhook_id}${report.external_operation_id ? `, operation ${report.external_operation_id}` : ""}).`;
+    setEvidence(text);
+    setProposed(text);
+  }
 
   const lookupM = useMutation({
     mutationFn: () =>
@@ -219,6 +250,19 @@ export function ReconcileDialog({
             </p>
 
             <KeptReceipts receipts={effect.unapplied_receipts} />
+
+            {report ? (
+              <p
+                role="note"
+                className="rounded-md border border-sky-200 bg-sky-50 p-2 text-sm"
+                data-testid="webhook-report"
+              >
+                Webhook source <strong>{report.source}</strong> reported this write{" "}
+                {report.outcome === "applied" ? "applied" : "not applied"}
+                {report.external_operation_id ? <> (operation {report.external_operation_id})</> : null} at{" "}
+                <Time iso={report.received_at} />; the choices below are pre-filled from it.
+              </p>
+            ) : null}
 
             <div className="rounded-md border border-neutral-200 p-3">
               <div className="flex flex-wrap items-center justify-between gap-2">

@@ -87,4 +87,16 @@ if [ "$(psql "$PROV_ADMIN" -XAtqc "select 1 from pg_database where datname = '${
   prov_say "the test database $PROV_DB does not exist: creating it"
   psql "$PROV_ADMIN" -XAtqc "create database \"${PROV_DB//\"/\"\"}\"" >/dev/null
 fi
+# A test database migrated by another checkout (a branch whose migrations this one does not have) cannot be migrated
+# forward: drizzle applies only migrations newer than the last one it recorded. Such a scratch database is made again.
+prov_applied=$(psql "$TEST_DATABASE_URL" -XAtqc "select created_at from drizzle.__drizzle_migrations" 2>/dev/null || true)
+if [ -n "$prov_applied" ]; then
+  prov_known=$(node -e 'for (const e of require("./db/migrations/meta/_journal.json").entries) console.log(e.when)')
+  prov_foreign=$(comm -23 <(printf '%s\n' "$prov_applied" | sort) <(printf '%s\n' "$prov_known" | sort) | head -1)
+  if [ -n "$prov_foreign" ]; then
+    prov_say "the test database $PROV_DB holds a migration this checkout does not have (made by another branch): making it again"
+    psql "$PROV_ADMIN" -XAtqc "drop database \"${PROV_DB//\"/\"\"}\" with (force)" >/dev/null
+    psql "$PROV_ADMIN" -XAtqc "create database \"${PROV_DB//\"/\"\"}\"" >/dev/null
+  fi
+fi
 export TEST_DATABASE_URL

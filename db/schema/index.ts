@@ -8,3 +8,4 @@ export * from "./access";
 export * from "./gate";
 export * from "./policies";
 export * from "./approvals";
+export * from "./exports";

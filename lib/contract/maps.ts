@@ -79,6 +79,13 @@ export type AdoptionSummary = {
   headline: string;
   /** The facts behind it (which layers, which constraints, what is missing), one sentence each. */
   reasons: string[];
+  /**
+   * Whether the export was verified (decision 0038): `verified` when the Export layer links a bundle that passed the
+   * verifier, `failed` when it links one that did not, `none` when it links no bundle.
+   */
+  export_bundle: "verified" | "failed" | "none";
+  /** One sentence saying so. */
+  export_line: string;
 };
 
 export type MapVersionInfo = { version: number; published_at: string; published_by: string };

@@ -13,6 +13,8 @@ export type UserActor = {
   role: Role;
   /** sha256 of the session id when the actor comes from a session (lib/domain/tenancy/sessions.ts). */
   sessionHash?: string;
+  /** Set when the workspace holds an imported bundle and its custody records are read-only (decision 0038). */
+  readOnly?: true;
 };
 
 export type ApiKeyActor = {
@@ -20,6 +22,8 @@ export type ApiKeyActor = {
   tenantId: string;
   keyId: string;
   keyName: string;
+  /** As for a person: the workspace is an imported, read-only one (decision 0038). */
+  readOnly?: true;
 };
 
 export type SystemActor = { kind: "system"; tenantId: string; label: string };

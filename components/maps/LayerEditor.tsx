@@ -421,10 +421,10 @@ function VerificationInputs({
             {(Object.keys(EVIDENCE_KIND_LABEL) as EvidenceKind[])
               .filter((k) => k !== "bundle" || allowBundle || kind === "bundle")
               .map((k) => (
-              <option key={k} value={k}>
-                {EVIDENCE_KIND_LABEL[k]}
-              </option>
-            ))}
+                <option key={k} value={k}>
+                  {EVIDENCE_KIND_LABEL[k]}
+                </option>
+              ))}
           </select>
         </label>
       </div>

@@ -33,11 +33,7 @@ export async function findBundle(db: Db, tenantId: string, digest: string): Prom
  * bytes decide its digest, so its verification cannot differ).
  * @param bundle digest (sha256 hex), scope, task id of a task bundle, size in bytes, verification, who made it.
  */
-export async function recordBundle(
-  db: Db,
-  tenantId: string,
-  bundle: Omit<BundleRecord, "created_at">,
-): Promise<void> {
+export async function recordBundle(db: Db, tenantId: string, bundle: Omit<BundleRecord, "created_at">): Promise<void> {
   await db.execute(
     sql`insert into export_bundles (tenant_id, digest, scope, task_id, size_bytes, verification, created_by)
         values (${tenantId}, ${bundle.digest}, ${bundle.scope}, ${bundle.task_id}, ${bundle.size_bytes},

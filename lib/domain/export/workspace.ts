@@ -5,9 +5,9 @@
  * keys (no key hashes), and the workspace's audit chain whole. Produced file by file from keyset-paged reads, so what
  * is held in memory is one page of rows and the writer's current part, whatever the workspace's size.
  */
-import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
+import { sealAudit } from "../audit/append";
 import { DomainError } from "../errors";
 
 /**
@@ -63,11 +63,11 @@ export function parseExportRange(from: string | null, to: string | null, now = n
 }
 
 /**
- * The directory of a task inside a workspace bundle: `tasks/<first 32 hex digits of sha256(task id)>`, since a task id
- * may hold `:` and run to 200 characters while a bundle name may not; `tasks/index` maps ids to directories.
+ * The directory of the `n`-th task (1-based) inside a workspace bundle: `tasks/000001`, … (decision 0037: a task id may
+ * hold `:` and run past what a name allows); `bundle.json`'s `tasks` maps each number to its task id.
  */
-export function taskDir(taskId: string): string {
-  return `tasks/${createHash("sha256").update(taskId, "utf8").digest("hex").slice(0, 32)}`;
+export function taskDir(n: number): string {
+  return `tasks/${String(n).padStart(6, "0")}`;
 }
 
 /** A view of `sink` whose names all start with `dir/`. */
@@ -144,16 +144,15 @@ export async function writeWorkspaceFiles(
   );
   if (!ws) throw new DomainError("not_found", "This workspace does not exist.");
 
-  const index = sink.jsonl("tasks/index");
+  const taskNumbers: Record<string, string> = {};
   let tasks = 0;
   for await (const ids of tasksInRange(db, tenantId, range)) {
     for (const id of ids) {
-      await index.write({ task_id: id, dir: taskDir(id) });
-      await writeTask(under(sink, taskDir(id)), id);
       tasks += 1;
+      taskNumbers[taskDir(tasks).slice("tasks/".length)] = id;
+      await writeTask(under(sink, taskDir(tasks)), id);
     }
   }
-  await index.end();
 
   // Custody maps: the map with its eight layers, every published version, every exercise.
   const maps = sink.jsonl("maps/maps");
@@ -249,33 +248,48 @@ export async function writeWorkspaceFiles(
     ),
   );
 
-  // The audit chain whole, in seq order, with every link; and the head it leads to.
-  const audit = await stream(
-    sink,
-    "audit/chain",
-    rowsOf(
-      db,
-      (after, limit) =>
-        sql`select lpad(seq::text, 20, '0') as k,
-                 jsonb_build_object('tenant_id', tenant_id, 'seq', seq,
-                                    'at', to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                    'actor_kind', actor_kind, 'actor_id', actor_id, 'actor_label', actor_label,
-                                    'action', action, 'target', target, 'details', details,
-                                    'prev_hash', prev_hash, 'hash', hash) as row
-          from audit_log where tenant_id = ${tenantId} ${after ? sql`and seq > ${Number(after)}` : sql``}
-          order by seq limit ${limit}`,
-    ),
-  );
+  // The audit chain whole, in seq order: every entry with its hashed fields and its link, and the head they end at
+  // (the chain is sealed first and read up to the head, decision 0035).
+  await sealAudit(db, tenantId);
   const [head] = await queryRows<{ seq: string | number; hash: string }>(
     db,
     sql`select seq, hash from audit_heads where tenant_id = ${tenantId}`,
   );
-  await sink.addJson("audit/head.json", { seq: head ? Number(head.seq) : 0, hash: head?.hash ?? null });
+  const upTo = head ? Number(head.seq) : 0;
+  const entries = sink.jsonl("audit/entries");
+  const links = sink.jsonl("audit/links");
+  let audit = 0;
+  for await (const r of rowsOf(db, (after, limit) =>
+    sql`select lpad(seq::text, 20, '0') as k, to_jsonb(a) as row from audit_log a
+        where tenant_id = ${tenantId} and seq <= ${upTo} ${after ? sql`and seq > ${Number(after)}` : sql``}
+        order by seq limit ${limit}`,
+  )) {
+    const seq = Number(r.seq);
+    await entries.write({
+      tenantId,
+      seq,
+      at: new Date(String(r.at)).toISOString(),
+      actorKind: r.actor_kind,
+      actorId: r.actor_id,
+      actorLabel: r.actor_label,
+      action: r.action,
+      target: r.target,
+      details: r.details,
+      prev_hash: r.prev_hash,
+      hash: r.hash,
+    });
+    await links.write({ seq, prev_hash: r.prev_hash, hash: r.hash });
+    audit += 1;
+  }
+  await entries.end();
+  await links.end();
+  await sink.addJson("audit/head.json", { seq: upTo, hash: head?.hash ?? null });
 
   return {
     workspace: { id: ws.id, slug: ws.slug, name: ws.name },
     ...(ws.imported_from ? { imported_from: ws.imported_from } : {}),
     range,
+    tasks: taskNumbers,
     counts: { tasks, map_versions: mapVersions, policy_versions: policies, members, audit_entries: audit },
   };
 }

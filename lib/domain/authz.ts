@@ -40,6 +40,8 @@ export const PERMISSIONS = {
   "events.write": { runtime: true, roles: [] },
   "tasks.checkpoint": { runtime: true, roles: [] },
   "tasks.read": { runtime: true, roles: ANY_ROLE },
+  // A task's evidence bundle (decision 0037): whoever may read the task, person or runtime.
+  "tasks.export": { runtime: true, roles: ANY_ROLE },
   "side_effects.intent": { runtime: true, roles: [] },
   "side_effects.receipt": { runtime: true, roles: [] },
   "side_effects.reconcile": { runtime: false, roles: ["responder", "owner", "admin"] },
@@ -108,6 +110,7 @@ const PHRASES: Record<Action, string> = {
   "events.write": "report events",
   "tasks.checkpoint": "checkpoint task records",
   "tasks.read": "read tasks",
+  "tasks.export": "export task evidence bundles",
   "side_effects.intent": "register side-effect intents",
   "side_effects.receipt": "record receipts",
   "side_effects.reconcile": "reconcile side effects",

@@ -420,9 +420,11 @@ export async function verifyBundle(
   for (const scope of scopes) {
     const label = scopes.length > 1 ? ` (${scope.taskId})` : "";
     await run(`checkpoints${label}`, () => checkCheckpoints(b, m, scope, keyById, cr));
-    await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
+    // A workspace bundle holds the chain whole at its root (decision 0038), checked once below.
+    if (m.kind === "task") await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
     await run(`references${label}`, () => checkReferences(b, m, scope));
   }
+  if (m.kind === "workspace") await run("audit chain (workspace)", () => checkAudit(b, m, "", m.tenant_id, cr));
   return report();
 }
 
@@ -644,7 +646,9 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
     }
   }
   const effectPrefix = `side_effect:${scope.taskId}/`;
-  for (const { file, line, record } of streamRecords(b, m, `${p}audit/entries`)) {
+  // A task inside a workspace bundle has no audit files of its own: the chain is whole at the root (decision 0038).
+  const auditEntries = m.kind === "workspace" ? [] : streamRecords(b, m, `${p}audit/entries`);
+  for (const { file, line, record } of auditEntries) {
     const target = String(record.target);
     if (target.startsWith(effectPrefix)) {
       refs++;

@@ -1,16 +1,23 @@
 /**
- * One task's files inside a workspace bundle. Until the task bundle's producer (lib/export/task-bundle.ts) is shared,
- * this writes the task row only (`task.json`).
+ * One task's files inside a workspace bundle: the task bundle's own producer (lib/export/task-bundle.ts), without the
+ * task's audit files — the workspace bundle holds the chain whole at its root (decision 0038).
  */
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
+import { writeTaskBundle } from "@/lib/export/task-bundle";
 import type { BundleSink } from "./workspace";
 
 /** Writes the files of task `taskId` into `sink` (a view under the task's directory). */
 export async function writeTaskFiles(db: Db, sink: BundleSink, tenantId: string, taskId: string): Promise<void> {
-  const [row] = await queryRows<{ r: Record<string, unknown> }>(
+  const [row] = await queryRows<{ latest_version: number }>(
     db,
-    sql`select to_jsonb(t) - 'tenant_id' as r from tasks t where tenant_id = ${tenantId} and task_id = ${taskId}`,
+    sql`select latest_version from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
-  await sink.addJson("task.json", row?.r ?? null);
+  await writeTaskBundle(db, sink, {
+    tenantId,
+    taskId,
+    latestVersion: Number(row?.latest_version ?? 0),
+    head: { seq: 0, hash: "" },
+    inWorkspace: true,
+  });
 }

@@ -129,7 +129,8 @@ export async function* tasksInRange(db: Db, tenantId: string, range: ExportRange
  * Writes every file of the workspace bundle but the writer's own (keys, manifest, attestation), in a fixed order.
  * @param writeTask writes one task's bundle files into the sink it is given (the task export's own producer), here a
  *   view under {@link taskDir}.
- * @returns the facts `bundle.json` carries besides the writer's: the workspace, the range and the counts.
+ * @returns the facts `bundle.json` carries besides the writer's: the workspace, the range, `tasks` (`[{dir, task_id}]`,
+ *   what the verifier checks each task directory against) and the counts.
  */
 export async function writeWorkspaceFiles(
   sink: BundleSink,
@@ -144,12 +145,12 @@ export async function writeWorkspaceFiles(
   );
   if (!ws) throw new DomainError("not_found", "This workspace does not exist.");
 
-  const taskNumbers: Record<string, string> = {};
+  const taskNumbers: Array<{ dir: string; task_id: string }> = [];
   let tasks = 0;
   for await (const ids of tasksInRange(db, tenantId, range)) {
     for (const id of ids) {
       tasks += 1;
-      taskNumbers[taskDir(tasks).slice("tasks/".length)] = id;
+      taskNumbers.push({ dir: taskDir(tasks), task_id: id });
       await writeTask(under(sink, taskDir(tasks)), id);
     }
   }
@@ -266,12 +267,11 @@ export async function writeWorkspaceFiles(
   )) {
     const seq = Number(r.seq);
     await entries.write({
-      tenantId,
       seq,
       at: new Date(String(r.at)).toISOString(),
-      actorKind: r.actor_kind,
-      actorId: r.actor_id,
-      actorLabel: r.actor_label,
+      actor_kind: r.actor_kind,
+      actor_id: r.actor_id,
+      actor_label: r.actor_label,
       action: r.action,
       target: r.target,
       details: r.details,

@@ -7,6 +7,7 @@ import { BundleWriter } from "@/lib/export/bundle-writer";
 import { sql } from "drizzle-orm";
 import { queryRows } from "@/db";
 import { authorize } from "../authz";
+import type { PublicJwk } from "../crypto/signing";
 import { notFound } from "../errors";
 import type { SigningContext } from "../context";
 import { parseExportRange, writeWorkspaceFiles, type BundleSink } from "./workspace";
@@ -34,10 +35,15 @@ export async function exportWorkspace(
 ): Promise<WorkspaceExport> {
   authorize(actor, "workspace.export");
   const range = parseExportRange(input.from, input.to);
-  const [ws] = await queryRows<{ slug: string }>(db, sql`select slug from tenants where id = ${actor.tenantId}`);
+  const [ws] = await queryRows<{ slug: string; imported_from: { keys?: PublicJwk[] } | null }>(
+    db,
+    sql`select slug, imported_from from tenants where id = ${actor.tenantId}`,
+  );
   if (!ws) throw notFound("Workspace");
   const createdAt = new Date().toISOString();
-  const writer = new BundleWriter({ key: signingKey, kind: "workspace", tenantId: actor.tenantId, createdAt });
+  // An imported workspace's checkpoints were signed by the keys of the server it came from (decision 0038).
+  const extraKeys = ws.imported_from?.keys ?? [];
+  const writer = new BundleWriter({ key: signingKey, kind: "workspace", tenantId: actor.tenantId, createdAt, extraKeys });
   void (async () => {
     try {
       const facts = await writeWorkspaceFiles(writer, db, actor.tenantId, range, input.writeTask);

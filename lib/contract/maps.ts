@@ -134,6 +134,12 @@ export type ExerciseStepRow = {
    * e.g. the `credential.revocation_checked` event of a "Test revocation" check. Needs `task_id`.
    */
   event_id: string | null;
+  /**
+   * The "retrieve the result and export" step: sha256 of the linked task's bundle the server built, and whether the
+   * offline verifier passed it (decision 0038). Set only by `POST …/exercises/{id}/export`; absent until then.
+   */
+  bundle_digest?: string | null;
+  bundle_verified?: boolean | null;
   note: string;
 };
 

@@ -15,6 +15,7 @@ import { setupWorkspace } from "@/lib/domain/tenancy/setup";
 import { verifyBundle } from "@/lib/export/verify";
 import { dropDatabase, ensureDatabase, freePort, serverEnv, testServerSecrets, withDatabase } from "../support/env";
 import { NextServer } from "../support/next-server";
+import { recordsPolicy } from "../support/policy-document";
 import { checkpoint } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { expectError } from "./support/responses";
@@ -75,8 +76,8 @@ describe("a workspace bundle imported on another server", () => {
     const map = await api(owner).post<{ id: string }>("/api/v1/maps", { workflow: "round-trip", title: "Round trip" });
     expect(map.status, map.text).toBe(200);
     expect((await api(owner).post(`/api/v1/maps/${map.body.id}/publish`, {})).status).toBe(200);
-    const policy = await api(owner).post("/api/v1/policies", { allowed_domains: ["records.example"] });
-    expect(policy.status, policy.text).toBe(200);
+    const policy = await api(owner).post("/api/v1/policies", recordsPolicy());
+    expect(policy.status, policy.text).toBe(201);
 
     const bundle = await download(inject("baseUrl"), owner.cookie);
     expect((await verifyBundle(bundle)).ok).toBe(true);

@@ -283,7 +283,8 @@ export async function writeWorkspaceFiles(
   }
   await entries.end();
   await links.end();
-  await sink.addJson("audit/head.json", { seq: upTo, hash: head?.hash ?? null });
+  // An empty chain ends at the genesis hash, as a task bundle says it (decision 0037).
+  await sink.addJson("audit/head.json", { seq: upTo, hash: head?.hash ?? "0".repeat(64) });
 
   return {
     workspace: { id: ws.id, slug: ws.slug, name: ws.name },

@@ -79,7 +79,10 @@ describe("GET /api/v1/export", () => {
     }
     const hidden = newTaskId("other");
     await postEvents(other.apiKey, [makeEvent(hidden, { type: "task.created" })]);
-    const map = await api(owner).post<{ id: string }>("/api/v1/maps", { workflow: "export-flow", title: "Export flow" });
+    const map = await api(owner).post<{ id: string }>("/api/v1/maps", {
+      workflow: "export-flow",
+      title: "Export flow",
+    });
     expect(map.status, map.text).toBe(200);
     expect((await api(owner).post(`/api/v1/maps/${map.body.id}/publish`, {})).status).toBe(200);
 
@@ -118,7 +121,6 @@ describe("GET /api/v1/export", () => {
     const chain = Buffer.from(files.get("audit/entries/000001.jsonl")!).toString().trim().split("\n");
     expect(chain).toHaveLength(Number(head!.seq));
     expect((JSON.parse(chain[0]!) as { seq: number }).seq).toBe(1);
-
   });
 });
 

@@ -46,7 +46,10 @@ export async function exportExerciseStep(
   const taskId = index >= 0 ? current.steps[index]!.task_id : null;
   if (!taskId) {
     throw validationError([
-      { path: ["steps", Math.max(index, 0), "task_id"], message: "link the task whose result to export to this step first" },
+      {
+        path: ["steps", Math.max(index, 0), "task_id"],
+        message: "link the task whose result to export to this step first",
+      },
     ]);
   }
 
@@ -57,9 +60,7 @@ export async function exportExerciseStep(
   const digest = createHash("sha256").update(bytes).digest("hex");
   const report = await verifyBundle(bytes);
   const by = actorRef(actor).label;
-  const failure = report.first_failure
-    ? `${report.first_failure.check}: ${report.first_failure.message}`
-    : null;
+  const failure = report.first_failure ? `${report.first_failure.check}: ${report.first_failure.message}` : null;
 
   await db.transaction(async (tx) => {
     await recordBundle(tx, actor.tenantId, {
@@ -81,7 +82,8 @@ export async function exportExerciseStep(
             and revision = ${current.revision} and status = 'in_progress'
           returning 1`,
     );
-    if (!written.length) throw new DomainError("conflict", "The exercise changed meanwhile; reload it and export again.");
+    if (!written.length)
+      throw new DomainError("conflict", "The exercise changed meanwhile; reload it and export again.");
     await appendAudit(tx, actor, {
       action: "exercise.updated",
       target: `map:${mapId}/exercise/${exerciseId}`,

@@ -43,7 +43,13 @@ export async function exportWorkspace(
   const createdAt = new Date().toISOString();
   // An imported workspace's checkpoints were signed by the keys of the server it came from (decision 0038).
   const extraKeys = ws.imported_from?.keys ?? [];
-  const writer = new BundleWriter({ key: signingKey, kind: "workspace", tenantId: actor.tenantId, createdAt, extraKeys });
+  const writer = new BundleWriter({
+    key: signingKey,
+    kind: "workspace",
+    tenantId: actor.tenantId,
+    createdAt,
+    extraKeys,
+  });
   void (async () => {
     try {
       const facts = await writeWorkspaceFiles(writer, db, actor.tenantId, range, input.writeTask);

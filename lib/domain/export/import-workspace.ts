@@ -58,7 +58,10 @@ function* records(files: ArchiveFiles, stream: string): Generator<Rec> {
  * @throws DomainError bundle_invalid (422: the verifier's first failure, or not a workspace bundle),
  *   workspace_not_empty (409: this server already has the workspace's id or slug).
  */
-export async function importWorkspaceBundle(db: Db, input: { bundle: Uint8Array; slug?: string }): Promise<ImportResult> {
+export async function importWorkspaceBundle(
+  db: Db,
+  input: { bundle: Uint8Array; slug?: string },
+): Promise<ImportResult> {
   const report = await verifyBundle(input.bundle);
   if (!report.ok) {
     const f = report.first_failure;

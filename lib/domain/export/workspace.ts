@@ -260,8 +260,10 @@ export async function writeWorkspaceFiles(
   const entries = sink.jsonl("audit/entries");
   const links = sink.jsonl("audit/links");
   let audit = 0;
-  for await (const r of rowsOf(db, (after, limit) =>
-    sql`select lpad(seq::text, 20, '0') as k, to_jsonb(a) as row from audit_log a
+  for await (const r of rowsOf(
+    db,
+    (after, limit) =>
+      sql`select lpad(seq::text, 20, '0') as k, to_jsonb(a) as row from audit_log a
         where tenant_id = ${tenantId} and seq <= ${upTo} ${after ? sql`and seq > ${Number(after)}` : sql``}
         order by seq limit ${limit}`,
   )) {

@@ -111,9 +111,9 @@ describe("a workspace bundle imported on another server", () => {
     expect(list.body.tasks.map((x) => x.task_id).sort()).toEqual([...tasks].sort());
     const maps = await b.get<{ maps: Array<{ id: string }> }>("/api/v1/maps");
     expect(maps.body.maps.map((m) => m.id)).toEqual([map.body.id]);
-    const chain = await b.get<{ ok: boolean }>("/api/v1/audit/verify");
+    const chain = await b.get<{ valid: boolean }>("/api/v1/audit/verify");
     expect(chain.status, chain.text).toBe(200);
-    expect(chain.body.ok).toBe(true);
+    expect(chain.body.valid, chain.text).toBe(true);
 
     // Read-only: custody records refuse writes; people can still be managed.
     expectError(await b.post("/api/v1/maps", { workflow: "x", title: "New map" }), 409, "workspace_read_only");

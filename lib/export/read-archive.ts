@@ -29,11 +29,51 @@ export async function readBundleArchive(
   gz: Uint8Array | ReadableStream<Uint8Array>,
   limits: ArchiveLimits = BUNDLE_LIMITS,
 ): Promise<ArchiveFiles> {
-  const tarBytes = await gunzip(gz, limits.maxTotalBytes + 1024 * 1024);
+  const tarBytes = await gunzip(gz, limits.maxTotalBytes + 1024 * 1024, headerScanner(limits));
   return readTar(tarBytes, limits);
 }
 
-async function gunzip(gz: Uint8Array | ReadableStream<Uint8Array>, cap: number): Promise<Uint8Array> {
+/**
+ * Checks each tar header as soon as its bytes are unpacked, so a symlink, a bad name or a file over the limit is refused
+ * before the rest of the archive is unpacked into memory.
+ */
+function headerScanner(limits: ArchiveLimits): (chunks: Uint8Array[], total: number) => void {
+  let next = 0;
+  let index = 0;
+  let ended = false;
+  let chunkAt = 0;
+  let chunkStart = 0;
+  const block = new Uint8Array(512);
+  return (chunks, total) => {
+    while (!ended && total >= next + 512) {
+      // Copy the 512 bytes at `next` out of the chunk list (offsets only grow).
+      while (chunkStart + chunks[chunkAt]!.length <= next) chunkStart += chunks[chunkAt++]!.length;
+      let filled = 0;
+      let ci = chunkAt;
+      let offset = next - chunkStart;
+      while (filled < 512) {
+        const c = chunks[ci]!;
+        const n = Math.min(512 - filled, c.length - offset);
+        block.set(c.subarray(offset, offset + n), filled);
+        filled += n;
+        ci++;
+        offset = 0;
+      }
+      const header = parseHeader(block, index++, limits);
+      if (!header) {
+        ended = true;
+        return;
+      }
+      next += 512 + Math.ceil(header.size / 512) * 512;
+    }
+  };
+}
+
+async function gunzip(
+  gz: Uint8Array | ReadableStream<Uint8Array>,
+  cap: number,
+  scan: (chunks: Uint8Array[], total: number) => void,
+): Promise<Uint8Array> {
   const source = gz instanceof Uint8Array ? new Blob([gz as Uint8Array<ArrayBuffer>]).stream() : gz;
   const reader = source.getReader();
   const first = await reader.read().catch(() => ({ done: true, value: undefined }));
@@ -62,13 +102,14 @@ async function gunzip(gz: Uint8Array | ReadableStream<Uint8Array>, cap: number):
       if (done) break;
       total += value.length;
       if (total > cap) {
-        await out.cancel().catch(() => undefined);
         throw new ArchiveError(`The archive unpacks to more than ${cap} bytes, over the bundle limit.`);
       }
       chunks.push(value);
+      scan(chunks, total);
     }
     await feed;
   } catch (err) {
+    await out.cancel().catch(() => undefined);
     if (err instanceof ArchiveError) throw err;
     throw new ArchiveError("The gzip stream is truncated or corrupt: the bundle is incomplete.");
   }
@@ -109,44 +150,54 @@ const TYPES: Record<string, string> = {
   K: "a GNU long-link header",
 };
 
+/**
+ * Checks one tar header (the `index`-th entry): a plain ustar regular file with a valid bundle name within the limits.
+ * @returns its name and size, or null for the end-of-archive block.
+ * @throws ArchiveError naming what is wrong.
+ */
+function parseHeader(block: Uint8Array, index: number, limits: ArchiveLimits): { name: string; size: number } | null {
+  if (block.every((b) => b === 0)) return null;
+  const name0 = field(block, 0, 100);
+  const prefix = field(block, 345, 155);
+  const name = prefix ? `${prefix}/${name0}` : name0;
+  const magic = field(block, 257, 6);
+  if (!magic.startsWith("ustar")) throw new ArchiveError(`Entry ${index + 1} is not a ustar header.`, name);
+  const sum = octal(block, 148, 8);
+  let computed = 0;
+  for (let i = 0; i < 512; i++) computed += i >= 148 && i < 156 ? 32 : block[i]!;
+  if (sum !== computed) throw new ArchiveError(`The tar header of "${name}" is corrupt (checksum).`, name);
+  const type = String.fromCharCode(block[156]!);
+  if (type !== "0" && type !== "\0") {
+    throw new ArchiveError(
+      `"${name}" is ${TYPES[type] ?? `an entry of type '${type}'`}: a bundle holds only regular files.`,
+      name,
+    );
+  }
+  if (name.startsWith("/")) throw new ArchiveError(`"${name}" is an absolute path: refused.`, name);
+  if (name.split("/").includes("..")) throw new ArchiveError(`"${name}" leaves the bundle ('..'): refused.`, name);
+  if (!isBundleName(name)) throw new ArchiveError(`"${name}" is not a valid bundle file name.`, name);
+  const size = octal(block, 124, 12);
+  if (size === null) throw new ArchiveError(`The tar header of "${name}" has no valid size.`, name);
+  if (size > limits.maxFileBytes) {
+    throw new ArchiveError(`"${name}" is ${size} bytes, over the ${limits.maxFileBytes}-byte file limit.`, name);
+  }
+  if (index + 1 > limits.maxFiles) throw new ArchiveError(`The archive holds more than ${limits.maxFiles} files.`);
+  return { name, size };
+}
+
 /** Reads plain ustar regular files. @throws ArchiveError */
-export function readTar(tar: Uint8Array, limits: ArchiveLimits = BUNDLE_LIMITS): ArchiveFiles {
+function readTar(tar: Uint8Array, limits: ArchiveLimits): ArchiveFiles {
   const files: ArchiveFiles = new Map();
   let at = 0;
   let total = 0;
   for (;;) {
     if (at + 512 > tar.length) throw new ArchiveError("The tar archive is truncated: it ends without its end marker.");
-    const block = tar.subarray(at, at + 512);
-    if (block.every((b) => b === 0)) return files;
-    const name0 = field(block, 0, 100);
-    const prefix = field(block, 345, 155);
-    const name = prefix ? `${prefix}/${name0}` : name0;
-    const magic = field(block, 257, 6);
-    if (!magic.startsWith("ustar")) throw new ArchiveError(`Entry ${files.size + 1} is not a ustar header.`, name);
-    const sum = octal(block, 148, 8);
-    let computed = 0;
-    for (let i = 0; i < 512; i++) computed += i >= 148 && i < 156 ? 32 : block[i]!;
-    if (sum !== computed) throw new ArchiveError(`The tar header of "${name}" is corrupt (checksum).`, name);
-    const type = String.fromCharCode(block[156]!);
-    if (type !== "0" && type !== "\0") {
-      throw new ArchiveError(
-        `"${name}" is ${TYPES[type] ?? `an entry of type '${type}'`}: a bundle holds only regular files.`,
-        name,
-      );
-    }
-    if (name.startsWith("/")) throw new ArchiveError(`"${name}" is an absolute path: refused.`, name);
-    if (name.split("/").includes("..")) throw new ArchiveError(`"${name}" leaves the bundle ('..'): refused.`, name);
-    if (!isBundleName(name)) throw new ArchiveError(`"${name}" is not a valid bundle file name.`, name);
+    const header = parseHeader(tar.subarray(at, at + 512), files.size, limits);
+    if (!header) return files;
+    const { name, size } = header;
     if (files.has(name)) throw new ArchiveError(`"${name}" appears twice in the archive.`, name);
-    const size = octal(block, 124, 12);
-    if (size === null) throw new ArchiveError(`The tar header of "${name}" has no valid size.`, name);
-    if (size > limits.maxFileBytes) {
-      throw new ArchiveError(`"${name}" is ${size} bytes, over the ${limits.maxFileBytes}-byte file limit.`, name);
-    }
     total += size;
     if (total > limits.maxTotalBytes) throw new ArchiveError("The archive's files exceed the bundle size limit.", name);
-    if (files.size + 1 > limits.maxFiles)
-      throw new ArchiveError(`The archive holds more than ${limits.maxFiles} files.`);
     const start = at + 512;
     if (start + size > tar.length) throw new ArchiveError(`"${name}" is truncated.`, name);
     files.set(name, tar.slice(start, start + size));

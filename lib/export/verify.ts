@@ -1,5 +1,5 @@
 /**
- * The offline verifier of an evidence bundle (docs/decisions/0037-evidence-bundles.md#verification): no server,
+ * The offline verifier of an evidence bundle (docs/decisions/0037-evidence-bundles.md, "Verification"): no server,
  * database or network, and no Node built-in, so the same code runs in `npx run-custody verify` and in the browser.
  * Hashing and Ed25519 go through Web Crypto (`crypto.subtle`, Node ≥ 20 and Chromium/Firefox/Safari), or an injected
  * {@link VerifyCrypto}.
@@ -417,14 +417,18 @@ export async function verifyBundle(
     return `${Object.keys(m.streams).length} streams, ${records} records, each of the bundle's task`;
   });
 
+  // A workspace bundle's whole chain is at the top (`audit/…`); a task's own entries, when its folder has them.
+  if (m.kind === "workspace" && m.streams["audit/entries"]) {
+    await run("audit chain", () => checkAudit(b, m, "", m.tenant_id, cr));
+  }
   for (const scope of scopes) {
-    const label = scopes.length > 1 ? ` (${scope.taskId})` : "";
+    const label = scopes.length > 1 || m.kind === "workspace" ? ` (${scope.taskId})` : "";
     await run(`checkpoints${label}`, () => checkCheckpoints(b, m, scope, keyById, cr));
-    // A workspace bundle holds the chain whole at its root (decision 0038), checked once below.
-    if (m.kind === "task") await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
+    if (m.kind === "task" || m.streams[`${scope.prefix}audit/entries`]) {
+      await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
+    }
     await run(`references${label}`, () => checkReferences(b, m, scope));
   }
-  if (m.kind === "workspace") await run("audit chain (workspace)", () => checkAudit(b, m, "", m.tenant_id, cr));
   return report();
 }
 
@@ -575,6 +579,13 @@ async function checkAudit(b: Bundle, m: Manifest, prefix: string, tenantId: stri
       }
     } else if (lastSeq && (seq !== lastSeq + 1 || e.prev_hash !== lastHash)) {
       throw new Fail(`entry #${seq} does not link to entry #${lastSeq}.`, file, line, "prev_hash");
+    } else if (!lastSeq && (seq !== 1 || e.prev_hash !== "0".repeat(64))) {
+      throw new Fail(
+        `the chain does not start at entry #1 from the genesis hash (it starts at #${seq}).`,
+        file,
+        line,
+        "seq",
+      );
     }
     lastSeq = seq;
     lastHash = e.hash;
@@ -591,6 +602,9 @@ async function checkAudit(b: Bundle, m: Manifest, prefix: string, tenantId: stri
   }
   return `${entries} entries verify and link${links.size ? ` through ${links.size} chain links` : ""} to the head #${head.seq}`;
 }
+
+/** Audit actions on a side effect whose target must be in the bundle (as an effect, or a refused receipt's name). */
+const EFFECT_ACTIONS = new Set(["side_effect.reconciled", "side_effect.transitioned", "side_effect.receipt_recorded"]);
 
 function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId: string }): string {
   const p = scope.prefix;
@@ -632,7 +646,9 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
       }
     }
   }
+  const refusedNames = new Set<string>();
   for (const { file, line, record } of streamRecords(b, m, `${p}refused-receipts`)) {
+    refusedNames.add(String(record.name));
     if (record.applied_at != null) {
       refs++;
       if (!effects.has(String(record.name))) {
@@ -646,13 +662,15 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
     }
   }
   const effectPrefix = `side_effect:${scope.taskId}/`;
-  // A task inside a workspace bundle has no audit files of its own: the chain is whole at the root (decision 0038).
-  const auditEntries = m.kind === "workspace" ? [] : streamRecords(b, m, `${p}audit/entries`);
-  for (const { file, line, record } of auditEntries) {
+  const auditStream = m.streams[`${p}audit/entries`] ? `${p}audit/entries` : "audit/entries";
+  for (const { file, line, record } of m.streams[auditStream] ? streamRecords(b, m, auditStream) : []) {
     const target = String(record.target);
-    if (target.startsWith(effectPrefix)) {
+    const effect = target.slice(effectPrefix.length);
+    // A reconcile or a move of an effect names one that exists; a receipt names an effect or is kept as a refused
+    // receipt; an intent's entry may record a refusal of a write that never became an effect.
+    if (target.startsWith(effectPrefix) && EFFECT_ACTIONS.has(String(record.action))) {
       refs++;
-      if (!effects.has(target.slice(effectPrefix.length))) {
+      if (!effects.has(effect) && !(record.action === "side_effect.receipt_recorded" && refusedNames.has(effect))) {
         throw new Fail(
           `audit entry names side effect ${target.slice(effectPrefix.length)}, which is not in the bundle.`,
           file,
@@ -660,7 +678,7 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
           "target",
         );
       }
-    } else if (target.startsWith("approval:")) {
+    } else if (target.startsWith("approval:") && (m.kind === "task" || auditStream !== "audit/entries")) {
       refs++;
       if (!approvals.has(target.slice("approval:".length))) {
         throw new Fail(`audit entry names ${target}, which is not in the bundle.`, file, line, "target");

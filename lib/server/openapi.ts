@@ -320,6 +320,17 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/tasks/{task_id}/export": {
+        get: {
+          summary:
+            "The task's evidence bundle, streamed as application/gzip (tar.gz): checkpoints, events, side effects, receipts, approvals, gate asks, audit entries with chain links and head, artifact manifest, linked custody map versions and exercises, keys, portability inventory, and a DSSE/in-toto attestation over every file (decision 0037; check with `npx run-custody verify`)",
+          parameters: [taskId],
+          responses: {
+            "200": { description: "The bundle (`application/gzip`, attachment)" },
+            ...errors(400, 401, 403, 404),
+          },
+        },
+      },
       "/api/v1/tasks/{task_id}/artifacts": {
         get: {
           summary: "Artifacts with sha256",

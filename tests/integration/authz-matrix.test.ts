@@ -107,6 +107,7 @@ const MATRIX: Record<string, Cell> = {
   "PUT /api/v1/tasks/[taskId]": { allowed: RUNTIME, probe: {}, ok: 422, cross: "own" },
   "GET /api/v1/tasks/[taskId]/timeline": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/checkpoints": { allowed: READERS, ok: 200, cross: 404 },
+  "GET /api/v1/tasks/[taskId]/export": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/artifacts": { allowed: READERS, ok: 200, cross: 404 },
   "POST /api/v1/tasks/[taskId]/resume": { allowed: READERS, ok: 200, cross: 404 },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": {

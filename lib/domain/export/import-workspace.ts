@@ -8,10 +8,9 @@
  * `npm run setup -- --workspace <slug> --owner <email>` adds an owner afterwards.
  */
 import { createHash } from "node:crypto";
-import { gunzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { readTar, type ArchiveFiles } from "@/lib/export/read-archive";
+import { readBundleArchive, type ArchiveFiles } from "@/lib/export/read-archive";
 import { verifyBundle } from "@/lib/export/verify";
 import { DomainError } from "../errors";
 
@@ -71,7 +70,7 @@ export async function importWorkspaceBundle(
       { first_failure: f },
     );
   }
-  const files = readTar(gunzipSync(input.bundle));
+  const files = await readBundleArchive(input.bundle);
   const manifest = json(files, "bundle.json");
   if (manifest.kind !== "workspace") {
     throw new DomainError("bundle_invalid", "This is a task bundle; only a workspace bundle can be imported.");

@@ -16,6 +16,7 @@ import type { PageOverview } from "@/lib/contract/overview-pack";
 import { useGate, useGateIfKnown, useTask } from "@/lib/client/queries";
 import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
+import { ExportPanel } from "./ExportPanel";
 import { GatedHeaderParts, TaskHeader } from "./TaskHeader";
 import { GatePanel } from "./GatePanel";
 import { SideEffectsTab } from "./SideEffectsTab";
@@ -247,6 +248,8 @@ export function TaskPageClient({
           )}
         </div>
       </section>
+
+      <ExportPanel taskId={taskId} />
 
       {reconciling && task.side_effects[reconciling] ? (
         <ReconcileDialog

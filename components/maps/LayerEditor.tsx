@@ -21,7 +21,7 @@ import type {
   VerificationEvidence,
 } from "@/lib/contract/maps";
 import { custodiansText, evidenceText, fieldText, COMPARED_FIELDS, type ComparedField } from "@/lib/domain/maps/diff";
-import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
+import { BUNDLE_LAYERS, LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { CONSTRAINT_PRESETS, joinEvidenceRequest, splitEvidenceRequest } from "@/lib/domain/maps/names";
 import { DecisionBadge, VerificationBadge } from "./badges";
 import { ConflictNotice } from "./ConflictNotice";
@@ -249,6 +249,7 @@ export function LayerEditor({
               verification={draft.verification}
               evidence={draft.verification_evidence}
               exercises={exercises}
+              allowBundle={(BUNDLE_LAYERS as readonly string[]).includes(layer)}
               errors={{
                 main: errFor("verification_evidence"),
                 ref: errFor("verification_evidence.ref"),
@@ -354,6 +355,7 @@ const EVIDENCE_KIND_LABEL: Record<EvidenceKind, string> = {
   task: "a task id",
   artifact: "an artifact digest (sha256)",
   document: "a document (link or id)",
+  bundle: "an export bundle (sha256)",
 };
 
 function VerificationInputs({
@@ -362,6 +364,7 @@ function VerificationInputs({
   verification,
   evidence,
   exercises,
+  allowBundle,
   errors,
   onChange,
 }: {
@@ -370,6 +373,8 @@ function VerificationInputs({
   verification: Verification;
   evidence: VerificationEvidence | null;
   exercises: ExerciseListItem[];
+  /** The artifacts and export layers may link an export bundle (decision 0038). */
+  allowBundle: boolean;
   errors: { main?: string; ref?: string; note?: string };
   onChange: (v: { verification?: Verification; verification_evidence?: VerificationEvidence | null }) => void;
 }) {
@@ -413,11 +418,13 @@ function VerificationInputs({
             }}
           >
             <option value="">none yet</option>
-            {(Object.keys(EVIDENCE_KIND_LABEL) as EvidenceKind[]).map((k) => (
-              <option key={k} value={k}>
-                {EVIDENCE_KIND_LABEL[k]}
-              </option>
-            ))}
+            {(Object.keys(EVIDENCE_KIND_LABEL) as EvidenceKind[])
+              .filter((k) => k !== "bundle" || allowBundle || kind === "bundle")
+              .map((k) => (
+                <option key={k} value={k}>
+                  {EVIDENCE_KIND_LABEL[k]}
+                </option>
+              ))}
           </select>
         </label>
       </div>
@@ -446,7 +453,11 @@ function VerificationInputs({
             </label>
           ) : (
             <label className={`block ${labelClass}`} htmlFor={`${idp}-evidence-ref`}>
-              {evidence.kind === "task" ? "Task id" : evidence.kind === "artifact" ? "sha256" : "Link or document id"}
+              {evidence.kind === "task"
+                ? "Task id"
+                : evidence.kind === "artifact" || evidence.kind === "bundle"
+                  ? "sha256"
+                  : "Link or document id"}
               <input
                 id={`${idp}-evidence-ref`}
                 className={`${inputClass} ${evidence.kind === "document" ? "" : "font-mono"}`}
@@ -458,6 +469,11 @@ function VerificationInputs({
             </label>
           )}
           {errors.ref ? <FieldError id={`${idp}-ref-err`} text={errors.ref} /> : null}
+          {evidence.kind === "bundle" && evidence.bundle_verified !== undefined ? (
+            <p className="text-xs text-neutral-800" data-testid="bundle-result">
+              {evidence.bundle_verified ? "✔ this bundle passed verification" : "✕ this bundle failed verification"}
+            </p>
+          ) : null}
           <EvidenceLink mapId={mapId} evidence={evidence} exercises={exercises} />
           <label className={`block ${labelClass}`} htmlFor={`${idp}-evidence-note`}>
             What it shows (optional)

@@ -176,6 +176,9 @@ export function MapWorksheet({
               <RecommendationBadge value={summary.recommendation} large />
               <span data-testid="summary-headline">{summary.headline}</span>
             </p>
+            <p className="mt-1 text-sm text-neutral-800" data-testid="summary-export">
+              {summary.export_line}
+            </p>
           </div>
           <dl className="flex flex-wrap gap-4 text-sm">
             {[

@@ -9,3 +9,4 @@ export * from "./gate";
 export * from "./policies";
 export * from "./approvals";
 export * from "./webhooks";
+export * from "./exports";

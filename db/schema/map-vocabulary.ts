@@ -30,7 +30,7 @@ export const DECISIONS = ["accept", "constrain", "request_evidence"] as const;
 export type Decision = (typeof DECISIONS)[number];
 
 /** What kind of evidence a layer's verification links to. */
-export const EVIDENCE_KINDS = ["exercise", "task", "artifact", "document"] as const;
+export const EVIDENCE_KINDS = ["exercise", "task", "artifact", "document", "bundle"] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
 /** The outcome of an interruption exercise (docs/concepts.md#interruption-exercises). */
@@ -58,8 +58,15 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 /** A named party holding a layer: a team or service, and its organization. */
 export type Custodian = { name: string; organization: string };
 
-/** The evidence a verification links to: an exercise id, a task id, an artifact sha256 or a document reference. */
-export type VerificationEvidence = { kind: EvidenceKind; ref: string; note?: string };
+/** The layers whose verification may link an export bundle (decision 0038). */
+export const BUNDLE_LAYERS = ["artifacts", "export"] as const satisfies readonly MapLayer[];
+
+/**
+ * The evidence a verification links to: an exercise id, a task id, an artifact sha256, a document reference, or the
+ * sha256 of an export bundle this server produced — then `bundle_verified` is the verifier's result, filled in by the
+ * server from its record of the bundle, never by the person linking it.
+ */
+export type VerificationEvidence = { kind: EvidenceKind; ref: string; note?: string; bundle_verified?: boolean };
 
 /** One step of an exercise as stored. */
 export type ExerciseStepJson = {
@@ -69,5 +76,8 @@ export type ExerciseStepJson = {
   artifact_digest: string | null;
   /** An event of the linked task kept as evidence (absent in steps stored before it existed). */
   event_id?: string | null;
+  /** The "retrieve the result and export" step: the linked task's bundle the server built, and its verification. */
+  bundle_digest?: string | null;
+  bundle_verified?: boolean | null;
   note: string;
 };

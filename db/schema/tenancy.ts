@@ -3,7 +3,7 @@
  * Users are global (one login, many tenants); everything else leads with tenant_id (docs/architecture.md#scale).
  */
 import { sql } from "drizzle-orm";
-import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { roleEnum } from "./enums";
 
 export const tenants = pgTable(
@@ -13,6 +13,13 @@ export const tenants = pgTable(
     slug: text("slug").notNull(),
     name: text("name").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Set when a workspace bundle was imported into this workspace: from then on its custody records (tasks,
+     * events, side effects, approvals, policies, maps, audit) are read-only (docs/decisions/0038-workspace-export.md).
+     */
+    readOnlySince: timestamp("read_only_since", { withTimezone: true }),
+    /** sha256 (hex) of the imported workspace bundle, with its source workspace's slug and export time. */
+    importedFrom: jsonb("imported_from").$type<{ digest: string; slug: string; exported_at: string } | null>(),
   },
   (t) => [uniqueIndex("tenants_slug_key").on(t.slug)],
 );

@@ -79,6 +79,13 @@ export type AdoptionSummary = {
   headline: string;
   /** The facts behind it (which layers, which constraints, what is missing), one sentence each. */
   reasons: string[];
+  /**
+   * Whether the export was verified (decision 0038): `verified` when the Export layer links a bundle that passed the
+   * verifier, `failed` when it links one that did not, `none` when it links no bundle.
+   */
+  export_bundle: "verified" | "failed" | "none";
+  /** One sentence saying so. */
+  export_line: string;
 };
 
 export type MapVersionInfo = { version: number; published_at: string; published_by: string };
@@ -127,6 +134,12 @@ export type ExerciseStepRow = {
    * e.g. the `credential.revocation_checked` event of a "Test revocation" check. Needs `task_id`.
    */
   event_id: string | null;
+  /**
+   * The "retrieve the result and export" step: sha256 of the linked task's bundle the server built, and whether the
+   * offline verifier passed it (decision 0038). Set only by `POST …/exercises/{id}/export`; absent until then.
+   */
+  bundle_digest?: string | null;
+  bundle_verified?: boolean | null;
   note: string;
 };
 

@@ -13,6 +13,8 @@ export type UserActor = {
   role: Role;
   /** sha256 of the session id when the actor comes from a session (lib/domain/tenancy/sessions.ts). */
   sessionHash?: string;
+  /** Set when the workspace holds an imported bundle and its custody records are read-only (decision 0038). */
+  readOnly?: true;
 };
 
 export type ApiKeyActor = {
@@ -20,6 +22,8 @@ export type ApiKeyActor = {
   tenantId: string;
   keyId: string;
   keyName: string;
+  /** As for a person: the workspace is an imported, read-only one (decision 0038). */
+  readOnly?: true;
 };
 
 export type SystemActor = { kind: "system"; tenantId: string; label: string };
@@ -75,6 +79,10 @@ export const PERMISSIONS = {
   "approvals.manage": { runtime: false, roles: ["owner", "admin"] },
   // Accepting a tool's changed definition (decision 0033): a person who may approve writes, never the runtime.
   "tools.accept": { runtime: false, roles: ["approver", "admin", "owner"] },
+  // Leaving with everything (decision 0038): the whole workspace goes out to owners and admins; an import fills an
+  // empty workspace, which only its owner may.
+  "workspace.export": { runtime: false, roles: ["owner", "admin"] },
+  "workspace.import": { runtime: false, roles: ["owner"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -132,6 +140,8 @@ const PHRASES: Record<Action, string> = {
   "approvals.decide": "approve or reject side effects",
   "approvals.manage": "change the policy version or the approval settings",
   "tools.accept": "accept a tool's changed definition",
+  "workspace.export": "export the whole workspace",
+  "workspace.import": "import a workspace bundle into this workspace",
 };
 
 function describe(action: Action): string {

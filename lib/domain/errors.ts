@@ -44,6 +44,10 @@ export const ERROR_STATUS = {
   database_unavailable: 503,
   invalid_run_state: 422,
   unsupported_schema_version: 422,
+  workspace_read_only: 409,
+  export_range_too_large: 422,
+  workspace_not_empty: 409,
+  bundle_invalid: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

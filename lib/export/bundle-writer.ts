@@ -13,7 +13,7 @@ import { PassThrough, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import tar from "tar-stream";
-import { publicJwk, type SigningKey } from "@/lib/domain/crypto/signing";
+import { publicJwk, type PublicJwk, type SigningKey } from "@/lib/domain/crypto/signing";
 import {
   ATTESTATION_FILE,
   BUNDLE_FORMAT,
@@ -41,6 +41,11 @@ export type BundleWriterOptions = {
   tenantId: string;
   /** The task of a task bundle. */
   taskId?: string;
+  /**
+   * Public keys `keys.jwks.json` carries besides the signing key's: the keys that signed an imported workspace's
+   * checkpoints (decision 0038), so that its re-export verifies.
+   */
+  extraKeys?: PublicJwk[];
   /** The export's time (ISO 8601); also every entry's mtime. Defaults to now. */
   createdAt?: string;
 };
@@ -139,7 +144,9 @@ export class BundleWriter {
     if (this.finished) throw new Error("finish() was called twice");
     this.finished = true;
     const { key, kind, tenantId, taskId } = this.opts;
-    await this.enqueue(KEYS_FILE, `${JSON.stringify({ keys: [publicJwk(key)] }, null, 2)}\n`);
+    const own = publicJwk(key);
+    const keys = [own, ...(this.opts.extraKeys ?? []).filter((k) => k.kid !== own.kid)];
+    await this.enqueue(KEYS_FILE, `${JSON.stringify({ keys }, null, 2)}\n`);
     const manifest: BundleManifest = {
       ...extra,
       format: BUNDLE_FORMAT,

@@ -81,20 +81,34 @@ export async function openTaskExport(
   const createdAt = new Date().toISOString();
   const writer = new BundleWriter({ key: signingKey, kind: "task", tenantId, taskId, createdAt });
   const filename = `task-${taskId.replace(/[^A-Za-z0-9._-]/g, "_")}-${createdAt.replace(/[:.]/g, "-")}.tar.gz`;
-  writeTaskBundle(db, writer, {
+  const cut = {
     tenantId,
     taskId,
     latestVersion: Number(task.latest_version),
     head: head ? { seq: Number(head.seq), hash: head.hash } : { seq: 0, hash: "0".repeat(64) },
-  }).catch((err: unknown) => writer.abort(err instanceof Error ? err : new Error(String(err))));
+  };
+  writeTaskBundle(db, writer, cut)
+    .then((counts) => writer.finish({ counts, audit_head: cut.head }))
+    .catch((err: unknown) => writer.abort(err instanceof Error ? err : new Error(String(err))));
   return { stream: writer.output, filename };
 }
 
-async function writeTaskBundle(
+/**
+ * Writes one task's files into `w` (the writer, or a view of it under a task's directory in a workspace bundle).
+ * @returns the record count of each stream (for `bundle.json`). `cut.inWorkspace`: the task is part of a workspace bundle, which holds the audit chain whole at its root
+ * (decision 0038), so the task's own audit files are left out.
+ */
+export async function writeTaskBundle(
   db: Db,
-  w: BundleWriter,
-  cut: { tenantId: string; taskId: string; latestVersion: number; head: { seq: number; hash: string } },
-): Promise<void> {
+  w: Pick<BundleWriter, "addFile" | "addJson" | "jsonl">,
+  cut: {
+    tenantId: string;
+    taskId: string;
+    latestVersion: number;
+    head: { seq: number; hash: string };
+    inWorkspace?: boolean;
+  },
+): Promise<Record<string, number>> {
   const { tenantId, taskId } = cut;
   const own = sql`tenant_id = ${tenantId} and task_id = ${taskId}`;
   const [taskRow] = await jsonRows(
@@ -167,13 +181,58 @@ async function writeTaskBundle(
     ),
   );
 
+  const schemaVersions = new Set<string>();
+  if (!cut.inWorkspace) await writeTaskAudit(db, w, cut, counts, schemaVersions);
+
+  counts.custody_map_versions = await copyPages(
+    w.jsonl("custody-maps"),
+    (after) =>
+      jsonRows(
+        db,
+        sql`select v.map_id, v.version, m.workflow as map_workflow, m.title as map_title, v.snapshot, v.published_by, v.published_at
+            from custody_map_versions v join custody_maps m on m.tenant_id = v.tenant_id and m.id = v.map_id
+            where v.tenant_id = ${tenantId}
+              and jsonb_path_exists(v.snapshot, '$.** ? (@.kind == "task" && @.ref == $t)', jsonb_build_object('t', ${taskId}::text))
+              ${after ? sql`and (v.map_id, v.version) > (${String(after.map_id)}::uuid, ${Number(after.version)})` : sql``}
+            order by v.map_id, v.version limit ${PAGE}`,
+      ),
+    (r) => ({ task_id: taskId, ...r }),
+  );
+  counts.exercises = await copyPages(
+    w.jsonl("exercises"),
+    (after) =>
+      jsonRows(
+        db,
+        sql`select * from custody_exercises
+            where tenant_id = ${tenantId}
+              and jsonb_path_exists(steps, '$[*] ? (@.task_id == $t)', jsonb_build_object('t', ${taskId}::text))
+              ${after ? sql`and id > ${String(after.id)}::uuid` : sql``}
+            order by id limit ${PAGE}`,
+      ),
+    (r) => ({ task_id: taskId, exercise_id: r.id, ...r, id: undefined }),
+  );
+
+  const inventory = taskInventory({ counts, runStateSchemaVersions: [...schemaVersions] });
+  await w.addJson(INVENTORY_JSON_FILE, inventory);
+  await w.addFile(INVENTORY_MD_FILE, inventoryMarkdown(inventory));
+  return counts;
+}
+
+/** The task's audit entries with their chain links and the head they lead to (a task bundle's own audit files). */
+async function writeTaskAudit(
+  db: Db,
+  w: Pick<BundleWriter, "addFile" | "addJson" | "jsonl">,
+  cut: { tenantId: string; taskId: string; head: { seq: number; hash: string } },
+  counts: Record<string, number>,
+  schemaVersions: Set<string>,
+): Promise<void> {
+  const { tenantId, taskId } = cut;
   // The task's audit entries: its own targets, and its approvals'.
   const mine = sql`(target = ${`task:${taskId}`}
       or left(target, ${`side_effect:${taskId}/`.length}) = ${`side_effect:${taskId}/`}
       or left(target, ${`credential:${taskId}/`.length}) = ${`credential:${taskId}/`}
       or target in (select 'approval:' || a.id::text from approval_requests a where a.tenant_id = ${tenantId} and a.task_id = ${taskId}))`;
   let firstSeq: number | null = null;
-  const schemaVersions = new Set<string>();
   counts.audit_entries = await copyPages(
     w.jsonl("audit/entries"),
     (after) =>
@@ -219,37 +278,4 @@ async function writeTaskBundle(
     (r) => ({ task_id: taskId, seq: Number(r.seq), prev_hash: r.prev_hash, hash: r.hash }),
   );
   await w.addJson("audit/head.json", { tenant_id: tenantId, seq: cut.head.seq, hash: cut.head.hash });
-
-  counts.custody_map_versions = await copyPages(
-    w.jsonl("custody-maps"),
-    (after) =>
-      jsonRows(
-        db,
-        sql`select v.map_id, v.version, m.workflow as map_workflow, m.title as map_title, v.snapshot, v.published_by, v.published_at
-            from custody_map_versions v join custody_maps m on m.tenant_id = v.tenant_id and m.id = v.map_id
-            where v.tenant_id = ${tenantId}
-              and jsonb_path_exists(v.snapshot, '$.** ? (@.kind == "task" && @.ref == $t)', jsonb_build_object('t', ${taskId}::text))
-              ${after ? sql`and (v.map_id, v.version) > (${String(after.map_id)}::uuid, ${Number(after.version)})` : sql``}
-            order by v.map_id, v.version limit ${PAGE}`,
-      ),
-    (r) => ({ task_id: taskId, ...r }),
-  );
-  counts.exercises = await copyPages(
-    w.jsonl("exercises"),
-    (after) =>
-      jsonRows(
-        db,
-        sql`select * from custody_exercises
-            where tenant_id = ${tenantId}
-              and jsonb_path_exists(steps, '$[*] ? (@.task_id == $t)', jsonb_build_object('t', ${taskId}::text))
-              ${after ? sql`and id > ${String(after.id)}::uuid` : sql``}
-            order by id limit ${PAGE}`,
-      ),
-    (r) => ({ task_id: taskId, exercise_id: r.id, ...r, id: undefined }),
-  );
-
-  const inventory = taskInventory({ counts, runStateSchemaVersions: [...schemaVersions] });
-  await w.addJson(INVENTORY_JSON_FILE, inventory);
-  await w.addFile(INVENTORY_MD_FILE, inventoryMarkdown(inventory));
-  await w.finish({ counts, audit_head: cut.head });
 }

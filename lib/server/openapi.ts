@@ -823,6 +823,23 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { ...ok("The exercise"), ...errors(400, 401, 403, 404, 409, 422) },
         },
       },
+      "/api/v1/maps/{map_id}/exercises/{exercise_id}/export": {
+        post: {
+          summary:
+            "Build, verify and record the evidence bundle of the task linked to the exercise's export step; its digest and result go into the step (owners, admins; decision 0038)",
+          security: session,
+          parameters: [mapId, exerciseId],
+          responses: { ...ok("`{exercise, first_failure}`"), ...errors(401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/export": {
+        get: {
+          summary:
+            "The workspace bundle (application/gzip, streamed): tasks created in [from, to) as task bundles, maps, policies, approval settings, members without hashes, the audit chain whole (owners, admins; decision 0038)",
+          security: session,
+          responses: { ...ok("The `.tar.gz` archive"), ...errors(400, 401, 403, 422) },
+        },
+      },
       "/api/v1/maps/{map_id}/exercises/{exercise_id}/complete": {
         post: {
           summary:

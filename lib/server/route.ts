@@ -14,6 +14,7 @@ import { checkJsonText } from "@/lib/domain/json/text";
 import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
 import { isJsonMediaType, mediaType } from "@/lib/domain/web/media-type";
 import { readCappedText } from "@/lib/domain/web/read-capped";
+import { refuseWriteToReadOnlyWorkspace } from "@/lib/domain/tenancy/read-only";
 import { requireActor } from "./actor";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -64,6 +65,7 @@ export function apiRoute<P = Record<string, string>>(handler: (ctx: RouteContext
     try {
       refuseNulInAddress(req.url);
       const actor = await requireActor(req);
+      refuseWriteToReadOnlyWorkspace(actor, req.method, new URL(req.url).pathname);
       const params = context?.params ? await context.params : ({} as P);
       const scope = { tenantId: actor.tenantId, userId: actor.kind === "user" ? actor.userId : null };
       const ctx: VerbContext = { db: await dbFor(scope), actor };

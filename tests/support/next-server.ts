@@ -32,6 +32,11 @@ export class NextServer {
     return `http://localhost:${this.opts.port}`;
   }
 
+  /** The started process's id, which is also its process group's (it is started detached); null before a start. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
   /** True while the started process has not exited. */
   get running(): boolean {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import Link from "next/link";
 import { can } from "@/lib/domain/authz";
 import { listLookups } from "@/lib/domain/settings/lookups";
 import { listPrincipals } from "@/lib/domain/settings/principals";
@@ -64,6 +65,17 @@ export default async function SettingsPage() {
         initial={{ endpoints, allowPrivate: notificationSettings.allow_private_addresses }}
         canManage={can(actor, "notifications.manage")}
       />
+      <section aria-labelledby="export-link-h" className="rounded-lg border border-neutral-200 bg-white p-3">
+        <h2 id="export-link-h" className="text-sm font-semibold">
+          Export
+        </h2>
+        <p className="mt-1 text-sm">
+          Leave with everything: one signed archive of the workspace that verifies offline.{" "}
+          <Link href="/settings/export" className="text-sky-800 underline" data-testid="settings-export-link">
+            Export the workspace
+          </Link>
+        </p>
+      </section>
       <PermissionsTable />
     </div>
   );

@@ -31,6 +31,7 @@ export function exerciseJson(r: q.ExerciseRow): ExerciseJson {
       task_id: s.task_id,
       artifact_digest: s.artifact_digest,
       event_id: s.event_id ?? null,
+      ...(s.bundle_digest ? { bundle_digest: s.bundle_digest, bundle_verified: s.bundle_verified ?? null } : {}),
       note: s.note,
     })),
     status: r.status,

@@ -134,6 +134,9 @@ const stepSchema = z.strictObject({
     .nullable()
     .optional()
     .transform((v) => v ?? null),
+  // Sent back as read; the server keeps its own (decision 0038: only the export route sets them).
+  bundle_digest: z.string().nullable().optional(),
+  bundle_verified: z.boolean().nullable().optional(),
   note: text("note", 2000, { multiline: true }),
 });
 

@@ -51,7 +51,16 @@ export async function updateExercise(
     const next: Draft = {
       interruption_point: patch.interruption_point ?? current.interruption_point,
       layers: patch.layers ?? current.layers,
-      steps: (patch.steps as ExerciseStepRow[] | undefined) ?? current.steps,
+      // A step's bundle is the server's record (decision 0038): whatever the body says, the stored one stays.
+      steps: patch.steps
+        ? (patch.steps as ExerciseStepRow[]).map((st, i) => {
+            const { bundle_digest: _d, bundle_verified: _v, ...rest } = st;
+            const kept = current.steps[i];
+            return kept?.bundle_digest
+              ? { ...rest, bundle_digest: kept.bundle_digest, bundle_verified: kept.bundle_verified ?? null }
+              : rest;
+          })
+        : current.steps,
       outcome: patch.outcome === undefined ? current.outcome : patch.outcome,
       finding: patch.finding ?? current.finding,
     };

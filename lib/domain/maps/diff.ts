@@ -30,7 +30,8 @@ export function custodiansText(row: Pick<LayerRow, "custodians">): string {
 /** An evidence link as one line of text. */
 export function evidenceText(e: VerificationEvidence | null): string {
   if (!e) return "";
-  return `${e.kind}: ${e.ref}${e.note ? ` — ${e.note}` : ""}`;
+  const result = e.kind === "bundle" ? (e.bundle_verified ? " (verified)" : " (verification failed)") : "";
+  return `${e.kind}: ${e.ref}${result}${e.note ? ` — ${e.note}` : ""}`;
 }
 
 /** One field of a row as text. */

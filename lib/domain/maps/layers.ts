@@ -3,9 +3,9 @@
  * The wording is ours: what to identify, what evidence to keep, how to recover or export, and a question a test
  * can answer. Pure data, shared by the domain verbs, the Markdown export and the browser.
  */
-import { MAP_LAYERS, type MapLayer } from "@/db/schema/map-vocabulary";
+import { BUNDLE_LAYERS, MAP_LAYERS, type MapLayer } from "@/db/schema/map-vocabulary";
 
-export { MAP_LAYERS, type MapLayer };
+export { BUNDLE_LAYERS, MAP_LAYERS, type MapLayer };
 
 export type LayerGuide = {
   /** Short name for headings. */

@@ -90,6 +90,8 @@ export function mapToMarkdown(map: CustodyMapJson, opts: { exportedAt?: string }
   out.push("");
   out.push(`**${inline(summary.headline)}**`);
   out.push("");
+  out.push(inline(summary.export_line));
+  out.push("");
   out.push(
     `Accepted: ${summary.accepted} · Constrained: ${summary.constrained} · Evidence requested: ${summary.evidence_requested} · Undecided: ${summary.undecided}`,
   );

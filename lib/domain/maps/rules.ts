@@ -161,6 +161,16 @@ export function evidenceRefIssues(e: VerificationEvidence): RuleIssue[] {
       return SHA256_HEX.test(normalizeDigest(e.ref))
         ? []
         : [{ path: at, message: "an artifact reference is its sha256: 64 hex digits (optionally prefixed sha256:)" }];
+    case "bundle":
+      return SHA256_HEX.test(normalizeDigest(e.ref))
+        ? []
+        : [
+            {
+              path: at,
+              message:
+                "a bundle reference is the bundle's sha256: 64 hex digits, as Settings → Export or an exercise's export step shows it",
+            },
+          ];
     case "document":
       return [...e.ref.trim()].length >= 3
         ? []
@@ -269,9 +279,11 @@ export const verificationEvidenceSchema = z
     kind: z.enum(EVIDENCE_KINDS, { error: `kind must be one of ${EVIDENCE_KINDS.join(", ")}` }),
     ref: text("ref", LIMITS.evidenceRef),
     note: text("note", LIMITS.evidenceNote, { multiline: true }).optional(),
+    // Sent back as read; the server fills in a bundle's result from its own record (decision 0038).
+    bundle_verified: z.boolean().optional(),
   })
   .transform((e): VerificationEvidence => {
-    const ref = e.kind === "artifact" ? normalizeDigest(e.ref) : e.ref;
+    const ref = e.kind === "artifact" || e.kind === "bundle" ? normalizeDigest(e.ref) : e.ref;
     return e.note ? { kind: e.kind, ref, note: e.note } : { kind: e.kind, ref };
   });
 

@@ -45,6 +45,9 @@ export function layerRow(r: q.LayerDbRow): LayerRow {
           kind: r.verification_evidence.kind,
           ref: r.verification_evidence.ref,
           ...(r.verification_evidence.note ? { note: r.verification_evidence.note } : {}),
+          ...(r.verification_evidence.kind === "bundle"
+            ? { bundle_verified: r.verification_evidence.bundle_verified === true }
+            : {}),
         }
       : null,
     decision: r.decision,

@@ -38,8 +38,32 @@ export function mapProgress(layers: readonly LayerRow[]): MapProgress {
   };
 }
 
+/** Whether the Export layer links a bundle that passed the verifier (decision 0038), and the sentence saying so. */
+function exportBundle(layers: readonly LayerRow[]): Pick<AdoptionSummary, "export_bundle" | "export_line"> {
+  const e = layers.find((l) => l.layer === "export")?.verification_evidence;
+  if (!e || e.kind !== "bundle") {
+    return {
+      export_bundle: "none",
+      export_line: "Export: no verified bundle is linked yet; export one and link its digest to the Export layer.",
+    };
+  }
+  return e.bundle_verified
+    ? {
+        export_bundle: "verified",
+        export_line: `Export: bundle ${e.ref.slice(0, 12)}… was exported and passed offline verification.`,
+      }
+    : {
+        export_bundle: "failed",
+        export_line: `Export: bundle ${e.ref.slice(0, 12)}… was exported but failed verification.`,
+      };
+}
+
 /** The adoption summary and overall recommendation of a map's rows. */
 export function adoptionSummary(layers: readonly LayerRow[]): AdoptionSummary {
+  return { ...recommend(layers), ...exportBundle(layers) };
+}
+
+function recommend(layers: readonly LayerRow[]): Omit<AdoptionSummary, "export_bundle" | "export_line"> {
   const accepted = layers.filter((l) => l.decision === "accept");
   const constrained = layers.filter((l) => l.decision === "constrain");
   const requested = layers.filter((l) => l.decision === "request_evidence");

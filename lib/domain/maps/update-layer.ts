@@ -14,8 +14,10 @@ import { actorRef, authorize } from "../authz";
 import { canonicalJson } from "../crypto/canonical";
 import { DomainError, notFound, validationError } from "../errors";
 import { layerPatchSchema, layerRowIssues, type LayerFields } from "./rules";
+import { BUNDLE_LAYERS } from "./layers";
 import { checkLayer, checkMapId, fieldsOf, layerRow, refuseSecrets } from "./shape";
 import { adoptionSummary, mapProgress } from "./summary";
+import { findBundle } from "@/lib/domain/export/bundles";
 import type { VerbContext } from "../context";
 
 export type LayerUpdateResult = {
@@ -71,6 +73,7 @@ export async function updateLayer(
     if (issues.length) throw validationError(issues);
     refuseSecrets(next);
     await checkEvidenceExists(tx, actor.tenantId, mapId, next);
+    next.verification_evidence = await withBundleResult(tx, actor.tenantId, layer, next);
 
     if (canonicalJson(next) === canonicalJson(fieldsOf(current))) {
       const rows = (await q.listLayers(tx, actor.tenantId, mapId)).map(layerRow);
@@ -166,4 +169,47 @@ async function checkEvidenceExists(tx: Db, tenantId: string, mapId: string, row:
       },
     ]);
   }
+}
+
+/**
+ * A bundle linked as evidence (decision 0038): only on the artifacts and export layers, only a bundle this server
+ * recorded (an exercise's export step, Settings → Export), and its verification result is the server's record, never
+ * what the body said. A layer marked `verified` cannot rest on a bundle that failed verification.
+ * @returns the evidence with `bundle_verified` filled in (other kinds unchanged).
+ * @throws DomainError validation_failed naming verification_evidence.kind, .ref or verification.
+ */
+async function withBundleResult(
+  tx: Db,
+  tenantId: string,
+  layer: LayerRow["layer"],
+  row: LayerFields,
+): Promise<LayerFields["verification_evidence"]> {
+  const e = row.verification_evidence;
+  if (!e || e.kind !== "bundle") return e;
+  if (!(BUNDLE_LAYERS as readonly string[]).includes(layer)) {
+    throw validationError([
+      {
+        path: ["verification_evidence", "kind"],
+        message: `a bundle can be linked as evidence on the ${BUNDLE_LAYERS.join(" and ")} layers, not on ${layer}`,
+      },
+    ]);
+  }
+  const bundle = await findBundle(tx, tenantId, e.ref);
+  if (!bundle) {
+    throw validationError([
+      {
+        path: ["verification_evidence", "ref"],
+        message: `no bundle ${e.ref} was exported and verified in this workspace; export one under Settings → Export or from an exercise's export step`,
+      },
+    ]);
+  }
+  if (row.verification === "verified" && !bundle.verification.ok) {
+    throw validationError([
+      {
+        path: ["verification"],
+        message: `bundle ${e.ref} failed verification (${bundle.verification.first_failure ?? "a check failed"}); it can only back a failed verification`,
+      },
+    ]);
+  }
+  return { ...e, bundle_verified: bundle.verification.ok };
 }

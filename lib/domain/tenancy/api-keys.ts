@@ -118,10 +118,13 @@ export async function revokeApiKey({ db, actor }: VerbContext, { keyId }: { keyI
  */
 export async function authenticateApiKey(db: Db, key: string): Promise<ApiKeyActor | null> {
   if (!isAcceptableKey(key)) return null;
-  const rows = await queryRows<{ tenant_id: string; id: string; name: string; stale: boolean }>(
+  const rows = await queryRows<{ tenant_id: string; id: string; name: string; stale: boolean; read_only: boolean }>(
     db,
-    sql`select tenant_id, id, name, (last_used_at is null or last_used_at < now() - interval '1 minute') as stale
-        from api_keys where key_hash = ${sha256Hex(key)} and revoked_at is null`,
+    sql`select k.tenant_id, k.id, k.name,
+               (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale,
+               (t.read_only_since is not null) as read_only
+        from api_keys k join tenants t on t.id = k.tenant_id
+        where k.key_hash = ${sha256Hex(key)} and k.revoked_at is null`,
   );
   const row = rows[0];
   if (!row) return null;
@@ -129,5 +132,5 @@ export async function authenticateApiKey(db: Db, key: string): Promise<ApiKeyAct
   if (row.stale) {
     await db.execute(sql`update api_keys set last_used_at = now() where tenant_id = ${tenantId} and id = ${row.id}`);
   }
-  return { kind: "api_key", tenantId, keyId: row.id, keyName: row.name };
+  return { kind: "api_key", tenantId, keyId: row.id, keyName: row.name, ...(row.read_only ? { readOnly: true } : {}) };
 }

@@ -56,12 +56,13 @@ export async function startSession(
  * role change applies to the next request and a removal ends access at once.
  */
 export async function actorForSession(db: Db, sessionId: string): Promise<UserActor | null> {
-  const [row] = await queryRows<{ tenant_id: string; user_id: string; email: string; role: Role }>(
+  const [row] = await queryRows<{ tenant_id: string; user_id: string; email: string; role: Role; read_only: boolean }>(
     db,
-    sql`select s.tenant_id, s.user_id, u.email, m.role
+    sql`select s.tenant_id, s.user_id, u.email, m.role, (t.read_only_since is not null) as read_only
         from sessions s
         join memberships m on m.tenant_id = s.tenant_id and m.user_id = s.user_id and m.revoked_at is null
         join users u on u.id = s.user_id
+        join tenants t on t.id = s.tenant_id
         where s.id_hash = ${sessionHash(sessionId)} and s.ended_at is null and s.expires_at > now()`,
   );
   if (!row) return null;
@@ -72,6 +73,7 @@ export async function actorForSession(db: Db, sessionId: string): Promise<UserAc
     email: row.email,
     role: row.role,
     sessionHash: sessionHash(sessionId),
+    ...(row.read_only ? { readOnly: true } : {}),
   };
 }
 

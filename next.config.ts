@@ -9,6 +9,15 @@ const nextConfig: NextConfig = {
   typescript: { ignoreBuildErrors: true },
   // Lets a second build live beside the main one (parallel test runs, benchmarks): NEXT_DIST_DIR=.next-bench.
   distDir: process.env.NEXT_DIST_DIR || ".next",
+  // Trace exporters append their own path to an endpoint: OTLP's `/v1/traces` (OTEL_EXPORTER_OTLP_ENDPOINT, the
+  // Collector's otlphttp `endpoint`) and the OpenAI Agents SDK's `/v1/traces/ingest`. Both are served at the server's
+  // root too, so the endpoint can be the bare host as well as `<host>/api` (docs/api.md, decision 0039).
+  async rewrites() {
+    return [
+      { source: "/v1/traces", destination: "/api/v1/traces" },
+      { source: "/v1/traces/ingest", destination: "/api/v1/traces/ingest" },
+    ];
+  },
 };
 
 export default nextConfig;

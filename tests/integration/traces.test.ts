@@ -203,15 +203,16 @@ describe("OTLP/HTTP: POST /api/v1/traces", () => {
 
   /**
    * The protobuf exporter is configured only by the environment variables the README documents, with gzip (what the
-   * Collector's `otlphttp` exporter sends by default: protobuf, gzip, `/v1/traces` after the endpoint); the JSON one by
-   * its constructor options.
+   * Collector's `otlphttp` exporter sends by default: protobuf, gzip, `/v1/traces` after the endpoint, here the bare
+   * host); the JSON one by its constructor options, at `/api/v1/traces`.
    */
   const exporters: Array<[string, () => SpanExporter]> = [
     [
       "protobuf",
       () => {
         const env = {
-          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${baseUrl()}/api/v1/traces`,
+          // The generic endpoint: the exporter appends /v1/traces to the bare host, as the Collector does.
+          OTEL_EXPORTER_OTLP_ENDPOINT: baseUrl(),
           OTEL_EXPORTER_OTLP_TRACES_HEADERS: `Authorization=Bearer%20${t.apiKey}`,
           OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: "gzip",
         };

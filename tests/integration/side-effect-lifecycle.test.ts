@@ -259,6 +259,79 @@ describe("moves made by the clock are audited as the system actor clock", () => 
   });
 });
 
+describe("a lease that runs out is heard about", () => {
+  it("the clock's move queues side_effect.unknown and task.needs_attention for subscribed endpoints, once, with ids and a link", async () => {
+    const t = await createTestTenant(handle.db);
+    // Endpoints stand in for ones made through Settings (their address checks are the webhooks test's).
+    for (const events of [["side_effect.unknown", "task.needs_attention"], ["approval.requested"]]) {
+      await handle.db.execute(
+        sql`insert into notification_endpoints (tenant_id, url, events, format, sealed_secret, created_by)
+            values (${t.tenantId}, 'https://hooks.example.test/custody', ${`{${events.join(",")}}`}::text[], 'standard', 'sealed', 'test')`,
+      );
+    }
+    const { taskId, key } = await expiredLease(t);
+    await askGate(t.apiKey, taskId);
+    await askGate(t.apiKey, taskId);
+    const queued = await queryRows<{ event: string; payload: { type: string; data: Record<string, unknown> } }>(
+      handle.db,
+      sql`select event, payload from notification_deliveries where tenant_id = ${t.tenantId} order by event`,
+    );
+    // The clock's move queues one of each; the runtime's gate ask answered stop adds its own needs-attention.
+    expect(queued.map((q) => `${q.event}/${String(q.payload.data.reason)}`).sort()).toEqual([
+      "side_effect.unknown/lease_expired",
+      "task.needs_attention/gate_stopped",
+      "task.needs_attention/side_effect_unknown",
+    ]);
+    expect(queued.find((q) => q.event === "side_effect.unknown")!.payload).toMatchObject({
+      type: "side_effect.unknown",
+      data: {
+        task_id: taskId,
+        side_effect: "update_record",
+        idempotency_key: key,
+        reason: "lease_expired",
+        link: `/tasks/${encodeURIComponent(taskId)}`,
+      },
+    });
+    expect(queued.find((q) => q.payload.data.reason === "side_effect_unknown")!.payload.data).toEqual({
+      task_id: taskId,
+      reason: "side_effect_unknown",
+      link: `/tasks/${encodeURIComponent(taskId)}`,
+    });
+  });
+});
+
+describe("an effect a checkpoint declares unknown is heard about", () => {
+  it("queues side_effect.unknown (reason declared) and task.needs_attention once; a later checkpoint adds none", async () => {
+    const t = await createTestTenant(handle.db);
+    await handle.db.execute(
+      sql`insert into notification_endpoints (tenant_id, url, events, format, sealed_secret, created_by)
+          values (${t.tenantId}, 'https://hooks.example.test/custody', '{side_effect.unknown,task.needs_attention}'::text[],
+                  'standard', 'sealed', 'test')`,
+    );
+    const taskId = newTaskId("declared");
+    const key = newKey();
+    const effects = {
+      side_effects: {
+        send_invoice: { idempotency_key: key, status: "in_flight" as const },
+        draft: { idempotency_key: newKey(), status: "not_started" as const },
+      },
+    };
+    await checkpoint(t, taskId, effects);
+    await checkpoint(t, taskId, effects);
+    const queued = await queryRows<{ event: string; payload: { data: Record<string, unknown> } }>(
+      handle.db,
+      sql`select event, payload from notification_deliveries where tenant_id = ${t.tenantId} order by event`,
+    );
+    expect(queued.map((q) => q.event)).toEqual(["side_effect.unknown", "task.needs_attention"]);
+    expect(queued[0]!.payload.data).toMatchObject({
+      task_id: taskId,
+      side_effect: "send_invoice",
+      idempotency_key: key,
+      reason: "declared",
+    });
+  });
+});
+
 describe("moves a request makes to other effects", () => {
   it("an intent from a newer attempt ends the older attempt's in-flight write, audited as the runtime's", async () => {
     const t = await createTestTenant(handle.db);

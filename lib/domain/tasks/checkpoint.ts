@@ -27,6 +27,8 @@ import { normalizePrincipal } from "./principal";
 import { checkpointBinding } from "./signatures";
 import { parseTaskRecord, splitCheckpointBody, type ParsedTaskRecord } from "./record";
 import type { SigningContext } from "../context";
+import { effectsUnknown } from "../notifications/facts";
+import { enqueueNotifications } from "../notifications/outbox";
 
 /**
  * Status a side effect gets when a checkpoint declares it for the first time. The server never saw an intent for it,
@@ -180,7 +182,25 @@ export async function checkpointTask(
             order by d.tool
             on conflict do nothing`);
         }
-        if (declared.length) await declareSideEffects(tx, tenantId, taskId, declared);
+        if (declared.length) {
+          const inserted = new Set(await declareSideEffects(tx, tenantId, taskId, declared));
+          // An effect that starts out `unknown` (declared in flight, or completed without a receipt) is heard about
+          // like one the lifecycle moved there (decision 0040), in this transaction.
+          const unknown = declared.filter((d) => d.status === "unknown" && inserted.has(d.name));
+          await enqueueNotifications(
+            tx,
+            tenantId,
+            effectsUnknown(
+              unknown.map((d) => ({
+                taskId,
+                name: d.name,
+                idempotencyKey: d.idempotency_key,
+                transition: "declared",
+                eventId: `checkpoint-${version}`,
+              })),
+            ),
+          );
+        }
         // An effect declared awaiting approval (or claimed approved) becomes a request in the approvals queue: only an
         // approver's recorded decision approves it (docs/concepts.md#approvals).
         await requestDeclaredApprovals(tx, actor, taskId, record);
@@ -320,7 +340,8 @@ type Declared = {
  * declared one is bound to its key: the server's view of an existing effect is never changed by a checkpoint.
  * @throws DomainError conflict when a declared key differs from the stored one, or belongs to another effect.
  */
-async function declareSideEffects(tx: Db, tenantId: string, taskId: string, declared: Declared[]): Promise<void> {
+/** Stores the effects a checkpoint declares for the first time; returns the names it inserted. */
+async function declareSideEffects(tx: Db, tenantId: string, taskId: string, declared: Declared[]): Promise<string[]> {
   const rows = await queryRows<{ name: string; idempotency_key: string; stored_key: string | null; inserted: boolean }>(
     tx,
     sql`with d as (
@@ -349,4 +370,5 @@ async function declareSideEffects(tx: Db, tenantId: string, taskId: string, decl
       );
     }
   }
+  return rows.filter((r) => r.inserted).map((r) => r.name);
 }

@@ -48,7 +48,42 @@ export function leaseExpiryCtes(tenantId: string, taskId: string | null): SQL {
         },
       },
       sql`expired x`,
-    )})`;
+    )}),
+    expired_notify as (${leaseExpiryNotificationsSql(tenantId)})`;
+}
+
+/**
+ * SQL: the outbox rows (decision 0040) for the effects the `expired` CTE moved, written by the same statement so the
+ * notification commits with the move: a `side_effect.unknown` per effect and a `task.needs_attention` per task, for
+ * every endpoint of the tenant subscribed to them, with the ids, the names, the reason `lease_expired` and the task's
+ * link (as lib/domain/notifications/facts.ts words them: task ids hold `[A-Za-z0-9._:-]`, of which only `:` is
+ * escaped in a path). The fact's key names the lease's end, so the same expiry is queued once per endpoint. Nothing
+ * is read or written when no lease ran out.
+ */
+function leaseExpiryNotificationsSql(tenantId: string): SQL {
+  const link = sql`'/tasks/' || replace(x.task_id, ':', '%3A')`;
+  const at = isoUtc("now()");
+  return sql`insert into notification_deliveries (tenant_id, id, endpoint_id, event, payload)
+      select e.tenant_id,
+             'msg_' || substr(encode(sha256(convert_to(e.id::text || '|' || f.key, 'UTF8')), 'hex'), 1, 32),
+             e.id, f.event, f.payload
+      from (
+        select 'side_effect.unknown' as event,
+               'side_effect.unknown:' || x.task_id || '/' || x.name || ':lease:' || ${isoUtc("x.lease_expires_at")} as key,
+               jsonb_build_object('type', 'side_effect.unknown', 'timestamp', ${at}, 'data', jsonb_build_object(
+                 'task_id', x.task_id, 'side_effect', x.name, 'idempotency_key', x.idempotency_key,
+                 'reason', 'lease_expired', 'link', ${link})) as payload
+        from expired x
+        union all
+        select 'task.needs_attention',
+               'task.needs_attention:' || x.task_id || ':lease:' || ${isoUtc("max(x.lease_expires_at)")},
+               jsonb_build_object('type', 'task.needs_attention', 'timestamp', ${at}, 'data', jsonb_build_object(
+                 'task_id', x.task_id, 'reason', 'side_effect_unknown', 'link', ${link}))
+        from expired x
+        group by x.task_id
+      ) f
+      join notification_endpoints e on e.tenant_id = ${tenantId} and f.event = any(e.events)
+      on conflict (tenant_id, id) do nothing`;
 }
 
 /**

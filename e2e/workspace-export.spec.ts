@@ -25,7 +25,9 @@ test("an owner exports the workspace and the downloaded file verifies", async ({
   await expectNoA11yViolations(page, { label: "/settings/export (done)" });
 
   const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
-  expect(download.suggestedFilename()).toMatch(new RegExp(`^${tenant.slug}-workspace-\\d{4}-\\d{2}-\\d{2}\\.tar\\.gz$`));
+  expect(download.suggestedFilename()).toMatch(
+    new RegExp(`^${tenant.slug}-workspace-\\d{4}-\\d{2}-\\d{2}\\.tar\\.gz$`),
+  );
   const bytes = fs.readFileSync(await download.path());
   expect(createHash("sha256").update(bytes).digest("hex")).toBe(shown);
   const report = await verifyBundle(new Uint8Array(bytes));

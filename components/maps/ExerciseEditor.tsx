@@ -599,7 +599,10 @@ function ExportStepPanel({
 }) {
   const digest = recorded.bundle_digest ?? null;
   return (
-    <div className="mt-3 rounded-md border border-neutral-200 bg-neutral-50 p-2 text-sm" data-testid="export-step-bundle">
+    <div
+      className="mt-3 rounded-md border border-neutral-200 bg-neutral-50 p-2 text-sm"
+      data-testid="export-step-bundle"
+    >
       <p className="text-xs font-semibold text-neutral-900">Evidence bundle</p>
       {digest ? (
         <>

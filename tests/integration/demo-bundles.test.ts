@@ -33,10 +33,14 @@ async function save(url: string, cookie: string, file: string): Promise<void> {
 
 /** `npx run-custody verify <file> --json`, as a reader runs it. */
 function runVerify(file: string): { status: number | null; report: { ok: boolean; checks: unknown[] }; out: string } {
-  const res = spawnSync(process.execPath, [path.join(process.cwd(), "bin", "run-custody.mjs"), "verify", file, "--json"], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
+  const res = spawnSync(
+    process.execPath,
+    [path.join(process.cwd(), "bin", "run-custody.mjs"), "verify", file, "--json"],
+    {
+      encoding: "utf8",
+      timeout: 120_000,
+    },
+  );
   const out = `${res.stdout}\n${res.stderr}`;
   return { status: res.status, report: JSON.parse(res.stdout) as { ok: boolean; checks: unknown[] }, out };
 }

@@ -89,7 +89,9 @@ it("the exercise's export step builds, verifies and records the task's bundle; t
   });
 
   // Linked on the Export layer as a verified layer, the adoption summary says the export was verified.
-  const layer = (await api(owner).get<MapView>(`/api/v1/maps/${map.id}`)).body.layers.find((l) => l.layer === "export")!;
+  const layer = (await api(owner).get<MapView>(`/api/v1/maps/${map.id}`)).body.layers.find(
+    (l) => l.layer === "export",
+  )!;
   const patched = await patchLayer(owner, map.id, "export", {
     verification: "verified",
     verification_evidence: { kind: "bundle", ref: step.bundle_digest },

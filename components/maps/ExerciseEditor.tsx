@@ -10,7 +10,7 @@
  */
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useCallback, useEffect, useState, useSyncExternalStore } from "react";
+import { type ReactNode, useCallback, useEffect, useState, useSyncExternalStore } from "react";
 import type { Role } from "@/db/schema/enums";
 import { ApiError } from "@/lib/client/api";
 import { fieldErrors, mapApi, mapKeys } from "@/lib/client/maps";
@@ -55,6 +55,8 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
     null,
   );
   const [completing, setCompleting] = useState(false);
+  const [exporting, setExporting] = useState(false);
+  const [exportFailure, setExportFailure] = useState<string | null>(null);
 
   const refreshLinked = useCallback(async () => {
     try {
@@ -114,6 +116,32 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
       });
     } finally {
       setCompleting(false);
+    }
+  };
+
+  // The "retrieve the result and export" step: the server builds, verifies and records the linked task's bundle.
+  const exportStep = async () => {
+    setExporting(true);
+    setExportFailure(null);
+    const ok = await flush();
+    if (!ok) {
+      setExporting(false);
+      return;
+    }
+    try {
+      const res = await mapApi.exportExerciseStep(mapId, initial.id);
+      autosave.commit(res.exercise);
+      setExportFailure(res.first_failure ? `${res.first_failure.check}: ${res.first_failure.message}` : null);
+      autosave.setErrors({});
+      autosave.setState({ kind: "saved", at: new Date().toISOString() });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) autosave.setErrors(fieldErrors(err.details));
+      autosave.setState({
+        kind: err instanceof ApiError && err.status === 409 ? "conflict" : "invalid",
+        message: err instanceof Error ? err.message : String(err),
+      });
+    } finally {
+      setExporting(false);
     }
   };
 
@@ -229,6 +257,18 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
             linked={linked}
             errors={errors}
             onChange={(patch, now) => changeStep(i, patch, now)}
+            exportPanel={
+              s.step === "retrieve_and_export" ? (
+                <ExportStepPanel
+                  step={s}
+                  recorded={base.steps[i] ?? s}
+                  editable={editable}
+                  busy={exporting}
+                  failure={exportFailure}
+                  onExport={() => void exportStep()}
+                />
+              ) : null
+            }
           />
         ))}
       </ol>
@@ -386,6 +426,7 @@ function StepCard({
   linked,
   errors,
   onChange,
+  exportPanel,
 }: {
   index: number;
   step: ExerciseStepRow;
@@ -393,6 +434,7 @@ function StepCard({
   linked: ExerciseView["linked_tasks"];
   errors: Record<string, string>;
   onChange: (patch: Partial<ExerciseStepRow>, now?: boolean) => void;
+  exportPanel?: ReactNode;
 }) {
   const guide = STEP_GUIDE[step.step];
   const idp = `step-${step.step}`;
@@ -531,7 +573,72 @@ function StepCard({
           ) : null}
         </dl>
       )}
+      {exportPanel}
     </li>
+  );
+}
+
+/**
+ * The export step's bundle (decision 0038): the sha256 and verifier result the server recorded, and — while the
+ * exercise is in progress — a button that has the server build, verify and record the linked task's bundle.
+ */
+function ExportStepPanel({
+  step,
+  recorded,
+  editable,
+  busy,
+  failure,
+  onExport,
+}: {
+  step: ExerciseStepRow;
+  recorded: ExerciseStepRow;
+  editable: boolean;
+  busy: boolean;
+  failure: string | null;
+  onExport: () => void;
+}) {
+  const digest = recorded.bundle_digest ?? null;
+  return (
+    <div
+      className="mt-3 rounded-md border border-neutral-200 bg-neutral-50 p-2 text-sm"
+      data-testid="export-step-bundle"
+    >
+      <p className="text-xs font-semibold text-neutral-900">Evidence bundle</p>
+      {digest ? (
+        <>
+          <p className="mt-1 flex flex-wrap items-center gap-2 text-xs">
+            <span>sha256</span>
+            <code className="break-all font-mono" data-testid="export-step-digest">
+              {digest}
+            </code>
+            <CopyButton value={digest} label="Copy bundle digest" />
+          </p>
+          <p className="mt-1 text-xs text-neutral-800" data-testid="export-step-result">
+            {recorded.bundle_verified
+              ? "✔ passed offline verification — link this digest on the map's Export layer"
+              : `✕ failed verification${failure ? ` (${failure})` : ""}`}
+          </p>
+        </>
+      ) : (
+        <p className="mt-1 text-xs text-neutral-700">No bundle exported yet.</p>
+      )}
+      {editable ? (
+        <div className="mt-2">
+          <button
+            type="button"
+            className={smallButtonClass}
+            disabled={busy || !step.task_id}
+            onClick={onExport}
+            data-testid="export-step-button"
+          >
+            {busy ? "Exporting and verifying…" : digest ? "Export and verify again" : "Export and verify the bundle"}
+          </button>
+          {!step.task_id ? (
+            <p className="mt-1 text-xs text-neutral-700">Link the task whose result to export first.</p>
+          ) : null}
+        </div>
+      ) : null}
+    </div>
   );
 }
 

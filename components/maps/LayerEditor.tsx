@@ -471,7 +471,11 @@ function VerificationInputs({
           {errors.ref ? <FieldError id={`${idp}-ref-err`} text={errors.ref} /> : null}
           {evidence.kind === "bundle" && evidence.bundle_verified !== undefined ? (
             <p className="text-xs text-neutral-800" data-testid="bundle-result">
-              {evidence.bundle_verified ? "✔ this bundle passed verification" : "✕ this bundle failed verification"}
+              {evidence.bundle_verified === true
+                ? "✔ this bundle passed verification"
+                : evidence.bundle_verified === false
+                  ? "✕ this bundle failed verification"
+                  : "○ this bundle was exported but not verified by the server"}
             </p>
           ) : null}
           <EvidenceLink mapId={mapId} evidence={evidence} exercises={exercises} />

@@ -6,8 +6,11 @@
 import { sql } from "drizzle-orm";
 import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
-/** The verifier's answer for one bundle: every check passed, or the first that failed. */
-export type BundleVerificationJson = { ok: boolean; checks: number; first_failure: string | null };
+/**
+ * The verifier's answer for one bundle: every check passed (`ok: true`), or the first that failed (`ok: false`); a
+ * workspace bundle the server streamed is recorded built but not verified (`ok: null`, `checks: 0`; decision 0038).
+ */
+export type BundleVerificationJson = { ok: boolean | null; checks: number; first_failure: string | null };
 
 export const exportBundles = pgTable(
   "export_bundles",

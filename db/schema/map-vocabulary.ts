@@ -66,7 +66,7 @@ export const BUNDLE_LAYERS = ["artifacts", "export"] as const satisfies readonly
  * sha256 of an export bundle this server produced — then `bundle_verified` is the verifier's result, filled in by the
  * server from its record of the bundle, never by the person linking it.
  */
-export type VerificationEvidence = { kind: EvidenceKind; ref: string; note?: string; bundle_verified?: boolean };
+export type VerificationEvidence = { kind: EvidenceKind; ref: string; note?: string; bundle_verified?: boolean | null };
 
 /** One step of an exercise as stored. */
 export type ExerciseStepJson = {

@@ -50,6 +50,12 @@ export const mapApi = {
       layers: LayerRow[];
       map: { id: string; version: number; status: string; new_draft: boolean };
     }>(`/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}/complete`, { method: "POST", body }),
+  /** Builds, verifies and records the export step's task bundle (decision 0038). */
+  exportExerciseStep: (mapId: string, exerciseId: string) =>
+    apiFetch<{ exercise: ExerciseJson; first_failure: { check: string; message: string } | null }>(
+      `/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}/export`,
+      { method: "POST" },
+    ),
   searchTasks: async (q: string) => (await apiFetch<TaskList>(`/api/v1/tasks?limit=8&q=${enc(q)}`)).tasks,
 };
 

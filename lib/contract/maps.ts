@@ -81,9 +81,10 @@ export type AdoptionSummary = {
   reasons: string[];
   /**
    * Whether the export was verified (decision 0038): `verified` when the Export layer links a bundle that passed the
-   * verifier, `failed` when it links one that did not, `none` when it links no bundle.
+   * verifier, `failed` when it links one that did not, `unverified` when it links one the server built but did not
+   * verify (a workspace bundle), `none` when it links no bundle.
    */
-  export_bundle: "verified" | "failed" | "none";
+  export_bundle: "verified" | "failed" | "unverified" | "none";
   /** One sentence saying so. */
   export_line: string;
 };

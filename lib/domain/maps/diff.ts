@@ -30,7 +30,14 @@ export function custodiansText(row: Pick<LayerRow, "custodians">): string {
 /** An evidence link as one line of text. */
 export function evidenceText(e: VerificationEvidence | null): string {
   if (!e) return "";
-  const result = e.kind === "bundle" ? (e.bundle_verified ? " (verified)" : " (verification failed)") : "";
+  const result =
+    e.kind !== "bundle"
+      ? ""
+      : e.bundle_verified === true
+        ? " (verified)"
+        : e.bundle_verified === false
+          ? " (verification failed)"
+          : " (not verified)";
   return `${e.kind}: ${e.ref}${result}${e.note ? ` — ${e.note}` : ""}`;
 }
 

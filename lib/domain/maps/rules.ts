@@ -280,7 +280,7 @@ export const verificationEvidenceSchema = z
     ref: text("ref", LIMITS.evidenceRef),
     note: text("note", LIMITS.evidenceNote, { multiline: true }).optional(),
     // Sent back as read; the server fills in a bundle's result from its own record (decision 0038).
-    bundle_verified: z.boolean().optional(),
+    bundle_verified: z.boolean().nullable().optional(),
   })
   .transform((e): VerificationEvidence => {
     const ref = e.kind === "artifact" || e.kind === "bundle" ? normalizeDigest(e.ref) : e.ref;

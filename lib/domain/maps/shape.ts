@@ -46,7 +46,7 @@ export function layerRow(r: q.LayerDbRow): LayerRow {
           ref: r.verification_evidence.ref,
           ...(r.verification_evidence.note ? { note: r.verification_evidence.note } : {}),
           ...(r.verification_evidence.kind === "bundle"
-            ? { bundle_verified: r.verification_evidence.bundle_verified === true }
+            ? { bundle_verified: r.verification_evidence.bundle_verified ?? null }
             : {}),
         }
       : null,

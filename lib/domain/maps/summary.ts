@@ -47,6 +47,12 @@ function exportBundle(layers: readonly LayerRow[]): Pick<AdoptionSummary, "expor
       export_line: "Export: no verified bundle is linked yet; export one and link its digest to the Export layer.",
     };
   }
+  if (e.bundle_verified !== true && e.bundle_verified !== false) {
+    return {
+      export_bundle: "unverified",
+      export_line: `Export: bundle ${e.ref.slice(0, 12)}… was exported but has not been verified; check it with npx run-custody verify.`,
+    };
+  }
   return e.bundle_verified
     ? {
         export_bundle: "verified",

@@ -203,11 +203,19 @@ async function withBundleResult(
       },
     ]);
   }
-  if (row.verification === "verified" && !bundle.verification.ok) {
+  if (row.verification === "verified" && bundle.verification.ok === false) {
     throw validationError([
       {
         path: ["verification"],
         message: `bundle ${e.ref} failed verification (${bundle.verification.first_failure ?? "a check failed"}); it can only back a failed verification`,
+      },
+    ]);
+  }
+  if (row.verification === "verified" && bundle.verification.ok === null) {
+    throw validationError([
+      {
+        path: ["verification"],
+        message: `bundle ${e.ref} was exported but not verified by this server; check it with npx run-custody verify, then record the layer's verification`,
       },
     ]);
   }

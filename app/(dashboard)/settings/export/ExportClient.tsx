@@ -2,8 +2,9 @@
 
 /**
  * Starts a workspace export (`GET /api/v1/export?from=&to=`) and reads the archive as it streams: past one second it
- * shows the size received so far, then offers the file with its sha256 (computed here) and the server's verification
- * of the same bytes (decision 0038). A refusal shows the server's message (e.g. a range over the limit).
+ * shows the size received so far, then offers the file with its sha256 (computed here; the server records the same
+ * digest as an exported, not yet verified bundle — decision 0038). A refusal shows the server's message (e.g. a range
+ * over the limit).
  */
 import { useRef, useState } from "react";
 
@@ -162,8 +163,9 @@ export function ExportClient() {
               </a>
             </p>
             <p className="text-xs">
-              sha256 <code data-testid="export-digest">{state.sha256}</code> — link it to a custody map&apos;s Export
-              layer as evidence.
+              sha256 <code data-testid="export-digest">{state.sha256}</code> — recorded by the server as exported (not
+              verified by it): link it to a custody map&apos;s Export layer as evidence, and check the file with{" "}
+              <code>npx run-custody verify</code>.
             </p>
           </div>
         ) : null}

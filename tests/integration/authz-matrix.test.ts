@@ -201,6 +201,10 @@ const MATRIX: Record<string, Cell> = {
     ok: 409,
     cross: 404,
   },
+  // The matrix's exercise links no task: building its bundle is refused after the role and tenant checks.
+  "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/export": { allowed: MANAGERS, ok: 422, cross: 404 },
+  // The workspace bundle: owners and admins only; each tenant exports its own.
+  "GET /api/v1/export": { allowed: MANAGERS, ok: 200, cross: "own" },
   "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/complete": {
     allowed: MANAGERS,
     probe: { outcome: "safe_resume", finding: "matrix", revision: 999 },

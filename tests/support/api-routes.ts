@@ -120,6 +120,8 @@ export const API_ROUTES: Record<string, RouteSpec> = {
     body: "json",
     schema: completeExerciseSchema,
   },
+  "POST /api/v1/maps/[mapId]/exercises/[exerciseId]/export": { auth: "owner", body: "none" },
+  "GET /api/v1/export": { auth: "owner", body: "none" },
   "POST /api/v1/policies/lint": { auth: "runtime", body: "json", schema: policyDocumentSchema },
   "GET /api/v1/policies": { auth: "runtime", body: "none" },
   "POST /api/v1/policies": { auth: "owner", body: "json", schema: policyDocumentSchema },

@@ -26,11 +26,15 @@ const handle = testDbForFile();
 
 const NO_SUCH_ID = "00000000-0000-4000-8000-000000000000";
 
-/** The routes that need no credentials (the matrix's `public` rows); every other route is protected. */
+/**
+ * The routes that need no credentials (the matrix's `public` rows; a webhook source's message is authenticated by its
+ * own signature, not by a session or key); every other route is protected.
+ */
 const PUBLIC_ROUTES = [
   "GET /api/v1/openapi.json",
   "GET /api/v1/signing-keys",
   "POST /api/v1/invitations/[token]/accept",
+  "POST /api/v1/webhooks/[source]",
 ];
 
 /**
@@ -114,6 +118,10 @@ beforeAll(async () => {
       ref: "walk-credential",
       action: "walk_action",
       eventId: "walk-no-such-event",
+      endpointId: NO_SUCH_ID,
+      deliveryId: "msg_walk",
+      source: "walk-source",
+      secretId: NO_SUCH_ID,
     },
   };
 }, 120_000);

@@ -109,6 +109,20 @@ describe("a workspace bundle imported on another server", () => {
     const list = await b.get<{ tasks: Array<{ task_id: string }> }>("/api/v1/tasks");
     expect(list.status, list.text).toBe(200);
     expect(list.body.tasks.map((x) => x.task_id).sort()).toEqual([...tasks].sort());
+    // The checkpoints were signed by the first server's key, not this one's: they verify with the key kept at import.
+    for (const id of tasks) {
+      const history = await b.get<{ checkpoints: Array<{ key_id: string; signature_check: string }> }>(
+        `/api/v1/tasks/${id}/checkpoints`,
+      );
+      expect(history.status, history.text).toBe(200);
+      expect(history.body.checkpoints.map((c) => c.signature_check)).toEqual(["valid", "valid"]);
+      const view = await b.get<{ signature_check: string }>(`/api/v1/tasks/${id}`);
+      expect(view.body.signature_check, view.text).toBe("valid");
+    }
+    const serverKeys = await b.get<{ keys: Array<{ kid: string }> }>("/api/v1/signing-keys");
+    const firstKid = (await b.get<{ checkpoints: Array<{ key_id: string }> }>(`/api/v1/tasks/${tasks[0]}/checkpoints`))
+      .body.checkpoints[0]!.key_id;
+    expect(serverKeys.body.keys.map((k) => k.kid)).not.toContain(firstKid);
     const maps = await b.get<{ maps: Array<{ id: string }> }>("/api/v1/maps");
     expect(maps.body.maps.map((m) => m.id)).toEqual([map.body.id]);
     const chain = await b.get<{ valid: boolean }>("/api/v1/audit/verify");

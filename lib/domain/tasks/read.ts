@@ -2,6 +2,9 @@
  * Read verbs for tasks: list, one task's view, timeline, checkpoint history, artifacts.
  * Each authorizes first and scopes by the actor's tenant; a task of another tenant is `not_found`.
  */
+import { createPublicKey } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
 import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
 import { listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
 import * as q from "@/db/queries/tasks";
@@ -22,7 +25,7 @@ import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
-import { checkCheckpoint, placedCheck, type CheckpointPlace } from "./signatures";
+import { checkCheckpoint, placedCheck, type CheckpointPlace, type VerificationKey } from "./signatures";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { listUnappliedReceipts, type UnappliedReceiptRow } from "../side-effects/receipts";
@@ -200,8 +203,9 @@ export async function getTaskView(
   ]);
   if (!task) throw notFound(`Task ${taskId}`);
   // The gate's placement rules (decision 0035): the latest row is the newest one.
+  const keys = checkpoint ? await verificationKeys(db, actor.tenantId, key, [checkpoint]) : null;
   const check = checkpoint
-    ? placedCheck(checkCheckpoint(checkpoint, key, { tenantId: actor.tenantId, taskId }), {
+    ? placedCheck(checkCheckpoint(checkpoint, keys!(checkpoint.key_id), { tenantId: actor.tenantId, taskId }), {
         version: checkpoint.version,
         downgraded: checkpoint.downgraded,
         newest: true,
@@ -351,11 +355,12 @@ export async function getCheckpointHistory(
   const rows = await q.listCheckpoints(db, actor.tenantId, taskId, { limit: limit + 1, beforeVersion });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  const keys = await verificationKeys(db, actor.tenantId, key, page);
   return {
     checkpoints: page.map((c, i) =>
       checkpointSummary(
         c,
-        key,
+        keys(c.key_id),
         { tenantId: actor.tenantId, taskId },
         {
           version: c.version,
@@ -373,7 +378,7 @@ export async function getCheckpointHistory(
 /** One row of the history, checked in its place by the gate's rules ({@link placedCheck}). */
 function checkpointSummary(
   c: q.CheckpointRow,
-  key: SigningKey,
+  key: VerificationKey,
   at: { tenantId: string; taskId: string },
   place: CheckpointPlace,
 ): CheckpointSummary & { record: TaskRecord } {
@@ -410,4 +415,37 @@ export async function getArtifacts(
     first_version: a.first_version,
     created_at: a.created_at,
   }));
+}
+
+/**
+ * The key each checkpoint is checked with in the views: the server's own, or, in a workspace restored from a bundle
+ * (decision 0038), the public key of the server that signed it, kept with the workspace at import
+ * (`tenants.imported_from.keys`, JWKs). Read only when a row names a key id other than the server's. A key id found
+ * nowhere gets the server's key, so the row shows as not verifying.
+ */
+async function verificationKeys(
+  db: Db,
+  tenantId: string,
+  key: SigningKey,
+  rows: ReadonlyArray<{ key_id: string }>,
+): Promise<(kid: string) => VerificationKey> {
+  if (rows.every((r) => r.key_id === key.kid)) return () => key;
+  const [row] = await queryRows<{ keys: unknown }>(
+    db,
+    sql`select imported_from -> 'keys' as keys from tenants where id = ${tenantId}`,
+  );
+  const imported = new Map<string, VerificationKey>();
+  for (const jwk of Array.isArray(row?.keys) ? row.keys : []) {
+    const j = jwk as { kid?: unknown; kty?: unknown; crv?: unknown; x?: unknown };
+    if (typeof j.kid !== "string" || j.kty !== "OKP" || j.crv !== "Ed25519" || typeof j.x !== "string") continue;
+    try {
+      imported.set(j.kid, {
+        kid: j.kid,
+        publicKey: createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: j.x }, format: "jwk" }),
+      });
+    } catch {
+      // A key that does not parse verifies nothing.
+    }
+  }
+  return (kid) => (kid === key.kid ? key : (imported.get(kid) ?? key));
 }

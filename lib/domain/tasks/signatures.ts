@@ -37,6 +37,9 @@ export function checkpointBinding(at: {
   };
 }
 
+/** The public half of a signing key: what checking a signature needs. */
+export type VerificationKey = Pick<SigningKey, "kid" | "publicKey">;
+
 /** How a stored checkpoint verifies: in its place, not at all, or signed for another place. */
 export type CheckpointCheck = "valid" | "record_invalid" | "misplaced";
 
@@ -65,7 +68,7 @@ export function placedCheck(check: CheckpointCheck, place: CheckpointPlace): Che
  */
 export function checkCheckpoint(
   c: StoredCheckpoint,
-  key: SigningKey,
+  key: VerificationKey,
   at: { tenantId: string; taskId: string },
 ): CheckpointCheck {
   if (c.key_id !== key.kid) return "record_invalid";

@@ -3,16 +3,23 @@
  * `next start` (a script, not a timed test).
  *
  * Benchmarks (no name: all of them):
+ *   baseline the machine's floor, measured first in the same run: a bare node:http + postgres.js server making one
+ *            durable exactly-once decision per request (`INSERT … ON CONFLICT DO NOTHING RETURNING`), driven like the
+ *            intents race, and one read by primary key asked like the gate. Every hot-path figure below is printed
+ *            beside it as a ratio (intents, receipts and checkpoints ÷ decisions/s; the gate's p95 ÷ the read's p95).
  *   ingest   events per second through `POST /api/v1/events` — by default 200,000 events in batches of
  *            1,000 from 4 concurrent senders, 30% duplicates (re-deliveries and ids racing in concurrent
  *            batches), over 200 tasks and all four planes — against `COPY` of the same unique rows into a
  *            scratch copy of the events table. Prints both rates and their ratio (target ≥ 0.5), then
  *            checks that each event is stored exactly once and was answered `stored` exactly once.
  *   intents  side-effect intents per second: --effects (2,000) keys, each raced by --contenders (8) identical
- *            intents, --concurrency (16) in flight; exactly one `go` per key, the rest 409; then receipts and
- *            replays (intents/s again), checked against the database.
- *   gate     resume-gate latency p50/p95 on one task with --gate-effects (1,000) side effects, --asks (300)
- *            sequential asks; every answer must be `stop` listing exactly the unknown effects.
+ *            intents, --concurrency (16) in flight; exactly one `go` per key, the rest 409; then receipts/s,
+ *            replays (intents/s again) and --checkpoints (1,000) checkpoint versions/s, checked against the
+ *            database; targets ≥ 0.5× the baseline's decisions/s and p50 ≤ 2× the baseline's p50.
+ *   gate     resume-gate latency p50/p95 on one task with --gate-effects (1,000) side effects and --gate-events
+ *            (100,000) events, --asks (300) sequential asks interleaved with asks on an empty task; every answer
+ *            must be `stop` listing exactly the unknown effects; targets p95 ≤ 2× the baseline's read and ≤ 1.2×
+ *            the empty task's.
  *   timeline a --timeline-events (100,000) event task over --timeline-attempts (60) attempts, seeded in SQL: p50/p95
  *            of the timeline's first page, overview, a window of detail and the arrival feed (--timeline-requests,
  *            100 each); the task page's time to interactive in headless Chromium (median of --timeline-loads, 5);
@@ -63,6 +70,7 @@ import {
   type Benchmark,
   type BenchOutcome,
 } from "./bench/harness";
+import { baselineBenchmark } from "./bench/baseline";
 import { gateBenchmark } from "./bench/gate";
 import { ingestBenchmark } from "./bench/ingest";
 import { intentsBenchmark } from "./bench/intents";
@@ -72,6 +80,7 @@ import { writeResult } from "./bench/report";
 
 /** Every benchmark the CLI knows, in the order `npm run bench` runs them. */
 export const BENCHMARKS: Benchmark[] = [
+  baselineBenchmark,
   ingestBenchmark,
   intentsBenchmark,
   gateBenchmark,
@@ -94,7 +103,7 @@ async function cleanup(): Promise<void> {
 
 function usage(): string {
   return [
-    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --asks N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --gate-events N --asks N] [--checkpoints N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
     "benchmarks:",
     ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
     "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
@@ -123,6 +132,8 @@ async function main(): Promise<number> {
       "intent-tasks": { type: "string" },
       "gate-effects": { type: "string" },
       asks: { type: "string" },
+      "gate-events": { type: "string" },
+      checkpoints: { type: "string" },
       "timeline-events": { type: "string" },
       "timeline-attempts": { type: "string" },
       "timeline-requests": { type: "string" },

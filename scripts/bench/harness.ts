@@ -284,6 +284,8 @@ export function httpRequest(
 export type ApiClient = {
   /** POSTs a JSON body (an object, or a pre-serialized string/Buffer). */
   post: (pathname: string, body: unknown) => Promise<HttpAnswer>;
+  /** PUTs a JSON body. */
+  put: (pathname: string, body: unknown) => Promise<HttpAnswer>;
   get: (pathname: string) => Promise<HttpAnswer>;
   /** Parses an answer's JSON body. @throws Error when it is not JSON. */
   json: <T>(answer: HttpAnswer) => T;
@@ -293,16 +295,18 @@ export type ApiClient = {
 export function createApiClient(baseUrl: string, apiKey: string, sockets = 8): ApiClient {
   const agent = agentFor(sockets);
   const auth = { authorization: `Bearer ${apiKey}` };
+  const send = (method: string, pathname: string, body: unknown) => {
+    const payload = typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    return httpRequest(`${baseUrl}${pathname}`, {
+      method,
+      agent,
+      headers: { ...auth, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) },
+      body: payload,
+    });
+  };
   return {
-    post: (pathname, body) => {
-      const payload = typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-      return httpRequest(`${baseUrl}${pathname}`, {
-        method: "POST",
-        agent,
-        headers: { ...auth, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) },
-        body: payload,
-      });
-    },
+    post: (pathname, body) => send("POST", pathname, body),
+    put: (pathname, body) => send("PUT", pathname, body),
     get: (pathname) => httpRequest(`${baseUrl}${pathname}`, { method: "GET", agent, headers: auth }),
     json: <T>(answer: HttpAnswer): T => {
       try {
@@ -342,3 +346,18 @@ export type Benchmark = {
   summary: string;
   run: (env: BenchEnv) => Promise<BenchOutcome>;
 };
+
+/** Runs `jobs` with at most `limit` in flight (the load generator of every throughput phase); results in order. */
+export async function inFlight<T>(jobs: Array<() => Promise<T>>, limit: number): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, jobs.length) }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
+  return out;
+}

@@ -14,10 +14,19 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { EventInput } from "@/lib/contract/api";
 import { markCpu, spentSince } from "./cpu";
-import { createApiClient, log, seedBenchTenant, type BenchEnv, type BenchOutcome, type Benchmark } from "./harness";
+import { measureBaseline, ratio, ratioCell } from "./baseline";
+import {
+  createApiClient,
+  inFlight,
+  log,
+  seedBenchTenant,
+  type BenchEnv,
+  type BenchOutcome,
+  type Benchmark,
+} from "./harness";
 import { fmt, printTable, quantile } from "./report";
 
-type Options = { effects: number; contenders: number; concurrency: number; tasks: number };
+type Options = { effects: number; contenders: number; concurrency: number; tasks: number; checkpoints: number };
 
 function readOptions(o: BenchEnv["options"]): Options {
   const num = (key: string, dflt: number) => {
@@ -32,22 +41,8 @@ function readOptions(o: BenchEnv["options"]): Options {
     contenders: num("contenders", 8),
     concurrency: num("concurrency", 16),
     tasks: num("intent-tasks", 20),
+    checkpoints: num("checkpoints", 1000),
   };
-}
-
-/** Runs `jobs` with at most `limit` in flight; returns their results in order. */
-async function pool<T>(jobs: Array<() => Promise<T>>, limit: number): Promise<T[]> {
-  const out: T[] = new Array(jobs.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, jobs.length) }, async () => {
-      while (next < jobs.length) {
-        const i = next++;
-        out[i] = await jobs[i]!();
-      }
-    }),
-  );
-  return out;
 }
 
 type Timed = { status: number; ms: number; body: Record<string, unknown>; replayed: boolean };
@@ -74,18 +69,19 @@ export const intentsBenchmark: Benchmark = {
     if (seeded.status !== 200)
       throw new Error(`seeding tasks failed: HTTP ${seeded.status} ${seeded.text.slice(0, 200)}`);
     // A checkpoint per task: without one the gate answers replay and no write may start.
+    const baseRecord = (task_id: string) => ({
+      task_id,
+      principal: "tenant/bench:user/1",
+      policy_version: "policy-v1",
+      phase: "writing",
+      attempt: 1,
+      inputs: [],
+      decisions: [],
+      artifacts: [],
+      side_effects: {},
+    });
     for (const task_id of taskIds) {
-      const record = {
-        task_id,
-        principal: "tenant/bench:user/1",
-        policy_version: "policy-v1",
-        phase: "writing",
-        attempt: 1,
-        inputs: [],
-        decisions: [],
-        artifacts: [],
-        side_effects: {},
-      };
+      const record = baseRecord(task_id);
       const put = await fetch(`${env.server.baseUrl}/api/v1/tasks/${encodeURIComponent(task_id)}`, {
         method: "PUT",
         headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
@@ -131,7 +127,7 @@ export const intentsBenchmark: Benchmark = {
     );
     const cpu0 = await markCpu(env.db.sql, env.server.pid);
     const t0 = performance.now();
-    const race = await pool(raceJobs, o.concurrency);
+    const race = await inFlight(raceJobs, o.concurrency);
     const raceWall = (performance.now() - t0) / 1000;
     const raceCpu = await spentSince(cpu0, env.db.sql, env.server.pid);
 
@@ -147,7 +143,8 @@ export const intentsBenchmark: Benchmark = {
     );
 
     log("intents: receipts …");
-    const receipts = await pool(
+    const tr = performance.now();
+    const receipts = await inFlight(
       effects.map(
         (e, i) => () =>
           call(intentPath(e, "receipt"), {
@@ -160,14 +157,40 @@ export const intentsBenchmark: Benchmark = {
       ),
       o.concurrency,
     );
+    const receiptWall = (performance.now() - tr) / 1000;
 
     log("intents: replays …");
     const t1 = performance.now();
-    const replays = await pool(
+    const replays = await inFlight(
       effects.map((e) => () => call(intentPath(e, "intent"), intentBody(e))),
       o.concurrency,
     );
     const replayWall = (performance.now() - t1) / 1000;
+    // Checkpoints: each task writes new versions one after another (a version is based on the one before), the tasks
+    // side by side with --concurrency in flight.
+    log(`intents: ${o.checkpoints} checkpoints …`);
+    const versionsPerTask = Math.max(1, Math.ceil(o.checkpoints / taskIds.length));
+    const checkpointClient = createApiClient(env.server.baseUrl, tenant.apiKey, o.concurrency);
+    const tc = performance.now();
+    const checkpoints = (
+      await inFlight(
+        taskIds.map((task_id) => async () => {
+          const out: Timed[] = [];
+          for (let v = 0; v < versionsPerTask; v++) {
+            const t = performance.now();
+            const res = await checkpointClient.put(`/api/v1/tasks/${encodeURIComponent(task_id)}`, {
+              ...baseRecord(task_id),
+              phase: `writing-${v}`,
+            });
+            out.push({ status: res.status, ms: performance.now() - t, body: {}, replayed: false });
+          }
+          return out;
+        }),
+        o.concurrency,
+      )
+    ).flat();
+    const checkpointWall = (performance.now() - tc) / 1000;
+
     const badReplays = replays.filter(
       (r, i) =>
         !(
@@ -182,16 +205,29 @@ export const intentsBenchmark: Benchmark = {
     const audits = await env.db.sql<{ n: string }[]>`
       select count(*) as n from audit_log where tenant_id = ${tenant.tenantId} and action = 'side_effect.intent_recorded' and not details ? 'refused'`;
     const raceMs = race.map((r) => r.ms);
+    const baseline = await measureBaseline(env);
+    const floor = baseline.decisions.decisions_per_s;
+    const intentsPerS = Math.round(race.length / raceWall);
+    const receiptsPerS = Math.round(receipts.length / receiptWall);
+    const checkpointsPerS = Math.round(checkpoints.length / checkpointWall);
+    const p50 = quantile(raceMs, 0.5);
     const figures = {
+      baseline_decisions_per_s: floor,
+      baseline_latency_ms_p50: baseline.decisions.latency_ms_p50,
+      ratio_to_baseline: ratio(intentsPerS, floor),
+      p50_ratio_to_baseline: ratio(p50, baseline.decisions.latency_ms_p50),
+      receipts_ratio_to_baseline: ratio(receiptsPerS, floor),
+      checkpoints_ratio_to_baseline: ratio(checkpointsPerS, floor),
+      targets: { ratio_to_baseline: 0.5, p50_ratio_to_baseline: 2, receipts: 0.5, checkpoints: 0.5 },
       effects: o.effects,
       contenders_per_effect: o.contenders,
       in_flight: o.concurrency,
       race: {
         requests: race.length,
         wall_s: Number(raceWall.toFixed(3)),
-        intents_per_s: Math.round(race.length / raceWall),
+        intents_per_s: intentsPerS,
         go_per_s: Math.round(o.effects / raceWall),
-        latency_ms_p50: quantile(raceMs, 0.5),
+        latency_ms_p50: p50,
         latency_ms_p95: quantile(raceMs, 0.95),
         cpu: raceCpu,
       },
@@ -200,7 +236,30 @@ export const intentsBenchmark: Benchmark = {
         wall_s: Number(replayWall.toFixed(3)),
         intents_per_s: Math.round(replays.length / replayWall),
       },
+      receipts: {
+        requests: receipts.length,
+        wall_s: Number(receiptWall.toFixed(3)),
+        receipts_per_s: receiptsPerS,
+        latency_ms_p50: quantile(
+          receipts.map((r) => r.ms),
+          0.5,
+        ),
+      },
+      checkpoints: {
+        requests: checkpoints.length,
+        wall_s: Number(checkpointWall.toFixed(3)),
+        checkpoints_per_s: checkpointsPerS,
+        latency_ms_p50: quantile(
+          checkpoints.map((r) => r.ms),
+          0.5,
+        ),
+      },
     };
+    const meets =
+      (figures.ratio_to_baseline ?? 0) >= 0.5 &&
+      (figures.p50_ratio_to_baseline ?? Infinity) <= 2 &&
+      (figures.receipts_ratio_to_baseline ?? 0) >= 0.5 &&
+      (figures.checkpoints_ratio_to_baseline ?? 0) >= 0.5;
     printTable("intents — POST …/side-effects/{name}/intent, contenders racing per key", [
       [
         "effects × contenders",
@@ -214,12 +273,21 @@ export const intentsBenchmark: Benchmark = {
         "  CPU s",
         `gen ${raceCpu.load_generator_s} · next ${raceCpu.next_server_s ?? "n/a"} · pg ${raceCpu.postgres_backends_s} · other ${raceCpu.other_s ?? "n/a"}`,
       ],
+      ["  ÷ baseline decisions/s", ratioCell(figures.ratio_to_baseline, 0.5, true)],
+      ["  p50 ÷ baseline p50", ratioCell(figures.p50_ratio_to_baseline, 2, false)],
+      "receipts",
+      ["  receipts/s", fmt(receiptsPerS)],
+      ["  ÷ baseline decisions/s", ratioCell(figures.receipts_ratio_to_baseline, 0.5, true)],
       "replay (after receipts)",
       ["  intents/s", fmt(figures.replay.intents_per_s)],
+      `checkpoints (${taskIds.length} tasks, versions in order per task)`,
+      ["  checkpoints/s", fmt(checkpointsPerS)],
+      ["  ÷ baseline decisions/s", ratioCell(figures.checkpoints_ratio_to_baseline, 0.5, true)],
+      ["baseline decisions/s · p50", `${fmt(floor)} · ${fmt(baseline.decisions.latency_ms_p50, 2)} ms`],
     ]);
     return {
       name: "intents",
-      figures,
+      figures: { ...figures, meets_target: meets },
       checks: [
         {
           name: "exactly one go per key",
@@ -240,6 +308,11 @@ export const intentsBenchmark: Benchmark = {
           name: "every replay returns the stored receipt",
           ok: badReplays.length === 0,
           detail: `${badReplays.length} bad replays`,
+        },
+        {
+          name: "every checkpoint stored",
+          ok: checkpoints.every((r) => r.status === 200),
+          detail: `${checkpoints.filter((r) => r.status !== 200).length} checkpoints refused${checkpoints.find((r) => r.status !== 200) ? ` (first: HTTP ${checkpoints.find((r) => r.status !== 200)!.status})` : ""}`,
         },
         {
           name: "one completed row per effect",

@@ -189,21 +189,21 @@ export async function signIn(email: string, password: string, opts: SignInOption
 /**
  * Signs out through next-auth's HTTP flow (`GET /api/auth/csrf` with the session cookie, then a form-encoded
  * `POST /api/auth/signout`), as the Sign out button does. The caller keeps its copy of the old cookie, so a test
- * can show that the cookie no longer works.
+ * can show that the cookie no longer works. `base`: the server to sign out on (default the started one).
  * @returns the status of the sign-out request.
  */
-export async function signOut(cookie: string): Promise<number> {
-  const csrfRes = await fetch(`${baseUrl()}/api/auth/csrf`, { redirect: "manual", headers: { cookie } });
+export async function signOut(cookie: string, base = baseUrl()): Promise<number> {
+  const csrfRes = await fetch(`${base}/api/auth/csrf`, { redirect: "manual", headers: { cookie } });
   const jar = new Map(
     cookie.split("; ").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)] as [string, string]),
   );
   cookiesFrom(csrfRes, jar);
   const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
-  const res = await fetch(`${baseUrl()}/api/auth/signout`, {
+  const res = await fetch(`${base}/api/auth/signout`, {
     method: "POST",
     redirect: "manual",
     headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieHeader(jar) },
-    body: new URLSearchParams({ csrfToken, json: "true", callbackUrl: `${baseUrl()}/login` }).toString(),
+    body: new URLSearchParams({ csrfToken, json: "true", callbackUrl: `${base}/login` }).toString(),
   });
   await res.text();
   return res.status;

@@ -7,6 +7,7 @@
  *   - two approvers deciding one approval on different servers: one wins;
  *   - right after a change made through one server, every server's gate answers from it (no per-process cache answers
  *     from stale facts: a checkpoint row changed in the database stops the gate on every server);
+ *   - the arrival feed the live pages poll (every 3 s) shows on every server an event reported through another;
  *   - a person's session works on every server and ends on every server at sign-out.
  * The balancer's own address is used where it does not matter which server answers; each server's address where the
  * test must know (the gate on every server, the session on every server).
@@ -317,6 +318,24 @@ describe("several servers behind a load balancer, one PostgreSQL", () => {
         v.reasons.map((r) => r.code),
         s,
       ).toContain("record_signature_invalid");
+    }
+  });
+
+  it("the arrival feed the live pages poll shows, on every server, an event reported through another", async () => {
+    const taskId = await checkpointed({ side_effects: {} });
+    const feed = (s: string, since: string) =>
+      api(t.apiKey, s).get<{ events: Array<{ id: string }>; next_since: string }>(
+        `/api/v1/tasks/${taskId}/timeline?since=${encodeURIComponent(since)}&limit=100`,
+      );
+    const before = await Promise.all(servers.map((s) => feed(s, "0")));
+    const event = makeEvent(taskId, { type: "tool.called", attrs: { tool: "read_page", call_id: "call_1" } });
+    expect((await api(t.apiKey, servers[0]).post("/api/v1/events", { events: [event] })).status).toBe(200);
+    for (const [i, s] of servers.entries()) {
+      const after = await feed(s, before[i]!.body.next_since);
+      expect(
+        after.body.events.map((e) => e.id),
+        s,
+      ).toContain(event.id);
     }
   });
 

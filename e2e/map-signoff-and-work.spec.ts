@@ -55,7 +55,7 @@ test("publishing on hold asks first; the last editor cannot sign off, another re
   page,
   tenant,
 }, testInfo) => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   await page.setViewportSize({ width: 1366, height: 900 });
   await loginAs(page, tenant.users.owner.email, tenant.password);
   const map = await newMap(page.request, `claims-${rid()}`);
@@ -105,7 +105,7 @@ test("per layer evidence items, assignee and comments; the grid at 1366 and 420 
   page,
   tenant,
 }, testInfo) => {
-  test.setTimeout(150_000);
+  test.setTimeout(300_000);
   await page.setViewportSize({ width: 1366, height: 900 });
   await loginAs(page, tenant.users.owner.email, tenant.password);
   const map = await newMap(page.request, `invoices-${rid()}`, "Invoices with a rather long title that has to wrap");
@@ -179,7 +179,7 @@ test("rename, archive and the list's filter; importing a map of a workflow that 
   page,
   tenant,
 }, testInfo) => {
-  test.setTimeout(150_000);
+  test.setTimeout(300_000);
   await page.setViewportSize({ width: 1366, height: 900 });
   await loginAs(page, tenant.users.owner.email, tenant.password);
   const workflow = `claims-${rid()}`;

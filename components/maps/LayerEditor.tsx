@@ -150,7 +150,11 @@ export function LayerEditor({
         <div className="flex flex-wrap items-center gap-2">
           <VerificationBadge value={base.verification} />
           <DecisionBadge value={base.decision} />
-          {canEdit ? <SaveStatus state={state} testId="save-state" why /> : null}
+          {canEdit ? (
+            <span className="print:hidden">
+              <SaveStatus state={state} testId="save-state" why />
+            </span>
+          ) : null}
         </div>
       </header>
 

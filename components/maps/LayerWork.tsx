@@ -134,7 +134,10 @@ export function LayerWorkPanel({
     >
       <div className="flex flex-wrap items-center gap-2">
         {canEdit ? (
-          <label className={`${labelClass} flex flex-wrap items-center gap-2`}>
+          <p className="hidden text-xs text-neutral-800 print:block">Assignee: {assignee ?? "nobody yet"}</p>
+        ) : null}
+        {canEdit ? (
+          <label className={`${labelClass} flex flex-wrap items-center gap-2 print:hidden`}>
             Assignee
             <select
               className={`${inputClass} w-auto max-w-full`}

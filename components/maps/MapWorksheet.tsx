@@ -141,7 +141,7 @@ export function MapWorksheet({
             <span>started by {initial.created_by}</span>
             {canEdit ? (
               <span
-                className={`font-medium ${overall.kind === "problem" ? "text-red-800" : overall.kind === "busy" ? "text-neutral-700" : "text-emerald-800"}`}
+                className={`font-medium print:hidden ${overall.kind === "problem" ? "text-red-800" : overall.kind === "busy" ? "text-neutral-700" : "text-emerald-800"}`}
                 role="status"
                 aria-live="polite"
                 data-testid="map-save-state"

@@ -18,7 +18,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
   return (
     <Providers>
       <div className="flex min-h-screen flex-col">
-        <header className="border-b border-neutral-200 bg-white">
+        <header className="border-b border-neutral-200 bg-white print:hidden">
           <div className="mx-auto flex max-w-screen-2xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-2">
             <IntentLink href="/tasks" className="text-sm font-semibold tracking-tight">
               Run Custody

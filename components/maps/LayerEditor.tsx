@@ -8,7 +8,7 @@
  * silently. For other roles the row is read-only text.
  */
 import Link from "next/link";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { mapApi, type LayerSaveResult } from "@/lib/client/maps";
 import type {
   Custodian,
@@ -85,6 +85,7 @@ export function LayerEditor({
   canEdit,
   onSaved,
   onState,
+  footer,
 }: {
   mapId: string;
   initial: LayerRow;
@@ -92,6 +93,8 @@ export function LayerEditor({
   canEdit: boolean;
   onSaved: (res: LayerSaveResult) => void;
   onState: (layer: LayerRow["layer"], state: SaveState) => void;
+  /** Shown under the row (its assignee, evidence items and comments). */
+  footer?: ReactNode;
 }) {
   const layer = initial.layer;
   const guide = LAYER_GUIDE[layer];
@@ -147,7 +150,11 @@ export function LayerEditor({
         <div className="flex flex-wrap items-center gap-2">
           <VerificationBadge value={base.verification} />
           <DecisionBadge value={base.decision} />
-          {canEdit ? <SaveStatus state={state} testId="save-state" why /> : null}
+          {canEdit ? (
+            <span className="print:hidden">
+              <SaveStatus state={state} testId="save-state" why />
+            </span>
+          ) : null}
         </div>
       </header>
 
@@ -176,7 +183,12 @@ export function LayerEditor({
       ) : null}
 
       {canEdit ? (
-        <div className="grid gap-x-4 gap-y-3 p-3 md:grid-cols-2 xl:grid-cols-[1.3fr_1fr_1fr]">
+        <div className="hidden print:block">
+          <ReadOnlyRow mapId={mapId} row={base} exercises={exercises} printCopy />
+        </div>
+      ) : null}
+      {canEdit ? (
+        <div className="grid gap-x-4 gap-y-3 p-3 md:grid-cols-2 xl:grid-cols-[1.3fr_1fr_1fr] print:hidden">
           <fieldset className="min-w-0 space-y-1.5">
             <legend className="text-xs font-semibold text-neutral-900">Custodians</legend>
             <p className="text-xs text-neutral-700" id={`${idp}-cust-hint`}>
@@ -286,6 +298,7 @@ export function LayerEditor({
       ) : (
         <ReadOnlyRow mapId={mapId} row={base} exercises={exercises} />
       )}
+      {footer}
     </section>
   );
 }
@@ -504,17 +517,19 @@ function EvidenceLink({
   mapId,
   evidence,
   exercises,
+  testId = "evidence-link",
 }: {
   mapId: string;
   evidence: VerificationEvidence;
   exercises: ExerciseListItem[];
+  testId?: string;
 }) {
   if (evidence.kind === "exercise" && exercises.some((x) => x.id === evidence.ref)) {
     return (
       <Link
         href={`/maps/${mapId}/exercises/${evidence.ref}`}
         className="text-xs text-sky-800 underline"
-        data-testid="evidence-link"
+        data-testid={testId}
       >
         Open the exercise
       </Link>
@@ -525,7 +540,7 @@ function EvidenceLink({
       <Link
         href={`/tasks/${encodeURIComponent(evidence.ref.trim())}`}
         className="text-xs text-sky-800 underline"
-        data-testid="evidence-link"
+        data-testid={testId}
       >
         Open task {evidence.ref.trim()}
       </Link>
@@ -712,7 +727,18 @@ function ConflictPanel({
   );
 }
 
-function ReadOnlyRow({ mapId, row, exercises }: { mapId: string; row: LayerRow; exercises: ExerciseListItem[] }) {
+function ReadOnlyRow({
+  mapId,
+  row,
+  exercises,
+  printCopy = false,
+}: {
+  mapId: string;
+  row: LayerRow;
+  exercises: ExerciseListItem[];
+  /** The editor's copy for printing: without test ids, so the screen's controls stay the only ones found. */
+  printCopy?: boolean;
+}) {
   const item = (label: string, value: React.ReactNode) => (
     <div className="min-w-0">
       <dt className="text-xs font-semibold text-neutral-900">{label}</dt>
@@ -734,7 +760,12 @@ function ReadOnlyRow({ mapId, row, exercises }: { mapId: string; row: LayerRow; 
           {row.verification}
           {row.verification_evidence ? ` — ${evidenceText(row.verification_evidence)} ` : " (no evidence linked yet)"}
           {row.verification_evidence ? (
-            <EvidenceLink mapId={mapId} evidence={row.verification_evidence} exercises={exercises} />
+            <EvidenceLink
+              mapId={mapId}
+              evidence={row.verification_evidence}
+              exercises={exercises}
+              testId={printCopy ? "evidence-link-print" : "evidence-link"}
+            />
           ) : null}
         </>,
       )}

@@ -140,8 +140,10 @@ export function useAutosave<D extends object, B, P extends object = Partial<D>>(
     }
   };
 
+  const patchOfRef = useRef(patchOf);
   useEffect(() => {
     flushRef.current = flush;
+    patchOfRef.current = patchOf;
   });
   useEffect(
     () => () => {
@@ -149,6 +151,23 @@ export function useAutosave<D extends object, B, P extends object = Partial<D>>(
     },
     [],
   );
+  // Leaving (reload, close, another address) with a change not yet stored: save it now and ask the browser to warn
+  // (decision 0046). If the person stays, the save completes; an edit is never lost silently.
+  useEffect(() => {
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      const pending =
+        timer.current !== null ||
+        saving.current ||
+        conflictRef.current !== null ||
+        Object.keys(patchOfRef.current(draftRef.current, baseRef.current)).length > 0;
+      if (!pending) return;
+      void flushRef.current();
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", onBeforeUnload);
+    return () => window.removeEventListener("beforeunload", onBeforeUnload);
+  }, []);
 
   const change = (patch: Partial<D>, now = false) => {
     const next = { ...draftRef.current, ...patch };

@@ -24,10 +24,14 @@ export type MapRow = {
   created_by: string;
   created_at: string;
   updated_at: string;
+  last_edited_by: string | null;
+  archived_at: string | null;
+  archived_by: string | null;
 };
 
 const MAP_COLUMNS = sql`id::text as id, workflow, title, version, status::text as status, created_by,
-  ${isoUtc("created_at")} as created_at, ${isoUtc("updated_at")} as updated_at`;
+  ${isoUtc("created_at")} as created_at, ${isoUtc("updated_at")} as updated_at, last_edited_by,
+  ${isoUtc("archived_at")} as archived_at, archived_by`;
 
 /** One map of a tenant, or undefined. `forUpdate` locks its row until the transaction ends. */
 export async function findMap(
@@ -43,13 +47,19 @@ export async function findMap(
   return rows[0];
 }
 
-/** The tenant's maps (at most `limit`), by workflow then most recently changed; `q` matches workflow or title. */
+/**
+ * The tenant's maps (at most `limit`), by workflow then most recently changed; `q` matches workflow or title,
+ * `workflow` is one workflow exactly; `archived`: `exclude` (the default), `include` or `only`.
+ */
 export async function listMaps(
   db: Db,
   tenantId: string,
-  opts: { q?: string; status?: MapStatus; limit: number },
+  opts: { q?: string; status?: MapStatus; workflow?: string; archived?: "exclude" | "include" | "only"; limit: number },
 ): Promise<MapRow[]> {
   const conds: SQL[] = [sql`tenant_id = ${tenantId}`];
+  if (opts.workflow !== undefined) conds.push(sql`workflow = ${opts.workflow}`);
+  if ((opts.archived ?? "exclude") === "exclude") conds.push(sql`archived_at is null`);
+  if (opts.archived === "only") conds.push(sql`archived_at is not null`);
   if (opts.q)
     conds.push(
       sql`(workflow ilike ${"%" + likeEscape(opts.q) + "%"} or title ilike ${"%" + likeEscape(opts.q) + "%"})`,
@@ -86,17 +96,18 @@ export type LayerDbRow = {
   verification_evidence: VerificationEvidence | null;
   decision: Decision | null;
   decision_note: string;
+  assignee: string | null;
   revision: number;
   updated_by: string;
   updated_at: string;
 };
 
 const LAYER_COLUMNS = sql`layer::text as layer, custodians, handoff, evidence, recovery_path, acceptance_question,
-  verification::text as verification, verification_evidence, decision::text as decision, decision_note, revision, updated_by,
+  verification::text as verification, verification_evidence, decision::text as decision, decision_note, assignee, revision, updated_by,
   ${isoUtc("updated_at")} as updated_at`;
 
 /** The fields of a row as written. */
-export type LayerValues = Omit<LayerDbRow, "layer" | "revision" | "updated_by" | "updated_at">;
+export type LayerValues = Omit<LayerDbRow, "layer" | "revision" | "updated_by" | "updated_at" | "assignee">;
 
 /** Inserts rows of a new map (revision 1 unless given). */
 export async function insertLayers(
@@ -195,11 +206,12 @@ export async function touchMapDraft(
   db: Db,
   tenantId: string,
   mapId: string,
+  by: string,
 ): Promise<{ version: number; status: MapStatus; new_draft: boolean }> {
   const rows = await queryRows<{ version: number; status: MapStatus; new_draft: boolean }>(
     db,
     sql`update custody_maps m set status = 'draft', version = case when m.status = 'published' then m.version + 1 else m.version end,
-          updated_at = now()
+          updated_at = now(), last_edited_by = ${by}
         from (select status as old_status from custody_maps where tenant_id = ${tenantId} and id = ${mapId}::uuid) old
         where m.tenant_id = ${tenantId} and m.id = ${mapId}::uuid
         returning m.version, m.status::text as status, (old.old_status = 'published') as new_draft`,
@@ -225,23 +237,35 @@ export async function insertVersion(
   version: number,
   snapshot: unknown,
   by: string,
+  lastEditedBy: string,
 ): Promise<string> {
   const rows = await queryRows<{ published_at: string }>(
     db,
-    sql`insert into custody_map_versions (tenant_id, map_id, version, snapshot, published_by)
-        values (${tenantId}, ${mapId}::uuid, ${version}, ${JSON.stringify(snapshot)}::jsonb, ${by})
+    sql`insert into custody_map_versions (tenant_id, map_id, version, snapshot, published_by, last_edited_by)
+        values (${tenantId}, ${mapId}::uuid, ${version}, ${JSON.stringify(snapshot)}::jsonb, ${by}, ${lastEditedBy})
         returning ${isoUtc("published_at")} as published_at`,
   );
   return rows[0]!.published_at;
 }
 
-export type VersionRow = { version: number; published_at: string; published_by: string };
+export type VersionRow = {
+  version: number;
+  published_at: string;
+  published_by: string;
+  last_edited_by: string | null;
+  signed_off_by: string | null;
+  signed_off_at: string | null;
+  signoff_note: string;
+};
+
+const VERSION_COLUMNS = sql`version, ${isoUtc("published_at")} as published_at, published_by, last_edited_by, signed_off_by,
+  ${isoUtc("signed_off_at")} as signed_off_at, signoff_note`;
 
 /** Published versions of a map, newest first. */
 export async function listVersions(db: Db, tenantId: string, mapId: string): Promise<VersionRow[]> {
   return queryRows<VersionRow>(
     db,
-    sql`select version, ${isoUtc("published_at")} as published_at, published_by from custody_map_versions
+    sql`select ${VERSION_COLUMNS} from custody_map_versions
         where tenant_id = ${tenantId} and map_id = ${mapId}::uuid order by version desc`,
   );
 }
@@ -258,6 +282,207 @@ export async function findVersionSnapshot(
     sql`select snapshot from custody_map_versions where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and version = ${version}`,
   );
   return rows[0]?.snapshot;
+}
+
+/**
+ * Signs off a published version: only while it is not signed off and `by` is not its last editor (the guard).
+ * @returns the version as signed, or undefined when the guard refused (the caller reads why).
+ */
+export async function signOffVersionGuarded(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  version: number,
+  by: string,
+  note: string,
+): Promise<VersionRow | undefined> {
+  const rows = await queryRows<VersionRow>(
+    db,
+    sql`update custody_map_versions set signed_off_by = ${by}, signed_off_at = now(), signoff_note = ${note}
+        where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and version = ${version}
+          and signed_off_at is null and last_edited_by is distinct from ${by}
+        returning ${VERSION_COLUMNS}`,
+  );
+  return rows[0];
+}
+
+/** Renames a map. @returns it, or undefined when not found. */
+export async function renameMap(db: Db, tenantId: string, mapId: string, title: string): Promise<MapRow | undefined> {
+  const rows = await queryRows<MapRow>(
+    db,
+    sql`update custody_maps set title = ${title}, updated_at = now() where tenant_id = ${tenantId} and id = ${mapId}::uuid
+        returning ${MAP_COLUMNS}`,
+  );
+  return rows[0];
+}
+
+/**
+ * Archives (`by` given) or restores (`by` null) a map, only when it is not already so (the guard).
+ * @returns it, or undefined when it already was.
+ */
+export async function setMapArchivedGuarded(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  by: string | null,
+): Promise<MapRow | undefined> {
+  const rows = await queryRows<MapRow>(
+    db,
+    sql`update custody_maps set archived_at = ${by === null ? null : sql`now()`}, archived_by = ${by}, updated_at = now()
+        where tenant_id = ${tenantId} and id = ${mapId}::uuid and archived_at is ${by === null ? sql`not null` : sql`null`}
+        returning ${MAP_COLUMNS}`,
+  );
+  return rows[0];
+}
+
+/** Replaces the rows of a map with the given ones (an import as a new version), adding one to each revision. */
+export async function replaceLayers(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  rows: Array<LayerValues & { layer: MapLayer }>,
+  by: string,
+): Promise<void> {
+  for (const v of rows) {
+    await db.execute(sql`update custody_map_layers
+        set custodians = ${JSON.stringify(v.custodians)}::jsonb, handoff = ${v.handoff}, evidence = ${v.evidence},
+            recovery_path = ${v.recovery_path}, acceptance_question = ${v.acceptance_question},
+            verification = ${v.verification}::map_verification,
+            verification_evidence = ${v.verification_evidence ? JSON.stringify(v.verification_evidence) : null}::jsonb,
+            decision = ${v.decision}::map_decision, decision_note = ${v.decision_note},
+            revision = revision + 1, updated_by = ${by}, updated_at = now()
+        where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and layer = ${v.layer}::map_layer`);
+  }
+}
+
+/** Sets a layer's assignee (null: nobody). @returns the previous one, or undefined when the layer was not found. */
+export async function setAssignee(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  layer: MapLayer,
+  assignee: string | null,
+): Promise<{ previous: string | null } | undefined> {
+  const rows = await queryRows<{ previous: string | null }>(
+    db,
+    sql`update custody_map_layers l set assignee = ${assignee}
+        from (select assignee as previous from custody_map_layers
+              where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and layer = ${layer}::map_layer for update) old
+        where l.tenant_id = ${tenantId} and l.map_id = ${mapId}::uuid and l.layer = ${layer}::map_layer
+        returning old.previous`,
+  );
+  return rows[0];
+}
+
+export type EvidenceItemRow = {
+  id: string;
+  layer: MapLayer;
+  kind: "exercise" | "task" | "bundle" | "document";
+  ref: string;
+  note: string;
+  added_by: string;
+  added_at: string;
+};
+
+const EVIDENCE_COLUMNS = sql`id::text as id, layer::text as layer, kind, ref, note, added_by, ${isoUtc("added_at")} as added_at`;
+
+/** Adds an evidence item to a layer. */
+export async function insertEvidenceItem(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  e: Omit<EvidenceItemRow, "id" | "added_at">,
+): Promise<EvidenceItemRow> {
+  const rows = await queryRows<EvidenceItemRow>(
+    db,
+    sql`insert into custody_map_evidence (tenant_id, map_id, layer, kind, ref, note, added_by)
+        values (${tenantId}, ${mapId}::uuid, ${e.layer}::map_layer, ${e.kind}, ${e.ref}, ${e.note}, ${e.added_by})
+        returning ${EVIDENCE_COLUMNS}`,
+  );
+  return rows[0]!;
+}
+
+/** Removes one evidence item of a layer. @returns it, or undefined when there was none. */
+export async function deleteEvidenceItem(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  layer: MapLayer,
+  id: string,
+): Promise<EvidenceItemRow | undefined> {
+  const rows = await queryRows<EvidenceItemRow>(
+    db,
+    sql`delete from custody_map_evidence
+        where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and layer = ${layer}::map_layer and id = ${id}::uuid
+        returning ${EVIDENCE_COLUMNS}`,
+  );
+  return rows[0];
+}
+
+/** A map's evidence items, in the order added. */
+export async function listEvidenceItems(db: Db, tenantId: string, mapId: string): Promise<EvidenceItemRow[]> {
+  return queryRows<EvidenceItemRow>(
+    db,
+    sql`select ${EVIDENCE_COLUMNS} from custody_map_evidence where tenant_id = ${tenantId} and map_id = ${mapId}::uuid
+        order by added_at, id`,
+  );
+}
+
+/** How many evidence items a layer has. */
+export async function countEvidenceItems(db: Db, tenantId: string, mapId: string, layer: MapLayer): Promise<number> {
+  const rows = await queryRows<{ n: string | number }>(
+    db,
+    sql`select count(*) as n from custody_map_evidence where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and layer = ${layer}::map_layer`,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+export type CommentRow = { id: string; layer: MapLayer; author: string; body: string; created_at: string };
+
+const COMMENT_COLUMNS = sql`id::text as id, layer::text as layer, author, body, ${isoUtc("created_at")} as created_at`;
+
+/** Adds a comment to a layer. */
+export async function insertComment(
+  db: Db,
+  tenantId: string,
+  mapId: string,
+  c: { layer: MapLayer; author: string; body: string },
+): Promise<CommentRow> {
+  const rows = await queryRows<CommentRow>(
+    db,
+    sql`insert into custody_map_comments (tenant_id, map_id, layer, author, body)
+        values (${tenantId}, ${mapId}::uuid, ${c.layer}::map_layer, ${c.author}, ${c.body}) returning ${COMMENT_COLUMNS}`,
+  );
+  return rows[0]!;
+}
+
+/** A map's comments, oldest first (at most `limit`, the newest kept). */
+export async function listComments(db: Db, tenantId: string, mapId: string, limit: number): Promise<CommentRow[]> {
+  const rows = await queryRows<CommentRow>(
+    db,
+    sql`select ${COMMENT_COLUMNS} from custody_map_comments where tenant_id = ${tenantId} and map_id = ${mapId}::uuid
+        order by created_at desc, id desc limit ${limit}`,
+  );
+  return rows.reverse();
+}
+
+/** How many comments a layer has. */
+export async function countComments(db: Db, tenantId: string, mapId: string, layer: MapLayer): Promise<number> {
+  const rows = await queryRows<{ n: string | number }>(
+    db,
+    sql`select count(*) as n from custody_map_comments where tenant_id = ${tenantId} and map_id = ${mapId}::uuid and layer = ${layer}::map_layer`,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The email of a member of the tenant, matched case-insensitively, or undefined. */
+export async function findMemberEmail(db: Db, tenantId: string, email: string): Promise<string | undefined> {
+  const rows = await queryRows<{ email: string }>(
+    db,
+    sql`select u.email from memberships m join users u on u.id = m.user_id
+        where m.tenant_id = ${tenantId} and m.revoked_at is null and lower(u.email) = lower(${email})`,
+  );
+  return rows[0]?.email;
 }
 
 // ------------------------------------------------------------------ exercises

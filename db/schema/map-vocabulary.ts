@@ -33,6 +33,10 @@ export type Decision = (typeof DECISIONS)[number];
 export const EVIDENCE_KINDS = ["exercise", "task", "artifact", "document", "bundle"] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
+/** The kinds of a layer's evidence items (decision 0046): an exercise, a task, a bundle, a document link. */
+export const EVIDENCE_ITEM_KINDS = ["exercise", "task", "bundle", "document"] as const;
+export type EvidenceItemKind = (typeof EVIDENCE_ITEM_KINDS)[number];
+
 /** The outcome of an interruption exercise (docs/concepts.md#interruption-exercises). */
 export const EXERCISE_OUTCOMES = ["safe_resume", "safe_replay", "visible_stop", "unsafe"] as const;
 export type ExerciseOutcome = (typeof EXERCISE_OUTCOMES)[number];

@@ -54,6 +54,11 @@ export const custodyMaps = pgTable(
     createdBy: text("created_by").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Who made the last change to the rows (a row write, an exercise's results, an import as a new version). */
+    lastEditedBy: text("last_edited_by"),
+    /** Set when the map is archived: hidden from the list unless asked for (decision 0046). */
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
+    archivedBy: text("archived_by"),
   },
   (t) => [
     primaryKey({ name: "custody_maps_pkey", columns: [t.tenantId, t.id] }),
@@ -78,6 +83,8 @@ export const custodyMapLayers = pgTable(
     verificationEvidence: jsonb("verification_evidence").$type<VerificationEvidence | null>(),
     decision: decisionEnum("decision"),
     decisionNote: text("decision_note").notNull().default(""),
+    /** The workspace member (email) who carries this layer to a decision; null = nobody yet (decision 0046). */
+    assignee: text("assignee"),
     /** Optimistic concurrency: a write names the revision it was based on; each write adds one. */
     revision: integer("revision").notNull().default(1),
     updatedBy: text("updated_by").notNull(),
@@ -103,11 +110,65 @@ export const custodyMapVersions = pgTable(
     snapshot: jsonb("snapshot").$type<Record<string, unknown>>().notNull(),
     publishedBy: text("published_by").notNull(),
     publishedAt: timestamp("published_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Who made the last change to the rows this version froze: that person may not sign it off (decision 0046). */
+    lastEditedBy: text("last_edited_by"),
+    /** The adoption decision's sign-off by a named reviewer (not its last editor); null until signed off. */
+    signedOffBy: text("signed_off_by"),
+    signedOffAt: timestamp("signed_off_at", { withTimezone: true }),
+    signoffNote: text("signoff_note").notNull().default(""),
   },
   (t) => [
     primaryKey({ name: "custody_map_versions_pkey", columns: [t.tenantId, t.mapId, t.version] }),
     foreignKey({
       name: "custody_map_versions_map_fk",
+      columns: [t.tenantId, t.mapId],
+      foreignColumns: [custodyMaps.tenantId, custodyMaps.id],
+    }),
+  ],
+);
+
+/** Evidence items of a layer (decision 0046): several per layer, each an exercise, a task, a bundle or a document link. */
+export const custodyMapEvidence = pgTable(
+  "custody_map_evidence",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    id: uuid("id").notNull().defaultRandom(),
+    mapId: uuid("map_id").notNull(),
+    layer: mapLayerEnum("layer").notNull(),
+    kind: text("kind").notNull(),
+    ref: text("ref").notNull(),
+    note: text("note").notNull().default(""),
+    addedBy: text("added_by").notNull(),
+    addedAt: timestamp("added_at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "custody_map_evidence_pkey", columns: [t.tenantId, t.id] }),
+    index("custody_map_evidence_map_idx").on(t.tenantId, t.mapId, t.layer, t.addedAt),
+    foreignKey({
+      name: "custody_map_evidence_map_fk",
+      columns: [t.tenantId, t.mapId],
+      foreignColumns: [custodyMaps.tenantId, custodyMaps.id],
+    }),
+  ],
+);
+
+/** Comments on a layer (decision 0046): who wrote what when; kept as written. */
+export const custodyMapComments = pgTable(
+  "custody_map_comments",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    id: uuid("id").notNull().defaultRandom(),
+    mapId: uuid("map_id").notNull(),
+    layer: mapLayerEnum("layer").notNull(),
+    author: text("author").notNull(),
+    body: text("body").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "custody_map_comments_pkey", columns: [t.tenantId, t.id] }),
+    index("custody_map_comments_map_idx").on(t.tenantId, t.mapId, t.layer, t.createdAt),
+    foreignKey({
+      name: "custody_map_comments_map_fk",
       columns: [t.tenantId, t.mapId],
       foreignColumns: [custodyMaps.tenantId, custodyMaps.id],
     }),

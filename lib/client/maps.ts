@@ -4,7 +4,18 @@
 "use client";
 
 import { apiFetch } from "./api";
-import type { ExerciseJson, ExerciseListItem, ExerciseView, LayerRow, MapLayer, MapView } from "@/lib/contract/maps";
+import type {
+  EvidenceItem,
+  EvidenceItemKind,
+  ExerciseJson,
+  ExerciseListItem,
+  ExerciseView,
+  LayerComment,
+  LayerRow,
+  MapLayer,
+  MapListItem,
+  MapView,
+} from "@/lib/contract/maps";
 import type { TaskList } from "@/lib/contract/api";
 
 const enc = encodeURIComponent;
@@ -56,6 +67,29 @@ export const mapApi = {
       `/api/v1/maps/${enc(mapId)}/exercises/${enc(exerciseId)}/export`,
       { method: "POST" },
     ),
+  /** Rename and/or archive (decision 0046). */
+  update: (mapId: string, body: { title?: string; archived?: boolean }) =>
+    apiFetch<MapView>(`/api/v1/maps/${enc(mapId)}`, { method: "PATCH", body }),
+  signOff: (mapId: string, body: { version: number; note?: string }) =>
+    apiFetch<MapView>(`/api/v1/maps/${enc(mapId)}/signoff`, { method: "POST", body }),
+  /** The maps of one workflow, archived ones included (to offer importing as a new version). */
+  ofWorkflow: async (workflow: string) =>
+    (await apiFetch<{ maps: MapListItem[] }>(`/api/v1/maps?archived=include&workflow=${enc(workflow)}`)).maps,
+  importVersion: (mapId: string, doc: unknown) =>
+    apiFetch<MapView>(`/api/v1/maps/${enc(mapId)}/import`, { method: "POST", body: doc }),
+  addEvidence: (mapId: string, layer: MapLayer, body: { kind: EvidenceItemKind; ref: string; note?: string }) =>
+    apiFetch<EvidenceItem>(`/api/v1/maps/${enc(mapId)}/layers/${layer}/evidence`, { method: "POST", body }),
+  removeEvidence: (mapId: string, layer: MapLayer, id: string) =>
+    apiFetch<{ removed: EvidenceItem }>(`/api/v1/maps/${enc(mapId)}/layers/${layer}/evidence/${enc(id)}`, {
+      method: "DELETE",
+    }),
+  setAssignee: (mapId: string, layer: MapLayer, assignee: string | null) =>
+    apiFetch<{ assignee: string | null }>(`/api/v1/maps/${enc(mapId)}/layers/${layer}/assignee`, {
+      method: "PUT",
+      body: { assignee },
+    }),
+  addComment: (mapId: string, layer: MapLayer, text: string) =>
+    apiFetch<LayerComment>(`/api/v1/maps/${enc(mapId)}/layers/${layer}/comments`, { method: "POST", body: { text } }),
   searchTasks: async (q: string) => (await apiFetch<TaskList>(`/api/v1/tasks?limit=8&q=${enc(q)}`)).tasks,
 };
 

@@ -6,6 +6,7 @@ import type {
   Custodian,
   Decision,
   EvidenceKind,
+  EvidenceItemKind,
   ExerciseOutcome,
   ExerciseStatus,
   ExerciseStep,
@@ -21,6 +22,7 @@ export type {
   Custodian,
   Decision,
   EvidenceKind,
+  EvidenceItemKind,
   ExerciseOutcome,
   ExerciseStatus,
   ExerciseStep,
@@ -47,15 +49,39 @@ export type LayerRow = {
   revision: number;
 };
 
-/** A map, exactly as the JSON export writes it: eight rows in the fixed order. */
+/** The sign-off of a published version (decision 0046): a named reviewer who was not its last editor. */
+export type MapSignoff = { version: number; signed_off_by: string; signed_off_at: string; note: string };
+
+/**
+ * A map, exactly as the JSON export writes it: eight rows in the fixed order; `signoff` only when the version
+ * exported is a published one that was signed off.
+ */
 export type CustodyMapJson = {
   id: string;
   workflow: string;
   title: string;
   version: number;
   status: MapStatus;
+  signoff?: MapSignoff;
   layers: LayerRow[];
 };
+
+/** One evidence item of a layer: an exercise or task id, a bundle's sha256, or an http(s) document link. */
+export type EvidenceItem = {
+  id: string;
+  layer: MapLayer;
+  kind: EvidenceItemKind;
+  ref: string;
+  note: string;
+  added_by: string;
+  added_at: string;
+};
+
+/** One comment on a layer. */
+export type LayerComment = { id: string; layer: MapLayer; author: string; body: string; created_at: string };
+
+/** The work around a layer's row: who carries it, its evidence items and its comments (not part of a version). */
+export type LayerWork = { assignee: string | null; evidence_items: EvidenceItem[]; comments: LayerComment[] };
 
 /** Layers with a named custodian, verified, failed and decided, out of eight. */
 export type MapProgress = {
@@ -89,7 +115,16 @@ export type AdoptionSummary = {
   export_line: string;
 };
 
-export type MapVersionInfo = { version: number; published_at: string; published_by: string };
+export type MapVersionInfo = {
+  version: number;
+  published_at: string;
+  published_by: string;
+  /** Who made the last change to the rows this version froze (may not sign it off). */
+  last_edited_by: string | null;
+  signed_off_by: string | null;
+  signed_off_at: string | null;
+  signoff_note: string;
+};
 
 /** `GET /api/v1/maps/{id}`: the map plus what the page shows around it. */
 export type MapView = CustodyMapJson & {
@@ -99,6 +134,12 @@ export type MapView = CustodyMapJson & {
   versions: MapVersionInfo[];
   created_by: string;
   updated_at: string;
+  /** Who made the last change to the rows. */
+  last_edited_by: string | null;
+  archived_at: string | null;
+  archived_by: string | null;
+  /** Per layer: assignee, evidence items, comments. */
+  work: Record<MapLayer, LayerWork>;
 };
 
 export type MapListItem = {
@@ -111,6 +152,7 @@ export type MapListItem = {
   progress: MapProgress;
   recommendation: Recommendation;
   exercises: number;
+  archived_at: string | null;
 };
 
 /** The 409 of a stale row write: both versions, and who wrote the current one when. */

@@ -63,6 +63,10 @@ export const PERMISSIONS = {
   // them; everyone reads.
   "maps.read": { runtime: false, roles: ANY_ROLE },
   "maps.edit": { runtime: false, roles: ["owner", "admin"] },
+  // Signing off a published adoption decision (decision 0046): a reviewer who may approve, never its last editor.
+  "maps.signoff": { runtime: false, roles: ["owner", "admin", "approver"] },
+  // Commenting on a layer: everyone who works on runs; viewers read.
+  "maps.comment": { runtime: false, roles: ["owner", "admin", "approver", "responder"] },
   "members.manage": { runtime: false, roles: ["owner", "admin"] },
   "account.manage": { runtime: false, roles: ANY_ROLE },
   // Policy versions (decision 0017): anyone may lint (runtimes lint in their own CI) and read; owners and admins store
@@ -130,6 +134,8 @@ const PHRASES: Record<Action, string> = {
   "audit.read": "read the audit log",
   "maps.read": "read custody maps",
   "maps.edit": "edit, publish or import custody maps or record interruption exercises",
+  "maps.signoff": "sign off a custody map's adoption decision",
+  "maps.comment": "comment on a custody map's layers",
   "members.manage": "invite members, change their roles or remove them",
   "account.manage": "change their own password or switch workspace",
   "policies.lint": "lint policy documents",

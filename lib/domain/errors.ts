@@ -48,6 +48,8 @@ export const ERROR_STATUS = {
   export_range_too_large: 422,
   workspace_not_empty: 409,
   bundle_invalid: 422,
+  signoff_by_last_editor: 403,
+  already_signed_off: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -17,6 +17,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "@/db";
+import { defaultLayerValues } from "@/lib/domain/maps/create";
 import { API_ROUTES, routeFileMethods } from "../support/api-routes";
 import { walkRoutes, type RouteCall } from "../support/route-walk";
 import { checkpoint, intentBody, newKey, receiptBody } from "./support/custody-calls";
@@ -80,6 +81,7 @@ type Params = {
   secretId: string;
   endpointId: string;
   deliveryId: string;
+  evidenceId: string;
 };
 
 type Cell = {
@@ -100,6 +102,13 @@ type Cell = {
 };
 
 const NO_SUCH_ID = "00000000-0000-4000-8000-000000000000";
+
+/** A valid map document (a new map's eight rows) for another tenant's import into this tenant's map. */
+const MATRIX_MAP_DOC = {
+  workflow: "matrix",
+  title: "Matrix",
+  layers: defaultLayerValues().map(({ position: _p, ...row }) => ({ ...row, revision: 1 })),
+};
 
 /** The matrix, one row per route of the registry. */
 const MATRIX: Record<string, Cell> = {
@@ -186,6 +195,38 @@ const MATRIX: Record<string, Cell> = {
   "PATCH /api/v1/maps/[mapId]/layers/[layer]": { allowed: MANAGERS, probe: { revision: 999 }, ok: 409, cross: 404 },
   "POST /api/v1/maps/[mapId]/publish": { allowed: MANAGERS, ok: 404, harmless: { mapId: NO_SUCH_ID }, cross: 404 },
   "GET /api/v1/maps/[mapId]/export": { allowed: PEOPLE, query: "?format=json", ok: 200, cross: 404 },
+  // Decision 0046: an empty body is refused before anything is read; another tenant's valid body finds no map.
+  "PATCH /api/v1/maps/[mapId]": { allowed: MANAGERS, probe: {}, ok: 422, cross: 404, crossBody: { title: "x" } },
+  "POST /api/v1/maps/[mapId]/signoff": {
+    allowed: APPROVERS,
+    probe: {},
+    ok: 422,
+    cross: 404,
+    crossBody: { version: 1 },
+  },
+  "POST /api/v1/maps/[mapId]/import": { allowed: MANAGERS, probe: {}, ok: 422, cross: 404, crossBody: MATRIX_MAP_DOC },
+  "POST /api/v1/maps/[mapId]/layers/[layer]/evidence": {
+    allowed: MANAGERS,
+    probe: {},
+    ok: 422,
+    cross: 404,
+    crossBody: { kind: "document", ref: "https://wiki.example.com/runbook" },
+  },
+  "DELETE /api/v1/maps/[mapId]/layers/[layer]/evidence/[evidenceId]": { allowed: MANAGERS, ok: 404, cross: 404 },
+  "PUT /api/v1/maps/[mapId]/layers/[layer]/assignee": {
+    allowed: MANAGERS,
+    probe: {},
+    ok: 422,
+    cross: 404,
+    crossBody: { assignee: null },
+  },
+  "POST /api/v1/maps/[mapId]/layers/[layer]/comments": {
+    allowed: ["owner", "admin", "approver", "responder"],
+    probe: {},
+    ok: 422,
+    cross: 404,
+    crossBody: { text: "matrix" },
+  },
   "GET /api/v1/maps/[mapId]/exercises": { allowed: PEOPLE, ok: 200, cross: 404 },
   "POST /api/v1/maps/[mapId]/exercises": {
     allowed: MANAGERS,
@@ -358,6 +399,7 @@ beforeAll(async () => {
       secretId: NO_SUCH_ID,
       endpointId: NO_SUCH_ID,
       deliveryId: `msg_${"0".repeat(32)}`,
+      evidenceId: NO_SUCH_ID,
     },
     markers: [
       a.tenantId,

@@ -122,6 +122,7 @@ beforeAll(async () => {
       deliveryId: "msg_walk",
       source: "walk-source",
       secretId: NO_SUCH_ID,
+      evidenceId: NO_SUCH_ID,
     },
   };
 }, 120_000);

@@ -24,6 +24,9 @@ import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
 import { completeExerciseSchema, createExerciseSchema, updateExerciseSchema } from "@/lib/domain/exercises/rules";
 import { createMapSchema, layerPatchSchema, mapImportSchema } from "@/lib/domain/maps/rules";
+import { assigneeBodySchema, commentBodySchema, evidenceItemBodySchema } from "@/lib/domain/maps/layer-work";
+import { mapPatchSchema } from "@/lib/domain/maps/manage";
+import { signoffBodySchema } from "@/lib/domain/maps/signoff";
 import { changePasswordBodySchema, switchWorkspaceBodySchema } from "@/lib/domain/tenancy/account";
 import { acceptBodySchema, inviteBodySchema } from "@/lib/domain/tenancy/invitations";
 import { changeRoleBodySchema } from "@/lib/domain/tenancy/members";
@@ -108,6 +111,13 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "POST /api/v1/maps": { auth: "owner", body: "json", schema: createMapSchema },
   "POST /api/v1/maps/import": { auth: "owner", body: "json", schema: mapImportSchema },
   "GET /api/v1/maps/[mapId]": { auth: "owner", body: "none" },
+  "PATCH /api/v1/maps/[mapId]": { auth: "owner", body: "json", schema: mapPatchSchema },
+  "POST /api/v1/maps/[mapId]/signoff": { auth: "approver", body: "json", schema: signoffBodySchema },
+  "POST /api/v1/maps/[mapId]/import": { auth: "owner", body: "json", schema: mapImportSchema },
+  "POST /api/v1/maps/[mapId]/layers/[layer]/evidence": { auth: "owner", body: "json", schema: evidenceItemBodySchema },
+  "DELETE /api/v1/maps/[mapId]/layers/[layer]/evidence/[evidenceId]": { auth: "owner", body: "none" },
+  "PUT /api/v1/maps/[mapId]/layers/[layer]/assignee": { auth: "owner", body: "json", schema: assigneeBodySchema },
+  "POST /api/v1/maps/[mapId]/layers/[layer]/comments": { auth: "responder", body: "json", schema: commentBodySchema },
   "PATCH /api/v1/maps/[mapId]/layers/[layer]": { auth: "owner", body: "json", schema: layerPatchSchema },
   "POST /api/v1/maps/[mapId]/publish": { auth: "owner", body: "none" },
   "GET /api/v1/maps/[mapId]/export": { auth: "owner", body: "none" },

@@ -16,7 +16,9 @@ const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : u
 
 /**
  * The tenant's workflows and their custody maps, with progress per map (layers with a named custodian, verified,
- * decided) and filters by text, status and what needs attention. Owners and admins start or import a map here.
+ * decided) and filters by text, status, what needs attention and archive (archived maps are hidden unless asked
+ * for). Owners and admins start or import a map here; importing a map of a workflow that has one offers to take it
+ * as that map's next version.
  */
 export default async function MapsPage({ searchParams }: { searchParams: Promise<SP> }) {
   const ctx = await requirePageContext();
@@ -25,16 +27,17 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
   const q = one(sp.q) ?? "";
   const status = one(sp.status) ?? "";
   const attention = one(sp.attention) ?? "";
+  const archived = one(sp.archived) ?? "";
   const canEdit = can(actor, "maps.edit");
   let maps: MapListItem[] = [];
   let error: string | null = null;
   try {
-    maps = (await listMapsForActor(ctx, { q, status, attention })).maps;
+    maps = (await listMapsForActor(ctx, { q, status, attention, archived })).maps;
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;
   }
-  const filtered = Boolean(q || status || attention);
+  const filtered = Boolean(q || status || attention || archived);
   const byWorkflow = new Map<string, MapListItem[]>();
   for (const m of maps) byWorkflow.set(m.workflow, [...(byWorkflow.get(m.workflow) ?? []), m]);
 
@@ -90,6 +93,21 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
               <option value="undecided">a layer is undecided</option>
               <option value="evidence_requested">evidence requested</option>
               <option value="unverified">a layer not verified</option>
+            </select>
+          </div>
+          <div>
+            <label htmlFor="maps-archived" className="block text-xs font-medium text-neutral-700">
+              Archived maps
+            </label>
+            <select
+              id="maps-archived"
+              name="archived"
+              defaultValue={archived}
+              className="rounded-md border border-neutral-400 px-2 py-1.5 text-sm"
+            >
+              <option value="">hidden</option>
+              <option value="include">shown too</option>
+              <option value="only">only archived</option>
             </select>
           </div>
           <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Filter</button>
@@ -171,6 +189,14 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
                       </Link>
                       <div className="mt-0.5 flex flex-wrap items-center gap-2 text-xs text-neutral-700">
                         <MapStatusBadge status={m.status} version={m.version} />
+                        {m.archived_at ? (
+                          <span
+                            className="inline-flex items-center gap-1 rounded-full border border-neutral-400 bg-neutral-100 px-2 py-0.5 text-xs font-medium text-neutral-800"
+                            data-testid="map-archived"
+                          >
+                            <span aria-hidden="true">▣</span> archived
+                          </span>
+                        ) : null}
                         <span>
                           changed <Time iso={m.updated_at} />
                         </span>

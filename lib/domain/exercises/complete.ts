@@ -72,7 +72,7 @@ export async function completeExercise(
     const issues = completionIssues({ layers: current.layers, steps: current.steps, outcome, finding });
     if (issues.length) throw validationError(issues);
 
-    const touched = await q.touchMapDraft(tx, actor.tenantId, mapId);
+    const touched = await q.touchMapDraft(tx, actor.tenantId, mapId, actorRef(actor).label);
     const done = await q.completeExerciseGuarded(
       tx,
       actor.tenantId,

@@ -127,6 +127,8 @@ export async function importWorkspaceBundle(
     }
     for (const r of records(files, "maps/versions")) await put("custody_map_versions", r);
     for (const r of records(files, "maps/exercises")) await put("custody_exercises", r);
+    for (const r of records(files, "maps/evidence")) await put("custody_map_evidence", r);
+    for (const r of records(files, "maps/comments")) await put("custody_map_comments", r);
     for (const r of records(files, "policies/versions")) await put("policy_versions", r);
     const settings = json(files, "settings/approvals.json") as { settings: Rec | null; action_rules: Rec[] };
     if (settings.settings) await put("approval_settings", settings.settings);

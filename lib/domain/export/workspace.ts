@@ -194,6 +194,22 @@ export async function writeWorkspaceFiles(
           where tenant_id = ${tenantId} ${after ? sql`and id > ${after}::uuid` : sql``} order by id limit ${limit}`,
     ),
   );
+  // A layer's evidence items and comments (decision 0046).
+  for (const [file, table] of [
+    ["maps/evidence", "custody_map_evidence"],
+    ["maps/comments", "custody_map_comments"],
+  ] as const) {
+    await stream(
+      sink,
+      file,
+      rowsOf(
+        db,
+        (after, limit) =>
+          sql`select id::text as k, to_jsonb(r) - 'tenant_id' as row from ${sql.identifier(table)} r
+            where tenant_id = ${tenantId} ${after ? sql`and id > ${after}::uuid` : sql``} order by id limit ${limit}`,
+      ),
+    );
+  }
 
   const policies = await stream(
     sink,

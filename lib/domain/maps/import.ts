@@ -9,9 +9,9 @@ import * as q from "@/db/queries/maps";
 import type { MapView } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize } from "../authz";
-import { validationError, type ValidationIssue } from "../errors";
+import { notFound, validationError, type ValidationIssue } from "../errors";
 import { mapImportSchema } from "./rules";
-import { looksLikeSecret, loadMapView, SECRET_MESSAGE, secretIssues } from "./shape";
+import { checkMapId, looksLikeSecret, loadMapView, SECRET_MESSAGE, secretIssues } from "./shape";
 import type { VerbContext } from "../context";
 
 /**
@@ -54,5 +54,56 @@ export async function importMap({ db, actor }: VerbContext, { body }: { body: un
       },
     });
     return loadMapView(tx, actor.tenantId, map);
+  });
+}
+
+/**
+ * `POST /api/v1/maps/{id}/import` — takes a map's JSON export as the next version of an existing map of the same
+ * workflow (decision 0046), instead of a second map for that workflow: the eight rows are replaced by the document's
+ * (validated whole as for {@link importMap}; 422 writing nothing), each row's revision moves on by one, and a
+ * published map starts a new draft (version + 1) — the published versions stay as they were frozen. The map keeps
+ * its id and title.
+ * @returns the map, now a draft with the imported rows.
+ * @throws DomainError forbidden, not_found (map of another tenant), validation_failed (422: the document, or its
+ *   workflow differs from the map's — naming `workflow`).
+ */
+export async function importMapVersion(
+  { db, actor }: VerbContext,
+  { mapId, body }: { mapId: string; body: unknown },
+): Promise<MapView> {
+  authorize(actor, "maps.edit");
+  checkMapId(mapId);
+  const parsed = mapImportSchema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error.issues);
+  const doc = parsed.data;
+  const secrets: ValidationIssue[] = doc.layers.flatMap((row, i) => secretIssues(row, ["layers", i]));
+  if (secrets.length) throw validationError(secrets);
+  const by = actorRef(actor).label;
+  return db.transaction(async (tx) => {
+    const map = await q.findMap(tx, actor.tenantId, mapId, { forUpdate: true });
+    if (!map) throw notFound("Custody map");
+    if (map.workflow !== doc.workflow) {
+      throw validationError([
+        {
+          path: ["workflow"],
+          message: `this document is a map of workflow ${doc.workflow.slice(0, 80)}, not ${map.workflow}; import it as a new map instead`,
+        },
+      ]);
+    }
+    const touched = await q.touchMapDraft(tx, actor.tenantId, mapId, by);
+    await q.replaceLayers(tx, actor.tenantId, mapId, doc.layers, by);
+    await appendAudit(tx, actor, {
+      action: "map.version_imported",
+      target: `map:${mapId}`,
+      details: {
+        workflow: map.workflow,
+        version: touched.version,
+        ...(touched.new_draft ? { new_draft: true } : {}),
+        ...(doc.id ? { source_id: doc.id } : {}),
+        ...(doc.version ? { source_version: doc.version } : {}),
+      },
+    });
+    const after = await q.findMap(tx, actor.tenantId, mapId);
+    return loadMapView(tx, actor.tenantId, after!);
   });
 }

@@ -85,6 +85,12 @@ export function mapToMarkdown(map: CustodyMapJson, opts: { exportedAt?: string }
   out.push(`- Version: ${map.version} (${map.status})`);
   out.push(`- Map id: ${inline(map.id)}`);
   if (opts.exportedAt) out.push(`- Exported: ${opts.exportedAt}`);
+  if (map.signoff) {
+    const note = map.signoff.note.trim() ? ` — ${inline(map.signoff.note)}` : "";
+    out.push(`- Signed off: by ${inline(map.signoff.signed_off_by)} at ${map.signoff.signed_off_at}${note}`);
+  } else if (map.status === "published") {
+    out.push("- Signed off: not yet (a reviewer who is not its last editor signs a published version off)");
+  }
   out.push("");
   out.push("## Adoption summary");
   out.push("");

@@ -36,7 +36,7 @@ export async function publishMap({ db, actor }: VerbContext, { mapId }: { mapId:
     }
     const layers = await q.listLayers(tx, actor.tenantId, mapId);
     const snapshot = mapJson({ ...map, version, status: "published" }, layers);
-    await q.insertVersion(tx, actor.tenantId, mapId, version, snapshot, by);
+    await q.insertVersion(tx, actor.tenantId, mapId, version, snapshot, by, map.last_edited_by ?? map.created_by);
     await appendAudit(tx, actor, {
       action: "map.published",
       target: `map:${mapId}`,

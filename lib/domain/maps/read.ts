@@ -8,7 +8,7 @@ import type { CustodyMapJson, MapListItem, MapView } from "@/lib/contract/maps";
 import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
 import { mapToMarkdown } from "./markdown";
-import { checkMapId, loadMapView, mapJson } from "./shape";
+import { checkMapId, loadMapView, mapJson, signoffOf } from "./shape";
 import { adoptionSummary, mapProgress } from "./summary";
 import type { VerbContext } from "../context";
 
@@ -18,17 +18,33 @@ export type MapAttention = (typeof MAP_ATTENTION)[number];
 
 export const MAX_MAPS_LISTED = 500;
 
+/** The list's archive filter: archived maps are hidden unless asked for (decision 0046). */
+export const MAP_ARCHIVED = ["exclude", "include", "only"] as const;
+
 /**
  * The tenant's maps, by workflow then most recently changed, each with its progress and recommendation.
  * @param opts.q part of the workflow or title (any case); `status` draft | published; `attention`: failed (a layer
- *   failed verification), undecided (a layer has no decision), evidence_requested, unverified (a layer not verified).
+ *   failed verification), undecided (a layer has no decision), evidence_requested, unverified (a layer not verified);
+ *   `workflow` one workflow exactly; `archived` exclude (default) | include | only.
  * @throws DomainError forbidden, bad_request (an unknown status or attention value, naming the allowed ones).
  */
 export async function listMapsForActor(
   { db, actor }: VerbContext,
-  opts: { q?: string | null; status?: string | null; attention?: string | null } = {},
+  opts: {
+    q?: string | null;
+    status?: string | null;
+    attention?: string | null;
+    workflow?: string | null;
+    archived?: string | null;
+  } = {},
 ): Promise<{ maps: MapListItem[] }> {
   authorize(actor, "maps.read");
+  const archived = opts.archived || "exclude";
+  if (!(MAP_ARCHIVED as readonly string[]).includes(archived)) {
+    throw new DomainError("bad_request", `archived must be one of ${MAP_ARCHIVED.join(", ")}.`, {
+      fields: [{ path: "archived", message: MAP_ARCHIVED.join(" | ") }],
+    });
+  }
   const status = opts.status || undefined;
   if (status && !(MAP_STATUSES as readonly string[]).includes(status)) {
     throw new DomainError("bad_request", `status must be one of ${MAP_STATUSES.join(", ")}.`, {
@@ -45,6 +61,8 @@ export async function listMapsForActor(
   const maps = await q.listMaps(db, actor.tenantId, {
     q: text,
     status: status as MapStatus | undefined,
+    workflow: opts.workflow ? opts.workflow.slice(0, 200) : undefined,
+    archived: archived as (typeof MAP_ARCHIVED)[number],
     limit: MAX_MAPS_LISTED,
   });
   const ids = maps.map((m) => m.id);
@@ -72,6 +90,7 @@ export async function listMapsForActor(
       progress: mapProgress(rows),
       recommendation: adoptionSummary(rows).recommendation,
       exercises: exercises.get(m.id) ?? 0,
+      archived_at: m.archived_at,
     });
   }
   return { maps: items };
@@ -133,7 +152,15 @@ export async function getMapView(
     );
   }
   const json = frozen as unknown as CustodyMapJson;
-  return { ...view, ...json, summary: adoptionSummary(json.layers), progress: mapProgress(json.layers) };
+  const signoff = signoffOf(await q.listVersions(db, actor.tenantId, mapId), opts.version);
+  const { signoff: _current, ...rest } = view;
+  return {
+    ...rest,
+    ...json,
+    ...(signoff ? { signoff } : {}),
+    summary: adoptionSummary(json.layers),
+    progress: mapProgress(json.layers),
+  };
 }
 
 export type MapExport = { filename: string; contentType: string; body: string };
@@ -164,6 +191,7 @@ export async function exportMap(
     title: view.title,
     version: view.version,
     status: view.status,
+    ...(view.signoff ? { signoff: view.signoff } : {}),
     layers: view.layers,
   };
   const slug =

@@ -244,7 +244,7 @@ export function layerRowIssues(row: LayerFields): RuleIssue[] {
 // ------------------------------------------------------------------ zod schemas
 
 /** A string field typed by a person: trimmed, at most `max` characters, no control or bidi override characters. */
-function text(field: string, max: number, opts: { multiline?: boolean } = {}) {
+export function text(field: string, max: number, opts: { multiline?: boolean } = {}) {
   return z
     .string({
       error: (iss) =>
@@ -341,6 +341,8 @@ export const mapImportSchema = z
     title: text("title", 200),
     version: z.number().int().min(1).optional(),
     status: z.enum(["draft", "published"]).optional(),
+    /** The sign-off a published version's export carries (decision 0046): read, never imported. */
+    signoff: z.record(z.string(), z.unknown()).nullable().optional(),
     layers: z.array(layerRowSchema, { error: "layers must be a list of the eight layer rows" }),
   })
   .superRefine((m, ctx) => {

@@ -4,7 +4,7 @@
  */
 import type { Db } from "@/db";
 import * as q from "@/db/queries/maps";
-import type { CustodyMapJson, LayerRow, MapView } from "@/lib/contract/maps";
+import type { CustodyMapJson, LayerRow, LayerWork, MapSignoff, MapView } from "@/lib/contract/maps";
 import { DomainError, validationError, type ValidationIssue } from "../errors";
 import { redactString } from "../events/redact";
 import { MAP_LAYERS, isMapLayer, type MapLayer } from "./layers";
@@ -74,17 +74,52 @@ export function mapJson(m: q.MapRow, layers: q.LayerDbRow[]): CustodyMapJson {
   };
 }
 
-/** The current map (draft or latest published) with its summary, progress and published versions. */
+/** The most comments a map page shows (the newest ones). */
+export const MAX_COMMENTS_SHOWN = 400;
+
+/** The sign-off of `version` among a map's versions, when it was published and signed off. */
+export function signoffOf(versions: q.VersionRow[], version: number): MapSignoff | undefined {
+  const v = versions.find((x) => x.version === version);
+  if (!v || !v.signed_off_by || !v.signed_off_at) return undefined;
+  return { version: v.version, signed_off_by: v.signed_off_by, signed_off_at: v.signed_off_at, note: v.signoff_note };
+}
+
+/**
+ * The current map (draft or latest published) with its summary, progress, published versions (with their
+ * sign-offs), and per layer its assignee, evidence items and comments. `signoff` is set when the current version is
+ * published and signed off.
+ */
 export async function loadMapView(db: Db, tenantId: string, m: q.MapRow): Promise<MapView> {
-  const [layers, versions] = await Promise.all([q.listLayers(db, tenantId, m.id), q.listVersions(db, tenantId, m.id)]);
+  const [layers, versions, items, comments] = await Promise.all([
+    q.listLayers(db, tenantId, m.id),
+    q.listVersions(db, tenantId, m.id),
+    q.listEvidenceItems(db, tenantId, m.id),
+    q.listComments(db, tenantId, m.id, MAX_COMMENTS_SHOWN),
+  ]);
   const json = mapJson(m, layers);
+  const signoff = m.status === "published" ? signoffOf(versions, m.version) : undefined;
+  const work = Object.fromEntries(
+    layers.map((l) => [
+      l.layer,
+      {
+        assignee: l.assignee,
+        evidence_items: items.filter((i) => i.layer === l.layer),
+        comments: comments.filter((c) => c.layer === l.layer),
+      } satisfies LayerWork,
+    ]),
+  ) as MapView["work"];
   return {
     ...json,
+    ...(signoff ? { signoff } : {}),
     summary: adoptionSummary(json.layers),
     progress: mapProgress(json.layers),
     versions,
     created_by: m.created_by,
     updated_at: m.updated_at,
+    last_edited_by: m.last_edited_by,
+    archived_at: m.archived_at,
+    archived_by: m.archived_by,
+    work,
   };
 }
 

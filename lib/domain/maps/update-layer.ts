@@ -86,7 +86,7 @@ export async function updateLayer(
       };
     }
 
-    const touched = await q.touchMapDraft(tx, actor.tenantId, mapId);
+    const touched = await q.touchMapDraft(tx, actor.tenantId, mapId, actorRef(actor).label);
     const written = await q.updateLayerGuarded(tx, actor.tenantId, mapId, layer, next, revision, by);
     if (!written) {
       const now = await q.findLayer(tx, actor.tenantId, mapId, layer);

@@ -36,3 +36,15 @@ CREATE INDEX "custody_map_comments_map_idx" ON "custody_map_comments" USING btre
 CREATE INDEX "custody_map_evidence_map_idx" ON "custody_map_evidence" USING btree ("tenant_id","map_id","layer","added_at");--> statement-breakpoint
 UPDATE "custody_maps" m SET "last_edited_by" = (SELECT l."updated_by" FROM "custody_map_layers" l WHERE l."tenant_id" = m."tenant_id" AND l."map_id" = m."id" ORDER BY l."updated_at" DESC LIMIT 1);--> statement-breakpoint
 UPDATE "custody_map_versions" SET "last_edited_by" = "published_by" WHERE "last_edited_by" IS NULL;
+--> statement-breakpoint
+-- hand-written:
+-- Tenant walls (decision 0016) on the map's comments and evidence items (decision 0046).
+ALTER TABLE custody_map_comments ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY tenant_wall ON custody_map_comments TO custody_app
+  USING (tenant_id = app_tenant_id()) WITH CHECK (tenant_id = app_tenant_id());
+--> statement-breakpoint
+ALTER TABLE custody_map_evidence ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY tenant_wall ON custody_map_evidence TO custody_app
+  USING (tenant_id = app_tenant_id()) WITH CHECK (tenant_id = app_tenant_id());

@@ -269,6 +269,7 @@ const MATRIX: Record<string, Cell> = {
     harmless: { taskId: "matrix-no-such-task" },
     cross: 404,
   },
+  "GET /api/v1/tasks/[taskId]/events": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/events/[eventId]": { allowed: READERS, ok: 404, cross: 404 },
 };

@@ -57,6 +57,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks/[taskId]/timeline": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/events/[eventId]": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/events": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/checkpoints": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/export": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/artifacts": { auth: "runtime", body: "none" },

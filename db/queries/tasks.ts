@@ -18,6 +18,9 @@ const TASK_FIELDS = [
   "clock_skew_ms",
   "clock_skew_at",
   "clock_skew_note",
+  "terminated_at",
+  "terminated_by",
+  "terminated_reason",
   "created_at",
 ] as const;
 
@@ -35,7 +38,10 @@ export async function findTask(db: Db, tenantId: string, taskId: string): Promis
   return rows[0];
 }
 
-export type TaskListRow = Omit<TaskRow, "clock_skew_ms" | "clock_skew_at" | "clock_skew_note"> & {
+export type TaskListRow = Omit<
+  TaskRow,
+  "clock_skew_ms" | "clock_skew_at" | "clock_skew_note" | "terminated_at" | "terminated_by" | "terminated_reason"
+> & {
   created_cursor: string;
   event_count: string | number;
   last_event_at: string | null;

@@ -253,6 +253,8 @@ export type TaskView = {
   current_attempt: number;
   /** The largest difference detected between the runtime's clock and the server's (positive: runtime ahead). */
   clock_skew: { ms: number; detected_at: string; note: string } | null;
+  /** A person ended the task (`POST …/terminate`, decision 0043): when, who, why; null while not. */
+  terminated: { at: string; by: string; reason: string } | null;
   created_at: string;
   /** Events stored for the task (the timeline refetches when this changes). */
   event_count: number;
@@ -325,6 +327,7 @@ export type DuplicatePayloadDetails = {
  * (docs/decisions/0023-typed-catalogues.md).
  */
 export type GateReasonCode =
+  | "task_terminated"
   | "record_signature_invalid"
   | "checkpoint_misplaced"
   | "evidence_mismatch"

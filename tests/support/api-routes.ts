@@ -19,6 +19,7 @@ import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { fenceBodySchema } from "@/lib/domain/tasks/fence";
+import { terminateBodySchema } from "@/lib/domain/tasks/terminate";
 import { acceptToolBodySchema } from "@/lib/domain/gate/accept-tool";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
@@ -65,6 +66,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks/[taskId]/credentials": { auth: "runtime", body: "none" },
   "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { auth: "responder", body: "none" },
   "POST /api/v1/tasks/[taskId]/fence": { auth: "responder", body: "optional", schema: fenceBodySchema },
+  "POST /api/v1/tasks/[taskId]/terminate": { auth: "responder", body: "json", schema: terminateBodySchema },
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
   "POST /api/v1/tasks/[taskId]/tool-definitions/[tool]/accept": {
     auth: "approver",

@@ -231,6 +231,9 @@ export async function getTaskView(
       task.clock_skew_ms !== null && task.clock_skew_at
         ? { ms: Number(task.clock_skew_ms), detected_at: task.clock_skew_at, note: task.clock_skew_note ?? "" }
         : null,
+    terminated: task.terminated_at
+      ? { at: task.terminated_at, by: task.terminated_by ?? "someone", reason: task.terminated_reason ?? "" }
+      : null,
     created_at: task.created_at,
     event_count: eventCount,
     side_effects,

@@ -51,6 +51,8 @@ export type TaskPageClientProps = {
   canReconcile: boolean;
   /** The person may fence the task to a new attempt (decision 0032). */
   canFence?: boolean;
+  /** The person may end the task for good (decision 0043). */
+  canTerminate?: boolean;
   /**
    * The person may approve or re-approve (docs/screens.md#task-page): a stale or pending approval becomes the page's
    * primary action.
@@ -96,6 +98,7 @@ export function TaskPageClient({
   gate,
   canReconcile,
   canFence = false,
+  canTerminate = false,
   canDecideApprovals = false,
   role,
 }: TaskPageClientProps) {
@@ -173,6 +176,7 @@ export function TaskPageClient({
         unknownEffects={unknownEffects}
         refreshing={taskQ.isFetching}
         canFence={canFence}
+        canTerminate={canTerminate}
       />
       <Suspense fallback={<GatePending />}>
         <WithGate taskId={taskId} initial={gate} refresh={refresh}>

@@ -165,6 +165,13 @@ export type TaskListItem = {
   awaiting_approval_side_effects: number;
   /** The task's principal is revoked (the gate stops the run until it is restored). */
   principal_revoked: boolean;
+  /**
+   * The run's status (lib/domain/tasks/status.ts, decision 0043): from its phase once it has ended, else from the resume
+   * gate's verdict now.
+   */
+  status: "running" | "stopped" | "waiting_for_approval" | "replay" | "stale" | "done" | "failed" | "terminated";
+  /** The newest event's time, else the task's creation: what the default sort orders by. */
+  last_activity_at: string;
 };
 
 export type TaskList = { tasks: TaskListItem[]; next_cursor: string | null };

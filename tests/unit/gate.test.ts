@@ -1,5 +1,5 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^11 subsets of the
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^12 subsets of the
  * codes it derives from its own facts), the fixed order of reasons, approval and policy reasons passed in, and the
  * replay conditions.
  */
@@ -185,7 +185,7 @@ describe("evaluateGate", () => {
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
     }
-    expect(combos).toBe(2048);
+    expect(combos).toBe(4096);
   });
 
   it("reports several reasons of one code, ordered by target", () => {

@@ -13,7 +13,7 @@ test("Tasks, Attention, Approvals and the Approvals badge update themselves", as
   tenant,
   runtime,
 }) => {
-  test.setTimeout(90_000);
+  test.setTimeout(150_000);
   await loginAs(page, tenant.users.responder.email, tenant.password);
   await expect(page.getByTestId("live-refresh")).toBeVisible();
 
@@ -55,19 +55,20 @@ test("Tasks, Attention, Approvals and the Approvals badge update themselves", as
   await expect(badge).toContainText(String(before + 1));
   const second = `${taskId}-b`;
   await runtime.putRecord(makeRecord(second, { phase: "running", side_effects: {} }));
+  const OTHER = { ...ARGS, title: "Live report, second run" };
   const again = await request.post(`/api/v1/tasks/${second}/side-effects/publish_report/intent`, {
     headers: { authorization: `Bearer ${tenant.apiKey}` },
     data: {
       idempotency_key: `publish-${second}`,
-      payload_digest: payloadDigestOf("publish_report", ARGS),
+      payload_digest: payloadDigestOf("publish_report", OTHER),
       action: "publish_report",
       tool: "publish_report",
       mutation: true,
       attempt: 1,
       requires_approval: true,
-      payload: ARGS,
+      payload: OTHER,
     },
   });
   expect(again.status(), await again.text()).toBe(403);
-  await expect(badge).toContainText(String(before + 2), { timeout: 20_000 });
+  await expect(badge).toContainText(String(before + 2), { timeout: 30_000 });
 });

@@ -13,7 +13,7 @@ test("status column and filter, last-activity sort, filters kept across pages", 
   await runtime.putRecord(makeRecord(first, { phase: "drafting", side_effects: {} }));
   await runtime.putRecord(makeRecord(second, { phase: "drafting", side_effects: {} }));
   // The first-created running task has the newest activity: it leads by default, trails when sorted by creation.
-  await runtime.postEvents([makeEvent(first, { occurred_at: new Date(Date.now() - 1000).toISOString() })]);
+  await runtime.postEvents([makeEvent(first, { occurred_at: new Date(Date.now() + 1000).toISOString() })]);
 
   await loginAs(page, tenant.users.viewer.email, tenant.password);
   await page.goto("/tasks");
@@ -55,7 +55,7 @@ test("the Attention column stays in view at 420 px", async ({ page, tenant, runt
   await page.setViewportSize({ width: 420, height: 900 });
   await loginAs(page, tenant.users.viewer.email, tenant.password);
   await page.goto("/tasks");
-  const badge = page.getByTestId("task-attention").first();
+  const badge = page.getByTestId("task-attention-narrow").first();
   await expect(badge).toContainText("unknown");
   const box = (await badge.boundingBox())!;
   expect(box.x + box.width).toBeLessThanOrEqual(420);

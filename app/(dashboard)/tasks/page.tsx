@@ -225,7 +225,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                 <th scope="col" className="px-3 py-2">
                   Status
                 </th>
-                <th scope="col" className="px-3 py-2">
+                <th scope="col" className="hidden px-3 py-2 sm:table-cell">
                   Attention
                 </th>
                 <th scope="col" className="px-3 py-2">
@@ -262,11 +262,15 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                     >
                       {t.task_id}
                     </Link>
+                    {/* Below 640 px the Attention column sits under the task id, so it stays in view at 420 px. */}
+                    <div className="mt-1 font-sans sm:hidden">
+                      <AttentionBadges task={t} testId="task-attention-narrow" hideNone />
+                    </div>
                   </td>
                   <td className="px-3 py-2 text-xs">
                     <StatusBadge status={t.status} />
                   </td>
-                  <td className="px-3 py-2 text-xs">
+                  <td className="hidden px-3 py-2 text-xs sm:table-cell">
                     <AttentionBadges task={t} />
                   </td>
                   <td className="whitespace-nowrap px-3 py-2 text-xs text-neutral-700">
@@ -342,12 +346,12 @@ function EmptyState() {
 const STATUS_STYLE: Record<TaskStatus, { icon: string; cls: string }> = {
   running: { icon: "▶", cls: "border-sky-300 bg-sky-50 text-sky-900" },
   stopped: { icon: "■", cls: "border-red-300 bg-red-50 text-red-800" },
-  waiting_for_approval: { icon: "⏸", cls: "border-sky-300 bg-white text-sky-900" },
+  waiting_for_approval: { icon: "‖", cls: "border-sky-300 bg-white text-sky-900" },
   replay: { icon: "↺", cls: "border-amber-300 bg-amber-50 text-amber-900" },
   stale: { icon: "…", cls: "border-neutral-400 bg-neutral-100 text-neutral-800" },
   done: { icon: "✓", cls: "border-emerald-300 bg-emerald-50 text-emerald-900" },
   failed: { icon: "✕", cls: "border-red-300 bg-white text-red-800" },
-  terminated: { icon: "⏹", cls: "border-neutral-400 bg-white text-neutral-800" },
+  terminated: { icon: "⊘", cls: "border-neutral-400 bg-white text-neutral-800" },
 };
 
 /** The task's status (lib/domain/tasks/status.ts) as a word with an icon; colour never carries it alone. */
@@ -368,7 +372,16 @@ function StatusBadge({ status }: { status: TaskStatus }) {
  * What on this task waits for a person, in the attention queue's words: unknown writes, approval waits, and a
  * revoked principal while the run has not ended. "—" when nothing does.
  */
-function AttentionBadges({ task }: { task: TaskListItem }) {
+function AttentionBadges({
+  task,
+  testId = "task-attention",
+  hideNone = false,
+}: {
+  task: TaskListItem;
+  testId?: string;
+  /** Render nothing (not "—") when nothing waits. */
+  hideNone?: boolean;
+}) {
   const badges: Array<{ key: string; text: string; cls: string }> = [];
   if (task.unknown_side_effects > 0) {
     badges.push({
@@ -387,9 +400,9 @@ function AttentionBadges({ task }: { task: TaskListItem }) {
   if (task.principal_revoked && !isTerminalPhase(task.phase)) {
     badges.push({ key: "revoked", text: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" });
   }
-  if (badges.length === 0) return <span className="text-neutral-500">—</span>;
+  if (badges.length === 0) return hideNone ? null : <span className="text-neutral-500">—</span>;
   return (
-    <span className="flex flex-wrap gap-1" data-testid="task-attention">
+    <span className="flex flex-wrap gap-1 text-xs" data-testid={testId}>
       {badges.map((b) => (
         <span
           key={b.key}

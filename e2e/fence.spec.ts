@@ -1,6 +1,6 @@
 /**
  * Fencing a task to a new attempt from the task page (decision 0032): a responder reaches the button with the
- * keyboard, confirms, and the page shows the new attempt; the older attempt's writes are unknown. A viewer has no
+ * keyboard, confirms in the modal dialog (with a reason for the audit log), and the page shows the new attempt; the older attempt's writes are unknown. A viewer has no
  * such button.
  */
 import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
@@ -15,20 +15,24 @@ test("a responder fences a task to a new attempt from the keyboard, after confir
   await page.goto(`/tasks/${incident.taskId}`);
   const fence = page.getByTestId("fence-task");
   await expect(fence).toHaveText("Fence to attempt 3");
-  const asked: string[] = [];
-  page.once("dialog", (d) => {
-    asked.push(d.message());
-    void d.accept();
-  });
+  // The confirmation is the modal dialog (no native confirm()): it names the task and the attempt.
   await fence.focus();
   await page.keyboard.press("Enter");
+  const dialog = page.getByTestId("fence-dialog");
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByRole("heading")).toContainText(`Fence task ${incident.taskId} to attempt 3?`);
+  await expect(page.getByTestId("fence-dialog-reason")).toBeFocused();
+  await page.keyboard.type("sandbox hung");
+  await page.getByTestId("fence-dialog-confirm").press("Enter");
   await expect(page.getByRole("status").filter({ hasText: "Fenced to attempt 3" })).toBeVisible();
-  expect(asked[0]).toContain("Fence this task to attempt 3?");
+  await expect(dialog).toBeHidden();
   await expect(page.getByTestId("fence-task")).toHaveText("Fence to attempt 4");
 
-  // Dismissing the confirmation sends nothing.
-  page.once("dialog", (d) => void d.dismiss());
+  // Cancelling (Escape) sends nothing.
   await page.getByTestId("fence-task").click();
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
   await expect(page.getByTestId("fence-task")).toHaveText("Fence to attempt 4");
 });
 

@@ -5,6 +5,7 @@ import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention
 import { requirePageContext } from "@/lib/server/page-actor";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
+import { LiveRefresh } from "@/components/LiveRefresh";
 
 export const metadata: Metadata = { title: "Attention" };
 
@@ -20,6 +21,7 @@ export default async function AttentionPage() {
       <div>
         <h1 className="text-xl font-semibold">Needs attention</h1>
         <p className="text-sm text-neutral-600">Runs that cannot safely continue until someone acts.</p>
+        <LiveRefresh name="attention" />
       </div>
       {items.length === 0 ? (
         <div

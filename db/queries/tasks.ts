@@ -18,6 +18,9 @@ const TASK_FIELDS = [
   "clock_skew_ms",
   "clock_skew_at",
   "clock_skew_note",
+  "terminated_at",
+  "terminated_by",
+  "terminated_reason",
   "created_at",
 ] as const;
 
@@ -35,8 +38,14 @@ export async function findTask(db: Db, tenantId: string, taskId: string): Promis
   return rows[0];
 }
 
-export type TaskListRow = Omit<TaskRow, "clock_skew_ms" | "clock_skew_at" | "clock_skew_note"> & {
+export type TaskListRow = Omit<
+  TaskRow,
+  "clock_skew_ms" | "clock_skew_at" | "clock_skew_note" | "terminated_at" | "terminated_by" | "terminated_reason"
+> & {
   created_cursor: string;
+  /** The newest event's time, else the task's creation (ISO 8601 UTC, microseconds): the activity sort's key. */
+  activity_at: string;
+  terminated: boolean;
   event_count: string | number;
   last_event_at: string | null;
   unknown_side_effects: string | number;
@@ -62,9 +71,20 @@ function searchCondition(tenantId: string, q: string): SQL {
   ))`;
 }
 
+/**
+ * Runs by phase (the domain says which phases mean what: lib/domain/tasks/status.ts): `terminated` true / false — a
+ * person ended it or not; `phasesIn` / `phasesNotIn` — the lower-cased phase is (not) one of these.
+ */
+export type PhaseFilter = { terminated?: boolean; phasesIn?: readonly string[]; phasesNotIn?: readonly string[] };
+
 export type ListTasksOptions = {
   limit: number;
+  /** `created` (newest first, the default here) or `activity` (most recent event first, else creation). */
+  sort?: "created" | "activity";
+  /** Keyset position: `createdAt` is the sort key's time (creation, or last activity when sorting by activity). */
   after?: { createdAt: string; taskId: string };
+  /** Only runs whose phase passes this filter (phases compared lower-cased, as lib/domain/tasks/phases.ts does). */
+  phaseFilter?: PhaseFilter;
   q?: string;
   phase?: string;
   status?: string;
@@ -84,7 +104,8 @@ export async function listTasks(db: Db, tenantId: string, opts: ListTasksOptions
 /** The statement {@link listTasks} runs (exported so a test can EXPLAIN it). */
 export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
   const conds = [sql`t.tenant_id = ${tenantId}`];
-  if (opts.after)
+  const byActivity = opts.sort === "activity";
+  if (opts.after && !byActivity)
     conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
   if (opts.q) conds.push(searchCondition(tenantId, opts.q));
   if (opts.phase) conds.push(sql`t.phase = ${opts.phase}`);
@@ -100,22 +121,57 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
     conds.push(sql`(t.policy_version = ${opts.policyVersion} or exists (select 1 from task_checkpoints c
       where c.tenant_id = t.tenant_id and c.task_id = t.task_id and c.record ->> 'policy_version' = ${opts.policyVersion}))`);
   }
+  if (opts.phaseFilter) conds.push(...phaseFilterConditions(opts.phaseFilter));
   if (opts.status) {
     conds.push(
       sql`exists (select 1 from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = ${opts.status}::side_effect_status)`,
     );
   }
+  const activity = sql`coalesce((select max(e.occurred_at) from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id), t.created_at)`;
+  if (byActivity) {
+    // Most recent activity first: the newest event of each task (events_tenant_task_time_idx answers each max), in
+    // a keyset on (activity, task_id). It reads every matching task of the tenant to order them (decision 0043).
+    return sql`select y.*, ${isoUtc("y.activity")} as activity_at from (
+        ${listColumns(sql`p.activity`)}
+        from (select t.task_id, ${activity} as activity from tasks t where ${sql.join(conds, sql` and `)}) p
+        join tasks t on t.tenant_id = ${tenantId} and t.task_id = p.task_id
+        ${opts.after ? sql`where (p.activity, p.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})` : sql``}
+        order by p.activity desc, p.task_id desc
+        limit ${opts.limit}) y
+      order by y.activity desc, y.task_id desc`;
+  }
+  return sql`select y.*, ${isoUtc("y.activity")} as activity_at from (
+        ${listColumns(activity)} from tasks t where ${sql.join(conds, sql` and `)}
+        order by t.created_at desc, t.task_id desc
+        limit ${opts.limit}) y
+      order by y.created_ts desc, y.task_id desc`;
+}
+
+/** The columns of a task list row (with `activity`, the sort key's timestamp, and `created_ts`). */
+function listColumns(activity: SQL): SQL {
   return sql`select t.task_id, t.principal, t.phase, t.policy_version, t.latest_version, t.current_attempt,
-               ${isoUtc("t.created_at")} as created_at, ${isoUtc("t.created_at")} as created_cursor,
+               ${isoUtc("t.created_at")} as created_at, ${isoUtc("t.created_at")} as created_cursor, t.created_at as created_ts,
+               ${activity} as activity, t.terminated_at is not null as terminated,
                (select count(*) from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as event_count,
                (select ${isoUtc("max(e.occurred_at)")} from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as last_event_at,
                (select count(*) from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = 'unknown') as unknown_side_effects,
                (select count(*) from side_effects s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.status = 'awaiting_approval') as awaiting_approval_side_effects,
-               exists (select 1 from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as principal_revoked
-        from tasks t
-        where ${sql.join(conds, sql` and `)}
-        order by t.created_at desc, t.task_id desc
-        limit ${opts.limit}`;
+               exists (select 1 from principal_revocations r where r.tenant_id = t.tenant_id and r.principal = t.principal) as principal_revoked`;
+}
+
+/** SQL conditions on the task under alias `t` for a {@link PhaseFilter}. */
+function phaseFilterConditions(f: PhaseFilter): SQL[] {
+  const list = (phases: readonly string[]) =>
+    sql.join(
+      phases.map((p) => sql`${p}`),
+      sql`, `,
+    );
+  const out: SQL[] = [];
+  if (f.terminated !== undefined)
+    out.push(f.terminated ? sql`t.terminated_at is not null` : sql`t.terminated_at is null`);
+  if (f.phasesIn) out.push(f.phasesIn.length ? sql`lower(t.phase) in (${list(f.phasesIn)})` : sql`false`);
+  if (f.phasesNotIn?.length) out.push(sql`lower(t.phase) not in (${list(f.phasesNotIn)})`);
+  return out;
 }
 
 /** The columns of a {@link CheckpointRow}. */

@@ -47,6 +47,14 @@ export const tasks = pgTable(
     clockSkewMs: bigint("clock_skew_ms", { mode: "number" }),
     clockSkewAt: timestamp("clock_skew_at", { withTimezone: true }),
     clockSkewNote: text("clock_skew_note"),
+    /**
+     * When a person ended the task (lib/domain/tasks/terminate.ts, decision 0043): from then on the gate answers stop
+     * (`task_terminated`) and checkpoints and intents are refused. Null while the task has not been ended by a person.
+     */
+    terminatedAt: timestamp("terminated_at", { withTimezone: true }),
+    /** Who ended it (the audit actor's label) and why. */
+    terminatedBy: text("terminated_by"),
+    terminatedReason: text("terminated_reason"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

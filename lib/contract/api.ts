@@ -165,6 +165,13 @@ export type TaskListItem = {
   awaiting_approval_side_effects: number;
   /** The task's principal is revoked (the gate stops the run until it is restored). */
   principal_revoked: boolean;
+  /**
+   * The run's status (lib/domain/tasks/status.ts, decision 0043): from its phase once it has ended, else from the resume
+   * gate's verdict now.
+   */
+  status: "running" | "stopped" | "waiting_for_approval" | "replay" | "stale" | "done" | "failed" | "terminated";
+  /** The newest event's time, else the task's creation: what the default sort orders by. */
+  last_activity_at: string;
 };
 
 export type TaskList = { tasks: TaskListItem[]; next_cursor: string | null };
@@ -253,6 +260,8 @@ export type TaskView = {
   current_attempt: number;
   /** The largest difference detected between the runtime's clock and the server's (positive: runtime ahead). */
   clock_skew: { ms: number; detected_at: string; note: string } | null;
+  /** A person ended the task (`POST …/terminate`, decision 0043): when, who, why; null while not. */
+  terminated: { at: string; by: string; reason: string } | null;
   created_at: string;
   /** Events stored for the task (the timeline refetches when this changes). */
   event_count: number;
@@ -325,6 +334,7 @@ export type DuplicatePayloadDetails = {
  * (docs/decisions/0023-typed-catalogues.md).
  */
 export type GateReasonCode =
+  | "task_terminated"
   | "record_signature_invalid"
   | "checkpoint_misplaced"
   | "evidence_mismatch"

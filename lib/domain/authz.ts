@@ -47,6 +47,7 @@ export const PERMISSIONS = {
   "side_effects.reconcile": { runtime: false, roles: ["responder", "owner", "admin"] },
   // Fencing a task to a new attempt (decision 0032): the people who reconcile; never a runtime (it would fence itself).
   "tasks.fence": { runtime: false, roles: ["responder", "owner", "admin"] },
+  "tasks.terminate": { runtime: false, roles: ["responder", "owner", "admin"] },
   "gate.ask": { runtime: true, roles: ANY_ROLE },
   // Importing an agent runtime's saved state (decision 0013): the runtime itself, or a person who handles runs.
   "imports.run_state": { runtime: true, roles: ["responder", "owner", "admin"] },
@@ -122,6 +123,7 @@ const PHRASES: Record<Action, string> = {
   "side_effects.receipt": "record receipts",
   "side_effects.reconcile": "reconcile side effects",
   "tasks.fence": "fence tasks to a new attempt",
+  "tasks.terminate": "end tasks for good",
   "gate.ask": "ask the resume gate",
   "imports.run_state": "import agent run states",
   "api_keys.manage": "manage runtime API keys",

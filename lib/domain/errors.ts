@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   version_conflict: 409,
   policy_invalid: 422,
   gate_stop: 409,
+  task_terminated: 409,
   gate_replay: 409,
   in_flight: 409,
   reconcile_required: 409,

@@ -21,6 +21,8 @@ import { notAppliedReceiptBodySchema, receiptBodySchema } from "@/lib/domain/sid
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { MAP_LAYERS } from "@/lib/domain/maps/layers";
 import { DEFAULT_PAGE, MAX_PAGE } from "@/lib/domain/tasks/read";
+import { TASK_SORTS } from "@/lib/domain/tasks/list";
+import { TASK_STATUSES } from "@/lib/domain/tasks/status";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
 import { policyDocumentSchema } from "@/lib/domain/policies/document";
@@ -231,7 +233,8 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks": {
         get: {
-          summary: "Tasks, newest first (keyset pagination: pass next_cursor back as cursor)",
+          summary:
+            "Tasks with their status, most recent activity first (sort=created: newest first; keyset pagination: pass next_cursor back as cursor with the same sort)",
           parameters: [
             { name: "cursor", in: "query", schema: { type: "string" } },
             {
@@ -251,9 +254,20 @@ export function openApiDocument(): Record<string, unknown> {
             {
               name: "status",
               in: "query",
+              description:
+                "The task's status (decision 0043): from the phase once the run has ended, else from the resume gate",
+              schema: { type: "string", enum: [...TASK_STATUSES] },
+            },
+            {
+              name: "effect_status",
+              in: "query",
               description: "Tasks with a side effect in this status",
               schema: { type: "string" },
             },
+            { name: "sort", in: "query", schema: { type: "string", enum: [...TASK_SORTS], default: "activity" } },
+            { name: "host", in: "query", schema: { type: "string" } },
+            { name: "credential_ref", in: "query", schema: { type: "string" } },
+            { name: "policy_version", in: "query", schema: { type: "string" } },
           ],
           responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
         },
@@ -411,6 +425,30 @@ export function openApiDocument(): Record<string, unknown> {
             ),
             ...errors(400, 401, 403, 404, 422),
           },
+        },
+      },
+      "/api/v1/tasks/{task_id}/terminate": {
+        post: {
+          summary:
+            "End the task for good (decision 0043): body `{reason}`; owners, responders and admins; audited task.terminated. The phase becomes terminated, the gate answers stop (task_terminated), intents are refused and checkpoints answer 409 task_terminated; events and receipts are still recorded. 409 conflict when already ended",
+          security: session,
+          parameters: [taskId],
+          responses: {
+            ...ok("`{task_id, previous_phase, terminated_at, terminated_by, reason}`"),
+            ...errors(400, 401, 403, 404, 409, 422),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/events": {
+        get: {
+          summary:
+            "The task's events as one JSON document, streamed, in time order (decision 0043): `{task_id, order, events, count, complete, next_cursor}`; at most max events, next_cursor (the timeline's cursor) continues",
+          parameters: [
+            taskId,
+            { name: "cursor", in: "query", schema: { type: "string" } },
+            { name: "max", in: "query", schema: { type: "integer", minimum: 1, maximum: 100000, default: 100000 } },
+          ],
+          responses: { ...ok("the JSON document, as an attachment"), ...errors(400, 401, 404) },
         },
       },
       "/api/v1/tasks/{task_id}/fence": {

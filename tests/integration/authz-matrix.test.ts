@@ -310,6 +310,15 @@ const MATRIX: Record<string, Cell> = {
     harmless: { taskId: "matrix-no-such-task" },
     cross: 404,
   },
+  // Ending a task: the same (a missing reason would be 422 first; the probe is valid, aimed at no task).
+  "POST /api/v1/tasks/[taskId]/terminate": {
+    allowed: DECIDERS,
+    probe: { reason: "authorization matrix probe" },
+    ok: 404,
+    harmless: { taskId: "matrix-no-such-task" },
+    cross: 404,
+  },
+  "GET /api/v1/tasks/[taskId]/events": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/events/[eventId]": { allowed: READERS, ok: 404, cross: 404 },
 };

@@ -19,6 +19,7 @@ import { intentBodySchema } from "@/lib/domain/side-effects/intent";
 import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { fenceBodySchema } from "@/lib/domain/tasks/fence";
+import { terminateBodySchema } from "@/lib/domain/tasks/terminate";
 import { acceptToolBodySchema } from "@/lib/domain/gate/accept-tool";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
@@ -60,6 +61,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks/[taskId]/timeline": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/events/[eventId]": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/events": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/checkpoints": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/export": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/artifacts": { auth: "runtime", body: "none" },
@@ -67,6 +69,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks/[taskId]/credentials": { auth: "runtime", body: "none" },
   "POST /api/v1/tasks/[taskId]/credentials/[ref]/revocation-check": { auth: "responder", body: "none" },
   "POST /api/v1/tasks/[taskId]/fence": { auth: "responder", body: "optional", schema: fenceBodySchema },
+  "POST /api/v1/tasks/[taskId]/terminate": { auth: "responder", body: "json", schema: terminateBodySchema },
   "POST /api/v1/tasks/[taskId]/resume": { auth: "runtime", body: "optional", schema: resumeBodySchema },
   "POST /api/v1/tasks/[taskId]/tool-definitions/[tool]/accept": {
     auth: "approver",

@@ -1,5 +1,5 @@
 /**
- * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^11 subsets of the
+ * The resume gate as a pure function: every blocking code alone, every combination of them (all 2^12 subsets of the
  * codes it derives from its own facts), the fixed order of reasons, approval and policy reasons passed in, and the
  * replay conditions.
  */
@@ -10,6 +10,7 @@ import { BLOCKING_CODES, GATE_REASONS, REPLAY_CODES } from "@/lib/domain/gate/re
 
 /** The reporting order, written out: a verdict lists its reasons in this order (then by target). */
 const BLOCKING_ORDER: readonly GateReasonCode[] = [
+  "task_terminated",
   "record_signature_invalid",
   "checkpoint_misplaced",
   "evidence_mismatch",
@@ -76,6 +77,9 @@ const BREAKERS: Partial<Record<GateReasonCode, (f: GateFacts) => void>> = {
   evidence_mismatch: (f) => {
     // The completed effect's row was changed outside the server.
     f.unsealed_effects = ["update_record"];
+  },
+  task_terminated: (f) => {
+    f.task = { ...f.task, terminated: { at: "2026-11-29T11:00:00.000Z", by: "olive@example.com", reason: "runaway" } };
   },
   principal_revoked: (f) => {
     f.principal_revocation = {
@@ -181,7 +185,7 @@ describe("evaluateGate", () => {
       expect(v.verdict).toBe(chosen.length ? "stop" : "resume");
       combos++;
     }
-    expect(combos).toBe(2048);
+    expect(combos).toBe(4096);
   });
 
   it("reports several reasons of one code, ordered by target", () => {

@@ -6,6 +6,7 @@ import { requirePageContext } from "@/lib/server/page-actor";
 import { ApprovalStatusBadge } from "@/components/approvals/ApprovalStatusBadge";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
+import { LiveRefresh } from "@/components/LiveRefresh";
 
 export const metadata: Metadata = { title: "Approvals" };
 
@@ -57,6 +58,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
             ? "Open one to approve, re-approve or reject it."
             : "Approvers, admins and owners decide them; you can read them."}
         </p>
+        <LiveRefresh name="approvals" />
       </div>
       <form className="flex flex-wrap items-end gap-2 text-sm" method="get" aria-label="Filter approvals">
         <label className="flex flex-col text-xs font-medium">

@@ -1,8 +1,12 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { listTasksForActor } from "@/lib/domain/tasks/read";
+import { listTasksForActor } from "@/lib/domain/tasks/list";
+import { pageSize } from "@/lib/domain/tasks/read";
+import { TASK_STATUSES, TASK_STATUS_WORD, type TaskStatus } from "@/lib/domain/tasks/status";
 import { requirePageContext } from "@/lib/server/page-actor";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { Time } from "@/components/ui/time";
+import { LiveRefresh } from "@/components/LiveRefresh";
 import { DomainError } from "@/lib/domain/errors";
 import type { TaskListItem } from "@/lib/contract/api";
 import { isTerminalPhase, phaseLabel } from "@/lib/domain/tasks/phases";
@@ -12,39 +16,51 @@ export const metadata: Metadata = { title: "Tasks" };
 type SP = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : undefined);
 
-/** The tenant's tasks: search by task id, idempotency key, sandbox id or host; filter by side-effect status; cursor pagination. */
+/**
+ * The tenant's tasks: search by task id, idempotency key, sandbox id or host; filter by status (decision 0043) and
+ * side-effect status; sort by last activity (default) or creation; cursor pagination. Every filter is in the URL, so a
+ * filtered list can be shared, and pagination keeps them.
+ */
 export default async function TasksPage({ searchParams }: { searchParams: Promise<SP> }) {
   const ctx = await requirePageContext();
   const sp = await searchParams;
   const q = one(sp.q) ?? "";
   const status = one(sp.status) ?? "";
+  const effectStatus = one(sp.effect_status) ?? "";
+  const sort = one(sp.sort) ?? "";
   // The incident responder's question (docs/concepts.md#egress-and-vault-custody): which task reached this host, used
   // this credential, ran under this policy.
   const host = one(sp.host) ?? "";
   const credentialRef = one(sp.credential_ref) ?? "";
   const policyVersion = one(sp.policy_version) ?? "";
   const cursor = one(sp.cursor);
+  const limitParam = one(sp.limit) ?? "";
   let data;
   let error: string | null = null;
   try {
-    data = await listTasksForActor(ctx, {
+    data = await listTasksForActor(withSigningKey(ctx), {
       q,
       status: status || null,
+      effectStatus: effectStatus || null,
+      sort: sort || null,
       host,
       credentialRef,
       policyVersion,
       cursor,
-      limit: 50,
+      limit: pageSize(limitParam || null, 200, 50),
     });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;
   }
-  const filtered = Boolean(q || status || host || credentialRef || policyVersion);
+  const filtered = Boolean(q || status || effectStatus || host || credentialRef || policyVersion);
   const qs = (extra: Record<string, string>) => {
     const p = new URLSearchParams();
     if (q) p.set("q", q);
     if (status) p.set("status", status);
+    if (effectStatus) p.set("effect_status", effectStatus);
+    if (sort) p.set("sort", sort);
+    if (limitParam) p.set("limit", limitParam);
     if (host) p.set("host", host);
     if (credentialRef) p.set("credential_ref", credentialRef);
     if (policyVersion) p.set("policy_version", policyVersion);
@@ -57,7 +73,10 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div>
           <h1 className="text-xl font-semibold">Tasks</h1>
-          <p className="text-sm text-neutral-600">Every run your runtimes reported, newest first.</p>
+          <p className="text-sm text-neutral-600">
+            Every run your runtimes reported, {sort === "created" ? "newest first" : "most recent activity first"}.
+          </p>
+          <LiveRefresh name="tasks" />
         </div>
         <form className="flex flex-wrap items-end gap-2" role="search" action="/tasks">
           <div>
@@ -78,12 +97,44 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
           </div>
           <div>
             <label htmlFor="status" className="block text-xs font-medium text-neutral-700">
-              Side effects
+              Status
             </label>
             <select
               id="status"
               name="status"
               defaultValue={status}
+              className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            >
+              <option value="">any</option>
+              {TASK_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {TASK_STATUS_WORD[s]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="sort" className="block text-xs font-medium text-neutral-700">
+              Sort
+            </label>
+            <select
+              id="sort"
+              name="sort"
+              defaultValue={sort || "activity"}
+              className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            >
+              <option value="activity">last activity</option>
+              <option value="created">newest first</option>
+            </select>
+          </div>
+          <div>
+            <label htmlFor="effect_status" className="block text-xs font-medium text-neutral-700">
+              Side effects
+            </label>
+            <select
+              id="effect_status"
+              name="effect_status"
+              defaultValue={effectStatus}
               className="rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
             >
               <option value="">any</option>
@@ -172,22 +223,25 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                   Task
                 </th>
                 <th scope="col" className="px-3 py-2">
-                  Phase
+                  Status
                 </th>
-                <th scope="col" className="px-3 py-2">
-                  Principal
-                </th>
-                <th scope="col" className="px-3 py-2">
-                  Policy
-                </th>
-                <th scope="col" className="px-3 py-2 text-right">
-                  Events
+                <th scope="col" className="hidden px-3 py-2 sm:table-cell">
+                  Attention
                 </th>
                 <th scope="col" className="px-3 py-2">
                   Last activity
                 </th>
-                <th scope="col" className="px-3 py-2">
-                  Attention
+                <th scope="col" className="hidden px-3 py-2 md:table-cell">
+                  Phase
+                </th>
+                <th scope="col" className="hidden px-3 py-2 lg:table-cell">
+                  Principal
+                </th>
+                <th scope="col" className="hidden px-3 py-2 lg:table-cell">
+                  Policy
+                </th>
+                <th scope="col" className="hidden px-3 py-2 text-right md:table-cell">
+                  Events
                 </th>
               </tr>
             </thead>
@@ -197,29 +251,40 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                   key={t.task_id}
                   className="border-b border-neutral-100 last:border-0 hover:bg-neutral-50"
                   data-testid="task-row"
+                  data-status={t.status}
                 >
                   <td className="px-3 py-2 font-mono text-xs">
                     <Link
                       href={`/tasks/${encodeURIComponent(t.task_id)}`}
-                      className="block max-w-[22rem] truncate text-sky-800 underline-offset-2 hover:underline"
+                      className="block max-w-[12rem] truncate text-sky-800 underline-offset-2 hover:underline sm:max-w-[22rem]"
                       title={t.task_id}
                       data-testid="task-link"
                     >
                       {t.task_id}
                     </Link>
-                  </td>
-                  <td className="px-3 py-2">{phaseLabel(t.phase, t.version)}</td>
-                  <td className="max-w-64 truncate px-3 py-2 font-mono text-xs" title={t.principal ?? undefined}>
-                    {t.principal ?? "—"}
-                  </td>
-                  <td className="px-3 py-2 font-mono text-xs">{t.policy_version ?? "—"}</td>
-                  <td className="px-3 py-2 text-right tabular-nums">{t.event_count}</td>
-                  <td className="px-3 py-2 text-xs text-neutral-700">
-                    <Time iso={t.last_event_at} />
+                    {/* Below 640 px the Attention column sits under the task id, so it stays in view at 420 px. */}
+                    <div className="mt-1 font-sans sm:hidden">
+                      <AttentionBadges task={t} testId="task-attention-narrow" hideNone />
+                    </div>
                   </td>
                   <td className="px-3 py-2 text-xs">
+                    <StatusBadge status={t.status} />
+                  </td>
+                  <td className="hidden px-3 py-2 text-xs sm:table-cell">
                     <AttentionBadges task={t} />
                   </td>
+                  <td className="whitespace-nowrap px-3 py-2 text-xs text-neutral-700">
+                    <Time iso={t.last_activity_at} />
+                  </td>
+                  <td className="hidden px-3 py-2 md:table-cell">{phaseLabel(t.phase, t.version)}</td>
+                  <td
+                    className="hidden max-w-64 truncate px-3 py-2 font-mono text-xs lg:table-cell"
+                    title={t.principal ?? undefined}
+                  >
+                    {t.principal ?? "—"}
+                  </td>
+                  <td className="hidden px-3 py-2 font-mono text-xs lg:table-cell">{t.policy_version ?? "—"}</td>
+                  <td className="hidden px-3 py-2 text-right tabular-nums md:table-cell">{t.event_count}</td>
                 </tr>
               ))}
             </tbody>
@@ -278,11 +343,45 @@ function EmptyState() {
   );
 }
 
+const STATUS_STYLE: Record<TaskStatus, { icon: string; cls: string }> = {
+  running: { icon: "▶", cls: "border-sky-300 bg-sky-50 text-sky-900" },
+  stopped: { icon: "■", cls: "border-red-300 bg-red-50 text-red-800" },
+  waiting_for_approval: { icon: "‖", cls: "border-sky-300 bg-white text-sky-900" },
+  replay: { icon: "↺", cls: "border-amber-300 bg-amber-50 text-amber-900" },
+  stale: { icon: "…", cls: "border-neutral-400 bg-neutral-100 text-neutral-800" },
+  done: { icon: "✓", cls: "border-emerald-300 bg-emerald-50 text-emerald-900" },
+  failed: { icon: "✕", cls: "border-red-300 bg-white text-red-800" },
+  terminated: { icon: "⊘", cls: "border-neutral-400 bg-white text-neutral-800" },
+};
+
+/** The task's status (lib/domain/tasks/status.ts) as a word with an icon; colour never carries it alone. */
+function StatusBadge({ status }: { status: TaskStatus }) {
+  const st = STATUS_STYLE[status];
+  return (
+    <span
+      className={`inline-flex items-center gap-1 whitespace-nowrap rounded-full border px-2 py-0.5 font-medium ${st.cls}`}
+      data-testid="task-status"
+    >
+      <span aria-hidden="true">{st.icon}</span>
+      {TASK_STATUS_WORD[status]}
+    </span>
+  );
+}
+
 /**
  * What on this task waits for a person, in the attention queue's words: unknown writes, approval waits, and a
  * revoked principal while the run has not ended. "—" when nothing does.
  */
-function AttentionBadges({ task }: { task: TaskListItem }) {
+function AttentionBadges({
+  task,
+  testId = "task-attention",
+  hideNone = false,
+}: {
+  task: TaskListItem;
+  testId?: string;
+  /** Render nothing (not "—") when nothing waits. */
+  hideNone?: boolean;
+}) {
   const badges: Array<{ key: string; text: string; cls: string }> = [];
   if (task.unknown_side_effects > 0) {
     badges.push({
@@ -301,9 +400,9 @@ function AttentionBadges({ task }: { task: TaskListItem }) {
   if (task.principal_revoked && !isTerminalPhase(task.phase)) {
     badges.push({ key: "revoked", text: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" });
   }
-  if (badges.length === 0) return <span className="text-neutral-500">—</span>;
+  if (badges.length === 0) return hideNone ? null : <span className="text-neutral-500">—</span>;
   return (
-    <span className="flex flex-wrap gap-1" data-testid="task-attention">
+    <span className="flex flex-wrap gap-1 text-xs" data-testid={testId}>
       {badges.map((b) => (
         <span
           key={b.key}

@@ -59,6 +59,7 @@ export const AUDIT_ACTIONS = [
   "side_effect.transitioned",
   "task.checkpointed",
   "task.fenced",
+  "task.terminated",
   "tool_definition.accepted",
   "user.password_changed",
   "webhook_source.created",

@@ -102,6 +102,10 @@ type GateFactsRow = {
   principal: string | null;
   phase: string;
   current_attempt: number;
+  /** A person ended the task (lib/domain/tasks/terminate.ts): when, who, why; null while not. */
+  terminated_at: string | null;
+  terminated_by: string | null;
+  terminated_reason: string | null;
   expired: string[] | string | null;
   /** The highest audit entry id the lease expiry wrote (null when no lease ran out). */
   audit_upto: string | number | null;
@@ -230,6 +234,7 @@ export async function readGateFacts(
         : sql``
     }
         select t.task_id, t.principal, t.phase, t.current_attempt,
+          ${isoUtc("t.terminated_at")} as terminated_at, t.terminated_by, t.terminated_reason,
           (select json_agg(x.name) from expired x) as expired, ${LEASE_AUDIT_UPTO} as audit_upto,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
                     'snapshot', coalesce(c.record -> 'snapshot', f.snap),
@@ -328,6 +333,13 @@ export async function readGateFacts(
     phase: row.phase,
     principal: row.principal,
     current_attempt: row.current_attempt,
+    terminated: row.terminated_at
+      ? {
+          at: row.terminated_at,
+          by: row.terminated_by ?? "someone",
+          reason: row.terminated_reason ?? "no reason given",
+        }
+      : null,
   };
   const expired = new Set(parsed(row.expired) ?? []);
   const { blocking, open } = parsed(row.effects);

@@ -31,7 +31,14 @@ const TOOL_SOURCE: Record<ToolDefinitionReport["source"], string> = {
 
 export type GateFacts = {
   now: Date;
-  task: { task_id: string; phase: string; principal: string | null; current_attempt: number };
+  task: {
+    task_id: string;
+    phase: string;
+    principal: string | null;
+    current_attempt: number;
+    /** A person ended the task (lib/domain/tasks/terminate.ts): the gate answers stop for good. Absent: not ended. */
+    terminated?: { at: string; by: string; reason: string } | null;
+  };
   /** Latest checkpoint; null before the first one. */
   checkpoint: GateCheckpoint | null;
   /**
@@ -173,6 +180,14 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   // Every reason found; whether it stops or replays is the catalogue's word (lib/domain/gate/reasons.ts).
   const found: GateReason[] = [];
   const taskLink = `/tasks/${enc(f.task.task_id)}`;
+
+  if (f.task.terminated) {
+    found.push({
+      code: "task_terminated",
+      message: `${f.task.terminated.by} ended this task at ${f.task.terminated.at} (${f.task.terminated.reason.replace(/\.$/, "")}). It may not checkpoint or write again; start a new task to go on.`,
+      target: taskLink,
+    });
+  }
 
   const verified =
     f.verified_checkpoint !== undefined ? f.verified_checkpoint : f.checkpoint?.signature_valid ? f.checkpoint : null;

@@ -36,6 +36,7 @@ export type GateReasonEntry = {
  * (then by target), so the answer is stable. A unit test pins the order with a literal list.
  */
 export const GATE_REASONS = {
+  task_terminated: { kind: "blocking", title: "Task ended by a person", fix: null, mattersAfterEnd: false },
   record_signature_invalid: {
     kind: "blocking",
     title: "Task record signature does not verify",

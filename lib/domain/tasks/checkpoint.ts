@@ -8,6 +8,7 @@
 import { sql } from "drizzle-orm";
 import { canonicalName } from "../names";
 import { queryRows, type Db } from "@/db";
+import { isoUtc } from "@/db/queries/sql-helpers";
 import type { SideEffectStatus } from "@/db/schema/enums";
 import type { CheckpointResult } from "@/lib/contract/api";
 import { appendAuditPending, withAuditSealed } from "../audit/append";
@@ -137,7 +138,7 @@ export async function checkpointTask(
               update tasks
               set latest_version = latest_version + 1, principal = ${principal}, policy_version = ${record.policy_version},
                   phase = ${record.phase}, current_attempt = greatest(current_attempt, ${record.attempt}), updated_at = now()
-              where tenant_id = ${tenantId} and task_id = ${taskId}
+              where tenant_id = ${tenantId} and task_id = ${taskId} and terminated_at is null
                 and (principal is null or principal = ${principal})
                 and current_attempt <= ${record.attempt} and ${record.attempt} <= current_attempt + ${ATTEMPT_STEP}
                 and (${baseVersion}::integer is null or latest_version = ${baseVersion}::integer)
@@ -242,10 +243,25 @@ async function explainRefusal(
   attempt: number,
   baseVersion: number | null,
 ): Promise<never> {
-  const [current] = await queryRows<{ principal: string | null; current_attempt: number; latest_version: number }>(
+  const [current] = await queryRows<{
+    principal: string | null;
+    current_attempt: number;
+    latest_version: number;
+    terminated_at: string | null;
+    terminated_by: string | null;
+  }>(
     tx,
-    sql`select principal, current_attempt, latest_version from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
+    sql`select principal, current_attempt, latest_version, ${isoUtc("terminated_at")} as terminated_at, terminated_by
+        from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
+  if (current?.terminated_at) {
+    // Ended by a person (lib/domain/tasks/terminate.ts): the runtime's state may not move on.
+    throw new DomainError(
+      "task_terminated",
+      `Task ${taskId} was ended by ${current.terminated_by ?? "a person"} at ${current.terminated_at}; it takes no more checkpoints. Stop this run; start a new task to go on.`,
+      { terminated_at: current.terminated_at, terminated_by: current.terminated_by },
+    );
+  }
   if (current && attempt > current.current_attempt + ATTEMPT_STEP)
     throw attemptTooFarAhead(attempt, current.current_attempt);
   if (current && current.current_attempt > attempt) {

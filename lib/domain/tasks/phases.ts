@@ -1,9 +1,20 @@
+/** The phase the server sets when a person ends a task (lib/domain/tasks/terminate.ts). */
+export const TERMINATED_PHASE = "terminated";
+
 /**
  * Phases are the runtime's own words (docs/concepts.md#task-record: `phase` is free text). These are the ones that mean
  * the run has ended; the task page stops polling at them and the attention queue leaves such runs out.
  * Compared case-insensitively.
  */
-export const TERMINAL_PHASES = ["done", "completed", "stopped", "failed", "cancelled", "canceled"] as const;
+export const TERMINAL_PHASES = [
+  "done",
+  "completed",
+  "stopped",
+  "failed",
+  "cancelled",
+  "canceled",
+  TERMINATED_PHASE,
+] as const;
 
 /** True when `phase` says the run has ended (see {@link TERMINAL_PHASES}). */
 export function isTerminalPhase(phase: string): boolean {

@@ -9,14 +9,12 @@ import { decodeCursor, encodeCursor } from "@/db/queries/sql-helpers";
 import { listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
 import * as q from "@/db/queries/tasks";
 import { timelineWindow } from "@/db/queries/timeline";
-import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import type {
   ArtifactView,
   CheckpointPage,
   CheckpointSummary,
   SideEffectView,
   StoredEvent,
-  TaskList,
   TaskRecord,
   TaskView,
   TimelinePage,
@@ -25,6 +23,7 @@ import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
+
 import { checkCheckpoint, placedCheck, type CheckpointPlace, type VerificationKey } from "./signatures";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
@@ -34,7 +33,7 @@ import type { SigningContext, VerbContext } from "../context";
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** Decodes a keyset cursor `[time, id]` made by this module. @throws DomainError bad_request when it is not one. */
-function timeCursor(cursor: string): { at: string; id: string } {
+export function timeCursor(cursor: string): { at: string; id: string } {
   const parts = decodeCursor(cursor, 2);
   const [at, id] = parts ?? [];
   if (
@@ -79,72 +78,11 @@ export function pageSize(raw: string | number | null | undefined, max = MAX_PAGE
 }
 
 /** A search filter's value, trimmed; absent when empty. @throws DomainError bad_request over 400 characters. */
-function filterText(name: string, raw: string | null | undefined): string | undefined {
+export function filterText(name: string, raw: string | null | undefined): string | undefined {
   const v = raw?.trim();
   if (!v) return undefined;
   if (v.length > 400) throw new DomainError("bad_request", `${name} is at most 400 characters.`);
   return v;
-}
-
-/**
- * Tenant's tasks, newest first.
- * @param opts.cursor opaque cursor from a previous page; `q` search text: part of a task id, or exactly an
- *   idempotency key, a sandbox id (`environment_id` of an event) or a host (`attrs.host` of an event, any case);
- *   `phase`; `status` = side-effect status; `host`, `credentialRef`, `policyVersion`: tasks that reached a host,
- *   used a credential reference, or checkpointed under a policy version (exact; host in any case).
- * @throws DomainError bad_request on a malformed cursor or status.
- */
-export async function listTasksForActor(
-  { db, actor }: VerbContext,
-  opts: {
-    cursor?: string | null;
-    limit?: number;
-    q?: string | null;
-    phase?: string | null;
-    status?: string | null;
-    host?: string | null;
-    credentialRef?: string | null;
-    policyVersion?: string | null;
-  },
-): Promise<TaskList> {
-  authorize(actor, "tasks.read");
-  const limit = opts.limit ?? DEFAULT_PAGE;
-  let after: { createdAt: string; taskId: string } | undefined;
-  if (opts.cursor) {
-    const c = timeCursor(opts.cursor);
-    after = { createdAt: c.at, taskId: c.id };
-  }
-  if (opts.status && !(SIDE_EFFECT_STATUSES as readonly string[]).includes(opts.status)) {
-    throw new DomainError("bad_request", `status must be one of ${SIDE_EFFECT_STATUSES.join(", ")}.`);
-  }
-  const rows = await q.listTasks(db, actor.tenantId, {
-    limit: limit + 1,
-    after,
-    q: opts.q?.trim() || undefined,
-    phase: opts.phase || undefined,
-    status: opts.status || undefined,
-    host: filterText("host", opts.host),
-    credentialRef: filterText("credential_ref", opts.credentialRef),
-    policyVersion: filterText("policy_version", opts.policyVersion),
-  });
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    tasks: page.map((r) => ({
-      task_id: r.task_id,
-      principal: r.principal,
-      phase: r.phase,
-      policy_version: r.policy_version,
-      version: r.latest_version,
-      event_count: Number(r.event_count),
-      last_event_at: r.last_event_at,
-      created_at: r.created_at,
-      unknown_side_effects: Number(r.unknown_side_effects),
-      awaiting_approval_side_effects: Number(r.awaiting_approval_side_effects),
-      principal_revoked: Boolean(r.principal_revoked),
-    })),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.created_cursor, last.task_id]) : null,
-  };
 }
 
 /** Shapes a side-effect row for the API (receipt only when present), with the receipts kept for it. */
@@ -231,6 +169,9 @@ export async function getTaskView(
       task.clock_skew_ms !== null && task.clock_skew_at
         ? { ms: Number(task.clock_skew_ms), detected_at: task.clock_skew_at, note: task.clock_skew_note ?? "" }
         : null,
+    terminated: task.terminated_at
+      ? { at: task.terminated_at, by: task.terminated_by ?? "someone", reason: task.terminated_reason ?? "" }
+      : null,
     created_at: task.created_at,
     event_count: eventCount,
     side_effects,

@@ -62,6 +62,7 @@ export default async function TaskPage({ params }: Props) {
       gate={gate}
       canReconcile={can(actor, "side_effects.reconcile")}
       canFence={can(actor, "tasks.fence")}
+      canTerminate={can(actor, "tasks.terminate")}
       canDecideApprovals={can(actor, "approvals.decide")}
       role={actor.role}
     />

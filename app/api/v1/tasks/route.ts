@@ -1,28 +1,35 @@
-import { listTasksForActor, pageSize } from "@/lib/domain/tasks/read";
+import { listTasksForActor } from "@/lib/domain/tasks/list";
+import { pageSize } from "@/lib/domain/tasks/read";
 import { apiRoute, otherMethods } from "@/lib/server/route";
+import { withSigningKey } from "@/lib/server/verb-context";
 
 /**
- * GET /api/v1/tasks?cursor=&limit=&q=&phase=&status=&host=&credential_ref=&policy_version= → `{"tasks":
- * [TaskListItem], "next_cursor"}`,
- * newest first (keyset on created_at, task_id). `limit` is 1–500 (default 50; more is a 400, not a cap).
- * `q` matches part of a task id, or exactly an idempotency key, a sandbox id (an event's environment_id) or a
- * host (an event's attrs.host, any case); `status` filters to tasks with a side effect in that status. The incident
- * responder's filters (docs/concepts.md#egress-and-vault-custody): `host` — an egress or credential event named the
- * host (any case); `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran
- * under it.
- * Errors: 400 (limit, cursor, status), 401.
+ * GET /api/v1/tasks?cursor=&limit=&sort=&status=&effect_status=&q=&phase=&host=&credential_ref=&policy_version= →
+ * `{"tasks": [TaskListItem], "next_cursor"}`. `sort`: `activity` (default: the newest event first, else creation) or
+ * `created` (newest first); keyset cursors belong to their sort. `limit` is 1–500 (default 50; more is a 400, not a
+ * cap). `status` is the task's status (running, stopped, waiting_for_approval, replay, stale, done, failed, terminated;
+ * lib/domain/tasks/status.ts, decision 0043): the ended ones come from the phase, the others from the resume gate, read
+ * at most 500 tasks per request (a short page then carries `next_cursor`). `effect_status` filters to tasks with a
+ * side effect in that status. `q` matches part of a task id, or exactly an idempotency key, a sandbox id (an event's
+ * environment_id) or a host (an event's attrs.host, any case). The incident responder's filters
+ * (docs/concepts.md#egress-and-vault-custody): `host` — an egress or credential event named the host (any case);
+ * `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran under it.
+ * Errors: 400 (limit, cursor, sort, status, effect_status, filter text), 401.
  */
 export const GET = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);
-  return listTasksForActor(ctx, {
-    cursor: url.searchParams.get("cursor"),
-    limit: pageSize(url.searchParams.get("limit")),
-    q: url.searchParams.get("q"),
-    phase: url.searchParams.get("phase"),
-    status: url.searchParams.get("status"),
-    host: url.searchParams.get("host"),
-    credentialRef: url.searchParams.get("credential_ref"),
-    policyVersion: url.searchParams.get("policy_version"),
+  const p = url.searchParams;
+  return listTasksForActor(withSigningKey(ctx), {
+    cursor: p.get("cursor"),
+    limit: pageSize(p.get("limit")),
+    sort: p.get("sort"),
+    status: p.get("status"),
+    effectStatus: p.get("effect_status"),
+    q: p.get("q"),
+    phase: p.get("phase"),
+    host: p.get("host"),
+    credentialRef: p.get("credential_ref"),
+    policyVersion: p.get("policy_version"),
   });
 });
 

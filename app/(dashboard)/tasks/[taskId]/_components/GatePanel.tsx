@@ -5,6 +5,7 @@ import type { Role } from "@/db/schema/enums";
 import type { GateAskView, GateReasonCode, GateVerdict } from "@/lib/contract/api";
 import { VerdictBadge } from "@/components/ui/status";
 import { reasonFix } from "@/lib/domain/gate/fixers";
+import { FreshCredentialSteps } from "./FreshCredentialSteps";
 import { GATE_REASONS } from "@/lib/domain/gate/reasons";
 import { GateAsks } from "./GateAsks";
 import { AcceptToolButton, toolOfTarget } from "./AcceptToolButton";
@@ -179,6 +180,9 @@ export function GatePanel({
                     return named ? <AcceptToolButton taskId={taskId} tool={named.tool} digest={named.digest} /> : null;
                   })()
                 : null}
+              {(r.code === "credential_revoked" || r.code === "credential_expired") && taskId ? (
+                <FreshCredentialSteps message={r.message} taskId={taskId} />
+              ) : null}
             </li>
           ))}
         </ol>

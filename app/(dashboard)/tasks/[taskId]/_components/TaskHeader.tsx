@@ -5,8 +5,10 @@ import type { GateVerdict, TaskView } from "@/lib/contract/api";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Id } from "@/components/ui/Id";
 import { SignatureBadge, VerdictBadge } from "@/components/ui/status";
+import { Time } from "@/components/ui/time";
 import { phaseLabel } from "@/lib/domain/tasks/phases";
 import { FenceButton } from "./FenceButton";
+import { TerminateButton } from "./TerminateButton";
 
 /** A button in the header for the one next action. */
 export type PrimaryAction = { label: string; onClick: () => void };
@@ -26,6 +28,7 @@ export function TaskHeader({
   unknownEffects,
   refreshing,
   canFence = false,
+  canTerminate = false,
 }: {
   task: TaskView;
   /** The parts that read the gate's verdict, placed after the run's status and before `primaryAction`. */
@@ -40,6 +43,8 @@ export function TaskHeader({
   refreshing: boolean;
   /** The person may fence the task to a new attempt (owners, responders, admins). */
   canFence?: boolean;
+  /** The person may end the task for good (owners, responders, admins). */
+  canTerminate?: boolean;
 }) {
   return (
     <header className="rounded-lg border border-neutral-200 bg-white p-4">
@@ -88,8 +93,18 @@ export function TaskHeader({
           ) : null}
           {gated}
           {primaryAction ? <PrimaryActionButton action={primaryAction} /> : null}
+          {canTerminate && !task.terminated ? <TerminateButton taskId={task.task_id} /> : null}
         </div>
       </div>
+      {task.terminated ? (
+        <p
+          className="mt-3 rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="task-terminated"
+        >
+          Ended by {task.terminated.by} at <Time iso={task.terminated.at} />: {task.terminated.reason}. The runtime may
+          not checkpoint or write again.
+        </p>
+      ) : null}
       <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
         <Field label="Principal">{task.principal ? <Id value={task.principal} className="text-xs" /> : "—"}</Field>
         <Field label="Policy version">
@@ -107,7 +122,9 @@ export function TaskHeader({
         <Field label="Sandbox attempt">
           <span className="flex flex-wrap items-center gap-2">
             {task.current_attempt || "—"}
-            {canFence ? <FenceButton taskId={task.task_id} currentAttempt={task.current_attempt} /> : null}
+            {canFence && !task.terminated ? (
+              <FenceButton taskId={task.task_id} currentAttempt={task.current_attempt} />
+            ) : null}
           </span>
         </Field>
       </dl>

@@ -16,6 +16,7 @@ import type { PageOverview } from "@/lib/contract/overview-pack";
 import { useGate, useGateIfKnown, useTask } from "@/lib/client/queries";
 import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
+import { ToolCallTable } from "@/components/timeline/ToolCallTable";
 import { ExportPanel } from "./ExportPanel";
 import { GatedHeaderParts, TaskHeader } from "./TaskHeader";
 import { GatePanel } from "./GatePanel";
@@ -50,6 +51,8 @@ export type TaskPageClientProps = {
   canReconcile: boolean;
   /** The person may fence the task to a new attempt (decision 0032). */
   canFence?: boolean;
+  /** The person may end the task for good (decision 0043). */
+  canTerminate?: boolean;
   /**
    * The person may approve or re-approve (docs/screens.md#task-page): a stale or pending approval becomes the page's
    * primary action.
@@ -95,6 +98,7 @@ export function TaskPageClient({
   gate,
   canReconcile,
   canFence = false,
+  canTerminate = false,
   canDecideApprovals = false,
   role,
 }: TaskPageClientProps) {
@@ -172,6 +176,7 @@ export function TaskPageClient({
         unknownEffects={unknownEffects}
         refreshing={taskQ.isFetching}
         canFence={canFence}
+        canTerminate={canTerminate}
       />
       <Suspense fallback={<GatePending />}>
         <WithGate taskId={taskId} initial={gate} refresh={refresh}>
@@ -322,6 +327,7 @@ function TimelineSection({
       }
     : null;
   const partial = timeline.total > events.length;
+  const [historyView, setHistoryView] = useState<"events" | "calls">("events");
   const { loadWindow } = timeline;
   const onTimelineView = useCallback(
     (domain: readonly [number, number] | null) => {
@@ -351,10 +357,21 @@ function TimelineSection({
           ) : null}
         </p>
       </div>
+      <HistoryViews taskId={taskId} view={historyView} onView={setHistoryView} />
       {events.length === 0 ? (
         <p className="rounded border border-dashed border-neutral-300 p-6 text-center text-sm text-neutral-600">
           No events yet. The runtime reports them with <code className="font-mono text-xs">POST /api/v1/events</code>.
         </p>
+      ) : historyView === "calls" ? (
+        <ToolCallTable
+          events={events}
+          sideEffects={task.side_effects}
+          partial={partial}
+          onSelect={(id) => {
+            setHistoryView("events");
+            onSelect(id);
+          }}
+        />
       ) : (
         <TaskTimeline
           events={events}
@@ -377,5 +394,67 @@ function TimelineSection({
         />
       )}
     </>
+  );
+}
+
+/**
+ * The history two ways (issue 24, decision 0043): the timeline with every event, or one row per tool call with its
+ * outcome; and the events as JSON — in the browser (`GET …/timeline`, time order, pages of 1000 with `next_cursor`) or
+ * downloaded whole (`GET …/events`, streamed).
+ */
+function HistoryViews({
+  taskId,
+  view,
+  onView,
+}: {
+  taskId: string;
+  view: "events" | "calls";
+  onView: (v: "events" | "calls") => void;
+}) {
+  const enc = encodeURIComponent(taskId);
+  const btn = (on: boolean) =>
+    `px-2.5 py-1 text-xs focus-visible:outline focus-visible:outline-2 focus-visible:outline-sky-600 ${on ? "bg-neutral-900 text-white" : "bg-white text-neutral-800 hover:bg-neutral-50"}`;
+  return (
+    <div className="mb-2 flex flex-wrap items-center gap-x-4 gap-y-2" data-testid="history-views">
+      <div
+        role="group"
+        aria-label="History view"
+        className="inline-flex overflow-hidden rounded-md border border-neutral-300"
+      >
+        <button
+          type="button"
+          aria-pressed={view === "events"}
+          className={btn(view === "events")}
+          onClick={() => onView("events")}
+        >
+          Every event
+        </button>
+        <button
+          type="button"
+          aria-pressed={view === "calls"}
+          className={`${btn(view === "calls")} border-l border-neutral-300`}
+          onClick={() => onView("calls")}
+          data-testid="history-compact"
+        >
+          Compact: one row per tool call
+        </button>
+      </div>
+      <span className="text-xs text-neutral-700">
+        Events as JSON:{" "}
+        <a
+          href={`/api/v1/tasks/${enc}/timeline?limit=1000`}
+          className="underline"
+          target="_blank"
+          rel="noreferrer"
+          data-testid="history-json-view"
+        >
+          view
+        </a>{" "}
+        ·{" "}
+        <a href={`/api/v1/tasks/${enc}/events`} className="underline" download data-testid="history-json-download">
+          download
+        </a>
+      </span>
+    </div>
   );
 }

@@ -15,20 +15,29 @@ test("a responder fences a task to a new attempt from the keyboard, after confir
   await page.goto(`/tasks/${incident.taskId}`);
   const fence = page.getByTestId("fence-task");
   await expect(fence).toHaveText("Fence to attempt 3");
-  const asked: string[] = [];
-  page.once("dialog", (d) => {
-    asked.push(d.message());
-    void d.accept();
+  // No native confirm(): the app's confirmation dialog asks, with focus on Cancel.
+  page.on("dialog", (d) => {
+    throw new Error(`unexpected native dialog: ${d.message()}`);
   });
   await fence.focus();
   await page.keyboard.press("Enter");
+  const asked = page.getByRole("dialog", { name: "Fence this task to attempt 3?" });
+  await expect(asked).toContainText("Every older attempt ends");
+  await expect(asked.getByRole("button", { name: "Cancel" })).toBeFocused();
+  await page.keyboard.press("Tab");
+  await expect(asked.getByRole("button", { name: "Fence to attempt 3" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(asked).toBeHidden();
   await expect(page.getByRole("status").filter({ hasText: "Fenced to attempt 3" })).toBeVisible();
-  expect(asked[0]).toContain("Fence this task to attempt 3?");
   await expect(page.getByTestId("fence-task")).toHaveText("Fence to attempt 4");
 
-  // Dismissing the confirmation sends nothing.
-  page.once("dialog", (d) => void d.dismiss());
-  await page.getByTestId("fence-task").click();
+  // Dismissing the confirmation (Escape) sends nothing, and focus returns to the button.
+  await page.getByTestId("fence-task").focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("dialog", { name: "Fence this task to attempt 4?" })).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(page.getByRole("dialog")).toHaveCount(0);
+  await expect(page.getByTestId("fence-task")).toBeFocused();
   await expect(page.getByTestId("fence-task")).toHaveText("Fence to attempt 4");
 });
 

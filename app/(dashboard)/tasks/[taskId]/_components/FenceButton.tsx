@@ -2,10 +2,11 @@
 
 /**
  * Fence the task to a new attempt (decision 0032): the way out of a stuck attempt. A native button (keyboard: Tab,
- * Enter or Space), confirmed before anything is sent; the answer is announced in a live region.
+ * Enter or Space), confirmed in the app's confirmation dialog before anything is sent; the answer is announced in a live region.
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { useConfirm } from "@/components/ui/ConfirmDialog";
 import { apiFetch } from "@/lib/client/api";
 import { keys } from "@/lib/client/queries";
 
@@ -25,9 +26,11 @@ export function FenceButton({ taskId, currentAttempt }: { taskId: string; curren
       void qc.invalidateQueries({ queryKey: keys.task(taskId) });
     },
   });
+  const { confirm, dialog } = useConfirm();
   const next = currentAttempt + 1;
   return (
     <span className="inline-flex flex-wrap items-center gap-2">
+      {dialog}
       <button
         type="button"
         className="rounded border border-neutral-300 px-2 py-0.5 text-xs text-neutral-800 hover:bg-neutral-50 focus-visible:outline focus-visible:outline-2 focus-visible:outline-sky-600 disabled:opacity-50"
@@ -35,12 +38,11 @@ export function FenceButton({ taskId, currentAttempt }: { taskId: string; curren
         disabled={fence.isPending}
         onClick={() => {
           setDone(null);
-          if (
-            window.confirm(
-              `Fence this task to attempt ${next}? Every older attempt ends: its writes in flight become unknown and its sandbox may no longer checkpoint or write. The runtime must continue as attempt ${next}.`,
-            )
-          )
-            fence.mutate();
+          void confirm({
+            title: `Fence this task to attempt ${next}?`,
+            body: `Every older attempt ends: its writes in flight become unknown and its sandbox may no longer checkpoint or write. The runtime must continue as attempt ${next}.`,
+            confirmLabel: `Fence to attempt ${next}`,
+          }).then((yes) => yes && fence.mutate());
         }}
       >
         Fence to attempt {next}

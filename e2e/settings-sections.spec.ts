@@ -20,6 +20,7 @@ test("/settings opens the first section, and the section nav moves between secti
   page,
   tenant,
 }) => {
+  test.setTimeout(180_000); // six navigations on a shared, loaded machine
   await loginAs(page, tenant.users.owner.email, tenant.password);
   await page.goto("/settings");
   await expect(page).toHaveURL(/\/settings\/members$/);

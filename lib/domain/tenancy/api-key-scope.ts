@@ -25,11 +25,6 @@ export function scopeFromRow(kind: ApiKeyScopeKind, prefix: string | null): ApiK
   return { kind };
 }
 
-/** How the scope reads in lists and messages: `full`, `runtime`, `read_only`, `task_prefix "ops-"`. */
-export function describeScope(scope: ApiKeyScope): string {
-  return scope.kind === "task_prefix" ? `task_prefix ${JSON.stringify(scope.prefix)}` : scope.kind;
-}
-
 const TASK = "[^/]+";
 /** `METHOD path` patterns of the runtime protocol (scope `runtime`). */
 const RUNTIME_ROUTES: Array<[string, RegExp]> = [

@@ -8,7 +8,6 @@ import { CopyButton } from "@/components/ui/CopyButton";
 export const inputClass = "rounded-md border border-neutral-300 px-2 py-1.5 text-sm";
 export const primaryClass = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50";
 export const smallClass = "rounded border border-neutral-300 px-2 py-0.5 text-xs hover:bg-neutral-50";
-export const dangerSmallClass = "rounded border border-red-300 px-2 py-0.5 text-xs text-red-800 hover:bg-red-50";
 
 /** Inline code in a section's hint (a header, a URL template). */
 export function Code({ children }: { children: React.ReactNode }) {

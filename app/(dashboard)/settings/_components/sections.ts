@@ -1,4 +1,4 @@
-/** The Settings sections in the order the nav shows them; `/settings` redirects to the first. */
+/** The Settings sections in the order the nav shows them; `/settings` redirects to the first (next.config.ts). */
 export const SETTINGS_SECTIONS = [
   { href: "/settings/members", label: "Members" },
   { href: "/settings/api-keys", label: "Runtime API keys" },

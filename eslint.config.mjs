@@ -54,6 +54,25 @@ const eslintConfig = defineConfig([
     },
   },
   {
+    // One confirmation style (issue 24): every destructive action asks through components/ui/ConfirmDialog.tsx.
+    name: "ui/one-confirmation",
+    files: ["app/**", "components/**"],
+    rules: {
+      "no-restricted-globals": [
+        "error",
+        { name: "confirm", message: "Ask with useConfirm() or <ConfirmDialog> (components/ui/ConfirmDialog.tsx)." },
+      ],
+      "no-restricted-properties": [
+        "error",
+        {
+          object: "window",
+          property: "confirm",
+          message: "Ask with useConfirm() or <ConfirmDialog> (components/ui/ConfirmDialog.tsx).",
+        },
+      ],
+    },
+  },
+  {
     name: "boundaries/domain-and-db",
     files: ["lib/domain/**", "db/**"],
     rules: {

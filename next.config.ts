@@ -12,6 +12,11 @@ const nextConfig: NextConfig = {
   // Trace exporters append their own path to an endpoint: OTLP's `/v1/traces` (OTEL_EXPORTER_OTLP_ENDPOINT, the
   // Collector's otlphttp `endpoint`) and the OpenAI Agents SDK's `/v1/traces/ingest`. Both are served at the server's
   // root too, so the endpoint can be the bare host as well as `<host>/api` (docs/api.md, decision 0039).
+  // Settings has one page per section (decision 0044); /settings itself opens the first section
+  // (app/(dashboard)/settings/_components/sections.ts). A redirect here, not a page: it answers before any session check.
+  async redirects() {
+    return [{ source: "/settings", destination: "/settings/members", permanent: false }];
+  },
   async rewrites() {
     return [
       { source: "/v1/traces", destination: "/api/v1/traces" },

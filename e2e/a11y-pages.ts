@@ -102,12 +102,22 @@ export const A11Y_PAGES: readonly A11yPage[] = [
       await expect(dialog.getByRole("button", { name: `Record ${c.effect} as completed` })).toBeEnabled();
     },
   },
-  {
-    name: "settings",
-    path: () => "/settings",
+  // One entry per Settings section page (/settings itself redirects to the first).
+  ...(
+    [
+      ["members", "section#members"],
+      ["api-keys", "section#api-keys"],
+      ["approvals", "section#approvals"],
+      ["lookups", "section#lookups"],
+      ["notifications", "section#notifications"],
+      ["export", "[data-testid=settings-nav]"],
+    ] as const
+  ).map(([section, selector]): A11yPage => ({
+    name: `settings: ${section}`,
+    path: () => `/settings/${section}`,
     as: "owner",
-    ready: async (p) => expect(p.locator("section#api-keys")).toBeVisible(),
-  },
+    ready: async (p) => expect(p.locator(selector)).toBeVisible(),
+  })),
   {
     name: "audit",
     path: () => "/audit",

@@ -55,11 +55,14 @@ test("an approver re-approves a stale approval and the gate flips to resume", as
     expect(stored.status(), await stored.text()).toBe(201);
   }
   // Settings → Approvals activates stored version 2 (nothing was active: approvals bound to version 1).
-  await page.goto("/settings#approvals");
+  await page.goto("/settings/approvals");
   await expect(page.getByTestId("current-policy-version")).toHaveText("v1");
   await page.getByTestId("policy-version-input").fill("2");
-  page.once("dialog", (d) => void d.accept());
   await page.getByRole("button", { name: "Activate policy version" }).click();
+  await page
+    .getByRole("dialog", { name: "Activate policy version 2 (now 1)?" })
+    .getByRole("button", { name: "Activate version 2" })
+    .click();
   await expect(page.locator("#approvals").getByRole("status")).toHaveText(
     "Policy version 1 → 2; 1 approval became stale.",
   );

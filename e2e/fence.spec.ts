@@ -1,6 +1,6 @@
 /**
  * Fencing a task to a new attempt from the task page (decision 0032): a responder reaches the button with the
- * keyboard, confirms in the modal dialog (with a reason for the audit log), and the page shows the new attempt; the older attempt's writes are unknown. A viewer has no
+ * keyboard, confirms, and the page shows the new attempt; the older attempt's writes are unknown. A viewer has no
  * such button.
  */
 import { expect, loginAs, newTaskId, seedIncidentTask, test } from "./fixtures";
@@ -15,24 +15,29 @@ test("a responder fences a task to a new attempt from the keyboard, after confir
   await page.goto(`/tasks/${incident.taskId}`);
   const fence = page.getByTestId("fence-task");
   await expect(fence).toHaveText("Fence to attempt 3");
-  // The confirmation is the modal dialog (no native confirm()): it names the task and the attempt.
+  // No native confirm(): the app's confirmation dialog asks, with focus on Cancel.
+  page.on("dialog", (d) => {
+    throw new Error(`unexpected native dialog: ${d.message()}`);
+  });
   await fence.focus();
   await page.keyboard.press("Enter");
-  const dialog = page.getByTestId("fence-dialog");
-  await expect(dialog).toBeVisible();
-  await expect(dialog.getByRole("heading")).toContainText(`Fence task ${incident.taskId} to attempt 3?`);
-  await expect(page.getByTestId("fence-dialog-reason")).toBeFocused();
-  await page.keyboard.type("sandbox hung");
-  await page.getByTestId("fence-dialog-confirm").press("Enter");
+  const asked = page.getByRole("dialog", { name: "Fence this task to attempt 3?" });
+  await expect(asked).toContainText("Every older attempt ends");
+  await expect(asked.getByRole("button", { name: "Cancel" })).toBeFocused();
+  await page.keyboard.press("Tab");
+  await expect(asked.getByRole("button", { name: "Fence to attempt 3" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(asked).toBeHidden();
   await expect(page.getByRole("status").filter({ hasText: "Fenced to attempt 3" })).toBeVisible();
-  await expect(dialog).toBeHidden();
   await expect(page.getByTestId("fence-task")).toHaveText("Fence to attempt 4");
 
-  // Cancelling (Escape) sends nothing.
-  await page.getByTestId("fence-task").click();
-  await expect(dialog).toBeVisible();
+  // Dismissing the confirmation (Escape) sends nothing, and focus returns to the button.
+  await page.getByTestId("fence-task").focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("dialog", { name: "Fence this task to attempt 4?" })).toBeVisible();
   await page.keyboard.press("Escape");
-  await expect(dialog).toBeHidden();
+  await expect(page.getByRole("dialog")).toHaveCount(0);
+  await expect(page.getByTestId("fence-task")).toBeFocused();
   await expect(page.getByTestId("fence-task")).toHaveText("Fence to attempt 4");
 });
 

@@ -67,10 +67,10 @@ test("an admin fixes a mismatched credential host, activates the policy, and the
   await expect(page.getByTestId("policy-diff")).toContainText("records.example.com");
   await expect(page.getByTestId("host-removed")).toContainText("records.example.org");
   await page.getByTestId("policy-source").getByTestId("activate-2").click();
-  await page
-    .getByRole("group", { name: "Confirm activating version 2" })
-    .getByRole("button", { name: "Activate v2" })
-    .click();
+  const confirmActivate = page.getByRole("dialog", { name: /^Make v2 the current policy/ });
+  await expect(confirmActivate.getByRole("button", { name: "Cancel" })).toBeFocused();
+  await confirmActivate.getByRole("button", { name: "Activate v2" }).click();
+  await expect(confirmActivate).toBeHidden();
   await expect(page.getByTestId("current-policy")).toContainText("v2");
   await expect(page.locator("[data-testid=policy-row][data-version='2']")).toContainText("current");
 

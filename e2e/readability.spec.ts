@@ -122,7 +122,7 @@ test("ids stay on one line at 420 px: task list, task header, side effects, atte
 
 test("settings show the Authorization header as code, without literal backticks", async ({ page, tenant }) => {
   await loginAs(page, tenant.users.owner.email, tenant.password);
-  await page.goto("/settings");
+  await page.goto("/settings/api-keys");
   const section = page.locator("section#api-keys");
   await expect(section.locator("code").filter({ hasText: "Authorization: Bearer <key>" })).toBeVisible();
   await expect(page.locator("main")).not.toContainText("`");

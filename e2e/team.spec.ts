@@ -14,7 +14,7 @@ test("an owner invites an approver; the approver sets a password through the lin
 }, testInfo) => {
   const email = `approver-${rid()}@${tenant.slug}.test`;
   await loginAs(page, tenant.users.owner.email, tenant.password);
-  await page.goto("/settings");
+  await page.goto("/settings/members");
   const section = page.locator("section#members");
   await expect(section.getByRole("heading", { name: "Members" })).toBeVisible();
   await section.getByLabel("Email of the person to add").fill(email);
@@ -86,26 +86,30 @@ test("an owner changes a role and removes a member after confirming; the audit l
   tenant,
 }) => {
   await loginAs(page, tenant.users.owner.email, tenant.password);
-  await page.goto("/settings");
+  await page.goto("/settings/members");
   const section = page.locator("section#members");
   const responder = section.locator(`[data-testid=member-row][data-email="${tenant.users.responder.email}"]`);
-  page.once("dialog", (d) => void d.accept());
-  await responder.getByLabel(`Role of ${tenant.users.responder.email}`).selectOption("approver");
+  const email = tenant.users.responder.email;
+  // Cancelling the role change keeps the stored role and sends nothing.
+  await responder.getByLabel(`Role of ${email}`).selectOption("approver");
+  const ask = page.getByRole("dialog", { name: `Change the role of ${email} from responder to approver?` });
+  await ask.getByRole("button", { name: "Cancel" }).click();
+  await expect(ask).toBeHidden();
+  await expect(responder.getByLabel(`Role of ${email}`)).toHaveValue("responder");
+  await responder.getByLabel(`Role of ${email}`).selectOption("approver");
+  await ask.getByRole("button", { name: "Make approver" }).click();
   await expect(section.getByRole("status")).toContainText(
     `${tenant.users.responder.email} is now approver (was responder)`,
   );
   await expect(responder).toHaveAttribute("data-role", "approver");
 
-  let question = "";
-  page.once("dialog", (d) => {
-    question = d.message();
-    void d.accept();
-  });
   await responder.getByRole("button", { name: "Remove" }).click();
+  const question = page.getByRole("dialog", { name: `Remove ${email} (approver) from this workspace?` });
+  await expect(question).toContainText("sessions here end at once");
+  await question.getByRole("button", { name: `Remove ${email}` }).click();
   await expect(section.getByRole("status")).toContainText(`Removed ${tenant.users.responder.email}`);
   await expect(responder).toContainText("removed");
   await expect(responder.getByRole("button", { name: "Remove" })).toHaveCount(0);
-  expect(question).toContain("sessions here end at once");
 
   // The only owner can be neither demoted nor removed: the page offers neither and says what to do instead.
   const owner = section.locator(`[data-testid=member-row][data-email="${tenant.users.owner.email}"]`);
@@ -121,7 +125,7 @@ test("an owner changes a role and removes a member after confirming; the audit l
 
 test("a viewer sees the members and who may do what, read-only", async ({ page, tenant }, testInfo) => {
   await loginAs(page, tenant.users.viewer.email, tenant.password);
-  await page.goto("/settings");
+  await page.goto("/settings/members");
   const section = page.locator("section#members");
   await expect(section.getByTestId("member-row")).toHaveCount(5);
   await expect(section.getByTestId("members-read-only")).toContainText("your role here is viewer");

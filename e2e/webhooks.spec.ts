@@ -16,7 +16,7 @@ test("an owner manages webhook sources and notification endpoints; a viewer only
   // Two pages and two axe runs of the whole Settings page.
   test.setTimeout(180_000);
   await loginAs(page, tenant.users.owner.email, tenant.password);
-  await page.goto("/settings");
+  await page.goto("/settings/notifications");
   const webhooks = page.locator("section#webhooks");
   await webhooks.getByLabel("Source name").fill("billing");
   await webhooks.getByLabel("Trusted for actions (comma-separated)").fill("refunds.create, records.update");
@@ -42,7 +42,7 @@ test("an owner manages webhook sources and notification endpoints; a viewer only
   try {
     const viewerPage = await viewerContext.newPage();
     await loginAs(viewerPage, tenant.users.viewer.email, tenant.password);
-    await viewerPage.goto("/settings");
+    await viewerPage.goto("/settings/notifications");
     await expect(viewerPage.locator("section#webhooks")).toContainText("billing");
     await expect(viewerPage.locator("section#webhooks").getByRole("button")).toHaveCount(0);
     await expect(viewerPage.locator("section#notifications").getByRole("button", { name: "Add endpoint" })).toHaveCount(

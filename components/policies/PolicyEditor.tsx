@@ -6,6 +6,7 @@
  */
 import { useRouter } from "next/navigation";
 import { useId, useState } from "react";
+import { ConfirmDialog } from "@/components/ui/ConfirmDialog";
 import { ApiError } from "@/lib/client/api";
 import { policyApi, type PolicyFindingJson } from "@/lib/client/policies";
 import { FindingList } from "./FindingList";
@@ -135,40 +136,37 @@ export function PolicyEditor({ canStore, initialText = "" }: { canStore: boolean
   );
 }
 
-/** Activate a stored, valid version (owners and admins), after a confirmation that names it. */
+/**
+ * Activate a stored, valid version (owners and admins), after a confirmation that names it (the app's one
+ * confirmation dialog); a refusal stays in the dialog.
+ */
 export function ActivateButton({ version, current }: { version: number; current: number | null }) {
   const router = useRouter();
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  if (!confirming) {
-    return (
+  return (
+    <>
       <button
         type="button"
         className={secondary}
-        onClick={() => setConfirming(true)}
+        onClick={() => {
+          setError(null);
+          setConfirming(true);
+        }}
         data-testid={`activate-${version}`}
       >
         Activate v{version}
       </button>
-    );
-  }
-  return (
-    <div
-      role="group"
-      aria-label={`Confirm activating version ${version}`}
-      className="flex flex-wrap items-center gap-2 text-sm"
-    >
-      <span>
-        Make v{version} the current policy{current ? ` in place of v${current}` : ""}? Runs are checked against it from
-        now on.
-      </span>
-      <button
-        type="button"
-        className={primary}
-        disabled={busy}
-        autoFocus
-        onClick={async () => {
+      <ConfirmDialog
+        open={confirming}
+        title={`Make v${version} the current policy${current ? ` in place of v${current}` : ""}?`}
+        confirmLabel={`Activate v${version}`}
+        tone="primary"
+        busy={busy}
+        error={error}
+        onClose={() => setConfirming(false)}
+        onConfirm={async () => {
           setBusy(true);
           setError(null);
           try {
@@ -182,16 +180,8 @@ export function ActivateButton({ version, current }: { version: number; current:
           }
         }}
       >
-        {busy ? "Activating…" : `Activate v${version}`}
-      </button>
-      <button type="button" className={secondary} onClick={() => setConfirming(false)} disabled={busy}>
-        Cancel
-      </button>
-      {error ? (
-        <p role="alert" className="w-full text-sm text-red-800">
-          {error}
-        </p>
-      ) : null}
-    </div>
+        <p>Runs are checked against it from now on.</p>
+      </ConfirmDialog>
+    </>
   );
 }

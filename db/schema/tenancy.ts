@@ -3,8 +3,8 @@
  * Users are global (one login, many tenants); everything else leads with tenant_id (docs/architecture.md#scale).
  */
 import { sql } from "drizzle-orm";
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { roleEnum } from "./enums";
+import { check, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { apiKeyScopeEnum, roleEnum } from "./enums";
 
 export const tenants = pgTable(
   "tenants",
@@ -73,8 +73,18 @@ export const apiKeys = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /** The key is refused (401 api_key_expired) from this instant on; null = never expires. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    /** What the key may do (docs/decisions/0044-api-key-scopes.md); keys made before scopes are `full`. */
+    scope: apiKeyScopeEnum("scope").notNull().default("full"),
+    /** With scope `task_prefix`: the key acts only on tasks whose id starts with this (1–100 characters). */
+    taskPrefix: text("task_prefix"),
   },
   (t) => [
+    check(
+      "api_keys_task_prefix_check",
+      sql`(${t.scope} = 'task_prefix') = (${t.taskPrefix} is not null and length(${t.taskPrefix}) between 1 and 100)`,
+    ),
     primaryKey({ name: "api_keys_pkey", columns: [t.tenantId, t.id] }),
     // Looked up before the tenant is known; api_keys is a small reference table (docs/decisions/0002-api-keys.md).
     uniqueIndex("api_keys_hash_key").on(t.keyHash),

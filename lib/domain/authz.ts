@@ -4,6 +4,7 @@
  */
 import type { Role } from "@/db/schema/enums";
 import { DomainError } from "./errors";
+import type { ApiKeyScope } from "./tenancy/api-key-scope";
 
 export type UserActor = {
   kind: "user";
@@ -22,6 +23,8 @@ export type ApiKeyActor = {
   tenantId: string;
   keyId: string;
   keyName: string;
+  /** What the key may reach (decision 0044); absent = `full`, as for keys made before scopes. */
+  scope?: ApiKeyScope;
   /** As for a person: the workspace is an imported, read-only one (decision 0038). */
   readOnly?: true;
 };

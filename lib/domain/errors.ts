@@ -7,6 +7,11 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   validation_failed: 422,
   unauthorized: 401,
+  // Runtime API keys with an expiry and a scope (decision 0044).
+  api_key_expired: 401,
+  scope_read_only: 403,
+  scope_runtime_only: 403,
+  scope_task_prefix: 403,
   forbidden: 403,
   approval_required: 403,
   approval_mismatch: 403,

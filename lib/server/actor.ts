@@ -6,6 +6,7 @@ import { getServerSession } from "next-auth";
 import { getOwnerDb, withGenericPlans } from "@/db";
 import type { Actor, UserActor } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
+import { scopeRefusal } from "@/lib/domain/tenancy/api-key-scope";
 import { authenticateApiKey } from "@/lib/domain/tenancy/api-keys";
 import { actorForSession } from "@/lib/domain/tenancy/sessions";
 import { authOptions } from "./auth";
@@ -13,7 +14,9 @@ import { authOptions } from "./auth";
 /**
  * The actor of an API request.
  * @throws DomainError unauthorized — no credentials, an unknown or revoked key, or a session that ended (signed out,
- *   removed from the workspace, expired).
+ *   removed from the workspace, expired); api_key_expired (401) — the key's expiry has come; scope_read_only,
+ *   scope_runtime_only, scope_task_prefix (403) — the route is outside the key's scope; not_found (404) — a task
+ *   outside a task_prefix key's prefix (decision 0044, lib/domain/tenancy/api-key-scope.ts).
  */
 export async function requireActor(req: Request): Promise<Actor> {
   const header = req.headers.get("authorization");
@@ -29,6 +32,9 @@ export async function requireActor(req: Request): Promise<Actor> {
         "This API key is not valid or was revoked. Create a new one under Settings → Runtime API keys.",
       );
     }
+    // What the key may reach (decision 0044), for every route that authenticates, before its handler runs.
+    const refused = scopeRefusal(actor.scope, req.method, new URL(req.url).pathname);
+    if (refused) throw refused;
     return actor;
   }
   const user = await currentUser();

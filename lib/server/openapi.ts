@@ -594,9 +594,9 @@ export function openApiDocument(): Record<string, unknown> {
         },
         post: {
           summary:
-            "Create a runtime API key, shown once (owners, admins; signed-in). Typed text: no control or bidi override characters",
+            "Create a runtime API key, shown once (owners, admins; signed-in), with an optional scope (full | runtime | read_only | task_prefix with task_prefix) and expires_at (future, at most 366 days ahead; null = never). A key outside its scope gets 403 scope_runtime_only / scope_read_only / scope_task_prefix, a task outside its prefix 404, an expired key 401 api_key_expired (decision 0044). Typed text: no control or bidi override characters",
           requestBody: { required: true, ...json("CreateApiKey") },
-          responses: { ...ok("`{id, name, key}`"), ...errors(400, 401, 403, 422) },
+          responses: { ...ok("`{id, name, key, scope, task_prefix, expires_at}`"), ...errors(400, 401, 403, 422) },
         },
       },
       "/api/v1/settings/api-keys/{key_id}/revoke": {

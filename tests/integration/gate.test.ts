@@ -206,7 +206,7 @@ describe("resume gate: each blocking reason", () => {
     expect(codes(v)).toEqual(["principal_revoked"]);
     expect(v.reasons[0]!.message).toContain(PRINCIPAL);
     expect(v.reasons[0]!.message).toContain("left the company");
-    expect(v.reasons[0]!.target).toBe("/settings#principals");
+    expect(v.reasons[0]!.target).toBe("/settings/members#principals");
 
     const twice = await api(owner).post("/api/v1/settings/principals/revoke", {
       principal: PRINCIPAL,

@@ -320,7 +320,7 @@ function EmptyState() {
       <ol className="mt-2 list-decimal space-y-1 pl-5">
         <li>
           An owner creates a runtime API key under{" "}
-          <Link href="/settings" className="underline">
+          <Link href="/settings/api-keys" className="underline">
             Settings → Runtime API keys
           </Link>
           .

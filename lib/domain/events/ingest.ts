@@ -41,6 +41,7 @@ import {
 import type { EventResult } from "@/lib/contract/api";
 import { withRetry } from "../tx";
 import { ATTEMPT_STEP } from "../limits";
+import { outsidePrefix } from "../tenancy/api-key-scope";
 import { attemptTooFarAhead } from "../side-effects/attempts";
 import { withAuditSealed } from "../audit/append";
 import type { SigningContext } from "../context";
@@ -289,7 +290,7 @@ export async function ingestEvents(
   { body }: { body: unknown },
 ): Promise<{ results: EventResult[] }> {
   authorize(actor, "events.write");
-  const batch = prepareBatch(body);
+  const batch = refuseOutsidePrefix(actor, prepareBatch(body));
   const { results } = batch;
   const { prepared, repeats } = await refuseFarAttempts(db, actor.tenantId, batch);
   if (prepared.length === 0) return { results };
@@ -318,6 +319,32 @@ export async function ingestEvents(
  * attempt (decision 0032; path `attempt`), in `batch.results`, and leaves them out of what is stored. Reads the current
  * attempts (one query) only when an event names an attempt above the step, which a new task could not reach anyway.
  */
+/**
+ * A `task_prefix` key (decision 0044) reports only for tasks whose id starts with its prefix: any other event is
+ * rejected as `not_found`, as if the task did not exist; the rest of the batch goes on.
+ */
+function refuseOutsidePrefix(actor: Actor, batch: ReturnType<typeof prepareBatch>): ReturnType<typeof prepareBatch> {
+  const scope = actor.kind === "api_key" ? actor.scope : undefined;
+  if (scope?.kind !== "task_prefix") return batch;
+  const out = (e: PreparedEvent) => outsidePrefix(scope, e.task_id);
+  const refused = new Set(batch.prepared.filter(out).map((e) => e.id));
+  for (const x of batch.repeats) if (out(x.event)) refused.add(x.event.id);
+  if (!refused.size) return batch;
+  batch.results.forEach((r, i) => {
+    if (!refused.has(r.id) || r.status === "rejected") return;
+    batch.results[i] = {
+      id: r.id,
+      status: "rejected",
+      error: { code: "not_found", message: "task_id: this task was not found.", path: "task_id" },
+    };
+  });
+  return {
+    results: batch.results,
+    prepared: batch.prepared.filter((e) => !out(e)),
+    repeats: batch.repeats.filter((x) => !out(x.event)),
+  };
+}
+
 async function refuseFarAttempts(
   db: Db,
   tenantId: string,

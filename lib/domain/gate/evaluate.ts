@@ -211,7 +211,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
     found.push({
       code: "principal_revoked",
       message: `The principal ${f.principal_revocation.principal} was revoked (${f.principal_revocation.reason}); the run no longer has anyone's authority to act.`,
-      target: "/settings#principals",
+      target: "/settings/members#principals",
     });
   }
 

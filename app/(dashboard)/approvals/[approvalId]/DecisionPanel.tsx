@@ -2,11 +2,12 @@
 
 /**
  * Approve / Re-approve / Reject with a confirmation that names the action and the task (UX.md "Forms and actions"),
- * in a native modal dialog: focus moves into it, Escape closes it, everything works from the keyboard. After a
+ * in the app's one confirmation dialog (components/ui/ConfirmDialog.tsx): focus moves into it, Escape closes it, everything works from the keyboard. After a
  * decision the page shows the stored state; a conflict says who decided first.
  */
 import { useRouter } from "next/navigation";
-import { useRef, useState } from "react";
+import { useState } from "react";
+import { ConfirmDialog } from "@/components/ui/ConfirmDialog";
 import { apiFetch, ApiError } from "@/lib/client/api";
 
 type Decision = "approve" | "reject";
@@ -26,7 +27,6 @@ export function DecisionPanel({
   payloadShown: boolean;
 }) {
   const router = useRouter();
-  const dialog = useRef<HTMLDialogElement>(null);
   const [choice, setChoice] = useState<Decision>("approve");
   const [reason, setReason] = useState("");
   const [busy, setBusy] = useState(false);
@@ -38,7 +38,6 @@ export function DecisionPanel({
     setChoice(d);
     setError(null);
     setConfirming(true);
-    dialog.current?.showModal();
   };
   const verb = choice === "approve" ? (stale ? "Re-approve" : "Approve") : "Reject";
 
@@ -57,7 +56,6 @@ export function DecisionPanel({
           body: { decision: choice, ...(reason.trim() ? { reason: reason.trim() } : {}) },
         },
       );
-      dialog.current?.close();
       setConfirming(false);
       setDone(`${choice === "approve" ? "Approved" : "Rejected"}; the decision and its audit entry are recorded.`);
       if (stored.id !== id) router.push(`/approvals/${stored.id}`);
@@ -65,7 +63,6 @@ export function DecisionPanel({
     } catch (err) {
       if (err instanceof ApiError && err.code === "already_decided") {
         const d = err.details as { decision?: string; decided_by?: string; decided_at?: string } | undefined;
-        dialog.current?.close();
         setConfirming(false);
         setError(
           `Someone else decided first: ${d?.decision ?? "decided"} by ${d?.decided_by ?? "another approver"}${d?.decided_at ? ` at ${d.decided_at}` : ""}. The page now shows the current state.`,
@@ -123,66 +120,42 @@ export function DecisionPanel({
           {error}
         </p>
       ) : null}
-      <dialog
-        ref={dialog}
+      <ConfirmDialog
+        open={confirming}
         onClose={() => setConfirming(false)}
-        aria-labelledby="confirm-h"
-        className="m-auto w-[min(32rem,calc(100vw-2rem))] rounded-lg border border-neutral-300 p-0 shadow-xl backdrop:bg-black/30"
-        data-testid="confirm-dialog"
-      >
-        <form
-          method="dialog"
-          className="space-y-3 p-4"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void submit();
-          }}
-        >
-          <h3 id="confirm-h" className="text-base font-semibold">
+        title={
+          <>
             {verb} <code className="font-mono">{action}</code> for task{" "}
             <code className="font-mono break-all">{taskId}</code>?
-          </h3>
-          <p className="text-sm text-neutral-700">
-            {choice === "approve"
-              ? "The runtime may then make this write once. The decision is recorded in the audit log with your name."
-              : "The runtime must not make this write. The decision and your reason are recorded in the audit log."}
-          </p>
-          <label className="flex flex-col text-sm font-medium">
-            Reason{choice === "reject" ? " (required)" : " (optional)"}
-            <textarea
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              required={choice === "reject"}
-              maxLength={2000}
-              rows={3}
-              className="mt-1 rounded-md border border-neutral-300 px-2 py-1.5 text-sm font-normal"
-              data-testid="decision-reason"
-            />
-          </label>
-          {error ? (
-            <p role="alert" className="text-sm text-red-700">
-              {error}
-            </p>
-          ) : null}
-          <div className="flex justify-end gap-2">
-            <button
-              type="button"
-              onClick={() => dialog.current?.close()}
-              className="rounded-md border border-neutral-300 px-3 py-1.5 text-sm"
-            >
-              Cancel
-            </button>
-            <button
-              type="submit"
-              disabled={busy}
-              className={`rounded-md px-3 py-1.5 text-sm font-semibold text-white disabled:opacity-50 ${choice === "approve" ? "bg-emerald-700" : "bg-red-700"}`}
-              data-testid="confirm-decision"
-            >
-              {busy ? "Recording…" : `${verb} ${action}`}
-            </button>
-          </div>
-        </form>
-      </dialog>
+          </>
+        }
+        tone={choice === "approve" ? "approve" : "danger"}
+        confirmLabel={`${verb} ${action}`}
+        busy={busy}
+        busyLabel="Recording…"
+        error={error}
+        onConfirm={() => void submit()}
+        confirmTestId="confirm-decision"
+        focusField
+      >
+        <p>
+          {choice === "approve"
+            ? "The runtime may then make this write once. The decision is recorded in the audit log with your name."
+            : "The runtime must not make this write. The decision and your reason are recorded in the audit log."}
+        </p>
+        <label className="flex flex-col text-sm font-medium text-neutral-900">
+          Reason{choice === "reject" ? " (required)" : " (optional)"}
+          <textarea
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            required={choice === "reject"}
+            maxLength={2000}
+            rows={3}
+            className="mt-1 rounded-md border border-neutral-300 px-2 py-1.5 text-sm font-normal"
+            data-testid="decision-reason"
+          />
+        </label>
+      </ConfirmDialog>
     </section>
   );
 }

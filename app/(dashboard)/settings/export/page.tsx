@@ -1,10 +1,9 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { can } from "@/lib/domain/authz";
 import { requirePageContext } from "@/lib/server/page-actor";
 import { ExportClient } from "./ExportClient";
 
-export const metadata: Metadata = { title: "Export the workspace" };
+export const metadata: Metadata = { title: "Export · Settings" };
 
 /**
  * Settings → Export: downloads the workspace bundle (`GET /api/v1/export`, decision 0038) with its progress for owners
@@ -14,13 +13,7 @@ export default async function ExportPage() {
   const { actor } = await requirePageContext();
   return (
     <div className="max-w-3xl space-y-4">
-      <p className="text-sm">
-        <Link href="/settings" className="text-sky-800 underline">
-          Settings
-        </Link>{" "}
-        → Export
-      </p>
-      <h1 className="text-xl font-semibold">Export the workspace</h1>
+      <h2 className="text-base font-semibold">Export the workspace</h2>
       <p className="text-sm text-neutral-800">
         One signed archive (<code>.tar.gz</code>) with every task created in the range — each as its task bundle — the
         custody maps with all their versions and exercises, the policy versions, the approval settings, the members (no

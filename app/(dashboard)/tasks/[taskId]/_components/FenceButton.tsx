@@ -2,12 +2,11 @@
 
 /**
  * Fence the task to a new attempt (decision 0032): the way out of a stuck attempt. A native button (keyboard: Tab,
- * Enter or Space) opens a confirmation dialog naming the task and the attempt, with an optional reason kept in the
- * audit entry; the answer is announced in a live region.
+ * Enter or Space), confirmed in the app's confirmation dialog before anything is sent; the answer is announced in a live region.
  */
-import { useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { ConfirmDialog } from "@/components/ui/ConfirmDialog";
+import { useConfirm } from "@/components/ui/ConfirmDialog";
 import { apiFetch } from "@/lib/client/api";
 import { keys } from "@/lib/client/queries";
 
@@ -16,18 +15,34 @@ type FenceAnswer = { previous_attempt: number; current_attempt: number; ended: s
 /** The button beside the task's attempt, for owners, responders and admins. */
 export function FenceButton({ taskId, currentAttempt }: { taskId: string; currentAttempt: number }) {
   const qc = useQueryClient();
-  const [open, setOpen] = useState(false);
   const [done, setDone] = useState<string | null>(null);
+  const fence = useMutation({
+    mutationFn: () =>
+      apiFetch<FenceAnswer>(`/api/v1/tasks/${encodeURIComponent(taskId)}/fence`, { method: "POST", body: {} }),
+    onSuccess: (a) => {
+      setDone(
+        `Fenced to attempt ${a.current_attempt}.${a.ended.length ? ` Now unknown: ${a.ended.join(", ")}.` : ""} Only a sandbox naming attempt ${a.current_attempt} may write.`,
+      );
+      void qc.invalidateQueries({ queryKey: keys.task(taskId) });
+    },
+  });
+  const { confirm, dialog } = useConfirm();
   const next = currentAttempt + 1;
   return (
     <span className="inline-flex flex-wrap items-center gap-2">
+      {dialog}
       <button
         type="button"
-        className="rounded border border-neutral-300 px-2 py-0.5 text-xs text-neutral-800 hover:bg-neutral-50 focus-visible:outline focus-visible:outline-2 focus-visible:outline-sky-600"
+        className="rounded border border-neutral-300 px-2 py-0.5 text-xs text-neutral-800 hover:bg-neutral-50 focus-visible:outline focus-visible:outline-2 focus-visible:outline-sky-600 disabled:opacity-50"
         data-testid="fence-task"
+        disabled={fence.isPending}
         onClick={() => {
           setDone(null);
-          setOpen(true);
+          void confirm({
+            title: `Fence this task to attempt ${next}?`,
+            body: `Every older attempt ends: its writes in flight become unknown and its sandbox may no longer checkpoint or write. The runtime must continue as attempt ${next}.`,
+            confirmLabel: `Fence to attempt ${next}`,
+          }).then((yes) => yes && fence.mutate());
         }}
       >
         Fence to attempt {next}
@@ -35,33 +50,11 @@ export function FenceButton({ taskId, currentAttempt }: { taskId: string; curren
       <span role="status" aria-live="polite" className="text-xs text-emerald-800">
         {done}
       </span>
-      <ConfirmDialog
-        open={open}
-        onClose={() => setOpen(false)}
-        testId="fence-dialog"
-        title={
-          <>
-            Fence task <code className="font-mono break-all">{taskId}</code> to attempt {next}?
-          </>
-        }
-        confirmLabel={`Fence to attempt ${next}`}
-        reason="optional"
-        onConfirm={async (reason) => {
-          const a = await apiFetch<FenceAnswer>(`/api/v1/tasks/${encodeURIComponent(taskId)}/fence`, {
-            method: "POST",
-            body: reason ? { reason } : {},
-          });
-          setDone(
-            `Fenced to attempt ${a.current_attempt}.${a.ended.length ? ` Now unknown: ${a.ended.join(", ")}.` : ""} Only a sandbox naming attempt ${a.current_attempt} may write.`,
-          );
-          void qc.invalidateQueries({ queryKey: keys.task(taskId) });
-        }}
-      >
-        <p>
-          Every older attempt ends: its writes in flight become unknown and its sandbox may no longer checkpoint or
-          write. The runtime must continue as attempt {next}. Recorded in the audit log with your name.
-        </p>
-      </ConfirmDialog>
+      {fence.error ? (
+        <span role="alert" className="text-xs text-red-700">
+          {fence.error.message}
+        </span>
+      ) : null}
     </span>
   );
 }

@@ -15,6 +15,28 @@ import { keys } from "@/lib/client/queries";
 export function TerminateButton({ taskId }: { taskId: string }) {
   const qc = useQueryClient();
   const [open, setOpen] = useState(false);
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const end = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await apiFetch(`/api/v1/tasks/${encodeURIComponent(taskId)}/terminate`, {
+        method: "POST",
+        body: { reason: reason.trim() },
+      });
+      await Promise.all([
+        qc.invalidateQueries({ queryKey: keys.task(taskId) }),
+        qc.invalidateQueries({ queryKey: keys.gate(taskId) }),
+      ]);
+      setOpen(false);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
     <>
       <button
@@ -29,6 +51,11 @@ export function TerminateButton({ taskId }: { taskId: string }) {
         open={open}
         onClose={() => setOpen(false)}
         testId="terminate-dialog"
+        confirmTestId="terminate-dialog-confirm"
+        focusField
+        busy={busy}
+        busyLabel="Ending…"
+        error={error}
         tone="danger"
         title={
           <>
@@ -36,14 +63,7 @@ export function TerminateButton({ taskId }: { taskId: string }) {
           </>
         }
         confirmLabel="End task"
-        reason="required"
-        onConfirm={async (reason) => {
-          await apiFetch(`/api/v1/tasks/${encodeURIComponent(taskId)}/terminate`, { method: "POST", body: { reason } });
-          await Promise.all([
-            qc.invalidateQueries({ queryKey: keys.task(taskId) }),
-            qc.invalidateQueries({ queryKey: keys.gate(taskId) }),
-          ]);
-        }}
+        onConfirm={() => void end()}
       >
         <p>
           The resume gate will answer <strong>stop</strong> for this task from now on: the runtime may not write or
@@ -51,6 +71,18 @@ export function TerminateButton({ taskId }: { taskId: string }) {
           settled. This cannot be undone; start a new task to go on.
         </p>
         <p>Your name and reason are recorded in the audit log.</p>
+        <label className="flex flex-col text-sm font-medium">
+          Reason (required)
+          <textarea
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            required
+            maxLength={500}
+            rows={3}
+            className="mt-1 rounded-md border border-neutral-300 px-2 py-1.5 text-sm font-normal"
+            data-testid="terminate-dialog-reason"
+          />
+        </label>
       </ConfirmDialog>
     </>
   );

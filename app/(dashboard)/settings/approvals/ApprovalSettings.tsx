@@ -10,13 +10,12 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { apiFetch } from "@/lib/client/api";
+import { useConfirm } from "@/components/ui/ConfirmDialog";
+import { inputClass, primaryClass } from "../_components/kit";
 import type { ApprovalSettingsView as View } from "@/lib/domain/approvals/settings";
 
 /** What `POST /api/v1/policies/{version}/activate` answers. */
 type Activation = { version: number; previous: number | null; changed: boolean; invalidated: unknown[] };
-
-const input = "rounded-md border border-neutral-300 px-2 py-1.5 text-sm";
-const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50";
 
 const hours = (s: number) => (s % 3600 === 0 ? `${s / 3600} h` : `${Math.round(s / 60)} min`);
 
@@ -73,6 +72,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
       apiFetch(`/api/v1/settings/approval-rules/${encodeURIComponent(a)}`, { method: "DELETE" }),
     onSuccess: () => refresh(),
   });
+  const { confirm, dialog } = useConfirm();
   const err = setPolicy.error ?? saveSettings.error ?? saveRule.error ?? removeRule.error;
 
   return (
@@ -80,6 +80,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
       <h2 id="approvals-h" className="text-base font-semibold">
         Approvals
       </h2>
+      {dialog}
       <p className="mb-3 text-sm text-neutral-600">
         Every approval is bound to the policy version current when it was given. Activating another stored version
         (stored on the{" "}
@@ -97,18 +98,17 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
           className="mt-2 flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
             e.preventDefault();
-            if (
-              window.confirm(
-                `Activate policy version ${version.trim()} (now ${s.policy_version})? Approvals bound to another version become stale.`,
-              )
-            )
-              setPolicy.mutate();
+            void confirm({
+              title: `Activate policy version ${version.trim()} (now ${s.policy_version})?`,
+              body: "Approvals bound to another version become stale at once; approvers then re-approve them.",
+              confirmLabel: `Activate version ${version.trim()}`,
+            }).then((yes) => yes && setPolicy.mutate());
           }}
         >
           <label className="flex flex-col text-xs font-medium">
             Stored version to activate
             <input
-              className={input}
+              className={inputClass}
               value={version}
               onChange={(e) => setVersion(e.target.value)}
               placeholder="2"
@@ -117,7 +117,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
               data-testid="policy-version-input"
             />
           </label>
-          <button className={primary} disabled={!version.trim() || setPolicy.isPending}>
+          <button className={primaryClass} disabled={!version.trim() || setPolicy.isPending}>
             Activate policy version
           </button>
         </form>
@@ -152,7 +152,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
               <label className="flex w-36 flex-col text-xs font-medium">
                 Default lifetime (hours)
                 <input
-                  className={input}
+                  className={inputClass}
                   type="number"
                   min={1}
                   max={8760}
@@ -162,7 +162,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
               </label>
               <button
                 type="button"
-                className={primary}
+                className={primaryClass}
                 disabled={saveSettings.isPending}
                 onClick={() => saveSettings.mutate({ default_ttl_seconds: Math.round(Number(ttlHours) * 3600) })}
               >
@@ -209,7 +209,11 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
                     type="button"
                     className="ml-auto rounded border border-neutral-300 px-2 py-0.5 text-xs"
                     onClick={() =>
-                      window.confirm(`Stop requiring approval for ${r.action}?`) && removeRule.mutate(r.action)
+                      void confirm({
+                        title: `Stop requiring approval for ${r.action}?`,
+                        body: "Writes of this action then go without an approval unless the runtime asks for one.",
+                        confirmLabel: `Remove the rule for ${r.action}`,
+                      }).then((yes) => yes && removeRule.mutate(r.action))
                     }
                   >
                     Remove
@@ -229,7 +233,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
               <label className="flex flex-col text-xs font-medium">
                 Action
                 <input
-                  className={input}
+                  className={inputClass}
                   value={ruleAction}
                   onChange={(e) => setRuleAction(e.target.value)}
                   placeholder="publish_report"
@@ -239,7 +243,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
               <label className="flex w-32 flex-col text-xs font-medium">
                 Lifetime (hours)
                 <input
-                  className={input}
+                  className={inputClass}
                   type="number"
                   min={1}
                   max={8760}
@@ -248,7 +252,7 @@ export function ApprovalSettings({ initial, canManage }: { initial: View; canMan
                   placeholder="default"
                 />
               </label>
-              <button className={primary} disabled={!ruleAction.trim() || saveRule.isPending}>
+              <button className={primaryClass} disabled={!ruleAction.trim() || saveRule.isPending}>
                 Require approval
               </button>
             </form>

@@ -8,8 +8,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { apiFetch } from "@/lib/client/api";
-import { CopyButton } from "@/components/ui/CopyButton";
+import { useConfirm } from "@/components/ui/ConfirmDialog";
 import { Time } from "@/components/ui/time";
+import { ErrorLine, Section, ShownOnce, inputClass, primaryClass, smallClass, TableScroll } from "../_components/kit";
 
 type SourceView = {
   name: string;
@@ -42,54 +43,6 @@ const EVENTS = [
   "egress.drift",
 ] as const;
 
-const input = "rounded-md border border-neutral-300 px-2 py-1.5 text-sm";
-const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50";
-const small = "rounded border border-neutral-300 px-2 py-0.5 text-xs hover:bg-neutral-50";
-
-function Shell({
-  id,
-  title,
-  hint,
-  children,
-}: {
-  id: string;
-  title: string;
-  hint: React.ReactNode;
-  children: React.ReactNode;
-}) {
-  return (
-    <section id={id} aria-labelledby={`${id}-h`} className="rounded-lg border border-neutral-200 bg-white p-4">
-      <h2 id={`${id}-h`} className="text-base font-semibold">
-        {title}
-      </h2>
-      <p className="mb-3 text-sm text-neutral-600">{hint}</p>
-      {children}
-    </section>
-  );
-}
-
-function ErrorLine({ error }: { error: Error | null }) {
-  return error ? (
-    <p role="alert" className="mt-2 text-sm text-red-700">
-      {error.message}
-    </p>
-  ) : null;
-}
-
-function ShownOnce({ label, secret }: { label: string; secret: string }) {
-  return (
-    <div role="status" className="mt-3 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm">
-      <p className="font-medium">Copy the signing secret for {label} now: it will not be shown again.</p>
-      <div className="mt-2 flex items-center gap-2">
-        <code className="break-all rounded bg-white px-2 py-1 font-mono text-xs" data-testid="new-webhook-secret">
-          {secret}
-        </code>
-        <CopyButton value={secret} />
-      </div>
-    </div>
-  );
-}
-
 /** Settings → Webhooks. */
 export function WebhookSourcesSection({ initial, canManage }: { initial: SourceView[]; canManage: boolean }) {
   const qc = useQueryClient();
@@ -102,6 +55,7 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
   const [name, setName] = useState("");
   const [actions, setActions] = useState("");
   const [shown, setShown] = useState<{ label: string; secret: string } | null>(null);
+  const { confirm, dialog } = useConfirm();
   const refresh = () => qc.invalidateQueries({ queryKey: key });
   const create = useMutation({
     mutationFn: () =>
@@ -139,7 +93,7 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
     onSuccess: () => refresh(),
   });
   return (
-    <Shell
+    <Section
       id="webhooks"
       title="Webhooks"
       hint={
@@ -150,6 +104,7 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
         </>
       }
     >
+      {dialog}
       {canManage ? (
         <form
           className="flex flex-wrap items-end gap-2"
@@ -161,7 +116,7 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
           <label className="flex flex-col text-xs font-medium">
             Source name
             <input
-              className={input}
+              className={inputClass}
               value={name}
               onChange={(e) => setName(e.target.value)}
               placeholder="billing"
@@ -171,13 +126,13 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
           <label className="flex flex-col text-xs font-medium">
             Trusted for actions (comma-separated)
             <input
-              className={input}
+              className={inputClass}
               value={actions}
               onChange={(e) => setActions(e.target.value)}
               placeholder="refunds.create"
             />
           </label>
-          <button className={primary} disabled={!name.trim() || create.isPending}>
+          <button className={primaryClass} disabled={!name.trim() || create.isPending}>
             Add source
           </button>
         </form>
@@ -185,8 +140,10 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
         <p className="text-sm text-neutral-600">Owners and admins add sources and rotate their secrets.</p>
       )}
       <ErrorLine error={create.error ?? rotate.error ?? remove.error} />
-      {shown ? <ShownOnce label={shown.label} secret={shown.secret} /> : null}
-      <div className="relative mt-3 overflow-x-auto">
+      {shown ? (
+        <ShownOnce what={`the signing secret for ${shown.label}`} secret={shown.secret} testId="new-webhook-secret" />
+      ) : null}
+      <TableScroll label="Webhook sources" className="mt-3">
         <table className="w-full min-w-[36rem] text-left text-sm">
           <thead className="text-xs uppercase tracking-wide text-neutral-600">
             <tr>
@@ -220,8 +177,14 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
                           {canManage && s.secrets.length > 1 ? (
                             <button
                               type="button"
-                              className={small}
-                              onClick={() => remove.mutate({ source: s.name, id: k.id })}
+                              className={smallClass}
+                              onClick={() =>
+                                void confirm({
+                                  title: `Remove a signing secret of ${s.name}?`,
+                                  body: `Reports signed with the secret created ${k.created_at} are refused from now on.`,
+                                  confirmLabel: "Remove secret",
+                                }).then((yes) => yes && remove.mutate({ source: s.name, id: k.id }))
+                              }
                             >
                               Remove<span className="sr-only"> the secret created {k.created_at}</span>
                             </button>
@@ -232,7 +195,7 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
                   </td>
                   <td className="py-1.5 text-right">
                     {canManage && s.secrets.length < 2 ? (
-                      <button type="button" className={small} onClick={() => rotate.mutate(s.name)}>
+                      <button type="button" className={smallClass} onClick={() => rotate.mutate(s.name)}>
                         Rotate secret<span className="sr-only"> of {s.name}</span>
                       </button>
                     ) : null}
@@ -242,8 +205,8 @@ export function WebhookSourcesSection({ initial, canManage }: { initial: SourceV
             )}
           </tbody>
         </table>
-      </div>
-    </Shell>
+      </TableScroll>
+    </Section>
   );
 }
 
@@ -273,6 +236,7 @@ export function NotificationsSection({
   const [events, setEvents] = useState<string[]>(["approval.requested", "side_effect.unknown"]);
   const [allowPrivate, setAllowPrivate] = useState(initial.allowPrivate);
   const [shown, setShown] = useState<{ label: string; secret: string } | null>(null);
+  const { confirm, dialog } = useConfirm();
   const create = useMutation({
     mutationFn: () =>
       apiFetch<{ id: string; url: string; secret: string }>("/api/v1/settings/notification-endpoints", {
@@ -303,7 +267,7 @@ export function NotificationsSection({
     onSuccess: () => qc.invalidateQueries({ queryKey: ["settings", "notification-deliveries"] }),
   });
   return (
-    <Shell
+    <Section
       id="notifications"
       title="Notifications"
       hint={
@@ -313,6 +277,7 @@ export function NotificationsSection({
         </>
       }
     >
+      {dialog}
       {canManage ? (
         <form
           className="space-y-2"
@@ -325,7 +290,7 @@ export function NotificationsSection({
             <label className="flex flex-col text-xs font-medium">
               Endpoint URL
               <input
-                className={`${input} w-80`}
+                className={`${inputClass} w-full sm:w-80`}
                 type="url"
                 value={url}
                 onChange={(e) => setUrl(e.target.value)}
@@ -336,7 +301,7 @@ export function NotificationsSection({
             <label className="flex flex-col text-xs font-medium">
               Format
               <select
-                className={input}
+                className={inputClass}
                 value={format}
                 onChange={(e) => setFormat(e.target.value as "standard" | "slack")}
               >
@@ -344,7 +309,7 @@ export function NotificationsSection({
                 <option value="slack">Slack-compatible message</option>
               </select>
             </label>
-            <button className={primary} disabled={!url.trim() || events.length === 0 || create.isPending}>
+            <button className={primaryClass} disabled={!url.trim() || events.length === 0 || create.isPending}>
               Add endpoint
             </button>
           </div>
@@ -375,7 +340,9 @@ export function NotificationsSection({
         <p className="text-sm text-neutral-600">Owners and admins add endpoints and send deliveries again.</p>
       )}
       <ErrorLine error={create.error ?? setPrivate.error ?? remove.error ?? resend.error} />
-      {shown ? <ShownOnce label={shown.label} secret={shown.secret} /> : null}
+      {shown ? (
+        <ShownOnce what={`the signing secret for ${shown.label}`} secret={shown.secret} testId="new-webhook-secret" />
+      ) : null}
       <ul className="mt-3 space-y-1 text-sm">
         {endpoints.data.length === 0 ? <li className="text-neutral-600">No endpoints yet.</li> : null}
         {endpoints.data.map((e) => (
@@ -385,7 +352,17 @@ export function NotificationsSection({
               {e.format === "slack" ? "Slack" : "Standard"} · {e.events.join(", ")}
             </span>
             {canManage ? (
-              <button type="button" className={small} onClick={() => remove.mutate(e.id)}>
+              <button
+                type="button"
+                className={smallClass}
+                onClick={() =>
+                  void confirm({
+                    title: `Remove the endpoint ${e.url}?`,
+                    body: "It hears about nothing from now on; its delivery log stays.",
+                    confirmLabel: "Remove endpoint",
+                  }).then((yes) => yes && remove.mutate(e.id))
+                }
+              >
                 Remove<span className="sr-only"> {e.url}</span>
               </button>
             ) : null}
@@ -393,7 +370,7 @@ export function NotificationsSection({
         ))}
       </ul>
       <h3 className="mt-4 text-sm font-semibold">Delivery log</h3>
-      <div className="relative mt-1 overflow-x-auto">
+      <TableScroll label="Delivery log table" className="mt-1">
         <table className="w-full min-w-[36rem] text-left text-sm" aria-label="Delivery log">
           <thead className="text-xs uppercase tracking-wide text-neutral-600">
             <tr>
@@ -429,7 +406,7 @@ export function NotificationsSection({
                   </td>
                   <td className="py-1.5 text-right">
                     {canManage ? (
-                      <button type="button" className={small} onClick={() => resend.mutate(d.id)}>
+                      <button type="button" className={smallClass} onClick={() => resend.mutate(d.id)}>
                         Send again<span className="sr-only"> {d.id}</span>
                       </button>
                     ) : null}
@@ -439,7 +416,7 @@ export function NotificationsSection({
             )}
           </tbody>
         </table>
-      </div>
-    </Shell>
+      </TableScroll>
+    </Section>
   );
 }

@@ -11,7 +11,9 @@ import { useState } from "react";
 import type { Role } from "@/db/schema/enums";
 import { apiFetch } from "@/lib/client/api";
 import { CopyButton } from "@/components/ui/CopyButton";
+import { useConfirm } from "@/components/ui/ConfirmDialog";
 import { Time } from "@/components/ui/time";
+import { inputClass, primaryClass, TableScroll } from "../_components/kit";
 import { MAX_SIGN_IN_FAILURES, SIGN_IN_WINDOW_MINUTES } from "@/lib/domain/tenancy/sign-in-limits";
 
 export type MemberRow = {
@@ -35,8 +37,6 @@ export type InvitationRow = {
 type MembersData = { members: MemberRow[]; invitations: InvitationRow[] };
 type Invited = { invitation_url: string; expires_at: string; invitation: InvitationRow; audit_seq: number };
 
-const input = "rounded-md border border-neutral-300 px-2 py-1.5 text-sm";
-const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50";
 const KEY = ["settings", "members"] as const;
 
 /** Every role, most authority first (a Record so a new role cannot be forgotten here; values stay out of db/ in the browser). */
@@ -61,6 +61,7 @@ export function MembersSection({
     initialData: initial,
   });
   const [done, setDone] = useState<string | null>(null);
+  const { confirm, dialog } = useConfirm();
   const refresh = () => qc.invalidateQueries({ queryKey: KEY });
 
   const unlock = useMutation({
@@ -119,6 +120,7 @@ export function MembersSection({
       <h2 id="members-h" className="text-base font-semibold">
         Members
       </h2>
+      {dialog}
       <p className="mb-3 text-sm text-neutral-600">
         People in this workspace and their roles (what each role may do is in the table below). After{" "}
         {MAX_SIGN_IN_FAILURES} failed sign-ins from one address within {SIGN_IN_WINDOW_MINUTES} minutes an email is
@@ -134,7 +136,7 @@ export function MembersSection({
       {locked > 0 && !canUnlock ? (
         <p className="mb-2 text-sm text-neutral-700">Owners and admins can unlock a locked member.</p>
       ) : null}
-      <div className="relative overflow-x-auto">
+      <TableScroll label="Members">
         <table className="w-full min-w-[40rem] text-left text-sm">
           <thead className="text-xs uppercase tracking-wide text-neutral-600">
             <tr>
@@ -176,15 +178,13 @@ export function MembersSection({
                         onChange={(e) => {
                           const role = e.target.value as Role;
                           setDone(null);
-                          if (
-                            window.confirm(
-                              `Change the role of ${m.email} from ${m.role} to ${role}? It applies to their next request.`,
-                            )
-                          ) {
-                            changeRole.mutate({ m, role });
-                          } else {
-                            e.target.value = m.role;
-                          }
+                          // The select shows the stored role until the change is confirmed and saved.
+                          void confirm({
+                            title: `Change the role of ${m.email} from ${m.role} to ${role}?`,
+                            body: "It applies to their next request. The change is recorded in the audit log.",
+                            confirmLabel: `Make ${role}`,
+                            tone: "primary",
+                          }).then((yes) => yes && changeRole.mutate({ m, role }));
                         }}
                       >
                         {offered.map((r) => (
@@ -218,12 +218,12 @@ export function MembersSection({
                       disabled={busy}
                       onClick={() => {
                         setDone(null);
-                        if (
-                          window.confirm(
-                            `Unlock ${m.email}? Their ${m.locked!.failures} failed sign-ins are forgotten and the right password works again at once.`,
-                          )
-                        )
-                          unlock.mutate(m);
+                        void confirm({
+                          title: `Unlock ${m.email}?`,
+                          body: `Their ${m.locked!.failures} failed sign-ins are forgotten and the right password works again at once.`,
+                          confirmLabel: `Unlock ${m.email}`,
+                          tone: "primary",
+                        }).then((yes) => yes && unlock.mutate(m));
                       }}
                     >
                       Unlock
@@ -241,12 +241,11 @@ export function MembersSection({
                       disabled={busy}
                       onClick={() => {
                         setDone(null);
-                        if (
-                          window.confirm(
-                            `Remove ${m.email} (${m.role}) from this workspace? Their sessions here end at once; their past decisions stay in the audit log.`,
-                          )
-                        )
-                          remove.mutate(m);
+                        void confirm({
+                          title: `Remove ${m.email} (${m.role}) from this workspace?`,
+                          body: "Their sessions here end at once; their past decisions stay in the audit log.",
+                          confirmLabel: `Remove ${m.email}`,
+                        }).then((yes) => yes && remove.mutate(m));
                       }}
                     >
                       Remove
@@ -257,7 +256,7 @@ export function MembersSection({
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       {done ? (
         <p role="status" className="mt-2 text-sm text-emerald-800">
           {done}
@@ -274,7 +273,7 @@ export function MembersSection({
           No open invitation links.
         </p>
       ) : (
-        <div className="relative overflow-x-auto">
+        <TableScroll label="Open invitations">
           <table className="w-full min-w-[36rem] text-left text-sm">
             <thead className="text-xs uppercase tracking-wide text-neutral-600">
               <tr>
@@ -302,7 +301,7 @@ export function MembersSection({
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </section>
   );
@@ -333,7 +332,7 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
           <label htmlFor="invite-email">Email of the person to add</label>
           <input
             id="invite-email"
-            className={input}
+            className={inputClass}
             type="email"
             value={email}
             onChange={(e) => setEmail(e.target.value)}
@@ -343,7 +342,12 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
         </div>
         <div className="flex flex-col text-xs font-medium">
           <label htmlFor="invite-role">Their role</label>
-          <select id="invite-role" className={input} value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          <select
+            id="invite-role"
+            className={inputClass}
+            value={role}
+            onChange={(e) => setRole(e.target.value as Role)}
+          >
             {roles.map((r) => (
               <option key={r} value={r}>
                 {r}
@@ -351,7 +355,7 @@ function InviteForm({ roles, onInvited }: { roles: readonly Role[]; onInvited: (
             ))}
           </select>
         </div>
-        <button className={primary} disabled={!email.trim() || invite.isPending}>
+        <button className={primaryClass} disabled={!email.trim() || invite.isPending}>
           Create invitation link
         </button>
       </form>

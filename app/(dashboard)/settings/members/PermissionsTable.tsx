@@ -4,6 +4,7 @@
  */
 import { ROLES } from "@/db/schema/enums";
 import { permissionMatrix } from "@/lib/domain/authz";
+import { TableScroll } from "../_components/kit";
 
 export function PermissionsTable() {
   const rows = permissionMatrix();
@@ -20,7 +21,7 @@ export function PermissionsTable() {
         The server checks every request against this table. Beyond it: only an owner grants, changes or removes the
         owner role, and a workspace always keeps one owner.
       </p>
-      <div className="relative overflow-x-auto">
+      <TableScroll label="Permissions by role">
         <table className="w-full min-w-[44rem] text-left text-sm" data-testid="permissions-table">
           <thead className="text-xs uppercase tracking-wide text-neutral-600">
             <tr>
@@ -47,7 +48,7 @@ export function PermissionsTable() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
     </section>
   );
 }

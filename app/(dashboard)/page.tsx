@@ -3,6 +3,7 @@ import Link from "next/link";
 import { can } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
 import { requirePageContext } from "@/lib/server/page-actor";
+import { withSigningKey } from "@/lib/server/verb-context";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 import { LiveRefresh } from "@/components/LiveRefresh";
@@ -13,7 +14,7 @@ export const metadata: Metadata = { title: "Attention" };
 export default async function AttentionPage() {
   const ctx = await requirePageContext();
   const { actor } = ctx;
-  const items = await attentionQueue(ctx);
+  const items = await attentionQueue(withSigningKey(ctx));
   const mayReconcile = can(actor, "side_effects.reconcile");
   const mayDecide = can(actor, "approvals.decide");
   return (
@@ -66,15 +67,17 @@ export default async function AttentionPage() {
                   ? mayReconcile
                     ? "Reconcile"
                     : "Open (a responder reconciles)"
-                  : i.kind === "approval_stale"
-                    ? mayDecide
-                      ? "Re-approve"
-                      : "Open approval"
-                    : i.kind === "side_effect_awaiting_approval" && i.approval_id
+                  : i.kind === "approval_rejected"
+                    ? "Open approval"
+                    : i.kind === "approval_stale"
                       ? mayDecide
-                        ? "Decide"
+                        ? "Re-approve"
                         : "Open approval"
-                      : "Open task"}
+                      : i.kind === "side_effect_awaiting_approval" && i.approval_id
+                        ? mayDecide
+                          ? "Decide"
+                          : "Open approval"
+                        : "Open task"}
               </Link>
             </li>
           ))}
@@ -88,6 +91,7 @@ const KIND: Record<AttentionItem["kind"], { icon: string; label: string; cls: st
   side_effect_unknown: { icon: "?", label: "unknown", cls: "border-amber-300 bg-amber-50 text-amber-900" },
   principal_revoked: { icon: "✕", label: "principal revoked", cls: "border-red-300 bg-red-50 text-red-800" },
   approval_stale: { icon: "!", label: "approval stale", cls: "border-amber-300 bg-amber-50 text-amber-900" },
+  approval_rejected: { icon: "✕", label: "approval rejected", cls: "border-red-300 bg-red-50 text-red-800" },
   side_effect_awaiting_approval: {
     icon: "◔",
     label: "awaiting approval",

@@ -24,10 +24,23 @@ import type {
   MapLayer,
   StepStatus,
 } from "@/lib/contract/maps";
-import { EXERCISE_OUTCOMES, OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUS_WORD } from "@/lib/domain/exercises/guide";
+import {
+  EXERCISE_OUTCOMES,
+  layerResults,
+  OUTCOME_GUIDE,
+  STEP_GUIDE,
+  STEP_STATUS_WORD,
+} from "@/lib/domain/exercises/guide";
 import { REVOCATION_ANSWER, revocationCheckText, suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
-import { drillTaskId, isCrashPoint, POINT_GUIDE } from "@/lib/demo/interruption-points";
+import {
+  drillTaskId,
+  isCrashPoint,
+  POINT_GUIDE,
+  POINT_LAYERS,
+  RECORDS_TOOL,
+  recordsUrlOfLookup,
+} from "@/lib/demo/interruption-points";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Time } from "@/components/ui/time";
 import { VerdictBadge } from "@/components/ui/status";
@@ -48,7 +61,18 @@ const draftOf = (e: ExerciseJson): Draft => ({
 });
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseView; canEdit: boolean; role: Role }) {
+export function ExerciseEditor({
+  initial,
+  canEdit,
+  role,
+  recordsLookup = null,
+}: {
+  initial: ExerciseView;
+  canEdit: boolean;
+  role: Role;
+  /** The workspace's lookup URL of the demo's records tool (Settings → Lookups), or null when none is registered. */
+  recordsLookup?: string | null;
+}) {
   const mapId = initial.map_id;
   const [linked, setLinked] = useState(initial.linked_tasks);
   const [completed, setCompleted] = useState<{ layers: LayerRow[]; mapVersion: number; newDraft: boolean } | null>(
@@ -210,6 +234,7 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
 
       <RunForReal
         point={point}
+        recordsLookup={recordsLookup}
         exerciseId={initial.id}
         editable={editable}
         onLink={(taskId) => changeStep(2, { task_id: taskId }, true)}
@@ -220,8 +245,10 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
           Layers covered
         </h2>
         <p className="text-xs text-neutral-700">
-          Completing the exercise sets their verification on the map, with a link back here.
+          Completing the exercise sets a covered layer&apos;s verification on the map, with a link back here, only when
+          the steps that test it passed with evidence of their own.
         </p>
+        <PointLayers point={point} covered={shown.layers} />
         {editable ? (
           <div className="mt-2 grid gap-1 sm:grid-cols-2 lg:grid-cols-4">
             {MAP_LAYERS.map((l) => (
@@ -245,6 +272,7 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
           <p className="mt-1 text-sm">{shown.layers.map((l) => LAYER_GUIDE[l].label).join(", ") || "none"}</p>
         )}
         {errors.layers ? <FieldError text={errors.layers} /> : null}
+        <LayerResults draft={shown} linked={linked} completed={base.status === "completed"} />
       </section>
 
       <ol className="space-y-3" aria-label="Steps">
@@ -305,7 +333,10 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
                       {OUTCOME_GUIDE[o].word}
                     </span>
                     <span className="block text-xs text-neutral-700">
-                      {OUTCOME_GUIDE[o].meaning} Sets the covered layers to {OUTCOME_GUIDE[o].verification}.
+                      {OUTCOME_GUIDE[o].meaning}{" "}
+                      {o === "unsafe"
+                        ? "Layers whose steps were done become failed."
+                        : "Layers whose steps passed with evidence become verified."}
                     </span>
                   </span>
                 </label>
@@ -346,14 +377,87 @@ export function ExerciseEditor({ initial, canEdit, role }: { initial: ExerciseVi
   );
 }
 
+/** Which layers the chosen point can test (a demo runtime point), and covered layers it cannot. */
+function PointLayers({ point, covered }: { point: string; covered: readonly MapLayer[] }) {
+  if (!isCrashPoint(point)) {
+    return (
+      <p className="mt-1 text-xs text-neutral-700" data-testid="point-layers">
+        Cover only the layers your interruption at <strong>{point}</strong> can test.
+      </p>
+    );
+  }
+  const { tests, cannot } = POINT_LAYERS[point];
+  const outside = covered.filter((l) => !tests.includes(l));
+  return (
+    <div className="mt-1 text-xs text-neutral-800" data-testid="point-layers">
+      <p>
+        An interruption at <code className="font-mono">{point}</code> can test:{" "}
+        {tests.map((l) => LAYER_GUIDE[l].label).join(", ")}.
+      </p>
+      <ul className="mt-0.5 list-disc pl-5 text-neutral-700">
+        {(Object.entries(cannot) as Array<[MapLayer, string]>).map(([l, why]) => (
+          <li key={l}>
+            Not {LAYER_GUIDE[l].label}: {why}.
+          </li>
+        ))}
+      </ul>
+      {outside.length ? (
+        <p className="mt-1 text-amber-900" role="note" data-testid="point-layers-outside">
+          ⚠ Covered but not testable at this point: {outside.map((l) => LAYER_GUIDE[l].label).join(", ")}. Completing
+          the exercise will leave them as they are unless their steps pass with evidence.
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+const RESULT_WORD = {
+  verified: { icon: "✔", word: "verified" },
+  failed: { icon: "✕", word: "failed" },
+  left: { icon: "○", word: "left as it is" },
+} as const;
+
+/** What completing sets on each covered layer, and why (lib/domain/exercises/guide.ts layerResults, as the server). */
+function LayerResults({
+  draft,
+  linked,
+  completed,
+}: {
+  draft: Pick<ExerciseJson, "layers" | "steps" | "outcome">;
+  linked: readonly LinkedTaskFacts[];
+  completed: boolean;
+}) {
+  if (!draft.layers.length) return null;
+  const answers = new Map(linked.flatMap((t) => t.revocation_checks.map((c) => [c.event_id, c.outcome] as const)));
+  const results = layerResults(draft, (id) => answers.get(id));
+  return (
+    <div className="mt-2" data-testid="layer-results">
+      <p className="text-xs font-semibold">{completed ? "What completing set" : "What completing would set"}</p>
+      <ul className="mt-1 space-y-0.5 text-xs">
+        {results.map((r) => {
+          const w = RESULT_WORD[r.verification ?? "left"];
+          return (
+            <li key={r.layer} data-testid="layer-result" data-layer={r.layer} data-result={r.verification ?? "left"}>
+              <span aria-hidden="true">{w.icon} </span>
+              <span className="font-medium">{LAYER_GUIDE[r.layer].label}</span>: {w.word} — {r.why}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
 /** The commands that run the demo runtime to the chosen point with a disposable task id, and a button to link that task. */
 function RunForReal({
   point,
+  recordsLookup,
   exerciseId,
   editable,
   onLink,
 }: {
   point: string;
+  recordsLookup: string | null;
   exerciseId: string;
   editable: boolean;
   onLink: (taskId: string) => void;
@@ -378,7 +482,9 @@ function RunForReal({
   }
   const taskId = drillTaskId(point, exerciseId);
   const demo = `DEMO_INTERRUPT_AT=${point} DEMO_INTERRUPT_TASK_ID=${taskId} npm run demo`;
-  const runtime = `CUSTODY_URL=${origin} CUSTODY_API_KEY=<runtime key> npm run demo:runtime -- --interrupt-at ${point} --task-id ${taskId}`;
+  // The runtime must write to the records service the workspace's lookup asks; else the lookup cannot see its writes.
+  const recordsUrl = recordsLookup ? recordsUrlOfLookup(recordsLookup) : null;
+  const runtime = `${recordsUrl ? `RECORDS_URL=${recordsUrl} ` : ""}CUSTODY_URL=${origin} CUSTODY_API_KEY=<runtime key> npm run demo:runtime -- --interrupt-at ${point} --task-id ${taskId}`;
   return (
     <section
       aria-labelledby="run-h"
@@ -410,6 +516,37 @@ function RunForReal({
         </code>
         <CopyButton value={runtime} />
       </div>
+      {recordsUrl ? (
+        <p className="mt-1 text-xs" data-testid="run-lookup-note">
+          It writes to the records service this workspace&apos;s lookup of{" "}
+          <code className="font-mono">{RECORDS_TOOL}</code> asks (
+          <code className="break-all font-mono">{recordsLookup}</code>, Settings → Lookups), so “Look up by idempotency
+          key” sees its writes.
+        </p>
+      ) : (
+        <p
+          className="mt-1 rounded border border-amber-300 bg-amber-50 px-2 py-1 text-xs text-amber-950"
+          role="note"
+          data-testid="run-lookup-note"
+        >
+          ⚠{" "}
+          {recordsLookup ? (
+            <>
+              This workspace&apos;s lookup of <code className="font-mono">{RECORDS_TOOL}</code> (
+              <code className="break-all font-mono">{recordsLookup}</code>) is not a records service&apos;s{" "}
+              <code className="font-mono">/lookup</code>
+            </>
+          ) : (
+            <>
+              This workspace has no lookup for <code className="font-mono">{RECORDS_TOOL}</code>
+            </>
+          )}
+          : this command starts its own records service, which “Look up by idempotency key” cannot see — it would answer
+          “no write” for a write that happened. Do not record “not applied” from that answer; register the records
+          service under Settings → Lookups first (or add <code className="font-mono">RECORDS_URL=…</code> for the
+          service your lookup asks).
+        </p>
+      )}
       {editable ? (
         <button type="button" className={`${smallButtonClass} mt-2`} onClick={() => onLink(taskId)}>
           Link {taskId} to “Interrupt execution”
@@ -479,6 +616,12 @@ function StepCard({
               onPick={(t) => onChange({ task_id: t, ...(t !== step.task_id ? { event_id: null } : {}) }, true)}
             />
             <EvidenceEvent step={step} linked={linked} onUnlink={() => onChange({ event_id: null }, true)} />
+            {step.step === "test_revocation" && !step.event_id ? (
+              <p className="text-xs text-neutral-700" data-testid="revocation-link-needed">
+                Link the revocation check this step relied on (a “Test revocation” check on the task&apos;s Egress and
+                vault tab, offered under the suggestions): without it, Credentials is not verified.
+              </p>
+            ) : null}
             {e("event_id") ? <FieldError text={e("event_id")!} /> : null}
             <label className={`block ${labelClass}`} htmlFor={`${idp}-digest`}>
               Artifact digest (sha256, optional)

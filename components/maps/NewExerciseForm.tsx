@@ -11,7 +11,7 @@ import { fieldErrors, mapApi } from "@/lib/client/maps";
 import type { MapLayer } from "@/lib/contract/maps";
 import { defaultLayers, STEP_GUIDE } from "@/lib/domain/exercises/guide";
 import { LAYER_GUIDE, MAP_LAYERS } from "@/lib/domain/maps/layers";
-import { CRASH_POINTS, POINT_GUIDE } from "@/lib/demo/interruption-points";
+import { CRASH_POINTS, isCrashPoint, POINT_GUIDE, POINT_LAYERS } from "@/lib/demo/interruption-points";
 
 const OTHER = "__other";
 
@@ -19,7 +19,14 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
   const router = useRouter();
   const [choice, setChoice] = useState<string>(CRASH_POINTS[1]);
   const [other, setOther] = useState("");
-  const [layers, setLayers] = useState<MapLayer[]>(defaultLayers());
+  // A demo runtime point covers only the layers it can test; another point, every layer a step exercises.
+  const layersFor = (c: string): MapLayer[] => (isCrashPoint(c) ? [...POINT_LAYERS[c].tests] : defaultLayers());
+  const [layers, setLayers] = useState<MapLayer[]>(layersFor(CRASH_POINTS[1]));
+  const choose = (c: string) => {
+    setChoice(c);
+    setLayers(layersFor(c));
+  };
+  const cannot = isCrashPoint(choice) ? POINT_LAYERS[choice].cannot : {};
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ message: string; fields: Record<string, string> } | null>(null);
   const point = choice === OTHER ? other : choice;
@@ -49,7 +56,7 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
         </p>
         {CRASH_POINTS.map((p) => (
           <label key={p} className="flex items-start gap-2 text-sm">
-            <input type="radio" name="point" className="mt-1" checked={choice === p} onChange={() => setChoice(p)} />
+            <input type="radio" name="point" className="mt-1" checked={choice === p} onChange={() => choose(p)} />
             <span>
               <code className="font-mono text-xs font-semibold">{p}</code> — {POINT_GUIDE[p].transition}
               <span className="block text-xs text-neutral-700">{POINT_GUIDE[p].knows}</span>
@@ -57,13 +64,7 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
           </label>
         ))}
         <label className="flex items-start gap-2 text-sm">
-          <input
-            type="radio"
-            name="point"
-            className="mt-1"
-            checked={choice === OTHER}
-            onChange={() => setChoice(OTHER)}
-          />
+          <input type="radio" name="point" className="mt-1" checked={choice === OTHER} onChange={() => choose(OTHER)} />
           <span className="flex-1">
             Another phase or transition
             {choice === OTHER ? (
@@ -86,7 +87,8 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
       <fieldset className="space-y-1">
         <legend className="text-sm font-semibold">Layers the exercise covers</legend>
         <p className="text-xs text-neutral-700">
-          Completing it sets their verification: verified, or failed when the outcome is unsafe.
+          Checked: the layers this point can test. Completing the exercise sets a layer&apos;s verification only when
+          the steps that test it passed with evidence (verified), or failed when one was not as expected.
         </p>
         <div className="grid gap-1 sm:grid-cols-2">
           {MAP_LAYERS.map((l) => (
@@ -108,6 +110,9 @@ export function NewExerciseForm({ mapId }: { mapId: string }) {
                   .filter((g) => g.layers.includes(l))
                   .map((g) => g.label.toLowerCase())
                   .join(", ")}
+                {cannot[l] ? (
+                  <span className="block text-amber-900">Not testable at this point: {cannot[l]}.</span>
+                ) : null}
               </span>
             </label>
           ))}

@@ -13,6 +13,7 @@ import { useHydrated } from "./hooks";
 import { JsonTree } from "./JsonTree";
 import { classifyOutcome, markShape, planeLabel, relatedSideEffectName } from "./model";
 import { MarkGlyph, OutcomeLabel, SHAPE_WORD, SideEffectStatusLabel, StatusIcon } from "./parts";
+import { shownWriteStatus } from "@/lib/domain/approvals/write-state";
 
 /** Props of `EventDrawer`. */
 export type EventDrawerProps = {
@@ -166,7 +167,7 @@ export function EventDrawer({
               <span className="font-mono font-medium">{seName}</span>
             )}
             <span className="text-neutral-500 dark:text-neutral-400">is</span>
-            <SideEffectStatusLabel status={se.status} />
+            <SideEffectStatusLabel status={shownWriteStatus(se.status, se.approval)} />
             {se.status_reason ? (
               <span className="text-neutral-600 dark:text-neutral-300">· {se.status_reason}</span>
             ) : null}

@@ -23,6 +23,7 @@ import {
 } from "./model";
 import { binKey, CONSTRAINTS_MARK_DY } from "./marks";
 import { MarkGlyph, OutcomeLabel, SHAPE_WORD, SideEffectStatusLabel } from "./parts";
+import { shownWriteStatus } from "@/lib/domain/approvals/write-state";
 import { CALL_BAR_H, toolCallTooltip } from "./ToolCallBars";
 
 /** A tooltip's anchor (px in the plot) and content. */
@@ -99,7 +100,8 @@ export function describeHover(hover: Hover | null, ctx: TooltipContext): Tooltip
             {te.event.attempt !== null ? <div>attempt {te.event.attempt}</div> : null}
             {se ? (
               <div className="mt-1">
-                side effect <span className="font-mono">{seName}</span>: <SideEffectStatusLabel status={se.status} />
+                side effect <span className="font-mono">{seName}</span>:{" "}
+                <SideEffectStatusLabel status={shownWriteStatus(se.status, se.approval)} />
               </div>
             ) : null}
             {te.event.credential_flagged ? (

@@ -2,7 +2,7 @@
  * Small presentational pieces shared by the timeline, its event list and its drawer: mark glyphs,
  * outcome and side-effect status labels (always an icon and a word, never colour alone).
  */
-import type { SideEffectStatus } from "@/lib/contract/api";
+import type { ShownWriteStatus } from "@/lib/domain/approvals/write-state";
 import { SIDE_EFFECT_STATUS_WORD } from "@/components/ui/status";
 import { OUTCOME_WORD, type MarkShape, type Outcome } from "./model";
 
@@ -153,7 +153,7 @@ export function OutcomeLabel({ outcome, className = "" }: { outcome: Outcome; cl
   );
 }
 
-const SIDE_EFFECT_STATUS_LOOK: Record<SideEffectStatus, { icon: IconName; className: string }> = {
+const SIDE_EFFECT_STATUS_LOOK: Record<ShownWriteStatus, { icon: IconName; className: string }> = {
   not_started: { icon: "clock", className: "text-neutral-600 dark:text-neutral-300" },
   awaiting_approval: { icon: "clock", className: "text-neutral-700 dark:text-neutral-200" },
   approved: { icon: "check", className: "text-neutral-700 dark:text-neutral-200" },
@@ -161,10 +161,13 @@ const SIDE_EFFECT_STATUS_LOOK: Record<SideEffectStatus, { icon: IconName; classN
   completed: { icon: "check", className: "text-emerald-700 dark:text-emerald-400" },
   failed: { icon: "cross", className: "text-red-700 dark:text-red-400" },
   unknown: { icon: "question", className: "text-amber-800 dark:text-amber-300" },
+  approval_stale: { icon: "question", className: "text-amber-800 dark:text-amber-300" },
+  approval_rejected: { icon: "cross", className: "text-red-700 dark:text-red-400" },
+  approval_unsealed: { icon: "cross", className: "text-red-700 dark:text-red-400" },
 };
 
 /** Side-effect status as icon + word; `unknown` adds "request sent, outcome not recorded". */
-export function SideEffectStatusLabel({ status }: { status: SideEffectStatus }) {
+export function SideEffectStatusLabel({ status }: { status: ShownWriteStatus }) {
   const look = SIDE_EFFECT_STATUS_LOOK[status];
   return (
     <span className={`inline-flex items-center gap-1 ${look.className}`}>

@@ -3,8 +3,13 @@
  * colour alone.
  */
 import type { SideEffectStatus } from "@/db/schema/enums";
+import type { ShownWriteStatus } from "@/lib/domain/approvals/write-state";
 
-const SIDE_EFFECT: Record<SideEffectStatus, { label: string; icon: string; cls: string; hint: string }> = {
+/**
+ * Each status a write shows (lib/domain/approvals/write-state.ts `shownWriteStatus`: the stored status, or its live
+ * approval request's state while it waits for approval or was approved).
+ */
+const SIDE_EFFECT: Record<ShownWriteStatus, { label: string; icon: string; cls: string; hint: string }> = {
   not_started: {
     label: "not started",
     icon: "○",
@@ -42,15 +47,33 @@ const SIDE_EFFECT: Record<SideEffectStatus, { label: string; icon: string; cls: 
     cls: "bg-amber-50 text-amber-900 border-amber-300",
     hint: "Request sent, outcome not recorded.",
   },
+  approval_stale: {
+    label: "approval stale",
+    icon: "!",
+    cls: "bg-amber-50 text-amber-900 border-amber-300",
+    hint: "Its approval no longer stands; an approver must re-approve it before it may run.",
+  },
+  approval_rejected: {
+    label: "approval rejected",
+    icon: "✕",
+    cls: "bg-red-50 text-red-800 border-red-200",
+    hint: "An approver rejected it; the run must not make this write.",
+  },
+  approval_unsealed: {
+    label: "approval not sealed",
+    icon: "✕",
+    cls: "bg-red-50 text-red-800 border-red-200",
+    hint: "Its recorded decision is not what the server sealed; nothing goes under it.",
+  },
 };
 
 /** The word for each side-effect status: the one vocabulary the pills, the timeline and its drawer share. */
 export const SIDE_EFFECT_STATUS_WORD = Object.fromEntries(
   Object.entries(SIDE_EFFECT).map(([status, s]) => [status, s.label]),
-) as Record<SideEffectStatus, string>;
+) as Record<ShownWriteStatus, string>;
 
 /** A side-effect status pill: icon + word, with the meaning as a tooltip. */
-export function SideEffectStatusBadge({ status }: { status: SideEffectStatus }) {
+export function SideEffectStatusBadge({ status }: { status: ShownWriteStatus | SideEffectStatus }) {
   const s = SIDE_EFFECT[status];
   return (
     <span

@@ -3,6 +3,7 @@
  * (lib/sdk) and the tests read. Types only, importable from any layer (docs/api.md).
  */
 import type { Plane, SideEffectStatus } from "@/db/schema/enums";
+import type { StaleReason } from "@/lib/domain/approvals/freshness";
 
 export type { Plane, SideEffectStatus };
 
@@ -196,9 +197,24 @@ export type UnappliedReceiptView = {
   applied_at: string | null;
 };
 
+/**
+ * The approval state of a write, from its live request's standing (lib/domain/approvals/write-state.ts): the same
+ * reading the gate's reasons, the intent route and the attention queue use. `used`: an intent went under it;
+ * `unsealed`: its stored decision is not what the server sealed (decision 0036).
+ */
+export type WriteApproval = {
+  id: string;
+  state: "pending" | "approved" | "stale" | "rejected" | "used" | "unsealed";
+  stale_reasons: StaleReason[];
+  reason: string | null;
+  decided_by: string | null;
+};
+
 export type SideEffectView = {
   idempotency_key: string;
   status: SideEffectStatus;
+  /** Its live approval request's state (null when none is live): the status pages show comes from it. */
+  approval: WriteApproval | null;
   receipt?: Receipt & { warnings?: string[] };
   /**
    * How the server learned of it: `intent` (the intent route), `event` (a side_effect.intent event), `checkpoint`
@@ -342,6 +358,7 @@ export type GateReasonCode =
   | "policy_changed"
   | "approval_missing"
   | "approval_stale"
+  | "approval_rejected"
   | "side_effect_unknown"
   | "sandbox_not_fresh"
   | "snapshot_unverified"

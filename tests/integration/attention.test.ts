@@ -8,7 +8,7 @@ import type { UserActor } from "@/lib/domain/authz";
 import { attentionQueue, type AttentionItem } from "@/lib/domain/tasks/attention";
 import { checkpoint, newKey } from "./support/custody-calls";
 import { signInAs } from "./support/people";
-import { unknownEffect } from "./support/seeding";
+import { serverSigningKey, unknownEffect } from "./support/seeding";
 import { api, baseUrl, createTestTenant, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
 const handle = testDbForFile();
@@ -31,7 +31,7 @@ describe("the attention queue", () => {
     await checkpoint(t, newTaskId(), {
       side_effects: { update_record: { idempotency_key: newKey(), status: "not_started" } },
     });
-    expect(await attentionQueue({ db: handle.db, actor: viewerOf(t) })).toEqual([]);
+    expect(await attentionQueue({ db: handle.db, actor: viewerOf(t), signingKey: serverSigningKey() })).toEqual([]);
     const html = await page(await signInAs(t, "viewer"));
     expect(html).toContain('data-testid="attention-empty"');
     expect(html).not.toContain('data-testid="attention-item"');
@@ -94,7 +94,7 @@ describe("the attention queue", () => {
       ).status,
     ).toBe(200);
 
-    const items = await attentionQueue({ db: handle.db, actor: viewerOf(t) });
+    const items = await attentionQueue({ db: handle.db, actor: viewerOf(t), signingKey: serverSigningKey() });
     expect(items.map((i) => [i.kind, i.task_id])).toEqual([
       ["side_effect_unknown", unsure],
       ["principal_revoked", live],
@@ -145,17 +145,16 @@ describe("the attention queue", () => {
 
     // Restoring the principal takes its runs out of the queue.
     expect((await api(owner).post("/api/v1/settings/principals/restore", { principal: revoked })).status).toBe(200);
-    expect((await attentionQueue({ db: handle.db, actor: viewerOf(t) })).map((i) => i.kind)).toEqual([
-      "side_effect_unknown",
-      "side_effect_awaiting_approval",
-    ]);
+    expect(
+      (await attentionQueue({ db: handle.db, actor: viewerOf(t), signingKey: serverSigningKey() })).map((i) => i.kind),
+    ).toEqual(["side_effect_unknown", "side_effect_awaiting_approval"]);
   });
 
   it("keeps a run that ended (phase done) with an unknown write, and its page does not say nothing is waiting", async () => {
     const t = await createTestTenant(handle.db, { roles: ["viewer"] });
     const { taskId, name } = await unknownEffect(handle.db, t);
     await checkpoint(t, taskId, { phase: "done" });
-    const items = await attentionQueue({ db: handle.db, actor: viewerOf(t) });
+    const items = await attentionQueue({ db: handle.db, actor: viewerOf(t), signingKey: serverSigningKey() });
     expect(items).toContainEqual(
       expect.objectContaining({ kind: "side_effect_unknown", task_id: taskId, side_effect: name }),
     );

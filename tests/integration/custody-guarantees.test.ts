@@ -11,6 +11,7 @@ import { queryRows } from "@/db";
 import type { ApiErrorBody, CheckpointPage, CheckpointResult, EventInput, GateVerdict } from "@/lib/contract/api";
 import { verifyCanonical } from "@/lib/domain/crypto/signing";
 import { attentionQueue } from "@/lib/domain/tasks/attention";
+import { serverSigningKey } from "./support/seeding";
 import {
   askGate,
   checkpoint,
@@ -293,6 +294,7 @@ describe("2. the gate is enforced, not advisory", () => {
     const viewer = t.users.viewer!;
     const items = await attentionQueue({
       db: handle.db,
+      signingKey: serverSigningKey(),
       actor: {
         kind: "user",
         tenantId: t.tenantId,
@@ -476,6 +478,7 @@ describe("3. tool calls whose attempt ended without an outcome", () => {
     const viewer = t.users.viewer!;
     const items = await attentionQueue({
       db: handle.db,
+      signingKey: serverSigningKey(),
       actor: {
         kind: "user",
         tenantId: t.tenantId,

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { StoredEvent, TimelinePage } from "@/lib/contract/api";
-import type { ExerciseJson, ExerciseView } from "@/lib/contract/maps";
+import type { ExerciseJson, ExerciseView, MapView } from "@/lib/contract/maps";
 import { suggestionsFor } from "@/lib/domain/exercises/suggestions";
 import { checkpoint } from "./support/custody-calls";
 import { localServer } from "./support/local-servers";
@@ -206,6 +206,12 @@ describe("the Test revocation step", () => {
       });
       expect(done.status, done.text).toBe(200);
       expect(done.body.exercise.steps[5]!.event_id).toBe(first.body.event_id);
+      // The step passed with the check it relied on, which answered revoked: Credentials is verified, and says why.
+      const map2 = (await api(owner).get<MapView>(`/api/v1/maps/${map.body.id}`)).body;
+      expect(map2.layers.find((l) => l.layer === "credentials")).toMatchObject({
+        verification: "verified",
+        verification_evidence: { kind: "exercise", ref: ex.id, note: expect.stringContaining("passed with evidence") },
+      });
     } finally {
       await stub.close();
     }

@@ -452,6 +452,8 @@ describe("interruption exercises", () => {
     expect(fieldsOf(refused)).toEqual([{ path: "steps.2.task_id", message: expect.stringMatching(/no task/) }]);
 
     steps[2] = { ...steps[2]!, task_id: taskId };
+    // "Resume and reconcile" tests Tools and Recovery: it verifies them only with evidence of its own (the task).
+    steps[3] = { ...steps[3]!, task_id: taskId };
     steps[4] = { ...steps[4]!, artifact_digest: `SHA256:${"B".repeat(64)}` };
     const saved = await api(owner).request<ExerciseJson>("PATCH", `/api/v1/maps/${map.id}/exercises/${ex.id}`, {
       json: { steps, revision: 1 },
@@ -549,7 +551,13 @@ describe("interruption exercises", () => {
     expect(list.body.exercises).toEqual([expect.objectContaining({ id: ex.id, outcome: "visible_stop" })]);
     expect((await auditRows(handle.db, t.tenantId, "exercise.completed")).at(-1)).toMatchObject({
       target: `exercise:${ex.id}`,
-      details: { outcome: "visible_stop", verification: "verified" },
+      details: {
+        outcome: "visible_stop",
+        results: [
+          { layer: "tools", verification: "verified", why: expect.stringContaining("passed with evidence") },
+          { layer: "recovery", verification: "verified", why: expect.stringContaining("passed with evidence") },
+        ],
+      },
     });
   });
 

@@ -19,6 +19,7 @@ import { decisionSeal } from "@/lib/domain/approvals/seal";
 import { generateSigningKey } from "@/lib/domain/crypto/signing";
 import { reasonFix } from "@/lib/domain/gate/fixers";
 import { GATE_REASONS } from "@/lib/domain/gate/reasons";
+import { shownWriteStatus, writeApprovalOf } from "@/lib/domain/approvals/write-state";
 import { evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
 
 const NOW = new Date("2026-11-30T12:00:00.000Z");
@@ -244,6 +245,44 @@ describe("standing (the one function the gate and the intent route answer from)"
   it("single use: once used, it no longer authorizes a go", () => {
     expect(approvalStanding(row({ consumed_at: "2026-11-30T11:30:00.000000Z" }), facts(), SEAL).kind).toBe("used");
   });
+  it("one state per write: the status a write shows is its live request's standing, siblings included", () => {
+    const shown = (r: ApprovalRow, f = facts(), status: "approved" | "awaiting_approval" = "approved") => {
+      const a = writeApprovalOf(approvalStanding(r, f, SEAL), r);
+      return [shownWriteStatus(status, a), a.state, a.stale_reasons];
+    };
+    // Stale (the tried case: an approved write read "✓ approved" while the gate said stale).
+    expect(shown(row(), facts({ policy_version: "2" }))).toEqual(["approval_stale", "stale", ["policy_changed"]]);
+    // Rejected (the tried case: it read "awaiting approval").
+    expect(shown(row({ decision: "reject", reason: "no" }), facts(), "awaiting_approval")).toEqual([
+      "approval_rejected",
+      "rejected",
+      [],
+    ]);
+    // Expired, and a tool whose definition changed since.
+    expect(shown(row(), facts({ now: new Date("2026-12-02T00:00:00Z") }))).toEqual([
+      "approval_stale",
+      "stale",
+      ["expired"],
+    ]);
+    expect(
+      shown(row({ tool_definition_digest: "a".repeat(64) }), facts({ tool_definition_digest: "b".repeat(64) })),
+    ).toEqual(["approval_stale", "stale", ["tool_definition_changed"]]);
+    // Used by an intent: approved (the effect's own status answers once its write starts); pending; fresh.
+    expect(shown(row({ consumed_at: "2026-11-30T11:30:00.000000Z" }))).toEqual(["approved", "used", []]);
+    expect(shown(row({ decision: null, expires_at: null, decided_by_id: null }), facts(), "awaiting_approval")).toEqual(
+      ["awaiting_approval", "pending", []],
+    );
+    expect(shown(row())).toEqual(["approved", "approved", []]);
+    // A decision the server did not seal, and a write already under way (its own status).
+    expect(shown(row({ decision_seal: null }))).toEqual(["approval_unsealed", "unsealed", []]);
+    expect(
+      shownWriteStatus(
+        "completed",
+        writeApprovalOf({ kind: "stale", approval_id: "x", stale_reasons: ["expired"] }, row()),
+      ),
+    ).toBe("completed");
+  });
+
   it("pending → missing; rejected → rejected; stale → stale with reasons", () => {
     expect(approvalStanding(row({ decision: null, expires_at: null, decided_by_id: null }), facts(), SEAL).kind).toBe(
       "missing",
@@ -256,7 +295,7 @@ describe("standing (the one function the gate and the intent route answer from)"
     });
   });
 
-  it("gate reasons: approval_missing, approval_stale and policy_changed; a rejection and a fresh approval block nothing", () => {
+  it("gate reasons: approval_missing, approval_stale and policy_changed; a rejection is a notice, a fresh approval says nothing", () => {
     const pending = row({ id: "p", side_effect: "a", decision: null, expires_at: null, decided_by_id: null });
     const stale = row({ id: "s", side_effect: "b" });
     const fresh = row({ id: "f", side_effect: "c" });
@@ -276,8 +315,10 @@ describe("standing (the one function the gate and the intent route answer from)"
     expect(reasons.approvals.map((r) => [r.code, r.target])).toEqual([
       ["approval_missing", "/approvals/p"],
       ["approval_stale", "/approvals/s"],
+      ["approval_rejected", "/approvals/r"],
       ["approval_missing", "/tasks/task-1?tab=side-effects&effect=e"],
     ]);
+    expect(GATE_REASONS.approval_rejected.kind).toBe("notice");
     expect(reasons.policy.map((r) => r.code)).toEqual(["policy_changed"]);
   });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { GateReasonCode } from "@/lib/contract/api";
 import { evaluateGate, writePermission, type GateFacts } from "@/lib/domain/gate/evaluate";
-import { BLOCKING_CODES, GATE_REASONS, REPLAY_CODES } from "@/lib/domain/gate/reasons";
+import { BLOCKING_CODES, GATE_REASONS, NOTICE_CODES, REPLAY_CODES } from "@/lib/domain/gate/reasons";
 
 /** The reporting order, written out: a verdict lists its reasons in this order (then by target). */
 const BLOCKING_ORDER: readonly GateReasonCode[] = [
@@ -167,10 +167,23 @@ describe("evaluateGate", () => {
     expect(v.next_phase).toBe("writing_report");
   });
 
-  it("reports the catalogue's codes in the documented order, blocking codes before replay codes", () => {
+  it("reports the catalogue's codes in the documented order, blocking codes before replay codes, notices last", () => {
     expect(BLOCKING_CODES).toEqual(BLOCKING_ORDER);
     expect(REPLAY_CODES).toEqual(REPLAY_ORDER);
-    expect(Object.keys(GATE_REASONS)).toEqual([...BLOCKING_ORDER, ...REPLAY_ORDER]);
+    expect(NOTICE_CODES).toEqual(["approval_rejected"]);
+    expect(Object.keys(GATE_REASONS)).toEqual([...BLOCKING_ORDER, ...REPLAY_ORDER, "approval_rejected"]);
+  });
+
+  it("a notice (a rejected approval) is said with the verdict and changes none", () => {
+    const notice = { code: "approval_rejected" as const, message: "rejected", target: "/approvals/x" };
+    const clean = evaluateGate({ ...cleanFacts(), approvals: [notice] });
+    expect(clean.verdict).toBe("resume");
+    expect(clean.reasons).toEqual([notice]);
+    const f = cleanFacts();
+    BREAKERS.record_signature_invalid!(f);
+    const stopped = evaluateGate({ ...f, approvals: [notice] });
+    expect(stopped.verdict).toBe("stop");
+    expect(stopped.reasons.map((r) => r.code)).toEqual(["record_signature_invalid", "approval_rejected"]);
   });
 
   it("lists every reason of every combination, in the documented order", () => {

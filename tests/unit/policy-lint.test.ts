@@ -66,6 +66,21 @@ describe("policy lint", () => {
       fix: () => recordsPolicy(),
     },
     {
+      name: "a tool host the sandbox cannot reach",
+      doc: recordsPolicy((d) => (d.tools[0]!.hosts = ["records.example.com", "files.example.com"])),
+      rule: "tool_host_not_allowed",
+      severity: "warning",
+      path: "tools[0].hosts[1]",
+      says: /"files\.example\.com" is not in network\.allowed_domains, so ".*" cannot reach it from the sandbox/,
+      fix: () =>
+        recordsPolicy(
+          (d) => (
+            (d.network.allowed_domains = ["records.example.com", "files.example.com"]),
+            (d.tools[0]!.hosts = ["records.example.com", "files.example.com"])
+          ),
+        ),
+    },
+    {
       name: "a credential host the sandbox cannot reach",
       doc: recordsPolicy((d) => (d.credentials[0]!.allowed_hosts = ["records.example.com", "files.example.com"])),
       rule: "credential_host_not_allowed",

@@ -204,7 +204,11 @@ function VersionList({
                   </td>
                   <td className="px-3 py-1.5">
                     {v.valid ? (
-                      <span className="text-green-800">passes</span>
+                      <span className="text-green-800" data-testid="policy-lint-word">
+                        {v.warnings
+                          ? `passes with ${v.warnings} warning${v.warnings === 1 ? "" : "s"}`
+                          : "passes, no findings"}
+                      </span>
                     ) : (
                       <span className="text-red-800">has errors</span>
                     )}

@@ -4,11 +4,12 @@
  * the gate turns every standing into reasons ({@link approvalGateReasons}), and the intent route answers its own
  * effect's standing (lib/domain/side-effects/intent.ts).
  */
-import type { Db } from "@/db";
+import { sql } from "drizzle-orm";
+import { queryRows, type Db } from "@/db";
 import type { GateReason } from "@/lib/contract/api";
 import type { SigningKey } from "../crypto/signing";
 import { approvalStatus, STALE_REASON_TEXT, type CurrentApprovalFacts, type StaleReason } from "./freshness";
-import { boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
+import { APPROVAL_COLUMNS, boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
 import { decisionSealHolds, type DecisionSealCheck } from "./seal";
 
 /** Where one request stands for a write under it. */
@@ -63,9 +64,10 @@ export function forgedDecisionReason(row: Pick<ApprovalRow, "id" | "side_effect"
 /**
  * Gate reasons from the standings of a task's live requests (pure): `evidence_mismatch` for a request whose decision is
  * not what the server sealed, `approval_missing` for a pending request (and for
- * an effect awaiting approval that has none), `approval_stale` for a stale one, and `policy_changed` once per task when
- * any is stale because the policy version changed. A rejected request blocks nothing (the run must not make that write;
- * the intent route refuses it) and a used one is the effect's own business.
+ * an effect awaiting approval that has none), `approval_stale` for a stale one, `policy_changed` once per task when
+ * any is stale because the policy version changed, and `approval_rejected` (a notice: it changes no verdict) for a
+ * rejected one — the run must not make that write and the intent route refuses it, but it blocks nothing else. A used
+ * request is the effect's own business.
  */
 export function approvalGateReasons(
   taskId: string,
@@ -92,6 +94,12 @@ export function approvalGateReasons(
         target,
       });
       if (standing.stale_reasons.includes("policy_changed")) policyStale.push(row);
+    } else if (standing.kind === "rejected") {
+      approvals.push({
+        code: "approval_rejected",
+        message: `${standing.decided_by ?? "An approver"} rejected ${row.side_effect} (${row.action})${standing.reason ? `: “${standing.reason}”` : ""}. The run must not make this write (the intent route refuses it); end the task, or let the runtime go on without it.`,
+        target,
+      });
     }
   }
   for (const name of awaitingWithoutRequest) {
@@ -116,6 +124,47 @@ export function approvalGateReasons(
       ]
     : [];
   return { approvals, policy };
+}
+
+/**
+ * The one reading of live requests: each row's {@link approvalStanding} under the current facts, read once. The gate
+ * ({@link approvalFactsOf}), the task page's side effects and the attention queue all take their approval state from
+ * here, so a write never reads "approved" on one page and "stale" on another.
+ * @param key the server's signing key, to check each decision's seal (decision 0036).
+ */
+export async function standingsOf(
+  db: Db,
+  key: SigningKey,
+  tenantId: string,
+  rows: ApprovalRow[],
+  now = new Date(),
+): Promise<Array<{ row: ApprovalRow; standing: ApprovalStanding }>> {
+  if (!rows.length) return [];
+  const factsOf = await loadCurrentFacts(db, tenantId, rows, now);
+  return rows.map((row) => ({ row, standing: approvalStanding(row, factsOf(row), { key, tenantId }) }));
+}
+
+/**
+ * Live requests, as the gate reads them (lib/domain/gate/ask.ts `live_requests`): not superseded, not used, and whose
+ * write has not started (its effect is not in flight, completed or unknown); of one task, or of every task of the
+ * tenant whose effect waits for approval or was approved (`taskId` null, at most `limit`, oldest first).
+ */
+export async function liveRequests(
+  db: Db,
+  tenantId: string,
+  taskId: string | null,
+  limit = 1000,
+): Promise<ApprovalRow[]> {
+  return queryRows<ApprovalRow>(
+    db,
+    sql`select ${APPROVAL_COLUMNS} from approval_requests r
+        where r.tenant_id = ${tenantId} ${taskId === null ? sql`` : sql`and r.task_id = ${taskId}`}
+          and r.superseded_by is null and r.consumed_at is null
+          and not exists (select 1 from side_effects s where s.tenant_id = r.tenant_id and s.task_id = r.task_id
+                          and s.name = r.side_effect and s.idempotency_key = r.idempotency_key
+                          and s.status in ('in_flight', 'completed', 'unknown'))
+        order by r.requested_at, r.id limit ${limit}`,
+  );
 }
 
 /**

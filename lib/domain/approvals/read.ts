@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor, isoUtc } from "@/db/queries/sql-helpers";
 import { approvalRequests } from "@/db/schema";
 import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
-import { pageSize } from "../tasks/read";
+import { pageSize } from "../page-size";
 import {
   APPROVAL_STATUSES,
   approvalChanges,

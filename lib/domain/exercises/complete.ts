@@ -1,32 +1,39 @@
 /**
  * `POST /api/v1/maps/{id}/exercises/{exerciseId}/complete` — records the outcome of an exercise and writes its
- * result into the map: every layer it covered gets verification `verified` (or `failed` when the outcome is
- * `unsafe`) with the exercise linked as evidence (`{kind: "exercise", ref: <id>}`, a link back). Those rows get a
+ * result into the map, layer by layer as {@link layerResults} decides: a covered layer turns `verified` only when the
+ * steps that exercise it passed with evidence of their own ("Test revocation": the revocation check it links answered
+ * revoked), `failed` when one of them was not as expected (or all passed and the outcome is `unsafe`), and is left as
+ * it was when a step could not be done or carries no evidence. A layer it sets links the exercise as evidence
+ * (`{kind: "exercise", ref: <id>}`, a link back, the note naming the steps). Those rows get a
  * new revision, so anyone editing them meanwhile meets a 409 rather than losing the result. Decisions are left to
  * people; the worksheet suggests `constrain` on a failed layer. A published map starts a new draft. One
  * transaction: map row locked, guarded exercise update (`WHERE status = 'in_progress' AND revision = $n`), row
  * writes, audit row.
  */
 import * as q from "@/db/queries/maps";
-import type { ExerciseJson, ExerciseOutcome, LayerRow, MapLayer } from "@/lib/contract/maps";
+import type { ExerciseJson, ExerciseOutcome, LayerRow } from "@/lib/contract/maps";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize } from "../authz";
 import { DomainError, notFound, validationError } from "../errors";
 import { checkExerciseId, checkMapId, fieldsOf, layerRow, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
 import { exerciseJson } from "./read";
-import { completeExerciseSchema, completionIssues, OUTCOME_GUIDE, verificationFor } from "./rules";
+import { completeExerciseSchema, completionIssues, OUTCOME_GUIDE } from "./rules";
+import { layerResults, type LayerResult } from "./guide";
+import { revocationChecks } from "../policies/revocation";
 import type { VerbContext } from "../context";
 
 export type CompleteResult = {
   exercise: ExerciseJson;
   /** The rows the exercise set, as stored now. */
   layers: LayerRow[];
+  /** What the exercise did to each covered layer, and why (a layer with `verification: null` was left as it was). */
+  results: LayerResult[];
   map: { id: string; version: number; status: "draft" | "published"; new_draft: boolean };
 };
 
-/** The note kept with the link back: the outcome in words and the finding (shortened to fit). */
-export function evidenceNote(outcome: ExerciseOutcome, finding: string): string {
-  const text = `${OUTCOME_GUIDE[outcome].word}: ${finding.trim()}`;
+/** The note kept with the link back: the outcome in words, what the layer's steps showed, and the finding (shortened to fit). */
+export function evidenceNote(outcome: ExerciseOutcome, finding: string, why?: string): string {
+  const text = `${OUTCOME_GUIDE[outcome].word}: ${finding.trim()}${why ? ` (${why})` : ""}`;
   return [...text].length > 1000 ? `${[...text].slice(0, 999).join("")}…` : text;
 }
 
@@ -85,12 +92,22 @@ export async function completeExercise(
     if (!done)
       throw new DomainError("conflict", "Someone completed or changed this exercise at the same moment; reload it.");
 
-    const verification = verificationFor(outcome);
-    const evidence = { kind: "exercise" as const, ref: exerciseId, note: evidenceNote(outcome, finding) };
+    // The "Test revocation" step counts only with the revocation check it links (its answer, as the server recorded it).
+    const revocation = current.steps.find((s) => s.step === "test_revocation");
+    const checks =
+      revocation?.task_id && revocation.event_id
+        ? await revocationChecks(tx, actor.tenantId, revocation.task_id, 1, revocation.event_id)
+        : [];
+    const results = layerResults(
+      { layers: current.layers, steps: current.steps, outcome },
+      (id) => checks.find((c) => c.event_id === id)?.outcome,
+    );
     const written: LayerRow[] = [];
-    for (const layer of current.layers as MapLayer[]) {
+    for (const { layer, verification, why } of results) {
+      if (verification === null) continue;
       const stored = await q.findLayer(tx, actor.tenantId, mapId, layer);
       if (!stored) continue;
+      const evidence = { kind: "exercise" as const, ref: exerciseId, note: evidenceNote(outcome, finding, why) };
       const next = { ...fieldsOf(layerRow(stored)), verification, verification_evidence: evidence };
       const w = await q.updateLayerGuarded(tx, actor.tenantId, mapId, layer, next, stored.revision, by);
       if (!w)
@@ -108,7 +125,7 @@ export async function completeExercise(
         outcome,
         finding,
         layers: current.layers,
-        verification,
+        results: results.map((r) => ({ layer: r.layer, verification: r.verification, why: r.why })),
         map_version: touched.version,
         ...(touched.new_draft ? { new_draft: true } : {}),
       },
@@ -116,6 +133,7 @@ export async function completeExercise(
     return {
       exercise: exerciseJson(done),
       layers: written,
+      results,
       map: { id: mapId, version: touched.version, status: touched.status, new_draft: touched.new_draft },
     };
   });

@@ -1,6 +1,8 @@
 /**
  * `POST /api/v1/maps/{id}/exercises` — an owner or admin starts an interruption exercise on a map: the
- * interruption point, the layers it covers (default: every layer a step exercises) and six steps not done yet.
+ * interruption point, the layers it covers and six steps not done yet. Without `layers`, it covers what its point can
+ * test: for a point of the demo runtime, the layers lib/demo/interruption-points.ts `POINT_LAYERS` names (never
+ * Compaction, which the demo runtime does not do); for another point, every layer a step exercises.
  * One transaction with its audit row.
  */
 import * as q from "@/db/queries/maps";
@@ -11,6 +13,7 @@ import { notFound, validationError } from "../errors";
 import { checkMapId, looksLikeSecret, SECRET_MESSAGE } from "../maps/shape";
 import { exerciseJson } from "./read";
 import { createExerciseSchema, defaultLayers, emptySteps } from "./rules";
+import { isCrashPoint, POINT_LAYERS } from "@/lib/demo/interruption-points";
 import type { VerbContext } from "../context";
 
 /**
@@ -28,7 +31,8 @@ export async function createExercise(
   if (!parsed.success) throw validationError(parsed.error.issues);
   if (looksLikeSecret(parsed.data.interruption_point))
     throw validationError([{ path: ["interruption_point"], message: SECRET_MESSAGE }]);
-  const layers = parsed.data.layers ?? defaultLayers();
+  const point = parsed.data.interruption_point;
+  const layers = parsed.data.layers ?? (isCrashPoint(point) ? [...POINT_LAYERS[point].tests] : defaultLayers());
   const by = actorRef(actor).label;
   return db.transaction(async (tx) => {
     if (!(await q.findMap(tx, actor.tenantId, mapId))) throw notFound("Custody map");

@@ -113,3 +113,74 @@ export function defaultLayers(): MapLayer[] {
   const touched = new Set(Object.values(STEP_GUIDE).flatMap((g) => g.layers));
   return MAP_LAYERS.filter((l) => touched.has(l));
 }
+
+/** The steps that exercise `layer`, in order. */
+export function stepsOf(layer: MapLayer): ExerciseStep[] {
+  return EXERCISE_STEPS.filter((s) => STEP_GUIDE[s].layers.includes(layer));
+}
+
+/**
+ * Why a step's evidence does not count, or null when it does. Evidence is what the step itself links: a task, an
+ * artifact digest or an event — a note alone describes, it proves nothing. "Test revocation" counts only with the
+ * revocation check it relied on: a linked `credential.revocation_checked` event whose answer was `revoked`
+ * (`revocationAnswer` reads the answer of a linked event; undefined when the event is not such a check).
+ */
+export function stepEvidenceGap(
+  s: ExerciseStepRow,
+  revocationAnswer: (eventId: string) => string | undefined,
+): string | null {
+  if (s.step === "test_revocation") {
+    if (!s.event_id) return "it links no revocation check (the vault lane's evidence)";
+    const answer = revocationAnswer(s.event_id);
+    if (answer === undefined) return "the event it links is not a revocation check of its task";
+    if (answer !== "revoked") return `the revocation check it links answered ${answer.replace("_", " ")}, not revoked`;
+    return null;
+  }
+  return s.task_id || s.artifact_digest || s.event_id ? null : "it links no task, artifact digest or event";
+}
+
+/** What completing an exercise does to one covered layer, and why. `verification: null` leaves the row as it is. */
+export type LayerResult = {
+  layer: MapLayer;
+  verification: Exclude<Verification, "unknown"> | null;
+  /** The steps that exercise the layer. */
+  steps: ExerciseStep[];
+  why: string;
+};
+
+/**
+ * The one rule for what an exercise proves about each covered layer (docs/concepts.md#interruption-exercises): a layer
+ * turns `verified` only when every step that exercises it passed ("as expected") with evidence of its own
+ * ({@link stepEvidenceGap}); `failed` when one of them did not go as expected, or when they all passed with evidence
+ * but the outcome is `unsafe`; otherwise (a step could not be done, is not done, or carries no evidence) the layer is
+ * left as it is — an exercise never verifies what it did not test. Pure; the complete verb and the page share it.
+ */
+export function layerResults(
+  e: { layers: readonly MapLayer[]; steps: readonly ExerciseStepRow[]; outcome: ExerciseOutcome | null },
+  revocationAnswer: (eventId: string) => string | undefined = () => undefined,
+): LayerResult[] {
+  return e.layers.map((layer) => {
+    const steps = stepsOf(layer);
+    const rows = steps.map((name) => e.steps.find((s) => s.step === name)).filter((s) => s !== undefined);
+    const label = (s: ExerciseStepRow) => `“${STEP_GUIDE[s.step].label}”`;
+    if (!rows.length) return { layer, verification: null, steps, why: "no step of an exercise tests this layer" };
+    const failed = rows.find((s) => s.status === "failed");
+    if (failed) return { layer, verification: "failed", steps, why: `${label(failed)} was not as expected` };
+    const undone = rows.find((s) => s.status !== "passed");
+    if (undone)
+      return {
+        layer,
+        verification: null,
+        steps,
+        why: `${label(undone)} ${undone.status === "blocked" ? "could not be done" : "is not done"}: not tested, left as it was`,
+      };
+    for (const s of rows) {
+      const gap = stepEvidenceGap(s, revocationAnswer);
+      if (gap) return { layer, verification: null, steps, why: `${label(s)} passed, but ${gap}: left as it was` };
+    }
+    const names = rows.map(label).join(" and ");
+    if (e.outcome === "unsafe")
+      return { layer, verification: "failed", steps, why: `${names} passed with evidence, but the outcome is unsafe` };
+    return { layer, verification: "verified", steps, why: `${names} passed with evidence` };
+  });
+}

@@ -365,6 +365,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
 
   const blocking: GateReason[] = [];
   const replay: GateReason[] = [];
+  const notices: GateReason[] = [];
   for (const r of found) {
     const kind = GATE_REASONS[r.code].kind;
     switch (kind) {
@@ -373,6 +374,9 @@ export function evaluateGate(f: GateFacts): GateVerdict {
         break;
       case "replay":
         replay.push(r);
+        break;
+      case "notice":
+        notices.push(r);
         break;
       default:
         assertNever(kind);
@@ -387,16 +391,16 @@ export function evaluateGate(f: GateFacts): GateVerdict {
   // Never a phase read from a record that does not verify.
   const next_phase = verified?.phase ?? "start";
   if (blocking.length) {
-    return { verdict: "stop", reasons: sortReasons(blocking), next_phase, permitted_side_effects: [] };
+    return { verdict: "stop", reasons: sortReasons([...blocking, ...notices]), next_phase, permitted_side_effects: [] };
   }
   if (replay.length) {
-    return { verdict: "replay", reasons: sortReasons(replay), next_phase, permitted_side_effects: [] };
+    return { verdict: "replay", reasons: sortReasons([...replay, ...notices]), next_phase, permitted_side_effects: [] };
   }
   const permitted = f.side_effects
     .filter((e) => e.status === "not_started" || e.status === "approved" || e.status === "failed")
     .map((e) => e.name)
     .sort();
-  return { verdict: "resume", reasons: [], next_phase, permitted_side_effects: permitted };
+  return { verdict: "resume", reasons: sortReasons(notices), next_phase, permitted_side_effects: permitted };
 }
 
 /** The intent route's answer for a new write, from the gate's verdict. */

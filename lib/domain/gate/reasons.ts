@@ -11,9 +11,10 @@ import type { Action } from "../authz";
 export type GateReasonEntry = {
   /**
    * `blocking`: the verdict is `stop` while the reason holds. `replay`: nothing blocks, but no mutation may start yet
-   * (safe reads may repeat), so the verdict is `replay`.
+   * (safe reads may repeat), so the verdict is `replay`. `notice`: said with every verdict and changes none (a rejected
+   * write: the run must not make it, and the intent route refuses it, but nothing else is held back).
    */
-  kind: "blocking" | "replay";
+  kind: "blocking" | "replay" | "notice";
   /** The reason's title on the task page. */
   title: string;
   /**
@@ -90,6 +91,7 @@ export const GATE_REASONS = {
     fix: null,
     mattersAfterEnd: false,
   },
+  approval_rejected: { kind: "notice", title: "Approval rejected", fix: null, mattersAfterEnd: false },
 } as const satisfies Record<GateReasonCode, GateReasonEntry>;
 
 type CodeOfKind<K extends GateReasonEntry["kind"]> = {
@@ -113,9 +115,19 @@ export const REPLAY_CODES: readonly ReplayCode[] = CODES.filter(
   (c): c is ReplayCode => GATE_REASONS[c].kind === "replay",
 );
 
-const RANK = new Map<GateReasonCode, number>([...BLOCKING_CODES, ...REPLAY_CODES].map((c, i) => [c, i]));
+/** Codes said with any verdict, changing none. */
+type NoticeCode = CodeOfKind<"notice">;
 
-/** A code's place in reporting order: every blocking code before every replay code. */
+/** Notice codes in reporting order. */
+export const NOTICE_CODES: readonly NoticeCode[] = CODES.filter(
+  (c): c is NoticeCode => GATE_REASONS[c].kind === "notice",
+);
+
+const RANK = new Map<GateReasonCode, number>(
+  [...BLOCKING_CODES, ...REPLAY_CODES, ...NOTICE_CODES].map((c, i) => [c, i]),
+);
+
+/** A code's place in reporting order: every blocking code before every replay code, notices last. */
 export function reportingRank(code: GateReasonCode): number {
   return RANK.get(code) ?? RANK.size;
 }

@@ -15,6 +15,9 @@
  * - `domain_without_purpose` (warning): an allowed domain that no credential and no tool names: the sandbox can
  *   reach it with no declared reason.
  * - `mutation_without_approval` (warning): a tool that writes without `requires_approval`.
+ * - `tool_host_not_allowed` (warning): under `restricted` access, a tool names a host (`tools[i].hosts[j]`) that is
+ *   not in `allowed_domains`: a call from the sandbox can never reach it (a warning, not an error: the application may
+ *   call that tool outside the sandbox).
  * - `open_network_with_credential` (warning): access `open` with an environment credential: the sandbox can reach
  *   any host, so only the credential's own host list narrows where its requests go.
  */
@@ -141,6 +144,19 @@ export function lintPolicy(doc: PolicyDocument): PolicyFinding[] {
           `"${shown(h)}" is reachable, but no credential and no tool names it; add it to the hosts of the tool that calls it, or remove it.`,
         );
       }
+    });
+  }
+  if (doc.network.access === "restricted") {
+    doc.tools.forEach((t, i) => {
+      t.hosts.forEach((h, j) => {
+        if (hostProblem(h) === null && !allowed.has(normalHost(h))) {
+          warning(
+            "tool_host_not_allowed",
+            `tools[${i}].hosts[${j}]`,
+            `"${shown(h)}" is not in network.allowed_domains, so "${t.name}" cannot reach it from the sandbox; add it to network.allowed_domains, or remove it if the application calls this tool outside the sandbox.`,
+          );
+        }
+      });
     });
   }
   doc.tools.forEach((t, i) => {

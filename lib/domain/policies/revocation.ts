@@ -130,19 +130,20 @@ const REVOCATION_OUTCOMES: readonly RevocationOutcome[] = [
  * A task's "Test revocation" checks, newest first (at most `limit`): each `credential.revocation_checked` event with
  * its answer, for an interruption exercise's "Test revocation" step to link as evidence. No authorization: callers
  * check it. Only the server writes these events ({@link checkRevocation}): the events route refuses the type from a
- * runtime, whose own types carry the `x.` prefix.
+ * runtime, whose own types carry the `x.` prefix. With `eventId`, only that event (if it is such a check).
  */
 export async function revocationChecks(
   db: Db,
   tenantId: string,
   taskId: string,
   limit = 20,
+  eventId?: string,
 ): Promise<RevocationCheckFact[]> {
   const rows = await queryRows<{ event_id: string; at: string; actor: string | null; attrs: Record<string, unknown> }>(
     db,
     sql`select event_id, ${isoUtc("occurred_at")} as at, actor, attrs from events
         where tenant_id = ${tenantId} and task_id = ${taskId} and plane = 'vault' and type = 'credential.revocation_checked'
-          and (attrs ->> 'credential_ref') is not null
+          and (attrs ->> 'credential_ref') is not null${eventId === undefined ? sql`` : sql` and event_id = ${eventId}`}
         order by occurred_at desc, seq desc
         limit ${limit}`,
   );

@@ -20,6 +20,8 @@ export type PolicySummary = {
   version: number;
   digest: string;
   valid: boolean;
+  /** How many of its lint findings are warnings (a version that passes may still have some). */
+  warnings: number;
   created_by: string;
   created_at: string;
   active: boolean;
@@ -39,6 +41,7 @@ function summary(row: PolicyRow, currentVersion: number | null): PolicySummary {
     version: row.version,
     digest: row.digest,
     valid: row.valid,
+    warnings: (row.findings ?? []).filter((f) => f.severity === "warning").length,
     created_by: row.createdBy,
     created_at: row.createdAt.toISOString(),
     active: row.version === currentVersion,

@@ -6,7 +6,10 @@
  * - stale approvals: an approval that no longer stands (policy, payload, inputs, agent changed; expired;
  *   approver or principal revoked) and must be re-approved before its write may run;
  * - side effects of runs that have not ended waiting for a fresh approval (`awaiting_approval`), linking to their
- *   approval request when one exists.
+ *   approval request when one exists — or, when an approver rejected that request, saying so (the run must not make
+ *   the write; someone ends the task or lets the runtime go on without it).
+ * The approval states come from the one reading the gate uses (lib/domain/approvals/gate.ts `standingsOf`), so a write
+ * never reads "awaiting approval" here while its approval is rejected or stale.
  * Runs the gate stops for other reasons are not listed; their task pages say why.
  */
 import { sql } from "drizzle-orm";
@@ -15,9 +18,9 @@ import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize } from "../authz";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
 import { TERMINAL_PHASES } from "./phases";
-import { approvalQueue } from "../approvals/read";
-import { STALE_REASON_TEXT } from "../approvals/freshness";
-import type { VerbContext } from "../context";
+import { liveRequests, standingsOf } from "../approvals/gate";
+import { STALE_REASON_TEXT, type StaleReason } from "../approvals/freshness";
+import type { SigningContext } from "../context";
 
 type Base = {
   task_id: string;
@@ -48,6 +51,14 @@ export type AttentionItem =
       stale_reasons: string[];
     })
   | (Base & {
+      kind: "approval_rejected";
+      side_effect: string;
+      approval_id: string;
+      action: string;
+      decided_by: string | null;
+      reason: string | null;
+    })
+  | (Base & {
       kind: "side_effect_awaiting_approval";
       side_effect: string;
       idempotency_key: string;
@@ -71,7 +82,7 @@ const notEnded = (column: string) =>
  * each kind oldest first. Every query leads with the tenant id. @throws DomainError forbidden
  */
 export async function attentionQueue(
-  { db, actor }: VerbContext,
+  { db, actor, signingKey }: SigningContext,
   { limit = 100 }: { limit?: number } = {},
 ): Promise<AttentionItem[]> {
   authorize(actor, "tasks.read");
@@ -115,10 +126,12 @@ export async function attentionQueue(
           where s.tenant_id = ${actor.tenantId} and s.status = 'awaiting_approval' and ${notEnded("t.phase")}
           order by s.updated_at, s.task_id, s.name limit ${limit}`,
     ),
-    approvalQueue({ db, actor }, { scan: 1000 }),
+    liveRequests(db, actor.tenantId, null, 1000).then((rows) => standingsOf(db, signingKey, actor.tenantId, rows)),
   ]);
-  const approvalOf = new Map(queue.map((a) => [`${a.task_id}\u0000${a.side_effect}`, a]));
-  const stale = queue.filter((a) => a.status === "stale");
+  const approvalOf = new Map(queue.map((a) => [`${a.row.task_id}\u0000${a.row.side_effect}`, a]));
+  const stale = queue.flatMap(({ row, standing }) =>
+    standing.kind === "stale" ? [{ ...row, stale_reasons: standing.stale_reasons as string[] }] : [],
+  );
   const items: AttentionItem[] = [
     ...unknown.map((r) => ({
       kind: "side_effect_unknown" as const,
@@ -153,27 +166,44 @@ export async function attentionQueue(
       approval_id: a.id,
       action: a.action,
       stale_reasons: a.stale_reasons,
-      why: `The approval of ${a.side_effect} (${a.action}) of task ${a.task_id} is stale: ${a.stale_reasons.map((r) => STALE_REASON_TEXT[r]).join("; ")}. It must be re-approved before the write may run.`,
+      why: `The approval of ${a.side_effect} (${a.action}) of task ${a.task_id} is stale: ${a.stale_reasons.map((r) => STALE_REASON_TEXT[r as StaleReason]).join("; ")}. It must be re-approved before the write may run.`,
       href: `/approvals/${encodeURIComponent(a.id)}`,
       since: a.requested_at,
     })),
-    ...awaiting
-      .filter((r) => approvalOf.get(`${r.task_id}\u0000${r.name}`)?.status !== "stale")
-      .map((r) => ({
-        kind: "side_effect_awaiting_approval" as const,
-        task_id: r.task_id,
-        side_effect: r.name,
-        idempotency_key: r.idempotency_key,
-        action: r.action,
-        why: `${r.name}${r.action ? ` (${r.action})` : ""} of task ${r.task_id} waits for a fresh approval before it may run.`,
-        ...(approvalOf.get(`${r.task_id}\u0000${r.name}`)
-          ? { approval_id: approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id }
-          : {}),
-        href: approvalOf.get(`${r.task_id}\u0000${r.name}`)
-          ? `/approvals/${encodeURIComponent(approvalOf.get(`${r.task_id}\u0000${r.name}`)!.id)}`
-          : effectHref(r.task_id, r.name),
-        since: r.since,
-      })),
+    ...awaiting.flatMap((r): AttentionItem[] => {
+      const live = approvalOf.get(`${r.task_id}\u0000${r.name}`);
+      if (live?.standing.kind === "stale") return []; // listed above, as its approval
+      if (live?.standing.kind === "rejected") {
+        const { row, standing } = live;
+        return [
+          {
+            kind: "approval_rejected",
+            task_id: r.task_id,
+            side_effect: r.name,
+            approval_id: row.id,
+            action: row.action,
+            decided_by: standing.decided_by,
+            reason: standing.reason,
+            why: `${standing.decided_by ?? "An approver"} rejected ${r.name} (${row.action}) of task ${r.task_id}${standing.reason ? `: “${standing.reason}”` : ""}. The run must not make this write: end the task, or let the runtime go on without it.`,
+            href: `/approvals/${encodeURIComponent(row.id)}`,
+            since: row.decided_at ?? r.since,
+          },
+        ];
+      }
+      return [
+        {
+          kind: "side_effect_awaiting_approval",
+          task_id: r.task_id,
+          side_effect: r.name,
+          idempotency_key: r.idempotency_key,
+          action: r.action,
+          why: `${r.name}${r.action ? ` (${r.action})` : ""} of task ${r.task_id} waits for a fresh approval before it may run.`,
+          ...(live ? { approval_id: live.row.id } : {}),
+          href: live ? `/approvals/${encodeURIComponent(live.row.id)}` : effectHref(r.task_id, r.name),
+          since: r.since,
+        },
+      ];
+    }),
   ];
   return items.slice(0, limit);
 }

@@ -10,6 +10,7 @@ import { listSideEffects, type SideEffectRow } from "@/db/queries/side-effects";
 import * as q from "@/db/queries/tasks";
 import { timelineWindow } from "@/db/queries/timeline";
 import type {
+  WriteApproval,
   ArtifactView,
   CheckpointPage,
   CheckpointSummary,
@@ -23,7 +24,8 @@ import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
 import { listGateAsks } from "../gate/asks";
-
+import { liveRequests, standingsOf } from "../approvals/gate";
+import { writeApprovalOf } from "../approvals/write-state";
 import { checkCheckpoint, placedCheck, type CheckpointPlace, type VerificationKey } from "./signatures";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { expireLeasesNow } from "../side-effects/lifecycle/lease";
@@ -53,29 +55,8 @@ export function checkTaskId(taskId: string): void {
   if (!TASK_ID_PATTERN.test(taskId)) throw new DomainError("not_found", "That task was not found.");
 }
 
-export const DEFAULT_PAGE = 50;
-export const MAX_PAGE = 500;
-
-/**
- * Reads a requested page size (string or number): the default when absent, else a whole number from 1 to `max`.
- * Values above `max` are refused like 0 is, not silently capped, so a caller never mistakes a short page for the end.
- * @throws DomainError bad_request naming the range.
- */
-export function pageSize(raw: string | number | null | undefined, max = MAX_PAGE, dflt = DEFAULT_PAGE): number {
-  if (raw === null || raw === undefined || raw === "") return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    const shown = String(raw).length > 20 ? `${String(raw).slice(0, 20)}…` : String(raw);
-    throw new DomainError(
-      "bad_request",
-      `limit must be a whole number from 1 to ${max} (got ${JSON.stringify(shown)}); follow next_cursor for more.`,
-      {
-        fields: [{ path: "limit", message: `1 to ${max}` }],
-      },
-    );
-  }
-  return n;
-}
+import { DEFAULT_PAGE } from "../page-size";
+export { DEFAULT_PAGE, MAX_PAGE, pageSize } from "../page-size";
 
 /** A search filter's value, trimmed; absent when empty. @throws DomainError bad_request over 400 characters. */
 export function filterText(name: string, raw: string | null | undefined): string | undefined {
@@ -85,11 +66,19 @@ export function filterText(name: string, raw: string | null | undefined): string
   return v;
 }
 
-/** Shapes a side-effect row for the API (receipt only when present), with the receipts kept for it. */
-export function sideEffectView(r: SideEffectRow, unapplied: UnappliedReceiptRow[] = []): SideEffectView {
+/**
+ * Shapes a side-effect row for the API (receipt only when present), with the receipts kept for it and its live
+ * approval request's state (lib/domain/approvals/write-state.ts).
+ */
+export function sideEffectView(
+  r: SideEffectRow,
+  unapplied: UnappliedReceiptRow[] = [],
+  approval: WriteApproval | null = null,
+): SideEffectView {
   return {
     idempotency_key: r.idempotency_key,
     status: r.status,
+    approval,
     ...(r.receipt ? { receipt: r.receipt } : {}),
     origin: r.origin,
     call_id: r.call_id,
@@ -131,9 +120,15 @@ export async function getTaskView(
   checkTaskId(taskId);
   // All at once (one round of statements, the side effects after their lease expiry): every read is scoped to the
   // tenant and task, so for a task that does not exist they find nothing and the expiry changes nothing.
-  const [task, effects, checkpoint, eventCount, unapplied, gateAsks] = await Promise.all([
+  const [task, [effects, standings], checkpoint, eventCount, unapplied, gateAsks] = await Promise.all([
     q.findTask(db, actor.tenantId, taskId),
-    expireLeasesNow(db, actor.tenantId, taskId).then(() => listSideEffects(db, actor.tenantId, taskId)),
+    // The side effects, then their live approval requests read as the gate reads them (one state per write).
+    expireLeasesNow(db, actor.tenantId, taskId).then(() =>
+      Promise.all([
+        listSideEffects(db, actor.tenantId, taskId),
+        liveRequests(db, actor.tenantId, taskId).then((rows) => standingsOf(db, key, actor.tenantId, rows)),
+      ]),
+    ),
     q.latestCheckpoint(db, actor.tenantId, taskId),
     opts.eventCount ?? q.countEvents(db, actor.tenantId, taskId),
     listUnappliedReceipts(db, actor.tenantId, taskId),
@@ -151,7 +146,9 @@ export async function getTaskView(
       })
     : null;
   const side_effects: Record<string, SideEffectView> = {};
-  for (const e of effects) side_effects[e.name] = sideEffectView(e, unapplied.get(e.name) ?? []);
+  const approvalOf = new Map(standings.map(({ row, standing }) => [row.side_effect, writeApprovalOf(standing, row)]));
+  for (const e of effects)
+    side_effects[e.name] = sideEffectView(e, unapplied.get(e.name) ?? [], approvalOf.get(e.name) ?? null);
   return {
     task_id: task.task_id,
     record: (checkpoint?.record as TaskRecord | undefined) ?? null,

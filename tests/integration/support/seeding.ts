@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import { expect, inject } from "vitest";
 import { queryRows, type Db } from "@/db";
-import { signingKeyFromString } from "@/lib/domain/crypto/signing";
+import { signingKeyFromString, type SigningKey } from "@/lib/domain/crypto/signing";
 import { effectSeal, type SealedEffect } from "@/lib/domain/side-effects/lifecycle/seal";
 import { sealDecisions } from "@/lib/domain/approvals/seal";
 import { makeEvent, newTaskId, type TestTenant } from "../helpers";
@@ -73,6 +73,11 @@ export async function approveDirectly(
         decided_at = now(), expires_at = now() + interval '1 day'
     where tenant_id = ${tenantId} and task_id = ${taskId} and side_effect = ${name} and superseded_by is null and decision is null`);
   await sealDecisionsAsServer(db, tenantId, taskId);
+}
+
+/** The server's signing key, for calling verbs that check seals (the attention queue) as the server does. */
+export function serverSigningKey(): SigningKey {
+  return signingKeyFromString(inject("signingKeyPem"));
 }
 
 /**

@@ -27,6 +27,7 @@ export function sideEffect(status: SideEffectView["status"]): SideEffectView {
   return {
     idempotency_key: "k-1",
     status,
+    approval: null,
     tool: "records",
     action: "update",
     mutation: true,

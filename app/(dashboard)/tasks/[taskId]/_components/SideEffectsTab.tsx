@@ -6,9 +6,15 @@ import type { SideEffectView } from "@/lib/contract/api";
 import { Id } from "@/components/ui/Id";
 import { SideEffectStatusBadge } from "@/components/ui/status";
 import { Time } from "@/components/ui/time";
+import { STALE_WORD } from "@/components/approvals/ApprovalStatusBadge";
+import { shownWriteStatus } from "@/lib/domain/approvals/write-state";
+import Link from "next/link";
 import { KeptReceipts } from "./KeptReceipts";
 
-/** Side effects with status, idempotency key, receipt and the Reconcile action on unknown ones. */
+/**
+ * Side effects with status, idempotency key, receipt and the Reconcile action on unknown ones. A write that waits for
+ * approval or was approved shows its live request's state (the gate's reading), with a link to the approval.
+ */
 export function SideEffectsTab({
   sideEffects,
   focus,
@@ -68,6 +74,7 @@ export function SideEffectsTab({
               data-testid="side-effect-row"
               data-name={name}
               data-status={e.status}
+              data-shown-status={shownWriteStatus(e.status, e.approval)}
             >
               <td className="px-2 py-2">
                 <div className="font-medium">{name}</div>
@@ -88,7 +95,19 @@ export function SideEffectsTab({
                 ) : null}
               </td>
               <td className="px-2 py-2">
-                <SideEffectStatusBadge status={e.status} />
+                <SideEffectStatusBadge status={shownWriteStatus(e.status, e.approval)} />
+                {e.approval && (e.status === "awaiting_approval" || e.status === "approved") ? (
+                  <div className="mt-1 text-xs text-neutral-700" data-testid="effect-approval">
+                    <Link href={`/approvals/${encodeURIComponent(e.approval.id)}`} className="text-sky-800 underline">
+                      Approval
+                    </Link>
+                    {e.approval.state === "stale"
+                      ? `: ${e.approval.stale_reasons.map((r) => STALE_WORD[r]).join(", ")}`
+                      : e.approval.state === "rejected"
+                        ? `: rejected${e.approval.decided_by ? ` by ${e.approval.decided_by}` : ""}${e.approval.reason ? ` (“${e.approval.reason}”)` : ""}`
+                        : null}
+                  </div>
+                ) : null}
               </td>
               <td className="px-2 py-2 text-xs">
                 <Id value={e.idempotency_key} className="max-w-[18rem]" data-testid="idempotency-key" />

@@ -80,6 +80,7 @@ type Params = {
   secretId: string;
   endpointId: string;
   deliveryId: string;
+  sha256: string;
 };
 
 type Cell = {
@@ -115,6 +116,10 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/tasks/[taskId]/checkpoints": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/export": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/artifacts": { allowed: READERS, ok: 200, cross: 404 },
+  // The digest names no listed artifact (and no bytes): 404 for everyone; the upload's probe bytes do not hash to it.
+  "GET /api/v1/tasks/[taskId]/artifacts/[sha256]": { allowed: READERS, ok: 404, cross: 404 },
+  "GET /api/v1/tasks/[taskId]/artifacts/[sha256]/content": { allowed: READERS, ok: 404, cross: 404 },
+  "PUT /api/v1/tasks/[taskId]/artifacts/[sha256]/content": { allowed: RUNTIME, probe: {}, ok: 422, cross: 404 },
   "POST /api/v1/tasks/[taskId]/resume": { allowed: READERS, ok: 200, cross: 404 },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": {
     allowed: RUNTIME,
@@ -358,6 +363,7 @@ beforeAll(async () => {
       secretId: NO_SUCH_ID,
       endpointId: NO_SUCH_ID,
       deliveryId: `msg_${"0".repeat(32)}`,
+      sha256: "0".repeat(64),
     },
     markers: [
       a.tenantId,

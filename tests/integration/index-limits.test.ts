@@ -40,6 +40,7 @@ const BOUNDS: Record<string, Bound> = {
   "artifacts.task_id": ascii(LIMITS.taskId),
   "artifacts.object_ref": text(LIMITS.artifactRef),
   "artifacts.sha256": server(64, "a lower-case hex sha256 (the record's pattern)"),
+  "artifact_contents.sha256": server(64, "a lower-case hex sha256 the server checked against the bytes"),
   "export_bundles.digest": HASH,
   // `side_effect:<task>/<name>`, `credential:<task>/<ref>`, `principal:<p>`, `tool:<t>`, `action:<a>`, or a uuid.
   "audit_log.target": server(

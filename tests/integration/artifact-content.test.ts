@@ -13,6 +13,7 @@ import { openDatabase, queryRows } from "@/db";
 import type { ArtifactPreview, ArtifactView } from "@/lib/contract/api";
 import { DEFAULT_ARTIFACT_MAX_BYTES } from "@/lib/config/artifacts";
 import { databaseArtifactStore } from "@/lib/domain/artifacts/artifact-store";
+import { uploadArtifactContent } from "@/lib/domain/artifacts/upload";
 import { checkpoint } from "./support/custody-calls";
 import { signInAs } from "./support/people";
 import { api, baseUrl, createTestTenant, newTaskId, testDbForFile, type Auth, type TestTenant } from "./helpers";
@@ -128,6 +129,19 @@ describe("uploading an artifact's bytes", () => {
     expect(anon.status, anon.text).toBe(401);
     expect(await storedRows(t.tenantId, sha(bytes))).toBe(0);
     expect(await storedRows(other.tenantId, sha(bytes))).toBe(0);
+  });
+});
+
+describe("uploading to another workspace's task", () => {
+  it("answers 404 before looking at the bytes: whatever they hash to, another workspace learns only that there is no such task", async () => {
+    const t = await createTestTenant(handle.db);
+    const other = await createTestTenant(handle.db, { roles: ["owner"] });
+    const bytes = Buffer.from("probe");
+    const taskId = await taskWith(t, [{ ref: "out/p.txt", bytes }]);
+    const actor = { kind: "api_key" as const, tenantId: other.tenantId, keyId: "k", keyName: "other" };
+    await expect(
+      uploadArtifactContent({ db: handle.db, actor }, { taskId, sha256: sha("something else"), bytes }),
+    ).rejects.toMatchObject({ code: "not_found" });
   });
 });
 

@@ -47,17 +47,18 @@ export async function uploadArtifactContent(
   authorize(actor, "artifacts.upload");
   checkTaskId(taskId);
   checkSha256(sha256);
-  const computed = createHash("sha256").update(bytes).digest("hex");
-  if (computed !== sha256) {
-    throw new DomainError(
-      "content_digest_mismatch",
-      `The ${bytes.length} bytes sent hash to ${computed}, not to ${sha256}: nothing was stored. Upload the bytes the digest was computed from.`,
-      { sha256, computed_sha256: computed, size: bytes.length },
-    );
-  }
   return withAuditSealed(db, actor.tenantId, () =>
     db.transaction(async (tx) => {
+      // The task first: another workspace's caller learns nothing about the bytes, only that there is no such task.
       if (!(await q.findTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+      const computed = createHash("sha256").update(bytes).digest("hex");
+      if (computed !== sha256) {
+        throw new DomainError(
+          "content_digest_mismatch",
+          `The ${bytes.length} bytes sent hash to ${computed}, not to ${sha256}: nothing was stored. Upload the bytes the digest was computed from.`,
+          { sha256, computed_sha256: computed, size: bytes.length },
+        );
+      }
       const { created } = await databaseArtifactStore(tx).put(actor.tenantId, sha256, bytes);
       if (created) {
         await appendAuditPending(tx, actor, {

@@ -324,6 +324,32 @@ export const artifactContents = pgTable(
 );
 
 /**
+ * The request payload a write's intent sent with its digest (secrets redacted), kept for the person who reconciles it
+ * (decision 0045): the reconcile dialog shows what the write would have sent. One row per effect and payload digest;
+ * the intent route wrote it after checking the digest. Apart from `side_effects` so the gate's rows stay small.
+ */
+export const sideEffectPayloads = pgTable(
+  "side_effect_payloads",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    taskId: text("task_id").notNull(),
+    name: text("name").notNull(),
+    /** The intent's `payload_digest`, lower case without a `sha256:` prefix. */
+    payloadDigest: text("payload_digest").notNull(),
+    payload: jsonb("payload").$type<unknown>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "side_effect_payloads_pkey", columns: [t.tenantId, t.taskId, t.name, t.payloadDigest] }),
+    foreignKey({
+      name: "side_effect_payloads_task_fk",
+      columns: [t.tenantId, t.taskId],
+      foreignColumns: [tasks.tenantId, tasks.taskId],
+    }),
+  ],
+);
+
+/**
  * Receipts (and tool outcomes) a runtime reported that did not complete an effect when they arrived: the effect was
  * already `unknown`, its lease had run out, the report came from an older attempt, or no intent existed yet. They are
  * kept as evidence for the person who reconciles; one that arrived before its intent (`no_intent`) completes the effect

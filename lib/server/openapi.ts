@@ -1119,6 +1119,14 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/payload": {
+        get: {
+          summary:
+            "The write's request payload for its current digest (its intent's, secrets redacted; else its approval request's), pretty-printed and capped at 64 Ki characters",
+          parameters: [taskId, effect],
+          responses: { ...ok("`{payload_digest, source, text, truncated}`"), ...errors(401, 403, 404) },
+        },
+      },
       "/api/v1/tasks/{task_id}/side-effects/{name}/webhook-reports": {
         get: {
           summary: "What webhook sources reported about the effect's idempotency key, newest first",

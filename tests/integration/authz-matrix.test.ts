@@ -242,6 +242,7 @@ const MATRIX: Record<string, Cell> = {
   // The signature is the credential: without the webhook headers every caller gets 400.
   "POST /api/v1/webhooks/[source]": { allowed: "public", probe: {}, ok: 400, cross: "own" },
   "GET /api/v1/tasks/[taskId]/side-effects/[name]/webhook-reports": { allowed: READERS, ok: 200, cross: 404 },
+  "GET /api/v1/tasks/[taskId]/side-effects/[name]/payload": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/settings/notification-endpoints": { allowed: PEOPLE, ok: 200, cross: "own" },
   "POST /api/v1/settings/notification-endpoints": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "DELETE /api/v1/settings/notification-endpoints/[endpointId]": { allowed: MANAGERS, ok: 404, cross: "own" },

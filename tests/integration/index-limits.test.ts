@@ -71,6 +71,10 @@ const BOUNDS: Record<string, Bound> = {
   "policy_versions.digest": HASH,
   "principal_revocations.principal": text(LIMITS.principal),
   "sessions.id_hash": HASH,
+  "side_effect_payloads.task_id": ascii(LIMITS.taskId),
+  "side_effect_payloads.name": ascii(LIMITS.sideEffectName),
+  // The intent's payload_digest, lower-cased without its prefix (checked against the payload before it is kept).
+  "side_effect_payloads.payload_digest": text(LIMITS.digest),
   "side_effects.task_id": ascii(LIMITS.taskId),
   "side_effects.name": ascii(LIMITS.sideEffectName),
   "side_effects.idempotency_key": ascii(LIMITS.idempotencyKey),

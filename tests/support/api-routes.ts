@@ -149,6 +149,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "DELETE /api/v1/settings/webhook-sources/[source]/secrets/[secretId]": { auth: "owner", body: "none" },
   "POST /api/v1/webhooks/[source]": { auth: "public", body: "json", schema: outcomeReportSchema },
   "GET /api/v1/tasks/[taskId]/side-effects/[name]/webhook-reports": { auth: "runtime", body: "none" },
+  "GET /api/v1/tasks/[taskId]/side-effects/[name]/payload": { auth: "runtime", body: "none" },
   "GET /api/v1/settings/notification-endpoints": { auth: "viewer", body: "none" },
   "POST /api/v1/settings/notification-endpoints": { auth: "owner", body: "json", schema: endpointBodySchema },
   "DELETE /api/v1/settings/notification-endpoints/[endpointId]": { auth: "owner", body: "none" },

@@ -133,6 +133,7 @@ test("bytes changed after the upload are a visible stop on the task page", async
   tenant,
   runtime,
 }, testInfo) => {
+  test.setTimeout(120_000);
   const taskId = newTaskId("content-stop");
   await seedArtifacts(runtime, request, tenant.apiKey, taskId);
   await queryRows(
@@ -158,6 +159,7 @@ test("the approval page shows the payload and the artifact the write publishes",
   tenant,
   runtime,
 }, testInfo) => {
+  test.setTimeout(120_000);
   const taskId = newTaskId("content-appr");
   await seedArtifacts(runtime, request, tenant.apiKey, taskId);
   const args = { report: "report.md", channel: `case-reports/${taskId}`, note: "x".repeat(400) };
@@ -212,6 +214,7 @@ test("the reconcile dialog shows the request payload of the write", async ({
   runtime,
   request,
 }, testInfo) => {
+  test.setTimeout(120_000);
   const taskId = newTaskId("content-recon");
   const key = `idem:${taskId}:update_record:1`;
   await runtime.putRecord(

@@ -77,7 +77,7 @@ export function ArtifactViewer({ taskId, sha256, label }: { taskId: string; sha2
         </div>
       ) : (
         <pre
-          className={`${BOX} font-mono text-xs whitespace-pre-wrap break-words`}
+          className={`${BOX} font-mono text-xs whitespace-pre-wrap [overflow-wrap:anywhere]`}
           data-testid={a.kind === "json" ? "artifact-json" : "artifact-text"}
           aria-label={label}
           tabIndex={0}

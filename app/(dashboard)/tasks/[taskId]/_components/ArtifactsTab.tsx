@@ -36,90 +36,93 @@ export function ArtifactsTab({ taskId, version }: { taskId: string; version: num
     return <p className="p-4 text-sm text-neutral-600">No artifacts yet. A checkpoint lists them with their sha256.</p>;
   const firstStored = q.data.find((a) => a.content === "stored");
   const shown = open === undefined ? (firstStored ? `${firstStored.ref}@${firstStored.sha256}` : null) : open;
+  const opened = q.data.find((a) => `${a.ref}@${a.sha256}` === shown) ?? null;
   return (
-    <div className="relative overflow-x-auto">
-      <table className="w-full text-left text-sm">
-        <thead className="text-xs uppercase tracking-wide text-neutral-600">
-          <tr>
-            <th scope="col" className="px-2 py-1.5">
-              Object
-            </th>
-            <th scope="col" className="px-2 py-1.5">
-              sha256
-            </th>
-            <th scope="col" className="px-2 py-1.5">
-              Size
-            </th>
-            <th scope="col" className="px-2 py-1.5">
-              Type
-            </th>
-            <th scope="col" className="px-2 py-1.5">
-              First in
-            </th>
-            <th scope="col" className="px-2 py-1.5">
-              Content
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {q.data.map((a) => {
-            const id = `${a.ref}@${a.sha256}`;
-            const viewerId = `artifact-view-${a.sha256.slice(0, 12)}-${encodeURIComponent(a.ref).replace(/[^A-Za-z0-9_-]/g, "")}`;
-            return (
-              <Fragment key={id}>
-                <tr className="border-t border-neutral-100" data-testid="artifact-row">
-                  <td className="px-2 py-2 font-mono text-xs break-all">{a.ref}</td>
-                  <td className="px-2 py-2">
-                    <span className="flex items-center gap-2">
-                      <code className="font-mono text-xs" title={a.sha256}>
-                        {a.sha256.slice(0, 16)}…
-                      </code>
-                      <CopyButton value={a.sha256} label="Copy" />
-                    </span>
-                  </td>
-                  <td className="px-2 py-2 text-xs tabular-nums">{size(a.size)}</td>
-                  <td className="px-2 py-2 text-xs">{a.media_type ?? "—"}</td>
-                  <td className="px-2 py-2 text-xs">
-                    v{a.first_version} · <Time iso={a.created_at} />
-                  </td>
-                  <td className="px-2 py-2 text-xs">
-                    {a.content === "stored" ? (
-                      <button
-                        type="button"
-                        className="rounded border border-neutral-300 px-2 py-0.5 hover:bg-neutral-50"
-                        aria-expanded={shown === id}
-                        aria-controls={viewerId}
-                        onClick={() => setOpen(shown === id ? null : id)}
-                      >
-                        {shown === id ? "Hide" : "View"}
-                      </button>
-                    ) : a.content === "mismatch" ? (
-                      <span className="font-semibold text-red-800" data-testid="artifact-row-mismatch">
-                        ✕ bytes changed
+    <div>
+      <div className="relative overflow-x-auto">
+        <table className="w-full text-left text-sm">
+          <thead className="text-xs uppercase tracking-wide text-neutral-600">
+            <tr>
+              <th scope="col" className="px-2 py-1.5">
+                Object
+              </th>
+              <th scope="col" className="px-2 py-1.5">
+                sha256
+              </th>
+              <th scope="col" className="px-2 py-1.5">
+                Size
+              </th>
+              <th scope="col" className="px-2 py-1.5">
+                Type
+              </th>
+              <th scope="col" className="px-2 py-1.5">
+                First in
+              </th>
+              <th scope="col" className="px-2 py-1.5">
+                Content
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {q.data.map((a) => {
+              const id = `${a.ref}@${a.sha256}`;
+              return (
+                <Fragment key={id}>
+                  <tr className="border-t border-neutral-100" data-testid="artifact-row">
+                    <td className="px-2 py-2 font-mono text-xs break-all">{a.ref}</td>
+                    <td className="px-2 py-2">
+                      <span className="flex items-center gap-2">
+                        <code className="font-mono text-xs" title={a.sha256}>
+                          {a.sha256.slice(0, 16)}…
+                        </code>
+                        <CopyButton value={a.sha256} label="Copy" />
                       </span>
-                    ) : (
-                      <span className="text-neutral-600">not uploaded</span>
-                    )}
-                  </td>
-                </tr>
-                {a.content === "mismatch" ? (
-                  <tr>
-                    <td colSpan={6} className="px-2 pb-3">
-                      <ArtifactMismatch refName={a.ref} sha256={a.sha256} />
+                    </td>
+                    <td className="px-2 py-2 text-xs tabular-nums">{size(a.size)}</td>
+                    <td className="px-2 py-2 text-xs">{a.media_type ?? "—"}</td>
+                    <td className="px-2 py-2 text-xs">
+                      v{a.first_version} · <Time iso={a.created_at} />
+                    </td>
+                    <td className="px-2 py-2 text-xs">
+                      {a.content === "stored" ? (
+                        <button
+                          type="button"
+                          className="rounded border border-neutral-300 px-2 py-0.5 hover:bg-neutral-50"
+                          aria-expanded={shown === id}
+                          aria-controls="artifact-viewer-panel"
+                          onClick={() => setOpen(shown === id ? null : id)}
+                        >
+                          {shown === id ? "Hide" : "View"}
+                        </button>
+                      ) : a.content === "mismatch" ? (
+                        <span className="font-semibold text-red-800" data-testid="artifact-row-mismatch">
+                          ✕ bytes changed
+                        </span>
+                      ) : (
+                        <span className="text-neutral-600">not uploaded</span>
+                      )}
                     </td>
                   </tr>
-                ) : shown === id ? (
-                  <tr>
-                    <td colSpan={6} className="px-2 pb-3" id={viewerId}>
-                      <ArtifactViewer taskId={taskId} sha256={a.sha256} label={a.ref} />
-                    </td>
-                  </tr>
-                ) : null}
-              </Fragment>
-            );
-          })}
-        </tbody>
-      </table>
+                </Fragment>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {/* Outside the table: a viewer is as wide as the tab, never as wide as the table's columns. */}
+      {q.data
+        .filter((a) => a.content === "mismatch")
+        .map((a) => (
+          <div key={`stop-${a.ref}@${a.sha256}`} className="mt-3">
+            <ArtifactMismatch refName={a.ref} sha256={a.sha256} />
+          </div>
+        ))}
+      {opened && opened.content === "stored" ? (
+        <section id="artifact-viewer-panel" aria-label={`Content of ${opened.ref}`} className="mt-3 min-w-0">
+          <h3 className="mb-1 font-mono text-xs break-all text-neutral-700">{opened.ref}</h3>
+          <ArtifactViewer taskId={taskId} sha256={opened.sha256} label={opened.ref} />
+        </section>
+      ) : null}
     </div>
   );
 }

@@ -50,9 +50,10 @@ function badPath(path: string, message: string): NextResponse {
 // reader polls), when their task id and effect name hold no `%` (so no malformed escape can be in them; the proxy has
 // nothing else to do for /api): running it copies the request into another Request and costs server CPU on every
 // call (`npm run bench -- intents --cpu-prof`, `npm run bench -- timeline`). A path with a `%` there still goes
-// through it. Nor for the static files of public/ (favicon.ico, robots.txt): they are served to anyone, signed in or not.
+// through it. Nor for an artifact's bytes (uploads up to CUSTODY_ARTIFACT_MAX_BYTES, downloads): a proxy would copy each
+// body once more, and Next caps what it copies for a proxy. Nor for the static files of public/ (favicon.ico, robots.txt): they are served to anyone, signed in or not.
 export const config = {
   matcher: [
-    "/((?!_next/|favicon\\.ico$|robots\\.txt$|api/v1/events$|api/v1/tasks/[^/%]+/(?:resume|timeline(?:/overview)?|side-effects/[^/%]+/(?:intent|receipt))$).*)",
+    "/((?!_next/|favicon\\.ico$|robots\\.txt$|api/v1/events$|api/v1/tasks/[^/%]+/(?:resume|timeline(?:/overview)?|side-effects/[^/%]+/(?:intent|receipt)|artifacts/[^/%]+/content)$).*)",
   ],
 };

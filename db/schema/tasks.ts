@@ -307,6 +307,56 @@ export const artifacts = pgTable(
   ],
 );
 
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
+
+/**
+ * The bytes of artifacts a runtime uploaded (decision 0045), one row per tenant and sha256 (content-addressed: the
+ * same bytes for several tasks or refs are stored once). The database implementation of
+ * lib/domain/artifacts/artifact-store.ts: on the embedded default this table lives in PGlite's files in the data
+ * directory, on a PostgreSQL deployment in PostgreSQL. `size_bytes` is the length of `bytes` when they were stored;
+ * readers hash `bytes` again and show a mismatch (a database writer changed them) as a stop.
+ */
+export const artifactContents = pgTable(
+  "artifact_contents",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    /** Lower-case hex sha256 of `bytes`, checked by the server when they were uploaded. */
+    sha256: text("sha256").notNull(),
+    sizeBytes: bigint("size_bytes", { mode: "number" }).notNull(),
+    bytes: bytea("bytes").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: "artifact_contents_pkey", columns: [t.tenantId, t.sha256] })],
+);
+
+/**
+ * The request payload a write's intent sent with its digest (secrets redacted), kept for the person who reconciles it
+ * (decision 0045): the reconcile dialog shows what the write would have sent. One row per effect and payload digest;
+ * the intent route wrote it after checking the digest. Apart from `side_effects` so the gate's rows stay small.
+ */
+export const sideEffectPayloads = pgTable(
+  "side_effect_payloads",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    taskId: text("task_id").notNull(),
+    name: text("name").notNull(),
+    /** The intent's `payload_digest`, lower case without a `sha256:` prefix. */
+    payloadDigest: text("payload_digest").notNull(),
+    payload: jsonb("payload").$type<unknown>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "side_effect_payloads_pkey", columns: [t.tenantId, t.taskId, t.name, t.payloadDigest] }),
+    foreignKey({
+      name: "side_effect_payloads_task_fk",
+      columns: [t.tenantId, t.taskId],
+      foreignColumns: [tasks.tenantId, tasks.taskId],
+    }),
+  ],
+);
+
 /**
  * Receipts (and tool outcomes) a runtime reported that did not complete an effect when they arrived: the effect was
  * already `unknown`, its lease had run out, the report came from an older attempt, or no intent existed yet. They are

@@ -5,7 +5,7 @@
 
 import { keepPreviousData, useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "./api";
-import type { ArtifactView, CheckpointPage, GateVerdict, TaskView } from "@/lib/contract/api";
+import type { ArtifactPreview, ArtifactView, CheckpointPage, GateVerdict, TaskView } from "@/lib/contract/api";
 
 /** Query-key factory: one place that names every cached query. */
 export const keys = {
@@ -13,6 +13,7 @@ export const keys = {
   timeline: (taskId: string) => ["task", taskId, "timeline"] as const,
   checkpoints: (taskId: string) => ["task", taskId, "checkpoints"] as const,
   artifacts: (taskId: string) => ["task", taskId, "artifacts"] as const,
+  artifact: (taskId: string, sha256: string) => ["task", taskId, "artifacts", sha256] as const,
   gate: (taskId: string) => ["task", taskId, "gate"] as const,
 };
 
@@ -64,6 +65,15 @@ export function useArtifacts(taskId: string, version: number) {
       (await apiFetch<{ artifacts: ArtifactView[] }>(`/api/v1/tasks/${enc(taskId)}/artifacts`)).artifacts,
     placeholderData: keepPreviousData,
     staleTime: Infinity,
+  });
+}
+
+/** One artifact's preview (decision 0045), fetched when a viewer opens; bytes under a digest never change. */
+export function useArtifactPreview(taskId: string, sha256: string) {
+  return useQuery({
+    queryKey: keys.artifact(taskId, sha256),
+    queryFn: () => apiFetch<ArtifactPreview>(`/api/v1/tasks/${enc(taskId)}/artifacts/${enc(sha256)}`),
+    staleTime: 60_000,
   });
 }
 

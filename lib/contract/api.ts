@@ -324,6 +324,28 @@ export type ArtifactView = {
   media_type: string | null;
   first_version: number;
   created_at: string;
+  /**
+   * The artifact's bytes (decision 0045): `stored` (uploaded, and they still hash to `sha256`), `missing` (never
+   * uploaded), `mismatch` (the stored bytes no longer hash to `sha256`: a stop).
+   */
+  content: "stored" | "missing" | "mismatch";
+};
+
+/**
+ * One artifact with a bounded preview of its uploaded bytes (`GET /api/v1/tasks/{id}/artifacts/{sha256}`, decision
+ * 0045): `kind` says how the pages show `text` (Markdown without raw HTML, pretty JSON, plain text; binary: not at
+ * all); `text` is null when the bytes are missing or do not hash to the digest.
+ */
+export type ArtifactPreview = {
+  ref: string;
+  sha256: string;
+  media_type: string | null;
+  size: number | null;
+  content: ArtifactView["content"];
+  kind: "markdown" | "json" | "text" | "binary";
+  text: string | null;
+  truncated: boolean;
+  download_url: string;
 };
 
 export type IntentResult = { decision: "go"; lease_expires_at: string } | { decision: "replay"; receipt: Receipt };

@@ -42,6 +42,8 @@ const ANY_ROLE: readonly Role[] = ["owner", "approver", "responder", "viewer", "
 export const PERMISSIONS = {
   "events.write": { runtime: true, roles: [] },
   "tasks.checkpoint": { runtime: true, roles: [] },
+  // An artifact's bytes (decision 0045): the runtime that wrote them uploads them; people read them with the task.
+  "artifacts.upload": { runtime: true, roles: [] },
   "tasks.read": { runtime: true, roles: ANY_ROLE },
   // A task's evidence bundle (decision 0037): whoever may read the task, person or runtime.
   "tasks.export": { runtime: true, roles: ANY_ROLE },
@@ -120,6 +122,7 @@ export function authorize(actor: Actor, action: Action): void {
 const PHRASES: Record<Action, string> = {
   "events.write": "report events",
   "tasks.checkpoint": "checkpoint task records",
+  "artifacts.upload": "upload artifact contents",
   "tasks.read": "read tasks",
   "tasks.export": "export task evidence bundles",
   "side_effects.intent": "register side-effect intents",

@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   too_many_pending_approvals: 409,
   repeats_mismatch: 422,
   payload_digest_mismatch: 422,
+  content_digest_mismatch: 422,
+  artifact_content_mismatch: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_events: 413,

@@ -180,6 +180,8 @@ type RequestOptions = {
   path: string;
   query?: Record<string, string | number | null | undefined>;
   body?: unknown;
+  /** Bytes sent as they are (`application/octet-stream`) instead of a JSON `body`. */
+  bytes?: Uint8Array;
   headers?: Record<string, string>;
   /** Safe to send again after a transport failure or a 5xx. */
   retry: boolean;
@@ -367,6 +369,30 @@ export class CustodyClient {
     return res.body as ApprovalAnswer;
   }
 
+  /**
+   * Uploads an artifact's bytes (`PUT /api/v1/tasks/{id}/artifacts/{sha256}/content`, decision 0045) so the task and
+   * approval pages can show them and the download serves them. The server stores them only under the sha256 they hash
+   * to; the same bytes again store nothing (safe to retry). The task must exist (after its first event or
+   * checkpoint); upload before the checkpoint that lists the artifact, so the page finds the bytes with the listing.
+   * @param sha256 lower-case hex sha256 of `bytes` (as the checkpoint lists it).
+   * @returns `created` false when the same bytes were already stored.
+   * @throws CustodyApiError 422 content_digest_mismatch (the bytes hash to another digest), 413 payload_too_large
+   *   (over the server's CUSTODY_ARTIFACT_MAX_BYTES), 404 (no such task), 403, 401.
+   */
+  async uploadArtifact(
+    taskId: string,
+    sha256: string,
+    bytes: Uint8Array,
+  ): Promise<{ sha256: string; size: number; created: boolean }> {
+    const res = await this.request({
+      method: "PUT",
+      path: `/api/v1/tasks/${enc(taskId)}/artifacts/${enc(sha256)}/content`,
+      bytes,
+      retry: true,
+    });
+    return res.body as { sha256: string; size: number; created: boolean };
+  }
+
   /** Sends one request, retrying safe calls on transport failures and 5xx answers. */
   private async request(opts: RequestOptions): Promise<RawResponse> {
     const attempts = opts.retry ? this.maxAttempts : 1;
@@ -399,11 +425,17 @@ export class CustodyClient {
     }
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
     if (opts.body !== undefined) headers["content-type"] = "application/json";
+    if (opts.bytes !== undefined) headers["content-type"] = "application/octet-stream";
     Object.assign(headers, opts.headers);
     const res = await this.fetchImpl(url, {
       method: opts.method,
       headers,
-      body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+      body:
+        opts.bytes !== undefined
+          ? new Uint8Array(opts.bytes)
+          : opts.body !== undefined
+            ? JSON.stringify(opts.body)
+            : undefined,
       signal: AbortSignal.timeout(this.timeoutMs),
     });
     const text = await res.text();

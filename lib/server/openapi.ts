@@ -69,6 +69,12 @@ const taskId = {
   schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$" },
 };
 const effect = { name: "name", in: "path", required: true, schema: { type: "string" } };
+const sha256Param = {
+  name: "sha256",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[a-f0-9]{64}$" },
+};
 const PARAM_SOURCE = { name: "source", in: "path", required: true, schema: { type: "string" } } as const;
 
 const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
@@ -395,9 +401,43 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/api/v1/tasks/{task_id}/artifacts": {
         get: {
-          summary: "Artifacts with sha256",
+          summary:
+            "Artifacts with sha256, and whether their bytes were uploaded and still hash to it (content: stored, missing, mismatch)",
           parameters: [taskId],
           responses: { ...ok("`{artifacts}`"), ...errors(401, 404) },
+        },
+      },
+      "/api/v1/tasks/{task_id}/artifacts/{sha256}": {
+        get: {
+          summary:
+            "One listed artifact with a preview of its uploaded bytes (Markdown, JSON pretty-printed, text; at most 64 Ki characters)",
+          parameters: [taskId, sha256Param],
+          responses: {
+            ...ok("`{ref, sha256, media_type, size, content, kind, text, truncated, download_url}`"),
+            ...errors(401, 404, 422),
+          },
+        },
+      },
+      "/api/v1/tasks/{task_id}/artifacts/{sha256}/content": {
+        get: {
+          summary:
+            "The artifact's bytes as an attachment (listed media type, X-Content-Type-Options: nosniff); 409 artifact_content_mismatch when the stored bytes no longer hash to the digest",
+          parameters: [taskId, sha256Param],
+          responses: { "200": { description: "The bytes" }, ...errors(401, 404, 409, 422) },
+        },
+        put: {
+          summary:
+            "Upload the artifact's bytes (runtime keys): 201 stored, 200 the same bytes were already stored; 422 content_digest_mismatch when they hash to another digest; 413 over CUSTODY_ARTIFACT_MAX_BYTES (default 10 MiB)",
+          parameters: [taskId, sha256Param],
+          requestBody: {
+            required: true,
+            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+          },
+          responses: {
+            ...ok("`{sha256, size, created}`"),
+            "201": { description: "`{sha256, size, created: true}`" },
+            ...errors(401, 403, 404, 413, 422),
+          },
         },
       },
       "/api/v1/tasks/{task_id}/credentials": {
@@ -1115,6 +1155,14 @@ export function openApiDocument(): Record<string, unknown> {
             ...ok("`{webhook_id, duplicate, disposition: settled | evidence | unmatched, side_effect, note?}`"),
             ...errors(400, 401, 413, 422),
           },
+        },
+      },
+      "/api/v1/tasks/{task_id}/side-effects/{name}/payload": {
+        get: {
+          summary:
+            "The write's request payload for its current digest (its intent's, secrets redacted; else its approval request's), pretty-printed and capped at 64 Ki characters",
+          parameters: [taskId, effect],
+          responses: { ...ok("`{payload_digest, source, text, truncated}`"), ...errors(401, 403, 404) },
         },
       },
       "/api/v1/tasks/{task_id}/side-effects/{name}/webhook-reports": {

@@ -82,6 +82,7 @@ type Params = {
   endpointId: string;
   deliveryId: string;
   evidenceId: string;
+  sha256: string;
 };
 
 type Cell = {
@@ -124,6 +125,10 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/tasks/[taskId]/checkpoints": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/export": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/artifacts": { allowed: READERS, ok: 200, cross: 404 },
+  // The digest names no listed artifact (and no bytes): 404 for everyone; the upload's probe bytes do not hash to it.
+  "GET /api/v1/tasks/[taskId]/artifacts/[sha256]": { allowed: READERS, ok: 404, cross: 404 },
+  "GET /api/v1/tasks/[taskId]/artifacts/[sha256]/content": { allowed: READERS, ok: 404, cross: 404 },
+  "PUT /api/v1/tasks/[taskId]/artifacts/[sha256]/content": { allowed: RUNTIME, probe: {}, ok: 422, cross: 404 },
   "POST /api/v1/tasks/[taskId]/resume": { allowed: READERS, ok: 200, cross: 404 },
   "POST /api/v1/tasks/[taskId]/side-effects/[name]/intent": {
     allowed: RUNTIME,
@@ -278,6 +283,7 @@ const MATRIX: Record<string, Cell> = {
   // The signature is the credential: without the webhook headers every caller gets 400.
   "POST /api/v1/webhooks/[source]": { allowed: "public", probe: {}, ok: 400, cross: "own" },
   "GET /api/v1/tasks/[taskId]/side-effects/[name]/webhook-reports": { allowed: READERS, ok: 200, cross: 404 },
+  "GET /api/v1/tasks/[taskId]/side-effects/[name]/payload": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/settings/notification-endpoints": { allowed: PEOPLE, ok: 200, cross: "own" },
   "POST /api/v1/settings/notification-endpoints": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   "DELETE /api/v1/settings/notification-endpoints/[endpointId]": { allowed: MANAGERS, ok: 404, cross: "own" },
@@ -409,6 +415,7 @@ beforeAll(async () => {
       endpointId: NO_SUCH_ID,
       deliveryId: `msg_${"0".repeat(32)}`,
       evidenceId: NO_SUCH_ID,
+      sha256: "0".repeat(64),
     },
     markers: [
       a.tenantId,

@@ -40,6 +40,7 @@ const BOUNDS: Record<string, Bound> = {
   "artifacts.task_id": ascii(LIMITS.taskId),
   "artifacts.object_ref": text(LIMITS.artifactRef),
   "artifacts.sha256": server(64, "a lower-case hex sha256 (the record's pattern)"),
+  "artifact_contents.sha256": server(64, "a lower-case hex sha256 the server checked against the bytes"),
   "export_bundles.digest": HASH,
   // `side_effect:<task>/<name>`, `credential:<task>/<ref>`, `principal:<p>`, `tool:<t>`, `action:<a>`, or a uuid.
   "audit_log.target": server(
@@ -70,6 +71,10 @@ const BOUNDS: Record<string, Bound> = {
   "policy_versions.digest": HASH,
   "principal_revocations.principal": text(LIMITS.principal),
   "sessions.id_hash": HASH,
+  "side_effect_payloads.task_id": ascii(LIMITS.taskId),
+  "side_effect_payloads.name": ascii(LIMITS.sideEffectName),
+  // The intent's payload_digest, lower-cased without its prefix (checked against the payload before it is kept).
+  "side_effect_payloads.payload_digest": text(LIMITS.digest),
   "side_effects.task_id": ascii(LIMITS.taskId),
   "side_effects.name": ascii(LIMITS.sideEffectName),
   "side_effects.idempotency_key": ascii(LIMITS.idempotencyKey),

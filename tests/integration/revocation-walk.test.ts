@@ -120,6 +120,7 @@ beforeAll(async () => {
       eventId: "walk-no-such-event",
       endpointId: NO_SUCH_ID,
       deliveryId: "msg_walk",
+      sha256: "0".repeat(64),
       source: "walk-source",
       secretId: NO_SUCH_ID,
       evidenceId: NO_SUCH_ID,

@@ -18,6 +18,7 @@ export const AUDIT_ACTIONS = [
   "approval_rule.changed",
   "approval_rule.removed",
   "approval_settings.changed",
+  "artifact.uploaded",
   "credential.revocation_checked",
   "exercise.completed",
   "exercise.created",

@@ -25,7 +25,7 @@ import type { Receipt } from "@/lib/contract/api";
 import { appendAuditPending, notePendingAudit, withAuditSealed } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
-import { findSecrets } from "../events/redact";
+import { findSecrets, redactJson } from "../events/redact";
 import { readGateFacts } from "../gate/ask";
 import { evaluateGate, writePermission } from "../gate/evaluate";
 import {
@@ -504,6 +504,9 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
   const repeats = input.repeats ?? null;
   const repeatNote = repeats ? { repeats } : {};
 
+  // What the write sends, for the person who may have to reconcile it (decision 0045); commits with the go or not at all.
+  await keepPayload(tx, tenantId, taskId, name, input);
+
   const effect = {
     tenantId,
     taskId,
@@ -559,6 +562,27 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     }
   }
   throw new DomainError("in_flight", `Another intent for ${name} is being registered right now; try again shortly.`);
+}
+
+/**
+ * Keeps the payload an intent sent (checked against its digest before; secrets redacted) beside its effect, once per
+ * effect and digest, for the reconcile dialog (decision 0045). Nothing when the intent sent only a digest.
+ */
+async function keepPayload(
+  tx: Db,
+  tenantId: string,
+  taskId: string,
+  name: string,
+  input: { payload?: unknown; payload_digest: string },
+): Promise<void> {
+  if (input.payload === undefined || input.payload === null) return;
+  await queryRows(
+    tx,
+    sql`insert into side_effect_payloads (tenant_id, task_id, name, payload_digest, payload)
+        values (${tenantId}, ${taskId}, ${name}, ${normalDigest(input.payload_digest)},
+                ${JSON.stringify(redactJson(input.payload).value)}::jsonb)
+        on conflict do nothing`,
+  );
 }
 
 /** Completes the effect with a receipt that arrived before its intent, and answers a replay. */

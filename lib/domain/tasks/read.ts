@@ -20,6 +20,7 @@ import type {
   TaskView,
   TimelinePage,
 } from "@/lib/contract/api";
+import { databaseArtifactStore } from "../artifacts/artifact-store";
 import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
@@ -335,7 +336,10 @@ function checkpointSummary(
   };
 }
 
-/** Artifacts of a task (object ref, sha256, size, media type). @throws DomainError not_found */
+/**
+ * Artifacts of a task (object ref, sha256, size, media type, and whether their bytes were uploaded and still hash to
+ * the digest: `content` stored, missing or mismatch). @throws DomainError not_found
+ */
 export async function getArtifacts(
   { db, actor }: VerbContext,
   { taskId }: { taskId: string },
@@ -345,6 +349,11 @@ export async function getArtifacts(
   const task = await q.findTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const rows = await q.listArtifacts(db, actor.tenantId, taskId);
+  // Whether each one's bytes were uploaded and still hash to its digest (decision 0045), hashed in the store.
+  const stored = await databaseArtifactStore(db).has(
+    actor.tenantId,
+    rows.map((a) => a.sha256),
+  );
   return rows.map((a) => ({
     ref: a.object_ref,
     sha256: a.sha256,
@@ -352,6 +361,7 @@ export async function getArtifacts(
     media_type: a.media_type,
     first_version: a.first_version,
     created_at: a.created_at,
+    content: !stored.has(a.sha256) ? "missing" : stored.get(a.sha256)!.intact ? "stored" : "mismatch",
   }));
 }
 

@@ -4,11 +4,14 @@ import { notFound } from "next/navigation";
 import { separationOfDuties } from "@/lib/domain/approvals/decide";
 import { STALE_REASON_TEXT } from "@/lib/domain/approvals/freshness";
 import { getApproval } from "@/lib/domain/approvals/read";
+import { artifactsNamedBy } from "@/lib/domain/artifacts/named";
+import { getArtifacts } from "@/lib/domain/tasks/read";
 import { can } from "@/lib/domain/authz";
 import { isDomainError } from "@/lib/domain/errors";
 import { jsonDiff } from "@/lib/domain/json/diff";
 import { requirePageContext } from "@/lib/server/page-actor";
 import { ApprovalStatusBadge } from "@/components/approvals/ApprovalStatusBadge";
+import { ArtifactViewer } from "@/components/artifacts/ArtifactViewer";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 import { DecisionPanel } from "./DecisionPanel";
@@ -25,10 +28,17 @@ const FIELD_LABEL: Record<string, string> = {
   expires_at: "Expires",
 };
 
+/** A policy version as a number, from any of the ways it is written (`3`, `v3`, `policy-v3`); null otherwise. */
+function policyNumber(v: string | null): number | null {
+  const m = v ? /^(?:policy-)?v?(\d{1,9})$/i.exec(v.trim()) : null;
+  return m ? Number(m[1]) : null;
+}
+
 /**
- * One approval (docs/concepts.md#approvals, #freshness): the payload, the bound fields, and for a stale approval the
- * old and new values side by side (policy version, input digest, agent version, payload as a JSON diff), with Approve /
- * Re-approve and Reject.
+ * One approval (docs/concepts.md#approvals, #freshness): the payload, the bound fields, the artifact the write
+ * publishes (when the payload names one of the task's artifacts, decision 0045), and for a stale approval the old and
+ * new values side by side (policy version with a link to the field-level diff of the two versions, input digest, agent
+ * version, payload as a JSON diff), with Approve / Re-approve and Reject.
  */
 export default async function ApprovalPage({ params }: { params: Promise<{ approvalId: string }> }) {
   const ctx = await requirePageContext();
@@ -45,6 +55,14 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
   const sod = separationOfDuties(a, actor, a.self_approval_allowed);
   const open = (a.status === "pending" || a.status === "stale") && !a.used_at && !a.superseded_by;
   const payloadChanges = a.offered_payload !== null && a.payload !== null ? jsonDiff(a.payload, a.offered_payload) : [];
+  // The artifact(s) the write publishes: the task's artifacts its payload names (the payload offered now, if any).
+  const published = artifactsNamedBy(
+    a.offered_payload ?? a.payload,
+    await getArtifacts(ctx, { taskId: a.task_id }).catch(() => []),
+  );
+  const policyChange = a.changes.find((c) => c.field === "policy_version");
+  const policyFrom = policyNumber(policyChange?.approved ?? null);
+  const policyTo = policyNumber(policyChange?.current ?? null);
   const bound: Array<[string, React.ReactNode]> = [
     [
       "Task",
@@ -201,6 +219,18 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
               </table>
             </div>
           ) : null}
+          {policyFrom !== null && policyTo !== null && policyFrom !== policyTo ? (
+            <p className="mt-2 text-sm">
+              <Link
+                href={`/policies?v=${policyTo}&compare=${policyFrom}`}
+                className="font-medium text-blue-800 underline"
+                data-testid="policy-diff-link"
+              >
+                See what changed in the policy from v{policyFrom} to v{policyTo}
+              </Link>{" "}
+              (field by field).
+            </p>
+          ) : null}
           {payloadChanges.length ? (
             <div className="mt-3" data-testid="payload-diff">
               <h3 className="text-sm font-semibold">Payload: approved → offered now</h3>
@@ -220,10 +250,18 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
                 ))}
               </ul>
               <div className="mt-2 grid gap-2 md:grid-cols-2">
-                <pre className="overflow-x-auto rounded bg-white p-2 text-[11px]" aria-label="Approved payload">
+                <pre
+                  className="max-h-96 overflow-auto rounded bg-white p-2 text-[11px] whitespace-pre-wrap break-words"
+                  aria-label="Approved payload"
+                  tabIndex={0}
+                >
                   {JSON.stringify(a.payload, null, 2)}
                 </pre>
-                <pre className="overflow-x-auto rounded bg-white p-2 text-[11px]" aria-label="Payload offered now">
+                <pre
+                  className="max-h-96 overflow-auto rounded bg-white p-2 text-[11px] whitespace-pre-wrap break-words"
+                  aria-label="Payload offered now"
+                  tabIndex={0}
+                >
                   {JSON.stringify(a.offered_payload, null, 2)}
                 </pre>
               </div>
@@ -236,7 +274,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
       ) : null}
 
       <div className="grid gap-4 lg:grid-cols-2">
-        <section aria-labelledby="bound-h" className="rounded-lg border border-neutral-200 bg-white p-4">
+        <section aria-labelledby="bound-h" className="min-w-0 rounded-lg border border-neutral-200 bg-white p-4">
           <h2 id="bound-h" className="text-base font-semibold">
             Bound to
           </h2>
@@ -252,7 +290,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
             ))}
           </dl>
         </section>
-        <section aria-labelledby="payload-h" className="rounded-lg border border-neutral-200 bg-white p-4">
+        <section aria-labelledby="payload-h" className="min-w-0 rounded-lg border border-neutral-200 bg-white p-4">
           <h2 id="payload-h" className="text-base font-semibold">
             Payload
           </h2>
@@ -270,7 +308,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
             </p>
           ) : (
             <pre
-              className="mt-2 max-h-96 overflow-auto rounded bg-neutral-50 p-2 text-xs"
+              className="mt-2 max-h-96 overflow-auto rounded bg-neutral-50 p-2 text-xs whitespace-pre-wrap break-words"
               data-testid="approval-payload"
               tabIndex={0}
               aria-label="Payload JSON"
@@ -287,6 +325,35 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
           )}
         </section>
       </div>
+
+      {published.length ? (
+        <section
+          aria-labelledby="publishes-h"
+          className="min-w-0 rounded-lg border border-neutral-200 bg-white p-4"
+          data-testid="approval-artifact"
+        >
+          <h2 id="publishes-h" className="text-base font-semibold">
+            What it publishes
+          </h2>
+          <p className="mt-1 text-xs text-neutral-600">
+            The task&apos;s artifact{published.length === 1 ? "" : "s"} the payload names, as the runtime uploaded{" "}
+            {published.length === 1 ? "it" : "them"} (checked against the sha256 the checkpoint lists).
+          </p>
+          <div className="mt-2 space-y-3">
+            {published.map((art) => (
+              <div key={`${art.ref}@${art.sha256}`} className="min-w-0">
+                <p className="mb-1 text-sm">
+                  <span className="font-mono text-xs break-all">{art.ref}</span>{" "}
+                  <span className="text-xs text-neutral-600">
+                    · v{art.first_version} · sha256 <code className="font-mono">{art.sha256.slice(0, 12)}…</code>
+                  </span>
+                </p>
+                <ArtifactViewer taskId={a.task_id} sha256={art.sha256} label={art.ref} />
+              </div>
+            ))}
+          </div>
+        </section>
+      ) : null}
 
       {a.decision ? (
         <section

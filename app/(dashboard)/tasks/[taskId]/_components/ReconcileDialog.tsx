@@ -112,6 +112,15 @@ export function ReconcileDialog({
         )
       ).reports,
   });
+  // What the write sent (decision 0045): the person compares it with what the external system holds.
+  const payload = useQuery({
+    queryKey: ["task", taskId, "payload", name, effect.payload_digest ?? null],
+    queryFn: () =>
+      apiFetch<{ payload_digest: string | null; source: string | null; text: string | null; truncated: boolean }>(
+        `/api/v1/tasks/${enc(taskId)}/side-effects/${enc(name)}/payload`,
+      ),
+    staleTime: 60_000,
+  });
   const report = reports.data?.[0] ?? null;
   // Adjusted while rendering (not in an effect): once, when the first report arrives.
   const [prefilled, setPrefilled] = useState(false);
@@ -248,6 +257,45 @@ export function ReconcileDialog({
               ) : null}
               . Find out what happened before the run is allowed to continue.
             </p>
+
+            <section aria-labelledby="reconcile-payload-h" data-testid="reconcile-payload">
+              <h3 id="reconcile-payload-h" className="text-sm font-semibold">
+                Request payload
+              </h3>
+              {payload.isPending ? (
+                <p className="text-sm text-neutral-600">Loading the payload…</p>
+              ) : payload.error ? (
+                <p role="alert" className="text-sm text-red-700">
+                  Could not load the payload: {payload.error.message}
+                </p>
+              ) : payload.data.text === null ? (
+                <p className="text-sm text-neutral-600">
+                  The runtime sent only the digest
+                  {payload.data.payload_digest ? (
+                    <>
+                      {" "}
+                      <Id value={payload.data.payload_digest} inline className="text-xs" />
+                    </>
+                  ) : null}
+                  , not the payload: ask the external system by the idempotency key.
+                </p>
+              ) : (
+                <>
+                  <pre
+                    className="mt-1 max-h-48 overflow-auto rounded border border-neutral-200 bg-neutral-50 p-2 font-mono text-xs whitespace-pre-wrap break-words"
+                    tabIndex={0}
+                    aria-label="Request payload JSON"
+                  >
+                    {payload.data.text}
+                  </pre>
+                  <p className="mt-1 text-xs text-neutral-600">
+                    {payload.data.source === "approval" ? "As its approval request holds it" : "As its intent sent it"}
+                    {payload.data.truncated ? " (the beginning only)" : ""}; values that look like credentials show as
+                    [REDACTED].
+                  </p>
+                </>
+              )}
+            </section>
 
             <KeptReceipts receipts={effect.unapplied_receipts} />
 

@@ -13,7 +13,7 @@ import { Suspense, use, useCallback, useMemo, useState, type ReactNode } from "r
 import type { Role } from "@/db/schema/enums";
 import type { GateVerdict, TaskView } from "@/lib/contract/api";
 import type { PageOverview } from "@/lib/contract/overview-pack";
-import { useGate, useGateIfKnown, useTask } from "@/lib/client/queries";
+import { useArtifacts, useGate, useGateIfKnown, useTask } from "@/lib/client/queries";
 import { useTimelineData } from "@/lib/client/timeline-data";
 import { TaskTimeline } from "@/components/timeline/TaskTimeline";
 import { ToolCallTable } from "@/components/timeline/ToolCallTable";
@@ -178,6 +178,9 @@ export function TaskPageClient({
         canFence={canFence}
         canTerminate={canTerminate}
       />
+      {task.version > 0 ? (
+        <ArtifactStops taskId={taskId} version={task.version} tabHref={`${pathname}?tab=artifacts`} />
+      ) : null}
       <Suspense fallback={<GatePending />}>
         <WithGate taskId={taskId} initial={gate} refresh={refresh}>
           {(g, q) => (
@@ -265,6 +268,44 @@ export function TaskPageClient({
         />
       ) : null}
     </div>
+  );
+}
+
+/**
+ * A visible stop for each artifact whose stored bytes no longer hash to its digest (decision 0045): someone changed
+ * them after the upload. The resume gate does not read artifacts, so the stop is on the page, beside the gate.
+ */
+function ArtifactStops({ taskId, version, tabHref }: { taskId: string; version: number; tabHref: string }) {
+  const q = useArtifacts(taskId, version);
+  const bad = (q.data ?? []).filter((a) => a.content === "mismatch");
+  if (!bad.length) return null;
+  return (
+    <section
+      role="alert"
+      aria-labelledby="artifact-stop-heading"
+      className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-950"
+      data-testid="artifact-stop"
+    >
+      <h2 id="artifact-stop-heading" className="font-semibold">
+        <span aria-hidden="true">✕ </span>Stop: {bad.length === 1 ? "an artifact's" : `${bad.length} artifacts'`} bytes
+        do not match their sha256
+      </h2>
+      <ul className="mt-1 list-disc pl-5">
+        {bad.map((a) => (
+          <li key={`${a.ref}@${a.sha256}`} className="break-all">
+            <span className="font-mono text-xs">{a.ref}</span> (sha256{" "}
+            <code className="font-mono text-xs">{a.sha256.slice(0, 16)}…</code>)
+          </li>
+        ))}
+      </ul>
+      <p className="mt-1">
+        The stored bytes were changed after the runtime uploaded them, so they are neither shown nor served. Upload them
+        again from the runtime that wrote them, or treat them as lost.{" "}
+        <a href={tabHref} className="font-medium underline">
+          See the artifacts
+        </a>
+      </p>
+    </section>
   );
 }
 

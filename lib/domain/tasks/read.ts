@@ -56,7 +56,6 @@ export function checkTaskId(taskId: string): void {
   if (!TASK_ID_PATTERN.test(taskId)) throw new DomainError("not_found", "That task was not found.");
 }
 
-import { DEFAULT_PAGE } from "../page-size";
 export { DEFAULT_PAGE, MAX_PAGE, pageSize } from "../page-size";
 
 /** A search filter's value, trimmed; absent when empty. @throws DomainError bad_request over 400 characters. */

@@ -77,8 +77,14 @@ const sha256Param = {
 };
 const PARAM_SOURCE = { name: "source", in: "path", required: true, schema: { type: "string" } } as const;
 
+/** A JSON request body described in words (no component schema of its own). */
+const object = (description: string) => ({
+  content: { "application/json": { schema: { type: "object", description } } },
+});
 const ok = (description: string, ref?: string) => ({ "200": { description, ...(ref ? json(ref) : {}) } });
 const mapId = { name: "map_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
+/** The `{layer}` path parameter: one of the eight layers of a custody map. */
+const layerParam = { name: "layer", in: "path", required: true, schema: { type: "string", enum: [...MAP_LAYERS] } };
 const exerciseId = { name: "exercise_id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
 const policyVersion = {
   name: "version",
@@ -812,6 +818,78 @@ export function openApiDocument(): Record<string, unknown> {
             ...ok("`{id, workflow, title, version, status, layers: [LayerRow × 8], summary, progress, versions}`"),
             ...errors(400, 401, 403, 404),
           },
+        },
+        patch: {
+          summary:
+            "Rename and/or archive (`archived: true`) or bring back a map; audited (owners, admins; decision 0046)",
+          security: session,
+          parameters: [mapId],
+          requestBody: { required: true, ...object("`{title?, archived?}`") },
+          responses: { ...ok("The map"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/import": {
+        post: {
+          summary:
+            "Take a JSON export of the same workflow as this map's next draft; published versions stay frozen (owners, admins; decision 0046)",
+          security: session,
+          parameters: [mapId],
+          requestBody: { required: true, ...json("MapImport") },
+          responses: { ...ok("The map with its new draft"), ...errors(400, 401, 403, 404, 413, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/signoff": {
+        post: {
+          summary:
+            "Sign off the latest published version as a reviewer who did not make its last change (owners, admins, approvers; 403 `signoff_by_last_editor`, 409 `already_signed_off`; decision 0046)",
+          security: session,
+          parameters: [mapId],
+          requestBody: { required: true, ...object("`{version, note?}`") },
+          responses: { ...ok("The map, signed off"), ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/layers/{layer}/assignee": {
+        put: {
+          summary: "Set or clear the member who carries a layer; audited (owners, admins; decision 0046)",
+          security: session,
+          parameters: [mapId, layerParam],
+          requestBody: { required: true, ...object("`{assignee: email | null}`") },
+          responses: { ...ok("`{assignee}`"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/layers/{layer}/comments": {
+        post: {
+          summary:
+            "Comment on a layer (1–2,000 characters); audited (owners, admins, approvers, responders; decision 0046)",
+          security: session,
+          parameters: [mapId, layerParam],
+          requestBody: { required: true, ...object("`{text}`") },
+          responses: { ...ok("`{id, layer, author, body, created_at}`"), ...errors(400, 401, 403, 404, 422) },
+        },
+      },
+      "/api/v1/maps/{map_id}/layers/{layer}/evidence": {
+        post: {
+          summary:
+            "Add an evidence item to a layer: an exercise, task or bundle of this workspace, or an http(s) document link; audited (owners, admins; decision 0046)",
+          security: session,
+          parameters: [mapId, layerParam],
+          requestBody: { required: true, ...object("`{kind: exercise|task|bundle|document, ref, note?}`") },
+          responses: {
+            ...ok("`{id, layer, kind, ref, note, added_by, added_at}`"),
+            ...errors(400, 401, 403, 404, 422),
+          },
+        },
+      },
+      "/api/v1/maps/{map_id}/layers/{layer}/evidence/{evidence_id}": {
+        delete: {
+          summary: "Remove an evidence item; audited (owners, admins; decision 0046)",
+          security: session,
+          parameters: [
+            mapId,
+            layerParam,
+            { name: "evidence_id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          ],
+          responses: { ...ok("`{removed: item}`"), ...errors(401, 403, 404, 422) },
         },
       },
       "/api/v1/maps/{map_id}/layers/{layer}": {

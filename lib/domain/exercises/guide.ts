@@ -91,11 +91,6 @@ export const OUTCOME_GUIDE: Record<
   },
 };
 
-/** The verification a completed exercise with `outcome` sets on the layers it covered. */
-export function verificationFor(outcome: ExerciseOutcome): Exclude<Verification, "unknown"> {
-  return OUTCOME_GUIDE[outcome].verification;
-}
-
 /** Six pending steps with no evidence. */
 export function emptySteps(): ExerciseStepRow[] {
   return EXERCISE_STEPS.map((step) => ({

@@ -15,21 +15,12 @@ import {
   type MapLayer,
 } from "@/db/schema/map-vocabulary";
 import type { ExerciseStepRow } from "@/lib/contract/maps";
-import { defaultLayers, emptySteps, OUTCOME_GUIDE, STEP_GUIDE, verificationFor } from "./guide";
+import { defaultLayers, emptySteps, OUTCOME_GUIDE, STEP_GUIDE } from "./guide";
 import { TASK_ID_PATTERN } from "../events/schema";
 import { isPlaceholderName, normalizeDigest, SHA256_HEX, type RuleIssue } from "../maps/rules";
 import { unsafeTextReason } from "../typed-text";
 
-export {
-  defaultLayers,
-  emptySteps,
-  EXERCISE_OUTCOMES,
-  EXERCISE_STEPS,
-  OUTCOME_GUIDE,
-  STEP_GUIDE,
-  STEP_STATUSES,
-  verificationFor,
-};
+export { defaultLayers, emptySteps, EXERCISE_OUTCOMES, EXERCISE_STEPS, OUTCOME_GUIDE, STEP_GUIDE, STEP_STATUSES };
 
 /**
  * What must hold before an exercise can be completed: an outcome, a finding, every step marked (none left

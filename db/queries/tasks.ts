@@ -93,7 +93,7 @@ export type ListTasksOptions = {
   /** An event of the task named this credential reference: events_tenant_credential_ref_idx. */
   credentialRef?: string;
   /** The task, or one of its checkpoints, ran under this policy version. */
-  policyVersion?: string;
+  policyVersion?: { number: number } | { text: string };
 };
 
 /** Newest tasks first, keyset-paginated on (created_at, task_id); `q` as in {@link searchCondition}. */
@@ -117,9 +117,16 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
     conds.push(sql`t.task_id in (select e.task_id from events e
       where e.tenant_id = ${tenantId} and (e.attrs ->> 'credential_ref') is not null and e.attrs ->> 'credential_ref' = ${opts.credentialRef})`);
   }
-  if (opts.policyVersion) {
-    conds.push(sql`(t.policy_version = ${opts.policyVersion} or exists (select 1 from task_checkpoints c
-      where c.tenant_id = t.tenant_id and c.task_id = t.task_id and c.record ->> 'policy_version' = ${opts.policyVersion}))`);
+  if (opts.policyVersion && "number" in opts.policyVersion) {
+    // The SQL twin of policyVersionNumber (lib/domain/policies/version-name.ts): `3`, `v3`, `policy-v3`, any case.
+    const n = opts.policyVersion.number;
+    const num = (col: SQL) => sql`substring(btrim(${col}) from '(?i)^(?:policy-)?v?([0-9]{1,9})$')::int`;
+    conds.push(sql`(${num(sql`t.policy_version`)} = ${n} or exists (select 1 from task_checkpoints c
+      where c.tenant_id = t.tenant_id and c.task_id = t.task_id and ${num(sql`c.record ->> 'policy_version'`)} = ${n}))`);
+  } else if (opts.policyVersion) {
+    const text = opts.policyVersion.text;
+    conds.push(sql`(t.policy_version = ${text} or exists (select 1 from task_checkpoints c
+      where c.tenant_id = t.tenant_id and c.task_id = t.task_id and c.record ->> 'policy_version' = ${text}))`);
   }
   if (opts.phaseFilter) conds.push(...phaseFilterConditions(opts.phaseFilter));
   if (opts.status) {

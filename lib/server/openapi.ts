@@ -279,7 +279,13 @@ export function openApiDocument(): Record<string, unknown> {
             { name: "sort", in: "query", schema: { type: "string", enum: [...TASK_SORTS], default: "activity" } },
             { name: "host", in: "query", schema: { type: "string" } },
             { name: "credential_ref", in: "query", schema: { type: "string" } },
-            { name: "policy_version", in: "query", schema: { type: "string" } },
+            {
+              name: "policy_version",
+              in: "query",
+              description:
+                "Checkpointed under this policy version: `1`, `v1` and `policy-v1` alike; another runtime string exactly",
+              schema: { type: "string" },
+            },
           ],
           responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
         },

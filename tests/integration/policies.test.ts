@@ -372,6 +372,34 @@ describe("egress custody against the current policy", () => {
     expect(await ids("host=api.github.com", other.apiKey)).toEqual([]);
     expect(await ids("policy_version=nothing-ran-under-this")).toEqual([]);
   });
+
+  it("finds a version by any name the pages show: 1, v1 and policy-v1 alike; malformed is a 400 naming policy_version (issue 24)", async () => {
+    const t = await createTestTenant(handle.db);
+    const one = newTaskId("pv-one");
+    const two = newTaskId("pv-two");
+    const odd = newTaskId("pv-odd");
+    await checkpoint(t, one, { policy_version: "policy-v1" });
+    await checkpoint(t, two, { policy_version: "v2" });
+    await checkpoint(t, odd, { policy_version: "canary-build" });
+    const list = (query: string) => api(t.apiKey).get<{ tasks: Array<{ task_id: string }> }>(`/api/v1/tasks?${query}`);
+    const ids = async (query: string) => {
+      const res = await list(query);
+      expect(res.status, res.text).toBe(200);
+      return res.body.tasks.map((x) => x.task_id).sort();
+    };
+    for (const name of ["1", "v1", "V1", "policy-v1", "Policy-V1", "%201%20"])
+      expect(await ids(`policy_version=${name}`), name).toEqual([one]);
+    expect(await ids("policy_version=2")).toEqual([two]);
+    expect(await ids("policy_version=policy-v2")).toEqual([two]);
+    expect(await ids("policy_version=3")).toEqual([]);
+    expect(await ids("policy_version=canary-build")).toEqual([odd]);
+    expect(await ids("policy_version=no-such-version")).toEqual([]);
+    for (const bad of ["v", "v0", "0", "1.5", "-1", "policy-v", "a%20b", "x".repeat(101)]) {
+      const res = await list(`policy_version=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(JSON.stringify(res.body), bad).toContain("policy_version");
+    }
+  });
 });
 
 describe("revocation, proven", () => {

@@ -7,6 +7,7 @@ import { ApprovalStatusBadge } from "@/components/approvals/ApprovalStatusBadge"
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 import { LiveRefresh } from "@/components/LiveRefresh";
+import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 export const metadata: Metadata = { title: "Approvals" };
 
@@ -184,7 +185,7 @@ function ApprovalTable({ rows, testId }: { rows: ApprovalView[]; testId: string 
                 </Link>
               </td>
               <td className="px-3 py-2 font-mono text-xs">{a.side_effect}</td>
-              <td className="px-3 py-2 text-xs">v{a.policy_version}</td>
+              <td className="px-3 py-2 text-xs">{policyVersionName(a.policy_version)}</td>
               <td className="whitespace-nowrap px-3 py-2 text-xs">
                 <Time iso={a.requested_at} /> <span className="text-neutral-500">by {a.requested_by}</span>
               </td>

@@ -9,6 +9,7 @@ import { requirePageContext } from "@/lib/server/page-actor";
 import { ActivateButton, PolicyEditor } from "@/components/policies/PolicyEditor";
 import { FindingList, SeverityBadge, type FindingView } from "@/components/policies/FindingList";
 import { Time } from "@/components/ui/time";
+import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 export const metadata: Metadata = { title: "Policies" };
 
@@ -66,7 +67,8 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
         <p className="mt-1 text-sm" data-testid="current-policy">
           {current ? (
             <>
-              Current policy: <strong>v{current.version}</strong>, activated <Time iso={current.activated_at} />.
+              Current policy: <strong>{policyVersionName(current.version)}</strong>, activated{" "}
+              <Time iso={current.activated_at} />.
             </>
           ) : (
             <>
@@ -113,7 +115,7 @@ export default async function PoliciesPage({ searchParams }: { searchParams: Pro
                       .filter((v) => v.version !== selected!.version)
                       .map((v) => (
                         <option key={v.version} value={v.version}>
-                          v{v.version}
+                          {policyVersionName(v.version)}
                           {v.active ? " (current)" : ""}
                         </option>
                       ))}
@@ -194,7 +196,7 @@ function VersionList({
                       className="font-medium text-sky-800 underline"
                       aria-current={v.version === selected ? "true" : undefined}
                     >
-                      v{v.version}
+                      {policyVersionName(v.version)}
                     </Link>
                     {v.active ? (
                       <span className="ml-2 rounded-full bg-green-100 px-2 py-0.5 text-xs font-medium text-green-900">

@@ -10,6 +10,7 @@ import { LiveRefresh } from "@/components/LiveRefresh";
 import { DomainError } from "@/lib/domain/errors";
 import type { TaskListItem } from "@/lib/contract/api";
 import { isTerminalPhase, phaseLabel } from "@/lib/domain/tasks/phases";
+import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 export const metadata: Metadata = { title: "Tasks" };
 
@@ -283,7 +284,9 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                   >
                     {t.principal ?? "—"}
                   </td>
-                  <td className="hidden px-3 py-2 font-mono text-xs lg:table-cell">{t.policy_version ?? "—"}</td>
+                  <td className="hidden px-3 py-2 font-mono text-xs lg:table-cell">
+                    {policyVersionName(t.policy_version)}
+                  </td>
                   <td className="hidden px-3 py-2 text-right tabular-nums md:table-cell">{t.event_count}</td>
                 </tr>
               ))}

@@ -11,6 +11,7 @@ import type { SigningKey } from "../crypto/signing";
 import { approvalStatus, STALE_REASON_TEXT, type CurrentApprovalFacts, type StaleReason } from "./freshness";
 import { APPROVAL_COLUMNS, boundOf, loadCurrentFacts, type ApprovalRow } from "./read";
 import { decisionSealHolds, type DecisionSealCheck } from "./seal";
+import { policyVersionName } from "../policies/version-name";
 
 /** Where one request stands for a write under it. */
 export type ApprovalStanding =
@@ -113,11 +114,11 @@ export function approvalGateReasons(
     ? [
         {
           code: "policy_changed",
-          message: `The policy version is now ${currentPolicy}; ${policyStale.length === 1 ? "the approval" : `${policyStale.length} approvals`} of ${policyStale
+          message: `The policy version is now ${policyVersionName(currentPolicy)}; ${policyStale.length === 1 ? "the approval" : `${policyStale.length} approvals`} of ${policyStale
             .map((r) => r.side_effect)
             .join(
               ", ",
-            )} ${policyStale.length === 1 ? "was" : "were"} given under version ${[...new Set(policyStale.map((r) => r.policy_version))].join(", ")}. Re-approve under the current policy.`,
+            )} ${policyStale.length === 1 ? "was" : "were"} given under ${[...new Set(policyStale.map((r) => policyVersionName(r.policy_version)))].join(", ")}. Re-approve under the current policy.`,
           target:
             policyStale.length === 1 ? `/approvals/${enc(policyStale[0]!.id)}` : `/tasks/${enc(taskId)}?tab=approvals`,
         },

@@ -21,6 +21,7 @@ import type { GateReason, GateVerdict } from "@/lib/contract/api";
 import { assertNever } from "../assert-never";
 import { GATE_REASONS, reportingRank } from "./reasons";
 import { toolDefinitionChanges, type AcceptedToolDefinition, type ToolDefinitionReport } from "./tools";
+import { policyVersionName } from "../policies/version-name";
 
 /** Who reported a changed tool definition, in a reason's words. */
 const TOOL_SOURCE: Record<ToolDefinitionReport["source"], string> = {
@@ -308,7 +309,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
       if (!declared) {
         found.push({
           code: "credential_revoked",
-          message: `Credential ${label} was removed from policy version ${policy.version}: the current policy no longer declares it, so the run holds authority nobody grants any more. Revoke it in the vault and issue a credential the current policy declares (or declare it again in a new version) before resuming.`,
+          message: `Credential ${label} was removed from policy ${policyVersionName(policy.version)}: the current policy no longer declares it, so the run holds authority nobody grants any more. Revoke it in the vault and issue a credential the current policy declares (or declare it again in a new version) before resuming.`,
           target: `/policies?v=${policy.version}`,
         });
       } else if (declared.ttl_seconds !== null && c.held_since) {
@@ -316,7 +317,7 @@ export function evaluateGate(f: GateFacts): GateVerdict {
         if (Number.isFinite(until) && until <= nowMs) {
           found.push({
             code: "credential_expired",
-            message: `Credential ${label} outlived its ttl of ${declared.ttl} in policy version ${policy.version}: the server received its issue at ${c.held_since}, so it expired at ${new Date(until).toISOString()}. Issue a fresh credential before resuming.`,
+            message: `Credential ${label} outlived its ttl of ${declared.ttl} in policy ${policyVersionName(policy.version)}: the server received its issue at ${c.held_since}, so it expired at ${new Date(until).toISOString()}. Issue a fresh credential before resuming.`,
             target: `${taskLink}?plane=vault`,
           });
         }

@@ -16,6 +16,7 @@ import { lintPolicy } from "./lint";
 import { currentPolicyRow } from "./current";
 import { policyAllowsHost } from "./hosts";
 import type { VerbContext } from "../context";
+import { policyVersionName } from "./version-name";
 
 /** One host a task's runs asked to reach. `in_current_policy` is null when no policy is active. */
 export type EgressHost = {
@@ -184,7 +185,7 @@ export function policyGateFactsFor(
   if (!doc || errors.length) {
     reasons.push({
       code: "egress_policy_inconsistent",
-      message: `The current policy v${current.version} fails lint (${errors[0] ? `${errors[0].path}: ${errors[0].message}` : "its document cannot be read"}); no run may act under it until a corrected version is activated.`,
+      message: `The current policy ${policyVersionName(current.version)} fails lint (${errors[0] ? `${errors[0].path}: ${errors[0].message}` : "its document cannot be read"}); no run may act under it until a corrected version is activated.`,
       target: `/policies?v=${current.version}`,
     });
   }
@@ -193,7 +194,7 @@ export function policyGateFactsFor(
     const names = drifted.slice(0, 5).join(", ");
     reasons.push({
       code: "egress_policy_inconsistent",
-      message: `This run reached ${drifted.length === 1 ? "a host" : `${drifted.length} hosts`} the current policy v${current.version} does not admit (${names}${drifted.length > 5 ? ", …" : ""}); resuming would act on authority the policy has withdrawn. Review the egress evidence, then allow the host in a new policy version or stop the run.`,
+      message: `This run reached ${drifted.length === 1 ? "a host" : `${drifted.length} hosts`} the current policy ${policyVersionName(current.version)} does not admit (${names}${drifted.length > 5 ? ", …" : ""}); resuming would act on authority the policy has withdrawn. Review the egress evidence, then allow the host in a new policy version or stop the run.`,
       target: `/tasks/${encodeURIComponent(taskId)}?tab=egress`,
     });
   }

@@ -12,6 +12,7 @@ import { authorize } from "../authz";
 import type { SigningContext } from "../context";
 import { DomainError } from "../errors";
 import { gatherGateFacts } from "../gate/ask";
+import { policyVersionFilter } from "../policies/version-name";
 import { evaluateGate } from "../gate/evaluate";
 import { TERMINAL_PHASES, TERMINATED_PHASE } from "./phases";
 import { DEFAULT_PAGE, filterText, timeCursor } from "./read";
@@ -67,11 +68,12 @@ async function verdictsOf(
  *   idempotency key, a sandbox id (`environment_id` of an event) or a host (`attrs.host` of an event, any case);
  *   `phase`; `status` = the task's status (lib/domain/tasks/status.ts TASK_STATUSES); `effectStatus` = a side
  *   effect's status; `host`, `credentialRef`, `policyVersion`: tasks that reached a host, used a credential reference,
- *   or checkpointed under a policy version (exact; host in any case); `sort`: `activity` (default) or `created`.
+ *   or checkpointed under a policy version (`1`, `v1` and `policy-v1` alike, lib/domain/policies/version-name.ts;
+ *   another runtime string exactly; host in any case); `sort`: `activity` (default) or `created`.
  *   A status the gate decides (running, stopped, waiting_for_approval, replay, stale) is found by asking the gate of
  *   runs that have not ended, reading at most {@link STATUS_SCAN_MAX} of them per request: a page may then be short
  *   with a `next_cursor` to go on.
- * @throws DomainError bad_request on a malformed cursor, status, effect status or sort.
+ * @throws DomainError bad_request on a malformed cursor, status, effect status, sort or policy_version.
  */
 export async function listTasksForActor(
   ctx: SigningContext,
@@ -110,7 +112,7 @@ export async function listTasksForActor(
     status: opts.effectStatus || undefined,
     host: filterText("host", opts.host),
     credentialRef: filterText("credential_ref", opts.credentialRef),
-    policyVersion: filterText("policy_version", opts.policyVersion),
+    policyVersion: policyVersionFilter(opts.policyVersion),
     phaseFilter: status ? phaseFilterFor(status) : undefined,
   };
   const byGate = status !== null && !ENDED_STATUSES.includes(status);

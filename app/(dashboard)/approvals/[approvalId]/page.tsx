@@ -15,6 +15,7 @@ import { ArtifactViewer } from "@/components/artifacts/ArtifactViewer";
 import { Id } from "@/components/ui/Id";
 import { Time } from "@/components/ui/time";
 import { DecisionPanel } from "./DecisionPanel";
+import { policyVersionName, policyVersionNumber } from "@/lib/domain/policies/version-name";
 
 export const metadata: Metadata = { title: "Approval" };
 
@@ -27,12 +28,6 @@ const FIELD_LABEL: Record<string, string> = {
   principal: "Principal",
   expires_at: "Expires",
 };
-
-/** A policy version as a number, from any of the ways it is written (`3`, `v3`, `policy-v3`); null otherwise. */
-function policyNumber(v: string | null): number | null {
-  const m = v ? /^(?:policy-)?v?(\d{1,9})$/i.exec(v.trim()) : null;
-  return m ? Number(m[1]) : null;
-}
 
 /**
  * One approval (docs/concepts.md#approvals, #freshness): the payload, the bound fields, the artifact the write
@@ -61,8 +56,8 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
     await getArtifacts(ctx, { taskId: a.task_id }).catch(() => []),
   );
   const policyChange = a.changes.find((c) => c.field === "policy_version");
-  const policyFrom = policyNumber(policyChange?.approved ?? null);
-  const policyTo = policyNumber(policyChange?.current ?? null);
+  const policyFrom = policyVersionNumber(policyChange?.approved ?? null);
+  const policyTo = policyVersionNumber(policyChange?.current ?? null);
   const bound: Array<[string, React.ReactNode]> = [
     [
       "Task",
@@ -102,7 +97,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
     [
       "Policy version",
       <span key="pv" data-testid="bound-policy-version">
-        v{a.policy_version}
+        {policyVersionName(a.policy_version)}
       </span>,
     ],
     ["Agent", `${a.agent ?? "—"}${a.agent_version ? ` @ ${a.agent_version}` : ""}`],
@@ -207,11 +202,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
                       </th>
                       <td className="px-3 py-1.5 font-mono text-xs break-all text-red-800">
                         <span className="sr-only">approved: </span>
-                        <Id value={c.approved ?? "—"} />
+                        <Id
+                          value={c.field === "policy_version" ? policyVersionName(c.approved) : (c.approved ?? "—")}
+                        />
                       </td>
                       <td className="px-3 py-1.5 font-mono text-xs break-all text-emerald-800">
                         <span className="sr-only">now: </span>
-                        <Id value={c.current ?? "—"} />
+                        <Id value={c.field === "policy_version" ? policyVersionName(c.current) : (c.current ?? "—")} />
                       </td>
                     </tr>
                   ))}
@@ -226,7 +223,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ appro
                 className="font-medium text-blue-800 underline"
                 data-testid="policy-diff-link"
               >
-                See what changed in the policy from v{policyFrom} to v{policyTo}
+                See what changed in the policy from {policyVersionName(policyFrom)} to {policyVersionName(policyTo)}
               </Link>{" "}
               (field by field).
             </p>

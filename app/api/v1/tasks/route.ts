@@ -13,7 +13,8 @@ import { withSigningKey } from "@/lib/server/verb-context";
  * side effect in that status. `q` matches part of a task id, or exactly an idempotency key, a sandbox id (an event's
  * environment_id) or a host (an event's attrs.host, any case). The incident responder's filters
  * (docs/concepts.md#egress-and-vault-custody): `host` — an egress or credential event named the host (any case);
- * `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran under it.
+ * `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran under it
+ * (`1`, `v1`, `policy-v1` alike; lib/domain/policies/version-name.ts).
  * Errors: 400 (limit, cursor, sort, status, effect_status, filter text), 401.
  */
 export const GET = apiRoute(async ({ req, ctx }) => {

@@ -11,6 +11,7 @@ import { apiFetch } from "@/lib/client/api";
 import type { ApprovalView } from "@/lib/domain/approvals/read";
 import { ApprovalStatusBadge } from "@/components/approvals/ApprovalStatusBadge";
 import { Time } from "@/components/ui/time";
+import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 export function ApprovalsTab({ taskId, eventCount }: { taskId: string; eventCount: number }) {
   const q = useQuery({
@@ -76,7 +77,7 @@ export function ApprovalsTab({ taskId, eventCount }: { taskId: string; eventCoun
               <td className="px-2 py-2">
                 <ApprovalStatusBadge status={a.status} reasons={a.stale_reasons} />
               </td>
-              <td className="px-2 py-2 text-xs">v{a.policy_version}</td>
+              <td className="px-2 py-2 text-xs">{policyVersionName(a.policy_version)}</td>
               <td className="px-2 py-2 text-xs">
                 {a.decision ? (
                   <>

@@ -12,6 +12,7 @@ import type { Role } from "@/db/schema/enums";
 import { apiFetch } from "@/lib/client/api";
 import { PERMISSIONS } from "@/lib/domain/authz";
 import { Time } from "@/components/ui/time";
+import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 type EgressHost = {
   host: string;
@@ -263,7 +264,7 @@ function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: numbe
           <>
             Judged against the current policy{" "}
             <Link className="underline" href={`/policies?v=${current}`}>
-              v{current}
+              {policyVersionName(current)}
             </Link>
             {drifted ? (
               <strong className="text-red-800">
@@ -343,7 +344,7 @@ function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: numbe
                       "not admitted"
                     )}
                   </td>
-                  <td className="px-2 py-2 text-xs">{list(h.policy_versions)}</td>
+                  <td className="px-2 py-2 text-xs">{list(h.policy_versions.map(policyVersionName))}</td>
                   <td className="px-2 py-2 text-xs">{list(h.tools)}</td>
                   <td className="px-2 py-2 font-mono text-xs">{list(h.credential_refs)}</td>
                   <td className="px-2 py-2 text-xs">

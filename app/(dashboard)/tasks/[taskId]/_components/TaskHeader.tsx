@@ -9,6 +9,7 @@ import { Time } from "@/components/ui/time";
 import { phaseLabel } from "@/lib/domain/tasks/phases";
 import { FenceButton } from "./FenceButton";
 import { TerminateButton } from "./TerminateButton";
+import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 /** A button in the header for the one next action. */
 export type PrimaryAction = { label: string; onClick: () => void };
@@ -108,7 +109,9 @@ export function TaskHeader({
       <dl className="mt-3 grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 lg:grid-cols-5">
         <Field label="Principal">{task.principal ? <Id value={task.principal} className="text-xs" /> : "—"}</Field>
         <Field label="Policy version">
-          <span className="font-mono text-xs">{task.policy_version ?? "—"}</span>
+          <span className="font-mono text-xs" data-testid="task-policy-version">
+            {policyVersionName(task.policy_version)}
+          </span>
         </Field>
         <Field label="Phase">
           <span data-testid="task-phase">{phaseLabel(task.phase, task.version)}</span>

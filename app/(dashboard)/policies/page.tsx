@@ -265,7 +265,7 @@ function SourceWithFindings({
     >
       <div className="flex flex-wrap items-center justify-between gap-2">
         <h2 id="policy-source-h" className="text-sm font-semibold">
-          Version {policy.version} {policy.active ? "(current)" : ""}
+          Policy {policyVersionName(policy.version)} {policy.active ? "(current)" : ""}
         </h2>
         {canManage && policy.valid && !policy.active ? (
           <ActivateButton version={policy.version} current={current} />

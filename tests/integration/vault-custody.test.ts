@@ -2,7 +2,7 @@
  * Vault custody over the real HTTP API on PostgreSQL (decision 0019):
  * - the resume gate and the intent route judge the credentials a run holds against the current policy: held longer
  *   than the policy's ttl (counted from the server's receive time, never the runtime's clock) is `credential_expired`,
- *   no longer declared by the current version is `credential_revoked` ("removed from policy version N");
+ *   no longer declared by the current version is `credential_revoked` ("removed from policy vN");
  * - vault-lane events that carry a credential value or a placeholder are stored redacted and flagged (timeline,
  *   credentials view), on the events batch;
  * - the timeline overview names the compaction whose constraints were not re-checked, for short and long runs.
@@ -111,7 +111,7 @@ describe("the gate and the intent route judge held credentials against the curre
     expect(expired.reasons).toEqual([
       expect.objectContaining({
         code: "credential_expired",
-        message: expect.stringContaining(`ttl of 15m in policy version ${v1}`),
+        message: expect.stringContaining(`ttl of 15m in policy v${v1}`),
       }),
     ]);
     const refused = await intent();
@@ -137,12 +137,12 @@ describe("the gate and the intent route judge held credentials against the curre
       expect.objectContaining({
         code: "credential_revoked",
         target: `/policies?v=${v2}`,
-        message: expect.stringContaining(`removed from policy version ${v2}`),
+        message: expect.stringContaining(`removed from policy v${v2}`),
       }),
     ]);
     const refusedAgain = await intent();
     expectError(refusedAgain, 409, "gate_stop");
-    expect(JSON.stringify(refusedAgain.body)).toContain(`removed from policy version ${v2}`);
+    expect(JSON.stringify(refusedAgain.body)).toContain(`removed from policy v${v2}`);
 
     // Rolling back to the version that declares it clears it, on both routes.
     expect((await api(owner).request("POST", `/api/v1/policies/${v1}/activate`)).status).toBe(200);

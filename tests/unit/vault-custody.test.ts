@@ -65,7 +65,7 @@ describe("the gate judges credentials against the current policy", () => {
     expect(v.verdict).toBe("stop");
     expect(v.reasons).toHaveLength(1);
     expect(v.reasons[0]).toMatchObject({ code: "credential_expired", target: "/tasks/case-918?plane=vault" });
-    expect(v.reasons[0]!.message).toContain("ttl of 5m in policy version 4");
+    expect(v.reasons[0]!.message).toContain("ttl of 5m in policy v4");
     expect(v.reasons[0]!.message).toContain("expired at 2026-11-29T11:55:00.000Z");
     // Exactly at the end of the ttl it has expired; a second before, it has not.
     expect(evaluateGate(facts({ held_since: "2026-11-29T11:55:00.000Z" }, policy(300))).verdict).toBe("stop");
@@ -81,7 +81,7 @@ describe("the gate judges credentials against the current policy", () => {
       expect.objectContaining({
         code: "credential_revoked",
         target: "/policies?v=7",
-        message: expect.stringContaining("removed from policy version 7"),
+        message: expect.stringContaining("removed from policy v7"),
       }),
     ]);
     // A policy without credentials withdraws every credential the run holds.

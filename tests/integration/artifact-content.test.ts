@@ -114,6 +114,37 @@ describe("uploading an artifact's bytes", () => {
     expect(ok.status, ok.text).toBe(201);
   }, 120_000);
 
+  it("the same bytes raced by four senders at the limit: one row, every answer 201 or 200, the gate answers meanwhile", async () => {
+    const t = await createTestTenant(handle.db);
+    const bytes = Buffer.alloc(DEFAULT_ARTIFACT_MAX_BYTES, 0x63);
+    const taskId = await taskWith(t, [{ ref: "out/raced.txt", bytes }]);
+    const uploads = Array.from({ length: 4 }, () => upload(t.apiKey, taskId, sha(bytes), bytes));
+    const t0 = Date.now();
+    const gate = await api(t.apiKey).post(`/api/v1/tasks/${encodeURIComponent(taskId)}/resume`, {});
+    const gateMs = Date.now() - t0;
+    const answers = await Promise.all(uploads);
+    expect(gate.status, gate.text).toBe(200);
+    expect(gateMs).toBeLessThan(15_000);
+    expect(answers.map((a) => a.status).sort()).toEqual(expect.arrayContaining([201]));
+    expect(
+      answers.every((a) => a.status === 201 || a.status === 200),
+      answers.map((a) => a.text).join("\n"),
+    ).toBe(true);
+    expect(await storedRows(t.tenantId, sha(bytes))).toBe(1);
+  }, 120_000);
+
+  it("a digest in another shape (upper case, short, not hex) is a 4xx and stores nothing", async () => {
+    const t = await createTestTenant(handle.db);
+    const bytes = Buffer.from("hello");
+    const taskId = await taskWith(t, [{ ref: "out/hello.txt", bytes }]);
+    for (const digest of [sha(bytes).toUpperCase(), sha(bytes).slice(0, 63), `${"z".repeat(64)}`]) {
+      const res = await upload(t.apiKey, taskId, digest, bytes);
+      expect(res.status, `${digest}: ${res.text}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `${digest}: ${res.text}`).toBeLessThan(500);
+    }
+    expect(await storedRows(t.tenantId, sha(bytes))).toBe(0);
+  });
+
   it("is for the runtime key of the task's tenant: people get 403, another tenant's key 404, no key 401", async () => {
     const t = await createTestTenant(handle.db);
     const other = await createTestTenant(handle.db, { roles: ["owner"] });

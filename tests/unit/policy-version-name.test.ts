@@ -1,3 +1,4 @@
+import { policyVersionParam } from "@/lib/domain/policies/version-param";
 import { describe, expect, it } from "vitest";
 import { policyVersionFilter, policyVersionName, policyVersionNumber } from "@/lib/domain/policies/version-name";
 
@@ -29,6 +30,18 @@ describe("one name for a policy version (issue 24)", () => {
         expect((e as Error).message).toContain("policy_version");
       }
       expect(code, bad).toBe("bad_request");
+    }
+  });
+});
+
+describe("a policy version in a URL takes the names the pages show (policyVersionParam)", () => {
+  it("reads 3, v3 and policy-v3 alike", () => {
+    for (const raw of ["3", "v3", "V3", "policy-v3"]) expect(policyVersionParam(raw), raw).toBe(3);
+  });
+
+  it("refuses anything that names no positive version with bad_request", () => {
+    for (const raw of ["0", "v0", "-1", "1.5", "abc", "v", "", "3 4", "policy-3x"]) {
+      expect(() => policyVersionParam(raw), raw).toThrow(expect.objectContaining({ code: "bad_request" }));
     }
   });
 });

@@ -90,8 +90,8 @@ const policyVersion = {
   name: "version",
   in: "path",
   required: true,
-  schema: { type: "integer", minimum: 1 },
-  description: "A policy version number (1, 2, 3 … per tenant)",
+  schema: { type: "string", pattern: "^(?:[Pp][Oo][Ll][Ii][Cc][Yy]-)?[Vv]?[0-9]{1,9}$" },
+  description: "A policy version (1, 2, 3 … per tenant), written 3, v3 or policy-v3 (decision 0047)",
 };
 /** A policy document, as JSON or as YAML text. */
 const policyBody = {

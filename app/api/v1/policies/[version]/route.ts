@@ -5,7 +5,7 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
 /**
  * GET /api/v1/policies/{version} → `{"version", "digest", "valid", "active", "created_by", "created_at",
  * "activated_at", "document", "source_text", "source_format", "findings"}`. Every role and runtime keys.
- * Errors: 400 (not a version number), 401, 404.
+ * Errors: 400 (names no version: 3, v3 and policy-v3 are read alike), 401, 404.
  */
 export const GET = apiRoute<{ version: string }>(async ({ ctx, params }) =>
   getPolicyVersion(ctx, { version: policyVersionParam(params.version) }),

@@ -89,7 +89,7 @@ export default defineConfig({
   webServer: {
     // Idle connections stay open for ten minutes: with Node's default of 5 s, a test busy in the browser for about
     // that long could reuse its API request context's kept-alive socket just as the server closed it (ECONNRESET).
-    command: `node_modules/.bin/next start -p ${port} --keepAliveTimeout 600000`,
+    command: `node --import tsx scripts/serve.ts -p ${port} --keepAliveTimeout 600000`,
     // Ready when the port accepts connections; global-setup then creates and migrates the database and waits
     // for /api/health (Playwright starts the web server before the global setup runs).
     port,

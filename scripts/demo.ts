@@ -273,8 +273,8 @@ async function main() {
   records.on("exit", (code) => code && log(`records service exited with ${code}`));
   const server = start(
     "dashboard",
-    path.join(root, "node_modules", ".bin", "next"),
-    ["start", "-p", String(port)],
+    process.execPath,
+    ["--import", "tsx", path.join(root, "scripts", "serve.ts"), "-p", String(port)],
     serverEnv,
   );
   server.on("exit", (code) => {

@@ -158,7 +158,7 @@ export type BenchServer = {
 };
 
 /**
- * Starts `next start` from `distDir` on a free port of `ports` with the env the server needs on PostgreSQL
+ * Starts the production server (scripts/serve.ts) from `distDir` on a free port of `ports` with the env the server needs on PostgreSQL
  * (DATABASE_URL, CUSTODY_SIGNING_KEY, NEXTAUTH_SECRET, NEXTAUTH_URL) and waits for `GET /api/health` = 200.
  * The server runs in its own process group so `stop()` leaves nothing behind.
  * @throws Error when it exits early or is not healthy within `timeoutMs`.
@@ -181,8 +181,9 @@ export async function startServer(opts: {
     process.execPath,
     [
       ...nodeArgs,
-      path.join(opts.root, "node_modules", "next", "dist", "bin", "next"),
-      "start",
+      "--import",
+      "tsx",
+      path.join(opts.root, "scripts", "serve.ts"),
       "-p",
       String(port),
       "-H",

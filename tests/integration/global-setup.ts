@@ -17,6 +17,7 @@ import {
   assertBuilt,
   ensureDatabase,
   freePort,
+  serverCommand,
   redactUrl,
   serverEnv,
   testDatabaseUrl,
@@ -54,18 +55,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const log = fs.openSync(logFile, "w");
 
   const { signingKeyPem, nextauthSecret } = testServerSecrets();
-  const child = spawn(
-    path.join(root, "node_modules", ".bin", "next"),
-    ["start", "-p", String(port), "--keepAliveTimeout", "600000"],
-    {
-      cwd: root,
-      // The tests stand in for one reverse proxy that names each client in X-Forwarded-For (sign-in from several
-      // addresses); a server without the setting ignores the header (tests/integration/sessions.test.ts).
-      env: { ...serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }), CUSTODY_TRUSTED_PROXY_HOPS: "1" },
-      stdio: ["ignore", log, log],
-      detached: true,
-    },
-  );
+  const start = serverCommand(root, port);
+  const child = spawn(start.command, start.args, {
+    cwd: root,
+    // The tests stand in for one reverse proxy that names each client in X-Forwarded-For (sign-in from several
+    // addresses); a server without the setting ignores the header (tests/integration/sessions.test.ts).
+    env: { ...serverEnv({ port, databaseUrl, signingKeyPem, nextauthSecret }), CUSTODY_TRUSTED_PROXY_HOPS: "1" },
+    stdio: ["ignore", log, log],
+    detached: true,
+  });
   fs.closeSync(log);
 
   try {
@@ -73,7 +71,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (err) {
     await stop(child);
     const output = fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8") : "(no log)";
-    console.error(`\n--- next start output (${logFile}) ---\n${output}\n--- end of server output ---`);
+    console.error(`\n--- server output (${logFile}) ---\n${output}\n--- end of server output ---`);
     throw err;
   }
 

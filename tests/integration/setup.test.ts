@@ -16,7 +16,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openDatabase, queryRows } from "@/db";
 import { verifyPassword } from "@/lib/domain/tenancy/passwords";
 import { setupWorkspace } from "@/lib/domain/tenancy/setup";
-import { dropDatabase, ensureDatabase, freePort, serverEnv, testServerSecrets, withDatabase } from "../support/env";
+import {
+  dropDatabase,
+  ensureDatabase,
+  freePort,
+  serverCommand,
+  serverEnv,
+  testServerSecrets,
+  withDatabase,
+} from "../support/env";
 import { rid } from "./helpers";
 
 const run = promisify(execFile);
@@ -24,14 +32,15 @@ const ROOT = process.cwd();
 
 type Server = { url: string; child: ChildProcess; log: string };
 
-/** Starts `next start` of the build on `databaseUrl` and waits for /api/health. */
+/** Starts the production server of the build on `databaseUrl` and waits for /api/health. */
 async function startServer(databaseUrl: string): Promise<Server> {
   const port = await freePort();
   const secrets = testServerSecrets();
   const log = path.join(ROOT, "test-results", `setup-server-${port}.log`);
   fs.mkdirSync(path.dirname(log), { recursive: true });
   const fd = fs.openSync(log, "w");
-  const child = spawn(path.join(ROOT, "node_modules", ".bin", "next"), ["start", "-p", String(port)], {
+  const start = serverCommand(ROOT, port);
+  const child = spawn(start.command, start.args, {
     cwd: ROOT,
     env: serverEnv({ port, databaseUrl, ...secrets }),
     stdio: ["ignore", fd, fd],
@@ -41,7 +50,7 @@ async function startServer(databaseUrl: string): Promise<Server> {
   const url = `http://localhost:${port}`;
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`next start exited: ${fs.readFileSync(log, "utf8")}`);
+    if (child.exitCode !== null) throw new Error(`the server exited: ${fs.readFileSync(log, "utf8")}`);
     try {
       if ((await fetch(`${url}/api/health`)).status === 200) return { url, child, log };
     } catch {

@@ -21,7 +21,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { queryRows } from "@/db";
 import type { GateVerdict } from "@/lib/contract/api";
-import { freePort, serverEnv, testServerSecrets } from "../support/env";
+import { freePort, serverCommand, serverEnv, testServerSecrets } from "../support/env";
 import { seedApproval } from "../support/approvals";
 import { hex, intentBody, newKey, receiptBody } from "./support/custody-calls";
 import { unknownEffect } from "./support/seeding";
@@ -109,7 +109,8 @@ beforeAll(async () => {
   for (const [i, port] of [...ports].slice(1).entries()) {
     const log = path.join(root, "test-results", `several-servers-${i + 1}.log`);
     const out = fs.openSync(log, "w");
-    const child = spawn(path.join(root, "node_modules", ".bin", "next"), ["start", "-p", String(port)], {
+    const start = serverCommand(root, port);
+    const child = spawn(start.command, start.args, {
       cwd: root,
       // Every server is reached under the balancer's address (next-auth's NEXTAUTH_URL).
       env: {

@@ -84,7 +84,28 @@ export function testServerSecrets(): { signingKeyPem: string; nextauthSecret: st
   return { signingKeyPem: generateSigningKey().pem, nextauthSecret: randomBytes(32).toString("base64url") };
 }
 
-/** The build directory `next start` serves: `NEXT_DIST_DIR` (see next.config.ts) or `.next`. */
+/**
+ * How to start the production server (`npm start`, scripts/serve.ts: the lean layer for the runtime's hot routes in
+ * front of Next) on `port` from the build in `root`: the program and its arguments for `spawn`, in one process.
+ * Idle connections stay open for `keepAliveMs` (default ten minutes: a test busy elsewhere for a while must not meet a
+ * socket the server just closed).
+ */
+export function serverCommand(root: string, port: number, keepAliveMs = 600_000): { command: string; args: string[] } {
+  return {
+    command: process.execPath,
+    args: [
+      "--import",
+      "tsx",
+      path.join(root, "scripts", "serve.ts"),
+      "-p",
+      String(port),
+      "--keepAliveTimeout",
+      String(keepAliveMs),
+    ],
+  };
+}
+
+/** The build directory the server serves: `NEXT_DIST_DIR` (see next.config.ts) or `.next`. */
 export function distDir(root = process.cwd()): string {
   return path.resolve(root, process.env.NEXT_DIST_DIR || ".next");
 }

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { serverCommand } from "./env";
 
 export type NextServerOptions = {
   /** Project root (where node_modules/.bin/next and the build live). */
@@ -51,11 +52,13 @@ export class NextServer {
     fs.mkdirSync(path.dirname(this.opts.logFile), { recursive: true });
     const log = fs.openSync(this.opts.logFile, "a");
     fs.writeSync(log, `\n--- start #${this.starts + 1} at ${new Date().toISOString()} ---\n`);
-    const child = spawn(
-      path.join(this.opts.root, "node_modules", ".bin", "next"),
-      ["start", "-p", String(this.opts.port), "--keepAliveTimeout", "600000"],
-      { cwd: this.opts.root, env: this.opts.env, stdio: ["ignore", log, log], detached: true },
-    );
+    const start = serverCommand(this.opts.root, this.opts.port);
+    const child = spawn(start.command, start.args, {
+      cwd: this.opts.root,
+      env: this.opts.env,
+      stdio: ["ignore", log, log],
+      detached: true,
+    });
     fs.closeSync(log);
     this.child = child;
     this.starts++;
@@ -65,7 +68,7 @@ export class NextServer {
     while (Date.now() < deadline) {
       if (!this.running)
         throw new Error(
-          `next start exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy.\n${this.logTail()}`,
+          `the server exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy.\n${this.logTail()}`,
         );
       try {
         const res = await fetch(`${this.baseUrl}/api/health`, { signal: AbortSignal.timeout(5_000) });

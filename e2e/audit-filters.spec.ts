@@ -13,6 +13,7 @@ test("filter the audit log by action and task, export what is filtered, clear an
   runtime,
   request,
 }) => {
+  test.setTimeout(240_000); // axe audits on a shared, loaded machine
   const taskA = newTaskId("audit-e2e-a");
   const taskB = newTaskId("audit-e2e-b");
   await runtime.putRecord(makeRecord(taskA));
@@ -67,6 +68,7 @@ test("at 420 px the filters and the log fit without sideways scrolling; a bad da
   tenant,
   runtime,
 }) => {
+  test.setTimeout(240_000); // axe audits on a shared, loaded machine
   const taskId = newTaskId("audit-e2e-narrow");
   await runtime.putRecord(makeRecord(taskId));
   await page.setViewportSize({ width: 420, height: 900 });

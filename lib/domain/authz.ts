@@ -64,7 +64,9 @@ export const PERMISSIONS = {
   "notifications.manage": { runtime: false, roles: ["owner", "admin"] },
   "principals.manage": { runtime: false, roles: ["owner", "admin"] },
   "members.unlock": { runtime: false, roles: ["owner", "admin"] },
-  "audit.read": { runtime: false, roles: ANY_ROLE },
+  // The audit log (decision 0048): every person reads it on the Audit page; a machine reads and exports it over the API
+  // with a `full` or `read_only` key (a `runtime` or `task_prefix` key is refused by its scope).
+  "audit.read": { runtime: true, roles: ANY_ROLE },
   // Custody maps and interruption exercises (docs/concepts.md#custody-maps): workflow owners and admins fill and test
   // them; everyone reads.
   "maps.read": { runtime: false, roles: ANY_ROLE },

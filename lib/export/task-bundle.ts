@@ -9,6 +9,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { findTask } from "@/db/queries/tasks";
 import { sealAudit } from "../domain/audit/append";
+import { taskAuditCondition } from "../domain/audit/read";
 import { authorize } from "../domain/authz";
 import type { SigningContext } from "../domain/context";
 import { notFound } from "../domain/errors";
@@ -228,10 +229,7 @@ async function writeTaskAudit(
 ): Promise<void> {
   const { tenantId, taskId } = cut;
   // The task's audit entries: its own targets, and its approvals'.
-  const mine = sql`(target = ${`task:${taskId}`}
-      or left(target, ${`side_effect:${taskId}/`.length}) = ${`side_effect:${taskId}/`}
-      or left(target, ${`credential:${taskId}/`.length}) = ${`credential:${taskId}/`}
-      or target in (select 'approval:' || a.id::text from approval_requests a where a.tenant_id = ${tenantId} and a.task_id = ${taskId}))`;
+  const mine = taskAuditCondition(tenantId, taskId);
   let firstSeq: number | null = null;
   counts.audit_entries = await copyPages(
     w.jsonl("audit/entries"),

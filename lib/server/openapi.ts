@@ -2,6 +2,7 @@
  * The OpenAPI 3.1 description of the runtime API v1, with request bodies generated from the same zod schemas
  * the routes validate with (docs/api.md#openapi-document).
  */
+import { AUDIT_ACTIONS } from "@/lib/domain/audit/actions";
 import { z } from "zod";
 import { eventInputSchema } from "@/lib/domain/events/schema";
 import { resumeBodySchema } from "@/lib/domain/gate/ask";
@@ -103,6 +104,48 @@ const policyBody = {
 };
 /** Custody maps are for people: a signed-in session (runtime keys get 403). */
 const session = [{ session: [] }];
+
+/** The audit log (decision 0048): a session of any role, or a full or read-only key. */
+const auditReaders = [{ runtimeKey: [] }, { session: [] }];
+/** The audit log's filters (lib/domain/audit/read.ts `parseAuditQuery`); an unknown or malformed one is a 400. */
+const auditFilters = [
+  {
+    name: "actor",
+    in: "query",
+    description: "A person's user id or email, or a key's id or `key:<name>`, as the entry stored it",
+    schema: { type: "string", maxLength: 320 },
+  },
+  {
+    name: "action",
+    in: "query",
+    description: "One audit action; entries stored under its earlier name (decision 0023) match too",
+    schema: { type: "string", enum: [...AUDIT_ACTIONS] },
+  },
+  {
+    name: "from",
+    in: "query",
+    description: "ISO 8601 date (from 00:00 UTC) or date-time with a zone: entries at or after it",
+    schema: { type: "string" },
+  },
+  {
+    name: "to",
+    in: "query",
+    description: "ISO 8601 date (through the end of that UTC day) or date-time with a zone; not before from",
+    schema: { type: "string" },
+  },
+  {
+    name: "task",
+    in: "query",
+    description: "A task id: the task's entries and its side effects', credentials' and approvals'",
+    schema: { type: "string", maxLength: 512 },
+  },
+  {
+    name: "target",
+    in: "query",
+    description: "One target exactly as stored",
+    schema: { type: "string", maxLength: 1024 },
+  },
+];
 
 /** Builds the document (cheap; called per request). */
 export function openApiDocument(): Record<string, unknown> {
@@ -1119,11 +1162,44 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/audit": {
+        get: {
+          summary:
+            "The audit log, newest first, with the Audit page's filters (decision 0048): `{entries: [{seq, at, actor_kind, actor_id, actor_label, action, target, details, prev_hash, hash}], next_cursor}`; pass next_cursor back as `before` with the same filters. People of any role, and full or read-only keys",
+          security: auditReaders,
+          parameters: [
+            ...auditFilters,
+            {
+              name: "before",
+              in: "query",
+              description: "Entries before this sequence number (the previous page's next_cursor)",
+              schema: { type: "integer", minimum: 1 },
+            },
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+          ],
+          responses: { ...ok("`{entries, next_cursor}`"), ...errors(400, 401, 403) },
+        },
+      },
+      "/api/v1/audit/export": {
+        get: {
+          summary:
+            "Every entry the filters select (as `GET /api/v1/audit`), newest first, streamed as JSON Lines (`application/x-ndjson`, attachment): one entry per line with `tenant_id`, `actor_id`, `prev_hash` and `hash`, all its hash covers, so the chain checks offline (decision 0048)",
+          security: auditReaders,
+          parameters: auditFilters,
+          responses: {
+            200: {
+              description: "JSON Lines, one audit entry per line",
+              content: { "application/x-ndjson": { schema: { type: "string" } } },
+            },
+            ...errors(400, 401, 403),
+          },
+        },
+      },
       "/api/v1/audit/verify": {
         get: {
           summary:
             "Recompute the tenant's audit hash chain and compare its end with the recorded head: `{valid: true}` or `{valid: false, first_bad_entry, truncated?}`",
-          security: session,
+          security: auditReaders,
           responses: { ...ok("`{valid, checked, first_bad_entry?, truncated?}`"), ...errors(401, 403) },
         },
       },

@@ -267,7 +267,10 @@ const MATRIX: Record<string, Cell> = {
     cross: 404,
     crossBody: { decision: "approve", reason: "matrix" },
   },
-  "GET /api/v1/audit/verify": { allowed: PEOPLE, ok: 200, cross: "own" },
+  // The audit log (decision 0048): people of any role and the tenant's key; another tenant's caller reads its own log.
+  "GET /api/v1/audit": { allowed: READERS, ok: 200, cross: "own" },
+  "GET /api/v1/audit/export": { allowed: READERS, ok: 200, cross: "own" },
+  "GET /api/v1/audit/verify": { allowed: READERS, ok: 200, cross: "own" },
   "GET /api/v1/settings/approvals": { allowed: PEOPLE, ok: 200, cross: "own" },
   "PUT /api/v1/settings/approvals": { allowed: MANAGERS, probe: { default_ttl_seconds: 1 }, ok: 422, cross: "own" },
   "PUT /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },

@@ -148,7 +148,10 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/approvals": { auth: "runtime", body: "none" },
   "GET /api/v1/approvals/[approvalId]": { auth: "runtime", body: "none" },
   "POST /api/v1/approvals/[approvalId]/decision": { auth: "approver", body: "json", schema: decisionBodySchema },
-  "GET /api/v1/audit/verify": { auth: "viewer", body: "none" },
+  // The audit log (decision 0048): every role and full or read-only keys read, filter and export it.
+  "GET /api/v1/audit": { auth: "runtime", body: "none" },
+  "GET /api/v1/audit/export": { auth: "runtime", body: "none" },
+  "GET /api/v1/audit/verify": { auth: "runtime", body: "none" },
   "GET /api/v1/settings/approvals": { auth: "viewer", body: "none" },
   "PUT /api/v1/settings/approvals": { auth: "owner", body: "json", schema: approvalSettingsBodySchema },
   "PUT /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "json", schema: actionRuleBodySchema },

@@ -1,6 +1,16 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { listAudit, verifyAuditChain } from "@/lib/domain/audit/read";
+import { AUDIT_ACTIONS } from "@/lib/domain/audit/actions";
+import {
+  auditFilterParams,
+  hasAuditFilters,
+  listAudit,
+  parseAuditQuery,
+  verifyAuditChain,
+  type AuditFilters,
+  type AuditQuery,
+} from "@/lib/domain/audit/read";
+import { isDomainError } from "@/lib/domain/errors";
 import { requirePageContext } from "@/lib/server/page-actor";
 import { Time } from "@/components/ui/time";
 
@@ -8,16 +18,46 @@ export const metadata: Metadata = { title: "Audit log" };
 
 type SP = Record<string, string | string[] | undefined>;
 
-/** The tenant's append-only audit log, newest first, with the hash chain verified on every view. */
+const FIELD =
+  "rounded-md border border-neutral-300 px-2 py-1.5 text-sm focus-visible:outline-2 focus-visible:outline-sky-600";
+
+/**
+ * The tenant's append-only audit log, newest first, with the hash chain verified on every view. Filters (actor,
+ * action, from/to, task, target) live in the URL and are read by `parseAuditQuery`, the same parse as
+ * `GET /api/v1/audit`; the Export link downloads exactly what the filters select (decision 0048).
+ */
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
   const ctx = await requirePageContext();
   const sp = await searchParams;
-  const before = typeof sp.before === "string" && /^\d+$/.test(sp.before) ? Number(sp.before) : undefined;
-  const target = typeof sp.target === "string" && sp.target ? sp.target : undefined;
+  let query: AuditQuery | null = null;
+  let problem: string | null = null;
+  try {
+    query = parseAuditQuery(sp);
+  } catch (err) {
+    if (!isDomainError(err)) throw err;
+    problem = err.message;
+  }
   const [page, chain] = await Promise.all([
-    listAudit(ctx, { beforeSeq: before, limit: 50, target }),
+    query ? listAudit(ctx, query) : Promise.resolve(null),
     verifyAuditChain(ctx),
   ]);
+  const filters = query?.filters ?? {};
+  const filtered = query ? hasAuditFilters(filters) : true;
+  const params = auditFilterParams(filters);
+  const withParams = (base: string, extra?: Record<string, string>) => {
+    const p = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(extra ?? {})) p.set(k, v);
+    const q = p.toString();
+    return q ? `${base}?${q}` : base;
+  };
+  const withoutTarget = auditFilterParams({ ...filters, target: undefined }).toString();
+  const anyTarget = withoutTarget ? `/audit?${withoutTarget}` : "/audit";
+  // What the form shows: the parsed value, or (after a refusal) what was typed, so it can be corrected.
+  const shown = (k: keyof AuditFilters): string => {
+    if (query) return filters[k] ?? "";
+    const v = sp[k];
+    return typeof v === "string" ? v : "";
+  };
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end justify-between gap-3">
@@ -36,18 +76,106 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           Chain {chain.ok ? "verified" : "broken"}: {chain.message}
         </p>
       </div>
-      {target ? (
+      <form
+        method="get"
+        action="/audit"
+        aria-label="Filter the audit log"
+        className="flex flex-wrap items-end gap-2 text-sm"
+        data-testid="audit-filters"
+      >
+        <div className="flex min-w-0 flex-col text-xs font-medium">
+          <label htmlFor="audit-actor">Actor</label>
+          <input
+            id="audit-actor"
+            name="actor"
+            defaultValue={shown("actor")}
+            className={FIELD}
+            placeholder="email or id"
+          />
+        </div>
+        <div className="flex min-w-0 flex-col text-xs font-medium">
+          <label htmlFor="audit-action">Action</label>
+          <select id="audit-action" name="action" defaultValue={shown("action")} className={FIELD}>
+            <option value="">any action</option>
+            {AUDIT_ACTIONS.toSorted().map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="flex min-w-0 flex-col text-xs font-medium">
+          <label htmlFor="audit-from">From (UTC)</label>
+          <input id="audit-from" type="date" name="from" defaultValue={dayOf(shown("from"))} className={FIELD} />
+        </div>
+        <div className="flex min-w-0 flex-col text-xs font-medium">
+          <label htmlFor="audit-to">To (UTC)</label>
+          <input id="audit-to" type="date" name="to" defaultValue={dayOf(shown("to"))} className={FIELD} />
+        </div>
+        <div className="flex min-w-0 flex-col text-xs font-medium">
+          <label htmlFor="audit-task">Task</label>
+          <input id="audit-task" name="task" defaultValue={shown("task")} className={FIELD} placeholder="task id" />
+        </div>
+        {shown("target") ? <input type="hidden" name="target" value={shown("target")} /> : null}
+        <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-600">
+          Filter
+        </button>
+        {filtered ? (
+          <Link href="/audit" className="py-1.5 text-sm underline" data-testid="audit-clear">
+            Clear filters
+          </Link>
+        ) : null}
+        {query ? (
+          <a
+            href={withParams("/api/v1/audit/export")}
+            download
+            className="ml-auto rounded-md border border-neutral-300 px-3 py-1.5 text-sm font-medium hover:bg-neutral-50 focus-visible:outline-2 focus-visible:outline-sky-600"
+            data-testid="audit-export"
+          >
+            Export{filtered ? " filtered" : ""} (JSON Lines)
+          </a>
+        ) : null}
+      </form>
+      {filters.target ? (
         <p className="text-sm">
-          Showing entries for <code className="font-mono">{target}</code>.{" "}
-          <Link href="/audit" className="underline">
-            Show all
+          Showing entries for <code className="font-mono [overflow-wrap:anywhere]">{filters.target}</code>.{" "}
+          <Link href={anyTarget} className="underline">
+            Any target
           </Link>
         </p>
       ) : null}
-      {page.entries.length === 0 ? (
-        <p className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-600">
-          No entries yet.
-        </p>
+      {problem ? (
+        <div
+          role="alert"
+          className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-900"
+          data-testid="audit-filter-error"
+        >
+          <p>These filters cannot be read: {problem}</p>
+          <p className="mt-1">
+            Correct the field above, or{" "}
+            <Link href="/audit" className="underline">
+              clear the filters
+            </Link>
+            .
+          </p>
+        </div>
+      ) : !page ? null : page.entries.length === 0 ? (
+        <div
+          className="rounded-lg border border-dashed border-neutral-300 bg-white p-8 text-center text-sm text-neutral-600"
+          data-testid="audit-empty"
+        >
+          {filtered ? (
+            <p>
+              No entries match these filters.{" "}
+              <Link href="/audit" className="underline">
+                Clear the filters
+              </Link>{" "}
+              to see the whole log.
+            </p>
+          ) : (
+            <p>No entries yet.</p>
+          )}
+        </div>
       ) : (
         // On a narrow screen the table scrolls sideways inside its card (the page itself never does); every cell
         // stays on one line, and the details show as one truncated line that expands to the full JSON.
@@ -95,7 +223,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                   <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">{e.action}</td>
                   <td className="px-3 py-2 font-mono text-xs" data-testid="audit-target">
                     <Link
-                      href={`/audit?target=${encodeURIComponent(e.target)}`}
+                      href={`/audit?${auditFilterParams({ target: e.target }).toString()}`}
                       className="block max-w-[16rem] truncate underline-offset-2 hover:underline"
                       title={e.target}
                     >
@@ -112,16 +240,13 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         </div>
       )}
       <nav aria-label="Pagination" className="flex gap-3 text-sm">
-        {before ? (
-          <Link href={`/audit${target ? `?target=${encodeURIComponent(target)}` : ""}`} className="underline">
+        {query?.before ? (
+          <Link href={withParams("/audit")} className="underline">
             Newest
           </Link>
         ) : null}
-        {page.next_before ? (
-          <Link
-            href={`/audit?before=${page.next_before}${target ? `&target=${encodeURIComponent(target)}` : ""}`}
-            className="underline"
-          >
+        {page?.next_before ? (
+          <Link href={withParams("/audit", { before: String(page.next_before) })} className="underline">
             Older entries
           </Link>
         ) : null}
@@ -153,4 +278,9 @@ function AuditDetails({ details }: { details: Record<string, unknown> }) {
       </pre>
     </details>
   );
+}
+
+/** A `from`/`to` value as a date field holds it (its day); an API-style date-time shows its UTC day. */
+function dayOf(v: string): string {
+  return /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : "";
 }

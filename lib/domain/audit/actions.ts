@@ -73,3 +73,39 @@ export const AUDIT_ACTIONS = [
 
 /** An action an audit entry may be written with. */
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * The names entries were written under before the naming rule (docs/decisions/0023-typed-catalogues.md, its renames
+ * table), by the name that replaced them. A reader that selects by action also takes the earlier name: stored
+ * entries are never rewritten (their hash covers the name).
+ */
+export const EARLIER_ACTION_NAMES: Partial<Record<AuditAction, readonly string[]>> = {
+  "api_key.created": ["api_key.create"],
+  "api_key.revoked": ["api_key.revoke"],
+  "credential.revocation_checked": ["credential.revocation_check"],
+  "exercise.created": ["exercise.create"],
+  "exercise.updated": ["exercise.update"],
+  "exercise.completed": ["exercise.complete"],
+  "invitation.created": ["invitation.create"],
+  "invitation.accepted": ["invitation.accept"],
+  "lookup.saved": ["lookup.set"],
+  "lookup.deleted": ["lookup.delete"],
+  "map.created": ["map.create"],
+  "map.imported": ["map.import"],
+  "map.published": ["map.publish"],
+  "map_layer.updated": ["map.layer.update"],
+  "member.added": ["member.add"],
+  "member.removed": ["member.remove"],
+  "member.role_changed": ["member.role_change"],
+  "member.unlocked": ["member.unlock"],
+  "policy.stored": ["policy.store"],
+  "policy.activated": ["policy.activate"],
+  "principal.revoked": ["principal.revoke"],
+  "principal.restored": ["principal.restore"],
+  "side_effect.intent_recorded": ["side_effect.intent"],
+  "side_effect.receipt_recorded": ["side_effect.receipt"],
+  "side_effect.reconciled": ["side_effect.reconcile"],
+  "task.checkpointed": ["task.checkpoint"],
+  "user.password_changed": ["user.password_change"],
+  "workspace.created": ["workspace.create"],
+};

@@ -14,9 +14,10 @@ import type { MapListItem } from "@/lib/contract/maps";
 const input = "w-full rounded-md border border-neutral-400 px-2 py-1.5 text-sm";
 const primary = "rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-60";
 
-export function NewMapForm() {
+/** Starts a map; `initialWorkflow` fills the workflow in (the maps page filtered to a workflow without a map). */
+export function NewMapForm({ initialWorkflow = "" }: { initialWorkflow?: string } = {}) {
   const router = useRouter();
-  const [workflow, setWorkflow] = useState("");
+  const [workflow, setWorkflow] = useState(initialWorkflow);
   const [title, setTitle] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);

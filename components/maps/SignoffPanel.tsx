@@ -5,6 +5,7 @@
  * who was not its last editor signed it off (who, when, their note). A reviewer (owner, admin, approver) signs off
  * here; the last editor sees why they cannot — the server refuses them too.
  */
+import { HourglassIcon } from "@/components/ui/HourglassIcon";
 import { useState } from "react";
 import { mapApi } from "@/lib/client/maps";
 import type { MapStatus, MapVersionInfo, MapView } from "@/lib/contract/maps";
@@ -83,9 +84,7 @@ export function SignoffPanel({
       ) : (
         <div className="mt-1 space-y-2 text-sm" data-testid="signoff-state" data-state="awaiting">
           <p>
-            <span aria-hidden="true" className="text-amber-800">
-              ⧗{" "}
-            </span>
+            <HourglassIcon className="mr-1 text-amber-800" />
             Version {latest.version} awaits sign-off by a reviewer who did not edit it last (last edited by{" "}
             <span className="break-all">{latest.last_edited_by ?? "unknown"}</span>).
           </p>

@@ -2,6 +2,8 @@
  * Status words of custody maps and exercises (UX.md "Status language": a word and an icon, never colour alone):
  * verification, decision, map status, recommendation, exercise outcome, step status.
  */
+import type { ReactNode } from "react";
+import { HourglassIcon } from "@/components/ui/HourglassIcon";
 import type {
   Decision,
   ExerciseOutcome,
@@ -45,11 +47,15 @@ export function VerificationBadge({ value }: { value: Verification }) {
   );
 }
 
-const DECISION: Record<Decision | "none", { word: string; icon: string; cls: string }> = {
+const DECISION: Record<Decision | "none", { word: string; icon: ReactNode; cls: string }> = {
   none: { word: "undecided", icon: "○", cls: "border-neutral-300 bg-neutral-50 text-neutral-700" },
   accept: { word: "accept", icon: "✔", cls: "border-emerald-300 bg-emerald-50 text-emerald-800" },
   constrain: { word: "constrain", icon: "◐", cls: "border-sky-300 bg-sky-50 text-sky-900" },
-  request_evidence: { word: "evidence requested", icon: "⧗", cls: "border-amber-300 bg-amber-50 text-amber-900" },
+  request_evidence: {
+    word: "evidence requested",
+    icon: <HourglassIcon />,
+    cls: "border-amber-300 bg-amber-50 text-amber-900",
+  },
 };
 
 export function DecisionBadge({ value }: { value: Decision | null }) {

@@ -36,7 +36,15 @@ import {
   type Hover,
   type MarkItem,
 } from "./constants";
-import { formatDate, formatDuration, formatInstant, zoneSuffix, type TimeZoneMode } from "./format";
+import {
+  formatClock,
+  formatDate,
+  formatDuration,
+  formatInstant,
+  formatTick,
+  zoneSuffix,
+  type TimeZoneMode,
+} from "./format";
 import { useElementWidth, useHydrated } from "./hooks";
 import {
   LANES,
@@ -53,6 +61,7 @@ import {
   matchesFilter,
   planeLabel,
   sortEvents,
+  placeAxisLabels,
   thinLabels,
   unloadedCounts,
   warpedTicks,
@@ -256,15 +265,47 @@ export function Timeline({
           const gx0 = Math.max(x0, scale(new Date(g.start)));
           const gx1 = Math.min(x1, scale(new Date(g.end)));
           const text = `⋯ ${formatDuration(g.end - g.start)} ⋯`;
-          return { gap: g, gx0, gx1, text, w: labelWidth(text) };
+          const w = labelWidth(text);
+          // The length is written over its band, kept inside the plot.
+          const lx = Math.min(Math.max((gx0 + gx1) / 2, x0 + w / 2), x1 + PAD_R - w / 2);
+          return { gap: g, gx0, gx1, text, w, lx };
         })
         .filter((b) => b.gx1 > b.gx0),
     [warp, scale, x0, x1],
   );
-  const ticks = warpedTicks(scale, warp.gaps, zone).filter((d) => {
-    const tx = scale(d);
-    return !gapBands.some((b) => Math.abs(tx - (b.gx0 + b.gx1) / 2) < b.w / 2 + 20);
-  });
+  // Tick labels that touch no other axis label (the idle-stretch lengths, the zone name, each other): the grid lines
+  // follow the labelled ticks. At 420 px a full clock time after an idle stretch is wider than ticks are apart.
+  const candidates = warpedTicks(scale, warp.gaps, zone);
+  const axisFixed = [
+    ...gapBands.map((b) => ({ left: b.lx - b.w / 2, right: b.lx + b.w / 2 })),
+    ...(wide ? [{ left: 12, right: 12 + labelWidth(zoneSuffix(realStart, zone)) }] : []),
+  ];
+  // The first labelled tick after an idle stretch names the whole clock time (":29" alone would hide the jump). A tick
+  // whose label does not fit is left out, so the ticks that name the whole time are found again among those kept.
+  const placeTicks = (full: ReadonlySet<number>) =>
+    placeAxisLabels(
+      candidates.map((d) => {
+        const whole = full.has(d.getTime());
+        const text = whole ? formatClock(d.getTime(), zone).replace(/\.000$/, "") : formatTick(d, zone);
+        return { item: { d, text, whole }, x: scale(d), text, priority: whole ? 1 : 0 };
+      }),
+      axisFixed,
+      x0,
+      x1,
+    );
+  const afterGaps = (kept: readonly Date[]) =>
+    new Set(
+      kept
+        .filter((d, i) => {
+          const prev = i > 0 ? kept[i - 1]!.getTime() : -Infinity;
+          return warp.gaps.some((g) => g.end <= d.getTime() && g.end > prev);
+        })
+        .map((d) => d.getTime()),
+    );
+  let tickLabels = placeTicks(afterGaps(candidates));
+  const wholeKept = afterGaps(tickLabels.map((l) => l.item.d));
+  if (tickLabels.some((l) => wholeKept.has(l.item.d.getTime()) !== l.item.whole)) tickLabels = placeTicks(wholeKept);
+  const ticks = tickLabels.map((l) => l.item.d);
 
   // Labels of rules in view, thinned so that none overlaps: interruptions and stops first, then the newest.
   const ruleLayout = useMemo(() => {
@@ -575,12 +616,8 @@ export function Timeline({
             wide={wide}
             zone={zone}
             realStart={realStart}
-            ticks={ticks}
-            scale={scale}
-            warp={warp}
+            tickLabels={tickLabels}
             gapBands={gapBands}
-            x0={x0}
-            x1={x1}
             hatchId={hatchId}
             onHover={setHover}
           />

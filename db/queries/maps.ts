@@ -47,6 +47,27 @@ export async function findMap(
   return rows[0];
 }
 
+/** The map a workflow's runs link to (decision 0049). */
+export type WorkflowMapRow = { workflow: string; id: string; title: string; status: MapStatus };
+
+/**
+ * For each of `workflows`, its active custody map: not archived, a published one before a draft, then the most
+ * recently changed (custody_maps_tenant_workflow_idx). A workflow without one is absent from the answer.
+ */
+export async function activeMapsOfWorkflows(db: Db, tenantId: string, workflows: string[]): Promise<WorkflowMapRow[]> {
+  if (!workflows.length) return [];
+  return queryRows<WorkflowMapRow>(
+    db,
+    sql`select distinct on (workflow) workflow, id::text as id, title, status::text as status
+        from custody_maps
+        where tenant_id = ${tenantId} and archived_at is null and workflow in (${sql.join(
+          workflows.map((w) => sql`${w}`),
+          sql`, `,
+        )})
+        order by workflow, status = 'published' desc, updated_at desc, id`,
+  );
+}
+
 /**
  * The tenant's maps (at most `limit`), by workflow then most recently changed; `q` matches workflow or title,
  * `workflow` is one workflow exactly; `archived`: `exclude` (the default), `include` or `only`.

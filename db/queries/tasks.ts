@@ -13,6 +13,7 @@ const TASK_FIELDS = [
   "principal",
   "phase",
   "policy_version",
+  "workflow",
   "latest_version",
   "current_attempt",
   "clock_skew_ms",
@@ -36,6 +37,46 @@ export async function findTask(db: Db, tenantId: string, taskId: string): Promis
     sql`select ${TASK_COLUMNS} from tasks where tenant_id = ${tenantId} and task_id = ${taskId}`,
   );
   return rows[0];
+}
+
+/**
+ * Gives each task of the tenant that has no workflow the one its first `task.created` event (receive order) named
+ * (decision 0049): what ingest does event by event, for rows written without it (a restored workspace). The same rule
+ * as the backfill of migration 0032. Returns how many tasks it set.
+ */
+export async function fillTaskWorkflows(db: Db, tenantId: string): Promise<number> {
+  const rows = await queryRows<{ task_id: string }>(
+    db,
+    sql`update tasks t set workflow = w.workflow
+        from (select distinct on (e.task_id) e.task_id, e.attrs ->> 'workflow' as workflow
+              from events e
+              where e.tenant_id = ${tenantId} and e.type = 'task.created' and jsonb_typeof(e.attrs -> 'workflow') = 'string'
+                and char_length(e.attrs ->> 'workflow') between 1 and 200 and btrim(e.attrs ->> 'workflow') = e.attrs ->> 'workflow'
+              order by e.task_id, e.seq) w
+        where t.tenant_id = ${tenantId} and t.task_id = w.task_id and t.workflow is null
+        returning t.task_id`,
+  );
+  return rows.length;
+}
+
+/**
+ * The tenant's workflows that tasks name, in order (the task list's workflow filter), at most `limit`. Each step is one
+ * probe of tasks_tenant_workflow_idx for the next name (a loose index scan), so the cost follows the number of
+ * workflows, not of tasks.
+ */
+export async function listTaskWorkflows(db: Db, tenantId: string, limit: number): Promise<string[]> {
+  const rows = await queryRows<{ workflow: string }>(
+    db,
+    sql`with recursive w(workflow, n) as (
+          (select t.workflow, 1 from tasks t where t.tenant_id = ${tenantId} and t.workflow is not null
+           order by t.workflow limit 1)
+          union all
+          select (select t.workflow from tasks t where t.tenant_id = ${tenantId} and t.workflow > w.workflow
+                  order by t.workflow limit 1), w.n + 1
+          from w where w.workflow is not null and w.n < ${limit})
+        select workflow from w where workflow is not null`,
+  );
+  return rows.map((r) => r.workflow);
 }
 
 export type TaskListRow = Omit<
@@ -94,6 +135,8 @@ export type ListTasksOptions = {
   credentialRef?: string;
   /** The task, or one of its checkpoints, ran under this policy version. */
   policyVersion?: { number: number } | { text: string };
+  /** The task's workflow is exactly this (tasks_tenant_workflow_idx). */
+  workflow?: string;
 };
 
 /** Newest tasks first, keyset-paginated on (created_at, task_id); `q` as in {@link searchCondition}. */
@@ -109,6 +152,7 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
     conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);
   if (opts.q) conds.push(searchCondition(tenantId, opts.q));
   if (opts.phase) conds.push(sql`t.phase = ${opts.phase}`);
+  if (opts.workflow) conds.push(sql`t.workflow = ${opts.workflow}`);
   if (opts.host) {
     conds.push(sql`t.task_id in (select e.task_id from events e
       where e.tenant_id = ${tenantId} and (e.attrs ->> 'host') is not null and lower(e.attrs ->> 'host') = lower(${opts.host}))`);
@@ -156,7 +200,7 @@ export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
 
 /** The columns of a task list row (with `activity`, the sort key's timestamp, and `created_ts`). */
 function listColumns(activity: SQL): SQL {
-  return sql`select t.task_id, t.principal, t.phase, t.policy_version, t.latest_version, t.current_attempt,
+  return sql`select t.task_id, t.principal, t.phase, t.policy_version, t.workflow, t.latest_version, t.current_attempt,
                ${isoUtc("t.created_at")} as created_at, ${isoUtc("t.created_at")} as created_cursor, t.created_at as created_ts,
                ${activity} as activity, t.terminated_at is not null as terminated,
                (select count(*) from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id) as event_count,

@@ -31,6 +31,12 @@ export const tasks = pgTable(
     taskId: text("task_id").notNull(),
     principal: text("principal"),
     policyVersion: text("policy_version"),
+    /**
+     * The workflow the run belongs to: `attrs.workflow` of the first `task.created` event that named one (at most 200
+     * characters, the workflow limit of lib/domain/limits.ts; decision 0049). Null until such an event arrives. Custody
+     * maps name their workflow the same way (`custody_maps.workflow`), which is how the task list links a run to its map.
+     */
+    workflow: text("workflow"),
     /** `unknown` until the first checkpoint. */
     phase: text("phase").notNull().default("unknown"),
     /** Latest checkpoint version; 0 = no record yet. */
@@ -63,6 +69,8 @@ export const tasks = pgTable(
     index("tasks_tenant_created_idx").on(t.tenantId, sql`${t.createdAt} desc`, sql`${t.taskId} desc`),
     // The attention queue's runs of a revoked principal (and the principal filter of the task list).
     index("tasks_tenant_principal_idx").on(t.tenantId, t.principal),
+    // The task list's workflow filter (newest first within one workflow) and the list of the tenant's workflows.
+    index("tasks_tenant_workflow_idx").on(t.tenantId, t.workflow, sql`${t.createdAt} desc`, sql`${t.taskId} desc`),
   ],
 );
 

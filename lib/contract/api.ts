@@ -157,6 +157,8 @@ export type TaskListItem = {
   principal: string | null;
   phase: string;
   policy_version: string | null;
+  /** The workflow the run belongs to (its first `task.created` naming one, decision 0049); null when none did. */
+  workflow: string | null;
   version: number;
   event_count: number;
   last_event_at: string | null;

@@ -49,6 +49,8 @@ export type ListTasksParams = {
   phase?: string;
   /** Only tasks with a side effect in this status. */
   status?: SideEffectStatus;
+  /** Only tasks of this workflow (the `workflow` of their first `task.created` event). */
+  workflow?: string;
 };
 
 /** Paging of `GET /api/v1/tasks/{id}/timeline`. */
@@ -277,7 +279,14 @@ export class CustodyClient {
     const res = await this.request({
       method: "GET",
       path: "/api/v1/tasks",
-      query: { cursor: params.cursor, limit: params.limit, q: params.q, phase: params.phase, status: params.status },
+      query: {
+        cursor: params.cursor,
+        limit: params.limit,
+        q: params.q,
+        phase: params.phase,
+        status: params.status,
+        workflow: params.workflow,
+      },
       retry: true,
     });
     return res.body as TaskList;

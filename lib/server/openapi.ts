@@ -329,6 +329,13 @@ export function openApiDocument(): Record<string, unknown> {
                 "Checkpointed under this policy version: `1`, `v1` and `policy-v1` alike; another runtime string exactly",
               schema: { type: "string" },
             },
+            {
+              name: "workflow",
+              in: "query",
+              description:
+                "The task's workflow exactly: `attrs.workflow` of its first `task.created` event naming one (decision 0049); each task carries it as `workflow` (null when none)",
+              schema: { type: "string", maxLength: 200 },
+            },
           ],
           responses: { ...ok("`{tasks: [...], next_cursor}`"), ...errors(400, 401) },
         },

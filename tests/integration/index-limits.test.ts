@@ -86,6 +86,8 @@ const BOUNDS: Record<string, Bound> = {
   "task_checkpoints.task_id": ascii(LIMITS.taskId),
   "tasks.task_id": ascii(LIMITS.taskId),
   "tasks.principal": text(LIMITS.principal),
+  // `attrs.workflow` of a task.created event, checked on entry (decision 0049).
+  "tasks.workflow": text(LIMITS.workflow),
   "tenants.slug": ascii(LIMITS.workspaceSlug),
   // Spending limits (decision 0033): principal and action in canonical form (ASCII, so lower case keeps the length).
   "spend_records.task_id": ascii(LIMITS.taskId),

@@ -134,11 +134,17 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   );
 }
 
+/**
+ * The approvals as a table from 768 px; below that each row stacks into a card (its cells one under another, each with
+ * its column's name), so a 420 px window shows every field without scrolling sideways.
+ */
 function ApprovalTable({ rows, testId }: { rows: ApprovalView[]; testId: string }) {
+  const cell = "block px-0 py-0.5 md:table-cell md:px-3 md:py-2";
+  const label = "mr-1 font-sans text-xs font-medium text-neutral-600 md:hidden";
   return (
-    <div className="relative overflow-x-auto rounded-lg border border-neutral-200 bg-white" data-testid={testId}>
-      <table className="w-full min-w-[52rem] text-left text-sm">
-        <thead className="border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600">
+    <div className="relative rounded-lg border border-neutral-200 bg-white md:overflow-x-auto" data-testid={testId}>
+      <table className="block w-full text-left text-sm md:table md:min-w-[52rem]">
+        <thead className="hidden border-b border-neutral-200 bg-neutral-50 text-xs uppercase tracking-wide text-neutral-600 md:table-header-group">
           <tr>
             <th scope="col" className="px-3 py-2">
               Status
@@ -163,20 +169,24 @@ function ApprovalTable({ rows, testId }: { rows: ApprovalView[]; testId: string 
             </th>
           </tr>
         </thead>
-        <tbody>
+        <tbody className="block md:table-row-group">
           {rows.map((a) => (
             <tr
               key={a.id}
-              className="border-b border-neutral-100 last:border-0"
+              className="block border-b border-neutral-100 px-3 py-2 last:border-0 md:table-row md:p-0"
               data-testid="approval-row"
               data-approval={a.id}
               data-status={a.status}
             >
-              <td className="px-3 py-2">
+              <td className={cell}>
                 <ApprovalStatusBadge status={a.status} reasons={a.stale_reasons} />
               </td>
-              <td className="px-3 py-2 font-mono text-xs">{a.action}</td>
-              <td className="max-w-[14rem] px-3 py-2 text-xs">
+              <td className={`${cell} break-all font-mono text-xs`} data-testid="approval-cell">
+                <span className={label}>Action</span>
+                {a.action}
+              </td>
+              <td className={`${cell} text-xs md:max-w-[14rem]`} data-testid="approval-cell">
+                <span className={label}>Task</span>
                 <Link
                   href={`/tasks/${encodeURIComponent(a.task_id)}?tab=approvals`}
                   className="underline-offset-2 hover:underline"
@@ -184,15 +194,22 @@ function ApprovalTable({ rows, testId }: { rows: ApprovalView[]; testId: string 
                   <Id value={a.task_id} />
                 </Link>
               </td>
-              <td className="px-3 py-2 font-mono text-xs">{a.side_effect}</td>
-              <td className="px-3 py-2 text-xs">{policyVersionName(a.policy_version)}</td>
-              <td className="whitespace-nowrap px-3 py-2 text-xs">
-                <Time iso={a.requested_at} /> <span className="text-neutral-500">by {a.requested_by}</span>
+              <td className={`${cell} break-all font-mono text-xs`} data-testid="approval-cell">
+                <span className={label}>Side effect</span>
+                {a.side_effect}
               </td>
-              <td className="px-3 py-2 text-right">
+              <td className={`${cell} text-xs`} data-testid="approval-cell">
+                <span className={label}>Policy</span>
+                {policyVersionName(a.policy_version)}
+              </td>
+              <td className={`${cell} text-xs md:whitespace-nowrap`} data-testid="approval-cell">
+                <span className={label}>Requested</span>
+                <Time iso={a.requested_at} /> <span className="break-all text-neutral-500">by {a.requested_by}</span>
+              </td>
+              <td className={`${cell} pt-1.5 md:text-right`}>
                 <Link
                   href={`/approvals/${a.id}`}
-                  className="rounded-md border border-neutral-300 px-2.5 py-1 text-xs hover:bg-neutral-50"
+                  className="inline-block rounded-md border border-neutral-300 px-2.5 py-1 text-xs hover:bg-neutral-50"
                   aria-label={`Open the approval of ${a.action} for task ${a.task_id}`}
                 >
                   Open

@@ -16,8 +16,9 @@ const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : u
 
 /**
  * The tenant's workflows and their custody maps, with progress per map (layers with a named custodian, verified,
- * decided) and filters by text, status, what needs attention and archive (archived maps are hidden unless asked
- * for). Owners and admins start or import a map here; importing a map of a workflow that has one offers to take it
+ * decided) and filters by text, status, what needs attention, archive (archived maps are hidden unless asked
+ * for; when they hide every match, the empty state says so) and one workflow (`workflow`, the task list's link for a
+ * workflow without a map). Owners and admins start or import a map here; importing a map of a workflow that has one offers to take it
  * as that map's next version.
  */
 export default async function MapsPage({ searchParams }: { searchParams: Promise<SP> }) {
@@ -28,16 +29,32 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
   const status = one(sp.status) ?? "";
   const attention = one(sp.attention) ?? "";
   const archived = one(sp.archived) ?? "";
+  // One workflow exactly: where a task's Workflow column sends a workflow that has no map yet (decision 0049).
+  const workflow = one(sp.workflow)?.trim() ?? "";
   const canEdit = can(actor, "maps.edit");
   let maps: MapListItem[] = [];
+  // Maps the archive filter hid: when it hid every match, the empty state says so and offers to show them.
+  let hiddenArchived = 0;
   let error: string | null = null;
   try {
-    maps = (await listMapsForActor(ctx, { q, status, attention, archived })).maps;
+    maps = (await listMapsForActor(ctx, { q, status, attention, archived, workflow })).maps;
+    if (maps.length === 0 && !archived) {
+      hiddenArchived = (await listMapsForActor(ctx, { q, status, attention, archived: "only", workflow })).maps.length;
+    }
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     error = err.message;
   }
-  const filtered = Boolean(q || status || attention || archived);
+  const filtered = Boolean(q || status || attention || archived || workflow);
+  const withArchived = () => {
+    const p = new URLSearchParams();
+    if (q) p.set("q", q);
+    if (status) p.set("status", status);
+    if (attention) p.set("attention", attention);
+    if (workflow) p.set("workflow", workflow);
+    p.set("archived", "include");
+    return `/maps?${p.toString()}`;
+  };
   const byWorkflow = new Map<string, MapListItem[]>();
   for (const m of maps) byWorkflow.set(m.workflow, [...(byWorkflow.get(m.workflow) ?? []), m]);
 
@@ -110,6 +127,7 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
               <option value="only">only archived</option>
             </select>
           </div>
+          {workflow ? <input type="hidden" name="workflow" value={workflow} /> : null}
           <button className="rounded-md bg-neutral-900 px-3 py-1.5 text-sm font-medium text-white">Filter</button>
           {filtered ? (
             <Link href="/maps" className="px-2 py-1.5 text-sm text-neutral-800 underline">
@@ -121,7 +139,7 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
 
       {canEdit ? (
         <div className="grid gap-3 lg:grid-cols-2">
-          <NewMapForm />
+          <NewMapForm key={workflow} initialWorkflow={workflow} />
           <ImportMapForm />
         </div>
       ) : (
@@ -142,7 +160,41 @@ export default async function MapsPage({ searchParams }: { searchParams: Promise
           className="rounded-lg border border-dashed border-neutral-400 bg-white p-8 text-sm text-neutral-800"
           data-testid="maps-empty"
         >
-          {filtered ? (
+          {hiddenArchived > 0 ? (
+            <>
+              <h2 className="text-base font-semibold text-neutral-900">
+                {filtered
+                  ? `Every map that matches is archived (${hiddenArchived})`
+                  : `All custody maps are archived (${hiddenArchived})`}
+              </h2>
+              <p className="mt-2">
+                Archived maps are hidden from this list.{" "}
+                <Link href={withArchived()} className="underline" data-testid="maps-show-archived">
+                  Show archived maps
+                </Link>
+                {canEdit
+                  ? workflow
+                    ? `, or start a new map for workflow ${workflow} above.`
+                    : ", or start a new map above."
+                  : "."}
+              </p>
+            </>
+          ) : workflow && !q && !status && !attention ? (
+            <>
+              <h2 className="text-base font-semibold text-neutral-900">
+                No custody map for workflow <span className="font-mono">{workflow}</span> yet
+              </h2>
+              <p className="mt-2">
+                {canEdit
+                  ? "Start one above: the workflow is filled in. Give it a title, then fill the eight layers."
+                  : "An owner or admin starts one for this workflow; it appears here for everyone to read."}{" "}
+                <Link href="/maps" className="underline">
+                  Show all maps
+                </Link>
+                .
+              </p>
+            </>
+          ) : filtered ? (
             <>
               No map matches these filters.{" "}
               <Link href="/maps" className="underline">

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { listTasksForActor } from "@/lib/domain/tasks/list";
+import { listTaskWorkflowsForActor, listTasksForActor } from "@/lib/domain/tasks/list";
 import { pageSize } from "@/lib/domain/tasks/read";
 import { TASK_STATUSES, TASK_STATUS_WORD, type TaskStatus } from "@/lib/domain/tasks/status";
 import { requirePageContext } from "@/lib/server/page-actor";
@@ -11,6 +11,8 @@ import { DomainError } from "@/lib/domain/errors";
 import type { TaskListItem } from "@/lib/contract/api";
 import { isTerminalPhase, phaseLabel } from "@/lib/domain/tasks/phases";
 import { policyVersionName } from "@/lib/domain/policies/version-name";
+import { activeMapsForWorkflows } from "@/lib/domain/maps/read";
+import { can } from "@/lib/domain/authz";
 
 export const metadata: Metadata = { title: "Tasks" };
 
@@ -18,8 +20,8 @@ type SP = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : undefined);
 
 /**
- * The tenant's tasks: search by task id, idempotency key, sandbox id or host; filter by status (decision 0043) and
- * side-effect status; sort by last activity (default) or creation; cursor pagination. Every filter is in the URL, so a
+ * The tenant's tasks: search by task id, idempotency key, sandbox id or host; filter by status (decision 0043),
+ * workflow (each run's Workflow links to the workflow's custody map, decision 0049) and side-effect status; sort by last activity (default) or creation; cursor pagination. Every filter is in the URL, so a
  * filtered list can be shared, and pagination keeps them.
  */
 export default async function TasksPage({ searchParams }: { searchParams: Promise<SP> }) {
@@ -34,6 +36,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
   const host = one(sp.host) ?? "";
   const credentialRef = one(sp.credential_ref) ?? "";
   const policyVersion = one(sp.policy_version) ?? "";
+  const workflow = one(sp.workflow) ?? "";
   const cursor = one(sp.cursor);
   const limitParam = one(sp.limit) ?? "";
   let data;
@@ -47,6 +50,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
       host,
       credentialRef,
       policyVersion,
+      workflow,
       cursor,
       limit: pageSize(limitParam || null, 200, 50),
     });
@@ -54,7 +58,12 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
     if (!(err instanceof DomainError)) throw err;
     error = err.message;
   }
-  const filtered = Boolean(q || status || effectStatus || host || credentialRef || policyVersion);
+  const filtered = Boolean(q || status || effectStatus || host || credentialRef || policyVersion || workflow);
+  // The workflow filter's choices, and the custody map each shown workflow links to (decision 0049).
+  const workflows = await listTaskWorkflowsForActor(ctx);
+  if (workflow && !workflows.includes(workflow)) workflows.unshift(workflow);
+  const shownWorkflows = (data?.tasks ?? []).flatMap((t) => (t.workflow ? [t.workflow] : []));
+  const maps = can(ctx.actor, "maps.read") ? await activeMapsForWorkflows(ctx, shownWorkflows) : null;
   const qs = (extra: Record<string, string>) => {
     const p = new URLSearchParams();
     if (q) p.set("q", q);
@@ -65,6 +74,7 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
     if (host) p.set("host", host);
     if (credentialRef) p.set("credential_ref", credentialRef);
     if (policyVersion) p.set("policy_version", policyVersion);
+    if (workflow) p.set("workflow", workflow);
     for (const [k, v] of Object.entries(extra)) p.set(k, v);
     return `/tasks?${p.toString()}`;
   };
@@ -110,6 +120,24 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
               {TASK_STATUSES.map((s) => (
                 <option key={s} value={s}>
                   {TASK_STATUS_WORD[s]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="workflow" className="block text-xs font-medium text-neutral-700">
+              Workflow
+            </label>
+            <select
+              id="workflow"
+              name="workflow"
+              defaultValue={workflow}
+              className="max-w-48 rounded-md border border-neutral-300 px-2 py-1.5 text-sm"
+            >
+              <option value="">any</option>
+              {workflows.map((w) => (
+                <option key={w} value={w}>
+                  {w}
                 </option>
               ))}
             </select>
@@ -233,6 +261,9 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                   Last activity
                 </th>
                 <th scope="col" className="hidden px-3 py-2 md:table-cell">
+                  Workflow
+                </th>
+                <th scope="col" className="hidden px-3 py-2 md:table-cell">
                   Phase
                 </th>
                 <th scope="col" className="hidden px-3 py-2 lg:table-cell">
@@ -267,6 +298,13 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                     <div className="mt-1 font-sans sm:hidden">
                       <AttentionBadges task={t} testId="task-attention-narrow" hideNone />
                     </div>
+                    {/* Below 768 px the Workflow column is hidden; its link sits under the task id instead. */}
+                    {t.workflow ? (
+                      <div className="mt-1 font-sans text-neutral-700 md:hidden">
+                        <span className="sr-only">Workflow: </span>
+                        <WorkflowLink workflow={t.workflow} maps={maps} testId="task-workflow-narrow" />
+                      </div>
+                    ) : null}
                   </td>
                   <td className="px-3 py-2 text-xs">
                     <StatusBadge status={t.status} />
@@ -276,6 +314,13 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
                   </td>
                   <td className="whitespace-nowrap px-3 py-2 text-xs text-neutral-700">
                     <Time iso={t.last_activity_at} />
+                  </td>
+                  <td className="hidden max-w-56 px-3 py-2 text-xs md:table-cell">
+                    {t.workflow ? (
+                      <WorkflowLink workflow={t.workflow} maps={maps} testId="task-workflow" />
+                    ) : (
+                      <span className="text-neutral-500">—</span>
+                    )}
                   </td>
                   <td className="hidden px-3 py-2 md:table-cell">{phaseLabel(t.phase, t.version)}</td>
                   <td
@@ -309,6 +354,54 @@ export default async function TasksPage({ searchParams }: { searchParams: Promis
         </nav>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * A run's workflow, linking to the workflow's active custody map; for a workflow without one, to the maps page for that
+ * workflow, which offers to start it (decision 0049). `maps` null: the viewer cannot read maps, so no link.
+ */
+function WorkflowLink({
+  workflow,
+  maps,
+  testId,
+}: {
+  workflow: string;
+  maps: Map<string, { id: string; title: string }> | null;
+  testId: string;
+}) {
+  if (!maps) {
+    return (
+      <span className="break-all font-mono text-xs" data-testid={testId}>
+        {workflow}
+      </span>
+    );
+  }
+  const map = maps.get(workflow);
+  return (
+    <span className="inline-flex flex-wrap items-baseline gap-x-1.5" data-testid={testId} data-map={map?.id ?? ""}>
+      {map ? (
+        <Link
+          href={`/maps/${map.id}`}
+          className="break-all font-mono text-xs text-sky-800 underline underline-offset-2"
+          title={`Custody map: ${map.title}`}
+          aria-label={`${workflow}: custody map ${map.title}`}
+        >
+          {workflow}
+        </Link>
+      ) : (
+        <>
+          <span className="break-all font-mono text-xs">{workflow}</span>
+          <Link
+            href={`/maps?workflow=${encodeURIComponent(workflow)}`}
+            className="whitespace-nowrap text-xs text-sky-800 underline underline-offset-2"
+            aria-label={`No custody map for ${workflow} yet: start one`}
+          >
+            no map yet
+          </Link>
+        </>
+      )}
+    </span>
   );
 }
 

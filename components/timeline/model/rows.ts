@@ -55,3 +55,35 @@ export function thinLabels(
   }
   return out;
 }
+
+/** A label of the time axis, placed: its anchor point `x`, how its text hangs from it, and its px span. */
+export type AxisLabel<T> = { item: T; x: number; anchor: "start" | "middle" | "end"; left: number; right: number };
+
+/**
+ * The axis labels that fit without touching: `fixed` spans (idle-stretch lengths, the zone name) are always drawn; each
+ * tick's text is anchored at its `x` (from the start near the left edge `x0`, from the end near the right edge `x1`,
+ * else centred) and kept only when it stays `gap` px clear of every fixed span and of every tick kept before it
+ * (estimated widths, {@link labelWidth}): ticks with a `priority` first (the full clock time after an idle stretch),
+ * then left to right. At 420 px such a clock time is wider than the ticks are apart, so spacing ticks by distance
+ * alone let labels overlap. Returns the kept ticks left to right.
+ */
+export function placeAxisLabels<T>(
+  ticks: readonly { item: T; x: number; text: string; priority?: number }[],
+  fixed: readonly { left: number; right: number }[],
+  x0: number,
+  x1: number,
+  gap = 6,
+): AxisLabel<T>[] {
+  const taken: Array<{ left: number; right: number }> = [...fixed];
+  const out: AxisLabel<T>[] = [];
+  for (const t of [...ticks].sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || a.x - b.x)) {
+    const w = labelWidth(t.text);
+    const anchor = t.x < x0 + 18 ? "start" : t.x > x1 - 18 ? "end" : "middle";
+    const left = anchor === "start" ? t.x : anchor === "end" ? t.x - w : t.x - w / 2;
+    const right = left + w;
+    if (taken.some((s) => left < s.right + gap && s.left < right + gap)) continue;
+    taken.push({ left, right });
+    out.push({ item: t.item, x: t.x, anchor, left, right });
+  }
+  return out.sort((a, b) => a.x - b.x);
+}

@@ -523,7 +523,8 @@ function jsonSource(prepared: PreparedEvent[]): BatchSource {
  * task-id order so concurrent batches take those locks in one order, but each row's `seq` (the server's receive order,
  * docs/concepts.md#receive-order) is drawn in the order of the batch (`ord`) first: within a batch, the batch's order
  * is the order the server received its facts in. Answers `stored` for each row it inserted and `duplicate`/`conflict`
- * for each id that was stored before.
+ * for each id that was stored before. A new task takes its workflow from the first stored `task.created` of the batch that
+ * names one (decision 0049; an existing task without one gets it in applyEventTransitions, by the same rule).
  */
 function insertStatement(tenantId: string, source: BatchSource): SQL {
   return sql`
@@ -537,11 +538,12 @@ function insertStatement(tenantId: string, source: BatchSource): SQL {
       from (select b.*, nextval('events_seq_seq') as seq from (select * from ${source.from} order by x.ord) b) x
       order by x.event_id
       on conflict (tenant_id, event_id) do nothing
-      returning event_id, task_id),
+      returning event_id, task_id, seq,
+        case when type = 'task.created' then attrs ->> 'workflow' end as workflow),
     new_tasks as (
-      insert into tasks (tenant_id, task_id)
-      select distinct ${tenantId}::uuid, i.task_id from ins i
-      order by 2
+      insert into tasks (tenant_id, task_id, workflow)
+      select distinct on (i.task_id) ${tenantId}::uuid, i.task_id, i.workflow from ins i
+      order by i.task_id, i.workflow is null, i.seq
       on conflict do nothing)
     select i.event_id, 'stored' as outcome from ins i
     union all

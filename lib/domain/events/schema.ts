@@ -116,9 +116,14 @@ function sideEffectAttrsFor(type: "side_effect.intent" | "side_effect.receipt", 
   return attrs.outcome === "not_applied" ? sideEffectNotAppliedEventAttrs : sideEffectReceiptEventAttrs;
 }
 
-/** A `task.created` event may name the principal the task acts for (used until its first checkpoint). */
+/**
+ * A `task.created` event may name the principal the task acts for (used until its first checkpoint) and the workflow the
+ * run belongs to (kept on the task: the task list's Workflow column and filter, decision 0049; the same limit as a
+ * custody map's workflow, whose maps it links to).
+ */
 export const taskCreatedEventAttrs = z.looseObject({
   principal: identifierName("principal", LIMITS.principal).optional(),
+  workflow: plainName("workflow", LIMITS.workflow).optional(),
 });
 
 /** Event types that must name their attempt (the catalogue's `attemptRequired`). */

@@ -12,6 +12,7 @@ import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
 import { readBundleArchive, type ArchiveFiles } from "@/lib/export/read-archive";
 import { verifyBundle } from "@/lib/export/verify";
+import { fillTaskWorkflows } from "@/db/queries/tasks";
 import { DomainError } from "../errors";
 
 type Rec = Record<string, unknown>;
@@ -120,6 +121,8 @@ export async function importWorkspaceBundle(
         for (const r of records(files, `${t.dir}/${stream}`)) await put(table, r);
       }
     }
+    // A task bundle's task.json carries no workflow: it comes from the restored task.created events, as on ingest.
+    await fillTaskWorkflows(tx, tenantId);
     for (const m of records(files, "maps/maps")) {
       const { layers, ...map } = m as Rec & { layers?: Rec[] };
       await put("custody_maps", map);

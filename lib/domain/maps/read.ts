@@ -22,6 +22,21 @@ export const MAX_MAPS_LISTED = 500;
 export const MAP_ARCHIVED = ["exclude", "include", "only"] as const;
 
 /**
+ * The custody map each of `workflows` links to from the task list (decision 0049): its active map (not archived, a
+ * published one before a draft, then the most recently changed). A workflow without one is absent: the list then
+ * offers to start one.
+ * @throws DomainError forbidden without `maps.read` (runtime keys).
+ */
+export async function activeMapsForWorkflows(
+  { db, actor }: VerbContext,
+  workflows: string[],
+): Promise<Map<string, { id: string; title: string; status: MapStatus }>> {
+  authorize(actor, "maps.read");
+  const rows = await q.activeMapsOfWorkflows(db, actor.tenantId, [...new Set(workflows)].slice(0, MAX_MAPS_LISTED));
+  return new Map(rows.map((r) => [r.workflow, { id: r.id, title: r.title, status: r.status }]));
+}
+
+/**
  * The tenant's maps, by workflow then most recently changed, each with its progress and recommendation.
  * @param opts.q part of the workflow or title (any case); `status` draft | published; `attention`: failed (a layer
  *   failed verification), undecided (a layer has no decision), evidence_requested, unverified (a layer not verified);

@@ -18,7 +18,8 @@
  *   starts). A `tool.failed` naming an idempotency key settles nothing: a failure is no evidence nothing was applied;
  * - a mutating `tool.called` of an attempt that has already ended, or a `tool.completed` / `tool.failed` for a call that
  *   already became an unknown effect (kept as evidence);
- * - `task.created` naming a `principal` sets the task's principal until its first checkpoint.
+ * - `task.created` naming a `principal` sets the task's principal until its first checkpoint; naming a `workflow`, the
+ *   task's workflow when it has none.
  * Leases are expired by the server's clock before anything is applied, and the rows of the tasks involved are locked
  * FOR UPDATE, so an intent's decision (which holds them FOR SHARE) never interleaves with these changes.
  * Every transition is one of the lifecycle's guarded statements (./lifecycle): replays and races cannot regress a
@@ -68,6 +69,8 @@ type Attrs = {
   result_digest?: string;
   completed_at?: string;
   principal?: string;
+  /** `task.created`: the workflow the run belongs to (decision 0049). */
+  workflow?: string;
   call_id?: string;
   /** `side_effect.intent`: the runtime says the write requires approval (as on the intent route). */
   requires_approval?: unknown;
@@ -161,6 +164,12 @@ export async function applyEventTransitions(
         if (attrs.principal) {
           await tx.execute(sql`update tasks set principal = ${normalizePrincipal(attrs.principal)}, updated_at = now()
                                where tenant_id = ${tenantId} and task_id = ${e.task_id} and principal is null`);
+        }
+        // The first task.created naming a workflow gives the task its workflow (decision 0049): a task row made
+        // earlier (by a checkpoint, or by events that came before it) gets it here; a new row got it on insert.
+        if (attrs.workflow) {
+          await tx.execute(sql`update tasks set workflow = ${attrs.workflow}, updated_at = now()
+                               where tenant_id = ${tenantId} and task_id = ${e.task_id} and workflow is null`);
         }
         break;
       case "side_effect.intent":

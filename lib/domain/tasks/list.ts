@@ -9,7 +9,8 @@ import { SIDE_EFFECT_STATUSES } from "@/db/schema/enums";
 import type { GateVerdict, TaskList } from "@/lib/contract/api";
 import { withAuditSealed } from "../audit/append";
 import { authorize } from "../authz";
-import type { SigningContext } from "../context";
+import type { SigningContext, VerbContext } from "../context";
+import { LIMITS } from "../limits";
 import { DomainError } from "../errors";
 import { gatherGateFacts } from "../gate/ask";
 import { policyVersionFilter } from "../policies/version-name";
@@ -69,11 +70,13 @@ async function verdictsOf(
  *   `phase`; `status` = the task's status (lib/domain/tasks/status.ts TASK_STATUSES); `effectStatus` = a side
  *   effect's status; `host`, `credentialRef`, `policyVersion`: tasks that reached a host, used a credential reference,
  *   or checkpointed under a policy version (`1`, `v1` and `policy-v1` alike, lib/domain/policies/version-name.ts;
- *   another runtime string exactly; host in any case); `sort`: `activity` (default) or `created`.
+ *   another runtime string exactly; host in any case); `workflow`: the task's workflow exactly (decision 0049);
+ *   `sort`: `activity` (default) or `created`.
  *   A status the gate decides (running, stopped, waiting_for_approval, replay, stale) is found by asking the gate of
  *   runs that have not ended, reading at most {@link STATUS_SCAN_MAX} of them per request: a page may then be short
  *   with a `next_cursor` to go on.
- * @throws DomainError bad_request on a malformed cursor, status, effect status, sort or policy_version.
+ * @throws DomainError bad_request on a malformed cursor, status, effect status, sort, policy_version or workflow (over
+ *   the workflow limit).
  */
 export async function listTasksForActor(
   ctx: SigningContext,
@@ -87,6 +90,7 @@ export async function listTasksForActor(
     host?: string | null;
     credentialRef?: string | null;
     policyVersion?: string | null;
+    workflow?: string | null;
     sort?: string | null;
   },
 ): Promise<TaskList> {
@@ -113,6 +117,7 @@ export async function listTasksForActor(
     host: filterText("host", opts.host),
     credentialRef: filterText("credential_ref", opts.credentialRef),
     policyVersion: policyVersionFilter(opts.policyVersion),
+    workflow: workflowFilter(opts.workflow),
     phaseFilter: status ? phaseFilterFor(status) : undefined,
   };
   const byGate = status !== null && !ENDED_STATUSES.includes(status);
@@ -154,6 +159,7 @@ export async function listTasksForActor(
       principal: r.principal,
       phase: r.phase,
       policy_version: r.policy_version,
+      workflow: r.workflow,
       version: r.latest_version,
       event_count: Number(r.event_count),
       last_event_at: r.last_event_at,
@@ -184,6 +190,31 @@ function phaseFilterFor(status: TaskStatus): q.PhaseFilter {
     default:
       return { terminated: false, phasesNotIn: TERMINAL_PHASES };
   }
+}
+
+/**
+ * The workflow filter: a workflow name as sent (trimmed; none when empty). A name past the workflow limit is no
+ * workflow's, and is refused rather than searched for.
+ * @throws DomainError bad_request naming `workflow`.
+ */
+function workflowFilter(raw: string | null | undefined): string | undefined {
+  const v = raw?.trim();
+  if (!v) return undefined;
+  if (v.length > LIMITS.workflow.max) {
+    throw new DomainError("bad_request", `workflow is at most ${LIMITS.workflow.max} characters.`, {
+      fields: [{ path: "workflow", message: `at most ${LIMITS.workflow.max} characters` }],
+    });
+  }
+  return v;
+}
+
+/**
+ * The tenant's workflows that tasks name, in order, for the task list's workflow filter (at most `limit`).
+ * @throws DomainError forbidden without `tasks.read`.
+ */
+export async function listTaskWorkflowsForActor({ db, actor }: VerbContext, limit = 200): Promise<string[]> {
+  authorize(actor, "tasks.read");
+  return q.listTaskWorkflows(db, actor.tenantId, limit);
 }
 
 /** `raw` when it is one of `allowed`. @throws DomainError bad_request naming the parameter and the values. */

@@ -4,7 +4,7 @@ import { apiRoute, otherMethods } from "@/lib/server/route";
 import { withSigningKey } from "@/lib/server/verb-context";
 
 /**
- * GET /api/v1/tasks?cursor=&limit=&sort=&status=&effect_status=&q=&phase=&host=&credential_ref=&policy_version= →
+ * GET /api/v1/tasks?cursor=&limit=&sort=&status=&effect_status=&q=&phase=&host=&credential_ref=&policy_version=&workflow= →
  * `{"tasks": [TaskListItem], "next_cursor"}`. `sort`: `activity` (default: the newest event first, else creation) or
  * `created` (newest first); keyset cursors belong to their sort. `limit` is 1–500 (default 50; more is a 400, not a
  * cap). `status` is the task's status (running, stopped, waiting_for_approval, replay, stale, done, failed, terminated;
@@ -14,8 +14,9 @@ import { withSigningKey } from "@/lib/server/verb-context";
  * environment_id) or a host (an event's attrs.host, any case). The incident responder's filters
  * (docs/concepts.md#egress-and-vault-custody): `host` — an egress or credential event named the host (any case);
  * `credential_ref` — an event named the credential reference; `policy_version` — a checkpoint ran under it
- * (`1`, `v1`, `policy-v1` alike; lib/domain/policies/version-name.ts).
- * Errors: 400 (limit, cursor, sort, status, effect_status, filter text), 401.
+ * (`1`, `v1`, `policy-v1` alike; lib/domain/policies/version-name.ts). `workflow` — the task's workflow exactly (its
+ * first `task.created` naming one; decision 0049).
+ * Errors: 400 (limit, cursor, sort, status, effect_status, filter text, workflow over 200 characters), 401.
  */
 export const GET = apiRoute(async ({ req, ctx }) => {
   const url = new URL(req.url);
@@ -31,6 +32,7 @@ export const GET = apiRoute(async ({ req, ctx }) => {
     host: p.get("host"),
     credentialRef: p.get("credential_ref"),
     policyVersion: p.get("policy_version"),
+    workflow: p.get("workflow"),
   });
 });
 

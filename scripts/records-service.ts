@@ -12,7 +12,8 @@
  * - `GET /records/{id}` → `{record_id, data, update_count, updated_at, last_operation_id}` (404 when never
  *   written); `update_count` is how many times the record was really changed.
  * - `GET /lookup?idempotency_key=K` → `{found: true, external_operation_id, result_digest, completed_at,
- *   record_id}` or `{found: false}`. `result_digest` is the sha256 (hex) of the RFC 8785 JSON of the PUT answer,
+ *   record_id, applied_count}` or `{found: false}`. `applied_count` is how many times a write under the key really
+ *   changed a record (a replay changes nothing, so 1 while the key is honoured). `result_digest` is the sha256 (hex) of the RFC 8785 JSON of the PUT answer,
  *   the same value a runtime computes from the answer it received ({@link resultDigest}).
  * - `GET /health` → `{ok: true}`.
  *
@@ -48,10 +49,24 @@ export type StoredRecord = {
 
 /** Answer of `GET /lookup?idempotency_key=…`. */
 export type LookupAnswer =
-  | { found: true; external_operation_id: string; result_digest: string; completed_at: string; record_id: string }
+  | {
+      found: true;
+      external_operation_id: string;
+      result_digest: string;
+      completed_at: string;
+      record_id: string;
+      applied_count: number;
+    }
   | { found: false };
 
-type Operation = { record_id: string; request_digest: string; response: RecordUpdateResult; result_digest: string };
+type Operation = {
+  record_id: string;
+  request_digest: string;
+  response: RecordUpdateResult;
+  result_digest: string;
+  /** Times a write under this key changed the record (state files written before it was kept: 1). */
+  applied_count?: number;
+};
 
 type State = { version: 1; records: Record<string, StoredRecord>; operations: Record<string, Operation> };
 
@@ -200,6 +215,7 @@ export async function startRecordsService(opts: RecordsServiceOptions): Promise<
           request_digest: requestDigest,
           response: result,
           result_digest: resultDigest(result),
+          applied_count: 1,
         },
       },
     };
@@ -224,6 +240,7 @@ export async function startRecordsService(opts: RecordsServiceOptions): Promise<
             result_digest: op.result_digest,
             completed_at: op.response.applied_at,
             record_id: op.record_id,
+            applied_count: op.applied_count ?? 1,
           }
         : { found: false };
       return send(res, 200, answer);

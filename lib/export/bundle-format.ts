@@ -32,6 +32,23 @@ export const BUNDLE_LIMITS = {
   maxNameBytes: 100,
 } as const;
 
+/**
+ * Artifact bytes in a task bundle (decision 0050): each artifact's uploaded bytes as `artifact-bytes/<sha256>`, and one
+ * record per listed digest in the JSON Lines stream `artifact-bytes` (`{task_id, sha256, size_bytes, included, file,
+ * omitted_reason}`) that says whether they are in the bundle and, when not, why. At most `maxFileBytes` per artifact
+ * (the bundle's file limit) and `maxTaskBytes` per task; the rest are listed as omitted, never cut.
+ */
+export const ARTIFACT_BYTES_STREAM = "artifact-bytes";
+export const ARTIFACT_BYTES_LIMITS = { maxFileBytes: 16 * 1024 * 1024, maxTaskBytes: 256 * 1024 * 1024 } as const;
+
+/** Why an artifact's bytes are not in a bundle. */
+export type ArtifactBytesOmission = "not_uploaded" | "changed_in_store" | "larger_than_file_cap" | "task_cap_reached";
+
+/** The file of an artifact's bytes: `artifact-bytes/<sha256>`. */
+export function artifactBytesName(sha256: string): string {
+  return `${ARTIFACT_BYTES_STREAM}/${sha256}`;
+}
+
 /** A JSON Lines stream is written in parts of at most this many bytes (`<stream>/000001.jsonl`, …). */
 export const JSONL_PART_BYTES = 4 * 1024 * 1024;
 

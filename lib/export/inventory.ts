@@ -92,6 +92,15 @@ export function taskInventory(opts: { counts: Record<string, number>; runStateSc
         records: c.artifacts,
       },
       {
+        content: "Artifact bytes as uploaded, by sha256, and per digest whether they are included or why not",
+        file: "artifact-bytes/<sha256>, artifact-bytes/*.jsonl",
+        format: `the bytes as uploaded; ${JSONL}`,
+        standard: "SHA-256 (FIPS 180-4): each file hashes to its name",
+        service_specific_semantics:
+          "Omission reasons: not_uploaded, changed_in_store, larger_than_file_cap (16 MiB), task_cap_reached (256 MiB).",
+        records: c.artifact_bytes ?? 0,
+      },
+      {
         content: "The task's audit entries, the chain links to the head, the head",
         file: "audit/entries/*.jsonl, audit/links/*.jsonl, audit/head.json",
         format: `${JSONL}; JSON`,
@@ -124,8 +133,9 @@ export function taskInventory(opts: { counts: Record<string, number>; runStateSc
     ],
     not_included: [
       {
-        content: "Artifact bytes",
-        where: "The runtime's object store, at each artifact's object ref (sha256 in the manifest).",
+        content: "Artifact bytes not uploaded, changed in the store, or over the caps",
+        where:
+          "The runtime's object store, at each artifact's object ref; artifact-bytes/*.jsonl names each such artifact and why.",
       },
       {
         content: "Secrets and credential values",

@@ -4,6 +4,7 @@
  * {@link BundleWriter}. The cut point — the task's latest checkpoint version and the audit head — is read first, so
  * records written while the bundle streams do not make it inconsistent.
  */
+import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
@@ -15,7 +16,15 @@ import type { SigningContext } from "../domain/context";
 import { notFound } from "../domain/errors";
 import { checkTaskId } from "../domain/tasks/read";
 import { BundleWriter, type JsonlSink } from "./bundle-writer";
-import { INVENTORY_JSON_FILE, INVENTORY_MD_FILE } from "./bundle-format";
+import { databaseArtifactStore } from "../domain/artifacts/artifact-store";
+import {
+  ARTIFACT_BYTES_LIMITS,
+  ARTIFACT_BYTES_STREAM,
+  artifactBytesName,
+  INVENTORY_JSON_FILE,
+  INVENTORY_MD_FILE,
+  type ArtifactBytesOmission,
+} from "./bundle-format";
 import { inventoryMarkdown, taskInventory } from "./inventory";
 
 /** Rows per statement while streaming. */
@@ -89,7 +98,17 @@ export async function openTaskExport(
     head: head ? { seq: Number(head.seq), hash: head.hash } : { seq: 0, hash: "0".repeat(64) },
   };
   writeTaskBundle(db, writer, cut)
-    .then((counts) => writer.finish({ counts, audit_head: cut.head }))
+    .then((counts) =>
+      writer.finish({
+        counts,
+        audit_head: cut.head,
+        ...(counts.artifact_bytes_omitted
+          ? {
+              artifact_bytes_note: `${counts.artifact_bytes_omitted} artifact(s)' bytes are not in this bundle; ${ARTIFACT_BYTES_STREAM}/*.jsonl says why for each (not uploaded, changed in the store, or over the cap of ${ARTIFACT_BYTES_LIMITS.maxFileBytes} bytes per artifact and ${ARTIFACT_BYTES_LIMITS.maxTaskBytes} per task).`,
+            }
+          : {}),
+      }),
+    )
     .catch((err: unknown) => writer.abort(err instanceof Error ? err : new Error(String(err))));
   return { stream: writer.output, filename };
 }
@@ -181,6 +200,10 @@ export async function writeTaskBundle(
           order by object_ref, sha256 limit ${PAGE}`,
     ),
   );
+  const bytes = await writeArtifactBytes(db, w, tenantId, taskId);
+  counts.artifact_bytes = bytes.records;
+  counts.artifact_bytes_included = bytes.included;
+  counts.artifact_bytes_omitted = bytes.omitted;
 
   const schemaVersions = new Set<string>();
   if (!cut.inWorkspace) await writeTaskAudit(db, w, cut, counts, schemaVersions);
@@ -276,4 +299,61 @@ async function writeTaskAudit(
     (r) => ({ task_id: taskId, seq: Number(r.seq), prev_hash: r.prev_hash, hash: r.hash }),
   );
   await w.addJson("audit/head.json", { tenant_id: tenantId, seq: cut.head.seq, hash: cut.head.hash });
+}
+
+/**
+ * Writes the task's artifact bytes (decision 0050): for each distinct digest its artifacts list, the stored bytes as
+ * `artifact-bytes/<sha256>` when they were uploaded, still hash to the digest, and fit the caps
+ * ({@link ARTIFACT_BYTES_LIMITS}); and one `artifact-bytes` record per digest saying whether they are included and,
+ * when not, why. Bytes are read one artifact at a time.
+ * @returns how many digests were listed, included and omitted.
+ */
+async function writeArtifactBytes(
+  db: Db,
+  w: Pick<BundleWriter, "addFile" | "jsonl">,
+  tenantId: string,
+  taskId: string,
+): Promise<{ records: number; included: number; omitted: number }> {
+  const digests = (
+    await queryRows<{ sha256: string }>(
+      db,
+      sql`select distinct sha256 from artifacts where tenant_id = ${tenantId} and task_id = ${taskId}
+          order by sha256 limit 10000`,
+    )
+  ).map((r) => r.sha256);
+  const store = databaseArtifactStore(db);
+  const stored = await store.has(tenantId, digests);
+  const sink = w.jsonl(ARTIFACT_BYTES_STREAM);
+  let total = 0;
+  let included = 0;
+  for (const sha256 of digests) {
+    const info = stored.get(sha256);
+    let reason: ArtifactBytesOmission | null = null;
+    let bytes: Buffer | null = null;
+    if (!info || !/^[0-9a-f]{64}$/.test(sha256)) reason = "not_uploaded";
+    else if (!info.intact) reason = "changed_in_store";
+    else if (info.size > ARTIFACT_BYTES_LIMITS.maxFileBytes) reason = "larger_than_file_cap";
+    else if (total + info.size > ARTIFACT_BYTES_LIMITS.maxTaskBytes) reason = "task_cap_reached";
+    else {
+      const got = await store.get(tenantId, sha256);
+      if (!got) reason = "not_uploaded";
+      else if (createHash("sha256").update(got.bytes).digest("hex") !== sha256) reason = "changed_in_store";
+      else bytes = got.bytes;
+    }
+    if (bytes) {
+      await w.addFile(artifactBytesName(sha256), bytes);
+      total += bytes.length;
+      included++;
+    }
+    await sink.write({
+      task_id: taskId,
+      sha256,
+      size_bytes: info?.size ?? null,
+      included: bytes !== null,
+      file: bytes ? artifactBytesName(sha256) : null,
+      omitted_reason: reason,
+    });
+  }
+  await sink.end();
+  return { records: digests.length, included, omitted: digests.length - included };
 }

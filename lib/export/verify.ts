@@ -6,6 +6,8 @@
  */
 import canonicalizeImpl from "canonicalize";
 import {
+  ARTIFACT_BYTES_STREAM,
+  artifactBytesName,
   ATTESTATION_FILE,
   BUNDLE_FORMAT,
   BUNDLE_FORMAT_VERSION,
@@ -428,6 +430,9 @@ export async function verifyBundle(
       await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
     }
     await run(`references${label}`, () => checkReferences(b, m, scope));
+    if (m.streams[`${scope.prefix}${ARTIFACT_BYTES_STREAM}`]) {
+      await run(`artifact bytes${label}`, () => checkArtifactBytes(b, m, scope, cr));
+    }
   }
   return report();
 }
@@ -686,6 +691,61 @@ function checkReferences(b: Bundle, m: Manifest, scope: { prefix: string; taskId
     }
   }
   return `${refs} references from receipts, approvals, decisions and audit entries resolve inside the bundle`;
+}
+
+/**
+ * Artifact bytes (decision 0050): each `artifact-bytes` record names a digest the artifacts list; an included one's
+ * file `artifact-bytes/<sha256>` is there and hashes to that digest (the bytes are the ones the checkpoint named), an
+ * omitted one says why and has no file; no file under `artifact-bytes/` lacks its record.
+ */
+async function checkArtifactBytes(
+  b: Bundle,
+  m: Manifest,
+  scope: { prefix: string; taskId: string },
+  cr: VerifyCrypto,
+): Promise<string> {
+  const p = scope.prefix;
+  const listed = new Set<string>();
+  for (const { record } of streamRecords(b, m, `${p}artifacts`)) listed.add(String(record.sha256));
+  const named = new Set<string>();
+  let included = 0;
+  let omitted = 0;
+  for (const { file, line, record } of streamRecords(b, m, `${p}${ARTIFACT_BYTES_STREAM}`)) {
+    const sha = record.sha256;
+    if (typeof sha !== "string" || !/^[0-9a-f]{64}$/.test(sha)) {
+      throw new Fail("sha256 is not a lower-case hex SHA-256.", file, line, "sha256");
+    }
+    if (!listed.has(sha)) throw new Fail(`${sha} is not an artifact of the bundle.`, file, line, "sha256");
+    const name = `${p}${artifactBytesName(sha)}`;
+    named.add(name);
+    const bytes = b.files.get(name);
+    if (record.included === true) {
+      if (!bytes) throw new Fail(`the bytes of ${sha} are said to be included but are missing.`, file, line, "file");
+      if (hex(await cr.sha256(bytes)) !== sha) {
+        throw new Fail(
+          `the bytes of artifact ${sha} do not hash to its digest: they were changed.`,
+          name,
+          undefined,
+          "sha256",
+        );
+      }
+      included++;
+    } else {
+      if (bytes)
+        throw new Fail(`the bytes of ${sha} are in the bundle but said to be omitted.`, file, line, "included");
+      if (typeof record.omitted_reason !== "string" || !record.omitted_reason) {
+        throw new Fail(`the bytes of ${sha} are omitted without a reason.`, file, line, "omitted_reason");
+      }
+      omitted++;
+    }
+  }
+  const dir = `${p}${ARTIFACT_BYTES_STREAM}/`;
+  for (const name of b.files.keys()) {
+    if (name.startsWith(dir) && !name.endsWith(".jsonl") && !named.has(name)) {
+      throw new Fail(`${name} has no record in ${ARTIFACT_BYTES_STREAM}.`, name);
+    }
+  }
+  return `${included} artifact(s)' bytes hash to their digests${omitted ? `; ${omitted} omitted, each with its reason` : ""}`;
 }
 
 /** The report as text: one line per check, then the first failure (file, record, field) or "verified". */

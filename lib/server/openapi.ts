@@ -509,7 +509,7 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [taskId],
           responses: {
             ...ok(
-              "`{credentials: [{credential_ref, last_issued_at, last_used_at, used, last_revoked_at, last_expired_at, scope, expires_at, can_check, last_check}], flagged_events: [{event_id, type, credential_ref, occurred_at, kinds}]}`",
+              "`{credentials: [{credential_ref, last_issued_at, last_used_at, used, uses: [{event_id, occurred_at, tool, host, purpose, attempt}] (newest 20; `used` counts them all), last_revoked_at, last_expired_at, scope, expires_at, can_check, last_check}], flagged_events: [{event_id, type, credential_ref, occurred_at, kinds}]}`",
             ),
             ...errors(401, 404),
           },
@@ -572,7 +572,7 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [taskId],
           responses: {
             ...ok(
-              "`{current_policy_version, hosts: [{host, allowed, denied, last_at, ports, policy_versions, tools, credential_refs, in_current_policy, drift}]}`",
+              "`{current_policy_version, hosts: [{host, allowed, denied, requests: [{event_id, occurred_at, outcome, method, path, tool, credential_ref, attempt}] (newest 20; `allowed` + `denied` count them all), last_at, ports, policy_versions, tools, credential_refs, in_current_policy, drift}]}`",
             ),
             ...errors(401, 404),
           },

@@ -864,6 +864,24 @@ export class DemoRuntime {
         body: JSON.stringify({ status: "published", channel: args.channel, report_sha256: reportSha }),
       });
       const text = await res.text();
+      // The egress proxy reports every request it lets through, so each credential.used has its request on the tab.
+      a.rep.emit(
+        "tools",
+        "egress.allowed",
+        {
+          host: url.hostname,
+          port: Number(url.port || 80),
+          method: "PUT",
+          path: url.pathname,
+          policy_version: a.record.policy_version,
+          credential_ref: CREDENTIAL_REF,
+          tool: "publish_report",
+          action_class: "mutation",
+          outcome: "allowed",
+          http_status: res.status,
+        },
+        { actor: EGRESS, environmentId: a.sandbox.environmentId },
+      );
       if (!res.ok) throw new Error(`publish_report: the records service answered ${res.status}: ${text.slice(0, 200)}`);
       const result = JSON.parse(text) as RecordUpdateResult;
       this.log(

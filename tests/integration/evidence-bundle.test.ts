@@ -157,7 +157,10 @@ describe("task evidence bundle", () => {
       not_included: Array<{ content: string }>;
     };
     expect(inventory.contents.map((c) => c.file)).toContain("checkpoints/*.jsonl");
-    expect(inventory.not_included.map((c) => c.content)).toContain("Artifact bytes");
+    expect(inventory.not_included.map((c) => c.content)).toContain(
+      "Artifact bytes not uploaded, changed in the store, or over the caps",
+    );
+    expect(inventory.contents.map((c) => c.file)).toContain("artifact-bytes/<sha256>, artifact-bytes/*.jsonl");
     expect(text(get(files, "inventory.md"))).toContain("Service-specific semantics");
 
     // The command line: exit 0, one line per check, the key source said; pinned keys from GET /api/v1/signing-keys.

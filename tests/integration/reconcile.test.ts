@@ -536,6 +536,9 @@ describe("lookup endpoints", () => {
       external_operation_id: applied.operation_id,
       result_digest: resultDigest(applied),
       completed_at: applied.applied_at,
+      // The records service's own count of writes under the key (decision 0050), said in the answer.
+      applied_count: 1,
+      message: expect.stringContaining("applied once under this idempotency key"),
     });
     // asking settles nothing
     expect((await effectRow(handle.db, t.tenantId, taskId, name))?.status).toBe("unknown");

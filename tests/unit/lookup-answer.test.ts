@@ -60,3 +60,32 @@ describe("lookup answers", () => {
     });
   });
 });
+
+describe("the tool owner's count of writes under the key (applied_count, decision 0050)", () => {
+  it("keeps a non-negative integer count and says it in the message", () => {
+    const once = interpretLookup(200, { found: true, external_operation_id: "op-1", applied_count: 1 });
+    expect(once).toMatchObject({ outcome: "found", applied_count: 1 });
+    expect(once.message).toBe(
+      "The tool owner reports the write was applied once under this idempotency key (operation op-1).",
+    );
+    expect(interpretLookup(200, { found: true, external_operation_id: "op-1", applied_count: 3 }).message).toContain(
+      "applied 3 times under this idempotency key",
+    );
+    expect(keptAnswer({ found: true, external_operation_id: "op-1", applied_count: 2 })).toMatchObject({
+      applied_count: 2,
+    });
+  });
+
+  it("drops a count that is not a non-negative integer, and calls found-but-never-applied ambiguous", () => {
+    for (const bad of [-1, 1.5, "1", null]) {
+      const a = interpretLookup(200, { found: true, external_operation_id: "op-1", applied_count: bad });
+      expect(a).toMatchObject({ outcome: "found", applied_count: null });
+      expect(a.message).not.toContain("under this idempotency key");
+      expect(keptAnswer({ found: true, applied_count: bad })).not.toHaveProperty("applied_count");
+    }
+    expect(interpretLookup(200, { found: true, external_operation_id: "op-1", applied_count: 0 }).outcome).toBe(
+      "ambiguous",
+    );
+    expect(interpretLookup(200, { found: false }).applied_count).toBeNull();
+  });
+});

@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
+import { ARTIFACT_BYTES_STREAM, artifactBytesName } from "@/lib/export/bundle-format";
 import { readBundleArchive, type ArchiveFiles } from "@/lib/export/read-archive";
 import { verifyBundle } from "@/lib/export/verify";
 import { fillTaskWorkflows } from "@/db/queries/tasks";
@@ -119,6 +120,15 @@ export async function importWorkspaceBundle(
       await put("tasks", json(files, `${t.dir}/task.json`));
       for (const [stream, table] of TASK_STREAMS) {
         for (const r of records(files, `${t.dir}/${stream}`)) await put(table, r);
+      }
+      // Artifact bytes the bundle carries (decision 0050; the verifier checked each against its digest).
+      for (const r of records(files, `${t.dir}/${ARTIFACT_BYTES_STREAM}`)) {
+        const bytes = r.included === true ? files.get(`${t.dir}/${artifactBytesName(String(r.sha256))}`) : undefined;
+        if (!bytes) continue;
+        await tx.execute(sql`insert into artifact_contents (tenant_id, sha256, size_bytes, bytes)
+          values (${tenantId}::uuid, ${String(r.sha256)}, ${bytes.length}, ${Buffer.from(bytes)})
+          on conflict (tenant_id, sha256) do nothing`);
+        restored.artifact_contents = (restored.artifact_contents ?? 0) + 1;
       }
     }
     // A task bundle's task.json carries no workflow: it comes from the restored task.created events, as on ingest.

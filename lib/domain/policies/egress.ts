@@ -18,11 +18,29 @@ import { policyAllowsHost } from "./hosts";
 import type { VerbContext } from "../context";
 import { policyVersionName } from "./version-name";
 
+/** One request the egress proxy reported (`egress.allowed` / `egress.denied`). */
+export type EgressRequest = {
+  event_id: string;
+  occurred_at: string;
+  outcome: "allowed" | "denied";
+  method: string | null;
+  path: string | null;
+  tool: string | null;
+  credential_ref: string | null;
+  attempt: number | null;
+};
+
+/** Requests listed per host (newest first); `allowed` and `denied` say how many there are in all. */
+export const EGRESS_REQUESTS_LISTED = 20;
+
 /** One host a task's runs asked to reach. `in_current_policy` is null when no policy is active. */
 export type EgressHost = {
   host: string;
+  /** Requests allowed and denied: together the length of `requests` unless more than are listed. */
   allowed: number;
   denied: number;
+  /** The newest {@link EGRESS_REQUESTS_LISTED} requests, newest first: the rows the counts count. */
+  requests: EgressRequest[];
   last_at: string;
   ports: number[];
   policy_versions: string[];
@@ -58,7 +76,7 @@ export async function egressFacts(
   taskId: string,
   preloaded?: PolicyRow,
 ): Promise<EgressSummary> {
-  const [rows, current] = await Promise.all([
+  const [rows, current, requestRows] = await Promise.all([
     queryRows<Row>(
       db,
       sql`select lower(attrs ->> 'host') as host, type, count(*) as n, ${isoUtc("max(occurred_at)")} as last_at,
@@ -74,7 +92,32 @@ export async function egressFacts(
           limit 1000`,
     ),
     preloaded !== undefined ? Promise.resolve(preloaded) : currentPolicyRow(db, tenantId),
+    queryRows<Omit<EgressRequest, "outcome"> & { host: string; type: string }>(
+      db,
+      sql`select host, type, event_id, occurred_at, method, path, tool, credential_ref, attempt from (
+            select lower(attrs ->> 'host') as host, type, event_id, ${isoUtc("occurred_at")} as occurred_at,
+                   attrs ->> 'method' as method, attrs ->> 'path' as path, attrs ->> 'tool' as tool,
+                   attrs ->> 'credential_ref' as credential_ref, attempt,
+                   row_number() over (partition by lower(attrs ->> 'host') order by occurred_at desc, seq desc) as n
+            from events
+            where tenant_id = ${tenantId} and task_id = ${taskId} and type in ('egress.allowed', 'egress.denied')
+              and (attrs ->> 'host') is not null
+          ) r
+          where n <= ${EGRESS_REQUESTS_LISTED}
+          order by host, n
+          limit 10000`,
+    ),
   ]);
+  const requestsByHost = new Map<string, EgressRequest[]>();
+  for (const { host, type, ...r } of requestRows) {
+    const list = requestsByHost.get(host) ?? [];
+    list.push({
+      ...r,
+      outcome: type === "egress.allowed" ? "allowed" : "denied",
+      attempt: r.attempt === null ? null : Number(r.attempt),
+    });
+    requestsByHost.set(host, list);
+  }
   const doc = current?.document ?? null;
   const byHost = new Map<string, EgressHost>();
   const clean = (xs: Array<string | null> | null) =>
@@ -86,6 +129,7 @@ export async function egressFacts(
         host: r.host,
         allowed: 0,
         denied: 0,
+        requests: requestsByHost.get(r.host) ?? [],
         last_at: r.last_at,
         ports: [],
         policy_versions: [],

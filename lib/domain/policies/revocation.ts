@@ -20,12 +20,28 @@ import { outboundGet, type Resolver } from "../web/outbound";
 import { currentPolicyRow } from "./current";
 import type { VerbContext } from "../context";
 
+/** One `credential.used` event: which tool used the credential, toward which host, when (metadata only). */
+export type CredentialUse = {
+  event_id: string;
+  occurred_at: string;
+  tool: string | null;
+  host: string | null;
+  purpose: string | null;
+  attempt: number | null;
+};
+
+/** Uses listed per credential (newest first); `used` says how many there are in all. */
+export const CREDENTIAL_USES_LISTED = 20;
+
 /** What the run did with one credential reference, from its vault-lane events, and the last revocation check. */
 export type CredentialCustody = {
   credential_ref: string;
   last_issued_at: string | null;
   last_used_at: string | null;
+  /** How many `credential.used` events the task has for it: the length of `uses` unless more than are listed. */
   used: number;
+  /** The newest {@link CREDENTIAL_USES_LISTED} uses, newest first: the rows the count of uses counts. */
+  uses: CredentialUse[];
   last_revoked_at: string | null;
   last_expired_at: string | null;
   scope: string | null;
@@ -55,7 +71,7 @@ type Row = {
 
 /** The credentials a task's runs held, newest activity first (no authorization: callers check it). */
 export async function credentialFacts(db: Db, tenantId: string, taskId: string): Promise<CredentialCustody[]> {
-  const [rows, current] = await Promise.all([
+  const [rows, current, useRows] = await Promise.all([
     queryRows<Row>(
       db,
       sql`select distinct on (ref, type) ref, type, n, last_at, scope, expires_at, last_attrs, last_actor from (
@@ -71,7 +87,27 @@ export async function credentialFacts(db: Db, tenantId: string, taskId: string):
           limit 2000`,
     ),
     currentPolicyRow(db, tenantId),
+    queryRows<CredentialUse & { ref: string }>(
+      db,
+      sql`select ref, event_id, occurred_at, tool, host, purpose, attempt from (
+            select attrs ->> 'credential_ref' as ref, event_id, ${isoUtc("occurred_at")} as occurred_at,
+                   attrs ->> 'tool' as tool, lower(attrs ->> 'host') as host, attrs ->> 'purpose' as purpose, attempt,
+                   row_number() over (partition by attrs ->> 'credential_ref' order by occurred_at desc, seq desc) as n
+            from events
+            where tenant_id = ${tenantId} and task_id = ${taskId} and plane = 'vault' and type = 'credential.used'
+              and (attrs ->> 'credential_ref') is not null
+          ) u
+          where n <= ${CREDENTIAL_USES_LISTED}
+          order by ref, n
+          limit 2000`,
+    ),
   ]);
+  const usesByRef = new Map<string, CredentialUse[]>();
+  for (const { ref, ...u } of useRows) {
+    const list = usesByRef.get(ref) ?? [];
+    list.push({ ...u, attempt: u.attempt === null ? null : Number(u.attempt) });
+    usesByRef.set(ref, list);
+  }
   const checkable = new Set((current?.document?.credentials ?? []).filter((c) => c.revocation_url).map((c) => c.name));
   const byRef = new Map<string, CredentialCustody>();
   for (const r of rows) {
@@ -82,6 +118,7 @@ export async function credentialFacts(db: Db, tenantId: string, taskId: string):
         last_issued_at: null,
         last_used_at: null,
         used: 0,
+        uses: usesByRef.get(r.ref) ?? [],
         last_revoked_at: null,
         last_expired_at: null,
         scope: null,

@@ -3,8 +3,10 @@
  * The answer is evidence for a person; it never settles an effect by itself, and a timeout or an ambiguous
  * answer settles nothing (docs/concepts.md#reconcile).
  *
- * Expected answer: HTTP 200 with JSON `{"found": true, "external_operation_id": "…", "result_digest"?, "completed_at"?}`
- * or `{"found": false}`. Anything else is `ambiguous`. Only those four fields of the answer are kept and shown
+ * Expected answer: HTTP 200 with JSON `{"found": true, "external_operation_id": "…", "result_digest"?, "completed_at"?,
+ * "applied_count"?}` or `{"found": false}`. Anything else is `ambiguous`. `applied_count` (decision 0050) is how many
+ * times the tool owner applied a write under this idempotency key (1 when it honours the key): the product shows it so
+ * that "exactly once" is the external system's own count, not an inference. Only those five fields are kept and shown
  * (strings capped, secrets redacted): the lookup is evidence about one write, not a window onto the tool
  * owner's network. Link-local targets (cloud metadata services) are never called.
  */
@@ -34,6 +36,8 @@ export type LookupAnswer =
       external_operation_id: string | null;
       result_digest: string | null;
       completed_at: string | null;
+      /** How many times the tool owner says it applied a write under the key; null when it does not say. */
+      applied_count: number | null;
       message: string;
       asked_at: string;
     };
@@ -63,7 +67,19 @@ export function keptAnswer(body: unknown): Record<string, unknown> | null {
     if (typeof v === "string")
       kept[field] = redactString(v.slice(0, MAX_ANSWER_FIELD).replace(UNSHOWABLE_ALL, "\ufffd")).value;
   }
+  const count = appliedCount(b.applied_count);
+  if (count !== null) kept.applied_count = count;
   return kept;
+}
+
+/** A lookup's `applied_count` when it is a non-negative safe integer, else null. */
+function appliedCount(v: unknown): number | null {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : null;
+}
+
+/** "once", "twice", "3 times": how a count of applications reads in a sentence. */
+export function timesWord(n: number): string {
+  return n === 1 ? "once" : n === 2 ? "twice" : `${n} times`;
 }
 
 /** Options for tests: the resolver the call uses (the system's by default). */
@@ -78,9 +94,9 @@ export function interpretLookup(
   body: unknown,
 ): Pick<
   Extract<LookupAnswer, { configured: true }>,
-  "outcome" | "external_operation_id" | "result_digest" | "completed_at" | "message"
+  "outcome" | "external_operation_id" | "result_digest" | "completed_at" | "applied_count" | "message"
 > {
-  const none = { external_operation_id: null, result_digest: null, completed_at: null };
+  const none = { external_operation_id: null, result_digest: null, completed_at: null, applied_count: null };
   if (status !== 200 || !body || typeof body !== "object") {
     return {
       outcome: "ambiguous",
@@ -112,6 +128,13 @@ export function interpretLookup(
         "The lookup says found, but its operation id looks like a credential; it cannot be recorded. Ask the tool owner.",
     };
   }
+  if (b.found === true && appliedCount(b.applied_count) === 0) {
+    return {
+      outcome: "ambiguous",
+      ...none,
+      message: "The lookup says found, but also that no write was applied under this key; ask the tool owner.",
+    };
+  }
   if (
     b.found === true &&
     typeof b.external_operation_id === "string" &&
@@ -129,7 +152,11 @@ export function interpretLookup(
         typeof b.completed_at === "string" && OCCURRED_AT_PATTERN.test(b.completed_at) && plausibleTime(b.completed_at)
           ? b.completed_at
           : null,
-      message: `The tool owner reports the write was applied (operation ${b.external_operation_id}).`,
+      applied_count: appliedCount(b.applied_count),
+      message:
+        appliedCount(b.applied_count) === null
+          ? `The tool owner reports the write was applied (operation ${b.external_operation_id}).`
+          : `The tool owner reports the write was applied ${timesWord(appliedCount(b.applied_count)!)} under this idempotency key (operation ${b.external_operation_id}).`,
     };
   }
   return {
@@ -174,6 +201,7 @@ export async function lookupSideEffect(
     external_operation_id: null,
     result_digest: null,
     completed_at: null,
+    applied_count: null,
   };
   // Resolved once; the connection goes to the address that was checked (no DNS rebinding), redirects not followed.
   const res = await outboundGet(url, {

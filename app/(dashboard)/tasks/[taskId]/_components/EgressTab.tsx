@@ -7,17 +7,29 @@
  */
 import Link from "next/link";
 import { useState } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { Role } from "@/db/schema/enums";
 import { apiFetch } from "@/lib/client/api";
 import { PERMISSIONS } from "@/lib/domain/authz";
 import { Time } from "@/components/ui/time";
 import { policyVersionName } from "@/lib/domain/policies/version-name";
 
+type EgressRequest = {
+  event_id: string;
+  occurred_at: string;
+  outcome: "allowed" | "denied";
+  method: string | null;
+  path: string | null;
+  tool: string | null;
+  credential_ref: string | null;
+  attempt: number | null;
+};
+
 type EgressHost = {
   host: string;
   allowed: number;
   denied: number;
+  requests: EgressRequest[];
   last_at: string;
   ports: number[];
   policy_versions: string[];
@@ -34,6 +46,14 @@ type CredentialCustody = {
   last_issued_at: string | null;
   last_used_at: string | null;
   used: number;
+  uses: Array<{
+    event_id: string;
+    occurred_at: string;
+    tool: string | null;
+    host: string | null;
+    purpose: string | null;
+    attempt: number | null;
+  }>;
   last_revoked_at: string | null;
   last_expired_at: string | null;
   scope: string | null;
@@ -74,6 +94,8 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
       apiFetch<{ credentials: CredentialCustody[]; flagged_events?: FlaggedVaultEvent[] }>(
         `/api/v1/tasks/${encodeURIComponent(taskId)}/credentials`,
       ),
+    // A new event (a revocation check writes one) changes the key: keep the list and the answer shown meanwhile.
+    placeholderData: keepPreviousData,
   });
   const [busy, setBusy] = useState<string | null>(null);
   const [result, setResult] = useState<Record<string, { tone: "ok" | "bad" | "neutral"; message: string }>>({});
@@ -144,32 +166,60 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
                   <span className="text-xs text-neutral-700">No revocation endpoint in the current policy</span>
                 ) : null}
               </div>
-              <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 text-xs text-neutral-800 sm:grid-cols-[auto_1fr_auto_1fr]">
+              <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-xs text-neutral-800">
                 <dt>Last issued</dt>
                 <dd>
                   <Time iso={c.last_issued_at} />
                   {c.scope ? ` · scope ${c.scope}` : ""}
                 </dd>
-                <dt>Last used</dt>
-                <dd>
-                  <Time iso={c.last_used_at} /> ({c.used}×)
+                <dt>Used</dt>
+                <dd data-testid="credential-used" data-count={c.used}>
+                  {c.used === 0
+                    ? "never (no credential.used event)"
+                    : `${c.used} time${c.used === 1 ? "" : "s"} (credential.used events): ${
+                        c.used > c.uses.length ? `the newest ${c.uses.length} are listed` : "each is listed"
+                      } below`}
                 </dd>
-                <dt>Revoked</dt>
-                <dd>
-                  <Time iso={c.last_revoked_at} />
-                </dd>
-                <dt>Last check</dt>
-                <dd data-testid="credential-last-check">
-                  {c.last_check ? (
-                    <>
-                      {c.last_check.outcome.replace("_", " ")} · <Time iso={c.last_check.checked_at} />
-                      {c.last_check.checked_by ? ` by ${c.last_check.checked_by}` : ""}
-                    </>
-                  ) : (
-                    "never"
-                  )}
+                <dt>Revocation</dt>
+                <dd data-testid="credential-revocation">
+                  <RevocationCheck credential={c} canCheck={canCheck} />
+                  <span className="block text-neutral-700" data-testid="credential-revoked-event">
+                    {c.last_revoked_at ? (
+                      <>
+                        The vault reported it revoked at <Time iso={c.last_revoked_at} />.
+                      </>
+                    ) : (
+                      "The vault reported no revocation (no credential.revoked event)."
+                    )}
+                  </span>
                 </dd>
               </dl>
+              {c.uses.length ? (
+                <ul
+                  className="mt-1 space-y-0.5 border-l-2 border-neutral-200 pl-2 text-xs"
+                  aria-label={`Uses of ${c.credential_ref}`}
+                >
+                  {c.uses.map((u) => (
+                    <li key={u.event_id} data-testid="credential-use" data-event-id={u.event_id}>
+                      <Link
+                        className="underline"
+                        href={`/tasks/${encodeURIComponent(taskId)}?event=${encodeURIComponent(u.event_id)}`}
+                      >
+                        <Time iso={u.occurred_at} />
+                      </Link>{" "}
+                      · {u.tool ? <span className="font-mono">{u.tool}</span> : "no tool named"}
+                      {u.host ? (
+                        <>
+                          {" "}
+                          → <span className="font-mono break-all">{u.host}</span>
+                        </>
+                      ) : null}
+                      {u.purpose ? ` · ${u.purpose}` : ""}
+                      {u.attempt !== null ? ` · attempt ${u.attempt}` : ""}
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
               <div aria-live="polite">
                 {result[c.credential_ref] ? (
                   <p
@@ -185,6 +235,48 @@ function Credentials({ taskId, eventCount, canCheck }: { taskId: string; eventCo
         </ul>
       )}
     </section>
+  );
+}
+
+/** What a revocation check's outcome means, in words. */
+const CHECK_WORDS: Record<string, string> = {
+  revoked: "revoked",
+  not_revoked: "still valid (not revoked)",
+  ambiguous: "no clear answer; nothing is proven",
+  timeout: "no answer in time; nothing is proven",
+  unreachable: "endpoint unreachable; nothing is proven",
+  refused: "endpoint not called (link-local or metadata address); nothing is proven",
+};
+
+/**
+ * The last "Test revocation" answer with its time ("Revocation checked 2026-01-05 12:03:00 UTC: revoked"), or "Not
+ * checked" with what to do.
+ */
+function RevocationCheck({ credential: c, canCheck }: { credential: CredentialCustody; canCheck: boolean }) {
+  if (c.last_check) {
+    const tone =
+      c.last_check.outcome === "revoked"
+        ? "text-green-800"
+        : c.last_check.outcome === "not_revoked"
+          ? "text-red-800"
+          : "text-neutral-800";
+    return (
+      <span className="block" data-testid="credential-last-check" data-outcome={c.last_check.outcome}>
+        Revocation checked <Time iso={c.last_check.checked_at} />:{" "}
+        <strong className={tone}>{CHECK_WORDS[c.last_check.outcome] ?? c.last_check.outcome}</strong>
+        {c.last_check.checked_by ? ` (asked by ${c.last_check.checked_by})` : ""}
+      </span>
+    );
+  }
+  return (
+    <span className="block" data-testid="credential-last-check" data-outcome="not_checked">
+      Not checked:{" "}
+      {!c.can_check
+        ? "the current policy names no revocation endpoint for it; add a revocation_url to its credential entry in a new policy version, then press Test revocation."
+        : canCheck
+          ? "press Test revocation to ask the credential's owner whether it is revoked."
+          : "a responder, owner or admin can press Test revocation to ask the credential's owner."}
+    </span>
   );
 }
 
@@ -236,6 +328,7 @@ function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: numbe
       apiFetch<{ current_policy_version: number | null; hosts: EgressHost[] }>(
         `/api/v1/tasks/${encodeURIComponent(taskId)}/egress`,
       ),
+    placeholderData: keepPreviousData,
   });
   if (q.isPending) return <p className="p-4 text-sm text-neutral-600">Loading egress…</p>;
   if (q.error) {
@@ -313,7 +406,7 @@ function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: numbe
               </tr>
             </thead>
             <tbody>
-              {hosts.map((h) => (
+              {hosts.flatMap((h) => [
                 <tr
                   key={h.host}
                   className={`border-t border-neutral-100 ${h.drift ? "bg-red-50" : ""}`}
@@ -350,12 +443,66 @@ function EgressHosts({ taskId, eventCount }: { taskId: string; eventCount: numbe
                   <td className="px-2 py-2 text-xs">
                     <Time iso={h.last_at} />
                   </td>
-                </tr>
-              ))}
+                </tr>,
+                <tr key={`${h.host} requests`} className={h.drift ? "bg-red-50" : ""}>
+                  <td colSpan={8} className="px-2 pb-2">
+                    <HostRequests taskId={taskId} host={h} />
+                  </td>
+                </tr>,
+              ])}
             </tbody>
           </table>
         </div>
       )}
     </div>
+  );
+}
+
+/**
+ * The requests a host's counts count: each `egress.allowed` / `egress.denied` event (newest 20), linked to the timeline.
+ */
+function HostRequests({ taskId, host: h }: { taskId: string; host: EgressHost }) {
+  const total = h.allowed + h.denied;
+  return (
+    <details className="text-xs" data-testid="egress-requests" data-count={h.requests.length}>
+      <summary className="cursor-pointer text-neutral-800">
+        {total === h.requests.length
+          ? `The ${total} request${total === 1 ? "" : "s"} counted`
+          : `The newest ${h.requests.length} of ${total} requests counted`}{" "}
+        ({h.allowed} allowed, {h.denied} denied)
+      </summary>
+      <ul className="mt-1 space-y-0.5 pl-2">
+        {h.requests.map((r) => (
+          <li key={r.event_id} data-testid="egress-request" data-outcome={r.outcome}>
+            <Link
+              className="underline"
+              href={`/tasks/${encodeURIComponent(taskId)}?event=${encodeURIComponent(r.event_id)}`}
+            >
+              <Time iso={r.occurred_at} />
+            </Link>{" "}
+            · {r.outcome === "allowed" ? "allowed" : <strong className="text-red-800">denied</strong>}
+            {r.method || r.path ? (
+              <span className="font-mono break-all">
+                {" "}
+                {r.method ?? ""} {r.path ?? ""}
+              </span>
+            ) : null}
+            {r.tool ? (
+              <>
+                {" "}
+                · tool <span className="font-mono">{r.tool}</span>
+              </>
+            ) : null}
+            {r.credential_ref ? (
+              <>
+                {" "}
+                · credential <span className="font-mono">{r.credential_ref}</span>
+              </>
+            ) : null}
+            {r.attempt !== null ? ` · attempt ${r.attempt}` : ""}
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }

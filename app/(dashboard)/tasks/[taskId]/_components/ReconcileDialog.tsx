@@ -21,6 +21,8 @@ type LookupAnswer =
       url: string;
       outcome: "found" | "not_found" | "ambiguous" | "timeout" | "error";
       external_operation_id: string | null;
+      /** How many times the tool owner applied a write under the key (decision 0050); null when it does not say. */
+      applied_count?: number | null;
       http_status: number | null;
       message: string;
       asked_at: string;
@@ -45,7 +47,11 @@ type ConfiguredLookup = Extract<LookupAnswer, { configured: true }>;
 export function lookupEvidence(a: ConfiguredLookup, idempotencyKey: string, reasked: boolean): string | null {
   const said =
     a.outcome === "found"
-      ? `write found, operation ${a.external_operation_id}`
+      ? `write found, operation ${a.external_operation_id}${
+          typeof a.applied_count === "number"
+            ? `, applied ${a.applied_count === 1 ? "once" : `${a.applied_count} times`} under this key`
+            : ""
+        }`
       : a.outcome === "not_found"
         ? `no write under key ${idempotencyKey}`
         : null;

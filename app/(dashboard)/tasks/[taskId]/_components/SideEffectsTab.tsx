@@ -1,6 +1,7 @@
 "use client";
 
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
+import { apiFetch } from "@/lib/client/api";
 import type { Role } from "@/db/schema/enums";
 import type { SideEffectView } from "@/lib/contract/api";
 import { Id } from "@/components/ui/Id";
@@ -16,12 +17,14 @@ import { KeptReceipts } from "./KeptReceipts";
  * approval or was approved shows its live request's state (the gate's reading), with a link to the approval.
  */
 export function SideEffectsTab({
+  taskId,
   sideEffects,
   focus,
   canReconcile,
   role,
   onReconcile,
 }: {
+  taskId: string;
   sideEffects: Record<string, SideEffectView>;
   focus: string | null;
   canReconcile: boolean;
@@ -159,12 +162,76 @@ export function SideEffectsTab({
                       A responder must reconcile
                     </span>
                   )
+                ) : e.status === "completed" && e.mutation && canReconcile ? (
+                  <AskToolOwner taskId={taskId} name={name} />
                 ) : null}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** The part of a lookup answer this tab shows. */
+type ToolOwnerAnswer =
+  | { configured: false; message: string }
+  | { configured: true; outcome: string; applied_count?: number | null; message: string; asked_at: string };
+
+/**
+ * "Ask the tool owner" on a completed write: asks the tool's lookup endpoint about its idempotency key (evidence only,
+ * it settles nothing) and shows the answer — with the external system's own count of writes applied under the key,
+ * when it gives one (decision 0050) — and when it was asked.
+ */
+function AskToolOwner({ taskId, name }: { taskId: string; name: string }) {
+  const [busy, setBusy] = useState(false);
+  const [answer, setAnswer] = useState<ToolOwnerAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <div className="text-left text-xs">
+      <button
+        type="button"
+        className="rounded-md border border-neutral-400 bg-white px-2 py-1 font-medium whitespace-nowrap disabled:opacity-60"
+        disabled={busy}
+        aria-label={`Ask the tool owner about ${name}`}
+        onClick={async () => {
+          setBusy(true);
+          setError(null);
+          try {
+            setAnswer(
+              await apiFetch<ToolOwnerAnswer>(
+                `/api/v1/tasks/${encodeURIComponent(taskId)}/side-effects/${encodeURIComponent(name)}/lookup`,
+                { method: "POST", body: {} },
+              ),
+            );
+          } catch (err) {
+            setError(`Could not ask: ${err instanceof Error ? err.message : String(err)}. Try again.`);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {busy ? "Asking…" : "Ask the tool owner"}
+      </button>
+      <div aria-live="polite" className="mt-1 max-w-[16rem]">
+        {error ? <p className="text-red-700">{error}</p> : null}
+        {answer ? (
+          <p
+            data-testid="effect-lookup-answer"
+            data-outcome={answer.configured ? answer.outcome : "not_configured"}
+            data-applied-count={answer.configured ? (answer.applied_count ?? "") : ""}
+          >
+            {answer.message}
+            {answer.configured ? (
+              <>
+                {" "}
+                (asked <Time iso={answer.asked_at} />)
+              </>
+            ) : null}
+          </p>
+        ) : null}
+      </div>
     </div>
   );
 }

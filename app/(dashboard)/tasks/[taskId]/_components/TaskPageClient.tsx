@@ -239,6 +239,7 @@ export function TaskPageClient({
         <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="p-3">
           {tab === "side-effects" ? (
             <SideEffectsTab
+              taskId={taskId}
               sideEffects={task.side_effects}
               focus={focusEffect}
               canReconcile={canReconcile}

@@ -41,25 +41,93 @@ function noDelaySocket(): (o: PgJsSocketOptions) => net.Socket {
 const SEAL_LEFT_PENDING = "select seal_audit(p.tenant_id) from (select distinct tenant_id from audit_pending) p";
 
 /**
+ * `DATABASE_POOLER=transaction`: the URL leads to a connection pooler in transaction pooling mode (PgBouncer's
+ * `pool_mode = transaction`), which gives each transaction whichever server connection is free, so nothing may rely on
+ * a session (docs/decisions/0051-through-a-connection-pooler.md). Unset, empty or `none`: a direct connection.
+ * @throws Error naming the variable when it holds anything else.
+ */
+export function poolerFromEnv(value = process.env.DATABASE_POOLER): Pooler {
+  const v = (value ?? "").trim().toLowerCase();
+  if (v === "" || v === "none") return "none";
+  if (v === "transaction") return "transaction";
+  throw new Error(`DATABASE_POOLER must be "transaction" or "none" (was ${JSON.stringify(value)}).`);
+}
+
+/** Whether the database is reached through a transaction-pooling connection pooler (see {@link poolerFromEnv}). */
+export type Pooler = "none" | "transaction";
+
+/**
+ * The postgres.js options of a client under `pooler`: through a transaction pooler `prepare: false`, which overrides
+ * every statement's own `prepare: true`; directly none (postgres.js's default, or the URL's `prepare` parameter).
+ */
+function unprepared(pooler: Pooler): { prepare?: false } {
+  return pooler === "transaction" ? { prepare: false } : {};
+}
+
+/** The key of the advisory lock that serializes migrations across processes. */
+const MIGRATION_LOCK = 724201;
+
+/**
+ * Applies the committed migrations over a connection of their own, serialized across processes by an advisory lock.
+ * Directly, a session lock held around drizzle's migrator. Through a transaction pooler a session lock would stay on
+ * whichever server connection took it (and its unlock go to another), so there everything — the lock, drizzle's
+ * bookkeeping and the migrations — runs in one transaction under a transaction-scoped lock, drizzle's own transaction
+ * becoming a savepoint in it.
+ */
+async function migratePostgres(url: string, pooler: Pooler): Promise<void> {
+  const { default: postgres } = await import("postgres");
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const { migrate } = await import("drizzle-orm/postgres-js/migrator");
+  const migrationClient = postgres(url, { max: 1, onnotice: () => {}, ...unprepared(pooler) });
+  try {
+    if (pooler === "none") {
+      await migrationClient`select pg_advisory_lock(${MIGRATION_LOCK})`;
+      await migrate(drizzle(migrationClient), { migrationsFolder: MIGRATIONS_DIR });
+      await migrationClient`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+      return;
+    }
+    await migrationClient.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+      // Drizzle reads the client's `options` (its type parsers), which a postgres.js transaction does not carry.
+      const nested = new Proxy(tx, {
+        get: (target, prop, receiver) =>
+          prop === "begin"
+            ? target.savepoint.bind(target)
+            : prop === "options"
+              ? migrationClient.options
+              : Reflect.get(target, prop, receiver),
+      });
+      await migrate(drizzle(nested as unknown as typeof migrationClient), { migrationsFolder: MIGRATIONS_DIR });
+    });
+  } finally {
+    await migrationClient.end();
+  }
+}
+
+/**
  * Opens a database, applies migrations and seals audit entries a crash left pending.
  * @param url PostgreSQL URL; when absent, PGlite in `dir` (default {@link dataDir}).
+ * @param pooler `transaction` when `url` leads to a transaction-pooling pooler such as PgBouncer (default from
+ *   `DATABASE_POOLER`, {@link poolerFromEnv}): no statement is prepared by name (PgBouncer 1.18 does not keep them
+ *   across transactions) and migrations take no session lock. Everything else already lives in one transaction.
  */
-export async function openDatabase(opts: { url?: string; dir?: string; max?: number } = {}): Promise<Handle> {
+export async function openDatabase(
+  opts: { url?: string; dir?: string; max?: number; pooler?: Pooler } = {},
+): Promise<Handle> {
   if (opts.url) {
     const { default: postgres } = await import("postgres");
     const { drizzle } = await import("drizzle-orm/postgres-js");
-    const { migrate } = await import("drizzle-orm/postgres-js/migrator");
-    // Migrations run on their own single connection, serialized across processes by an advisory lock.
-    const migrationClient = postgres(opts.url, { max: 1, onnotice: () => {} });
-    try {
-      await migrationClient`select pg_advisory_lock(724201)`;
-      await migrate(drizzle(migrationClient), { migrationsFolder: MIGRATIONS_DIR });
-      await migrationClient`select pg_advisory_unlock(724201)`;
-    } finally {
-      await migrationClient.end();
-    }
+    const pooler = opts.pooler ?? poolerFromEnv();
+    await migratePostgres(opts.url, pooler);
+    // `prepare: false` on the client overrides every statement's own `prepare: true` (decision 0022's generic plans
+    // and the scope statement): postgres.js then sends unnamed statements only, which a pooler may route anywhere.
     // `socket` is a postgres.js option its types do not declare.
-    const clientOptions = { max: opts.max ?? 10, onnotice: () => {}, socket: noDelaySocket() };
+    const clientOptions = {
+      max: opts.max ?? 10,
+      onnotice: () => {},
+      socket: noDelaySocket(),
+      ...unprepared(pooler),
+    };
     const raw = postgres(opts.url, clientOptions);
     // Audit entries a crash left between their commit and their seal join the chain before anything is served.
     await raw.unsafe(SEAL_LEFT_PENDING);

@@ -46,7 +46,10 @@
  * Options: --events N --batch N --senders N --dup R --tasks N --seed N (ingest workload), --keep-data
  * (keep the benchmark tenant's rows), --rebuild (build even if BUILD_ID exists), --strict (exit 1 when
  * a target is missed), --cpu-prof (the server writes a V8 .cpuprofile to bench-results/profiles/ when it
- * stops; open it in Chrome DevTools or speedscope). Exit status 1 when a check fails (or a target is
+ * stops; open it in Chrome DevTools or speedscope), --pooler (the server reaches PostgreSQL through PgBouncer in
+ * transaction pooling mode with `DATABASE_POOLER=transaction`, docs/decisions/0051-through-a-connection-pooler.md;
+ * scripts/pgbouncer.sh starts it on PGBOUNCER_PORT, default 6433, with --pooler-size (10) server connections, the
+ * size of the server's own pool; the benchmark's own checks stay direct). Exit status 1 when a check fails (or a target is
  * missed with --strict).
  *
  * Adding a benchmark: implement `Benchmark` (scripts/bench/harness.ts) in scripts/bench/<name>.ts — it gets
@@ -64,8 +67,10 @@ import {
   DEFAULT_PORT_RANGE,
   log,
   openBenchDb,
+  startPooler,
   startServer,
   type BenchDb,
+  type BenchPooler,
   type BenchServer,
   type Benchmark,
   type BenchOutcome,
@@ -90,11 +95,15 @@ export const BENCHMARKS: Benchmark[] = [
 
 let server: BenchServer | null = null;
 let db: BenchDb | null = null;
+let pooler: BenchPooler | null = null;
 
 async function cleanup(): Promise<void> {
   const s = server;
   server = null;
   if (s) await s.stop();
+  const p = pooler;
+  pooler = null;
+  p?.stop();
   const d = db;
   db = null;
   if (d) await d.close().catch(() => {});
@@ -103,7 +112,7 @@ async function cleanup(): Promise<void> {
 
 function usage(): string {
   return [
-    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --gate-events N --asks N] [--checkpoints N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--keep-data] [--rebuild] [--strict] [--cpu-prof]",
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --gate-events N --asks N] [--checkpoints N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--keep-data] [--rebuild] [--strict] [--cpu-prof] [--pooler [--pooler-size N]]",
     "benchmarks:",
     ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
     "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
@@ -126,6 +135,8 @@ async function main(): Promise<number> {
       rebuild: { type: "boolean" },
       strict: { type: "boolean" },
       "cpu-prof": { type: "boolean" },
+      pooler: { type: "boolean" },
+      "pooler-size": { type: "string" },
       effects: { type: "string" },
       contenders: { type: "string" },
       concurrency: { type: "string" },
@@ -167,16 +178,31 @@ async function main(): Promise<number> {
   db = await openBenchDb(databaseUrl);
   buildIfMissing(root, distDir, values.rebuild === true);
   const cpuProfileDir = values["cpu-prof"] ? path.join(root, "bench-results", "profiles") : undefined;
-  server = await startServer({ root, distDir, databaseUrl, ports, cpuProfileDir });
+  if (values.pooler) pooler = startPooler(root, databaseUrl, Number(values["pooler-size"] ?? 10));
+  server = await startServer({
+    root,
+    distDir,
+    databaseUrl: pooler?.url ?? databaseUrl,
+    ports,
+    cpuProfileDir,
+    env: pooler ? { DATABASE_POOLER: "transaction" } : undefined,
+  });
   if (cpuProfileDir) log(`the server writes a V8 CPU profile to ${cpuProfileDir} when it stops`);
-  log(`server up at ${server.baseUrl} (pid ${server.pid}, dist dir ${distDir})`);
+  log(
+    `server up at ${server.baseUrl} (pid ${server.pid}, dist dir ${distDir}${pooler ? `, through PgBouncer ${new URL(pooler.url).host}` : ""})`,
+  );
 
   const outcomes: BenchOutcome[] = [];
   for (const bench of selected) {
     log(`running ${bench.name} …`);
     const outcome = await bench.run({ root, db, server, options: values });
     outcomes.push(outcome);
-    const file = writeResult(root, bench.name, { ...outcome.figures, checks: outcome.checks });
+    const name = pooler ? `${bench.name}-pooler` : bench.name;
+    const file = writeResult(root, name, {
+      ...outcome.figures,
+      through_pooler: pooler !== null,
+      checks: outcome.checks,
+    });
     log(`wrote ${file}`);
   }
   await cleanup();

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one verification script (`npm test`): format check, lint, dead code (knip), typecheck, unit tests, production build,
-# integration tests (real PostgreSQL + the built server) and end-to-end tests (Playwright in Debian Chromium).
+# integration tests (real PostgreSQL + the built server), the integration tests once more through PgBouncer in
+# transaction pooling mode (docs/decisions/0051-through-a-connection-pooler.md) and end-to-end tests (Playwright in
+# Debian Chromium).
 # First, scripts/provision.sh gets what the tests need when it is missing (Chromium, a running PostgreSQL, the test
 # database), saying so in one line before each action.
 #
@@ -9,6 +11,8 @@
 #                      postgres://postgres@127.0.0.1:5432/custody_test; created if missing)
 #   NEXT_DIST_DIR      build directory (default .next)
 #   VERIFY_BUILD       "always" (default: rebuild only when a source is newer than the last build)
+#   VERIFY_POOLER      "skip" leaves out the integration tests through PgBouncer (default: run them)
+#   PGBOUNCER_PORT     the port of that PgBouncer (default 6433)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +60,19 @@ build() {
   fi
 }
 
+# The integration suite once more with the servers and the tests' database handles going through PgBouncer in
+# transaction pooling mode (scripts/pgbouncer.sh, installed with apt-get when missing) with DATABASE_POOLER=transaction;
+# migrations run through it too. The pooler test itself (tests/integration/pooler.test.ts) starts its own PgBouncer in
+# front of the direct URL, TEST_DATABASE_DIRECT_URL.
+pooled_integration() {
+  local pooled code=0
+  pooled=$(PGBOUNCER_UPSTREAM="$TEST_DATABASE_URL" bash scripts/pgbouncer.sh start)
+  TEST_DATABASE_DIRECT_URL="$TEST_DATABASE_URL" TEST_DATABASE_URL="$pooled" DATABASE_POOLER=transaction \
+    npm run --silent test:integration || code=$?
+  PGBOUNCER_UPSTREAM="$TEST_DATABASE_URL" bash scripts/pgbouncer.sh stop
+  return "$code"
+}
+
 # shellcheck source=scripts/provision.sh
 source scripts/provision.sh
 
@@ -67,4 +84,9 @@ step "typecheck" npm run --silent typecheck
 step "unit tests" npm run --silent test:unit
 step "build" build
 step "integration tests" npm run --silent test:integration
+if [ "${VERIFY_POOLER:-}" = "skip" ]; then
+  echo "VERIFY_POOLER=skip: the integration tests through PgBouncer are left out."
+else
+  step "integration tests through PgBouncer" pooled_integration
+fi
 step "end-to-end tests" npm run --silent test:e2e

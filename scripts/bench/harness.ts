@@ -148,6 +148,29 @@ export function buildIfMissing(root: string, distDir: string, force = false): vo
   }
 }
 
+/** A PgBouncer the benchmark started (scripts/pgbouncer.sh): the pooled URL and how to stop it. */
+export type BenchPooler = { url: string; stop: () => void };
+
+/**
+ * Starts PgBouncer in transaction pooling mode in front of `upstream` (scripts/pgbouncer.sh: installed with apt-get
+ * when missing) on `PGBOUNCER_PORT` (default 6433), with `poolSize` server connections — as many as the server's own
+ * pool, so the comparison with a direct run is the pooler's cost only.
+ * @throws Error with the script's output when it does not start.
+ */
+export function startPooler(root: string, upstream: string, poolSize: number): BenchPooler {
+  const env = { ...process.env, PGBOUNCER_UPSTREAM: upstream, PGBOUNCER_POOL_SIZE: String(poolSize) };
+  const script = path.join(root, "scripts", "pgbouncer.sh");
+  const res = spawnSync("bash", [script, "start"], { env, encoding: "utf8" });
+  if (res.status !== 0) throw new Error(`PgBouncer did not start: ${res.stderr}`);
+  log(res.stderr.trim().replace(/^\[pgbouncer\] /, "pgbouncer "));
+  return {
+    url: res.stdout.trim(),
+    stop: () => {
+      spawnSync("bash", [script, "stop"], { env, stdio: "ignore" });
+    },
+  };
+}
+
 /** A running `next start`. `stop()` ends its whole process group and waits for it. */
 export type BenchServer = {
   baseUrl: string;
@@ -171,6 +194,8 @@ export async function startServer(opts: {
   timeoutMs?: number;
   /** Directory for a V8 CPU profile of the server (written when it stops); none when absent. */
   cpuProfileDir?: string;
+  /** More environment for the server (e.g. `DATABASE_POOLER`). */
+  env?: Record<string, string>;
 }): Promise<BenchServer> {
   const [from, to] = opts.ports ?? DEFAULT_PORT_RANGE;
   const port = await findFreePort(from, to);
@@ -203,6 +228,7 @@ export async function startServer(opts: {
         NEXTAUTH_SECRET: randomBytes(32).toString("base64url"),
         NEXTAUTH_URL: baseUrl,
         PORT: String(port),
+        ...opts.env,
       },
     },
   );

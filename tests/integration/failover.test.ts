@@ -19,7 +19,7 @@
  */
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, queryRows } from "@/db";
 import type { EventInput } from "@/lib/contract/api";
 import { sha256Hex } from "@/lib/domain/crypto/canonical";
@@ -33,12 +33,16 @@ import { intentBody, receiptBody } from "./support/custody-calls";
 
 const DBNAME = "custody";
 /** Writing before the kill, and after the promotion before the clients stop. */
-const BEFORE_KILL_MS = 4_000;
-const AFTER_PROMOTION_MS = 4_000;
+const BEFORE_KILL_MS = 3_000;
+/** How long the primary's WAL sender is held (SIGSTOP) right before the kill. */
+const HELD_MS = 1_500;
+const AFTER_PROMOTION_MS = 2_000;
 /** How long one client keeps sending a refused request again before the test fails. */
 const RETRY_FOR_MS = 90_000;
 const EVENTS_PER_BATCH = 10;
 const APPROVALS = 40;
+/** Each client's pause between two writes: a steady load that leaves the two cores to the formation too. */
+const PACE_MS = 100;
 
 type Answer = { status: number; retryAfter: string | null; code: string | null; body: unknown; text: string };
 type Auth = string | { cookie: string };
@@ -68,8 +72,22 @@ type Figures = {
 
 const formations: Formation[] = [];
 const servers: NextServer[] = [];
+/** Both formations start at once, before the first run: most of a start is waiting (initdb, the base backup). */
+let starting: Record<Replication, Promise<Formation>>;
+
+beforeAll(() => {
+  const start = (replication: Replication) =>
+    Formation.start({ dbname: DBNAME, replication }).then((f) => {
+      formations.push(f);
+      return f;
+    });
+  starting = { sync: start("sync"), async: start("async") };
+  // Each run awaits its own; a failure is reported there.
+  for (const p of Object.values(starting)) p.catch(() => {});
+});
 
 afterAll(async () => {
+  await Promise.allSettled(Object.values(starting ?? {}));
   for (const s of servers) await s.stop().catch(() => {});
   for (const f of formations) await f.stop().catch(() => {});
 }, 60_000);
@@ -104,8 +122,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One failover run: formation, servers, load, kill, and the counts afterwards. */
 async function failoverRun(replication: Replication): Promise<Figures> {
-  const formation = await Formation.start({ dbname: DBNAME, replication });
-  formations.push(formation);
+  const formation = await starting[replication];
   // Synchronous: the primary's commits wait for the standby (`ANY 1 (…)`); asynchronous: they do not.
   const syncNames = await formation.synchronousStandbyNames();
   if (replication === "sync") expect(syncNames).toMatch(/^(ANY|FIRST) 1 /);
@@ -245,6 +262,7 @@ async function failoverRun(replication: Replication): Promise<Figures> {
         );
         if (!done) return;
         acked.events.push(...events.map((e) => e.id));
+        await sleep(PACE_MS);
       }
     };
 
@@ -272,6 +290,7 @@ async function failoverRun(replication: Replication): Promise<Figures> {
           version = current.version;
         } else version = (done.answer.body as { version: number }).version;
         acked.checkpoints.push({ taskId, phase });
+        await sleep(PACE_MS);
       }
     };
 
@@ -298,6 +317,7 @@ async function failoverRun(replication: Replication): Promise<Figures> {
         );
         if (!receipt) return;
         acked.receipts.push({ taskId, name });
+        await sleep(PACE_MS);
       }
     };
 
@@ -326,14 +346,22 @@ async function failoverRun(replication: Replication): Promise<Figures> {
         );
         if (!done) return;
         acked.decisions.push(id);
-        await sleep(150);
+        await sleep(PACE_MS);
       }
     };
 
     let promotionMs = 0;
     const killer = async () => {
-      await sleep(BEFORE_KILL_MS);
-      const old = await formation.killPrimary();
+      await sleep(BEFORE_KILL_MS - HELD_MS);
+      // The standby falls behind for a moment before the primary dies, as over a slow link.
+      const resume = await formation.holdReplication();
+      await sleep(HELD_MS);
+      let old;
+      try {
+        old = await formation.killPrimary();
+      } finally {
+        resume();
+      }
       killedAt = Date.now();
       await formation.waitForPromotion(old);
       promotedAt = Date.now();

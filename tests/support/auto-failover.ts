@@ -367,6 +367,37 @@ export class Formation {
   }
 
   /**
+   * Holds back replication as a slow or congested link would: SIGSTOP of the primary's WAL sender (the process of
+   * the primary's postmaster whose title names `walsender`), so no more WAL leaves the primary. The primary keeps
+   * committing: synchronous commits wait for the standby, asynchronous ones are acknowledged with the standby behind.
+   * @returns the function that lets it go on (SIGCONT).
+   */
+  async holdReplication(): Promise<() => void> {
+    const p = await this.primary();
+    const node = this.nodes.find((n) => n.name === p.name)!;
+    const pm = postmasterPid(node.pgdata);
+    if (!pm) throw new Error(`${node.name} has no running postmaster`);
+    const senders = descendants(pm).filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("walsender");
+      } catch {
+        return false;
+      }
+    });
+    if (!senders.length) throw new Error(`${node.name} has no WAL sender`);
+    for (const pid of senders) process.kill(pid, "SIGSTOP");
+    return () => {
+      for (const pid of senders) {
+        try {
+          process.kill(pid, "SIGCONT");
+        } catch {
+          // gone
+        }
+      }
+    };
+  }
+
+  /**
    * The primary's machine dies: `kill -9` of its postmaster (the pid in `postmaster.pid`), then of every other
    * process of that node — its backends, and the `pg_autoctl` keeper that would otherwise restart PostgreSQL in place
    * within a second (no failover would happen).
@@ -413,12 +444,23 @@ export class Formation {
    */
   async stop(): Promise<void> {
     const all = [...this.nodes, this.monitor].filter(Boolean);
-    for (const n of all) {
-      if (n.child?.pid && n.child.exitCode === null && n.child.signalCode === null) {
-        const [cmd, ...rest] = this.runuserArgs(["stop", "--pgdata", n.pgdata, "--immediate"]);
-        spawnSync(cmd!, rest, { cwd: this.dir, timeout: 15_000 });
-      }
-    }
+    await Promise.all(
+      all
+        .filter((n) => n.child?.pid && n.child.exitCode === null && n.child.signalCode === null)
+        .map(
+          (n) =>
+            new Promise<void>((resolve) => {
+              const [cmd, ...rest] = this.runuserArgs(["stop", "--pgdata", n.pgdata, "--immediate"]);
+              const child = spawn(cmd!, rest, { cwd: this.dir, stdio: "ignore" });
+              const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+              child.on("close", () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              child.on("error", () => resolve());
+            }),
+        ),
+    );
     await sleep(500);
     for (const n of all) {
       const pids = n.child?.pid ? [n.child.pid, ...descendants(n.child.pid)] : [];

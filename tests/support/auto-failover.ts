@@ -26,14 +26,14 @@ const FAST_MONITOR = {
 
 export type Replication = "sync" | "async";
 
-export type NodeState = { name: string; port: number; reported: string; goal: string };
+type NodeState = { name: string; port: number; reported: string; goal: string };
 
 type Node = { name: string; port: number; pgdata: string; child: ChildProcess | null };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `sh -c` as root, or through `sudo -n` otherwise. */
-function asRoot(args: string[], env: NodeJS.ProcessEnv = {}) {
+function asRoot(args: string[], env: Record<string, string> = {}) {
   const root = process.getuid?.() === 0;
   const [cmd, ...rest] = root ? args : ["sudo", "-n", ...args];
   return spawnSync(cmd!, rest, { encoding: "utf8", env: { ...process.env, ...env } });
@@ -56,7 +56,7 @@ function postgresBinDir(): string {
  * `pg_autoctl`: found, or installed with `apt-get install postgresql-<major>-auto-failover`.
  * @throws Error saying what failed when it is missing and cannot be installed (the test then fails; never skipped).
  */
-export function pgAutoctl(): string {
+function pgAutoctl(): string {
   const found = spawnSync("sh", ["-c", "command -v pg_autoctl"], { encoding: "utf8" });
   if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
   const major = path.basename(path.dirname(postgresBinDir()));

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- <name> …] [--options]` — throughput benchmarks against real PostgreSQL and a real
- * `next start` (a script, not a timed test).
+ * `npm start` (a script, not a timed test).
  *
  * Benchmarks (no name: all of them):
  *   baseline the machine's floor, measured first in the same run: a bare node:http + postgres.js server making one
@@ -32,7 +32,7 @@
  * What it does: creates the database named by `DATABASE_URL` if missing (default
  * postgres://postgres@127.0.0.1:5432/custody_bench) and applies the migrations; builds the app into
  * `NEXT_DIST_DIR` (default `.next-bench`, so the main `.next` build is never touched) when its BUILD_ID is
- * missing; starts `next start` on a free port (3400–3499 unless `--port-from/--port-to`) with a generated
+ * missing; starts `npm start` on a free port (3400–3499 unless `--port-from/--port-to`) with a generated
  * signing key and next-auth secret; waits for /api/health; runs the benchmarks, each on a fresh tenant;
  * stops the server. Results are printed as a table and written to `bench-results/<name>.json`.
  *

@@ -4,7 +4,7 @@
  * 1. builds the app when `.next` is missing or older than the sources;
  * 2. opens PGlite in `CUSTODY_DATA_DIR` (default `.data/`), applies migrations, seeds the demo tenant,
  *    its four people and the runtime API key (`CUSTODY_DEMO_API_KEY`, else a saved or generated one);
- * 3. starts the dashboard (`next start`) on `PORT` (default 3000) and the demo records service;
+ * 3. starts the dashboard (`npm start`) on `PORT` (default 3000) and the demo records service;
  * 4. runs the reference scenario through the public HTTP API (`scripts/demo-runtime.ts`) unless this data
  *    directory already holds it, and prints the URL and the logins; runs until Ctrl-C;
  * 5. once the demo task has lost its first sandbox, seeds the custody map of its workflow through the API as the

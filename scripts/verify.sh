@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one verification script (`npm test`): format check, lint, dead code (knip), typecheck, unit tests, production build,
-# integration tests (real PostgreSQL + the built server), the integration tests once more through PgBouncer in
-# transaction pooling mode (docs/decisions/0051-through-a-connection-pooler.md) and end-to-end tests (Playwright in
-# Debian Chromium).
+# integration tests (real PostgreSQL + the built server), end-to-end tests (Playwright in Debian Chromium) and the
+# integration tests once more through PgBouncer in transaction pooling mode
+# (docs/decisions/0051-through-a-connection-pooler.md).
 # First, scripts/provision.sh gets what the tests need when it is missing (Chromium, a running PostgreSQL, the test
 # database), saying so in one line before each action.
 #
@@ -84,9 +84,9 @@ step "typecheck" npm run --silent typecheck
 step "unit tests" npm run --silent test:unit
 step "build" build
 step "integration tests" npm run --silent test:integration
+step "end-to-end tests" npm run --silent test:e2e
 if [ "${VERIFY_POOLER:-}" = "skip" ]; then
   echo "VERIFY_POOLER=skip: the integration tests through PgBouncer are left out."
 else
   step "integration tests through PgBouncer" pooled_integration
 fi
-step "end-to-end tests" npm run --silent test:e2e

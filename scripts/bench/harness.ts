@@ -1,7 +1,7 @@
 /**
  * Shared pieces of the benchmarks (`npm run bench`): the database (created when missing, migrated), a
  * fresh tenant with a runtime API key, the dashboard built into its own dist dir and started with
- * `next start` on a free port, a small keep-alive HTTP client that sends the key, and a registry type that
+ * `npm start` on a free port, a small keep-alive HTTP client that sends the key, and a registry type that
  * each benchmark implements. Benchmarks (ingest, and later intents / gate) import from here only.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -171,7 +171,7 @@ export function startPooler(root: string, upstream: string, poolSize: number): B
   };
 }
 
-/** A running `next start`. `stop()` ends its whole process group and waits for it. */
+/** A running production server. `stop()` ends its whole process group and waits for it. */
 export type BenchServer = {
   baseUrl: string;
   port: number;
@@ -261,7 +261,7 @@ export async function startServer(opts: {
   for (;;) {
     if (child.exitCode !== null) {
       throw new Error(
-        `next start exited with ${child.exitCode} before it was healthy:\n${lines.slice(-20).join("\n")}`,
+        `the server exited with ${child.exitCode} before it was healthy:\n${lines.slice(-20).join("\n")}`,
       );
     }
     const res = await httpRequest(`${baseUrl}/api/health`, { method: "GET" }).catch(() => null);

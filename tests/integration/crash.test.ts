@@ -2,7 +2,7 @@
  * Crash safety on PostgreSQL (docs/decisions/0011-crash-safety.md): a server killed with SIGKILL in the middle of event
  * batches, intents, receipts and reconciles loses nothing it acknowledged and leaves nothing half-applied.
  *
- * The test starts its own `next start` of the build (tests/support/next-server.ts) on the suite's database, prepares a
+ * The test starts its own `npm start` of the build (tests/support/next-server.ts) on the suite's database, prepares a
  * round of work, sends it with every kind of write in flight at once, and kills the server's process group with
  * SIGKILL at a different point each round (a fixed delay after the first request, or after n acknowledgements). It
  * then starts the server again on the same database and secrets and checks:

@@ -1,6 +1,6 @@
 /**
  * A database that goes away under the server, over the real HTTP API on PostgreSQL. The test starts its own
- * `next start` of the build whose connections carry their own application name and pass through a TCP relay the test
+ * `npm start` of the build whose connections carry their own application name and pass through a TCP relay the test
  * controls, so it can end exactly those connections:
  * - `pg_terminate_backend` on the server's backends while runtimes send event batches and read tasks: every answer
  *   is 2xx, or 503 `database_unavailable` with `Retry-After`; every acknowledged event is stored, a refused batch is

@@ -1,7 +1,7 @@
 /**
  * A primary that dies (docs/decisions/0052-database-failover.md): a pg_auto_failover formation on this machine
  * (tests/support/auto-failover.ts: monitor, primary and standby, each its own data directory and port), two servers
- * (`next start` of the build) on the multi-host URL with `target_session_attrs=read-write`, and runtimes, a
+ * (`npm start` of the build) on the multi-host URL with `target_session_attrs=read-write`, and runtimes, a
  * checkpointing agent and an approver writing steadily through them: event batches, checkpoints, intents, receipts and
  * approval decisions. Under that load the primary's machine dies (`kill -9` of its postmaster, backends and keeper);
  * the standby is promoted and the servers carry on without a restart. Every client sends a refused request again, the

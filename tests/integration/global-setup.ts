@@ -3,7 +3,7 @@
  * 1. resolves the test database (TEST_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/custody_test),
  *    creates it when missing and applies the committed migrations;
  * 2. generates a signing key and session secret for this run;
- * 3. starts the BUILT app (`next start`, build dir from NEXT_DIST_DIR or `.next`) on a free port
+ * 3. starts the BUILT app (`npm start`, build dir from NEXT_DIST_DIR or `.next`) on a free port
  *    (INTEGRATION_PORT when set) and waits for `/api/health`;
  * 4. provides `baseUrl`, `databaseUrl` and `signingKeyPem` to the tests (`inject`), and stops the server on teardown.
  * The server's output goes to test-results/integration-server.log and is printed when it never becomes healthy.
@@ -91,7 +91,7 @@ async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(
-        `next start exited (code ${child.exitCode}, signal ${child.signalCode}) before /api/health answered.`,
+        `the server exited (code ${child.exitCode}, signal ${child.signalCode}) before /api/health answered.`,
       );
     }
     try {

@@ -4,7 +4,7 @@
  * creates the workspace and a one-time link for its owner, and is safe to run again; the owner sets a password
  * through the link, invites an approver and a responder, creates a runtime key — a team at work. Also: the
  * automation path (`CUSTODY_SETUP_PASSWORD`), and setup on the embedded database (PGlite).
- * The database is created for this test and dropped after it; the server is a second `next start` of the build.
+ * The database is created for this test and dropped after it; the server is a second `npm start` of the build.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";

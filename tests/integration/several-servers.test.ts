@@ -1,5 +1,5 @@
 /**
- * Several servers, one truth: three production servers (`next start` of the same build, the same signing key and
+ * Several servers, one truth: three production servers (`npm start` of the same build, the same signing key and
  * session secret) behind HAProxy (round robin, Debian's package, installed when missing), one PostgreSQL. Racing
  * runtimes, approvers and responders spread over the servers; the database decides, so
  *   - the same intent from 8 runtimes over the 3 servers gets exactly one `go`;

@@ -1,5 +1,5 @@
 /**
- * A `next start` of the built app that a test owns: started in its own process group on a port of its choosing,
+ * A `npm start` of the built app that a test owns: started in its own process group on a port of its choosing,
  * killed with any signal (SIGKILL for the crash tests), and started again on the same port and database with the
  * same secrets. Output is appended to one log file across restarts. No test framework imports here.
  */

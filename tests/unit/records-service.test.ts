@@ -108,6 +108,7 @@ describe("records service", () => {
       result_digest: resultDigest(applied),
       completed_at: applied.applied_at,
       record_id: "REC-7",
+      applied_count: 1,
     });
     expect(found.result_digest).toMatch(/^[0-9a-f]{64}$/);
     const missing = await (await fetch(`${service.url}/lookup?idempotency_key=never-used`)).json();

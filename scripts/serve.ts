@@ -12,6 +12,10 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 
 (process.env as Record<string, string>).NODE_ENV = "production";
+// tsx turns on source-map support for the whole process, which makes Node read and parse the source map of every
+// compiled chunk the server loads (hundreds of MB of JSON for Next's build). The server runs the built JavaScript, as
+// `next start` does, so it keeps stack traces as they are and its memory for the requests.
+process.setSourceMapsEnabled(false);
 
 const { values } = parseArgs({
   options: {

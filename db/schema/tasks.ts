@@ -148,9 +148,18 @@ export const events = pgTable(
      * (docs/concepts.md#redaction).
      */
     redactionKinds: text("redaction_kinds").array(),
+    /**
+     * The partition it lives in (migration 0034, decision 0054): `fact` — what the custody rules judge a task by, kept
+     * for as long as the task; `history` — the tool traffic, in monthly partitions that retention drops whole. Set on
+     * insert from the type by the SQL function `custody_event_retention_class(type)`; no default, so every writer
+     * chooses (the gate reads the `fact` partition alone).
+     */
+    retentionClass: text("retention_class").notNull(),
   },
   (t) => [
-    primaryKey({ name: "events_pkey", columns: [t.tenantId, t.eventId] }),
+    // A stored event by its id (duplicates and conflicts, event detail). Not unique: a partitioned table holds no
+    // unique index across partitions, so `event_ids` holds the exactly-once check.
+    index("events_id_idx").on(t.tenantId, t.eventId),
     index("events_timeline_idx").on(t.tenantId, t.taskId, t.occurredAt, t.eventId),
     // The arrival feed (`GET …/timeline?since=`): one task's events in commit-safe receive order.
     index("events_task_arrival_idx").on(t.tenantId, t.taskId, t.txid, t.seq),
@@ -184,6 +193,19 @@ export const events = pgTable(
       .on(t.tenantId, t.taskId, t.type)
       .where(sql`${t.type} in ('egress.allowed', 'egress.denied')`),
   ],
+);
+
+/**
+ * Every event id a workspace has stored (decision 0054): the exactly-once check of event ingest. An id stays when its
+ * event is dropped by retention or deleted with its task, so a resent event is still a duplicate.
+ */
+export const eventIds = pgTable(
+  "event_ids",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    eventId: text("event_id").notNull(),
+  },
+  (t) => [primaryKey({ name: "event_ids_pkey", columns: [t.tenantId, t.eventId] })],
 );
 
 export type SideEffectReceipt = {

@@ -103,10 +103,11 @@ export const hostileBenchmark: Benchmark = {
     const bigTask = `bench-big-${tag}`;
     await checkpoint(bigTask);
     await env.db.sql`
-      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, attempt, attrs)
+      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, attempt, attrs, retention_class)
       select ${tenant.tenantId}::uuid, ${bigTask} || ':' || g, ${bigTask}, 'tools', 'tool.completed',
              now() - interval '1 hour' + g * interval '1 millisecond', 1,
-             jsonb_build_object('call_id', 'call-' || g, 'tool', 'fetch_report', 'body', repeat(md5(g::text), 1968))
+             jsonb_build_object('call_id', 'call-' || g, 'tool', 'fetch_report', 'body', repeat(md5(g::text), 1968)),
+             'history'
       from generate_series(1, ${bigEvents}::int) g`;
 
     const approvalsTask = `bench-approvals-${tag}`;

@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { EventInput, EventResult } from "@/lib/contract/api";
+import { retentionClass } from "@/lib/domain/events/catalogue";
 import { redactJson } from "@/lib/domain/events/redact";
 import { markCpu, round, spentSince, type CpuSpent } from "./cpu";
 import {
@@ -118,7 +119,7 @@ function copyField(v: string | number | null | undefined): string {
 }
 
 const COPY_COLUMNS =
-  "tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count";
+  "tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, retention_class";
 
 /** COPY text lines of the unique events (attrs redacted like the server does), in chunks of `chunk` rows. */
 function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chunks: string[]; redactions: number } {
@@ -141,6 +142,7 @@ function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chu
         e.actor,
         JSON.stringify(r.value),
         r.redactions.length,
+        retentionClass(e.type),
       ]
         .map(copyField)
         .join("\t"),

@@ -32,7 +32,7 @@ export async function seedLongRun(
   await db.execute(sql`insert into tasks (tenant_id, task_id, phase, current_attempt, principal)
                        values (${tenantId}, ${taskId}, 'working', ${attempts}, 'tenant/bench:user/1')`);
   await db.execute(sql`
-    insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, attrs)
+    insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, attrs, retention_class)
     select ${tenantId}::uuid, ${taskId} || ':' || i, ${taskId},
            (case when kind in ('sandbox.created', 'sandbox.destroyed', 'snapshot.saved') then 'environment'
                  when kind in ('run.interrupted', 'checkpoint.saved') then 'session'
@@ -46,7 +46,8 @@ export async function seedLongRun(
                 when kind = 'credential.used' then jsonb_build_object('credential_ref', 'records-api', 'host', 'records.example.com')
                 when kind = 'egress.allowed' then jsonb_build_object('host', 'records.example.com')
                 when kind = 'run.interrupted' then jsonb_build_object('reason', 'sandbox lost')
-                else '{}'::jsonb end
+                else '{}'::jsonb end,
+           custody_event_retention_class(kind)
     from (
       select i, k,
              case when i = ${n - 1} then 'run.interrupted'

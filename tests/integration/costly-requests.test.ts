@@ -269,12 +269,13 @@ describe("pages never ship event bodies in bulk", () => {
     const taskId = newTaskId("costly-page");
     await checkpoint(t, taskId);
     await handle.db.execute(sql`
-      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, attempt, attrs)
+      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, attempt, attrs, retention_class)
       select ${t.tenantId}::uuid, ${taskId} || '-big-' || g, ${taskId}, 'tools', 'tool.completed',
              now() - interval '1 hour' + g * interval '1 millisecond', 1,
              jsonb_build_object('call_id', 'call-' || g, 'tool', 'fetch_report', 'ok', true,
                                 'body', repeat(md5(g::text), ${Math.floor(LARGE / 32)}),
-                                'nested', jsonb_build_object('rows', jsonb_build_array(repeat('r', 1000), 2, 3)))
+                                'nested', jsonb_build_object('rows', jsonb_build_array(repeat('r', 1000), 2, 3))),
+             'history'
       from generate_series(1, ${n}) g`);
     return taskId;
   }

@@ -59,6 +59,10 @@ const BOUNDS: Record<string, Bound> = {
     Math.max(3 * LIMITS.eventId.max, 25 + LIMITS.taskId.max + 1 + 3 * LIMITS.credentialRef.max + 21),
     "the event id limit, or an id the server composes from limited parts",
   ),
+  "event_ids.event_id": server(
+    Math.max(3 * LIMITS.eventId.max, 25 + LIMITS.taskId.max + 1 + 3 * LIMITS.credentialRef.max + 21),
+    "the same ids as events.event_id (decision 0054)",
+  ),
   "events.task_id": ascii(LIMITS.taskId),
   "events.type": ascii(LIMITS.eventType),
   "events.environment_id": text(LIMITS.environmentId),
@@ -117,7 +121,10 @@ const BTREE_MAX_ITEM = 2704;
 
 type KeyColumn = { index: string; table: string; expr: string; varlena: boolean; size: number };
 
-/** The key columns of every index of the public schema (expression and partial indexes included). */
+/**
+ * The key columns of every index of the public schema (expression and partial indexes included). A partitioned
+ * table's indexes are read on the table itself: each partition's copy has the same keys.
+ */
 async function indexKeys(): Promise<KeyColumn[]> {
   return queryRows<KeyColumn>(
     handle.db,
@@ -129,7 +136,7 @@ async function indexKeys(): Promise<KeyColumn[]> {
         join pg_namespace n on n.oid = c.relnamespace
         join pg_attribute a on a.attrelid = x.indexrelid and a.attnum between 1 and x.indnkeyatts
         join pg_type ty on ty.oid = a.atttypid
-        where n.nspname = 'public'
+        where n.nspname = 'public' and not c.relispartition
         order by 2, 1, a.attnum`,
   );
 }

@@ -223,8 +223,8 @@ describe("GET /api/v1/tasks/{id}/timeline?since= (arrival feed)", () => {
     let during: ArrivalPage | undefined;
     await handle.db.transaction(async (tx) => {
       // A transaction that received its event first but commits last.
-      await tx.execute(sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at)
-                           values (${t.tenantId}, ${slowId}, ${taskId}, 'session', 'phase.changed', '2024-12-31T00:00:00Z')`);
+      await tx.execute(sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, retention_class)
+                           values (${t.tenantId}, ${slowId}, ${taskId}, 'session', 'phase.changed', '2024-12-31T00:00:00Z', 'history')`);
       expect((await postEvents(t.apiKey, [quick])).status).toBe(200);
       during = (
         await api(t.apiKey).get<ArrivalPage>(

@@ -148,8 +148,9 @@ describe("a workspace of 1,000 tasks", () => {
     // 1,000 tasks with three events of about 48 KB each: some 150 MB of JSON, more than the server could hold unseen.
     await handle.db.execute(sql`insert into tasks (tenant_id, task_id)
       select ${tenantId}, 'mem-' || lpad(i::text, 4, '0') from generate_series(1, 1000) i`);
-    await handle.db.execute(sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, attrs)
-      select ${tenantId}, 'mem-' || i || '-' || j, 'mem-' || lpad(i::text, 4, '0'), 'session', 'x.bulk', now(),
+    await handle.db
+      .execute(sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, retention_class, attrs)
+      select ${tenantId}, 'mem-' || i || '-' || j, 'mem-' || lpad(i::text, 4, '0'), 'session', 'x.bulk', now(), 'history',
              jsonb_build_object('blob', (select string_agg(md5(i::text || ':' || j || ':' || k || random()::text), '')
                                          from generate_series(1, 1500) k))
       from generate_series(1, 1000) i, generate_series(1, 3) j`);

@@ -11,6 +11,7 @@ import { events } from "@/db/schema/tasks";
 import {
   EVENT_CATALOGUE,
   GATE_ROW_TYPES,
+  HISTORY_TYPES,
   TASK_FACT_TYPES,
   TIMELINE_MARKER_TYPES,
   type EventType,
@@ -68,6 +69,39 @@ describe("events_task_facts_idx", () => {
   it("holds every type the gate ships whole and every timeline marker", () => {
     const covered = new Set(literals(schemaPredicate()));
     for (const t of [...GATE_ROW_TYPES, ...TIMELINE_MARKER_TYPES]) expect(covered.has(t), t).toBe(true);
+  });
+});
+
+describe("retention classes (decision 0054)", () => {
+  /** The types `custody_event_retention_class` names as history, in the last migration (journal order) that defines it. */
+  function historyTypesInMigration(): { tag: string; types: string[] } {
+    const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS, "meta/_journal.json"), "utf8")) as {
+      entries: Array<{ tag: string }>;
+    };
+    for (const { tag } of [...journal.entries].reverse()) {
+      const text = fs.readFileSync(path.join(MIGRATIONS, `${tag}.sql`), "utf8");
+      const fn = /FUNCTION custody_event_retention_class[\s\S]*?\$\$([\s\S]*?)\$\$/.exec(text);
+      if (fn) return { tag, types: literals(fn[1]!) };
+    }
+    throw new Error("no migration defines custody_event_retention_class");
+  }
+
+  it("stores exactly HISTORY_TYPES in the history partitions", () => {
+    const { tag, types } = historyTypesInMigration();
+    expect(types, `migration ${tag}: custody_event_retention_class must list HISTORY_TYPES`).toEqual(
+      sorted(HISTORY_TYPES),
+    );
+  });
+
+  it("keeps every type a custody rule reads by type among the facts", () => {
+    for (const t of [
+      ...TASK_FACT_TYPES,
+      "egress.allowed",
+      "egress.denied",
+      "credential.revocation_checked",
+      "task.created",
+    ])
+      expect(HISTORY_TYPES.includes(t as EventType), t).toBe(false);
   });
 });
 

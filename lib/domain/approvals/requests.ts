@@ -10,6 +10,7 @@
  * (`awaiting_approval`): only an approver's recorded decision approves.
  */
 import { sql } from "drizzle-orm";
+import { insertServerEvent } from "../events/server-events";
 import { queryRows, type Db } from "@/db";
 import type { ApprovalOrigin } from "@/db/schema/approvals";
 import { appendAudit } from "../audit/append";
@@ -209,9 +210,14 @@ export async function approvalEvent(
   attrs: Record<string, unknown>,
   suffix = "",
 ): Promise<void> {
-  await tx.execute(sql`
-    insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
-    values (${tenantId}, ${`custody:${type}:${approvalId}${suffix}`}, ${taskId}, 'session', ${type}, now(), ${actorLabel},
-            ${JSON.stringify({ approval_id: approvalId, ...attrs })}::jsonb)
-    on conflict do nothing`);
+  await insertServerEvent(tx, {
+    tenantId,
+    eventId: `custody:${type}:${approvalId}${suffix}`,
+    taskId,
+    plane: "session",
+    type,
+    occurredAt: sql`now()`,
+    actor: actorLabel,
+    attrs: { approval_id: approvalId, ...attrs },
+  });
 }

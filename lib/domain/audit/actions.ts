@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   "approval_settings.changed",
   "artifact.uploaded",
   "credential.revocation_checked",
+  "events.retention_applied",
   "exercise.completed",
   "exercise.created",
   "exercise.updated",

@@ -359,3 +359,29 @@ export const CUSTODY_ALWAYS_TYPES: readonly EventType[] = typesWhere((e) => e.mo
  * @internal Read by that test only: `db` cannot import it, so the schema writes the list out.
  */
 export const TASK_FACT_TYPES: readonly EventType[] = typesWhere((e) => e.gateFact !== null || e.timelineMarker);
+
+/**
+ * Types stored in the monthly history partitions that retention drops (decision 0054): the frequent tool traffic and
+ * the records of what a run did, none of which a custody rule reads once its task has ended. Every other type is a
+ * fact kept as long as its task (sandbox, snapshot and credential lifecycle, egress, tool definitions, interruptions,
+ * approvals, …); custom `x.` types are history. The SQL function `custody_event_retention_class` (migration 0034)
+ * lists exactly these; a unit test checks.
+ */
+export const HISTORY_TYPES: readonly EventType[] = [
+  "phase.changed",
+  "checkpoint.saved",
+  "decision.recorded",
+  "manifest.applied",
+  "tool.called",
+  "tool.completed",
+  "tool.failed",
+  "side_effect.intent",
+  "side_effect.receipt",
+  "credential.used",
+  "credential.denied",
+];
+
+/** The partition an event of `type` is stored in: what `custody_event_retention_class(type)` answers in SQL. */
+export function retentionClass(type: string): "history" | "fact" {
+  return (HISTORY_TYPES as readonly string[]).includes(type) || type.startsWith("x.") ? "history" : "fact";
+}

@@ -2,7 +2,7 @@
  * `POST /api/v1/events`: validate, redact and store a batch of runtime events, idempotently by event id.
  *
  * One set-based INSERT … SELECT … ON CONFLICT DO NOTHING per batch (no per-event round trips); the rows
- * it returns are the ones stored, everything else valid was a duplicate. Rows are inserted in event-id
+ * it returns are the ones stored, everything else valid was a duplicate. Ids are claimed in event-id
  * order and tasks in task-id order so concurrent batches take those locks in one order; the rare
  * side-effect transitions lock in time order, and a deadlock there is retried (withRetry).
  * The hot path avoids repeated work: an event passes plain checks (no zod), its attrs are serialized once, and
@@ -464,6 +464,9 @@ export async function storeEvents(
             : compareStatement(tenantId, jsonSource(raced), sql``),
         );
         for (const r of again) outcome.set(r.event_id, { status: r.outcome });
+        // An id `event_ids` holds whose event is gone (retention dropped its month): still a duplicate, with nothing
+        // left to compare its content with.
+        for (const e of raced) if (!outcome.has(e.id)) outcome.set(e.id, { status: "duplicate" });
       }
       const conflicts = [...outcome].filter(([, o]) => o.status === "conflict").map(([id]) => id);
       if (conflicts.length) {
@@ -519,7 +522,9 @@ function jsonSource(prepared: PreparedEvent[]): BatchSource {
 }
 
 /**
- * SQL: the one statement that stores a batch read from `source`. Rows are inserted in event-id order and tasks in
+ * SQL: the one statement that stores a batch read from `source`: each id is claimed in `event_ids` (the exactly-once
+ * check across every partition of `events`, decision 0054) and the events whose ids it claimed are stored, each in the
+ * partition `custody_event_retention_class(type)` names. Ids are claimed in event-id order and tasks in
  * task-id order so concurrent batches take those locks in one order, but each row's `seq` (the server's receive order,
  * docs/concepts.md#receive-order) is drawn in the order of the batch (`ord`) first: within a batch, the batch's order
  * is the order the server received its facts in. Answers `stored` for each row it inserted and `duplicate`/`conflict`
@@ -529,15 +534,21 @@ function jsonSource(prepared: PreparedEvent[]): BatchSource {
 function insertStatement(tenantId: string, source: BatchSource): SQL {
   return sql`
     with ${source.cte ? sql`${source.cte},` : sql``}
+    ids as (
+      insert into event_ids (tenant_id, event_id)
+      select ${tenantId}::uuid, x.event_id from ${source.from}
+      order by x.event_id
+      on conflict do nothing
+      returning event_id),
     ins as (
       insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs,
-                          redaction_count, redaction_kinds, seq)
+                          redaction_count, redaction_kinds, seq, retention_class)
       overriding system value
       select ${tenantId}::uuid, x.event_id, x.task_id, x.plane, x.type, x.occurred_at, x.environment_id, x.attempt, x.actor,
-             ${source.attrs}, x.redaction_count, x.redaction_kinds, x.seq
-      from (select b.*, nextval('events_seq_seq') as seq from (select * from ${source.from} order by x.ord) b) x
+             ${source.attrs}, x.redaction_count, x.redaction_kinds, x.seq, custody_event_retention_class(x.type)
+      from (select b.*, nextval('events_seq_seq') as seq
+            from (select * from ${source.from} where x.event_id in (select event_id from ids) order by x.ord) b) x
       order by x.event_id
-      on conflict (tenant_id, event_id) do nothing
       returning event_id, task_id, seq,
         case when type = 'task.created' then attrs ->> 'workflow' end as workflow),
     new_tasks as (
@@ -547,7 +558,7 @@ function insertStatement(tenantId: string, source: BatchSource): SQL {
       on conflict do nothing)
     select i.event_id, 'stored' as outcome from ins i
     union all
-    ${comparedRows(tenantId, source, sql``)}`;
+    ${comparedRows(tenantId, source, sql`where not exists (select 1 from ids where ids.event_id = x.event_id)`)}`;
 }
 
 /** SQL: `duplicate` or `conflict` for each row of the batch (filtered by `where`) whose id is already stored. */
@@ -561,11 +572,12 @@ function comparedRows(tenantId: string, source: BatchSource, where: SQL): SQL {
 }
 
 /**
- * SQL: the stored event with the incoming `x`'s id, probed by primary key once per incoming row. Both guards are
+ * SQL: the stored event with the incoming `x`'s id, probed by `events_id_idx` (in each partition) once per incoming row
+ * whose id was taken before. Both guards are
  * against statistics that do not know the tenant yet (a new tenant that then grows), which estimate its rows at one:
  * `offset 0` keeps the planner from turning the probes into a hash join over all of the tenant's events, and the
  * tenant id as a sub-select (a value the planner cannot look up in the statistics, so it estimates a tenant's share
- * of the table) keeps each probe on `events_pkey` — with the literal, it chose any index leading with `tenant_id`
+ * of the table) keeps each probe on `events_id_idx` — with the literal, it chose any index leading with `tenant_id`
  * (`events_task_arrival_idx`) and filtered the tenant's every event for each incoming id: each batch cost in
  * proportion to all the tenant had stored.
  * Rows the same statement inserts are not visible here (one snapshot for the whole statement), so an id found here

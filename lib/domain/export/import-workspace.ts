@@ -15,6 +15,7 @@ import { readBundleArchive, type ArchiveFiles } from "@/lib/export/read-archive"
 import { verifyBundle } from "@/lib/export/verify";
 import { fillTaskWorkflows } from "@/db/queries/tasks";
 import { DomainError } from "../errors";
+import { retentionClass } from "../events/catalogue";
 
 type Rec = Record<string, unknown>;
 
@@ -108,6 +109,13 @@ export async function importWorkspaceBundle(
         columns.set(table, cols);
       }
       const full: Rec = { ...row, tenant_id: tenantId };
+      // An event goes to the partition its type belongs to, and its id is taken (decision 0054).
+      if (table === "events") {
+        full.retention_class = retentionClass(String(full.type));
+        await tx.execute(
+          sql`insert into event_ids (tenant_id, event_id) values (${tenantId}, ${String(full.event_id)}) on conflict do nothing`,
+        );
+      }
       const names = Object.keys(full).filter((k) => cols.has(k) && full[k] !== undefined);
       const list = sql.raw(names.map((n) => `"${n}"`).join(", "));
       await tx.execute(sql`insert into ${sql.identifier(table)} (${list}) overriding system value

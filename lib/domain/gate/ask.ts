@@ -58,7 +58,9 @@ type GateEventRow = {
  * parameters: under a generic plan (decision 0022) PostgreSQL can only use the partial index `events_task_facts_idx`
  * when it sees the types themselves. Not `snapshot.saved` (`gateFact: "probe"`): a long run saves one per step, and
  * the gate only asks whether a restored snapshot's digest is among them, which the statement answers itself
- * (`saved_digests`). Code constants, checked here.
+ * (`saved_digests`). Code constants, checked here. Every read of `events` in the statement also names
+ * `retention_class = 'fact'`: each type it reads is a fact (decision 0054), so its plan touches the kept partition
+ * alone, however many months of history the table holds.
  */
 const GATE_EVENT_TYPES_SQL = sql.raw(
   GATE_ROW_TYPES.map((ty) => {
@@ -240,7 +242,7 @@ export async function readGateFacts(
                     'snapshot', coalesce(c.record -> 'snapshot', f.snap),
                     'snapshots_since', case when (c.record -> 'snapshot') is null and f.seq is not null then
                       (select json_agg(distinct s.attrs ->> 'digest') from events s
-                        where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+                        where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.retention_class = 'fact' and s.type = 'snapshot.saved'
                           and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.seq >= f.seq) end,
                     'digest', c.digest, 'signature', c.signature, 'key_id', c.key_id, 'created_at', ${isoUtc("c.created_at")},
                     'row_version', c.xmin::text, 'task_version', t.latest_version,
@@ -248,7 +250,7 @@ export async function readGateFacts(
              from task_checkpoints c
              left join lateral (
                select jsonb_build_object('digest', s.attrs -> 'digest', 'snapshot_id', s.attrs -> 'snapshot_id') as snap, s.seq
-               from events s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+               from events s where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.retention_class = 'fact' and s.type = 'snapshot.saved'
                  and jsonb_typeof(s.attrs -> 'digest') = 'string' and s.received_at <= c.created_at
                order by s.seq desc limit 1) f on (c.record -> 'snapshot') is null
              where c.tenant_id = t.tenant_id and c.task_id = t.task_id
@@ -272,12 +274,12 @@ export async function readGateFacts(
                     'environment_id', e.environment_id,
                     'attrs', e.attrs) order by e.seq), '[]'::json)
              from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id
-               and e.type in (${GATE_EVENT_TYPES_SQL})) as events,
+               and e.retention_class = 'fact' and e.type in (${GATE_EVENT_TYPES_SQL})) as events,
           (select coalesce(json_agg(distinct r.attrs ->> 'digest'), '[]'::json)
-             from events r where r.tenant_id = t.tenant_id and r.task_id = t.task_id and r.type = 'snapshot.restored'
+             from events r where r.tenant_id = t.tenant_id and r.task_id = t.task_id and r.retention_class = 'fact' and r.type = 'snapshot.restored'
                and jsonb_typeof(r.attrs -> 'digest') = 'string'
                and (select s.seq from events s
-                     where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.type = 'snapshot.saved'
+                     where s.tenant_id = t.tenant_id and s.task_id = t.task_id and s.retention_class = 'fact' and s.type = 'snapshot.saved'
                        and s.attrs -> 'digest' = r.attrs -> 'digest'
                      order by s.seq desc limit 1) is not null) as saved_digests,
           ${
@@ -304,7 +306,7 @@ export async function readGateFacts(
              where p.tenant_id = t.tenant_id and p.activated_at is not null
              order by p.activated_at desc limit 1) as policy,
           (select json_agg(distinct lower(e.attrs ->> 'host')) from events e
-             where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.type = 'egress.allowed'
+             where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.retention_class = 'fact' and e.type = 'egress.allowed'
                and (e.attrs ->> 'host') is not null
                and exists (select 1 from policy_versions p where p.tenant_id = t.tenant_id and p.activated_at is not null)) as egress_hosts,
           ${

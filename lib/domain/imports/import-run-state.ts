@@ -234,12 +234,13 @@ export async function importRunState(
     digest: toolCallDigest(a.tool, a.arguments),
   }));
 
-  // Facts already imported are not sent again (a repeated import is a no-op; their times would differ).
+  // Facts already imported are not sent again (a repeated import is a no-op; their times would differ), also when
+  // retention has dropped them since: `event_ids` keeps every id stored (decision 0054).
   const known = new Set<string>();
   for (const part of chunks(prepared, IMPORT_BATCH_CALLS * 2)) {
     const rows = await queryRows<{ event_id: string }>(
       db,
-      sql`select event_id from events where tenant_id = ${tenantId} and event_id in (${sql.join(
+      sql`select event_id from event_ids where tenant_id = ${tenantId} and event_id in (${sql.join(
         part.map((p) => sql`${p.id}`),
         sql`, `,
       )})`,

@@ -9,6 +9,7 @@
  * recorded as `ambiguous` (or `unreachable` / `refused` / `timeout`); only `revoked` and `revoked_at` are kept.
  */
 import { sql } from "drizzle-orm";
+import { insertServerEvent } from "../events/server-events";
 import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import type { RevocationCheckFact } from "@/lib/contract/maps";
@@ -358,20 +359,33 @@ export async function checkRevocation(
       },
     });
     const eventId = `custody:revocation-check:${taskId}:${ref}:${audit.seq}`;
-    const [row] = await queryRows<{ at: string }>(
-      tx,
-      sql`insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
-          values (${actor.tenantId}, ${eventId}, ${taskId}, 'vault', 'credential.revocation_checked', clock_timestamp(), ${by},
-                  ${JSON.stringify({ credential_ref: ref, credential_id: held[0]!.credential_id, outcome, revoked: kept?.revoked ?? null, revoked_at: kept?.revoked_at ?? null, http_status: status, endpoint_host: url.host, policy_version: current.version, audit_seq: audit.seq })}::jsonb)
-          returning ${isoUtc("occurred_at")} as at`,
-    );
+    const checkedAt = await insertServerEvent(tx, {
+      tenantId: actor.tenantId,
+      eventId,
+      taskId,
+      plane: "vault",
+      type: "credential.revocation_checked",
+      occurredAt: sql`clock_timestamp()`,
+      actor: by,
+      attrs: {
+        credential_ref: ref,
+        credential_id: held[0]!.credential_id,
+        outcome,
+        revoked: kept?.revoked ?? null,
+        revoked_at: kept?.revoked_at ?? null,
+        http_status: status,
+        endpoint_host: url.host,
+        policy_version: current.version,
+        audit_seq: audit.seq,
+      },
+    });
     return {
       credential_ref: ref,
       outcome,
       revoked: kept?.revoked ?? null,
       revoked_at: kept?.revoked_at ?? null,
       http_status: status,
-      checked_at: row!.at,
+      checked_at: checkedAt!,
       event_id: eventId,
       policy_version: current.version,
       message,

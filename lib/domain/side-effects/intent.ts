@@ -18,6 +18,7 @@
  * - Every refusal after the body parsed is audited, like every go.
  */
 import { sql } from "drizzle-orm";
+import { insertServerEvent } from "../events/server-events";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
@@ -708,11 +709,16 @@ export async function markRepeat(
     idempotency_key: idempotencyKey,
     ...(eventId ? { event_id: eventId } : {}),
   };
-  await tx.execute(sql`
-    insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
-    values (${actor.tenantId}, ${`custody:repeat:${taskId}:${name}:${idempotencyKey}`.slice(0, 200)}, ${taskId}, 'session',
-            'decision.recorded', now(), ${actorRef(actor).label}, ${JSON.stringify(attrs)}::jsonb)
-    on conflict do nothing`);
+  await insertServerEvent(tx, {
+    tenantId: actor.tenantId,
+    eventId: `custody:repeat:${taskId}:${name}:${idempotencyKey}`.slice(0, 200),
+    taskId,
+    plane: "session",
+    type: "decision.recorded",
+    occurredAt: sql`now()`,
+    actor: actorRef(actor).label,
+    attrs,
+  });
 }
 
 /**

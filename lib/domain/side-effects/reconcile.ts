@@ -7,6 +7,7 @@
  * decides a race; the audit row and a timeline event are written in the same transaction.
  */
 import { sql } from "drizzle-orm";
+import { insertServerEvent } from "../events/server-events";
 import { z } from "zod";
 import { findSideEffect } from "@/db/queries/side-effects";
 import { findTask } from "@/db/queries/tasks";
@@ -232,11 +233,23 @@ export async function reconcileSideEffect(
         new_status: row.status,
       },
     });
-    await tx.execute(sql`
-      insert into events (tenant_id, event_id, task_id, plane, type, occurred_at, actor, attrs)
-      values (${actor.tenantId}, ${`custody:reconcile:${taskId}:${name}:${audit.seq}`}, ${taskId}, 'session',
-              'decision.recorded', ${at}::timestamptz, ${by},
-              ${JSON.stringify({ kind: "reconcile", side_effect: name, outcome: input.outcome, evidence: input.evidence, new_status: row.status, audit_seq: audit.seq })}::jsonb)`);
+    await insertServerEvent(tx, {
+      tenantId: actor.tenantId,
+      eventId: `custody:reconcile:${taskId}:${name}:${audit.seq}`,
+      taskId,
+      plane: "session",
+      type: "decision.recorded",
+      occurredAt: sql`${at}::timestamptz`,
+      actor: by,
+      attrs: {
+        kind: "reconcile",
+        side_effect: name,
+        outcome: input.outcome,
+        evidence: input.evidence,
+        new_status: row.status,
+        audit_seq: audit.seq,
+      },
+    });
     return { name, status: row.status, reconcile: decision, audit_seq: audit.seq };
   });
 }

@@ -28,6 +28,11 @@
  *            beside the costliest requests a runtime may send (--hostile-rounds, 2, of: a RunState import at the
  *            limit, one over it, the task page's read of --hostile-big-events (2,000) events of 63 KB, one large
  *            event's detail, a gate ask with the most pending approvals); target: p95 beside ≤ 2× alone.
+ *   scale    the event store as history grows (decision 0054): --scale-small (100,000) and then --scale-events
+ *            (10,000,000) events seeded in SQL over tasks of --scale-per-task (1,000) events, received over 12
+ *            months; at each size the ingest ratio to COPY (--scale-ingest, 20,000 events), and p50/p95 of the
+ *            timeline's first page and of the gate on --scale-probes (20) tasks (--scale-requests, 200 each);
+ *            target: each within 1.5× of the small size's. Seeding 10 million events takes many minutes.
  *
  * What it does: creates the database named by `DATABASE_URL` if missing (default
  * postgres://postgres@127.0.0.1:5432/custody_bench) and applies the migrations; builds the app into
@@ -81,6 +86,7 @@ import { ingestBenchmark } from "./bench/ingest";
 import { intentsBenchmark } from "./bench/intents";
 import { timelineBenchmark } from "./bench/timeline";
 import { hostileBenchmark } from "./bench/hostile";
+import { scaleBenchmark } from "./bench/scale";
 import { writeResult } from "./bench/report";
 
 /** Every benchmark the CLI knows, in the order `npm run bench` runs them. */
@@ -91,6 +97,7 @@ export const BENCHMARKS: Benchmark[] = [
   gateBenchmark,
   timelineBenchmark,
   hostileBenchmark,
+  scaleBenchmark,
 ];
 
 let server: BenchServer | null = null;
@@ -112,7 +119,7 @@ async function cleanup(): Promise<void> {
 
 function usage(): string {
   return [
-    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --gate-events N --asks N] [--checkpoints N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--keep-data] [--rebuild] [--strict] [--cpu-prof] [--pooler [--pooler-size N]]",
+    "usage: npm run bench [-- <benchmark> …] [--events N --batch N --senders N --dup R --tasks N --seed N] [--effects N --contenders N --concurrency N] [--gate-effects N --gate-events N --asks N] [--checkpoints N] [--timeline-events N --timeline-attempts N --timeline-requests N --timeline-loads N] [--hostile-requests N --hostile-rounds N --hostile-big-events N] [--scale-small N --scale-events N --scale-per-task N --scale-probes N --scale-ingest N --scale-requests N] [--keep-data] [--rebuild] [--strict] [--cpu-prof] [--pooler [--pooler-size N]]",
     "benchmarks:",
     ...BENCHMARKS.map((b) => `  ${b.name.padEnd(8)} ${b.summary}`),
     "env: DATABASE_URL (default custody_bench on 127.0.0.1), NEXT_DIST_DIR (default .next-bench)",
@@ -152,6 +159,12 @@ async function main(): Promise<number> {
       "hostile-requests": { type: "string" },
       "hostile-rounds": { type: "string" },
       "hostile-big-events": { type: "string" },
+      "scale-small": { type: "string" },
+      "scale-events": { type: "string" },
+      "scale-per-task": { type: "string" },
+      "scale-probes": { type: "string" },
+      "scale-ingest": { type: "string" },
+      "scale-requests": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

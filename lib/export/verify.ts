@@ -430,7 +430,9 @@ export async function verifyBundle(
       await run(`audit chain${label}`, () => checkAudit(b, m, scope.prefix, m.tenant_id, cr));
     }
     await run(`references${label}`, () => checkReferences(b, m, scope));
-    if (m.streams[`${scope.prefix}${ARTIFACT_BYTES_STREAM}`]) {
+    // Checked whenever bytes are there, listed or not: a manifest that stops listing the stream does not hide its files.
+    const bytesPrefix = `${scope.prefix}${ARTIFACT_BYTES_STREAM}`;
+    if (m.streams[bytesPrefix] || [...b.files.keys()].some((name) => name.startsWith(bytesPrefix))) {
       await run(`artifact bytes${label}`, () => checkArtifactBytes(b, m, scope, cr));
     }
   }

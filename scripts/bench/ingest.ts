@@ -122,7 +122,7 @@ const COPY_COLUMNS =
   "tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, retention_class";
 
 /** COPY text lines of the unique events (attrs redacted like the server does), in chunks of `chunk` rows. */
-function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chunks: string[]; redactions: number } {
+export function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chunks: string[]; redactions: number } {
   const chunks: string[] = [];
   let redactions = 0;
   let buf: string[] = [];
@@ -161,7 +161,7 @@ const COPY_TIMEOUT_MS = 180_000;
 const COPY_RUNS = 3;
 
 /** Copies the chunks into a fresh scratch table `LIKE events INCLUDING ALL`; measures; drops the table. */
-async function copyPhase(sql: Sql, chunks: string[]): Promise<{ table: string; cpu: CpuSpent; rows: number }> {
+export async function copyPhase(sql: Sql, chunks: string[]): Promise<{ table: string; cpu: CpuSpent; rows: number }> {
   const table = `bench_events_copy_${randomBytes(4).toString("hex")}`;
   await sql.unsafe(`create table ${table} (like events including all)`);
   try {

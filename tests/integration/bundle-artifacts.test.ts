@@ -153,6 +153,32 @@ describe("a task bundle carries its artifacts' bytes", () => {
     expect(resigned.first_failure?.message).toContain("do not hash to its digest");
   });
 
+  it("changed bytes whose stream the manifest no longer lists do not verify, even re-signed", async () => {
+    const t = await createTestTenant(handle.db);
+    const taskId = newTaskId("bundle-bytes");
+    const report = Buffer.from("# Report\n\nThe figures are final.\n");
+    await checkpoint(t, taskId, {
+      artifacts: [{ ref: "out/report.md", sha256: sha(report), size: report.length, media_type: "text/markdown" }],
+    });
+    await upload(t, taskId, report);
+    const files = await exportTask(t.apiKey, taskId);
+    const name = `artifact-bytes/${sha(report)}`;
+    const hidden: Files = files.map(([n, b]) => {
+      if (n === name) {
+        const copy = Buffer.from(b);
+        copy[2] = copy[2]! ^ 0x01;
+        return [n, new Uint8Array(copy)];
+      }
+      if (n !== "bundle.json") return [n, b];
+      const manifest = JSON.parse(Buffer.from(b).toString("utf8")) as { streams: Record<string, unknown> };
+      delete manifest.streams["artifact-bytes"];
+      return [n, new Uint8Array(Buffer.from(JSON.stringify(manifest)))];
+    });
+    const resigned = await verifyBundle(await pack(resign(hidden, signingKeyFromString(inject("signingKeyPem")))));
+    expect(resigned.ok).toBe(false);
+    expect(resigned.first_failure).toMatchObject({ check: "artifact bytes" });
+  });
+
   it("bytes changed in the store are left out, with the reason, never exported as if intact", async () => {
     const t = await createTestTenant(handle.db);
     const taskId = newTaskId("bundle-bytes");

@@ -129,10 +129,16 @@ export async function importWorkspaceBundle(
       for (const [stream, table] of TASK_STREAMS) {
         for (const r of records(files, `${t.dir}/${stream}`)) await put(table, r);
       }
-      // Artifact bytes the bundle carries (decision 0050; the verifier checked each against its digest).
+      // Artifact bytes the bundle carries (decision 0050). The verifier checked each against its digest; they are
+      // hashed again here, so no bytes are ever stored under a digest they do not have.
       for (const r of records(files, `${t.dir}/${ARTIFACT_BYTES_STREAM}`)) {
         const bytes = r.included === true ? files.get(`${t.dir}/${artifactBytesName(String(r.sha256))}`) : undefined;
         if (!bytes) continue;
+        if (createHash("sha256").update(bytes).digest("hex") !== r.sha256)
+          throw new DomainError(
+            "bundle_invalid",
+            `The bytes of artifact ${String(r.sha256)} do not hash to that digest.`,
+          );
         await tx.execute(sql`insert into artifact_contents (tenant_id, sha256, size_bytes, bytes)
           values (${tenantId}::uuid, ${String(r.sha256)}, ${bytes.length}, ${Buffer.from(bytes)})
           on conflict (tenant_id, sha256) do nothing`);

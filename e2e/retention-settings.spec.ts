@@ -43,6 +43,9 @@ test("an owner changes retention settings and deletes a task from its page", asy
   // No reason, nothing sent.
   await page.getByTestId("delete-task-dialog-confirm").click();
   await expect(dialog).toBeVisible();
+  await page.setViewportSize({ width: 420, height: 900 });
+  await testInfo.attach("delete-dialog-420px.png", { body: await page.screenshot(), contentType: "image/png" });
+  await page.setViewportSize({ width: 1366, height: 900 });
   await page.getByTestId("delete-task-dialog-reason").fill("test run, no customer data to keep");
   await page.getByTestId("delete-task-dialog-confirm").click();
 
@@ -68,6 +71,7 @@ test("an owner changes retention settings and deletes a task from its page", asy
   // The task's page says it was deleted; the stale runtime is refused.
   await page.goto(`/tasks/${taskId}`);
   await expect(page.getByTestId("task-deleted")).toContainText(`was deleted by ${tenant.users.owner.email}`);
+  await testInfo.attach("task-deleted.png", { body: await page.screenshot(), contentType: "image/png" });
   const res = await page.request.put(`/api/v1/tasks/${taskId}`, {
     headers: { authorization: `Bearer ${tenant.apiKey}` },
     data: makeRecord(taskId, { phase: "drafting", side_effects: {} }),

@@ -14,6 +14,7 @@ const SECTIONS = [
   { path: "/settings/lookups", label: "Lookups" },
   { path: "/settings/notifications", label: "Notifications" },
   { path: "/settings/export", label: "Export" },
+  { path: "/settings/retention", label: "Retention" },
 ] as const;
 
 test("/settings opens the first section, and the section nav moves between sections from the keyboard", async ({

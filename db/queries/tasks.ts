@@ -22,6 +22,9 @@ const TASK_FIELDS = [
   "terminated_at",
   "terminated_by",
   "terminated_reason",
+  "deleted_at",
+  "deleted_by",
+  "deletion_reason",
   "created_at",
 ] as const;
 
@@ -146,7 +149,8 @@ export async function listTasks(db: Db, tenantId: string, opts: ListTasksOptions
 
 /** The statement {@link listTasks} runs (exported so a test can EXPLAIN it). */
 export function listTasksQuery(tenantId: string, opts: ListTasksOptions): SQL {
-  const conds = [sql`t.tenant_id = ${tenantId}`];
+  // Deleted tasks (tombstones, decision 0054) are listed under Settings → Retention, not here.
+  const conds = [sql`t.tenant_id = ${tenantId}`, sql`t.deleted_at is null`];
   const byActivity = opts.sort === "activity";
   if (opts.after && !byActivity)
     conds.push(sql`(t.created_at, t.task_id) < (${opts.after.createdAt}::timestamptz, ${opts.after.taskId})`);

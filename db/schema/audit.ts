@@ -2,6 +2,7 @@
  * Append-only audit log: every human decision and every API mutation (docs/concepts.md#audit-log).
  * Each entry carries the hash of the previous entry of the same tenant; a trigger forbids UPDATE/DELETE.
  */
+import { sql } from "drizzle-orm";
 import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { actorKindEnum } from "./enums";
 
@@ -25,6 +26,10 @@ export const auditLog = pgTable(
   (t) => [
     primaryKey({ name: "audit_log_pkey", columns: [t.tenantId, t.seq] }),
     index("audit_log_tenant_target_idx").on(t.tenantId, t.target),
+    // Settings → Retention's retention runs (decision 0054), newest first.
+    index("audit_log_retention_runs_idx")
+      .on(t.tenantId, sql`${t.seq} desc`)
+      .where(sql`${t.action} = 'events.retention_applied'`),
   ],
 );
 

@@ -61,6 +61,16 @@ export const tasks = pgTable(
     /** Who ended it (the audit actor's label) and why. */
     terminatedBy: text("terminated_by"),
     terminatedReason: text("terminated_reason"),
+    /**
+     * When an owner or admin deleted the task (lib/domain/tasks/delete.ts, decision 0054): its events, checkpoints,
+     * side effects, artifacts and approvals are gone and this row stays as the tombstone; every path then answers 410
+     * `task_deleted`. Null while the task is kept. A trigger refuses any later change to a tombstone (migration 0035).
+     */
+    deletedAt: timestamp("deleted_at", { withTimezone: true }),
+    /** Who deleted it (the audit actor's label), why, and what went: counts per kind and digests (as in the audit entry). */
+    deletedBy: text("deleted_by"),
+    deletionReason: text("deletion_reason"),
+    deletionSummary: jsonb("deletion_summary").$type<Record<string, unknown>>(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -71,6 +81,10 @@ export const tasks = pgTable(
     index("tasks_tenant_principal_idx").on(t.tenantId, t.principal),
     // The task list's workflow filter (newest first within one workflow) and the list of the tenant's workflows.
     index("tasks_tenant_workflow_idx").on(t.tenantId, t.workflow, sql`${t.createdAt} desc`, sql`${t.taskId} desc`),
+    // Settings → Retention: the workspace's tombstones, newest first.
+    index("tasks_tenant_deleted_idx")
+      .on(t.tenantId, sql`${t.deletedAt} desc`)
+      .where(sql`${t.deletedAt} is not null`),
   ],
 );
 

@@ -53,6 +53,8 @@ export const PERMISSIONS = {
   // Fencing a task to a new attempt (decision 0032): the people who reconcile; never a runtime (it would fence itself).
   "tasks.fence": { runtime: false, roles: ["responder", "owner", "admin"] },
   "tasks.terminate": { runtime: false, roles: ["responder", "owner", "admin"] },
+  // Deleting a whole task (decision 0054): what it held goes for good, so only those who set the workspace's retention.
+  "tasks.delete": { runtime: false, roles: ["owner", "admin"] },
   "gate.ask": { runtime: true, roles: ANY_ROLE },
   // Importing an agent runtime's saved state (decision 0013): the runtime itself, or a person who handles runs.
   "imports.run_state": { runtime: true, roles: ["responder", "owner", "admin"] },
@@ -95,6 +97,8 @@ export const PERMISSIONS = {
   // empty workspace, which only its owner may.
   "workspace.export": { runtime: false, roles: ["owner", "admin"] },
   "workspace.import": { runtime: false, roles: ["owner"] },
+  // Retention settings (decision 0054): everyone reads them (settings.read); owners and admins change them.
+  "retention.manage": { runtime: false, roles: ["owner", "admin"] },
 } as const satisfies Record<string, { runtime: boolean; roles: readonly Role[] }>;
 
 export type Action = keyof typeof PERMISSIONS;
@@ -132,6 +136,7 @@ const PHRASES: Record<Action, string> = {
   "side_effects.reconcile": "reconcile side effects",
   "tasks.fence": "fence tasks to a new attempt",
   "tasks.terminate": "end tasks for good",
+  "tasks.delete": "delete tasks",
   "gate.ask": "ask the resume gate",
   "imports.run_state": "import agent run states",
   "api_keys.manage": "manage runtime API keys",
@@ -158,6 +163,7 @@ const PHRASES: Record<Action, string> = {
   "tools.accept": "accept a tool's changed definition",
   "workspace.export": "export the whole workspace",
   "workspace.import": "import a workspace bundle into this workspace",
+  "retention.manage": "change the workspace's retention settings",
 };
 
 function describe(action: Action): string {

@@ -28,6 +28,9 @@ export const ERROR_STATUS = {
   policy_invalid: 422,
   gate_stop: 409,
   task_terminated: 409,
+  // A task an owner deleted (decision 0054): every path answers 410 from then on.
+  task_deleted: 410,
+  export_required: 409,
   gate_replay: 409,
   in_flight: 409,
   reconcile_required: 409,

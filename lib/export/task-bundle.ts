@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { sql, type SQL } from "drizzle-orm";
 import { queryRows, type Db } from "@/db";
-import { findTask } from "@/db/queries/tasks";
+import { findLiveTask } from "@/lib/domain/tasks/deleted";
 import { sealAudit } from "../domain/audit/append";
 import { taskAuditCondition } from "../domain/audit/read";
 import { authorize } from "../domain/authz";
@@ -79,7 +79,7 @@ export async function openTaskExport(
 ): Promise<{ stream: Readable; filename: string }> {
   authorize(actor, "tasks.export");
   checkTaskId(taskId);
-  const task = await findTask(db, actor.tenantId, taskId);
+  const task = await findLiveTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const tenantId = actor.tenantId;
   // Entries a crash left pending join the chain before it is exported (decision 0020).

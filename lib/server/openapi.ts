@@ -28,6 +28,8 @@ import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { decisionBodySchema } from "@/lib/domain/approvals/decide";
 import { policyDocumentSchema } from "@/lib/domain/policies/document";
 import { actionRuleBodySchema, approvalSettingsBodySchema } from "@/lib/domain/approvals/settings";
+import { retentionSettingsBodySchema } from "@/lib/domain/settings/retention";
+import { deleteTaskBodySchema } from "@/lib/domain/tasks/delete";
 
 const schema = (s: z.ZodType) => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<
@@ -58,6 +60,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: "Not allowed for this caller",
   404: "Unknown task, effect, map or exercise (also another tenant's)",
   409: "Conflict with the current state",
+  410: "`task_deleted`: the task was deleted (decision 0054); nothing is read or written for its id again",
   413: "Body over 1 MB or more than 1000 events",
   415: "Another content type than the route reads",
   422: "Validation failed; the message names the field",
@@ -216,6 +219,8 @@ export function openApiDocument(): Record<string, unknown> {
         PolicyDocument: schema(policyDocumentSchema),
         ApprovalSettings: schema(approvalSettingsBodySchema),
         ApprovalRule: schema(actionRuleBodySchema),
+        RetentionSettings: schema(retentionSettingsBodySchema),
+        DeleteTask: schema(deleteTaskBodySchema),
       },
     },
     security: [{ runtimeKey: [] }],
@@ -345,7 +350,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary:
             "Latest record with its signature and key id, signature check, side-effect view, the runtime's gate asks per attempt (ETag: the version)",
           parameters: [taskId],
-          responses: { ...ok("Task view"), ...errors(401, 404) },
+          responses: { ...ok("Task view"), ...errors(401, 404, 410) },
         },
         put: {
           summary:
@@ -363,7 +368,20 @@ export function openApiDocument(): Record<string, unknown> {
           requestBody: { required: true, ...json("TaskRecord") },
           responses: {
             ...ok("`{task_id, version, digest, signature, key_id, attempt}`"),
-            ...errors(400, 401, 403, 409, 413, 422),
+            ...errors(400, 401, 403, 409, 410, 413, 422),
+          },
+        },
+        delete: {
+          summary:
+            "Delete the task (decision 0054): body `{reason}` (3–1000 characters); owners and admins; audited task.deleted with counts per kind and digests. Its events, checkpoints, side effects, artifacts (bytes no other task shares) and approvals go in one transaction; the task row stays as a tombstone and every path for the id then answers 410 task_deleted (an event for it is rejected with code task_deleted). 409 conflict when already deleted; 409 export_required when the workspace requires an export taken after the task's last change",
+          security: session,
+          parameters: [taskId],
+          requestBody: { required: true, ...json("DeleteTask") },
+          responses: {
+            ...ok(
+              "`{task_id, deleted_at, deleted_by, reason, summary: {counts, latest_checkpoint, artifacts, artifacts_truncated, last_change}}`",
+            ),
+            ...errors(400, 401, 403, 404, 409, 422),
           },
         },
       },
@@ -1222,6 +1240,21 @@ export function openApiDocument(): Record<string, unknown> {
           security: session,
           requestBody: { required: true, ...json("ApprovalSettings") },
           responses: { ...ok("`{updated: true}`"), ...errors(401, 403, 422) },
+        },
+      },
+      "/api/v1/settings/retention": {
+        get: {
+          summary:
+            "Retention settings (decision 0054): `{event_retention_days (null = keep events forever), export_before_delete, updated_by, updated_at}` (signed-in, any role)",
+          security: session,
+          responses: { ...ok("Settings"), ...errors(401, 403) },
+        },
+        put: {
+          summary:
+            "Save both retention settings: `{event_retention_days: 1–36500 | null, export_before_delete: boolean}` (owners, admins; audited settings.retention_changed)",
+          security: session,
+          requestBody: { required: true, ...json("RetentionSettings") },
+          responses: { ...ok("The saved settings"), ...errors(400, 401, 403, 422) },
         },
       },
       "/api/v1/settings/approval-rules/{action}": {

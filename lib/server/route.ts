@@ -15,6 +15,7 @@ import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
 import { isJsonMediaType, mediaType } from "@/lib/domain/web/media-type";
 import { readCappedText } from "@/lib/domain/web/read-capped";
 import { refuseWriteToReadOnlyWorkspace } from "@/lib/domain/tenancy/read-only";
+import { taskDeletedFromDbError } from "@/lib/domain/tasks/deleted";
 import { requireActor } from "./actor";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -150,6 +151,9 @@ export function otherMethods(...served: HttpMethod[]): Record<HttpMethod | "OPTI
  */
 export function handleError(err: unknown, requestId: string): Response {
   if (isDomainError(err)) return errorResponse(err, requestId);
+  // A row written under a deleted task's id, refused by the database (migration 0035): 410 task_deleted.
+  const deleted = taskDeletedFromDbError(err);
+  if (deleted) return errorResponse(deleted, requestId);
   const lost = connectionErrorCode(err);
   if (lost) {
     // The code only: a failed query's message carries the statement's parameters.

@@ -121,6 +121,15 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/tasks": { allowed: READERS, ok: 200, cross: "own" },
   "GET /api/v1/tasks/[taskId]": { allowed: READERS, ok: 200, cross: 404 },
   "PUT /api/v1/tasks/[taskId]": { allowed: RUNTIME, probe: {}, ok: 422, cross: "own" },
+  // Deleting a task (decision 0054): a valid probe aimed at no task for this tenant's owners and admins; another
+  // tenant's owner deleting this tenant's task finds nothing.
+  "DELETE /api/v1/tasks/[taskId]": {
+    allowed: MANAGERS,
+    probe: { reason: "authorization matrix probe" },
+    ok: 404,
+    harmless: { taskId: "matrix-no-such-task" },
+    cross: 404,
+  },
   "GET /api/v1/tasks/[taskId]/timeline": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/checkpoints": { allowed: READERS, ok: 200, cross: 404 },
   "GET /api/v1/tasks/[taskId]/export": { allowed: READERS, ok: 200, cross: 404 },
@@ -273,6 +282,13 @@ const MATRIX: Record<string, Cell> = {
   "GET /api/v1/audit/verify": { allowed: READERS, ok: 200, cross: "own" },
   "GET /api/v1/settings/approvals": { allowed: PEOPLE, ok: 200, cross: "own" },
   "PUT /api/v1/settings/approvals": { allowed: MANAGERS, probe: { default_ttl_seconds: 1 }, ok: 422, cross: "own" },
+  "GET /api/v1/settings/retention": { allowed: PEOPLE, ok: 200, cross: "own" },
+  "PUT /api/v1/settings/retention": {
+    allowed: MANAGERS,
+    probe: { event_retention_days: 0, export_before_delete: false },
+    ok: 422,
+    cross: "own",
+  },
   "PUT /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, probe: {}, ok: 422, cross: "own" },
   // Removing a rule that is not there changes nothing and says so (idempotent).
   "DELETE /api/v1/settings/approval-rules/[action]": { allowed: MANAGERS, ok: 200, cross: "own" },

@@ -20,6 +20,8 @@ import { receiptBodySchema } from "@/lib/domain/side-effects/receipt";
 import { reconcileBodySchema } from "@/lib/domain/side-effects/reconcile";
 import { fenceBodySchema } from "@/lib/domain/tasks/fence";
 import { terminateBodySchema } from "@/lib/domain/tasks/terminate";
+import { deleteTaskBodySchema } from "@/lib/domain/tasks/delete";
+import { retentionSettingsBodySchema } from "@/lib/domain/settings/retention";
 import { acceptToolBodySchema } from "@/lib/domain/gate/accept-tool";
 import { taskRecordSchema } from "@/lib/domain/tasks/record";
 import { createApiKeyBodySchema } from "@/lib/domain/tenancy/api-keys";
@@ -58,6 +60,7 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/tasks": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]": { auth: "runtime", body: "none" },
   "PUT /api/v1/tasks/[taskId]": { auth: "runtime", body: "json", schema: taskRecordSchema },
+  "DELETE /api/v1/tasks/[taskId]": { auth: "owner", body: "json", schema: deleteTaskBodySchema },
   "GET /api/v1/tasks/[taskId]/timeline": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/timeline/overview": { auth: "runtime", body: "none" },
   "GET /api/v1/tasks/[taskId]/events/[eventId]": { auth: "runtime", body: "none" },
@@ -154,6 +157,8 @@ export const API_ROUTES: Record<string, RouteSpec> = {
   "GET /api/v1/audit/verify": { auth: "runtime", body: "none" },
   "GET /api/v1/settings/approvals": { auth: "viewer", body: "none" },
   "PUT /api/v1/settings/approvals": { auth: "owner", body: "json", schema: approvalSettingsBodySchema },
+  "GET /api/v1/settings/retention": { auth: "viewer", body: "none" },
+  "PUT /api/v1/settings/retention": { auth: "owner", body: "json", schema: retentionSettingsBodySchema },
   "PUT /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "json", schema: actionRuleBodySchema },
   "DELETE /api/v1/settings/approval-rules/[action]": { auth: "owner", body: "none" },
   // Standard Webhooks in and out (decision 0040).

@@ -10,6 +10,7 @@ import { authorize } from "../authz";
 import type { VerbContext } from "../context";
 import { DomainError, notFound } from "../errors";
 import * as q from "@/db/queries/tasks";
+import { findLiveTask } from "../tasks/deleted";
 import { checkTaskId } from "../tasks/read";
 import { databaseArtifactStore } from "./artifact-store";
 import { checkSha256 } from "./upload";
@@ -65,7 +66,7 @@ async function listed(ctx: VerbContext, taskId: string, sha256: string) {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
   checkSha256(sha256);
-  if (!(await q.findTask(db, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+  if (!(await findLiveTask(db, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
   const rows = await q.listArtifacts(db, actor.tenantId, taskId);
   const row = rows.filter((r) => r.sha256 === sha256).sort((a, b) => a.first_version - b.first_version)[0];
   if (!row) throw notFound(`Artifact ${sha256} of task ${taskId}`);

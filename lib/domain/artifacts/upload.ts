@@ -9,7 +9,7 @@ import { appendAuditPending, withAuditSealed } from "../audit/append";
 import { authorize } from "../authz";
 import type { VerbContext } from "../context";
 import { DomainError, notFound } from "../errors";
-import * as q from "@/db/queries/tasks";
+import { findLiveTask } from "../tasks/deleted";
 import { checkTaskId } from "../tasks/read";
 import { databaseArtifactStore } from "./artifact-store";
 
@@ -50,7 +50,7 @@ export async function uploadArtifactContent(
   return withAuditSealed(db, actor.tenantId, () =>
     db.transaction(async (tx) => {
       // The task first: another workspace's caller learns nothing about the bytes, only that there is no such task.
-      if (!(await q.findTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+      if (!(await findLiveTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
       const computed = createHash("sha256").update(bytes).digest("hex");
       if (computed !== sha256) {
         throw new DomainError(

@@ -14,6 +14,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { copyIn, queryRows, type Db } from "@/db";
+import { deletedTaskIds } from "../tasks/deleted";
 import { authorize, type Actor } from "../authz";
 import { DomainError } from "../errors";
 import { isoUtc } from "@/db/queries/sql-helpers";
@@ -292,7 +293,11 @@ export async function ingestEvents(
   authorize(actor, "events.write");
   const batch = refuseOutsidePrefix(actor, prepareBatch(body));
   const { results } = batch;
-  const { prepared, repeats } = await refuseFarAttempts(db, actor.tenantId, batch);
+  const { prepared, repeats } = await refuseFarAttempts(
+    db,
+    actor.tenantId,
+    await refuseDeletedTasks(db, actor.tenantId, batch),
+  );
   if (prepared.length === 0) return { results };
   // The effects the batch moved are audited in its transaction; their entries are sealed before the answer.
   const outcome = await withAuditSealed(db, actor.tenantId, () => storeEvents(db, actor, prepared, key));
@@ -342,6 +347,41 @@ function refuseOutsidePrefix(actor: Actor, batch: ReturnType<typeof prepareBatch
     results: batch.results,
     prepared: batch.prepared.filter((e) => !out(e)),
     repeats: batch.repeats.filter((x) => !out(x.event)),
+  };
+}
+
+/**
+ * Rejects the events of a batch whose task was deleted (decision 0054; code `task_deleted`, path `task_id`) and leaves
+ * them out of what is stored, so a stale runtime cannot write under a tombstone. One indexed query per batch.
+ */
+async function refuseDeletedTasks(
+  db: Db,
+  tenantId: string,
+  batch: ReturnType<typeof prepareBatch>,
+): Promise<ReturnType<typeof prepareBatch>> {
+  const ids = new Set(batch.prepared.map((e) => e.task_id));
+  for (const x of batch.repeats) ids.add(x.event.task_id);
+  const deleted = await deletedTaskIds(db, tenantId, [...ids]);
+  if (!deleted.size) return batch;
+  const out = (e: PreparedEvent) => deleted.has(e.task_id);
+  const refused = new Set(batch.prepared.filter(out).map((e) => e.id));
+  for (const x of batch.repeats) if (out(x.event)) refused.add(x.event.id);
+  batch.results.forEach((r, i) => {
+    if (!refused.has(r.id) || r.status === "rejected") return;
+    batch.results[i] = {
+      id: r.id,
+      status: "rejected",
+      error: {
+        code: "task_deleted",
+        message: "task_id: this task was deleted; it takes no more events.",
+        path: "task_id",
+      },
+    };
+  });
+  return {
+    results: batch.results,
+    prepared: batch.prepared.filter((e) => !refused.has(e.id)),
+    repeats: batch.repeats.filter((x) => !refused.has(x.event.id)),
   };
 }
 

@@ -114,6 +114,7 @@ export async function* tasksInRange(db: Db, tenantId: string, range: ExportRange
       sql`select task_id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
           from tasks
           where tenant_id = ${tenantId} and created_at >= ${range.from}::timestamptz and created_at < ${range.to}::timestamptz
+            and deleted_at is null -- a deleted task (decision 0054) has nothing left to export but its audit entry
             ${after ? sql`and (created_at, task_id) > (${after.at}::timestamptz, ${after.id})` : sql``}
           order by created_at, task_id limit ${PAGE_ROWS}`,
     );

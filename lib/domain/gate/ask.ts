@@ -28,6 +28,7 @@ import { approvalFactsOf } from "../approvals/gate";
 import { APPROVAL_COLUMNS, type ApprovalRow } from "../approvals/read";
 import { LEASE_AUDIT_UPTO, LEASE_EXPIRED_REASON, leaseExpiryCtes } from "../side-effects/lifecycle/lease";
 import type { SigningContext } from "../context";
+import { taskDeletedError } from "../tasks/deleted";
 import { sameWritesSql, type DuplicateFacts, type DuplicateProbe } from "../side-effects/duplicates";
 import { LEGACY_SEAL, sealHolds, type SealedEffect } from "../side-effects/lifecycle/seal";
 
@@ -108,6 +109,9 @@ type GateFactsRow = {
   terminated_at: string | null;
   terminated_by: string | null;
   terminated_reason: string | null;
+  /** An owner deleted the task (lib/domain/tasks/delete.ts, decision 0054): the gate answers 410 task_deleted. */
+  deleted_at: string | null;
+  deleted_by: string | null;
   expired: string[] | string | null;
   /** The highest audit entry id the lease expiry wrote (null when no lease ran out). */
   audit_upto: string | number | null;
@@ -237,6 +241,7 @@ export async function readGateFacts(
     }
         select t.task_id, t.principal, t.phase, t.current_attempt,
           ${isoUtc("t.terminated_at")} as terminated_at, t.terminated_by, t.terminated_reason,
+          ${isoUtc("t.deleted_at")} as deleted_at, t.deleted_by,
           (select json_agg(x.name) from expired x) as expired, ${LEASE_AUDIT_UPTO} as audit_upto,
           (select json_build_object('version', c.version, 'phase', c.record -> 'phase', 'tool_definitions', c.record -> 'tool_definitions',
                     'snapshot', coalesce(c.record -> 'snapshot', f.snap),
@@ -330,6 +335,7 @@ export async function readGateFacts(
   );
   notePendingAudit(row?.audit_upto);
   if (!row) return null;
+  if (row.deleted_at) throw taskDeletedError(taskId, row);
   const task = {
     task_id: row.task_id,
     phase: row.phase,

@@ -13,7 +13,7 @@
 import { sql } from "drizzle-orm";
 import { queryRows } from "@/db";
 import { findSideEffect } from "@/db/queries/side-effects";
-import { findTask } from "@/db/queries/tasks";
+import { findLiveTask } from "../tasks/deleted";
 import { authorize } from "../authz";
 import { notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
@@ -177,7 +177,7 @@ export async function lookupSideEffect(
   authorize(actor, "side_effects.reconcile");
   checkTaskId(taskId);
   checkEffectName(name);
-  if (!(await findTask(db, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+  if (!(await findLiveTask(db, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
   const effect = await findSideEffect(db, actor.tenantId, taskId, name);
   if (!effect) throw notFound(`Side effect ${name} of task ${taskId}`);
   const tool = effect.tool ?? name;

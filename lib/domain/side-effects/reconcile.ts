@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { insertServerEvent } from "../events/server-events";
 import { z } from "zod";
 import { findSideEffect } from "@/db/queries/side-effects";
-import { findTask } from "@/db/queries/tasks";
+import { findLiveTask } from "../tasks/deleted";
 import type { SideEffectReconcile } from "@/db/schema";
 import { appendAudit } from "../audit/append";
 import { actorRef, authorize } from "../authz";
@@ -160,7 +160,7 @@ export async function reconcileSideEffect(
   const reuseApproval = input.outcome === "not_applied" && (await retryReusesApproval(db, actor.tenantId));
 
   return db.transaction(async (tx) => {
-    if (!(await findTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
+    if (!(await findLiveTask(tx, actor.tenantId, taskId))) throw notFound(`Task ${taskId}`);
     const before = await findSideEffect(tx, actor.tenantId, taskId, name);
     if (!before) throw notFound(`Side effect ${name} of task ${taskId}`);
 

@@ -116,7 +116,7 @@ export async function attentionQueue(
       sql`select t.task_id, t.principal, t.phase, t.latest_version, r.reason, r.revoked_by, ${isoUtc("r.revoked_at")} as since
           from principal_revocations r
           join tasks t on t.tenant_id = r.tenant_id and lower(t.principal) = lower(r.principal)
-          where r.tenant_id = ${actor.tenantId} and ${notEnded("t.phase")}
+          where r.tenant_id = ${actor.tenantId} and t.deleted_at is null and ${notEnded("t.phase")}
           order by r.revoked_at, t.task_id limit ${limit}`,
     ),
     queryRows<{ task_id: string; name: string; idempotency_key: string; action: string | null; since: string }>(

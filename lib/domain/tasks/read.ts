@@ -24,6 +24,7 @@ import { databaseArtifactStore } from "../artifacts/artifact-store";
 import { authorize } from "../authz";
 import type { SigningKey } from "../crypto/signing";
 import { DomainError, notFound } from "../errors";
+import { findLiveTask } from "./deleted";
 import { listGateAsks } from "../gate/asks";
 import { liveRequests, standingsOf } from "../approvals/gate";
 import { writeApprovalOf } from "../approvals/write-state";
@@ -121,7 +122,7 @@ export async function getTaskView(
   // All at once (one round of statements, the side effects after their lease expiry): every read is scoped to the
   // tenant and task, so for a task that does not exist they find nothing and the expiry changes nothing.
   const [task, [effects, standings], checkpoint, eventCount, unapplied, gateAsks] = await Promise.all([
-    q.findTask(db, actor.tenantId, taskId),
+    findLiveTask(db, actor.tenantId, taskId),
     // The side effects, then their live approval requests read as the gate reads them (one state per write).
     expireLeasesNow(db, actor.tenantId, taskId).then(() =>
       Promise.all([
@@ -218,7 +219,7 @@ export async function getTimeline(
   }
   // The task and its page in one round (the page of a task that does not exist is empty, and is not answered).
   const [task, rows] = await Promise.all([
-    q.findTask(db, actor.tenantId, taskId),
+    findLiveTask(db, actor.tenantId, taskId),
     window
       ? timelineWindow(db, actor.tenantId, taskId, { ...window, limit: limit + 1, after, columns: opts.columns })
       : q.timelinePage(db, actor.tenantId, taskId, { limit: limit + 1, after, columns: opts.columns }),
@@ -280,7 +281,7 @@ export async function getCheckpointHistory(
 ): Promise<CheckpointPage> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
-  const task = await q.findTask(db, actor.tenantId, taskId);
+  const task = await findLiveTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const limit = opts.limit ?? DEFAULT_CHECKPOINT_PAGE;
   let beforeVersion: number | undefined;
@@ -345,7 +346,7 @@ export async function getArtifacts(
 ): Promise<ArtifactView[]> {
   authorize(actor, "tasks.read");
   checkTaskId(taskId);
-  const task = await q.findTask(db, actor.tenantId, taskId);
+  const task = await findLiveTask(db, actor.tenantId, taskId);
   if (!task) throw notFound(`Task ${taskId}`);
   const rows = await q.listArtifacts(db, actor.tenantId, taskId);
   // Whether each one's bytes were uploaded and still hash to its digest (decision 0045), hashed in the store.

@@ -10,6 +10,7 @@ import * as tq from "@/db/queries/timeline";
 import type { ArrivalPage, Plane, TimelineBin, TimelineOverview } from "@/lib/contract/api";
 import { authorize } from "../authz";
 import { DomainError, notFound } from "../errors";
+import { findLiveTask } from "./deleted";
 import { checkTaskId, storedEvent } from "./read";
 import { TIMELINE_MARKER_TYPES } from "../events/catalogue";
 import { uncheckedCompaction } from "../gate/compaction";
@@ -42,7 +43,7 @@ export async function getTimelineOverview(
   // One round of statements before the reads (the horizon must be taken before them; the rest only sizes them).
   // Whether the task is short is answered from at most OVERVIEW_FULL_MAX + 1 index entries; a long task is counted by its bins.
   const [task, horizon, total, range, compactionRows] = await Promise.all([
-    q.findTask(db, actor.tenantId, taskId),
+    findLiveTask(db, actor.tenantId, taskId),
     tq.arrivalHorizon(db),
     tq.countEventsUpTo(db, actor.tenantId, taskId, OVERVIEW_FULL_MAX + 1),
     tq.timelineRange(db, actor.tenantId, taskId),
@@ -228,7 +229,7 @@ export async function getArrivalFeed(
   const after = arrivalCursor(opts.since);
   // The task and the page in one round (a task that does not exist has no rows, and its page is not answered).
   const [task, { rows, horizon }] = await Promise.all([
-    q.findTask(db, actor.tenantId, taskId),
+    findLiveTask(db, actor.tenantId, taskId),
     tq.arrivalFeed(db, actor.tenantId, taskId, { after, limit: opts.limit + 1, columns: opts.columns }),
   ]);
   if (!task) throw notFound(`Task ${taskId}`);

@@ -6,4 +6,5 @@ export const SETTINGS_SECTIONS = [
   { href: "/settings/lookups", label: "Lookups" },
   { href: "/settings/notifications", label: "Notifications" },
   { href: "/settings/export", label: "Export" },
+  { href: "/settings/retention", label: "Retention" },
 ] as const;

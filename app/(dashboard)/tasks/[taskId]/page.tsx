@@ -4,12 +4,14 @@ import { can } from "@/lib/domain/authz";
 import { DomainError } from "@/lib/domain/errors";
 import { askGate } from "@/lib/domain/gate/ask";
 import { getTaskView } from "@/lib/domain/tasks/read";
+import { getRetentionSettings } from "@/lib/domain/settings/retention";
 import { getTimelineOverview } from "@/lib/domain/tasks/timeline";
 import { packOverview } from "@/lib/contract/overview-pack";
 import { eventSummary } from "@/lib/domain/events/summary";
 import { requirePageContext } from "@/lib/server/page-actor";
 import { withSigningKey } from "@/lib/server/verb-context";
 import { TaskPageClient } from "./_components/TaskPageClient";
+import { TaskDeleted } from "./_components/TaskDeleted";
 
 type Props = { params: Promise<{ taskId: string }> };
 
@@ -52,8 +54,19 @@ export default async function TaskPage({ params }: Props) {
     // Not rendered, so nothing else observes them: their failures (the same not_found) are expected here.
     for (const p of [overview, eventCount, gate]) p.catch(() => {});
     if (err instanceof DomainError && err.code === "not_found") notFound();
+    // A deleted task (decision 0054): what remains is its tombstone, listed under Settings → Retention.
+    if (err instanceof DomainError && err.code === "task_deleted") {
+      return (
+        <TaskDeleted
+          taskId={taskId}
+          details={err.details as { deleted_at?: string; deleted_by?: string } | undefined}
+        />
+      );
+    }
     throw err;
   }
+  const canDelete = can(actor, "tasks.delete");
+  const deleteNeedsExport = canDelete && (await getRetentionSettings(ctx)).export_before_delete;
   return (
     <TaskPageClient
       taskId={taskId}
@@ -63,6 +76,8 @@ export default async function TaskPage({ params }: Props) {
       canReconcile={can(actor, "side_effects.reconcile")}
       canFence={can(actor, "tasks.fence")}
       canTerminate={can(actor, "tasks.terminate")}
+      canDelete={canDelete}
+      deleteNeedsExport={deleteNeedsExport}
       canDecideApprovals={can(actor, "approvals.decide")}
       role={actor.role}
     />

@@ -9,6 +9,7 @@ import { Time } from "@/components/ui/time";
 import { phaseLabel } from "@/lib/domain/tasks/phases";
 import { FenceButton } from "./FenceButton";
 import { TerminateButton } from "./TerminateButton";
+import { DeleteTaskButton } from "./DeleteTaskButton";
 import { policyVersionName } from "@/lib/domain/policies/version-name";
 
 /** A button in the header for the one next action. */
@@ -30,6 +31,8 @@ export function TaskHeader({
   refreshing,
   canFence = false,
   canTerminate = false,
+  canDelete = false,
+  deleteNeedsExport = false,
 }: {
   task: TaskView;
   /** The parts that read the gate's verdict, placed after the run's status and before `primaryAction`. */
@@ -46,6 +49,10 @@ export function TaskHeader({
   canFence?: boolean;
   /** The person may end the task for good (owners, responders, admins). */
   canTerminate?: boolean;
+  /** The person may delete the task (owners, admins; decision 0054). */
+  canDelete?: boolean;
+  /** The workspace requires an export before a task is deleted (Settings → Retention). */
+  deleteNeedsExport?: boolean;
 }) {
   return (
     <header className="rounded-lg border border-neutral-200 bg-white p-4">
@@ -95,6 +102,7 @@ export function TaskHeader({
           {gated}
           {primaryAction ? <PrimaryActionButton action={primaryAction} /> : null}
           {canTerminate && !task.terminated ? <TerminateButton taskId={task.task_id} /> : null}
+          {canDelete ? <DeleteTaskButton taskId={task.task_id} exportRequired={deleteNeedsExport} /> : null}
         </div>
       </div>
       {task.terminated ? (

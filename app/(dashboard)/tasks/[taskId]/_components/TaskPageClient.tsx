@@ -53,6 +53,10 @@ export type TaskPageClientProps = {
   canFence?: boolean;
   /** The person may end the task for good (decision 0043). */
   canTerminate?: boolean;
+  /** The person may delete the task (decision 0054). */
+  canDelete?: boolean;
+  /** The workspace requires an export before a task is deleted. */
+  deleteNeedsExport?: boolean;
   /**
    * The person may approve or re-approve (docs/screens.md#task-page): a stale or pending approval becomes the page's
    * primary action.
@@ -99,6 +103,8 @@ export function TaskPageClient({
   canReconcile,
   canFence = false,
   canTerminate = false,
+  canDelete = false,
+  deleteNeedsExport = false,
   canDecideApprovals = false,
   role,
 }: TaskPageClientProps) {
@@ -177,6 +183,8 @@ export function TaskPageClient({
         refreshing={taskQ.isFetching}
         canFence={canFence}
         canTerminate={canTerminate}
+        canDelete={canDelete}
+        deleteNeedsExport={deleteNeedsExport}
       />
       {task.version > 0 ? (
         <ArtifactStops taskId={taskId} version={task.version} tabHref={`${pathname}?tab=artifacts`} />

@@ -2,6 +2,7 @@ import { NextResponse } from "next/server";
 import { withSigningKey } from "@/lib/server/verb-context";
 import { checkpointTask } from "@/lib/domain/tasks/checkpoint";
 import { getTaskView } from "@/lib/domain/tasks/read";
+import { deleteTask } from "@/lib/domain/tasks/delete";
 import { apiRoute, readJson, otherMethods } from "@/lib/server/route";
 
 type Params = { taskId: string };
@@ -36,5 +37,20 @@ export const PUT = apiRoute<Params>(async ({ req, ctx, params }) => {
   return NextResponse.json(out, { headers: { etag: `"${out.version}"` } });
 });
 
+/**
+ * DELETE /api/v1/tasks/{task_id} — a signed-in owner or admin deletes the task (decision 0054): body `{"reason"}`
+ * (3–1000 characters) → 200 `{"task_id", "deleted_at", "deleted_by", "reason", "summary": {"counts", "latest_checkpoint",
+ * "artifacts", "artifacts_truncated", "last_change"}}`. Its events, checkpoints, side effects, artifacts (and bytes no
+ * other task shares) and approvals go in one transaction; the task row stays as a tombstone and one audit entry
+ * `task.deleted` says what went. From then on every path for the id answers 410 `task_deleted`.
+ * Errors: 400 (body) · 401 · 403 (runtime API key, or a role other than owner or admin) · 404 (also another tenant's
+ * task) · 409 conflict (already deleted) · 409 export_required (the workspace requires an export after the task's last
+ * change) · 422 (reason).
+ */
+export const DELETE = apiRoute<Params>(async ({ req, ctx, params }) => {
+  const body = await readJson(req, 8 * 1024);
+  return deleteTask(ctx, { taskId: params.taskId, body });
+});
+
 /** Other methods answer 405 with `Allow` in the API's error shape. */
-export const { POST, PATCH, DELETE, OPTIONS } = otherMethods("GET", "PUT");
+export const { POST, PATCH, OPTIONS } = otherMethods("GET", "PUT", "DELETE");

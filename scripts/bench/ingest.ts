@@ -122,7 +122,11 @@ const COPY_COLUMNS =
   "tenant_id, event_id, task_id, plane, type, occurred_at, environment_id, attempt, actor, attrs, redaction_count, retention_class";
 
 /** COPY text lines of the unique events (attrs redacted like the server does), in chunks of `chunk` rows. */
-export function copyChunks(tenantId: string, unique: EventInput[], chunk = 1000): { chunks: string[]; redactions: number } {
+export function copyChunks(
+  tenantId: string,
+  unique: EventInput[],
+  chunk = 1000,
+): { chunks: string[]; redactions: number } {
   const chunks: string[] = [];
   let redactions = 0;
   let buf: string[] = [];

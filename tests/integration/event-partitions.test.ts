@@ -176,6 +176,7 @@ describe("event partitions", () => {
         month: old.month,
         partition: old.partition,
         events_dropped: dropped,
+        events_kept_for_open_tasks: kept,
       });
       const chain = await verifyAuditChain({
         db: handle.db,

@@ -153,6 +153,7 @@ export class Formation {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), "custody-failover-"));
     this.log = path.join(this.dir, "formation.log");
     fs.chmodSync(this.dir, 0o755);
+    fs.mkdirSync(path.join(this.dir, "xdg-run"), { mode: 0o700 });
     asRoot(["chown", "-R", "postgres:postgres", this.dir]);
   }
 
@@ -232,12 +233,15 @@ export class Formation {
     ];
   }
 
-  /** Environment of every pg_autoctl run: its configuration and state kept inside the formation's directory. */
+  /** Environment of every pg_autoctl run: its configuration, state and pid files kept inside the formation's directory. */
   private env(): string[] {
     return [
       `PATH=${this.bin}:/usr/local/bin:/usr/bin:/bin`,
       `XDG_CONFIG_HOME=${path.join(this.dir, "xdg-config")}`,
       `XDG_DATA_HOME=${path.join(this.dir, "xdg-data")}`,
+      // Its pid files too: by default every pg_autoctl of the machine shares /tmp/pg_autoctl, and the monitor and the
+      // nodes starting at once raced to create it ("Failed to create state directory … File exists").
+      `XDG_RUNTIME_DIR=${path.join(this.dir, "xdg-run")}`,
       `HOME=${this.dir}`,
     ];
   }

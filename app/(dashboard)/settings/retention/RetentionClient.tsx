@@ -78,7 +78,7 @@ export function RetentionClient({
       <Section
         id="retention-settings"
         title="Retention"
-        hint="How long this workspace keeps the events of its runs, and whether a task may be deleted only after an export. Checkpoints, receipts, approvals and the audit log are never dropped by retention."
+        hint="How long this workspace keeps the tool traffic of its runs (calls and outcomes, credential uses, phases), and whether a task may be deleted only after an export. The facts the resume gate judges by, the events of tasks still running, checkpoints, receipts, approvals and the audit log are never dropped by retention."
       >
         <p className="text-sm" data-testid="retention-current">
           Events are kept{" "}
@@ -215,7 +215,7 @@ export function RetentionClient({
       <Section
         id="retention-runs"
         title="Retention runs"
-        hint="Each time retention dropped old events (whole months, once every event in them is past the retention period), as the audit log recorded it."
+        hint="Each time retention dropped a month of tool traffic, as the audit log recorded it. Servers check hourly; a month goes once every workspace with events in it keeps them for less time than its age."
       >
         {retentionRuns.length === 0 ? (
           <p className="text-sm text-neutral-600" data-testid="retention-runs-empty">

@@ -1,4 +1,5 @@
 import { NextResponse } from "next/server";
+import { withGenericPlans } from "@/db";
 import { withSigningKey } from "@/lib/server/verb-context";
 import { checkpointTask } from "@/lib/domain/tasks/checkpoint";
 import { getTaskView } from "@/lib/domain/tasks/read";
@@ -29,11 +30,14 @@ export const GET = apiRoute<Params>(async ({ ctx, params }) => {
  */
 export const PUT = apiRoute<Params>(async ({ req, ctx, params }) => {
   const body = await readJson(req);
-  const out = await checkpointTask(withSigningKey(ctx), {
-    taskId: params.taskId,
-    body,
-    ifMatch: req.headers.get("if-match"),
-  });
+  // Generic plans (decision 0022): its statements look rows up by key; each is then one round trip, planned once.
+  const out = await withGenericPlans(async () =>
+    checkpointTask(withSigningKey(ctx), {
+      taskId: params.taskId,
+      body,
+      ifMatch: req.headers.get("if-match"),
+    }),
+  );
   return NextResponse.json(out, { headers: { etag: `"${out.version}"` } });
 });
 

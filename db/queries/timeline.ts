@@ -104,7 +104,8 @@ export async function countEventsUpTo(db: Db, tenantId: string, taskId: string, 
 /**
  * Every event of a task whose type is one of `markerTypes`, in time order, up to `limit`. The markers are the types
  * that shape the timeline whatever the zoom (interruptions, restarts, resumes, stops, the sandbox lifecycle), named by
- * the domain's event catalogue; all are covered by the partial index `events_task_facts_idx`.
+ * the domain's event catalogue; all are covered by the partial index `events_task_facts_idx`, and all are facts, kept in
+ * the `fact` partition (decision 0054), which is the only one read.
  */
 export async function timelineMarkers(
   db: Db,
@@ -121,7 +122,7 @@ export async function timelineMarkers(
   return queryRows<EventRow>(
     db,
     sql`select ${eventColumns(columns)} from events
-        where tenant_id = ${tenantId} and task_id = ${taskId} and type in (${types})
+        where tenant_id = ${tenantId} and task_id = ${taskId} and retention_class = 'fact' and type in (${types})
         order by events.occurred_at, events.event_id
         limit ${limit}`,
   );

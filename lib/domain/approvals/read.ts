@@ -269,7 +269,8 @@ function toolStateSql() {
                  from task_tool_definitions d where d.tenant_id = t.tenant_id and d.task_id = t.task_id),
     'events', (select coalesce(json_agg(json_build_object('type', e.type, 'seq', e.seq, 'received_at', ${isoUtc("e.received_at")},
                  'attrs', e.attrs) order by e.seq), '[]'::json)
-               from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.type = 'tool.definition_changed'
+               from events e where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.retention_class = 'fact'
+                 and e.type = 'tool.definition_changed'
                  and exists (select 1 from task_tool_definitions d where d.tenant_id = t.tenant_id and d.task_id = t.task_id)),
     'checkpoint', (select json_build_object('tool_definitions', c.record -> 'tool_definitions', 'created_at', ${isoUtc("c.created_at")})
                    from task_checkpoints c where c.tenant_id = t.tenant_id and c.task_id = t.task_id

@@ -120,7 +120,7 @@ export async function notifyPolicyActivated(
       tx,
       sql`select distinct on (lower(e.attrs->>'host')) lower(e.attrs->>'host') as host, e.task_id
           from events e
-          where e.tenant_id = ${tenantId} and e.type = 'egress.allowed' and e.attrs ? 'host'
+          where e.tenant_id = ${tenantId} and e.retention_class = 'fact' and e.type = 'egress.allowed' and e.attrs ? 'host'
             and exists (select 1 from notification_endpoints n where n.tenant_id = ${tenantId} and 'egress.drift' = any(n.events))
           order by lower(e.attrs->>'host'), e.occurred_at desc
           limit 200`,

@@ -85,7 +85,8 @@ export async function egressFacts(
                  array_remove(array_agg(distinct attrs ->> 'tool'), null) as tools,
                  array_remove(array_agg(distinct attrs ->> 'credential_ref'), null) as credential_refs
           from events
-          where tenant_id = ${tenantId} and task_id = ${taskId} and type in ('egress.allowed', 'egress.denied')
+          where tenant_id = ${tenantId} and task_id = ${taskId} and retention_class = 'fact'
+            and type in ('egress.allowed', 'egress.denied')
             and (attrs ->> 'host') is not null
           group by 1, 2
           order by 1
@@ -100,7 +101,8 @@ export async function egressFacts(
                    attrs ->> 'credential_ref' as credential_ref, attempt,
                    row_number() over (partition by lower(attrs ->> 'host') order by occurred_at desc, seq desc) as n
             from events
-            where tenant_id = ${tenantId} and task_id = ${taskId} and type in ('egress.allowed', 'egress.denied')
+            where tenant_id = ${tenantId} and task_id = ${taskId} and retention_class = 'fact'
+            and type in ('egress.allowed', 'egress.denied')
               and (attrs ->> 'host') is not null
           ) r
           where n <= ${EGRESS_REQUESTS_LISTED}

@@ -132,7 +132,7 @@ export async function attemptEnded(
           ${attempt === null ? sql`false` : sql`${attempt} < t.current_attempt`}
           or coalesce((
             select e.type <> 'run.resumed' from events e
-            where e.tenant_id = t.tenant_id and e.task_id = t.task_id
+            where e.tenant_id = t.tenant_id and e.task_id = t.task_id and e.retention_class = 'fact'
               and e.type in ('run.interrupted', 'run.stopped', 'sandbox.destroyed', 'run.resumed')
               and ${attempt === null ? sql`true` : sql`(e.attempt is null or e.attempt = ${attempt})`}
               ${atEvent === undefined ? sql`` : sql`and e.seq <= (select x.seq from events x where x.tenant_id = t.tenant_id and x.event_id = ${atEvent})`}

@@ -57,11 +57,17 @@ export function poolerFromEnv(value = process.env.DATABASE_POOLER): Pooler {
 export type Pooler = "none" | "transaction";
 
 /**
- * The postgres.js options of a client under `pooler`: through a transaction pooler `prepare: false`, which overrides
- * every statement's own `prepare: true`; directly none (postgres.js's default, or the URL's `prepare` parameter).
+ * The postgres.js options of a client under `pooler`. Through a transaction pooler:
+ * - `prepare: false`, which overrides every statement's own `prepare: true`;
+ * - `max_pipeline: 0`: a connection takes its next query only once the last one was answered. PgBouncer 1.18 gives
+ *   the server connection back at each ReadyForQuery outside a transaction, so the answers to a query pipelined behind
+ *   an autocommit statement or a COMMIT arrive when no client is linked, are dropped, and the query waits for good
+ *   (pgbouncer/pgbouncer#759). `patches/postgres+3.4.9.patch` lets a transaction's BEGIN still reserve its connection
+ *   with no pipelining. Inside a transaction the queries then run one after another, as they are written.
+ * Directly none (postgres.js's defaults, or the URL's `prepare` parameter).
  */
-function unprepared(pooler: Pooler): { prepare?: false } {
-  return pooler === "transaction" ? { prepare: false } : {};
+function poolerOptions(pooler: Pooler): { prepare?: false; max_pipeline?: number } {
+  return pooler === "transaction" ? { prepare: false, max_pipeline: 0 } : {};
 }
 
 /** The key of the advisory lock that serializes migrations across processes. */
@@ -78,7 +84,7 @@ async function migratePostgres(url: string, pooler: Pooler): Promise<void> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const { migrate } = await import("drizzle-orm/postgres-js/migrator");
-  const migrationClient = postgres(url, { max: 1, onnotice: () => {}, ...unprepared(pooler) });
+  const migrationClient = postgres(url, { max: 1, onnotice: () => {}, ...poolerOptions(pooler) });
   try {
     if (pooler === "none") {
       await migrationClient`select pg_advisory_lock(${MIGRATION_LOCK})`;
@@ -126,7 +132,7 @@ export async function openDatabase(
       max: opts.max ?? 10,
       onnotice: () => {},
       socket: noDelaySocket(),
-      ...unprepared(pooler),
+      ...poolerOptions(pooler),
     };
     const raw = postgres(opts.url, clientOptions);
     // Audit entries a crash left between their commit and their seal join the chain before anything is served.

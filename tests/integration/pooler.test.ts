@@ -10,7 +10,9 @@
  *     server connection for the next transaction;
  *   - a transaction whose server connection is killed mid-way leaves no partial write, and the server goes on
  *     serving through the pooler;
- *   - migrations through the pooler: two processes migrating one new database at once apply each migration once.
+ *   - migrations through the pooler: two processes migrating one new database at once apply each migration once;
+ *   - more queries than client connections, with and without parameters and in transactions, are all answered (a
+ *     query pipelined behind an autocommit statement would lose its answers to PgBouncer 1.18 and wait for good).
  * The direct URL is `TEST_DATABASE_DIRECT_URL` when the suite itself runs through a pooler, else the suite's.
  */
 import fs from "node:fs";
@@ -154,6 +156,42 @@ describe("a server through PgBouncer in transaction pooling mode", () => {
     }
     // Fourteen walled transactions from eight client connections ran on at most two server connections.
     expect(serverConnections.size).toBeLessThanOrEqual(POOL_SIZE);
+  });
+
+  it("answers every query when more wait than there are client connections: statements without parameters, with parameters, and transactions mixed", async () => {
+    // postgres.js sends a query behind one still unanswered on the same connection (pipelining). PgBouncer 1.18 gives
+    // the server connection back at the first ReadyForQuery outside a transaction and drops the answers behind it, so
+    // a pipelined client waits for good; the pooled client takes one query per connection at a time (db/driver.ts).
+    const t = await createTestTenant(direct.db, { roles: [] });
+    const work = Array.from({ length: 240 }, (_, i) =>
+      i % 4 === 0
+        ? queryRows<{ n: number }>(pooled.db, sql.raw("select 1 as n")).then((r) => Number(r[0]!.n))
+        : i % 4 === 1
+          ? queryRows<{ n: number }>(pooled.db, sql`select ${i}::int as n`).then((r) => Number(r[0]!.n))
+          : i % 4 === 2
+            ? pooled.db.transaction(async (tx) => {
+                const [row] = await queryRows<{ n: number }>(tx, sql`select ${i}::int as n`);
+                await tx.execute(sql.raw("select 1"));
+                return Number(row!.n);
+              })
+            : queryRows<{ n: number }>(
+                pooled.scoped({ tenantId: t.tenantId }),
+                sql`select count(*)::int + ${i}::int as n from tasks`,
+              ).then((r) => Number(r[0]!.n)),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error("queries through the pooler were still unanswered after 30 s")),
+        30_000,
+      );
+    });
+    try {
+      const answers = await Promise.race([Promise.all(work), hung]);
+      expect(answers).toEqual(Array.from({ length: 240 }, (_, i) => (i % 4 === 0 ? 1 : i)));
+    } finally {
+      clearTimeout(timer);
+    }
   });
 
   it("leaves no partial write of a transaction whose server connection is killed mid-way, and serves on", async () => {

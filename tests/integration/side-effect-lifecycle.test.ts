@@ -27,6 +27,7 @@ import {
   askGate,
   checkpoint,
   getTask,
+  hex,
   intentBody,
   newKey,
   postIntent,
@@ -363,6 +364,71 @@ describe("moves a request makes to other effects", () => {
       sql`select count(*)::int as n from audit_log where tenant_id = ${t.tenantId} and action = 'side_effect.intent_recorded'`,
     );
     expect(intents!.n).toBe(2);
+    expect(await verifyChain(t)).toMatchObject({ valid: true });
+  });
+});
+
+describe("a receipt under the attempt it names", () => {
+  it("a receipt from a newer attempt raises the task's attempt and ends the older attempt's in-flight writes, its own included", async () => {
+    const t = await createTestTenant(handle.db);
+    const taskId = newTaskId("receipt-raise");
+    const [first, second] = [newKey(), newKey()];
+    await checkpoint(t, taskId, {
+      side_effects: {
+        first: { idempotency_key: first, status: "not_started" },
+        second: { idempotency_key: second, status: "not_started" },
+      },
+    });
+    expect((await postIntent(t.apiKey, taskId, "first", intentBody(first))).status).toBe(200);
+    const other = await postIntent(t.apiKey, taskId, "second", intentBody(second, { payload_digest: hex("b") }));
+    expect(other.status, other.text).toBe(200);
+    // Attempt 2 reports the receipt of attempt 1's write: the raise stands, both writes end unknown, and the receipt
+    // is kept for the person who reconciles rather than completing a write its attempt no longer holds.
+    const res = await postReceipt(t.apiKey, taskId, "first", receiptBody(first, { attempt: 2 }));
+    expect(res.status, res.text).toBe(409);
+    expect(res.body).toMatchObject({ error: { code: "reconcile_required", details: { kept_as_evidence: true } } });
+    const [task] = await queryRows<{ current_attempt: number }>(
+      handle.db,
+      sql`select current_attempt from tasks where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
+    expect(task!.current_attempt).toBe(2);
+    expect((await effectRow(handle.db, t.tenantId, taskId, "first"))!.status).toBe("unknown");
+    expect((await effectRow(handle.db, t.tenantId, taskId, "second"))!.status).toBe("unknown");
+    const entries = await transitions(handle.db, t.tenantId, taskId);
+    expect(entries.map((e) => [e.target, e.details.transition]).sort()).toEqual([
+      [`side_effect:${taskId}/first`, "attempt_ended"],
+      [`side_effect:${taskId}/second`, "attempt_ended"],
+    ]);
+    const [kept] = await queryRows<{ n: number }>(
+      handle.db,
+      sql`select count(*)::int as n from unapplied_receipts where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
+    expect(kept!.n).toBe(1);
+    expect(await pendingCount(handle.db, t.tenantId)).toBe(0);
+    expect(await verifyChain(t)).toMatchObject({ valid: true });
+  });
+
+  it("a receipt from an older attempt is kept as evidence and refused stale_attempt, completing nothing", async () => {
+    const t = await createTestTenant(handle.db);
+    const taskId = newTaskId("receipt-stale");
+    const key = newKey();
+    await checkpoint(t, taskId, { side_effects: { write: { idempotency_key: key, status: "not_started" } } });
+    expect((await postIntent(t.apiKey, taskId, "write", intentBody(key, { attempt: 2 }))).status).toBe(200);
+    const stale = await postReceipt(t.apiKey, taskId, "write", receiptBody(key, { attempt: 1 }));
+    expect(stale.status, stale.text).toBe(409);
+    expect(stale.body).toMatchObject({
+      error: { code: "stale_attempt", details: { attempt: 1, current_attempt: 2 } },
+    });
+    expect((await effectRow(handle.db, t.tenantId, taskId, "write"))!.status).toBe("in_flight");
+    const kept = await queryRows<{ attempt: number }>(
+      handle.db,
+      sql`select attempt from unapplied_receipts where tenant_id = ${t.tenantId} and task_id = ${taskId}`,
+    );
+    expect(kept.map((r) => Number(r.attempt))).toEqual([1]);
+    // The current attempt's own receipt then completes the write.
+    const current = await postReceipt(t.apiKey, taskId, "write", receiptBody(key, { attempt: 2 }));
+    expect(current.status, current.text).toBe(200);
+    expect((await effectRow(handle.db, t.tenantId, taskId, "write"))!.status).toBe("completed");
     expect(await verifyChain(t)).toMatchObject({ valid: true });
   });
 });

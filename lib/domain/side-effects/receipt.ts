@@ -9,14 +9,14 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import type { Receipt } from "@/lib/contract/api";
-import { appendAuditPending, withAuditSealed } from "../audit/append";
+import { appendAuditPending, notePendingAudit, withAuditSealed } from "../audit/append";
 import { authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound } from "../errors";
 import { checkTaskId } from "../tasks/read";
 import { LIMITS } from "../limits";
 import { plainTextCheck } from "../names";
 import { withRetry } from "../tx";
-import { attemptField, checkEffectName, fenceAttempt, parseKeyed } from "./intent";
+import { attemptField, checkEffectName, fenceAttempt, parseKeyed, staleAttempt } from "./intent";
 import {
   applyNotAppliedReport,
   applyReceiptReport,
@@ -25,7 +25,7 @@ import {
   type NotAppliedApplication,
   type NotAppliedReport,
 } from "./receipts";
-import { expireLeasesNow } from "./lifecycle/lease";
+import { LEASE_AUDIT_UPTO, leaseExpiryCtes } from "./lifecycle/lease";
 import { mover } from "./lifecycle/moves";
 
 import { isoTimeField } from "../time";
@@ -106,7 +106,6 @@ export async function recordReceipt(
     result_digest: input.result_digest ?? null,
     completed_at: new Date(input.completed_at).toISOString(),
   };
-  const tenantId = actor.tenantId;
   const report = {
     name,
     idempotency_key: input.idempotency_key,
@@ -114,15 +113,9 @@ export async function recordReceipt(
     receipt,
     source: "route" as const,
   };
-  await expireLeasesNow(db, tenantId, taskId);
-  try {
-    await fenceAttempt(db, actor, taskId, input.attempt, "A receipt from a new attempt");
-  } catch (err) {
-    // A stale attempt's receipt is still evidence: keep it before refusing.
-    if (isDomainError(err) && err.code === "stale_attempt") await recordIn(db, actor, key, taskId, report);
-    throw err;
-  }
-  const outcome = await recordIn(db, actor, key, taskId, report);
+  const outcome = await underCurrentAttempt(db, actor, taskId, input.attempt, (recheck) =>
+    recordIn(db, actor, key, taskId, report, recheck),
+  );
   if (outcome.applied) {
     const warnings = (outcome.receipt as { warnings?: string[] }).warnings ?? [];
     const { warnings: _w, ...stored } = outcome.receipt as Receipt & { warnings?: string[] };
@@ -153,14 +146,9 @@ async function recordNotApplied(
     error: input.error,
     source: "route",
   };
-  await expireLeasesNow(db, actor.tenantId, taskId);
-  try {
-    await fenceAttempt(db, actor, taskId, input.attempt, "A receipt from a new attempt");
-  } catch (err) {
-    if (isDomainError(err) && err.code === "stale_attempt") await notAppliedIn(db, actor, key, taskId, report);
-    throw err;
-  }
-  const outcome = await notAppliedIn(db, actor, key, taskId, report);
+  const outcome = await underCurrentAttempt(db, actor, taskId, input.attempt, (recheck) =>
+    notAppliedIn(db, actor, key, taskId, report, recheck),
+  );
   if (outcome.applied) {
     return {
       status: outcome.status,
@@ -172,6 +160,59 @@ async function recordNotApplied(
   }
   if (outcome.code === "evidence_mismatch") throw refusal(taskId, name, outcome);
   throw new DomainError(outcome.code, outcome.message, { kept_as_evidence: outcome.kept });
+}
+
+/** What a deciding transaction answers when the receipt names a newer attempt than the task's current one. */
+const RAISE = Symbol("raise");
+
+/**
+ * Runs a receipt's deciding transaction under the attempt it names (the fence of docs/concepts.md#attempt):
+ * `decide(true)` first; when it answers {@link RAISE}, the attempt is raised in a transaction of its own (committed
+ * whatever is then answered; the older attempts' in-flight writes end) and `decide(false)` runs. A receipt from an
+ * older attempt is applied as evidence (kept) and then refused.
+ * @returns what the deciding transaction returned.
+ * @throws DomainError stale_attempt (409, `{attempt, current_attempt}`) after keeping the receipt, not_found (task).
+ */
+async function underCurrentAttempt<T>(
+  db: Db,
+  actor: Actor,
+  taskId: string,
+  attempt: number,
+  decide: (recheckAttempt: boolean) => Promise<{ outcome: T; currentAttempt: number } | typeof RAISE>,
+): Promise<T> {
+  let decided = await decide(true);
+  if (decided === RAISE) {
+    try {
+      await fenceAttempt(db, actor, taskId, attempt, "A receipt from a new attempt");
+    } catch (err) {
+      // A stale attempt's receipt is still evidence: keep it before refusing.
+      if (isDomainError(err) && err.code === "stale_attempt") await decide(false);
+      throw err;
+    }
+    decided = await decide(false);
+  }
+  if (decided === RAISE) throw new Error("a receipt's deciding transaction asked for a raise twice");
+  if (attempt < decided.currentAttempt) throw staleAttempt(attempt, decided.currentAttempt);
+  return decided.outcome;
+}
+
+/**
+ * The deciding transaction's first statement: the task's expired leases move to `unknown` (a receipt after its lease
+ * ran out is refused with `reconcile_required` and kept), and the task row is read FOR SHARE (its current attempt,
+ * under the lock every attempt change takes). One round trip.
+ * @returns the current attempt.
+ * @throws DomainError not_found (task).
+ */
+async function lockTaskForReceipt(tx: Db, tenantId: string, taskId: string): Promise<number> {
+  const [task] = await queryRows<{ current_attempt: number; audit_upto: string | null }>(
+    tx,
+    sql`with ${leaseExpiryCtes(tenantId, taskId)}
+        select current_attempt, ${LEASE_AUDIT_UPTO} as audit_upto
+        from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
+  );
+  notePendingAudit(task?.audit_upto);
+  if (!task) throw notFound(`Task ${taskId}`);
+  return task.current_attempt;
 }
 
 /**
@@ -197,90 +238,106 @@ async function notAppliedIn(
   key: SigningKey,
   taskId: string,
   report: NotAppliedReport,
-): Promise<NotAppliedApplication> {
+  recheckAttempt: boolean,
+): Promise<{ outcome: NotAppliedApplication; currentAttempt: number } | typeof RAISE> {
   const tenantId = actor.tenantId;
   return withAuditSealed(db, tenantId, () =>
     withRetry(() =>
       db.transaction(async (tx) => {
-        const [task] = await queryRows<{ current_attempt: number }>(
-          tx,
-          sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
-        );
-        if (!task) throw notFound(`Task ${taskId}`);
-        // The route's own entry below records the move (transitions.ts `receipt_not_applied`).
-        const outcome = await applyNotAppliedReport(
-          tx,
-          key,
-          mover(actor, "request"),
-          taskId,
-          task.current_attempt,
-          report,
-        );
-        if (outcome.applied && outcome.replayed) return outcome;
-        if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
-        // The move carries the server's seal, committed with it (decision 0035).
-        if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
-        await appendAuditPending(tx, actor, {
-          action: "side_effect.receipt_recorded",
-          target: `side_effect:${taskId}/${report.name}`,
-          details: {
-            idempotency_key: report.idempotency_key,
-            outcome: "not_applied",
-            error: report.error,
-            attempt: report.attempt,
-            ...(outcome.applied
-              ? { from: outcome.from, to: outcome.status }
-              : { refused: outcome.code, kept_as_evidence: true }),
-          },
-        });
-        return outcome;
+        const currentAttempt = await lockTaskForReceipt(tx, tenantId, taskId);
+        if (recheckAttempt && report.attempt != null && report.attempt > currentAttempt) return RAISE;
+        const outcome = await notAppliedDecision(tx, actor, key, taskId, currentAttempt, report);
+        return { outcome, currentAttempt };
       }),
     ),
   );
 }
 
-/** Applies the report in one transaction with its audit entry (also when it is kept rather than applied), then seals it. */
+/** The not_applied report applied (or kept) under the locked task row, with its audit entry and seal. */
+async function notAppliedDecision(
+  tx: Db,
+  actor: Actor,
+  key: SigningKey,
+  taskId: string,
+  currentAttempt: number,
+  report: NotAppliedReport,
+): Promise<NotAppliedApplication> {
+  const tenantId = actor.tenantId;
+  // The route's own entry below records the move (transitions.ts `receipt_not_applied`).
+  const outcome = await applyNotAppliedReport(tx, key, mover(actor, "request"), taskId, currentAttempt, report);
+  if (outcome.applied && outcome.replayed) return outcome;
+  if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
+  // The move carries the server's seal, committed with it (decision 0035).
+  if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
+  await appendAuditPending(tx, actor, {
+    action: "side_effect.receipt_recorded",
+    target: `side_effect:${taskId}/${report.name}`,
+    details: {
+      idempotency_key: report.idempotency_key,
+      outcome: "not_applied",
+      error: report.error,
+      attempt: report.attempt,
+      ...(outcome.applied
+        ? { from: outcome.from, to: outcome.status }
+        : { refused: outcome.code, kept_as_evidence: true }),
+    },
+  });
+  return outcome;
+}
+
+type ReceiptReport = Parameters<typeof applyReceiptReport>[5];
+type ReceiptDecision = Awaited<ReturnType<typeof applyReceiptReport>>;
+
+/**
+ * Applies the report in one transaction with its audit entry (also when it is kept rather than applied), then seals
+ * it; answers {@link RAISE} instead when `recheckAttempt` and the report names a newer attempt than the task's.
+ */
 async function recordIn(
   db: Db,
   actor: Actor,
   key: SigningKey,
   taskId: string,
-  report: Parameters<typeof applyReceiptReport>[5],
-): Promise<Awaited<ReturnType<typeof applyReceiptReport>>> {
+  report: ReceiptReport,
+  recheckAttempt: boolean,
+): Promise<{ outcome: ReceiptDecision; currentAttempt: number } | typeof RAISE> {
   const tenantId = actor.tenantId;
   return withAuditSealed(db, tenantId, () =>
     withRetry(() =>
       db.transaction(async (tx) => {
-        const [task] = await queryRows<{ current_attempt: number }>(
-          tx,
-          sql`select current_attempt from tasks where tenant_id = ${tenantId} and task_id = ${taskId} for share`,
-        );
-        if (!task) throw notFound(`Task ${taskId}`);
-        // The route's own entry below records the receipt's move (transitions.ts `receipt_completes`).
-        const outcome = await applyReceiptReport(
-          tx,
-          key,
-          mover(actor, "request"),
-          taskId,
-          task.current_attempt,
-          report,
-        );
-        if (outcome.applied && outcome.replayed) return outcome;
-        if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
-        // The move carries the server's seal, committed with it (decision 0035).
-        if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
-        await appendAuditPending(tx, actor, {
-          action: "side_effect.receipt_recorded",
-          target: `side_effect:${taskId}/${report.name}`,
-          details: {
-            idempotency_key: report.idempotency_key,
-            external_operation_id: report.receipt.external_operation_id,
-            attempt: report.attempt,
-            ...(outcome.applied ? { from: outcome.from } : { refused: outcome.code, kept_as_evidence: true }),
-          },
-        });
-        return outcome;
+        const currentAttempt = await lockTaskForReceipt(tx, tenantId, taskId);
+        if (recheckAttempt && report.attempt != null && report.attempt > currentAttempt) return RAISE;
+        const outcome = await receiptDecision(tx, actor, key, taskId, currentAttempt, report);
+        return { outcome, currentAttempt };
       }),
     ),
   );
+}
+
+/** The receipt applied (or kept) under the locked task row, with its audit entry and seal. */
+async function receiptDecision(
+  tx: Db,
+  actor: Actor,
+  key: SigningKey,
+  taskId: string,
+  currentAttempt: number,
+  report: ReceiptReport,
+): Promise<ReceiptDecision> {
+  const tenantId = actor.tenantId;
+  // The route's own entry below records the receipt's move (transitions.ts `receipt_completes`).
+  const outcome = await applyReceiptReport(tx, key, mover(actor, "request"), taskId, currentAttempt, report);
+  if (outcome.applied && outcome.replayed) return outcome;
+  if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
+  // The move carries the server's seal, committed with it (decision 0035).
+  if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
+  await appendAuditPending(tx, actor, {
+    action: "side_effect.receipt_recorded",
+    target: `side_effect:${taskId}/${report.name}`,
+    details: {
+      idempotency_key: report.idempotency_key,
+      external_operation_id: report.receipt.external_operation_id,
+      attempt: report.attempt,
+      ...(outcome.applied ? { from: outcome.from } : { refused: outcome.code, kept_as_evidence: true }),
+    },
+  });
+  return outcome;
 }

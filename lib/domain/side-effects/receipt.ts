@@ -166,7 +166,7 @@ async function recordNotApplied(
 const RAISE = Symbol("raise");
 
 /**
- * Runs a receipt's deciding transaction under the attempt it names (the fence of docs/concepts.md#attempt):
+ * Runs a receipt's deciding transaction under the attempt it names (the fence of docs/concepts.md#attempts-and-fencing):
  * `decide(true)` first; when it answers {@link RAISE}, the attempt is raised in a transaction of its own (committed
  * whatever is then answered; the older attempts' in-flight writes end) and `decide(false)` runs. A receipt from an
  * older attempt is applied as evidence (kept) and then refused.

@@ -114,7 +114,9 @@ export async function recordReceipt(
     source: "route" as const,
   };
   const outcome = await underCurrentAttempt(db, actor, taskId, input.attempt, (recheck) =>
-    recordIn(db, actor, key, taskId, report, recheck),
+    decideUnderLock(db, actor, taskId, report.attempt, recheck, (tx, current) =>
+      receiptDecision(tx, actor, key, taskId, current, report),
+    ),
   );
   if (outcome.applied) {
     const warnings = (outcome.receipt as { warnings?: string[] }).warnings ?? [];
@@ -147,7 +149,9 @@ async function recordNotApplied(
     source: "route",
   };
   const outcome = await underCurrentAttempt(db, actor, taskId, input.attempt, (recheck) =>
-    notAppliedIn(db, actor, key, taskId, report, recheck),
+    decideUnderLock(db, actor, taskId, report.attempt, recheck, (tx, current) =>
+      notAppliedDecision(tx, actor, key, taskId, current, report),
+    ),
   );
   if (outcome.applied) {
     return {
@@ -231,23 +235,25 @@ function refusal(
   return new DomainError(outcome.code, outcome.message);
 }
 
-/** Applies a not_applied report in one transaction with its audit entry (also when it is kept), then seals it. */
-async function notAppliedIn(
+/**
+ * A receipt's deciding transaction: {@link lockTaskForReceipt}, then `decide` under the locked task row, sealed after
+ * commit; answers {@link RAISE} instead when `recheckAttempt` and `attempt` is newer than the task's current one.
+ */
+async function decideUnderLock<T>(
   db: Db,
   actor: Actor,
-  key: SigningKey,
   taskId: string,
-  report: NotAppliedReport,
+  attempt: number | null,
   recheckAttempt: boolean,
-): Promise<{ outcome: NotAppliedApplication; currentAttempt: number } | typeof RAISE> {
+  decide: (tx: Db, currentAttempt: number) => Promise<T>,
+): Promise<{ outcome: T; currentAttempt: number } | typeof RAISE> {
   const tenantId = actor.tenantId;
   return withAuditSealed(db, tenantId, () =>
     withRetry(() =>
       db.transaction(async (tx) => {
         const currentAttempt = await lockTaskForReceipt(tx, tenantId, taskId);
-        if (recheckAttempt && report.attempt != null && report.attempt > currentAttempt) return RAISE;
-        const outcome = await notAppliedDecision(tx, actor, key, taskId, currentAttempt, report);
-        return { outcome, currentAttempt };
+        if (recheckAttempt && attempt != null && attempt > currentAttempt) return RAISE;
+        return { outcome: await decide(tx, currentAttempt), currentAttempt };
       }),
     ),
   );
@@ -287,31 +293,6 @@ async function notAppliedDecision(
 
 type ReceiptReport = Parameters<typeof applyReceiptReport>[5];
 type ReceiptDecision = Awaited<ReturnType<typeof applyReceiptReport>>;
-
-/**
- * Applies the report in one transaction with its audit entry (also when it is kept rather than applied), then seals
- * it; answers {@link RAISE} instead when `recheckAttempt` and the report names a newer attempt than the task's.
- */
-async function recordIn(
-  db: Db,
-  actor: Actor,
-  key: SigningKey,
-  taskId: string,
-  report: ReceiptReport,
-  recheckAttempt: boolean,
-): Promise<{ outcome: ReceiptDecision; currentAttempt: number } | typeof RAISE> {
-  const tenantId = actor.tenantId;
-  return withAuditSealed(db, tenantId, () =>
-    withRetry(() =>
-      db.transaction(async (tx) => {
-        const currentAttempt = await lockTaskForReceipt(tx, tenantId, taskId);
-        if (recheckAttempt && report.attempt != null && report.attempt > currentAttempt) return RAISE;
-        const outcome = await receiptDecision(tx, actor, key, taskId, currentAttempt, report);
-        return { outcome, currentAttempt };
-      }),
-    ),
-  );
-}
 
 /** The receipt applied (or kept) under the locked task row, with its audit entry and seal. */
 async function receiptDecision(

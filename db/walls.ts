@@ -123,10 +123,11 @@ function closableTransaction(tx: PgJsLike, closed: () => boolean): PgJsLike {
 }
 
 /**
- * How long a statement outside a transaction waits for a pooled connection. postgres.js 3.4.9 can leave a `reserve()`
- * pending for good when the connection it waits for is terminated (porsager/postgres#1195): past this wait the
- * statement fails as the database being unavailable ({@link RESERVE_TIMEOUT}), and a connection that still comes later
- * is given back at once.
+ * How long a statement outside a transaction waits for a pooled connection: a bound, should a `reserve()` wait for a
+ * connection that never comes (postgres.js 3.4.9 dropped a reservation handed to a reconnecting connection,
+ * porsager/postgres#1195; `patches/postgres+3.4.9.patch` keeps it queued, decision 0051). Past this wait the statement
+ * fails as the database being unavailable ({@link RESERVE_TIMEOUT}), and a connection that still comes later is given
+ * back at once.
  */
 const RESERVE_WAIT_MS = 10_000;
 

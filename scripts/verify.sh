@@ -65,16 +65,13 @@ build() {
 # migrations run through it too. The pooler test itself (tests/integration/pooler.test.ts) starts its own PgBouncer in
 # front of the direct URL, TEST_DATABASE_DIRECT_URL. Left out of this pass: the tests that start their own database
 # servers rather than use the test database (failover: pg_auto_failover nodes; pglite-crash: an embedded PGlite), which
-# the pooler never sits in front of. Also left out: database-unavailable.test.ts, whose relay and
-# `pg_terminate_backend` storm target the server's own connections; through PgBouncer with pipelining off (decision
-# 0051) about one run in four leaves the server's pool waiting (RESERVE_TIMEOUT) after the kills, an open defect that
-# decision records; pooler.test.ts still kills a server connection mid-transaction through PgBouncer.
+# the pooler never sits in front of.
 pooled_integration() {
   local pooled code=0
   pooled=$(PGBOUNCER_UPSTREAM="$TEST_DATABASE_URL" bash scripts/pgbouncer.sh start)
   TEST_DATABASE_DIRECT_URL="$TEST_DATABASE_URL" TEST_DATABASE_URL="$pooled" DATABASE_POOLER=transaction \
     npm run --silent test:integration -- --exclude tests/integration/failover.test.ts \
-    --exclude tests/integration/pglite-crash.test.ts --exclude tests/integration/database-unavailable.test.ts || code=$?
+    --exclude tests/integration/pglite-crash.test.ts || code=$?
   PGBOUNCER_UPSTREAM="$TEST_DATABASE_URL" bash scripts/pgbouncer.sh stop
   return "$code"
 }

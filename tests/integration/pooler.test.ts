@@ -12,14 +12,17 @@
  *     serving through the pooler;
  *   - migrations through the pooler: two processes migrating one new database at once apply each migration once;
  *   - more queries than client connections, with and without parameters and in transactions, are all answered (a
- *     query pipelined behind an autocommit statement would lose its answers to PgBouncer 1.18 and wait for good).
+ *     query pipelined behind an autocommit statement would lose its answers to PgBouncer 1.18 and wait for good);
+ *   - server connections killed again and again under load: every statement and transaction settles (done, or failed
+ *     as a lost connection), and every client connection serves again afterwards.
  * The direct URL is `TEST_DATABASE_DIRECT_URL` when the suite itself runs through a pooler, else the suite's.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { openDatabase, queryRows, type Db } from "@/db";
+import { connectionErrorCode, openDatabase, queryRows, type Db } from "@/db";
+import { RESERVE_TIMEOUT } from "@/db/connection-errors";
 import { MIGRATIONS_DIR } from "@/db/paths";
 import type { CheckpointResult, IntentResult, TaskView } from "@/lib/contract/api";
 import { dropDatabase, ensureDatabase, freePort, serverEnv, testServerSecrets, withDatabase } from "../support/env";
@@ -222,6 +225,95 @@ describe("a server through PgBouncer in transaction pooling mode", () => {
       sql`select count(*)::int as n from tasks`,
     );
     expect(mine[0]!.n).toBe(1);
+  });
+
+  it("settles every statement and transaction while server connections are killed under load, and every client connection serves again", async () => {
+    // With one query per connection at a time (db/driver.ts), a transaction's own rollback sent after its connection
+    // was lost used to park that closed connection among the busy ones for good, until no connection was left; and a
+    // waiting reservation handed to a connection that was reconnecting was dropped, so it waited until its timeout.
+    const appName = `custody-pooled-kill-${rid(4)}`;
+    const url = new URL(pooler.url);
+    url.searchParams.set("application_name", appName);
+    const victim = await openDatabase({ url: url.toString(), pooler: "transaction", max: 2 });
+    /** `run`'s outcome: "ok", "lost:<code>" (a lost connection, which the API answers 503), "hung" after 15 s, or the error. */
+    const settle = async (run: Promise<unknown>): Promise<string> => {
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("hung"), 15_000)));
+      try {
+        return await Promise.race([
+          run.then(
+            () => "ok",
+            (err: unknown) =>
+              connectionErrorCode(err) !== null ? "lost:" + connectionErrorCode(err) : `error: ${String(err)}`,
+          ),
+          hung,
+        ]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    try {
+      const t = await createTestTenant(direct.db, { roles: [] });
+      const walled = victim.scoped({ tenantId: t.tenantId });
+      const stopAt = Date.now() + 4_000;
+      const outcomes: string[] = [];
+      let killed = 0;
+      const worker = async (w: number) => {
+        for (let i = w; Date.now() < stopAt; i++) {
+          outcomes.push(
+            await settle(
+              i % 2
+                ? queryRows(walled, sql`select pg_sleep(0.005), count(*) from tasks`)
+                : walled.transaction(async (tx) => {
+                    await tx.execute(sql`select count(*) from tasks`);
+                    await tx.execute(sql`select pg_sleep(0.005)`);
+                    await tx.execute(sql`select count(*) from tasks`);
+                  }),
+            ),
+          );
+        }
+      };
+      const killer = async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        while (Date.now() < stopAt - 300) {
+          const ended = await queryRows<{ ended: boolean }>(
+            direct.db,
+            sql`select pg_terminate_backend(pid) as ended from pg_stat_activity
+                where application_name = ${appName} and pid <> pg_backend_pid()`,
+          );
+          killed += ended.filter((r) => r.ended).length;
+          await new Promise((r) => setTimeout(r, 60 + Math.random() * 100));
+        }
+      };
+      await Promise.all([killer(), ...Array.from({ length: 8 }, (_, w) => worker(w))]);
+      expect(killed).toBeGreaterThan(0);
+      // A statement may fail with its connection; none may wait out the wait for a connection (RESERVE_TIMEOUT), which
+      // a reservation handed to a reconnecting connection and then dropped used to do.
+      expect(outcomes.filter((o) => o !== "ok" && (!o.startsWith("lost:") || o === `lost:${RESERVE_TIMEOUT}`))).toEqual(
+        [],
+      );
+      expect(outcomes.filter((o) => o.startsWith("lost:")).length).toBeGreaterThan(0);
+      // After the storm, both client connections must be free: two transactions that each wait for the other to
+      // have started can only finish when both connections take one.
+      let started = 0;
+      let bothStarted!: () => void;
+      const both = new Promise<void>((resolve) => (bothStarted = resolve));
+      const after = await Promise.all(
+        Array.from({ length: 2 }, () =>
+          settle(
+            walled.transaction(async (tx) => {
+              await tx.execute(sql`select count(*) from tasks`);
+              if (++started === 2) bothStarted();
+              await both;
+              await tx.execute(sql`select count(*) from tasks`);
+            }),
+          ),
+        ),
+      );
+      expect(after).toEqual(["ok", "ok"]);
+    } finally {
+      await victim.close();
+    }
   });
 
   it("applies each migration once when two processes migrate a new database through it at once", async () => {

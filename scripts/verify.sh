@@ -62,14 +62,16 @@ build() {
 
 # The integration suite once more with the servers and the tests' database handles going through PgBouncer in
 # transaction pooling mode (scripts/pgbouncer.sh, installed with apt-get when missing) with DATABASE_POOLER=transaction;
-# migrations run through it too. The pooler test itself (tests/integration/pooler.test.ts) starts its own PgBouncer in
+# migrations run through it too. This pass also serves every route through Next's request pipeline
+# (CUSTODY_LEAN_ROUTES=off, docs/decisions/0053-lean-layer-for-hot-routes.md), so the whole suite runs against the lean
+# layer's hot routes (the first pass) and against the pages' server (this one); lean-routes.test.ts starts one of each. The pooler test itself (tests/integration/pooler.test.ts) starts its own PgBouncer in
 # front of the direct URL, TEST_DATABASE_DIRECT_URL. Left out of this pass: the tests that start their own database
 # servers rather than use the test database (failover: pg_auto_failover nodes; pglite-crash: an embedded PGlite), which
 # the pooler never sits in front of.
 pooled_integration() {
   local pooled code=0
   pooled=$(PGBOUNCER_UPSTREAM="$TEST_DATABASE_URL" bash scripts/pgbouncer.sh start)
-  TEST_DATABASE_DIRECT_URL="$TEST_DATABASE_URL" TEST_DATABASE_URL="$pooled" DATABASE_POOLER=transaction \
+  TEST_DATABASE_DIRECT_URL="$TEST_DATABASE_URL" TEST_DATABASE_URL="$pooled" DATABASE_POOLER=transaction CUSTODY_LEAN_ROUTES=off \
     npm run --silent test:integration -- --exclude tests/integration/failover.test.ts \
     --exclude tests/integration/pglite-crash.test.ts || code=$?
   PGBOUNCER_UPSTREAM="$TEST_DATABASE_URL" bash scripts/pgbouncer.sh stop

@@ -241,7 +241,11 @@ beforeAll(async () => {
     await server.start();
     return server;
   };
-  [lean, pages] = await Promise.all([start("lean", {}), start("pages", { CUSTODY_LEAN_ROUTES: "off" })]);
+  // "on" explicitly: the suite's second pass runs with the layer off in its environment (scripts/verify.sh).
+  [lean, pages] = await Promise.all([
+    start("lean", { CUSTODY_LEAN_ROUTES: "on" }),
+    start("pages", { CUSTODY_LEAN_ROUTES: "off" }),
+  ]);
 }, 180_000);
 
 afterAll(async () => {

@@ -130,6 +130,41 @@ describe("intent", () => {
     expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
   });
 
+  it("a replay that expires another write's lease leaves that write unknown with no evidence mismatch, and replays again", async () => {
+    // The replay's transaction seals nothing (it moved nothing of its own); the lease it expired on the way is a move to
+    // unknown, which carries no seal. The gate must name the unknown write, never a seal that fails.
+    const { t, taskId } = await tenantWithTask();
+    const done = await go(t, taskId, "send_email");
+    expect((await postReceipt(t.apiKey, taskId, "send_email", receiptBody(done))).status).toBe(200);
+    // Another payload than the first write's: the same one would be refused as its duplicate (decision 0029).
+    const expiring = newKey();
+    const second = await postIntent(t.apiKey, taskId, EFFECT, intentBody(expiring, { payload_digest: hex("b") }));
+    expect(second.body.decision, second.text).toBe("go");
+    // Test set-up standing in for the clock: the second write's lease has run out.
+    await handle.db.execute(
+      sql`update side_effects set lease_expires_at = now() - interval '1 second'
+          where tenant_id = ${t.tenantId} and task_id = ${taskId} and name = ${EFFECT}`,
+    );
+    const replay = await postIntent(t.apiKey, taskId, "send_email", intentBody(done));
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body.decision).toBe("replay");
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.status, gate.text).toBe(200);
+    expect(gate.body.verdict).toBe("stop");
+    expect(gate.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+    expect(gate.body.reasons[0]!.target).toContain(EFFECT);
+    const again = await postIntent(t.apiKey, taskId, "send_email", intentBody(done));
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.decision).toBe("replay");
+    expectError(
+      await postIntent(t.apiKey, taskId, EFFECT, intentBody(expiring, { payload_digest: hex("b") })),
+      409,
+      "reconcile_required",
+    );
+  });
+
   it("rejects the same key with another payload digest (422 idempotency_key_mismatch), in flight or completed", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);

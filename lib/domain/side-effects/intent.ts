@@ -359,6 +359,19 @@ type Decided =
   | "raise"
   | { askApproval: { repeatOfApproved: boolean; overLimit: boolean } };
 
+/**
+ * Outcomes decided from the stored row alone (a replay of a completed effect): their transaction moved no effect other
+ * than by lease expiry, to `unknown`, which carries no seal (lifecycle/seal.ts `UNSEALED_STATUSES`), so nothing is read
+ * back to be sealed. A WeakSet rather than a field, so nothing of it reaches the answer.
+ */
+const MOVED_NOTHING = new WeakSet<object>();
+
+/** Marks `outcome` as one whose transaction has nothing to seal (see {@link MOVED_NOTHING}). */
+function movedNothing<T extends object>(outcome: T): T {
+  MOVED_NOTHING.add(outcome);
+  return outcome;
+}
+
 /** The audit details of a refused intent. */
 function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainError): Record<string, unknown> {
   return {
@@ -388,7 +401,9 @@ async function decideIntent(db: Db, call: IntentCall, approval: ApprovalStep): P
     db.transaction(async (tx) => {
       try {
         const decided = await decideIn(tx, call, approval);
-        // The moves this intent made carry the server's seal, committed with them (decision 0035).
+        // The moves this intent made carry the server's seal, committed with them (decision 0035). A replay made none:
+        // skipping the read-back saves it a round trip.
+        if (typeof decided === "object" && MOVED_NOTHING.has(decided)) return decided;
         await sealMovedEffects(tx, call.key, call.actor.tenantId, [call.taskId], [call.name]);
         return decided;
       } catch (err) {
@@ -490,7 +505,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       reasons: permission.reasons,
     });
   }
-  if (own !== "try_go") return own;
+  if (own !== "try_go") return movedNothing(own);
   // A receipt for this key that arrived before its intent: the write already happened; replay it.
   const pending = read.pendingReceipt
     ? await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key)

@@ -6,13 +6,15 @@
  *   is 2xx, or 503 `database_unavailable` with `Retry-After`; every acknowledged event is stored, a refused batch is
  *   stored whole or not at all, and sending it again completes it;
  * - the database unreachable (the relay closed): `/api/health` and API routes answer 503 `database_unavailable`
- *   with `Retry-After`, and both recover once it is back.
+ *   with `Retry-After`, and both recover once it is back;
+ * - statements that failed while the database was unreachable leave the driver's pool whole: every client connection
+ *   serves again once it is back.
  */
 import net from "node:net";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { queryRows } from "@/db";
+import { connectionErrorCode, openDatabase, queryRows } from "@/db";
 import type { EventResult } from "@/lib/contract/api";
 import { freePort, serverEnv, testServerSecrets } from "../support/env";
 import { NextServer } from "../support/next-server";
@@ -61,6 +63,8 @@ class Relay {
 type Answer = { status: number; retryAfter: string | null; code: string | null; body: unknown; error?: string };
 
 let relay: Relay;
+/** The suite's database URL through the relay. */
+let relayedUrl: string;
 let server: NextServer;
 let tenant: TestTenant;
 const appName = `custody-kill-${rid(4)}`;
@@ -123,6 +127,7 @@ beforeAll(async () => {
   const relayed = new URL(databaseUrl);
   relayed.hostname = "127.0.0.1";
   relayed.port = String(relay.port);
+  relayedUrl = relayed.toString();
   const port = await freePort();
   server = new NextServer({
     root: process.cwd(),
@@ -232,4 +237,52 @@ describe("a database that goes away under the server", () => {
     const back = await send("POST", "/api/v1/events", { events: [makeEvent(newTaskId("back"))] });
     expect(back.status, JSON.stringify(back.body)).toBe(200);
   });
+
+  it("keeps every client connection in the pool after statements failed while the database was unreachable", async () => {
+    // A statement that waits for a connection the driver could not open fails with it (503). The driver must then
+    // forget that wait: handed a connection later, it would take it out of the pool for good.
+    const CONNECTIONS = 3;
+    const client = await openDatabase({ url: relayedUrl, max: CONNECTIONS });
+    const walled = client.scoped({ tenantId: tenant.tenantId });
+    try {
+      await queryRows(walled, sql`select count(*) from tasks`);
+      await relay.shut();
+      let failed: unknown[];
+      try {
+        failed = await Promise.all(
+          Array.from({ length: CONNECTIONS }, () =>
+            queryRows(walled, sql`select count(*) from tasks`).then(
+              () => "answered",
+              (err: unknown) => err,
+            ),
+          ),
+        );
+      } finally {
+        await relay.open();
+      }
+      expect(failed.map((err) => connectionErrorCode(err) !== null)).toEqual(failed.map(() => true));
+      // Transactions that each wait for all the others to have started finish only if every connection takes one.
+      let started = 0;
+      let allStarted!: () => void;
+      const all = new Promise<void>((resolve) => (allStarted = resolve));
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("stuck"), 20_000)));
+      const together = Promise.all(
+        Array.from({ length: CONNECTIONS }, () =>
+          walled.transaction(async (tx) => {
+            await tx.execute(sql`select count(*) from tasks`);
+            if (++started === CONNECTIONS) allStarted();
+            await all;
+          }),
+        ),
+      ).then(() => "done");
+      try {
+        expect(await Promise.race([together, stuck]), `${started} of ${CONNECTIONS} transactions started`).toBe("done");
+      } finally {
+        clearTimeout(timer);
+      }
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });

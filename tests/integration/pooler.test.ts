@@ -229,7 +229,7 @@ describe("a server through PgBouncer in transaction pooling mode", () => {
 
   it("settles every statement and transaction while server connections are killed under load, and every client connection serves again", async () => {
     // With one query per connection at a time (db/driver.ts), a transaction's own rollback sent after its connection
-    // was lost used to park that closed connection among the busy ones for good, until no connection was left; and a
+    // was lost used to park that closed connection in the pool's `full` queue for good, until no connection was left; and a
     // waiting reservation handed to a connection that was reconnecting was dropped, so it waited until its timeout.
     const appName = `custody-pooled-kill-${rid(4)}`;
     const url = new URL(pooler.url);

@@ -37,7 +37,14 @@ pgb_url() {
 }
 
 pgb_pid() { [ -f "$PGB_DIR/pgbouncer.pid" ] && cat "$PGB_DIR/pgbouncer.pid" 2>/dev/null || true; }
-pgb_alive() { local pid; pid=$(pgb_pid); [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
+# Alive: the pidfile's process exists and is this directory's PgBouncer. A pidfile left behind (a run killed before
+# its stop) may name a pid the system has since given to another process, which must be neither trusted nor signalled.
+pgb_alive() {
+  local pid
+  pid=$(pgb_pid)
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$PGB_DIR/pgbouncer.ini"
+}
 pgb_accepting() { (exec 3<>"/dev/tcp/127.0.0.1/$PGB_PORT") 2>/dev/null; }
 
 pgb_install() {
@@ -113,7 +120,7 @@ EOF
 pgb_stop() {
   local pid i
   pid=$(pgb_pid)
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  if pgb_alive; then
     kill -INT "$pid" 2>/dev/null || true # safe shutdown: waits for clients' transactions
     for i in $(seq 1 100); do
       kill -0 "$pid" 2>/dev/null || break

@@ -62,9 +62,13 @@ pgb_install() {
 
 pgb_start() {
   if pgb_alive; then
-    pgb_say "already running (pid $(pgb_pid)) on 127.0.0.1:$PGB_PORT"
-    pgb_url pooled
-    return 0
+    if pgb_accepting; then
+      pgb_say "already running (pid $(pgb_pid)) on 127.0.0.1:$PGB_PORT"
+      pgb_url pooled
+      return 0
+    fi
+    pgb_say "pid $(pgb_pid) does not accept connections on 127.0.0.1:$PGB_PORT (shutting down?): stopping it first"
+    pgb_stop
   fi
   pgb_accepting && pgb_die "something else already listens on 127.0.0.1:$PGB_PORT (set PGBOUNCER_PORT)"
   pgb_install

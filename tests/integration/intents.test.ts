@@ -165,6 +165,50 @@ describe("intent", () => {
     );
   });
 
+  it("refuses a replay from an older attempt once the task moved on (409 stale_attempt, no custody write); the current attempt replays", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const done = await go(t, taskId, "send_email");
+    expect((await postReceipt(t.apiKey, taskId, "send_email", receiptBody(done))).status).toBe(200);
+    const newer = await postIntent(
+      t.apiKey,
+      taskId,
+      EFFECT,
+      intentBody(newKey(), { attempt: 2, payload_digest: hex("b") }),
+    );
+    expect(newer.body.decision, newer.text).toBe("go");
+    const snap = await custodySnapshot(handle.db, t.tenantId, taskId);
+    expectError(await postIntent(t.apiKey, taskId, "send_email", intentBody(done)), 409, "stale_attempt");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+    const current = await postIntent(t.apiKey, taskId, "send_email", intentBody(done, { attempt: 2 }));
+    expect(current.status, current.text).toBe(200);
+    expect(current.body.decision).toBe("replay");
+    expect(await custodySnapshot(handle.db, t.tenantId, taskId)).toEqual(snap);
+  });
+
+  it("twelve concurrent replays that each find another write's lease run out: all replay, that write moves to unknown once", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const done = await go(t, taskId, "send_email");
+    expect((await postReceipt(t.apiKey, taskId, "send_email", receiptBody(done))).status).toBe(200);
+    const other = await postIntent(t.apiKey, taskId, EFFECT, intentBody(newKey(), { payload_digest: hex("b") }));
+    expect(other.body.decision, other.text).toBe("go");
+    // Test set-up standing in for the clock.
+    await handle.db.execute(
+      sql`update side_effects set lease_expires_at = now() - interval '1 second'
+          where tenant_id = ${t.tenantId} and task_id = ${taskId} and name = ${EFFECT}`,
+    );
+    const replays = await Promise.all(
+      Array.from({ length: 12 }, () => postIntent(t.apiKey, taskId, "send_email", intentBody(done))),
+    );
+    expect(replays.map((r) => [r.status, r.body.decision])).toEqual(replays.map(() => [200, "replay"]));
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("unknown");
+    const expiries = (await auditRows(handle.db, t.tenantId, "side_effect.transitioned")).filter(
+      (r) => r.target === `side_effect:${taskId}/${EFFECT}` && r.details.transition === "lease_expired",
+    );
+    expect(expiries).toHaveLength(1);
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.body.reasons.map((r) => r.code)).toEqual(["side_effect_unknown"]);
+  });
+
   it("rejects the same key with another payload digest (422 idempotency_key_mismatch), in flight or completed", async () => {
     const { t, taskId } = await tenantWithTask();
     const key = await go(t, taskId);

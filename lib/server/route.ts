@@ -10,7 +10,7 @@ import type { ApiErrorBody } from "@/lib/contract/api";
 import type { VerbContext } from "@/lib/domain/context";
 import { databaseUnavailable, DomainError, isDomainError, RETRY_AFTER_SECONDS } from "@/lib/domain/errors";
 import { MAX_JSON_DEPTH, unstorableJson } from "@/lib/domain/events/redact";
-import { checkJsonText } from "@/lib/domain/json/text";
+import { parseJsonText } from "@/lib/domain/json/text";
 import { holdsNul, NUL_IN_ADDRESS_MESSAGE } from "@/lib/domain/web/address";
 import { isJsonMediaType, mediaType } from "@/lib/domain/web/media-type";
 import { readCappedText } from "@/lib/domain/web/read-capped";
@@ -186,19 +186,17 @@ export async function readJson(
   const text = await readCappedText(req.body, limit);
   if (text === null) throw tooLarge(limit);
   if (!text.trim()) throw new DomainError("invalid_json", "The request body is empty; send a JSON document.");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text) as unknown;
-  } catch {
-    throw new DomainError("invalid_json", "The request body is not valid JSON.");
-  }
-  // Before anything walks the value: nesting, numbers a double cannot carry, __proto__ and repeated keys.
-  const problem = checkJsonText(text, opts.perItem ? MAX_BODY_DEPTH : MAX_JSON_DEPTH);
-  if (problem) {
+  // Before anything walks the value: nesting (before it is parsed), numbers a double cannot carry, __proto__ and
+  // repeated keys.
+  const read = parseJsonText(text, opts.perItem ? MAX_BODY_DEPTH : MAX_JSON_DEPTH);
+  if ("invalid" in read) throw new DomainError("invalid_json", "The request body is not valid JSON.");
+  if ("problem" in read) {
+    const { problem } = read;
     throw new DomainError("validation_failed", `${problem.path || "The body"} ${problem.message}.`, {
       fields: [{ path: problem.path, message: problem.message }],
     });
   }
+  const parsed = read.value;
   if (!opts.perItem) {
     const why = unstorableJson(parsed);
     if (why) throw new DomainError("validation_failed", `The body ${why}.`);

@@ -8,8 +8,9 @@
  * 3. the same normal traffic again while one hostile client sends, one after another and `--hostile-rounds` (2)
  *    times over: a RunState import at the limit (500 tool calls) into a fresh task, a RunState of 4,000 calls
  *    (refused with 422), the arrival feed of the task of large events as the task page reads it (`attrs=summary`,
- *    1,000 events), one large event's detail, and a gate ask on the task with 100 pending approval requests; the
- *    normal traffic runs at least as long as the hostile client;
+ *    1,000 events), one large event's detail, an event batch of 1 MiB, an intent whose body is 1 MiB of nesting
+ *    (refused with 422), and a gate ask on the task with 100 pending approval requests; the normal traffic runs at
+ *    least as long as the hostile client;
  * 4. prints the normal traffic's p50 / p95 alone and beside the hostile requests, their ratio (target p95 ≤ 2×), and
  *    what each hostile request took.
  */
@@ -195,6 +196,39 @@ export const hostileBenchmark: Benchmark = {
         name: "one event of 63 KB (detail, capped)",
         expect: 200,
         send: async () => (await hostile.get(`/api/v1/tasks/${enc(bigTask)}/events/${enc(`${bigTask}:1`)}`)).status,
+      },
+      {
+        name: "event batch of 1 MiB (16 events of 62 KB)",
+        expect: 200,
+        send: async (round) => {
+          const at = new Date().toISOString();
+          const events: EventInput[] = Array.from({ length: 16 }, (_, i) => ({
+            id: `${bigTask}:mib-${round}-${i}`,
+            task_id: bigTask,
+            plane: "tools",
+            type: "tool.completed",
+            occurred_at: at,
+            attempt: 1,
+            attrs: { call_id: `mib-${round}-${i}`, tool: "fetch_report", body: "x".repeat(62 * 1024) },
+          }));
+          return (await hostile.post("/api/v1/events", { events })).status;
+        },
+      },
+      {
+        name: "intent body nested 524,000 levels deep (1 MiB, refused)",
+        expect: 422,
+        send: async (round) => {
+          const res = await fetch(
+            `${env.server.baseUrl}/api/v1/tasks/${enc(normalTask)}/side-effects/deep_${round}/intent`,
+            {
+              method: "POST",
+              headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
+              body: "[".repeat(524_000) + "]".repeat(524_000),
+            },
+          );
+          await res.arrayBuffer();
+          return res.status;
+        },
       },
       {
         name: `gate ask with ${LIMITS.pendingApprovals.max} pending approval requests`,

@@ -14,6 +14,7 @@ import { findLiveTask } from "../tasks/deleted";
 import { checkTaskId } from "../tasks/read";
 import { databaseArtifactStore } from "./artifact-store";
 import { checkSha256 } from "./upload";
+import { parseJsonText } from "../json/text";
 
 /** How the pages show an artifact's text: rendered Markdown (no raw HTML), pretty JSON, plain text, or not at all. */
 type PreviewKind = ArtifactPreview["kind"];
@@ -119,11 +120,9 @@ export async function getArtifactPreview(
   const head = stored.bytes.subarray(0, PREVIEW_MAX_CHARS * 4).toString("utf8");
   let text = head;
   if (kind === "json" && stored.bytes.length <= PREVIEW_MAX_CHARS * 4) {
-    try {
-      text = JSON.stringify(JSON.parse(head), null, 2);
-    } catch {
-      text = head; // Not JSON after all: shown as the text it is.
-    }
+    // Not JSON after all, or nested deeper than a person could read: shown as the text it is, unparsed.
+    const read = parseJsonText(head, 64);
+    if ("value" in read) text = JSON.stringify(read.value, null, 2);
   }
   const capped = cap(text, PREVIEW_MAX_CHARS);
   return {

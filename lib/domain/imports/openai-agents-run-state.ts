@@ -20,7 +20,7 @@
  * Pure: no database, no Next. Decision 0013.
  */
 import { toolCallDigest as canonicalToolCallDigest } from "../crypto/canonical";
-import { checkJsonText } from "../json/text";
+import { parseJsonText as parseCheckedJson } from "../json/text";
 import { LIMITS, type BoundaryLimit } from "../limits";
 import { identifierProblem, nameProblem } from "../names";
 
@@ -122,21 +122,17 @@ const own = (o: Obj, k: string): unknown => (Object.prototype.hasOwnProperty.cal
 
 /** Parses JSON text with the repo's text checks (depth, exact numbers, `__proto__`, repeated keys). */
 function parseJsonText(text: string, what: string): unknown {
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    throw new RunStateImportError("invalid_run_state", `${what} is not valid JSON.`);
-  }
-  const problem = checkJsonText(text, MAX_STATE_DEPTH);
-  if (problem) {
+  const read = parseCheckedJson(text, MAX_STATE_DEPTH);
+  if ("invalid" in read) throw new RunStateImportError("invalid_run_state", `${what} is not valid JSON.`);
+  if ("problem" in read) {
+    const { problem } = read;
     if (/__proto__/.test(problem.message)) throw forbiddenKey(what);
     throw new RunStateImportError(
       "invalid_run_state",
       `${what} is refused: ${problem.message.replace(/"[^"]*"/g, "a key")}.`,
     );
   }
-  return value;
+  return read.value;
 }
 
 function forbiddenKey(where: string): RunStateImportError {
@@ -253,11 +249,8 @@ function parseArguments(raw: unknown, where: string): { value: unknown; text: st
   }
   const t = raw.trim();
   if (t.startsWith("{") || t.startsWith("[")) {
-    try {
-      JSON.parse(t);
-    } catch {
-      return { value: raw, text: raw };
-    }
+    // Not JSON: kept as the text it is. Nested too deep: refused below, as the state itself would be.
+    if ("invalid" in parseCheckedJson(t, MAX_STATE_DEPTH)) return { value: raw, text: raw };
     const value = parseJsonText(t, `${where}: the arguments of a tool call`);
     assertNoForbiddenKeys(value, `${where}: the arguments of a tool call`);
     return { value, text: t };

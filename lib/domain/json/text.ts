@@ -239,3 +239,67 @@ export function checkJsonText(text: string, maxDepth: number): JsonTextProblem |
   const segments = problem.key === undefined ? at : [...at.slice(0, -1), problem.key];
   return { path: formatPath(segments), message: problem.message };
 }
+
+/**
+ * Where a JSON text first opens a container past `maxDepth` levels below its top-level value, counting brackets outside
+ * strings only; -1 when it does not. Meaningful on any text, valid JSON or not.
+ */
+function tooDeepAt(text: string, maxDepth: number): number {
+  const n = text.length;
+  let depth = 0;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let j = i + 1;
+      for (;;) {
+        j = text.indexOf('"', j);
+        if (j < 0) return -1;
+        let bs = 0;
+        while (text.charCodeAt(j - 1 - bs) === BACKSLASH) bs++;
+        if (bs % 2 === 0) break;
+        j++;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === 123 || c === 91) {
+      if (depth > maxDepth) return i;
+      depth++;
+    } else if (c === 125 || c === 93) depth--;
+    i++;
+  }
+  return -1;
+}
+
+/** What {@link parseJsonText} makes of a text. */
+export type ParsedJsonText = { value: unknown } | { invalid: true } | { problem: JsonTextProblem };
+
+/**
+ * Parses a JSON text under the checks of {@link checkJsonText}. Nesting past `maxDepth` is refused before
+ * `JSON.parse` builds anything: a 1 MiB body of brackets would hold the event loop for 100–300 ms in `JSON.parse`
+ * (every other request on the server waiting), while counting its brackets stops at the limit within a millisecond.
+ * @param maxDepth deepest nesting allowed below the top-level value, as for {@link checkJsonText}.
+ * @returns `{ value }` for an accepted text, `{ invalid: true }` when it is not JSON, `{ problem }` when a check
+ *   refuses it (a text nested too deep is refused so whether or not the rest of it is JSON).
+ */
+export function parseJsonText(text: string, maxDepth: number): ParsedJsonText {
+  const deepAt = tooDeepAt(text, maxDepth);
+  if (deepAt >= 0) {
+    let path: Array<string | number> = [];
+    try {
+      path = walkText(text, maxDepth, deepAt).path;
+    } catch {
+      // A key that is not a JSON string on the way there: the problem is named without its path.
+    }
+    return { problem: { path: formatPath(path), message: `is nested deeper than ${maxDepth} levels` } };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    return { invalid: true };
+  }
+  const problem = checkJsonText(text, maxDepth);
+  return problem ? { problem } : { value };
+}

@@ -8,7 +8,7 @@ import YAML from "yaml";
 import { z } from "zod";
 import type { PolicyFinding, StoredPolicyDocument } from "@/db/schema/policies";
 import { DomainError } from "../errors";
-import { checkJsonText, formatPath, inexactNumber } from "../json/text";
+import { formatPath, inexactNumber, parseJsonText } from "../json/text";
 import { LIMITS, type BoundaryLimit } from "../limits";
 import { redactString, refuseSecrets } from "../secrets/redact";
 import { MAX_JSON_DEPTH, unstorableJson } from "../events/redact";
@@ -173,17 +173,16 @@ export function readPolicyText(text: string, format: "json" | "yaml"): ParsedPol
   }
   let value: unknown;
   if (format === "json") {
-    try {
-      value = JSON.parse(text) as unknown;
-    } catch {
+    // As for every JSON body (lib/server/route.ts readJson): nesting, numbers a double cannot carry, `__proto__`,
+    // repeated keys.
+    const read = parseJsonText(text, MAX_JSON_DEPTH);
+    if ("invalid" in read)
       throw new DomainError(
         "invalid_json",
         "The policy is not valid JSON; send JSON, or YAML with content-type application/yaml.",
       );
-    }
-    // As for every JSON body (lib/server/route.ts readJson): numbers a double cannot carry, `__proto__`, repeated keys.
-    const problem = checkJsonText(text, MAX_JSON_DEPTH);
-    if (problem) throw policyValueError(problem.path, problem.message);
+    if ("problem" in read) throw policyValueError(read.problem.path, read.problem.message);
+    value = read.value;
   } else {
     const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
     const problem = doc.errors[0];

@@ -22,7 +22,7 @@
  * Places that are signed or chained refuse instead of redacting: {@link findSecrets} lists what would be redacted.
  */
 import { DomainError } from "../errors";
-import { checkJsonText, EMBEDDED_JSON_SEGMENT, formatPath } from "../json/text";
+import { EMBEDDED_JSON_SEGMENT, formatPath, parseJsonText } from "../json/text";
 import { secretNameKind, weakValueLooksSecret } from "./names";
 import { mayHoldSecretInDocument, maybeSecretText } from "./prefilter";
 import { applySpans, findSecretSpans, REDACTED, type SecretSpan } from "./scan";
@@ -165,13 +165,9 @@ export function redactJson<T>(value: T): { value: T; redactions: Redaction[] } {
 
   /** The redacted text of a JSON document held in a string, or null to scan it as text. */
   const embedded = (text: string, level: number): string | null => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return null;
-    }
-    if (checkJsonText(text, EMBEDDED_MAX_DEPTH)) return null;
+    const read = parseJsonText(text, EMBEDDED_MAX_DEPTH);
+    if (!("value" in read)) return null;
+    const parsed = read.value;
     segments.push(EMBEDDED_JSON_SEGMENT);
     const before = redactions.length;
     const out = walk(parsed, 0, 0, level + 1);

@@ -13,6 +13,7 @@
  * Anything else is kept as an `x.otel.span` on the session plane. Pure.
  */
 import { jsonish, type SpanMeaning } from "./spans";
+import { parseJsonText } from "../json/text";
 
 type Attrs = Record<string, unknown>;
 
@@ -187,12 +188,9 @@ function str(v: unknown): string | undefined {
 function jsonArray(v: unknown): unknown[] {
   if (Array.isArray(v)) return v;
   if (typeof v !== "string") return [];
-  try {
-    const parsed = JSON.parse(v) as unknown;
-    return Array.isArray(parsed) ? parsed : [];
-  } catch {
-    return [];
-  }
+  // Not JSON, or nested deeper than 32 levels (not parsed at all): no entries.
+  const read = parseJsonText(v, 32);
+  return "value" in read && Array.isArray(read.value) ? read.value : [];
 }
 
 function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {

@@ -9,7 +9,7 @@
 import { gunzipSync } from "node:zlib";
 import generated from "@opentelemetry/otlp-transformer/build/src/generated/root";
 import { DomainError } from "../errors";
-import { checkJsonText } from "../json/text";
+import { parseJsonText } from "../json/text";
 import { spanMeaning } from "./meaning";
 import { bounded, type ReadSpan } from "./spans";
 
@@ -95,14 +95,11 @@ export function decodeOtlp(body: Buffer, encoding: OtlpEncoding): PlainRequest {
     return plain;
   }
   const textBody = body.toString("utf8");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(textBody) as unknown;
-  } catch {
-    throw new DomainError("bad_request", "The body is not valid JSON, as its content type says.");
-  }
-  const problem = checkJsonText(textBody, 64);
-  if (problem) throw new DomainError("bad_request", `${problem.path || "The body"} ${problem.message}.`);
+  const read = parseJsonText(textBody, 64);
+  if ("invalid" in read) throw new DomainError("bad_request", "The body is not valid JSON, as its content type says.");
+  if ("problem" in read)
+    throw new DomainError("bad_request", `${read.problem.path || "The body"} ${read.problem.message}.`);
+  const parsed = read.value;
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
     throw new DomainError(
       "bad_request",

@@ -6,6 +6,7 @@
  * Pure: no database, no Next.
  */
 import type { Plane } from "@/db/schema/enums";
+import { parseJsonText } from "../json/text";
 
 /** What a span means to custody, read from whichever attribute keys its emitter writes (./meaning.ts). */
 export type SpanMeaning =
@@ -113,14 +114,14 @@ function fitValue(v: unknown): unknown {
     : `[cut: ${n} characters]`;
 }
 
-/** A JSON text parsed when it is an object, array or string (so redaction sees its fields), else the value bounded. */
+/**
+ * A JSON text parsed when it is an object, array or string (so redaction sees its fields), else the value bounded.
+ * A text that is not JSON, or is nested deeper than 32 levels, is kept as the (bounded) text it is: it is not parsed.
+ */
 export function jsonish(value: unknown): unknown {
   if (typeof value === "string" && /^\s*[[{"]/.test(value)) {
-    try {
-      return bounded(JSON.parse(value) as unknown);
-    } catch {
-      // not JSON: kept as the text it is
-    }
+    const read = parseJsonText(value, 32);
+    if ("value" in read) return bounded(read.value);
   }
   return bounded(value);
 }

@@ -12,7 +12,7 @@ import { queryRows, type Db } from "@/db";
 import { isoUtc } from "@/db/queries/sql-helpers";
 import { authorize, type SystemActor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
-import { checkJsonText } from "../json/text";
+import { parseJsonText } from "../json/text";
 import { MAX_JSON_DEPTH } from "../events/redact";
 import { LIMITS } from "../limits";
 import { canonicalName, IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, plainName } from "../names";
@@ -129,19 +129,15 @@ export async function verifyWebhook(
   }
   if (!tenantId) throw refused;
 
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body) as unknown;
-  } catch {
-    throw new DomainError("bad_request", "The message body is not valid JSON.");
-  }
-  const problem = checkJsonText(body, MAX_JSON_DEPTH);
-  if (problem) {
+  const read = parseJsonText(body, MAX_JSON_DEPTH);
+  if ("invalid" in read) throw new DomainError("bad_request", "The message body is not valid JSON.");
+  if ("problem" in read) {
+    const { problem } = read;
     throw new DomainError("validation_failed", `${problem.path || "The body"} ${problem.message}.`, {
       fields: [{ path: problem.path, message: problem.message }],
     });
   }
-  const report = outcomeReportSchema.safeParse(parsed);
+  const report = outcomeReportSchema.safeParse(read.value);
   if (!report.success) throw validationError(report.error.issues);
   return { tenantId, webhookId: headers.id, payload: report.data };
 }

@@ -17,13 +17,13 @@
  *   sent `payload` must have the digest `payload_digest`.
  * - Every refusal after the body parsed is audited, like every go.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { insertServerEvent } from "../events/server-events";
 import { z } from "zod";
 import { queryRows, type Db } from "@/db";
 import { findSideEffect, type SideEffectRow } from "@/db/queries/side-effects";
 import type { Receipt } from "@/lib/contract/api";
-import { appendAuditPending, notePendingAudit, withAuditSealed } from "../audit/append";
+import { appendAuditPending, auditPendingRowsSql, notePendingAudit, withAuditSealed } from "../audit/append";
 import { actorRef, authorize, type Actor } from "../authz";
 import { DomainError, isDomainError, notFound, validationError } from "../errors";
 import { findSecrets, redactJson } from "../events/redact";
@@ -52,7 +52,7 @@ import { flushMoves, mover } from "./lifecycle/moves";
 import { completeFromPendingReceipt, startIntent, startNewIntent } from "./lifecycle/statements";
 import { ABSENT, mayLeave } from "./lifecycle/transitions";
 import type { SigningContext } from "../context";
-import { sealHolds, sealMovedEffects } from "./lifecycle/seal";
+import { effectSeal, sealHolds, sealMovedEffects } from "./lifecycle/seal";
 
 export { IDEMPOTENCY_KEY };
 
@@ -360,15 +360,16 @@ type Decided =
   | { askApproval: { repeatOfApproved: boolean; overLimit: boolean } };
 
 /**
- * Outcomes decided from the stored row alone (a replay of a completed effect): their transaction moved no effect other
- * than by lease expiry, to `unknown`, which carries no seal (lifecycle/seal.ts `UNSEALED_STATUSES`), so nothing is read
- * back to be sealed. A WeakSet rather than a field, so nothing of it reaches the answer.
+ * Outcomes whose transaction leaves nothing to be read back and sealed: a replay decided from the stored row alone,
+ * and a go that created its effect with the seal in the insert itself (decision 0055). Either moved no other effect of
+ * its name, and the lease expiry on the way moves effects only to `unknown`, which carries no seal (lifecycle/seal.ts
+ * `UNSEALED_STATUSES`). A WeakSet rather than a field, so nothing of it reaches the answer.
  */
-const MOVED_NOTHING = new WeakSet<object>();
+const NOTHING_TO_SEAL = new WeakSet<object>();
 
-/** Marks `outcome` as one whose transaction has nothing to seal (see {@link MOVED_NOTHING}). */
-function movedNothing<T extends object>(outcome: T): T {
-  MOVED_NOTHING.add(outcome);
+/** Marks `outcome` as one whose transaction has nothing to seal (see {@link NOTHING_TO_SEAL}). */
+function nothingToSeal<T extends object>(outcome: T): T {
+  NOTHING_TO_SEAL.add(outcome);
   return outcome;
 }
 
@@ -401,9 +402,9 @@ async function decideIntent(db: Db, call: IntentCall, approval: ApprovalStep): P
     db.transaction(async (tx) => {
       try {
         const decided = await decideIn(tx, call, approval);
-        // The moves this intent made carry the server's seal, committed with them (decision 0035). A replay made none:
-        // skipping the read-back saves it a round trip.
-        if (typeof decided === "object" && MOVED_NOTHING.has(decided)) return decided;
+        // The moves this intent made carry the server's seal, committed with them (decision 0035). A replay made none,
+        // and a new effect's insert wrote its own: skipping the read-back saves them two round trips.
+        if (typeof decided === "object" && NOTHING_TO_SEAL.has(decided)) return decided;
         await sealMovedEffects(tx, call.key, call.actor.tenantId, [call.taskId], [call.name]);
         return decided;
       } catch (err) {
@@ -505,7 +506,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       reasons: permission.reasons,
     });
   }
-  if (own !== "try_go") return movedNothing(own);
+  if (own !== "try_go") return nothingToSeal(own);
   // A receipt for this key that arrived before its intent: the write already happened; replay it.
   const pending = read.pendingReceipt
     ? await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key)
@@ -535,19 +536,37 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     leaseSeconds,
     repeats,
   };
-  const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name });
+  // The row's seal over the facts the insert stores, and its audit entry, travel with the insert (decision 0055).
+  const seal = effectSeal(key, tenantId, {
+    task_id: taskId,
+    name,
+    idempotency_key: input.idempotency_key,
+    status: "in_flight",
+    receipt: null,
+  });
+  const entry = (from: SQL) =>
+    auditPendingRowsSql(
+      actor,
+      {
+        action: INTENT_RECORDED,
+        target: intentTarget(taskId, name),
+        details: {
+          idempotency_key: input.idempotency_key,
+          from: "created",
+          mutation: input.mutation,
+          attempt: input.attempt,
+          ...approvalNote,
+          ...repeatNote,
+        },
+      },
+      from,
+    );
+  const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name }, seal, entry);
   if (created) {
+    notePendingAudit(created.auditId);
     if (input.mutation) await recordSpend(tx, tenantId, taskId, spendWrite);
-    await auditIntent(tx, actor, taskId, name, {
-      idempotency_key: input.idempotency_key,
-      from: "created",
-      mutation: input.mutation,
-      attempt: input.attempt,
-      ...approvalNote,
-      ...repeatNote,
-    });
     if (repeats) await markRepeat(tx, actor, taskId, name, input.idempotency_key, repeats);
-    return { decision: "go" as const, lease_expires_at: created };
+    return nothingToSeal({ decision: "go" as const, lease_expires_at: created.leaseExpiresAt });
   }
 
   for (let round = 0; round < 3; round++) {
@@ -741,9 +760,13 @@ export async function markRepeat(
  * into the chain after the commit by {@link registerIntent}.
  */
 async function auditIntent(tx: Db, actor: Actor, taskId: string, name: string, details: Record<string, unknown>) {
-  await appendAuditPending(tx, actor, {
-    action: "side_effect.intent_recorded",
-    target: `side_effect:${taskId}/${name}`,
-    details,
-  });
+  await appendAuditPending(tx, actor, { action: INTENT_RECORDED, target: intentTarget(taskId, name), details });
+}
+
+/** The action of every intent's audit entry: a go, a replay's note, a refusal. */
+const INTENT_RECORDED = "side_effect.intent_recorded";
+
+/** The audit target of an effect's intent entries. */
+function intentTarget(taskId: string, name: string): string {
+  return `side_effect:${taskId}/${name}`;
 }

@@ -22,8 +22,13 @@ type Key = { tenantId: string; taskId: string; name: string };
 // ---- The intent route (audited by its `side_effect.intent_recorded` entry) ------------------------------------------
 
 /**
- * `intent_go` for an effect the server has no row for: created `in_flight` with a lease.
- * @returns the lease's expiry (ISO), or null when the name or key is taken (the caller re-reads and decides again).
+ * `intent_go` for an effect the server has no row for: created `in_flight` with a lease, in one statement with its
+ * seal and its audit entry (decision 0055). The seal is computed by the caller from the facts this insert stores (the
+ * effect's tenant, task, name and key, status `in_flight`, no receipt); the entry is written only when the row is.
+ * @param seal the row's seal (lifecycle/seal.ts `effectSeal` over exactly those facts).
+ * @param audit the entry's insert over the created row (audit/append.ts `auditPendingRowsSql` with `from`).
+ * @returns the lease's expiry (ISO) and the entry's id, or null when the name or key is taken (the caller re-reads
+ *   and decides again; nothing was written).
  */
 export async function startNewIntent(
   tx: Db,
@@ -38,18 +43,25 @@ export async function startNewIntent(
     /** The effect this write deliberately repeats (its intent's `repeats`), or null. */
     repeats: string | null;
   },
-): Promise<string | null> {
-  const rows = await queryRows<{ lease_expires_at: string }>(
+  seal: string,
+  audit: (from: SQL) => SQL,
+): Promise<{ leaseExpiresAt: string; auditId: string | number } | null> {
+  const rows = await queryRows<{ lease_expires_at: string; audit_id: string | number }>(
     tx,
-    sql`insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
-                                  payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin, repeats)
-        values (${e.tenantId}, ${e.taskId}, ${e.name}, ${e.idempotencyKey}, ${statusLiteral("intent_go", "in_flight")},
-                ${e.tool}, ${e.action}, ${e.mutation}, ${e.payloadDigest}, now(), ${e.attempt},
-                now() + make_interval(secs => ${e.leaseSeconds}), 'not_started', 'intent', ${e.repeats})
-        on conflict do nothing
-        returning ${LEASE_ISO} as lease_expires_at`,
+    sql`with created as (
+          insert into side_effects (tenant_id, task_id, name, idempotency_key, status, tool, action, mutation,
+                                    payload_digest, intent_at, intent_attempt, lease_expires_at, retry_status, origin,
+                                    repeats, seal)
+          values (${e.tenantId}, ${e.taskId}, ${e.name}, ${e.idempotencyKey}, ${statusLiteral("intent_go", "in_flight")},
+                  ${e.tool}, ${e.action}, ${e.mutation}, ${e.payloadDigest}, now(), ${e.attempt},
+                  now() + make_interval(secs => ${e.leaseSeconds}), 'not_started', 'intent', ${e.repeats}, ${seal})
+          on conflict do nothing
+          returning lease_expires_at),
+        entry as (${audit(sql`created`)})
+        select ${LEASE_ISO} as lease_expires_at, (select id from entry) as audit_id from created`,
   );
-  return rows[0]?.lease_expires_at ?? null;
+  const row = rows[0];
+  return row ? { leaseExpiresAt: row.lease_expires_at, auditId: row.audit_id } : null;
 }
 
 /** What a retry goes back to after the write is found not applied (reconcile or receipt), by the status it left. */

@@ -17,6 +17,7 @@
  *     as a lost connection), and every client connection serves again afterwards.
  * The direct URL is `TEST_DATABASE_DIRECT_URL` when the suite itself runs through a pooler, else the suite's.
  */
+import { LATE, within } from "../support/within";
 import fs from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -182,19 +183,10 @@ describe("a server through PgBouncer in transaction pooling mode", () => {
                 sql`select count(*)::int + ${i}::int as n from tasks`,
               ).then((r) => Number(r[0]!.n)),
     );
-    let timer: NodeJS.Timeout | undefined;
-    const hung = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error("queries through the pooler were still unanswered after 30 s")),
-        30_000,
-      );
-    });
-    try {
-      const answers = await Promise.race([Promise.all(work), hung]);
-      expect(answers).toEqual(Array.from({ length: 240 }, (_, i) => (i % 4 === 0 ? 1 : i)));
-    } finally {
-      clearTimeout(timer);
-    }
+    const answers = await within(Promise.all(work), 30_000, "still unanswered after 30 s");
+    expect(answers, "the queries through the pooler").toEqual(
+      Array.from({ length: 240 }, (_, i) => (i % 4 === 0 ? 1 : i)),
+    );
   });
 
   it("leaves no partial write of a transaction whose server connection is killed mid-way, and serves on", async () => {
@@ -236,22 +228,16 @@ describe("a server through PgBouncer in transaction pooling mode", () => {
     url.searchParams.set("application_name", appName);
     const victim = await openDatabase({ url: url.toString(), pooler: "transaction", max: 2 });
     /** `run`'s outcome: "ok", "lost:<code>" (a lost connection, which the API answers 503), "hung" after 15 s, or the error. */
-    const settle = async (run: Promise<unknown>): Promise<string> => {
-      let timer: NodeJS.Timeout | undefined;
-      const hung = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("hung"), 15_000)));
-      try {
-        return await Promise.race([
-          run.then(
-            () => "ok",
-            (err: unknown) =>
-              connectionErrorCode(err) !== null ? "lost:" + connectionErrorCode(err) : `error: ${String(err)}`,
-          ),
-          hung,
-        ]);
-      } finally {
-        clearTimeout(timer);
-      }
-    };
+    const settle = (run: Promise<unknown>): Promise<string> =>
+      within(
+        run.then(
+          () => "ok",
+          (err: unknown) =>
+            connectionErrorCode(err) !== null ? "lost:" + connectionErrorCode(err) : `error: ${String(err)}`,
+        ),
+        15_000,
+        "hung",
+      );
     try {
       const t = await createTestTenant(direct.db, { roles: [] });
       const walled = victim.scoped({ tenantId: t.tenantId });
@@ -312,7 +298,7 @@ describe("a server through PgBouncer in transaction pooling mode", () => {
       );
       expect(after).toEqual(["ok", "ok"]);
     } finally {
-      await victim.close();
+      expect(await within(victim.close(), 10_000, LATE), "closing the client").not.toBe(LATE);
     }
   });
 

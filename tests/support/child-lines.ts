@@ -3,6 +3,7 @@
  * line that quote the output's tail when they time out, and SIGKILL of the whole group. For the crash tests. No test
  * framework imports here.
  */
+import { LATE, within } from "./within";
 import { spawn, type ChildProcess } from "node:child_process";
 
 export class ChildLines {
@@ -98,19 +99,7 @@ export class ChildLines {
 
   /** Waits for the process to exit. @throws Error with the output's tail after `timeoutMs`. */
   async exit(timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.exited,
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`the process did not exit within ${timeoutMs} ms; output:\n${this.tail()}`)),
-            timeoutMs,
-          );
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    if ((await within(this.exited, timeoutMs, LATE)) === LATE)
+      throw new Error(`the process did not exit within ${timeoutMs} ms; output:\n${this.tail()}`);
   }
 }

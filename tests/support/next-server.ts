@@ -3,6 +3,7 @@
  * killed with any signal (SIGKILL for the crash tests), and started again on the same port and database with the
  * same secrets. Output is appended to one log file across restarts. No test framework imports here.
  */
+import { LATE, within } from "./within";
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -94,7 +95,7 @@ export class NextServer {
       // already gone
     }
     // Bounded: a test must fail, never hang, if the process does not go.
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 20_000).unref())]);
+    await within(this.exited, 20_000, LATE);
   }
 
   /** Stops the server: SIGTERM, then SIGKILL after 5 s. */

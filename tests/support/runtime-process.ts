@@ -3,6 +3,7 @@
  * reference-scenario spec (Playwright): its own process group, output kept line by line, waits with timeouts
  * that quote the output's tail. No test framework imports here.
  */
+import { LATE, within } from "./within";
 import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
@@ -94,18 +95,9 @@ export class RuntimeProcess {
 
   /** The exit code, waiting at most `timeoutMs`. @throws Error (with the output's tail) on timeout. */
   async waitForExit(timeoutMs: number): Promise<number | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the runtime did not exit within ${timeoutMs} ms.\n${this.tail()}`)),
-        timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([this.exited, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const code = await within(this.exited, timeoutMs, LATE);
+    if (code === LATE) throw new Error(`the runtime did not exit within ${timeoutMs} ms.\n${this.tail()}`);
+    return code;
   }
 
   /** The last output lines, for failure messages. */
@@ -121,6 +113,6 @@ export class RuntimeProcess {
     } catch {
       // already gone
     }
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5_000))]);
+    await within(this.exited, 5_000, LATE);
   }
 }

@@ -26,6 +26,8 @@ import {
 import { signInAs } from "./support/people";
 import { errorCode, expectError } from "./support/responses";
 import { auditRows, custodySnapshot, effectRow, refusals } from "./support/stored-rows";
+import { verifyAuditChain } from "@/lib/domain/audit/read";
+import type { SystemActor } from "@/lib/domain/authz";
 import { sleep } from "./support/waiting";
 import { api, createTestTenant, makeEvent, newTaskId, type TestTenant, testDbForFile } from "./helpers";
 
@@ -357,6 +359,29 @@ describe("intent", () => {
     expect(audit.filter((a) => !("refused" in a.details))).toHaveLength(1);
     expect(audit.filter((a) => a.details.refused === "in_flight")).toHaveLength(49);
     expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("in_flight");
+  });
+
+  it("gives one go to 50 concurrent reads on a new effect: the losers' inserts write no entry, the chain holds", async () => {
+    // Not a mutation: no payload lock orders them, so the losers find out from their own insert (decision 0055: the
+    // seal and the entry travel with it, and a lost insert writes neither).
+    const { t, taskId } = await tenantWithTask();
+    const key = newKey();
+    const body = intentBody(key, { mutation: false, action: "records.read", payload_digest: hex("d") });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => postIntent(t.apiKey, taskId, "read_record", body)),
+    );
+    expect(answers.filter((r) => r.status === 200 && r.body.decision === "go")).toHaveLength(1);
+    expect(answers.filter((r) => r.status === 409 && errorCode(r) === "in_flight")).toHaveLength(49);
+    const entries = await auditRows(handle.db, t.tenantId, "side_effect.intent_recorded");
+    expect(entries.filter((a) => !("refused" in a.details))).toEqual([
+      expect.objectContaining({ details: expect.objectContaining({ idempotency_key: key, from: "created" }) }),
+    ]);
+    const actor: SystemActor = { kind: "system", tenantId: t.tenantId, label: "intents test" };
+    expect(await verifyAuditChain({ db: handle.db, actor })).toMatchObject({ ok: true });
+    // The row's seal is the server's: the gate stops for nothing but the write in flight.
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.status, gate.text).toBe(200);
+    expect(gate.body.reasons.map((r) => r.code)).not.toContain("evidence_mismatch");
   });
 
   it("gives exactly one go to 50 concurrent identical intents on a declared, not started effect", async () => {

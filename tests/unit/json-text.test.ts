@@ -3,7 +3,7 @@
  * builds it, on every path that parses text a runtime or another system sent (request bodies, trace attributes).
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { checkJsonText, parseJsonText } from "@/lib/domain/json/text";
+import { checkJsonText, parseJsonText, parseJsonWithin } from "@/lib/domain/json/text";
 import { jsonish } from "@/lib/domain/traces/spans";
 import { readJson } from "@/lib/server/route";
 import { DomainError } from "@/lib/domain/errors";
@@ -70,5 +70,24 @@ describe("request bodies and trace attributes", () => {
     expect(jsonish(deep)).toBe(`${deep.slice(0, 8 * 1024)}…[cut]`);
     expect(parse).not.toHaveBeenCalled();
     expect(jsonish(`{"city":"Paris"}`)).toEqual({ city: "Paris" });
+  });
+});
+
+describe("parseJsonWithin (text the server only reads and shows)", () => {
+  it("takes what JSON.parse takes within the limit, repeated keys and long numbers included", () => {
+    expect(parseJsonWithin(`{"id":12345678901234567890,"a":1,"a":2}`, 32)).toEqual({
+      value: { id: Number("12345678901234567890"), a: 2 },
+    });
+    expect(parseJsonWithin(`not json`, 32)).toBeNull();
+  });
+
+  it("does not parse a text nested past the limit", () => {
+    const parse = vi.spyOn(JSON, "parse");
+    expect(parseJsonWithin(DEEP, 32)).toBeNull();
+    expect(parse).not.toHaveBeenCalled();
+  });
+
+  it("keeps a trace's tool arguments holding a long number as an object", () => {
+    expect(jsonish(`{"order_id":12345678901234567890}`)).toEqual({ order_id: Number("12345678901234567890") });
   });
 });

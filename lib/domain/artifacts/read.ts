@@ -14,7 +14,7 @@ import { findLiveTask } from "../tasks/deleted";
 import { checkTaskId } from "../tasks/read";
 import { databaseArtifactStore } from "./artifact-store";
 import { checkSha256 } from "./upload";
-import { parseJsonText } from "../json/text";
+import { parseJsonWithin } from "../json/text";
 
 /** How the pages show an artifact's text: rendered Markdown (no raw HTML), pretty JSON, plain text, or not at all. */
 type PreviewKind = ArtifactPreview["kind"];
@@ -121,8 +121,8 @@ export async function getArtifactPreview(
   let text = head;
   if (kind === "json" && stored.bytes.length <= PREVIEW_MAX_CHARS * 4) {
     // Not JSON after all, or nested deeper than a person could read: shown as the text it is, unparsed.
-    const read = parseJsonText(head, 64);
-    if ("value" in read) text = JSON.stringify(read.value, null, 2);
+    const read = parseJsonWithin(head, 64);
+    if (read) text = JSON.stringify(read.value, null, 2);
   }
   const capped = cap(text, PREVIEW_MAX_CHARS);
   return {

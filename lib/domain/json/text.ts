@@ -303,3 +303,19 @@ export function parseJsonText(text: string, maxDepth: number): ParsedJsonText {
   const problem = checkJsonText(text, maxDepth);
   return problem ? { problem } : { value };
 }
+
+/**
+ * Parses a JSON text nested at most `maxDepth` levels below its top-level value, without the other checks of
+ * {@link parseJsonText}: for text the server only reads and shows (a trace's tool arguments and output, a lookup's or a
+ * revocation endpoint's answer, an artifact's preview), where a repeated key or a long number is taken as `JSON.parse`
+ * takes it. A text nested deeper is not parsed at all.
+ * @returns `{ value }`, or null when the text is not JSON or is nested deeper.
+ */
+export function parseJsonWithin(text: string, maxDepth: number): { value: unknown } | null {
+  if (tooDeepAt(text, maxDepth) >= 0) return null;
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return null;
+  }
+}

@@ -19,7 +19,7 @@ import { DomainError, notFound } from "../errors";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
 import { outboundGet, type Resolver } from "../web/outbound";
 import { currentPolicyRow } from "./current";
-import { parseJsonText } from "../json/text";
+import { parseJsonWithin } from "../json/text";
 import type { VerbContext } from "../context";
 
 /** One `credential.used` event: which tool used the credential, toward which host, when (metadata only). */
@@ -265,8 +265,8 @@ async function requireTask(db: Db, tenantId: string, taskId: string): Promise<vo
 export function keptRevocationAnswer(text: string | null): { revoked: boolean; revoked_at: string | null } | null {
   if (!text) return null;
   // Not JSON, or nested past anything the answer needs (not parsed at all): says neither.
-  const read = parseJsonText(text, 32);
-  if (!("value" in read)) return null;
+  const read = parseJsonWithin(text, 32);
+  if (!read) return null;
   const body = read.value;
   if (!body || typeof body !== "object" || Array.isArray(body)) return null;
   const b = body as Record<string, unknown>;

@@ -536,41 +536,46 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
     leaseSeconds,
     repeats,
   };
-  // The row's seal over the facts the insert stores, and its audit entry, travel with the insert (decision 0055).
-  const seal = effectSeal(key, tenantId, {
-    task_id: taskId,
-    name,
-    idempotency_key: input.idempotency_key,
-    status: "in_flight",
-    receipt: null,
-  });
-  const entry = (from: SQL) =>
-    auditPendingRowsSql(
-      actor,
-      {
-        action: INTENT_RECORDED,
-        target: intentTarget(taskId, name),
-        details: {
-          idempotency_key: input.idempotency_key,
-          from: "created",
-          mutation: input.mutation,
-          attempt: input.attempt,
-          ...approvalNote,
-          ...repeatNote,
+  // An effect the facts statement found is moved below, not inserted: its insert could only conflict.
+  if (!existing) {
+    // The row's seal over the facts the insert stores, and its audit entry, travel with the insert (decision 0055).
+    const seal = effectSeal(key, tenantId, {
+      task_id: taskId,
+      name,
+      idempotency_key: input.idempotency_key,
+      status: "in_flight",
+      receipt: null,
+    });
+    const entry = (from: SQL) =>
+      auditPendingRowsSql(
+        actor,
+        {
+          action: INTENT_RECORDED,
+          target: intentTarget(taskId, name),
+          details: {
+            idempotency_key: input.idempotency_key,
+            from: "created",
+            mutation: input.mutation,
+            attempt: input.attempt,
+            ...approvalNote,
+            ...repeatNote,
+          },
         },
-      },
-      from,
-    );
-  const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name }, seal, entry);
-  if (created) {
-    notePendingAudit(created.auditId);
-    if (input.mutation) await recordSpend(tx, tenantId, taskId, spendWrite);
-    if (repeats) await markRepeat(tx, actor, taskId, name, input.idempotency_key, repeats);
-    return nothingToSeal({ decision: "go" as const, lease_expires_at: created.leaseExpiresAt });
+        from,
+      );
+    const created = await startNewIntent(tx, { ...effect, tool: input.tool ?? name }, seal, entry);
+    if (created) {
+      notePendingAudit(created.auditId);
+      if (input.mutation) await recordSpend(tx, tenantId, taskId, spendWrite);
+      if (repeats) await markRepeat(tx, actor, taskId, name, input.idempotency_key, repeats);
+      return nothingToSeal({ decision: "go" as const, lease_expires_at: created.leaseExpiresAt });
+    }
   }
 
   for (let round = 0; round < 3; round++) {
-    const current = await findSideEffect(tx, tenantId, taskId, name);
+    // First the row the facts statement read under the task's lock; a row moved since then loses the guarded update
+    // below, and the next round reads it again.
+    const current = round === 0 && existing ? existing : await findSideEffect(tx, tenantId, taskId, name);
     if (!current) {
       throw new DomainError(
         "idempotency_key_mismatch",

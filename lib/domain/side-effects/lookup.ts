@@ -23,6 +23,7 @@ import { redactString } from "../events/redact";
 import { UNSAFE_TEXT } from "../typed-text";
 import { OCCURRED_AT_PATTERN, plausibleTime } from "../events/schema";
 import type { VerbContext } from "../context";
+import { parseJsonWithin } from "../json/text";
 
 export type LookupAnswer =
   | { configured: false; message: string }
@@ -229,11 +230,7 @@ export async function lookupSideEffect(
           : "The lookup endpoint could not be reached; nothing was settled.",
     };
   }
-  let body: unknown = null;
-  try {
-    body = res.text === null ? null : (JSON.parse(res.text) as unknown);
-  } catch {
-    body = null;
-  }
+  // Not JSON, or nested deeper than an answer needs (not parsed at all): no body.
+  const body = res.text === null ? null : (parseJsonWithin(res.text, 32)?.value ?? null);
   return { ...base, http_status: res.status, answer: keptAnswer(body), ...interpretLookup(res.status, body) };
 }

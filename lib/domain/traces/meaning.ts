@@ -13,7 +13,7 @@
  * Anything else is kept as an `x.otel.span` on the session plane. Pure.
  */
 import { jsonish, type SpanMeaning } from "./spans";
-import { parseJsonText } from "../json/text";
+import { parseJsonWithin } from "../json/text";
 
 type Attrs = Record<string, unknown>;
 
@@ -189,8 +189,8 @@ function jsonArray(v: unknown): unknown[] {
   if (Array.isArray(v)) return v;
   if (typeof v !== "string") return [];
   // Not JSON, or nested deeper than 32 levels (not parsed at all): no entries.
-  const read = parseJsonText(v, 32);
-  return "value" in read && Array.isArray(read.value) ? read.value : [];
+  const read = parseJsonWithin(v, 32);
+  return read && Array.isArray(read.value) ? read.value : [];
 }
 
 function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {

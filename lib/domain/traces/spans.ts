@@ -6,7 +6,7 @@
  * Pure: no database, no Next.
  */
 import type { Plane } from "@/db/schema/enums";
-import { parseJsonText } from "../json/text";
+import { parseJsonWithin } from "../json/text";
 
 /** What a span means to custody, read from whichever attribute keys its emitter writes (./meaning.ts). */
 export type SpanMeaning =
@@ -116,12 +116,13 @@ function fitValue(v: unknown): unknown {
 
 /**
  * A JSON text parsed when it is an object, array or string (so redaction sees its fields), else the value bounded.
- * A text that is not JSON, or is nested deeper than 32 levels, is kept as the (bounded) text it is: it is not parsed.
+ * A text that is not JSON, or is nested deeper than 32 levels, is kept as the (bounded) text it is: too deep is not
+ * parsed at all.
  */
 export function jsonish(value: unknown): unknown {
   if (typeof value === "string" && /^\s*[[{"]/.test(value)) {
-    const read = parseJsonText(value, 32);
-    if ("value" in read) return bounded(read.value);
+    const read = parseJsonWithin(value, 32);
+    if (read) return bounded(read.value);
   }
   return bounded(value);
 }

@@ -20,6 +20,7 @@ import { attemptField, checkEffectName, fenceAttempt, parseKeyed, staleAttempt }
 import {
   applyNotAppliedReport,
   applyReceiptReport,
+  isSealedByItsMove,
   type ReceiptApplication,
   toolErrorText,
   type NotAppliedApplication,
@@ -308,8 +309,10 @@ async function receiptDecision(
   const outcome = await applyReceiptReport(tx, key, mover(actor, "request"), taskId, currentAttempt, report);
   if (outcome.applied && outcome.replayed) return outcome;
   if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
-  // The move carries the server's seal, committed with it (decision 0035).
-  if (outcome.applied) await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
+  // The move carries the server's seal, committed with it (decision 0035); written by the move itself when it could
+  // be (decision 0055).
+  if (outcome.applied && !isSealedByItsMove(outcome))
+    await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
   await appendAuditPending(tx, actor, {
     action: "side_effect.receipt_recorded",
     target: `side_effect:${taskId}/${report.name}`,

@@ -29,7 +29,7 @@ import { UNSAFE_MULTILINE_TEXT } from "../typed-text";
 import { retryReusesApproval } from "../approvals/policy";
 import type { SigningKey } from "../crypto/signing";
 import type { Mover } from "./lifecycle/moves";
-import { storedEffectSealed } from "./lifecycle/seal";
+import { effectSeal, storedEffectSealed } from "./lifecycle/seal";
 import { completeWithReceipt, settleNotApplied } from "./lifecycle/statements";
 import { noteClockSkew, SKEW_TOLERANCE_MS } from "../tasks/clock-skew";
 
@@ -128,7 +128,7 @@ export async function applyReceiptReport(
   }
   switch (effect.status) {
     case "in_flight":
-      return completeInFlight(tx, by, taskId, effect, report);
+      return completeInFlight(tx, key, by, taskId, effect, report);
     case "completed": {
       const stored = effect.receipt!;
       if (sameReceipt(stored, report.receipt))
@@ -154,6 +154,7 @@ export async function applyReceiptReport(
 
 async function completeInFlight(
   tx: Db,
+  key: SigningKey,
   by: Mover<"request" | "event">,
   taskId: string,
   effect: SideEffectRow,
@@ -164,11 +165,20 @@ async function completeInFlight(
   if (effect.intent_at && Date.parse(report.receipt.completed_at) < Date.parse(effect.intent_at) - 5_000)
     warnings.push("completed_before_intent");
   const receipt: Receipt & { warnings?: string[] } = { ...report.receipt, ...(warnings.length ? { warnings } : {}) };
+  const receiptJson = JSON.stringify(receipt);
   const updated = await completeWithReceipt(tx, by, {
     taskId,
     name: report.name,
     idempotencyKey: report.idempotency_key,
-    receiptJson: JSON.stringify(receipt),
+    receiptJson,
+    // Over the receipt as its stored `jsonb` reads back: the text parsed, as the gate will read it (decision 0055).
+    seal: effectSeal(key, by.actor.tenantId, {
+      task_id: taskId,
+      name: report.name,
+      idempotency_key: report.idempotency_key,
+      status: "completed",
+      receipt: JSON.parse(receiptJson) as unknown,
+    }),
     reason: warnings.length
       ? `The receipt says the write completed at ${report.receipt.completed_at}, before the server registered its intent at ${effect.intent_at}: check the runtime's clock.`
       : null,
@@ -185,7 +195,23 @@ async function completeInFlight(
       `The receipt of ${report.name} says it completed at ${report.receipt.completed_at}, ${Math.round(behind / 1000)} s before the server registered its intent: the runtime's clock seems to be behind. Decisions follow the order the server received things in.`,
     );
   }
-  return { applied: true, replayed: false, receipt, from: "in_flight" };
+  return sealedByItsMove({ applied: true as const, replayed: false, receipt, from: "in_flight" as const });
+}
+
+/**
+ * Applications whose move wrote the effect's seal itself (decision 0055), so the caller has nothing to read back and
+ * seal. A WeakSet rather than a field, so nothing of it reaches the answer.
+ */
+const SEALED_BY_ITS_MOVE = new WeakSet<object>();
+
+function sealedByItsMove<T extends object>(application: T): T {
+  SEALED_BY_ITS_MOVE.add(application);
+  return application;
+}
+
+/** Whether `application` (of {@link applyReceiptReport}) moved its effect with the seal in the move itself. */
+export function isSealedByItsMove(application: object): boolean {
+  return SEALED_BY_ITS_MOVE.has(application);
 }
 
 /**

@@ -160,19 +160,28 @@ export async function completeFromPendingReceipt(
 // ---- Receipts (route: its `side_effect.receipt_recorded` entry; event: own) -----------------------------------------
 
 /**
- * `receipt_completes`: the in-flight effect completes with the receipt.
- * @returns false when it is no longer in flight.
+ * `receipt_completes`: the in-flight effect completes with the receipt, and with its seal (decision 0055), computed by
+ * the caller over the facts this update stores (lifecycle/seal.ts `effectSeal`: the effect's tenant, task, name and
+ * key, status `completed`, the receipt as `receiptJson` parses).
+ * @returns false when it is no longer in flight (nothing written).
  */
 export async function completeWithReceipt(
   tx: Db,
   by: Mover<"request" | "event">,
-  e: { taskId: string; name: string; idempotencyKey: string; receiptJson: string; reason: string | null },
+  e: {
+    taskId: string;
+    name: string;
+    idempotencyKey: string;
+    receiptJson: string;
+    seal: string;
+    reason: string | null;
+  },
 ): Promise<boolean> {
   const rows = await queryRows<{ name: string }>(
     tx,
     sql`update side_effects
         set status = ${statusLiteral("receipt_completes", "completed")}, receipt = ${e.receiptJson}::jsonb, lease_expires_at = null,
-            status_reason = ${e.reason}, updated_at = now()
+            status_reason = ${e.reason}, seal = ${e.seal}, updated_at = now()
         where tenant_id = ${by.actor.tenantId} and task_id = ${e.taskId} and name = ${e.name}
           and idempotency_key = ${e.idempotencyKey} and ${statusGuard("receipt_completes")}
         returning name`,

@@ -52,7 +52,7 @@ import { flushMoves, mover } from "./lifecycle/moves";
 import { completeFromPendingReceipt, startIntent, startNewIntent } from "./lifecycle/statements";
 import { ABSENT, mayLeave } from "./lifecycle/transitions";
 import type { SigningContext } from "../context";
-import { effectSeal, sealHolds, sealMovedEffects } from "./lifecycle/seal";
+import { effectSeal, leavesNothingToSeal, nothingLeftToSeal, sealHolds, sealMovedEffects } from "./lifecycle/seal";
 
 export { IDEMPOTENCY_KEY };
 
@@ -359,20 +359,6 @@ type Decided =
   | "raise"
   | { askApproval: { repeatOfApproved: boolean; overLimit: boolean } };
 
-/**
- * Outcomes whose transaction leaves nothing to be read back and sealed: a replay decided from the stored row alone,
- * and a go that created its effect with the seal in the insert itself (decision 0055). Either moved no other effect of
- * its name, and the lease expiry on the way moves effects only to `unknown`, which carries no seal (lifecycle/seal.ts
- * `UNSEALED_STATUSES`). A WeakSet rather than a field, so nothing of it reaches the answer.
- */
-const NOTHING_TO_SEAL = new WeakSet<object>();
-
-/** Marks `outcome` as one whose transaction has nothing to seal (see {@link NOTHING_TO_SEAL}). */
-function nothingToSeal<T extends object>(outcome: T): T {
-  NOTHING_TO_SEAL.add(outcome);
-  return outcome;
-}
-
 /** The audit details of a refused intent. */
 function refusalDetails(input: z.infer<typeof intentBodySchema>, err: DomainError): Record<string, unknown> {
   return {
@@ -404,7 +390,7 @@ async function decideIntent(db: Db, call: IntentCall, approval: ApprovalStep): P
         const decided = await decideIn(tx, call, approval);
         // The moves this intent made carry the server's seal, committed with them (decision 0035). A replay made none,
         // and a new effect's insert wrote its own: skipping the read-back saves them two round trips.
-        if (typeof decided === "object" && NOTHING_TO_SEAL.has(decided)) return decided;
+        if (leavesNothingToSeal(decided)) return decided;
         await sealMovedEffects(tx, call.key, call.actor.tenantId, [call.taskId], [call.name]);
         return decided;
       } catch (err) {
@@ -506,7 +492,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       reasons: permission.reasons,
     });
   }
-  if (own !== "try_go") return nothingToSeal(own);
+  if (own !== "try_go") return nothingLeftToSeal(own);
   // A receipt for this key that arrived before its intent: the write already happened; replay it.
   const pending = read.pendingReceipt
     ? await takePendingReceipt(tx, tenantId, taskId, name, input.idempotency_key)
@@ -568,7 +554,7 @@ async function decideIn(tx: Db, call: IntentCall, approval: ApprovalStep): Promi
       notePendingAudit(created.auditId);
       if (input.mutation) await recordSpend(tx, tenantId, taskId, spendWrite);
       if (repeats) await markRepeat(tx, actor, taskId, name, input.idempotency_key, repeats);
-      return nothingToSeal({ decision: "go" as const, lease_expires_at: created.leaseExpiresAt });
+      return nothingLeftToSeal({ decision: "go" as const, lease_expires_at: created.leaseExpiresAt });
     }
   }
 

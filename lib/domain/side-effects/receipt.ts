@@ -20,7 +20,6 @@ import { attemptField, checkEffectName, fenceAttempt, parseKeyed, staleAttempt }
 import {
   applyNotAppliedReport,
   applyReceiptReport,
-  isSealedByItsMove,
   type ReceiptApplication,
   toolErrorText,
   type NotAppliedApplication,
@@ -32,7 +31,7 @@ import { mover } from "./lifecycle/moves";
 import { isoTimeField } from "../time";
 import type { SigningContext } from "../context";
 import type { SigningKey } from "../crypto/signing";
-import { sealMovedEffects } from "./lifecycle/seal";
+import { leavesNothingToSeal, sealMovedEffects } from "./lifecycle/seal";
 import { unsealedEffectReason } from "../gate/evaluate";
 
 /** A receipt of a write that was made (`outcome` absent or `applied`: the default, as before outcomes existed). */
@@ -311,7 +310,7 @@ async function receiptDecision(
   if (!outcome.applied && !outcome.kept) throw refusal(taskId, report.name, outcome);
   // The move carries the server's seal, committed with it (decision 0035); written by the move itself when it could
   // be (decision 0055).
-  if (outcome.applied && !isSealedByItsMove(outcome))
+  if (outcome.applied && !leavesNothingToSeal(outcome))
     await sealMovedEffects(tx, key, tenantId, [taskId], [report.name]);
   await appendAuditPending(tx, actor, {
     action: "side_effect.receipt_recorded",

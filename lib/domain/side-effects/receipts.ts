@@ -29,7 +29,7 @@ import { UNSAFE_MULTILINE_TEXT } from "../typed-text";
 import { retryReusesApproval } from "../approvals/policy";
 import type { SigningKey } from "../crypto/signing";
 import type { Mover } from "./lifecycle/moves";
-import { effectSeal, storedEffectSealed } from "./lifecycle/seal";
+import { effectSeal, nothingLeftToSeal, storedEffectSealed } from "./lifecycle/seal";
 import { completeWithReceipt, settleNotApplied } from "./lifecycle/statements";
 import { noteClockSkew, SKEW_TOLERANCE_MS } from "../tasks/clock-skew";
 
@@ -195,23 +195,7 @@ async function completeInFlight(
       `The receipt of ${report.name} says it completed at ${report.receipt.completed_at}, ${Math.round(behind / 1000)} s before the server registered its intent: the runtime's clock seems to be behind. Decisions follow the order the server received things in.`,
     );
   }
-  return sealedByItsMove({ applied: true as const, replayed: false, receipt, from: "in_flight" as const });
-}
-
-/**
- * Applications whose move wrote the effect's seal itself (decision 0055), so the caller has nothing to read back and
- * seal. A WeakSet rather than a field, so nothing of it reaches the answer.
- */
-const SEALED_BY_ITS_MOVE = new WeakSet<object>();
-
-function sealedByItsMove<T extends object>(application: T): T {
-  SEALED_BY_ITS_MOVE.add(application);
-  return application;
-}
-
-/** Whether `application` (of {@link applyReceiptReport}) moved its effect with the seal in the move itself. */
-export function isSealedByItsMove(application: object): boolean {
-  return SEALED_BY_ITS_MOVE.has(application);
+  return nothingLeftToSeal({ applied: true as const, replayed: false, receipt, from: "in_flight" as const });
 }
 
 /**

@@ -130,3 +130,21 @@ export async function storedEffectSealed(
   );
   return own?.own === true;
 }
+
+const NOTHING_TO_SEAL = new WeakSet<object>();
+
+/**
+ * Marks a verb's outcome as one whose transaction leaves nothing to read back and seal with {@link sealMovedEffects}:
+ * a replay that moved nothing, or a move that wrote its own seal (decision 0055). A WeakSet rather than a field, so
+ * nothing of it reaches the answer.
+ * @returns `outcome` itself.
+ */
+export function nothingLeftToSeal<T extends object>(outcome: T): T {
+  NOTHING_TO_SEAL.add(outcome);
+  return outcome;
+}
+
+/** Whether `outcome` was marked by {@link nothingLeftToSeal}. */
+export function leavesNothingToSeal(outcome: unknown): boolean {
+  return typeof outcome === "object" && outcome !== null && NOTHING_TO_SEAL.has(outcome);
+}

@@ -384,6 +384,42 @@ describe("intent", () => {
     expect(gate.body.reasons.map((r) => r.code)).not.toContain("evidence_mismatch");
   });
 
+  it("seals a receipt dated before its intent, warnings and all, as the gate reads it back", async () => {
+    // Decision 0055: the receipt's seal is computed before its update; a receipt that carries warnings is the shape
+    // most likely to differ from what the jsonb column gives back.
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    const early = new Date(Date.now() - 3_600_000).toISOString();
+    const res = await postReceipt(t.apiKey, taskId, EFFECT, receiptBody(key, { completed_at: early }));
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).toContain("completed_before_intent");
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.status, gate.text).toBe(200);
+    expect(gate.body.reasons.map((r) => r.code)).not.toContain("evidence_mismatch");
+    const replay = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body.decision).toBe("replay");
+  });
+
+  it("seals a write completed by a side_effect.receipt event as the gate reads it back", async () => {
+    const { t, taskId } = await tenantWithTask();
+    const key = await go(t, taskId);
+    await sendEvents(t, [
+      makeEvent(taskId, {
+        plane: "tools",
+        type: "side_effect.receipt",
+        attrs: { name: EFFECT, idempotency_key: key, external_operation_id: "op-by-event", result_digest: hex("f") },
+      }),
+    ]);
+    expect((await effectRow(handle.db, t.tenantId, taskId, EFFECT))?.status).toBe("completed");
+    const gate = await askGate(t.apiKey, taskId);
+    expect(gate.status, gate.text).toBe(200);
+    expect(gate.body.reasons.map((r) => r.code)).not.toContain("evidence_mismatch");
+    const replay = await postIntent(t.apiKey, taskId, EFFECT, intentBody(key));
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.body).toMatchObject({ decision: "replay", receipt: { external_operation_id: "op-by-event" } });
+  });
+
   it("gives exactly one go to 50 concurrent identical intents on a declared, not started effect", async () => {
     const t = await createTestTenant(handle.db, { roles: [] });
     const taskId = newTaskId();
